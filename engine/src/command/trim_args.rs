@@ -1,0 +1,79 @@
+//! `[MAXLEN|MINID [=|~] threshold [LIMIT count]]`, shared by XADD and XTRIM (reference §2.1).
+
+use crate::error::{Error, Result};
+use crate::id::{AddId, StreamId};
+use crate::stream::{Trim, TrimStrategy};
+
+use super::args::{is, parse_u64_nonneg};
+
+/// What the options before XADD's id (or all of XTRIM's options) say.
+#[derive(Debug, Default)]
+pub struct TrimArgs {
+    /// The trim, if a strategy was given.
+    pub trim: Option<Trim>,
+    /// XADD's NOMKSTREAM.
+    pub no_mkstream: bool,
+    /// XADD's id, and the index of the argument after it.
+    pub id: Option<(AddId, usize)>,
+}
+
+/// Parses options from `argv[2..]`. For XADD, the first argument that is not an option is the
+/// id and ends parsing (a literal `*` always does); for XTRIM, anything else is a syntax error.
+pub fn parse(argv: &[&[u8]], xadd: bool) -> Result<TrimArgs> {
+    let mut out = TrimArgs::default();
+    let mut strategy: Option<TrimStrategy> = None;
+    let mut approx = false;
+    let mut limit: Option<u64> = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let more = argv.len() - 1 - i;
+        let opt = argv[i];
+        if xadd && opt == b"*" {
+            out.id = Some((AddId::Auto, i + 1));
+            break;
+        } else if (is(opt, "maxlen") || is(opt, "minid")) && more > 0 {
+            if strategy.is_some() {
+                return Err(Error::MaxlenAndMinid);
+            }
+            approx = false;
+            let next = argv[i + 1];
+            if more >= 2 && (next == b"~" || next == b"=") {
+                approx = next == b"~";
+                i += 1;
+            }
+            let threshold = argv[i + 1];
+            strategy = Some(if is(opt, "maxlen") {
+                TrimStrategy::MaxLen(parse_u64_nonneg(threshold, Error::MaxlenNegative)?)
+            } else {
+                TrimStrategy::MinId(StreamId::parse_strict(threshold)?)
+            });
+            i += 2;
+        } else if is(opt, "limit") && more > 0 {
+            limit = Some(parse_u64_nonneg(argv[i + 1], Error::LimitNegative)?);
+            i += 2;
+        } else if xadd && is(opt, "nomkstream") {
+            out.no_mkstream = true;
+            i += 1;
+        } else if xadd {
+            out.id = Some((AddId::parse(opt)?, i + 1));
+            break;
+        } else {
+            return Err(Error::Syntax);
+        }
+    }
+    if limit.is_some_and(|l| l != 0) && strategy.is_none() {
+        return Err(Error::LimitWithoutStrategy);
+    }
+    if !xadd && strategy.is_none() {
+        return Err(Error::XtrimWithoutStrategy);
+    }
+    if limit.is_some() && !approx {
+        return Err(Error::LimitWithoutApprox);
+    }
+    out.trim = strategy.map(|strategy| Trim {
+        strategy,
+        approx,
+        limit,
+    });
+    Ok(out)
+}

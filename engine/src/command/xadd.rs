@@ -1,0 +1,74 @@
+//! `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] <*|id> field value
+//! [field value ...]`
+//!
+//! Appends, then trims. Replies the new id, or a null with NOMKSTREAM on a missing key. The id
+//! `0-0` is rejected before the key is looked up, so a failed XADD never creates a key.
+
+use crate::error::{Error, Result};
+use crate::id::{AddId, StreamId};
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+use crate::stream::Trim;
+
+use super::trim_args;
+
+/// A parsed XADD.
+#[derive(Debug)]
+pub struct XAdd<'a> {
+    key: &'a [u8],
+    no_mkstream: bool,
+    trim: Option<Trim>,
+    id: AddId,
+    fields: &'a [&'a [u8]],
+}
+
+impl<'a> XAdd<'a> {
+    fn parse(argv: &'a [&'a [u8]]) -> Result<XAdd<'a>> {
+        let opts = trim_args::parse(argv, true)?;
+        let Some((id, fields_at)) = opts.id else {
+            return Err(Error::WrongArity("xadd".into()));
+        };
+        let fields = &argv[fields_at.min(argv.len())..];
+        if fields.len() < 2 || fields.len() % 2 != 0 {
+            return Err(Error::WrongArity("xadd".into()));
+        }
+        if id == AddId::Explicit(StreamId::MIN) {
+            return Err(Error::XaddIdZero);
+        }
+        Ok(XAdd {
+            key: argv[1],
+            no_mkstream: opts.no_mkstream,
+            trim: opts.trim,
+            id,
+            fields,
+        })
+    }
+
+    fn apply(self, db: &mut Db, snapshot: &Snapshot) -> Result<Reply> {
+        let created = db.stream(self.key)?.is_none();
+        if created && self.no_mkstream {
+            return Ok(Reply::Null);
+        }
+        let stream = db.stream_or_create(self.key)?;
+        let id = match stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits) {
+            Ok(id) => id,
+            Err(e) => {
+                // Only an oversized entry fails on a new stream; leave no empty key behind.
+                if created {
+                    db.remove(self.key);
+                }
+                return Err(e);
+            }
+        };
+        if let Some(trim) = &self.trim {
+            stream.trim(trim, snapshot.limits);
+        }
+        db.signal_ready(self.key);
+        Ok(Reply::id(id))
+    }
+
+    /// Parses and applies.
+    pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        XAdd::parse(argv)?.apply(db, snapshot)
+    }
+}

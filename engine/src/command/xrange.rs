@@ -1,0 +1,70 @@
+//! `XRANGE key start end [COUNT count]` and `XREVRANGE key end start [COUNT count]`.
+//!
+//! Bounds may be incomplete (`5` is `5-0` as a start, `5-<max>` as an end), `-`/`+`, or
+//! exclusive with `(`. A negative COUNT counts as 0, and COUNT 0 replies a null array before the
+//! key is even looked up; a missing key replies an empty array.
+
+use crate::error::{Error, Result};
+use crate::id::StreamId;
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+
+use super::args::{is, parse_i64};
+
+/// XRANGE and XREVRANGE.
+#[derive(Debug)]
+pub struct XRange;
+
+impl XRange {
+    /// XRANGE.
+    pub fn run_forward(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        Self::run(db, argv, false)
+    }
+
+    /// XREVRANGE.
+    pub fn run_reverse(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        Self::run(db, argv, true)
+    }
+
+    fn run(db: &Db, argv: &[&[u8]], reverse: bool) -> Result<Reply> {
+        let (start_arg, end_arg) = if reverse {
+            (argv[3], argv[2])
+        } else {
+            (argv[2], argv[3])
+        };
+        let start = StreamId::parse_range_start(start_arg)?;
+        let end = StreamId::parse_range_end(end_arg)?;
+        let mut count: Option<usize> = None;
+        let mut i = 4;
+        while i < argv.len() {
+            if is(argv[i], "count") && i + 1 < argv.len() {
+                let n = parse_i64(argv[i + 1])?;
+                count = Some(usize::try_from(n.max(0)).unwrap_or(usize::MAX));
+                i += 2;
+            } else {
+                return Err(Error::Syntax);
+            }
+        }
+        if count == Some(0) {
+            return Ok(Reply::NullArray);
+        }
+        let Some(stream) = db.stream(argv[1])? else {
+            return Ok(Reply::Array(Vec::new()));
+        };
+        let limit = count.unwrap_or(usize::MAX);
+        let entries: Vec<Reply> = if reverse {
+            stream
+                .rev_range(start, end)
+                .take(limit)
+                .map(|e| Reply::entry(&e))
+                .collect()
+        } else {
+            stream
+                .range(start, end)
+                .take(limit)
+                .map(|e| Reply::entry(&e))
+                .collect()
+        };
+        Ok(Reply::Array(entries))
+    }
+}

@@ -1,0 +1,26 @@
+//! `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]`: replies the live entries removed.
+//!
+//! Arguments are parsed before the key is looked up; a missing key replies 0.
+
+use crate::error::{Error, Result};
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+
+use super::trim_args;
+
+/// XTRIM.
+#[derive(Debug)]
+pub struct XTrim;
+
+impl XTrim {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let trim = trim_args::parse(argv, false)?
+            .trim
+            .ok_or(Error::XtrimWithoutStrategy)?;
+        let Some(stream) = db.stream_mut(argv[1])? else {
+            return Ok(Reply::Int(0));
+        };
+        Ok(Reply::Int(stream.trim(&trim, snapshot.limits) as i64))
+    }
+}

@@ -1,0 +1,90 @@
+//! Run-time settings of the engine, with Redis's names, defaults and ranges.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `stream-node-max-entries` default: entries (live and deleted) per node.
+pub const NODE_ENTRIES_MAX_DEFAULT: u64 = 100;
+/// `stream-node-max-bytes` default: listpack bytes per node.
+pub const NODE_BYTES_MAX_DEFAULT: u64 = 4096;
+/// A node never grows past 1 GiB; `stream-node-max-bytes 0` means this.
+pub const NODE_BYTES_MAX_CEILING: u64 = 1 << 30;
+/// Largest accepted value of either node limit (Redis: `LLONG_MAX`).
+pub const NODE_LIMIT_SETTING_MAX: u64 = i64::MAX as u64;
+
+/// The node split limits in force for one operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeLimits {
+    /// `stream-node-max-entries`; 0 = no count limit.
+    pub entries_max: u64,
+    /// `stream-node-max-bytes`; 0 = 1 GiB.
+    pub bytes_max: u64,
+}
+
+impl Default for NodeLimits {
+    fn default() -> Self {
+        NodeLimits {
+            entries_max: NODE_ENTRIES_MAX_DEFAULT,
+            bytes_max: NODE_BYTES_MAX_DEFAULT,
+        }
+    }
+}
+
+impl NodeLimits {
+    /// The byte limit as Redis applies it: 0 or anything above 1 GiB means 1 GiB.
+    pub fn effective_bytes_max(self) -> u64 {
+        if self.bytes_max == 0 || self.bytes_max > NODE_BYTES_MAX_CEILING {
+            NODE_BYTES_MAX_CEILING
+        } else {
+            self.bytes_max
+        }
+    }
+
+    /// The LIMIT `~` trimming uses when none is given: `100 * entries_max`, 10000 when that is
+    /// 0, at most 1,000,000.
+    pub fn default_approx_trim_limit(self) -> u64 {
+        const FALLBACK: u64 = 10_000;
+        const CEILING: u64 = 1_000_000;
+        match self.entries_max.saturating_mul(100) {
+            0 => FALLBACK,
+            n => n.min(CEILING),
+        }
+    }
+}
+
+/// Settings shared by every stream of a keyspace, changeable while it runs (CONFIG SET).
+#[derive(Debug)]
+pub struct Config {
+    node_entries_max: AtomicU64,
+    node_bytes_max: AtomicU64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            node_entries_max: AtomicU64::new(NODE_ENTRIES_MAX_DEFAULT),
+            node_bytes_max: AtomicU64::new(NODE_BYTES_MAX_DEFAULT),
+        }
+    }
+}
+
+impl Config {
+    /// The node limits now.
+    pub fn node_limits(&self) -> NodeLimits {
+        NodeLimits {
+            entries_max: self.node_entries_max.load(Ordering::Relaxed),
+            bytes_max: self.node_bytes_max.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets `stream-node-max-entries` (0 = no count limit).
+    pub fn set_node_entries_max(&self, n: u64) {
+        self.node_entries_max
+            .store(n.min(NODE_LIMIT_SETTING_MAX), Ordering::Relaxed);
+    }
+
+    /// Sets `stream-node-max-bytes` (0 = 1 GiB).
+    pub fn set_node_bytes_max(&self, n: u64) {
+        self.node_bytes_max
+            .store(n.min(NODE_LIMIT_SETTING_MAX), Ordering::Relaxed);
+    }
+}

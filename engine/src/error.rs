@@ -1,0 +1,107 @@
+//! The engine's one error type.
+//!
+//! Every variant's `Display` is the exact text Redis sends, including the error code prefix
+//! (`ERR`, `WRONGTYPE`, `NOGROUP`, `BUSYGROUP`), so the server writes `-{error}\r\n` and clients
+//! that match on Redis's strings keep working. A failed operation never changes the keyspace.
+
+use thiserror::Error;
+
+/// An error returned by an engine operation or by the stream-command parser.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Error {
+    /// An id argument that does not parse in its context.
+    #[error("ERR Invalid stream ID specified as stream command argument")]
+    InvalidStreamId,
+    /// `XADD` with an explicit id at or below the stream's `last_id`.
+    #[error("ERR The ID specified in XADD is equal or smaller than the target stream top item")]
+    XaddIdTooSmall,
+    /// `XADD 0-0` (checked before the key is touched).
+    #[error("ERR The ID specified in XADD must be greater than 0-0")]
+    XaddIdZero,
+    /// The stream's `last_id` is `u64::MAX-u64::MAX`: no id is left for `*`.
+    #[error("ERR The stream has exhausted the last possible ID, unable to add more items")]
+    StreamExhausted,
+    /// Fields and values of one entry add up to more than 1 GiB.
+    #[error("ERR Elements are too large to be stored")]
+    ElementsTooLarge,
+    /// A key holds a value of another type.
+    #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
+    WrongType,
+    /// Plain `ERR syntax error`.
+    #[error("ERR syntax error")]
+    Syntax,
+    /// An argument that should be an integer is not one (or is out of range).
+    #[error("ERR value is not an integer or out of range")]
+    NotAnInteger,
+    /// Wrong argument count; carries the lower-case command name (`xadd`, `xgroup|create`).
+    #[error("ERR wrong number of arguments for '{0}' command")]
+    WrongArity(String),
+    /// `MAXLEN` below zero.
+    #[error("ERR The MAXLEN argument must be >= 0.")]
+    MaxlenNegative,
+    /// `LIMIT` below zero.
+    #[error("ERR The LIMIT argument must be >= 0.")]
+    LimitNegative,
+    /// `MAXLEN` and `MINID` together, or either one twice.
+    #[error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")]
+    MaxlenAndMinid,
+    /// A non-zero `LIMIT` without `MAXLEN` or `MINID`.
+    #[error("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")]
+    LimitWithoutStrategy,
+    /// `LIMIT` in exact (`=` or default) mode, `LIMIT 0` included.
+    #[error("ERR syntax error, LIMIT cannot be used without the special ~ option")]
+    LimitWithoutApprox,
+    /// `XTRIM key` with options but no strategy.
+    #[error("ERR syntax error, XTRIM must be called with a trimming strategy")]
+    XtrimWithoutStrategy,
+    /// `(max-max` as a range start.
+    #[error("ERR invalid start ID for the interval")]
+    InvalidStartInterval,
+    /// `(0-0` as a range end.
+    #[error("ERR invalid end ID for the interval")]
+    InvalidEndInterval,
+    /// `XINFO` / `XSETID` on a missing key.
+    #[error("ERR no such key")]
+    NoSuchKey,
+    /// `XSETID` below the last live entry.
+    #[error("ERR The ID specified in XSETID is smaller than the target stream top item")]
+    XsetidBelowTop,
+    /// `XSETID` below the stream's current `max_deleted_entry_id`.
+    #[error("ERR The ID specified in XSETID is smaller than current max_deleted_entry_id")]
+    XsetidBelowMaxDeleted,
+    /// `XSETID id MAXDELETEDID m` with `id < m`.
+    #[error("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")]
+    XsetidBelowGivenMaxDeleted,
+    /// `XSETID ... ENTRIESADDED n` with `n` below the stream length.
+    #[error("ERR The entries_added specified in XSETID is smaller than the target stream length")]
+    XsetidEntriesAddedBelowLength,
+    /// `XSETID ... ENTRIESADDED n` with `n < 0`.
+    #[error("ERR entries_added must be positive")]
+    EntriesAddedNegative,
+    /// An unknown command name (lower-cased arguments are Redis's own formatting).
+    #[error("ERR unknown command '{name}', with args beginning with: {args}")]
+    UnknownCommand {
+        /// The command name as sent.
+        name: String,
+        /// The first arguments, each as `'arg' `, as Redis prints them.
+        args: String,
+    },
+    /// A configuration parameter that does not exist or cannot be set.
+    #[error("ERR Unknown option or number of arguments for CONFIG SET - '{0}'")]
+    UnknownConfig(String),
+    /// A configuration value out of its range.
+    #[error(
+        "ERR CONFIG SET failed (possibly related to argument '{name}') - argument must be between {min} and {max} inclusive"
+    )]
+    ConfigOutOfRange {
+        /// The parameter name.
+        name: String,
+        /// The smallest accepted value.
+        min: i64,
+        /// The largest accepted value.
+        max: i64,
+    },
+}
+
+/// Shorthand for engine results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

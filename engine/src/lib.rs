@@ -1,0 +1,38 @@
+//! echomq-engine: Redis Streams, in memory, in process.
+//!
+//! The engine reproduces Redis's stream data structure and commands without Redis: it is
+//! synchronous, does no I/O, and reads time only from an injected [`Clock`]. Modules:
+//!
+//! - [`id`]: [`StreamId`] and Redis's exact id parsing for every argument context.
+//! - `node`: the macro node, a compact byte buffer of entries delta-encoded against a master
+//!   id, with tombstones; `listpack_size` models the bytes Redis would use so nodes split where
+//!   Redis splits them; `varint` is the number encoding inside nodes.
+//! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
+//!   deletion, trimming, XSETID, and `check_invariants`.
+//! - [`keyspace`]: binary-safe keys to values behind one lock, one clock snapshot per command,
+//!   and key-ready subscriptions for blocking readers.
+//! - [`command`]: the stream commands with Redis's argument grammar, errors and replies
+//!   ([`Keyspace::execute`]), shared by the embedded API, the server and the fuzz target.
+//! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
+//!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
+
+pub mod clock;
+pub mod command;
+pub mod config;
+pub mod error;
+pub mod id;
+pub mod keyspace;
+mod listpack_size;
+mod node;
+pub mod reply;
+pub mod stream;
+mod varint;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use config::{Config, NodeLimits};
+pub use error::{Error, Result};
+pub use id::{AddId, StreamId};
+pub use keyspace::{Db, Keyspace, Snapshot, Subscription, Value, Wake};
+pub use node::{Entry, EntryRef, Fields};
+pub use reply::Reply;
+pub use stream::{Stream, Trim, TrimStrategy};

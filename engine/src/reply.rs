@@ -1,0 +1,60 @@
+//! Command replies, independent of the wire protocol.
+//!
+//! The server encodes a [`Reply`] as RESP2 or RESP3; the embedded API returns it as is. The
+//! variants are the distinctions Redis's replies make: the two kinds of null matter (a missing
+//! bulk string is `$-1` in RESP2, a missing array `*-1`; both are `_` in RESP3), and maps are
+//! flat arrays in RESP2.
+
+use bytes::Bytes;
+
+use crate::id::StreamId;
+use crate::node::EntryRef;
+
+/// A reply value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// A status line, `+OK` and friends.
+    Status(&'static str),
+    /// An integer.
+    Int(i64),
+    /// A bulk string.
+    Bulk(Bytes),
+    /// A missing bulk string (`$-1` / `_`).
+    Null,
+    /// A missing array (`*-1` / `_`).
+    NullArray,
+    /// An array.
+    Array(Vec<Reply>),
+    /// A map (RESP3 `%`; a flat array of keys and values in RESP2).
+    Map(Vec<(Reply, Reply)>),
+}
+
+impl Reply {
+    /// `+OK`.
+    pub const OK: Reply = Reply::Status("OK");
+
+    /// A bulk string copied from bytes.
+    pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(bytes.as_ref()))
+    }
+
+    /// A bulk string from a static string.
+    pub fn bulk_static(s: &'static str) -> Reply {
+        Reply::Bulk(Bytes::from_static(s.as_bytes()))
+    }
+
+    /// An id as a bulk string, `<ms>-<seq>`.
+    pub fn id(id: StreamId) -> Reply {
+        Reply::Bulk(Bytes::from(id.to_string()))
+    }
+
+    /// An entry as Redis replies it: `[id, [f1, v1, ...]]` (fields are never a map).
+    pub fn entry(entry: &EntryRef<'_>) -> Reply {
+        let mut fields = Vec::with_capacity(entry.len() * 2);
+        for (field, value) in entry.fields() {
+            fields.push(Reply::bulk(field));
+            fields.push(Reply::bulk(value));
+        }
+        Reply::Array(vec![Reply::id(entry.id), Reply::Array(fields)])
+    }
+}

@@ -1,0 +1,18 @@
+//! echomq: a pure-Rust, in-process stream engine that speaks Redis Streams natively.
+//!
+//! One engine, three ways to use it:
+//!
+//! - **Embedded engine.** Link the crate and run stream commands (`XADD`, `XREADGROUP`, `XTRIM`,
+//!   ...) in-process, with Redis's semantics and no server. The engine lives in
+//!   [`engine`] (the `echomq-engine` crate): synchronous, no I/O, clock injected.
+//! - **Server.** `echomq serve` speaks RESP2/RESP3 on a TCP port, so any Redis client or tool can
+//!   use the same engine over the network (the `echomq-protocol` crate; not built yet).
+//! - **Feed layer.** Branded ids, an append/read/window API, projections, a consumer runtime and
+//!   a retention driver over one `Backend` trait, implemented by the embedded engine and by any
+//!   Redis-compatible server, so the same code runs in-process, against `echomq serve`, or
+//!   against Redis or Valkey (planned, in this crate).
+//!
+//! Trimmed entries can be folded into an archive (the `echomq-archive` crate; planned), so a range
+//! read returns the same entries as a log that was never trimmed.
+
+pub use echomq_engine as engine;
