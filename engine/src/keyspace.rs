@@ -137,6 +137,18 @@ impl Db {
         self.values.keys()
     }
 
+    /// Checks every stream's invariants; the error names the key.
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        for (key, value) in &self.values {
+            if let Value::Stream(stream) = value {
+                stream
+                    .check_invariants()
+                    .map_err(|e| format!("stream {:?}: {e}", String::from_utf8_lossy(key)))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Marks `key` ready: its subscribers are woken when the command finishes.
     pub fn signal_ready(&mut self, key: &[u8]) {
         if self.subscribers.contains_key(key) && !self.ready.iter().any(|k| k == key) {
@@ -212,6 +224,11 @@ impl Keyspace {
     /// with Redis's parsing, errors and reply shapes.
     pub fn execute<A: AsRef<[u8]>>(&self, argv: &[A]) -> Result<Reply> {
         self.run(|db, snapshot| command::execute(db, snapshot, argv))
+    }
+
+    /// Checks the invariants of every stream (for tests and fuzzing; walks everything).
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.db.lock().check_invariants()
     }
 
     /// Calls `waker` whenever a command signals one of `keys` ready, until the returned
