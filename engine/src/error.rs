@@ -78,6 +78,107 @@ pub enum Error {
     /// `XSETID ... ENTRIESADDED n` with `n < 0`.
     #[error("ERR entries_added must be positive")]
     EntriesAddedNegative,
+    /// XGROUP SETID/CREATECONSUMER/DELCONSUMER or XINFO CONSUMERS on a missing group.
+    #[error("NOGROUP No such consumer group '{group}' for key name '{key}'")]
+    NoGroupForKey {
+        /// The key as sent.
+        key: String,
+        /// The group as sent.
+        group: String,
+    },
+    /// XPENDING, XCLAIM or XAUTOCLAIM on a missing key or group.
+    #[error("NOGROUP No such key '{key}' or consumer group '{group}'")]
+    NoKeyOrGroup {
+        /// The key as sent.
+        key: String,
+        /// The group as sent.
+        group: String,
+    },
+    /// XREADGROUP on a missing key or group.
+    #[error(
+        "NOGROUP No such key '{key}' or consumer group '{group}' in XREADGROUP with GROUP option"
+    )]
+    NoKeyOrGroupXreadgroup {
+        /// The key as sent.
+        key: String,
+        /// The group as sent.
+        group: String,
+    },
+    /// XGROUP CREATE of an existing group.
+    #[error("BUSYGROUP Consumer Group name already exists")]
+    BusyGroup,
+    /// An XGROUP subcommand other than CREATE ... MKSTREAM on a missing key.
+    #[error(
+        "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+    )]
+    XgroupKeyMissing,
+    /// ENTRIESREAD below -1.
+    #[error("ERR value for ENTRIESREAD must be positive or -1")]
+    EntriesReadInvalid,
+    /// A subcommand with bad options or argument count; carries the subcommand as typed and
+    /// the upper-case command.
+    #[error("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP.")]
+    SubcommandSyntax {
+        /// The subcommand as typed.
+        sub: String,
+        /// The command, upper case.
+        command: &'static str,
+    },
+    /// An unknown subcommand.
+    #[error("ERR unknown subcommand '{sub}'. Try {command} HELP.")]
+    UnknownSubcommand {
+        /// The subcommand as typed.
+        sub: String,
+        /// The command, upper case.
+        command: &'static str,
+    },
+    /// GROUP given to XREAD.
+    #[error("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")]
+    GroupOnlyInXreadgroup,
+    /// NOACK given to XREAD.
+    #[error("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")]
+    NoackOnlyInXreadgroup,
+    /// XREAD with an odd number of keys and ids.
+    #[error(
+        "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
+    )]
+    UnbalancedXread,
+    /// XREADGROUP with an odd number of keys and ids.
+    #[error(
+        "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified."
+    )]
+    UnbalancedXreadgroup,
+    /// `>` given to XREAD.
+    #[error(
+        "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."
+    )]
+    GtOnlyInXreadgroup,
+    /// XREADGROUP without GROUP.
+    #[error("ERR Missing GROUP option for XREADGROUP")]
+    MissingGroup,
+    /// `$` or `+` given to XREADGROUP; carries the symbol.
+    #[error(
+        "ERR The {0} ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The {0} ID would just return an empty result set."
+    )]
+    MeaninglessIdInXreadgroup(char),
+    /// A BLOCK timeout that is not an integer.
+    #[error("ERR timeout is not an integer or out of range")]
+    TimeoutNotInteger,
+    /// A negative BLOCK timeout.
+    #[error("ERR timeout is negative")]
+    TimeoutNegative,
+    /// XAUTOCLAIM COUNT out of range.
+    #[error("ERR COUNT must be > 0")]
+    CountNotPositive,
+    /// A bad min-idle-time; carries the command (XCLAIM or XAUTOCLAIM).
+    #[error("ERR Invalid min-idle-time argument for {0}")]
+    InvalidMinIdle(&'static str),
+    /// A bad XCLAIM option value; carries the option (IDLE, TIME or RETRYCOUNT).
+    #[error("ERR Invalid {0} option argument for XCLAIM")]
+    InvalidClaimOption(&'static str),
+    /// An unknown XCLAIM option.
+    #[error("ERR Unrecognized XCLAIM option '{0}'")]
+    UnrecognizedClaimOption(String),
     /// An unknown command name (lower-cased arguments are Redis's own formatting).
     #[error("ERR unknown command '{name}', with args beginning with: {args}")]
     UnknownCommand {
@@ -105,3 +206,12 @@ pub enum Error {
 
 /// Shorthand for engine results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Bytes from a client shown in an error message, as Redis's `%s` would show them.
+pub(crate) fn shown(bytes: &[u8]) -> String {
+    let visible = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(bytes, |nul| &bytes[..nul]);
+    String::from_utf8_lossy(visible).into_owned()
+}

@@ -4,19 +4,20 @@
 //! MULTI/EXEC) must see and change several keys atomically, so one short critical section per
 //! command is both the simplest correct choice and fast: no command does I/O or waits while
 //! holding it. [`Keyspace::run`] takes the lock and one clock snapshot, runs a closure over the
-//! [`Db`], and afterwards wakes whoever subscribed to keys the command signalled as ready (XADD
-//! signals its key), in signal order and per key in subscription order. Wakers run after the
-//! lock is released, so a waker may call back into the keyspace.
+//! [`Db`], then serves blocked readers of the keys that closure signalled (see
+//! [`crate::blocking`]), and wakes them once the lock is released.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use crate::blocking::{Parker, Registry, Signal, Slot, Waiter, Wake};
 use crate::clock::{Clock, SystemClock};
-use crate::command;
+use crate::command::{self, Outcome};
 use crate::config::{Config, NodeLimits};
 use crate::error::{Error, Result};
 use crate::reply::Reply;
@@ -50,30 +51,21 @@ pub struct Snapshot {
     pub limits: NodeLimits,
 }
 
-/// Something to call when a key it subscribed to is signalled. Must not block.
-pub trait Wake: Send + Sync {
-    /// The key changed (an entry was added, or it was created with a blockable type).
-    fn wake(&self);
-}
-
-/// One subscription's entry in a key's queue: its id and its waker.
-type Subscriber = (u64, Arc<dyn Wake>);
-
 /// The data behind the lock.
 #[derive(Default)]
 pub struct Db {
     values: HashMap<Bytes, Value>,
-    /// Keys signalled ready by the running command, in signal order, each once.
-    ready: Vec<Bytes>,
-    /// Subscribers per key, in subscription order.
-    subscribers: HashMap<Bytes, VecDeque<Subscriber>>,
-    next_subscription: u64,
+    /// Keys signalled by the running command, in signal order, for blocked readers.
+    signals: Vec<(Bytes, Signal)>,
+    /// Blocked readers.
+    blocked: Registry,
 }
 
 impl fmt::Debug for Db {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Db")
             .field("keys", &self.values.len())
+            .field("blocked", &self.blocked.len())
             .finish_non_exhaustive()
     }
 }
@@ -103,23 +95,50 @@ impl Db {
         }
     }
 
-    /// The stream under `key`, created empty if the key is missing.
+    /// The stream under `key`, created empty (and signalled ready) if the key is missing.
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         if !self.values.contains_key(key) {
             self.values
                 .insert(Bytes::copy_from_slice(key), Value::Stream(Stream::new()));
+            self.signal_ready(key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
     }
 
-    /// Stores `value` under `key`, replacing what was there.
+    /// Stores `value` under `key`, replacing what was there. Overwriting a stream with another
+    /// type signals a deletion; storing a stream signals ready.
     pub fn insert(&mut self, key: Bytes, value: Value) {
-        self.values.insert(key, value);
+        let is_stream = matches!(value, Value::Stream(_));
+        let previous = self.values.insert(key.clone(), value);
+        if matches!(previous, Some(Value::Stream(_))) && !is_stream {
+            self.signal_deleted(&key);
+        }
+        if is_stream {
+            self.signal_ready(&key);
+        }
     }
 
-    /// Removes `key`; returns the value it held.
+    /// Removes `key`; returns the value it held. Removing a stream signals a deletion.
     pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
-        self.values.remove(key)
+        let previous = self.values.remove(key);
+        if matches!(previous, Some(Value::Stream(_))) {
+            self.signal_deleted(key);
+        }
+        previous
+    }
+
+    /// Removes every key (FLUSHDB), signalling deletions to blocked readers.
+    pub fn clear(&mut self) {
+        let streams: Vec<Bytes> = self
+            .values
+            .iter()
+            .filter(|(k, v)| matches!(v, Value::Stream(_)) && self.blocked.has_waiters(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.values.clear();
+        for key in streams {
+            self.signal_deleted(&key);
+        }
     }
 
     /// Number of keys.
@@ -137,7 +156,13 @@ impl Db {
         self.values.keys()
     }
 
-    /// Checks every stream's invariants; the error names the key.
+    /// Commands blocked on keys of this keyspace.
+    pub fn blocked_count(&self) -> usize {
+        self.blocked.len()
+    }
+
+    /// Checks every stream's invariants and the blocked-reader registry; the error names the
+    /// key.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
         for (key, value) in &self.values {
             if let Value::Stream(stream) = value {
@@ -146,25 +171,91 @@ impl Db {
                     .map_err(|e| format!("stream {:?}: {e}", String::from_utf8_lossy(key)))?;
             }
         }
-        Ok(())
+        self.blocked.check()
     }
 
-    /// Marks `key` ready: its subscribers are woken when the command finishes.
+    /// Marks `key` as having new data: its blocked readers are re-run after the command.
     pub fn signal_ready(&mut self, key: &[u8]) {
-        if self.subscribers.contains_key(key) && !self.ready.iter().any(|k| k == key) {
-            self.ready.push(Bytes::copy_from_slice(key));
+        self.signal(key, Signal::Ready);
+    }
+
+    /// Marks `key` as deleted or retyped: blocked XREADGROUP readers are re-run (and fail).
+    pub fn signal_deleted(&mut self, key: &[u8]) {
+        self.signal(key, Signal::Deleted);
+    }
+
+    fn signal(&mut self, key: &[u8], signal: Signal) {
+        if self.blocked.has_waiters(key)
+            && !self.signals.iter().any(|(k, s)| k == key && *s == signal)
+        {
+            self.signals.push((Bytes::copy_from_slice(key), signal));
         }
     }
 
-    /// Takes the wakers of every signalled key, in order, clearing the signals.
-    fn take_wakers(&mut self) -> Vec<Arc<dyn Wake>> {
+    /// Re-runs the blocked commands of every signalled key, in signal order and per key in
+    /// FIFO order. Returns the wakers of those that now have a reply.
+    fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
         let mut wakers = Vec::new();
-        for key in self.ready.drain(..) {
-            if let Some(subs) = self.subscribers.get(&key) {
-                wakers.extend(subs.iter().map(|(_, w)| Arc::clone(w)));
+        let mut next = 0;
+        while next < self.signals.len() {
+            let (key, signal) = self.signals[next].clone();
+            next += 1;
+            for id in self.blocked.queued(&key) {
+                match self.blocked.wakes_on_delete(id) {
+                    None => continue,
+                    Some(false) if signal == Signal::Deleted => continue,
+                    Some(_) => {}
+                }
+                let Some(waiter) = self.blocked.unregister(id) else {
+                    continue;
+                };
+                match command::execute_outcome(self, snapshot, &waiter.request.argv) {
+                    Ok(Outcome::Block(_)) => self.blocked.requeue(id, waiter),
+                    Ok(Outcome::Reply(reply)) => wakers.push(waiter.slot.complete(Ok(reply))),
+                    Err(e) => wakers.push(waiter.slot.complete(Err(e))),
+                }
             }
         }
+        self.signals.clear();
         wakers
+    }
+}
+
+/// The result of [`Keyspace::execute_blocking`].
+#[derive(Debug)]
+pub enum Execution {
+    /// The command replied at once.
+    Done(Result<Reply>),
+    /// The command is blocked; its reply will be left in the handle.
+    Blocked(BlockedHandle),
+}
+
+/// A blocked command. Dropping it unblocks the command (a client that went away).
+#[derive(Debug)]
+pub struct BlockedHandle {
+    id: u64,
+    slot: Arc<Slot>,
+    deadline_ms: Option<u64>,
+    keyspace: Weak<Keyspace>,
+}
+
+impl BlockedHandle {
+    /// The reply, once there is one (taken: later calls return `None`).
+    pub fn try_take(&self) -> Option<Result<Reply>> {
+        self.slot.take()
+    }
+
+    /// When the command times out, by the keyspace's clock; `None` = never.
+    pub fn deadline_ms(&self) -> Option<u64> {
+        self.deadline_ms
+    }
+}
+
+impl Drop for BlockedHandle {
+    fn drop(&mut self) {
+        if let Some(keyspace) = self.keyspace.upgrade() {
+            keyspace.db.lock().blocked.unregister(self.id);
+        }
     }
 }
 
@@ -211,7 +302,7 @@ impl Keyspace {
         let (result, wakers) = {
             let mut db = self.db.lock();
             let result = f(&mut db, &snapshot);
-            let wakers = db.take_wakers();
+            let wakers = db.serve_signalled(&snapshot);
             (result, wakers)
         };
         for waker in wakers {
@@ -221,63 +312,100 @@ impl Keyspace {
     }
 
     /// Executes one stream command given as arguments (`["XADD", "k", "*", "f", "v"]`),
-    /// with Redis's parsing, errors and reply shapes.
+    /// with Redis's parsing, errors and reply shapes. A command that would block replies as if
+    /// it timed out (a null array), as in MULTI/EXEC; see [`Keyspace::execute_blocking`].
     pub fn execute<A: AsRef<[u8]>>(&self, argv: &[A]) -> Result<Reply> {
         self.run(|db, snapshot| command::execute(db, snapshot, argv))
     }
 
-    /// Checks the invariants of every stream (for tests and fuzzing; walks everything).
+    /// Executes a command that may block (XREAD/XREADGROUP with BLOCK). If it blocks, `waker`
+    /// is called when its reply is ready (data arrived, an error such as NOGROUP, or
+    /// [`Keyspace::expire_blocked`] timed it out), and the reply is taken from the handle.
+    pub fn execute_blocking<A: AsRef<[u8]>>(
+        self: &Arc<Self>,
+        argv: &[A],
+        waker: Arc<dyn Wake>,
+    ) -> Execution {
+        self.run(
+            |db, snapshot| match command::execute_outcome(db, snapshot, argv) {
+                Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
+                Err(e) => Execution::Done(Err(e)),
+                Ok(Outcome::Block(request)) => {
+                    let deadline_ms = request.deadline_ms;
+                    let slot = Arc::new(Slot::new(waker));
+                    let id = db.blocked.register(request, Arc::clone(&slot));
+                    Execution::Blocked(BlockedHandle {
+                        id,
+                        slot,
+                        deadline_ms,
+                        keyspace: Arc::downgrade(self),
+                    })
+                }
+            },
+        )
+    }
+
+    /// Executes a command, blocking the calling thread while it is blocked (until data, an
+    /// error, or its deadline by this keyspace's clock).
+    pub fn execute_wait<A: AsRef<[u8]>>(self: &Arc<Self>, argv: &[A]) -> Result<Reply> {
+        /// Longest sleep between deadline checks: a manual clock can be moved at any time.
+        const POLL_MS_MAX: u64 = 20;
+        let parker = Arc::new(Parker::default());
+        let handle = match self.execute_blocking(argv, parker.clone()) {
+            Execution::Done(result) => return result,
+            Execution::Blocked(handle) => handle,
+        };
+        loop {
+            if let Some(result) = handle.try_take() {
+                return result;
+            }
+            let now = self.clock.now_ms();
+            let wait_ms = match handle.deadline_ms() {
+                Some(deadline) if deadline <= now => {
+                    self.expire_blocked();
+                    continue;
+                }
+                Some(deadline) => (deadline - now).min(POLL_MS_MAX),
+                None => POLL_MS_MAX,
+            };
+            parker.park_timeout(Duration::from_millis(wait_ms));
+        }
+    }
+
+    /// Times out every blocked command whose deadline has passed by the clock (its reply is a
+    /// null array); returns how many. A server calls this on a timer; a test calls it after
+    /// moving a manual clock.
+    pub fn expire_blocked(&self) -> usize {
+        let now = self.clock.now_ms();
+        let wakers: Vec<Arc<dyn Wake>> = {
+            let mut db = self.db.lock();
+            db.blocked
+                .expired(now)
+                .into_iter()
+                .filter_map(|id| db.blocked.unregister(id))
+                .map(|waiter: Waiter| waiter.slot.complete(Ok(Reply::NullArray)))
+                .collect()
+        };
+        let expired = wakers.len();
+        for waker in wakers {
+            waker.wake();
+        }
+        expired
+    }
+
+    /// The earliest deadline of any blocked command, by the clock.
+    pub fn next_block_deadline(&self) -> Option<u64> {
+        self.db.lock().blocked.next_deadline()
+    }
+
+    /// Commands blocked now.
+    pub fn blocked_count(&self) -> usize {
+        self.db.lock().blocked_count()
+    }
+
+    /// Checks the invariants of every stream and of the blocked readers (for tests and
+    /// fuzzing; walks everything).
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
         self.db.lock().check_invariants()
-    }
-
-    /// Calls `waker` whenever a command signals one of `keys` ready, until the returned
-    /// [`Subscription`] is dropped.
-    pub fn subscribe(self: &Arc<Self>, keys: &[&[u8]], waker: Arc<dyn Wake>) -> Subscription {
-        let mut db = self.db.lock();
-        let id = db.next_subscription;
-        db.next_subscription += 1;
-        let mut owned = Vec::with_capacity(keys.len());
-        for &key in keys {
-            let key = Bytes::copy_from_slice(key);
-            if owned.contains(&key) {
-                continue;
-            }
-            db.subscribers
-                .entry(key.clone())
-                .or_default()
-                .push_back((id, Arc::clone(&waker)));
-            owned.push(key);
-        }
-        Subscription {
-            keyspace: Arc::downgrade(self),
-            id,
-            keys: owned,
-        }
-    }
-}
-
-/// A registration made by [`Keyspace::subscribe`]; dropping it unregisters.
-#[derive(Debug)]
-pub struct Subscription {
-    keyspace: Weak<Keyspace>,
-    id: u64,
-    keys: Vec<Bytes>,
-}
-
-impl Drop for Subscription {
-    fn drop(&mut self) {
-        let Some(keyspace) = self.keyspace.upgrade() else {
-            return;
-        };
-        let mut db = keyspace.db.lock();
-        for key in &self.keys {
-            if let Some(subs) = db.subscribers.get_mut(key) {
-                subs.retain(|(id, _)| *id != self.id);
-                if subs.is_empty() {
-                    db.subscribers.remove(key);
-                }
-            }
-        }
     }
 }

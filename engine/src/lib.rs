@@ -9,17 +9,24 @@
 //!   Redis splits them; `varint` is the number encoding inside nodes.
 //! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
 //!   deletion, trimming, XSETID, and `check_invariants`.
+//! - [`group`]: consumer groups: cursor, entries-read and lag, pending entries lists shared
+//!   between group and consumer (`chunk_map` is their compact ordered map), claiming.
 //! - [`keyspace`]: binary-safe keys to values behind one lock, one clock snapshot per command,
-//!   and key-ready subscriptions for blocking readers.
+//!   and the signals that serve blocked readers.
+//! - [`blocking`]: blocked XREAD/XREADGROUP readers, re-run in FIFO order when their keys are
+//!   signalled, with no async runtime: a [`Wake`] callback tells the reader.
 //! - [`command`]: the stream commands with Redis's argument grammar, errors and replies
 //!   ([`Keyspace::execute`]), shared by the embedded API, the server and the fuzz target.
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 
+pub mod blocking;
+mod chunk_map;
 pub mod clock;
 pub mod command;
 pub mod config;
 pub mod error;
+pub mod group;
 pub mod id;
 pub mod keyspace;
 mod listpack_size;
@@ -28,11 +35,13 @@ pub mod reply;
 pub mod stream;
 mod varint;
 
+pub use blocking::{Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use command::{BlockRequest, Outcome};
 pub use config::{Config, NodeLimits};
 pub use error::{Error, Result};
 pub use id::{AddId, StreamId};
-pub use keyspace::{Db, Keyspace, Snapshot, Subscription, Value, Wake};
+pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use reply::Reply;
 pub use stream::{Stream, Trim, TrimStrategy};

@@ -27,6 +27,8 @@ pub enum Reply {
     Array(Vec<Reply>),
     /// A map (RESP3 `%`; a flat array of keys and values in RESP2).
     Map(Vec<(Reply, Reply)>),
+    /// XREAD's shape: a map in RESP3, an array of `[key, value]` pairs in RESP2.
+    StreamMap(Vec<(Reply, Reply)>),
 }
 
 impl Reply {

@@ -9,64 +9,153 @@
 
 mod args;
 mod trim_args;
+mod xack;
 mod xadd;
+mod xautoclaim;
+mod xclaim;
 mod xdel;
+mod xgroup;
+mod xinfo;
 mod xlen;
+mod xpending;
 mod xrange;
+mod xread;
 mod xsetid;
 mod xtrim;
 
 pub use args::{parse_i64, parse_u64_nonneg};
 
+use bytes::Bytes;
+
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
 
+/// What running a command led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The reply.
+    Reply(Reply),
+    /// Nothing to serve yet and BLOCK was given: the caller may block (see
+    /// [`crate::Keyspace::execute_blocking`]) or treat it as an immediate timeout.
+    Block(BlockRequest),
+}
+
+/// How a command wants to block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRequest {
+    /// The command to run again when woken (`$` ids replaced by concrete ids).
+    pub argv: Vec<Bytes>,
+    /// The keys to wait on, each once, in argument order.
+    pub keys: Vec<Bytes>,
+    /// When to give up (the clock's ms), `None` to wait forever (BLOCK 0).
+    pub deadline_ms: Option<u64>,
+    /// Wake also when a key is deleted, overwritten or its group destroyed (XREADGROUP).
+    pub wake_on_delete: bool,
+}
+
+type PlainRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Reply>;
+type BlockingRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Outcome>;
+
+/// How a command runs.
+#[derive(Clone, Copy)]
+enum Run {
+    /// Always replies.
+    Plain(PlainRun),
+    /// May ask to block.
+    Blocking(BlockingRun),
+}
+
 /// A command this module knows: its lower-case name and Redis's arity (negative = at least).
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 struct Spec {
     name: &'static str,
     arity: i32,
-    run: fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Reply>,
+    run: Run,
 }
 
 const COMMANDS: &[Spec] = &[
     Spec {
         name: "xadd",
         arity: -5,
-        run: xadd::XAdd::run,
+        run: Run::Plain(xadd::XAdd::run),
     },
     Spec {
         name: "xrange",
         arity: -4,
-        run: xrange::XRange::run_forward,
+        run: Run::Plain(xrange::XRange::run_forward),
     },
     Spec {
         name: "xrevrange",
         arity: -4,
-        run: xrange::XRange::run_reverse,
+        run: Run::Plain(xrange::XRange::run_reverse),
     },
     Spec {
         name: "xlen",
         arity: 2,
-        run: xlen::XLen::run,
+        run: Run::Plain(xlen::XLen::run),
     },
     Spec {
         name: "xdel",
         arity: -3,
-        run: xdel::XDel::run,
+        run: Run::Plain(xdel::XDel::run),
     },
     Spec {
         name: "xtrim",
         arity: -4,
-        run: xtrim::XTrim::run,
+        run: Run::Plain(xtrim::XTrim::run),
     },
     Spec {
         name: "xsetid",
         arity: -3,
-        run: xsetid::XSetId::run,
+        run: Run::Plain(xsetid::XSetId::run),
+    },
+    Spec {
+        name: "xgroup",
+        arity: -2,
+        run: Run::Plain(xgroup::XGroup::run),
+    },
+    Spec {
+        name: "xread",
+        arity: -4,
+        run: Run::Blocking(xread::XRead::run_plain),
+    },
+    Spec {
+        name: "xreadgroup",
+        arity: -7,
+        run: Run::Blocking(xread::XRead::run_group),
+    },
+    Spec {
+        name: "xack",
+        arity: -4,
+        run: Run::Plain(xack::XAck::run),
+    },
+    Spec {
+        name: "xpending",
+        arity: -3,
+        run: Run::Plain(xpending::XPending::run),
+    },
+    Spec {
+        name: "xclaim",
+        arity: -6,
+        run: Run::Plain(xclaim::XClaim::run),
+    },
+    Spec {
+        name: "xautoclaim",
+        arity: -6,
+        run: Run::Plain(xautoclaim::XAutoClaim::run),
+    },
+    Spec {
+        name: "xinfo",
+        arity: -2,
+        run: Run::Plain(xinfo::XInfo::run),
     },
 ];
+
+/// The names of the commands [`execute`] handles, lower case.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|spec| spec.name)
+}
 
 /// Whether `name` (any case) is a command [`execute`] handles.
 pub fn is_stream_command(name: &[u8]) -> bool {
@@ -79,8 +168,21 @@ fn find(name: &[u8]) -> Option<&'static Spec> {
         .find(|spec| name.eq_ignore_ascii_case(spec.name.as_bytes()))
 }
 
-/// Runs one command. `argv[0]` is the command name.
+/// Runs one command where blocking is not possible (as in MULTI/EXEC): a command that would
+/// block replies as if it timed out, with a null array. `argv[0]` is the command name.
 pub fn execute<A: AsRef<[u8]>>(db: &mut Db, snapshot: &Snapshot, argv: &[A]) -> Result<Reply> {
+    Ok(match execute_outcome(db, snapshot, argv)? {
+        Outcome::Reply(reply) => reply,
+        Outcome::Block(_) => Reply::NullArray,
+    })
+}
+
+/// Runs one command, reporting whether it asks to block.
+pub fn execute_outcome<A: AsRef<[u8]>>(
+    db: &mut Db,
+    snapshot: &Snapshot,
+    argv: &[A],
+) -> Result<Outcome> {
     let argv: Vec<&[u8]> = argv.iter().map(AsRef::as_ref).collect();
     let Some(&name) = argv.first() else {
         return Err(unknown_command(b"", &[]));
@@ -93,7 +195,10 @@ pub fn execute<A: AsRef<[u8]>>(db: &mut Db, snapshot: &Snapshot, argv: &[A]) -> 
     if (arity > 0 && argc != arity) || argc < -arity {
         return Err(Error::WrongArity(spec.name.to_string()));
     }
-    (spec.run)(db, snapshot, &argv)
+    match spec.run {
+        Run::Plain(run) => run(db, snapshot, &argv).map(Outcome::Reply),
+        Run::Blocking(run) => run(db, snapshot, &argv),
+    }
 }
 
 /// Redis's unknown-command error: the name and the first arguments, quoted, at most about 128

@@ -23,11 +23,15 @@ mod trim;
 
 use std::collections::BTreeMap;
 
+pub(crate) use range::lookup;
 pub use range::{Range, RevRange};
 pub use trim::{Trim, TrimStrategy};
 
+use bytes::Bytes;
+
 use crate::config::NodeLimits;
 use crate::error::{Error, Result};
+use crate::group::Group;
 use crate::id::{AddId, StreamId};
 use crate::node::{EntryRef, Node};
 
@@ -38,7 +42,7 @@ const ENTRY_BYTES_MAX: u64 = 1 << 30;
 #[derive(Debug, Clone, Default)]
 pub struct Stream {
     /// Nodes by master id.
-    nodes: BTreeMap<StreamId, Node>,
+    pub(crate) nodes: BTreeMap<StreamId, Node>,
     /// Live entries.
     length: u64,
     /// Last id ever added or set.
@@ -49,6 +53,8 @@ pub struct Stream {
     max_deleted_entry_id: StreamId,
     /// Every entry ever added.
     entries_added: u64,
+    /// Consumer groups by name, in byte order.
+    pub(crate) groups: BTreeMap<Bytes, Group>,
 }
 
 impl Stream {
@@ -227,9 +233,7 @@ impl Stream {
 
     /// The live entry with this id.
     pub fn get(&self, id: StreamId) -> Option<EntryRef<'_>> {
-        let (&master, node) = self.nodes.range(..=id).next_back()?;
-        let raw = node.find(master, id)?;
-        (!raw.deleted).then(|| node.entry(&raw))
+        lookup(&self.nodes, id)
     }
 
     /// The first live entry.
@@ -323,7 +327,7 @@ impl Stream {
                 self.entries_added, self.length
             ));
         }
-        Ok(())
+        self.check_groups()
     }
 }
 

@@ -5,13 +5,20 @@
 //! node whose master id is `<= end` and walks back. Tombstones are skipped. The cost is the
 //! nodes overlapping the bounds plus the entries returned, never the size of the stream.
 
-use std::collections::btree_map;
+use std::collections::{BTreeMap, btree_map};
 use std::iter::Rev;
 
 use crate::id::StreamId;
 use crate::node::{EntryRef, Node, RawEntry, Scan};
 
 use super::Stream;
+
+/// The live entry with id `id` in a node index.
+pub(crate) fn lookup(nodes: &BTreeMap<StreamId, Node>, id: StreamId) -> Option<EntryRef<'_>> {
+    let (&master, node) = nodes.range(..=id).next_back()?;
+    let raw = node.find(master, id)?;
+    (!raw.deleted).then(|| node.entry(&raw))
+}
 
 impl Stream {
     /// Live entries with `start <= id <= end`, in id order.
@@ -55,6 +62,31 @@ pub struct Range<'a> {
     current: Option<(&'a Node, Scan<'a>)>,
     start: StreamId,
     end: StreamId,
+}
+
+impl<'a> Range<'a> {
+    /// A range over a node index, for callers that hold other parts of the stream mutably.
+    pub(crate) fn new(
+        nodes: &'a BTreeMap<StreamId, Node>,
+        start: StreamId,
+        end: StreamId,
+    ) -> Range<'a> {
+        let nodes = if start > end {
+            None
+        } else {
+            let from = nodes
+                .range(..=start)
+                .next_back()
+                .map_or(start, |(&key, _)| key);
+            Some(nodes.range(from..=end))
+        };
+        Range {
+            nodes,
+            current: None,
+            start,
+            end,
+        }
+    }
 }
 
 impl<'a> Iterator for Range<'a> {

@@ -1,0 +1,215 @@
+//! Blocked readers: XREAD / XREADGROUP with BLOCK, without any async runtime.
+//!
+//! A command that cannot be served and was given BLOCK returns a [`BlockRequest`]; the
+//! keyspace registers it here, in FIFO order on each of its keys. When a command signals a key
+//! (XADD: ready; DEL, overwrite, FLUSHALL or XGROUP DESTROY: deleted), the keyspace, still
+//! holding its lock and right after that command, re-runs each waiter's command in FIFO order
+//! (Redis ≥ 7.2's model): if it now replies (entries, or an error such as NOGROUP), the reply is
+//! stored in the waiter's [`Slot`] and its [`Wake`] is called once the lock is released; if it
+//! still cannot be served it goes to the back of the queues, keeping its original deadline.
+//! Waiters that only asked for data (XREAD) ignore deletions. Deadlines are read from the
+//! keyspace's clock by [`crate::Keyspace::expire_blocked`], so a manual clock drives timeouts.
+//!
+//! Invariants: a registered waiter is in the queue of every one of its keys exactly once, and
+//! every queued id is registered.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::{Condvar, Mutex};
+
+use crate::command::BlockRequest;
+use crate::error::Result;
+use crate::reply::Reply;
+
+/// Something to call when a blocked command has its reply. Must not block or call back into
+/// the keyspace synchronously from within `wake` in a way that waits on the reply's reader.
+pub trait Wake: Send + Sync {
+    /// The reply is ready.
+    fn wake(&self);
+}
+
+/// Where a blocked command's reply is left for its reader.
+pub struct Slot {
+    result: Mutex<Option<Result<Reply>>>,
+    waker: Arc<dyn Wake>,
+}
+
+impl fmt::Debug for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("done", &self.result.lock().is_some())
+            .finish()
+    }
+}
+
+impl Slot {
+    pub(crate) fn new(waker: Arc<dyn Wake>) -> Slot {
+        Slot {
+            result: Mutex::new(None),
+            waker,
+        }
+    }
+
+    /// Stores the reply; the caller wakes the reader after releasing the keyspace lock.
+    pub(crate) fn complete(&self, result: Result<Reply>) -> Arc<dyn Wake> {
+        *self.result.lock() = Some(result);
+        Arc::clone(&self.waker)
+    }
+
+    /// Takes the reply if it is there.
+    pub fn take(&self) -> Option<Result<Reply>> {
+        self.result.lock().take()
+    }
+}
+
+/// One blocked command.
+#[derive(Debug)]
+pub(crate) struct Waiter {
+    pub request: BlockRequest,
+    pub slot: Arc<Slot>,
+}
+
+/// How a key was signalled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Signal {
+    /// New data (XADD) or the key was created as a stream.
+    Ready,
+    /// Deleted, overwritten with another type, flushed, or a group destroyed.
+    Deleted,
+}
+
+/// The blocked commands of one keyspace.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    waiters: HashMap<u64, Waiter>,
+    queues: HashMap<Bytes, VecDeque<u64>>,
+    next_id: u64,
+}
+
+impl Registry {
+    /// Registers a new waiter at the back of its keys' queues; returns its id.
+    pub fn register(&mut self, request: BlockRequest, slot: Arc<Slot>) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.requeue(id, Waiter { request, slot });
+        id
+    }
+
+    /// Puts a waiter (new or re-run) at the back of its keys' queues.
+    pub fn requeue(&mut self, id: u64, waiter: Waiter) {
+        for key in &waiter.request.keys {
+            self.queues.entry(key.clone()).or_default().push_back(id);
+        }
+        self.waiters.insert(id, waiter);
+    }
+
+    /// Removes a waiter from every queue.
+    pub fn unregister(&mut self, id: u64) -> Option<Waiter> {
+        let waiter = self.waiters.remove(&id)?;
+        for key in &waiter.request.keys {
+            if let Some(queue) = self.queues.get_mut(key) {
+                queue.retain(|&queued| queued != id);
+                if queue.is_empty() {
+                    self.queues.remove(key);
+                }
+            }
+        }
+        Some(waiter)
+    }
+
+    /// Whether anyone waits on `key`.
+    pub fn has_waiters(&self, key: &[u8]) -> bool {
+        self.queues.contains_key(key)
+    }
+
+    /// The waiters on `key`, in FIFO order, as they are now.
+    pub fn queued(&self, key: &[u8]) -> Vec<u64> {
+        self.queues
+            .get(key)
+            .map(|q| q.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether waiter `id` wants a deletion signal.
+    pub fn wakes_on_delete(&self, id: u64) -> Option<bool> {
+        self.waiters.get(&id).map(|w| w.request.wake_on_delete)
+    }
+
+    /// Waiters whose deadline is at or before `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| w.request.deadline_ms.is_some_and(|d| d <= now_ms))
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The earliest deadline of any waiter.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.waiters
+            .values()
+            .filter_map(|w| w.request.deadline_ms)
+            .min()
+    }
+
+    /// Number of blocked commands (INFO's `blocked_clients`).
+    pub fn len(&self) -> usize {
+        self.waiters.len()
+    }
+
+    /// Checks the invariants in the module doc.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        for (id, waiter) in &self.waiters {
+            for key in &waiter.request.keys {
+                let n = self
+                    .queues
+                    .get(key)
+                    .map_or(0, |q| q.iter().filter(|&&q| q == *id).count());
+                if n != 1 {
+                    return Err(format!("waiter {id} is queued {n} times on {key:?}"));
+                }
+            }
+        }
+        for (key, queue) in &self.queues {
+            if queue.is_empty() || queue.iter().any(|id| !self.waiters.contains_key(id)) {
+                return Err(format!(
+                    "queue {key:?} is empty or holds an unregistered waiter"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A thread parker that is also a [`Wake`]: for waiting on a blocked command from a plain
+/// thread.
+#[derive(Debug, Default)]
+pub struct Parker {
+    woken: Mutex<bool>,
+    condvar: Condvar,
+}
+
+impl Parker {
+    /// Waits until woken or `timeout` passes, then clears the wake-up.
+    pub fn park_timeout(&self, timeout: Duration) {
+        let mut woken = self.woken.lock();
+        if !*woken {
+            self.condvar.wait_for(&mut woken, timeout);
+        }
+        *woken = false;
+    }
+}
+
+impl Wake for Parker {
+    fn wake(&self) {
+        *self.woken.lock() = true;
+        self.condvar.notify_all();
+    }
+}

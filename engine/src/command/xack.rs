@@ -1,0 +1,30 @@
+//! `XACK key group id [id ...]`: replies how many ids were pending and are now acknowledged.
+//!
+//! A missing key or group replies 0 without parsing the ids; otherwise all ids are parsed
+//! before any is acknowledged.
+
+use crate::error::Result;
+use crate::id::StreamId;
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+
+/// XACK.
+#[derive(Debug)]
+pub struct XAck;
+
+impl XAck {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let Some(stream) = db.stream_mut(argv[1])? else {
+            return Ok(Reply::Int(0));
+        };
+        if stream.group(argv[2]).is_none() {
+            return Ok(Reply::Int(0));
+        }
+        let ids = argv[3..]
+            .iter()
+            .map(|a| StreamId::parse_strict(a))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Reply::Int(stream.ack(argv[2], &ids).unwrap_or(0) as i64))
+    }
+}

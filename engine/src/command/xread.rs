@@ -1,0 +1,236 @@
+//! `XREAD [COUNT n] [BLOCK ms] STREAMS key... id...` and
+//! `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...`.
+//!
+//! Options and every key (type, then group, then id, in argument order) are checked before
+//! anything is served. XREAD serves a stream whose last live entry is past the given id (`$`
+//! is the stream's last id, `+` one before it so only the last entry reads); XREADGROUP `>`
+//! serves a stream whose last live entry is past the group's cursor, and an explicit id always
+//! serves the consumer's own history. XREADGROUP creates the consumer and marks it seen for
+//! every stream it names. If nothing is served and BLOCK was given, the command asks to block
+//! (with `$` rewritten to the concrete id so a re-run cannot wait forever); otherwise it
+//! replies a null array.
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result, shown};
+use crate::id::StreamId;
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+
+use super::args::{is, parse_i64};
+use super::{BlockRequest, Outcome};
+
+/// Where a stream is read from.
+#[derive(Debug, Clone, Copy)]
+enum From {
+    /// Entries after this id (`$` and `+` already resolved).
+    After(StreamId),
+    /// XREADGROUP `>`: entries after the group's cursor.
+    New,
+}
+
+/// XREAD and XREADGROUP.
+#[derive(Debug)]
+pub struct XRead;
+
+impl XRead {
+    /// XREAD.
+    pub fn run_plain(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Outcome> {
+        Self::run(db, snapshot, argv, false)
+    }
+
+    /// XREADGROUP.
+    pub fn run_group(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Outcome> {
+        Self::run(db, snapshot, argv, true)
+    }
+
+    fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]], grouped: bool) -> Result<Outcome> {
+        let mut count = 0usize;
+        let mut block_ms: Option<u64> = None;
+        let mut noack = false;
+        let mut group: Option<(&[u8], &[u8])> = None;
+        let mut streams_at = None;
+        let mut i = 1;
+        while i < argv.len() {
+            let more = argv.len() - 1 - i;
+            let opt = argv[i];
+            if is(opt, "block") && more > 0 {
+                let ms = parse_i64(argv[i + 1]).map_err(|_| Error::TimeoutNotInteger)?;
+                block_ms = Some(u64::try_from(ms).map_err(|_| Error::TimeoutNegative)?);
+                i += 2;
+            } else if is(opt, "count") && more > 0 {
+                count = usize::try_from(parse_i64(argv[i + 1])?.max(0)).unwrap_or(usize::MAX);
+                i += 2;
+            } else if is(opt, "streams") && more > 0 {
+                if (argv.len() - i - 1) % 2 != 0 {
+                    return Err(if grouped {
+                        Error::UnbalancedXreadgroup
+                    } else {
+                        Error::UnbalancedXread
+                    });
+                }
+                streams_at = Some(i + 1);
+                break;
+            } else if is(opt, "group") && more >= 2 {
+                if !grouped {
+                    return Err(Error::GroupOnlyInXreadgroup);
+                }
+                group = Some((argv[i + 1], argv[i + 2]));
+                i += 3;
+            } else if is(opt, "noack") {
+                if !grouped {
+                    return Err(Error::NoackOnlyInXreadgroup);
+                }
+                noack = true;
+                i += 1;
+            } else {
+                return Err(Error::Syntax);
+            }
+        }
+        let Some(streams_at) = streams_at else {
+            return Err(Error::Syntax);
+        };
+        if grouped && group.is_none() {
+            return Err(Error::MissingGroup);
+        }
+        let n = (argv.len() - streams_at) / 2;
+        let keys = &argv[streams_at..streams_at + n];
+        let id_args = &argv[streams_at + n..];
+
+        let mut froms = Vec::with_capacity(n);
+        for (&key, &arg) in keys.iter().zip(id_args) {
+            let stream = db.stream(key)?;
+            if let Some((g, _)) = group
+                && stream.and_then(|s| s.group(g)).is_none()
+            {
+                return Err(Error::NoKeyOrGroupXreadgroup {
+                    key: shown(key),
+                    group: shown(g),
+                });
+            }
+            let last_id = stream.map_or(StreamId::MIN, |s| s.last_id());
+            froms.push(match arg {
+                b"$" if grouped => return Err(Error::MeaninglessIdInXreadgroup('$')),
+                b"+" if grouped => return Err(Error::MeaninglessIdInXreadgroup('+')),
+                b"$" => From::After(last_id),
+                b"+" => From::After(last_id.prev().unwrap_or(StreamId::MIN)),
+                b">" if grouped => From::New,
+                b">" => return Err(Error::GtOnlyInXreadgroup),
+                arg => From::After(StreamId::parse_strict(arg)?),
+            });
+        }
+
+        let mut served = Vec::new();
+        for (&key, from) in keys.iter().zip(&froms) {
+            let entries = match group {
+                Some((g, consumer)) => {
+                    serve_group(db, snapshot, key, g, consumer, *from, count, noack)?
+                }
+                None => serve_plain(db, key, *from, count)?,
+            };
+            if let Some(entries) = entries {
+                served.push((Reply::bulk(key), entries));
+            }
+        }
+        if !served.is_empty() {
+            return Ok(Outcome::Reply(Reply::StreamMap(served)));
+        }
+        let Some(timeout_ms) = block_ms else {
+            return Ok(Outcome::Reply(Reply::NullArray));
+        };
+        let mut rewritten: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+        for (k, from) in froms.iter().enumerate() {
+            if id_args[k] == b"$"
+                && let From::After(id) = from
+            {
+                rewritten[streams_at + n + k] = Bytes::from(id.to_string());
+            }
+        }
+        let mut block_keys: Vec<Bytes> = Vec::with_capacity(n);
+        for &key in keys {
+            if !block_keys.iter().any(|k| k == key) {
+                block_keys.push(Bytes::copy_from_slice(key));
+            }
+        }
+        Ok(Outcome::Block(BlockRequest {
+            argv: rewritten,
+            keys: block_keys,
+            deadline_ms: (timeout_ms > 0).then(|| snapshot.now_ms.saturating_add(timeout_ms)),
+            wake_on_delete: grouped,
+        }))
+    }
+}
+
+/// XREAD's entries for one stream, or `None` if it is not served.
+fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<Reply>> {
+    let From::After(after) = from else {
+        return Ok(None);
+    };
+    let Some(stream) = db.stream(key)? else {
+        return Ok(None);
+    };
+    if stream.last_entry().is_none_or(|e| e.id <= after) {
+        return Ok(None);
+    }
+    let Some(start) = after.next() else {
+        return Ok(None);
+    };
+    let limit = if count == 0 { usize::MAX } else { count };
+    let entries = stream
+        .range(start, StreamId::MAX)
+        .take(limit)
+        .map(|e| Reply::entry(&e))
+        .collect();
+    Ok(Some(Reply::Array(entries)))
+}
+
+/// XREADGROUP's entries for one stream, or `None` if it is not served.
+#[allow(clippy::too_many_arguments)]
+fn serve_group(
+    db: &mut Db,
+    snapshot: &Snapshot,
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    from: From,
+    count: usize,
+    noack: bool,
+) -> Result<Option<Reply>> {
+    let no_group = || Error::NoKeyOrGroupXreadgroup {
+        key: shown(key),
+        group: shown(group),
+    };
+    let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
+    let now = snapshot.now_ms;
+    let serve = match from {
+        From::After(_) => true,
+        From::New => stream.group_has_new(group).map_err(|_| no_group())?,
+    };
+    stream
+        .touch_consumer(group, consumer, now)
+        .map_err(|_| no_group())?;
+    if !serve {
+        return Ok(None);
+    }
+    let mut entries = Vec::new();
+    match from {
+        From::New => {
+            stream
+                .deliver_new(group, consumer, count, noack, now, &mut |e| {
+                    entries.push(Reply::entry(&e))
+                })
+                .map_err(|_| no_group())?;
+        }
+        From::After(after) => {
+            stream
+                .deliver_history(group, consumer, after, count, now, &mut |id, entry| {
+                    entries.push(match entry {
+                        Some(e) => Reply::entry(&e),
+                        None => Reply::Array(vec![Reply::id(id), Reply::NullArray]),
+                    })
+                })
+                .map_err(|_| no_group())?;
+        }
+    }
+    Ok(Some(Reply::Array(entries)))
+}

@@ -1,0 +1,174 @@
+//! XCLAIM and XAUTOCLAIM: moving pending entries to another consumer.
+//!
+//! Both drop a pending entry whose stream entry no longer exists (XAUTOCLAIM reports it), skip
+//! entries idle for less than the minimum, and always create the claiming consumer. A claim
+//! sets the delivery time, bumps the delivery count (unless JUSTID; XCLAIM's RETRYCOUNT sets it)
+//! and marks the consumer active.
+
+use crate::id::StreamId;
+use crate::node::EntryRef;
+use crate::stream::{Stream, lookup};
+
+use super::{GroupError, elapsed_ms};
+
+/// XCLAIM's options, already resolved against the command's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClaimOptions {
+    /// Entries idle for less than this are skipped (0 = no check).
+    pub min_idle_ms: u64,
+    /// The delivery time to record (`now - IDLE`, or `TIME`, clamped to `[0, now]`; `None`
+    /// means now).
+    pub delivery_time: Option<u64>,
+    /// RETRYCOUNT: the delivery count to set.
+    pub retry_count: Option<u64>,
+    /// FORCE: create pending entries for ids that exist but are not pending.
+    pub force: bool,
+    /// JUSTID: do not bump the delivery count.
+    pub just_id: bool,
+    /// LASTID: raise the group's cursor to this id if it is larger.
+    pub last_id: Option<StreamId>,
+}
+
+/// XAUTOCLAIM's arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoClaimOptions {
+    /// Entries idle for less than this are skipped (0 = no check).
+    pub min_idle_ms: u64,
+    /// The PEL id to start scanning from.
+    pub start: StreamId,
+    /// The most entries to claim (deleted ones count too); the scan looks at ten times this.
+    pub count: usize,
+    /// JUSTID: do not bump the delivery count.
+    pub just_id: bool,
+}
+
+/// What XAUTOCLAIM did besides claiming.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoClaimed {
+    /// Where the next call should start: the PEL id after the last one examined, or `0-0` at
+    /// the end.
+    pub next: StreamId,
+    /// Pending ids whose entries were gone, now removed from the PEL.
+    pub deleted: Vec<StreamId>,
+}
+
+impl Stream {
+    /// XCLAIM: claims `ids` for `consumer`; `emit` gets each claimed entry.
+    pub fn claim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        ids: &[StreamId],
+        options: &ClaimOptions,
+        now_ms: u64,
+        emit: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<usize, GroupError> {
+        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
+        if let Some(last_id) = options.last_id
+            && last_id > group.last_id
+        {
+            group.last_id = last_id;
+        }
+        let delivery_time = options.delivery_time.unwrap_or(now_ms);
+        let (owner, _) = group.consumer_or_create(consumer, now_ms);
+        if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+            c.seen_time = now_ms;
+        }
+        let mut claimed = 0;
+        for &id in ids {
+            let Some(entry) = lookup(&self.nodes, id) else {
+                group.remove_pending(id);
+                continue;
+            };
+            let (count, forced) = match group.pel.get(&id) {
+                Some(nack) => {
+                    if options.min_idle_ms > 0
+                        && elapsed_ms(now_ms, nack.delivery_time) < options.min_idle_ms as i64
+                    {
+                        continue;
+                    }
+                    (nack.delivery_count, false)
+                }
+                // A forced NACK starts at count 1, as Redis creates it, then is claimed.
+                None if options.force => (1, true),
+                None => continue,
+            };
+            let count = match options.retry_count {
+                Some(n) => n,
+                None if options.just_id => count,
+                None => count.saturating_add(1),
+            };
+            debug_assert!(forced || group.pel.contains_key(&id));
+            group.assign(id, &owner, delivery_time, count);
+            if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+                c.active_time = Some(now_ms);
+            }
+            emit(entry);
+            claimed += 1;
+        }
+        Ok(claimed)
+    }
+
+    /// XAUTOCLAIM: scans the PEL from `start`, looking at no more than `count * 10` entries,
+    /// claiming up to `count` idle ones for `consumer` (a deleted entry uses up one of
+    /// `count` too); `emit` gets each claimed entry.
+    pub fn auto_claim(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        options: &AutoClaimOptions,
+        now_ms: u64,
+        emit: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<AutoClaimed, GroupError> {
+        const ATTEMPTS_PER_COUNT: usize = 10;
+        let AutoClaimOptions {
+            min_idle_ms,
+            start,
+            count,
+            just_id,
+        } = *options;
+        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
+        let (owner, _) = group.consumer_or_create(consumer, now_ms);
+        if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+            c.seen_time = now_ms;
+        }
+        let mut attempts = count.saturating_mul(ATTEMPTS_PER_COUNT);
+        let mut budget = count;
+        let mut deleted = Vec::new();
+        let mut cursor = Some(start);
+        while attempts > 0 && budget > 0 {
+            let Some(from) = cursor else { break };
+            let Some((&id, nack)) = group.pel.range_from(from).next() else {
+                cursor = None;
+                break;
+            };
+            let (delivery_time, delivery_count) = (nack.delivery_time, nack.delivery_count);
+            attempts -= 1;
+            cursor = id.next();
+            let Some(entry) = lookup(&self.nodes, id) else {
+                group.remove_pending(id);
+                deleted.push(id);
+                budget -= 1;
+                continue;
+            };
+            if min_idle_ms > 0 && elapsed_ms(now_ms, delivery_time) < min_idle_ms as i64 {
+                continue;
+            }
+            let delivery_count = if just_id {
+                delivery_count
+            } else {
+                delivery_count.saturating_add(1)
+            };
+            group.assign(id, &owner, now_ms, delivery_count);
+            if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+                c.active_time = Some(now_ms);
+            }
+            emit(entry);
+            budget -= 1;
+        }
+        let next = cursor
+            .and_then(|from| group.pel.range_from(from).next().map(|(&id, _)| id))
+            .unwrap_or(StreamId::MIN);
+        Ok(AutoClaimed { next, deleted })
+    }
+}
