@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use crate::blocking::{Parker, Registry, Signal, Slot, Waiter, Wake};
+use crate::blocking::{Parker, Registry, Signal, Slot, Wake};
 use crate::clock::{Clock, SystemClock};
 use crate::command::{self, Outcome};
 use crate::config::{Config, NodeLimits};
@@ -55,6 +55,10 @@ pub struct Snapshot {
 #[derive(Default)]
 pub struct Db {
     values: HashMap<Bytes, Value>,
+    /// Expiry times (Unix ms) of keys that have one; only strings set with EX/PX do.
+    expires: HashMap<Bytes, u64>,
+    /// The running command's time snapshot, for expiry.
+    now_ms: u64,
     /// Keys signalled by the running command, in signal order, for blocked readers.
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
@@ -71,15 +75,31 @@ impl fmt::Debug for Db {
 }
 
 impl Db {
-    /// The value under `key`.
+    /// Whether `key` has an expiry time that has passed.
+    fn expired(&self, key: &[u8]) -> bool {
+        !self.expires.is_empty() && self.expires.get(key).is_some_and(|&at| at <= self.now_ms)
+    }
+
+    /// Drops `key` if it has expired, so writers see it as missing.
+    fn reap(&mut self, key: &[u8]) {
+        if self.expired(key) {
+            self.expires.remove(key);
+            self.values.remove(key);
+        }
+    }
+
+    /// The value under `key` (an expired key is missing).
     pub fn get(&self, key: &[u8]) -> Option<&Value> {
+        if self.expired(key) {
+            return None;
+        }
         self.values.get(key)
     }
 
     /// The stream under `key`: `Ok(None)` if the key is missing, WRONGTYPE if it holds
     /// something else.
     pub fn stream(&self, key: &[u8]) -> Result<Option<&Stream>> {
-        match self.values.get(key) {
+        match self.get(key) {
             None => Ok(None),
             Some(Value::Stream(s)) => Ok(Some(s)),
             Some(_) => Err(Error::WrongType),
@@ -88,6 +108,7 @@ impl Db {
 
     /// The stream under `key`, mutably.
     pub fn stream_mut(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
+        self.reap(key);
         match self.values.get_mut(key) {
             None => Ok(None),
             Some(Value::Stream(s)) => Ok(Some(s)),
@@ -97,6 +118,7 @@ impl Db {
 
     /// The stream under `key`, created empty (and signalled ready) if the key is missing.
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
+        self.reap(key);
         if !self.values.contains_key(key) {
             self.values
                 .insert(Bytes::copy_from_slice(key), Value::Stream(Stream::new()));
@@ -105,10 +127,12 @@ impl Db {
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
     }
 
-    /// Stores `value` under `key`, replacing what was there. Overwriting a stream with another
-    /// type signals a deletion; storing a stream signals ready.
+    /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
+    /// stream with another type signals a deletion; storing a stream signals ready.
     pub fn insert(&mut self, key: Bytes, value: Value) {
+        self.reap(&key);
         let is_stream = matches!(value, Value::Stream(_));
+        self.expires.remove(&key);
         let previous = self.values.insert(key.clone(), value);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
@@ -118,8 +142,30 @@ impl Db {
         }
     }
 
+    /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
+    pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<u64>) {
+        match at_ms {
+            Some(at) if self.values.contains_key(key) => {
+                self.expires.insert(Bytes::copy_from_slice(key), at);
+            }
+            _ => {
+                self.expires.remove(key);
+            }
+        }
+    }
+
+    /// When `key` expires, if it has an expiry.
+    pub fn expiry(&self, key: &[u8]) -> Option<u64> {
+        if self.expired(key) {
+            return None;
+        }
+        self.expires.get(key).copied()
+    }
+
     /// Removes `key`; returns the value it held. Removing a stream signals a deletion.
     pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
+        self.reap(key);
+        self.expires.remove(key);
         let previous = self.values.remove(key);
         if matches!(previous, Some(Value::Stream(_))) {
             self.signal_deleted(key);
@@ -136,24 +182,30 @@ impl Db {
             .map(|(k, _)| k.clone())
             .collect();
         self.values.clear();
+        self.expires.clear();
         for key in streams {
             self.signal_deleted(&key);
         }
     }
 
-    /// Number of keys.
+    /// Number of keys (expired ones not counted).
     pub fn len(&self) -> usize {
-        self.values.len()
+        let expired = self
+            .expires
+            .values()
+            .filter(|&&at| at <= self.now_ms)
+            .count();
+        self.values.len() - expired
     }
 
     /// Whether there is no key.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len() == 0
     }
 
-    /// Every key (in no particular order).
+    /// Every live key (in no particular order).
     pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
-        self.values.keys()
+        self.values.keys().filter(|k| !self.expired(k))
     }
 
     /// Commands blocked on keys of this keyspace.
@@ -233,6 +285,7 @@ pub enum Execution {
 /// A blocked command. Dropping it unblocks the command (a client that went away).
 #[derive(Debug)]
 pub struct BlockedHandle {
+    db: usize,
     id: u64,
     slot: Arc<Slot>,
     deadline_ms: Option<u64>,
@@ -253,18 +306,21 @@ impl BlockedHandle {
 
 impl Drop for BlockedHandle {
     fn drop(&mut self) {
-        if let Some(keyspace) = self.keyspace.upgrade() {
-            keyspace.db.lock().blocked.unregister(self.id);
+        if let Some(keyspace) = self.keyspace.upgrade()
+            && let Some(db) = keyspace.dbs.lock().get_mut(self.db)
+        {
+            db.blocked.unregister(self.id);
         }
     }
 }
 
-/// A thread-safe keyspace with an injected clock.
+/// A thread-safe keyspace with an injected clock: one or more numbered databases (SELECT)
+/// behind one lock.
 #[derive(Debug)]
 pub struct Keyspace {
-    db: Mutex<Db>,
+    dbs: Mutex<Vec<Db>>,
     clock: Arc<dyn Clock>,
-    config: Config,
+    config: Arc<Config>,
 }
 
 impl Default for Keyspace {
@@ -274,12 +330,22 @@ impl Default for Keyspace {
 }
 
 impl Keyspace {
-    /// An empty keyspace reading time from `clock`.
+    /// An empty keyspace with one database, reading time from `clock`.
     pub fn new(clock: Arc<dyn Clock>) -> Keyspace {
+        Keyspace::with_databases(clock, Arc::new(Config::default()), 1)
+    }
+
+    /// An empty keyspace with `databases` databases (at least one) sharing `config`.
+    pub fn with_databases(
+        clock: Arc<dyn Clock>,
+        config: Arc<Config>,
+        databases: usize,
+    ) -> Keyspace {
+        let dbs = (0..databases.max(1)).map(|_| Db::default()).collect();
         Keyspace {
-            db: Mutex::new(Db::default()),
+            dbs: Mutex::new(dbs),
             clock,
-            config: Config::default(),
+            config,
         }
     }
 
@@ -293,16 +359,45 @@ impl Keyspace {
         &self.clock
     }
 
-    /// Runs `f` atomically with one time snapshot, then wakes subscribers of signalled keys.
-    pub fn run<R>(&self, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
-        let snapshot = Snapshot {
+    /// Number of databases.
+    pub fn databases(&self) -> usize {
+        self.dbs.lock().len()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
-        };
+        }
+    }
+
+    /// Runs `f` on database 0 atomically with one time snapshot, then serves blocked readers
+    /// of the keys it signalled.
+    pub fn run<R>(&self, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
+        self.run_all(|dbs, snapshot| f(&mut dbs[0], snapshot))
+    }
+
+    /// Runs `f` on database `index` (which must exist; out of range means database 0).
+    pub fn run_db<R>(&self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
+        self.run_all(|dbs, snapshot| {
+            let index = if index < dbs.len() { index } else { 0 };
+            f(&mut dbs[index], snapshot)
+        })
+    }
+
+    /// Runs `f` over every database atomically (MULTI/EXEC, FLUSHALL) with one time snapshot.
+    pub fn run_all<R>(&self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
+        let snapshot = self.snapshot();
         let (result, wakers) = {
-            let mut db = self.db.lock();
-            let result = f(&mut db, &snapshot);
-            let wakers = db.serve_signalled(&snapshot);
+            let mut dbs = self.dbs.lock();
+            for db in dbs.iter_mut() {
+                db.now_ms = snapshot.now_ms;
+            }
+            let result = f(&mut dbs, &snapshot);
+            let mut wakers = Vec::new();
+            for db in dbs.iter_mut() {
+                wakers.extend(db.serve_signalled(&snapshot));
+            }
             (result, wakers)
         };
         for waker in wakers {
@@ -326,8 +421,18 @@ impl Keyspace {
         argv: &[A],
         waker: Arc<dyn Wake>,
     ) -> Execution {
-        self.run(
-            |db, snapshot| match command::execute_outcome(db, snapshot, argv) {
+        self.execute_blocking_in(0, argv, waker)
+    }
+
+    /// [`Keyspace::execute_blocking`] in database `index`.
+    pub fn execute_blocking_in<A: AsRef<[u8]>>(
+        self: &Arc<Self>,
+        index: usize,
+        argv: &[A],
+        waker: Arc<dyn Wake>,
+    ) -> Execution {
+        self.run_db(index, |db, snapshot| {
+            match command::execute_outcome(db, snapshot, argv) {
                 Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
                 Err(e) => Execution::Done(Err(e)),
                 Ok(Outcome::Block(request)) => {
@@ -335,14 +440,15 @@ impl Keyspace {
                     let slot = Arc::new(Slot::new(waker));
                     let id = db.blocked.register(request, Arc::clone(&slot));
                     Execution::Blocked(BlockedHandle {
+                        db: index,
                         id,
                         slot,
                         deadline_ms,
                         keyspace: Arc::downgrade(self),
                     })
                 }
-            },
-        )
+            }
+        })
     }
 
     /// Executes a command, blocking the calling thread while it is blocked (until data, an
@@ -377,15 +483,14 @@ impl Keyspace {
     /// moving a manual clock.
     pub fn expire_blocked(&self) -> usize {
         let now = self.clock.now_ms();
-        let wakers: Vec<Arc<dyn Wake>> = {
-            let mut db = self.db.lock();
-            db.blocked
-                .expired(now)
-                .into_iter()
-                .filter_map(|id| db.blocked.unregister(id))
-                .map(|waiter: Waiter| waiter.slot.complete(Ok(Reply::NullArray)))
-                .collect()
-        };
+        let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
+        for db in self.dbs.lock().iter_mut() {
+            for id in db.blocked.expired(now) {
+                if let Some(waiter) = db.blocked.unregister(id) {
+                    wakers.push(waiter.slot.complete(Ok(Reply::NullArray)));
+                }
+            }
+        }
         let expired = wakers.len();
         for waker in wakers {
             waker.wake();
@@ -395,17 +500,25 @@ impl Keyspace {
 
     /// The earliest deadline of any blocked command, by the clock.
     pub fn next_block_deadline(&self) -> Option<u64> {
-        self.db.lock().blocked.next_deadline()
+        self.dbs
+            .lock()
+            .iter()
+            .filter_map(|db| db.blocked.next_deadline())
+            .min()
     }
 
     /// Commands blocked now.
     pub fn blocked_count(&self) -> usize {
-        self.db.lock().blocked_count()
+        self.dbs.lock().iter().map(Db::blocked_count).sum()
     }
 
     /// Checks the invariants of every stream and of the blocked readers (for tests and
     /// fuzzing; walks everything).
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
-        self.db.lock().check_invariants()
+        for (index, db) in self.dbs.lock().iter().enumerate() {
+            db.check_invariants()
+                .map_err(|e| format!("db {index}: {e}"))?;
+        }
+        Ok(())
     }
 }

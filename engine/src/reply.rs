@@ -29,6 +29,10 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// XREAD's shape: a map in RESP3, an array of `[key, value]` pairs in RESP2.
     StreamMap(Vec<(Reply, Reply)>),
+    /// Text meant for people (INFO): a verbatim string in RESP3, a bulk string in RESP2.
+    Verbatim(Bytes),
+    /// An error inside a reply (EXEC's array); the text starts with its code.
+    Error(String),
 }
 
 impl Reply {

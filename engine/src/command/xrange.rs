@@ -1,8 +1,9 @@
 //! `XRANGE key start end [COUNT count]` and `XREVRANGE key end start [COUNT count]`.
 //!
 //! Bounds may be incomplete (`5` is `5-0` as a start, `5-<max>` as an end), `-`/`+`, or
-//! exclusive with `(`. A negative COUNT counts as 0, and COUNT 0 replies a null array before the
-//! key is even looked up; a missing key replies an empty array.
+//! exclusive with `(`. The key is looked up once the arguments parse: a missing key replies an
+//! empty array, another type WRONGTYPE. Then a negative COUNT counts as 0, and COUNT 0 replies
+//! a null array.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;
@@ -45,12 +46,12 @@ impl XRange {
                 return Err(Error::Syntax);
             }
         }
-        if count == Some(0) {
-            return Ok(Reply::NullArray);
-        }
         let Some(stream) = db.stream(argv[1])? else {
             return Ok(Reply::Array(Vec::new()));
         };
+        if count == Some(0) {
+            return Ok(Reply::NullArray);
+        }
         let limit = count.unwrap_or(usize::MAX);
         let entries: Vec<Reply> = if reverse {
             stream

@@ -13,8 +13,8 @@
 //! - `max_deleted_entry_id`: the largest id removed by XDEL (trimming does not raise it).
 //!
 //! Invariants ([`Stream::check_invariants`]): nodes are ordered and disjoint, each node is
-//! well formed, `length` is the sum of live entries, `first_id` is the first live id, every id is
-//! at most `last_id`, and only the head node may have no live entry: Redis frees a node when
+//! well formed, `length` is the sum of live entries, `first_id` is the first live id, every live
+//! id is at most `last_id`, and only the head node may have no live entry: Redis frees a node when
 //! XDEL empties it, but an exact MINID trim can leave the head node with tombstones only (when
 //! its last element is a tombstone at or above the trim point), and so do we.
 
@@ -167,6 +167,16 @@ impl Stream {
         limits: NodeLimits,
     ) {
         let bytes_max = limits.effective_bytes_max();
+        // XSETID on an empty stream may set last_id below the tombstones of the one node an
+        // exact MINID trim can leave behind. That node holds no live entry, so dropping it
+        // keeps ids ordered and changes nothing a reader can see (Redis would append into it
+        // out of order).
+        if let Some(tail) = self.nodes.last_entry()
+            && tail.get().last() >= id
+        {
+            debug_assert_eq!(tail.get().live(), 0);
+            tail.remove();
+        }
         match self.nodes.last_entry() {
             Some(mut tail)
                 if tail.get().listpack_bytes() + total_bytes < bytes_max
@@ -318,8 +328,8 @@ impl Stream {
                 self.first_id
             ));
         }
-        if prev_last.is_some_and(|last| last > self.last_id) {
-            return Err(format!("an entry is above last_id {}", self.last_id));
+        if self.last_entry().is_some_and(|e| e.id > self.last_id) {
+            return Err(format!("a live entry is above last_id {}", self.last_id));
         }
         if self.entries_added < self.length {
             return Err(format!(
