@@ -59,6 +59,8 @@ pub struct Db {
     expires: HashMap<Bytes, u64>,
     /// The running command's time snapshot, for expiry.
     now_ms: u64,
+    /// Keys under WATCH: how many watchers, and a version bumped on every change.
+    watched: HashMap<Bytes, (u32, u64)>,
     /// Keys signalled by the running command, in signal order, for blocked readers.
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
@@ -75,6 +77,44 @@ impl fmt::Debug for Db {
 }
 
 impl Db {
+    /// Records that `key` changed (for WATCH). Commands call this where Redis signals a
+    /// modified key; creating, replacing, removing and expiring keys call it themselves.
+    pub fn touch(&mut self, key: &[u8]) {
+        if let Some((_, version)) = self.watched.get_mut(key) {
+            *version += 1;
+        }
+    }
+
+    /// Starts watching `key`; returns its version now.
+    pub fn watch(&mut self, key: &[u8]) -> u64 {
+        let entry = self
+            .watched
+            .entry(Bytes::copy_from_slice(key))
+            .or_insert((0, 0));
+        entry.0 += 1;
+        self.version(key)
+    }
+
+    /// Stops one watch of `key`.
+    pub fn unwatch(&mut self, key: &[u8]) {
+        if let Some((watchers, _)) = self.watched.get_mut(key) {
+            *watchers -= 1;
+            if *watchers == 0 {
+                self.watched.remove(key);
+            }
+        }
+    }
+
+    /// The version of a watched key (0 if unwatched). An expired key counts as changed.
+    pub fn version(&self, key: &[u8]) -> u64 {
+        let version = self.watched.get(key).map_or(0, |(_, v)| *v);
+        if self.expired(key) {
+            version + 1
+        } else {
+            version
+        }
+    }
+
     /// Whether `key` has an expiry time that has passed.
     fn expired(&self, key: &[u8]) -> bool {
         !self.expires.is_empty() && self.expires.get(key).is_some_and(|&at| at <= self.now_ms)
@@ -134,6 +174,7 @@ impl Db {
         let is_stream = matches!(value, Value::Stream(_));
         self.expires.remove(&key);
         let previous = self.values.insert(key.clone(), value);
+        self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
         }
@@ -144,6 +185,7 @@ impl Db {
 
     /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
     pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<u64>) {
+        self.touch(key);
         match at_ms {
             Some(at) if self.values.contains_key(key) => {
                 self.expires.insert(Bytes::copy_from_slice(key), at);
@@ -167,6 +209,9 @@ impl Db {
         self.reap(key);
         self.expires.remove(key);
         let previous = self.values.remove(key);
+        if previous.is_some() {
+            self.touch(key);
+        }
         if matches!(previous, Some(Value::Stream(_))) {
             self.signal_deleted(key);
         }
@@ -181,6 +226,11 @@ impl Db {
             .filter(|(k, v)| matches!(v, Value::Stream(_)) && self.blocked.has_waiters(k))
             .map(|(k, _)| k.clone())
             .collect();
+        if !self.values.is_empty() {
+            for (_, version) in self.watched.values_mut() {
+                *version += 1;
+            }
+        }
         self.values.clear();
         self.expires.clear();
         for key in streams {

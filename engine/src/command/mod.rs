@@ -152,6 +152,11 @@ const COMMANDS: &[Spec] = &[
     },
 ];
 
+/// Redis's arity of a command [`execute`] handles (negative = at least), by name in any case.
+pub fn arity(name: &[u8]) -> Option<i32> {
+    find(name).map(|spec| spec.arity)
+}
+
 /// The names of the commands [`execute`] handles, lower case.
 pub fn names() -> impl Iterator<Item = &'static str> {
     COMMANDS.iter().map(|spec| spec.name)

@@ -63,6 +63,7 @@ impl<'a> XAdd<'a> {
         if let Some(trim) = &self.trim {
             stream.trim(trim, snapshot.limits);
         }
+        db.touch(self.key);
         db.signal_ready(self.key);
         Ok(Reply::id(id))
     }

@@ -22,6 +22,10 @@ impl XDel {
             .iter()
             .map(|arg| StreamId::parse_strict(arg))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Reply::Int(stream.delete(&ids) as i64))
+        let deleted = stream.delete(&ids);
+        if deleted > 0 {
+            db.touch(argv[1]);
+        }
+        Ok(Reply::Int(deleted as i64))
     }
 }

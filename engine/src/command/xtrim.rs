@@ -21,6 +21,10 @@ impl XTrim {
         let Some(stream) = db.stream_mut(argv[1])? else {
             return Ok(Reply::Int(0));
         };
-        Ok(Reply::Int(stream.trim(&trim, snapshot.limits) as i64))
+        let removed = stream.trim(&trim, snapshot.limits);
+        if removed > 0 {
+            db.touch(argv[1]);
+        }
+        Ok(Reply::Int(removed as i64))
     }
 }

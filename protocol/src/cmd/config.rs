@@ -1,0 +1,101 @@
+//! `CONFIG GET pattern [pattern ...]`, `CONFIG SET name value [name value ...]`,
+//! `CONFIG RESETSTAT`, `CONFIG REWRITE`, `CONFIG HELP`.
+
+use bytes::Bytes;
+use echomq_engine::Reply;
+
+use super::{Ctx, unknown_subcommand};
+use crate::glob;
+use crate::server::settings::{PARAMS, param};
+
+const HELP: &[&str] = &[
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// CONFIG.
+pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let sub = &argv[1];
+    let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
+    let argc = argv.len();
+    match name.as_str() {
+        "get" if argc >= 3 => get(ctx, &argv[2..]),
+        "set" if argc >= 4 && argc % 2 == 0 => set(ctx, &argv[2..]),
+        "resetstat" if argc == 2 => {
+            ctx.shared.stats.reset();
+            Reply::OK
+        }
+        "rewrite" if argc == 2 => {
+            Reply::Error("ERR The server is running without a config file".into())
+        }
+        "help" if argc == 2 => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "get" | "set" | "resetstat" | "rewrite" | "help" => Reply::Error(format!(
+            "ERR wrong number of arguments for 'config|{name}' command"
+        )),
+        _ => unknown_subcommand(sub, "CONFIG"),
+    }
+}
+
+fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) -> Reply {
+    let settings = ctx.shared.settings.read();
+    let engine = ctx.shared.engine_config();
+    let pairs = PARAMS
+        .iter()
+        .filter(|p| {
+            patterns
+                .iter()
+                .any(|pat| glob::matches(pat, p.name.as_bytes(), true))
+        })
+        .map(|p| {
+            (
+                Reply::bulk_static(p.name),
+                Reply::Bulk(Bytes::from((p.get)(&settings, engine))),
+            )
+        })
+        .collect();
+    Reply::Map(pairs)
+}
+
+fn set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> Reply {
+    let mut updated = ctx.shared.settings.read().clone();
+    let engine = ctx.shared.engine_config();
+    let before = engine.node_limits();
+    let mut seen: Vec<&str> = Vec::new();
+    for pair in pairs.chunks(2) {
+        let name = String::from_utf8_lossy(&pair[0]).into_owned();
+        let value = String::from_utf8_lossy(&pair[1]).into_owned();
+        let Some(p) = param(&name) else {
+            return Reply::Error(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+            ));
+        };
+        if seen.contains(&p.name) {
+            return Reply::Error(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+            ));
+        }
+        seen.push(p.name);
+        let Some(setter) = p.set else {
+            return Reply::Error(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+            ));
+        };
+        if let Err(text) = setter(&mut updated, engine, &value) {
+            // All or nothing, as Redis: put the engine's limits back too.
+            engine.set_node_entries_max(before.entries_max);
+            engine.set_node_bytes_max(before.bytes_max);
+            return Reply::Error(format!("ERR {text}"));
+        }
+    }
+    *ctx.shared.settings.write() = updated;
+    Reply::OK
+}

@@ -1,0 +1,328 @@
+//! PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and CLIENT.
+
+use bytes::Bytes;
+use echomq_engine::Reply;
+
+use super::{Ctx, error, int_arg, is, subcommand_syntax, unknown_subcommand};
+use crate::resp::Protocol;
+use crate::server::valid_client_name;
+
+/// The version echomq reports: the Redis whose stream behaviour it follows.
+pub(crate) const REDIS_VERSION: &str = "7.4.0";
+
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+/// `PING [message]`.
+pub(crate) fn ping(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    match argv {
+        [_] => Reply::Status("PONG"),
+        [_, message] => Reply::Bulk(message.clone()),
+        _ => error(echomq_engine::Error::WrongArity("ping".into())),
+    }
+}
+
+/// `ECHO message`.
+pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    Reply::Bulk(argv[1].clone())
+}
+
+/// Checks a password (and user) against `requirepass`.
+fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
+    let required = ctx.shared.settings.read().requirepass.clone();
+    if user.is_some_and(|u| u != b"default") {
+        return Err(Reply::Error(WRONGPASS.into()));
+    }
+    if required.is_empty() {
+        if user.is_none() {
+            return Err(Reply::Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into()));
+        }
+        ctx.client.authenticated = true;
+        return Ok(());
+    }
+    if password != required.as_bytes() {
+        return Err(Reply::Error(WRONGPASS.into()));
+    }
+    ctx.client.authenticated = true;
+    Ok(())
+}
+
+/// `AUTH [username] password`.
+pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let result = match argv {
+        [_, password] => check_password(ctx, None, password),
+        [_, user, password] => check_password(ctx, Some(user), password),
+        _ => Err(error(echomq_engine::Error::Syntax)),
+    };
+    result.map_or_else(|e| e, |()| Reply::OK)
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME clientname]]`.
+pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let mut protocol = ctx.client.protocol;
+    if let Some(version) = argv.get(1) {
+        protocol = match int_arg(version) {
+            Ok(2) => Protocol::Resp2,
+            Ok(3) => Protocol::Resp3,
+            Ok(_) => return Reply::Error("NOPROTO unsupported protocol version".into()),
+            Err(_) => {
+                return Reply::Error(
+                    "ERR Protocol version is not an integer or out of range".into(),
+                );
+            }
+        };
+    }
+    let mut name = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let more = argv.len() - 1 - i;
+        if is(&argv[i], "auth") && more >= 2 {
+            if let Err(reply) = check_password(ctx, Some(&argv[i + 1]), &argv[i + 2]) {
+                return reply;
+            }
+            i += 3;
+        } else if is(&argv[i], "setname") && more >= 1 {
+            if !valid_client_name(&argv[i + 1]) {
+                return invalid_name();
+            }
+            name = Some(argv[i + 1].clone());
+            i += 2;
+        } else {
+            return Reply::Error(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&argv[i])
+            ));
+        }
+    }
+    if !ctx.client.authenticated {
+        return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+    }
+    if let Some(name) = name {
+        ctx.client.info.names.lock().name = (!name.is_empty()).then_some(name);
+    }
+    ctx.client.set_protocol(protocol);
+    Reply::Map(vec![
+        (Reply::bulk_static("server"), Reply::bulk_static("redis")),
+        (
+            Reply::bulk_static("version"),
+            Reply::bulk_static(REDIS_VERSION),
+        ),
+        (
+            Reply::bulk_static("proto"),
+            Reply::Int(if protocol == Protocol::Resp3 { 3 } else { 2 }),
+        ),
+        (
+            Reply::bulk_static("id"),
+            Reply::Int(ctx.client.info.id as i64),
+        ),
+        (Reply::bulk_static("mode"), Reply::bulk_static("standalone")),
+        (Reply::bulk_static("role"), Reply::bulk_static("master")),
+        (Reply::bulk_static("modules"), Reply::Array(vec![])),
+    ])
+}
+
+/// `SELECT index`.
+pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let index = match int_arg(&argv[1]) {
+        Ok(n) => n,
+        Err(reply) => return reply,
+    };
+    if index < 0 || index as usize >= ctx.dbs.len() {
+        return Reply::Error("ERR DB index is out of range".into());
+    }
+    ctx.client.select(index as usize);
+    Reply::OK
+}
+
+/// `QUIT`: replies OK, then the connection closes.
+pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    ctx.close = true;
+    Reply::OK
+}
+
+/// `RESET`: back to a fresh connection's state.
+pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    super::transaction::forget_watches(ctx);
+    ctx.client.multi = None;
+    ctx.client.multi_failed = false;
+    ctx.client.select(0);
+    ctx.client.set_protocol(Protocol::Resp2);
+    ctx.client.authenticated = ctx.shared.settings.read().requirepass.is_empty();
+    ctx.client.info.names.lock().name = None;
+    Reply::Status("RESET")
+}
+
+fn invalid_name() -> Reply {
+    Reply::Error("ERR Client names cannot contain spaces, newlines or special characters.".into())
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
+    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
+    "    Return information about client connections.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are LIB-NAME, LIB-VER.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`.
+pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let sub = &argv[1];
+    let argc = argv.len();
+    let syntax = || subcommand_syntax(sub, "CLIENT");
+    if is(sub, "id") && argc == 2 {
+        Reply::Int(ctx.client.info.id as i64)
+    } else if is(sub, "getname") && argc == 2 {
+        ctx.client
+            .info
+            .names
+            .lock()
+            .name
+            .clone()
+            .map_or(Reply::Null, Reply::Bulk)
+    } else if is(sub, "setname") && argc == 3 {
+        if !valid_client_name(&argv[2]) {
+            return invalid_name();
+        }
+        ctx.client.info.names.lock().name = (!argv[2].is_empty()).then(|| argv[2].clone());
+        Reply::OK
+    } else if is(sub, "setinfo") && argc == 4 {
+        let mut names = ctx.client.info.names.lock();
+        if is(&argv[2], "lib-name") {
+            names.lib_name = Some(argv[3].clone());
+        } else if is(&argv[2], "lib-ver") {
+            names.lib_ver = Some(argv[3].clone());
+        } else {
+            return Reply::Error(format!(
+                "ERR Unrecognized option '{}'",
+                String::from_utf8_lossy(&argv[2])
+            ));
+        }
+        Reply::OK
+    } else if is(sub, "info") && argc == 2 {
+        Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line())))
+    } else if is(sub, "list") {
+        let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
+        let mut ids: Option<Vec<u64>> = None;
+        let mut i = 2;
+        while i < argc {
+            if is(&argv[i], "type") && i + 1 < argc {
+                i += 2;
+            } else if is(&argv[i], "id") && i + 1 < argc {
+                let mut list = Vec::new();
+                for arg in &argv[i + 1..] {
+                    match int_arg(arg) {
+                        Ok(id) if id > 0 => list.push(id as u64),
+                        _ => return Reply::Error("ERR Invalid client ID".into()),
+                    }
+                }
+                ids = Some(list);
+                i = argc;
+            } else {
+                return error(echomq_engine::Error::Syntax);
+            }
+        }
+        let text: String = clients
+            .iter()
+            .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
+            .map(|c| format!("{}\n", c.line()))
+            .collect();
+        Reply::Verbatim(Bytes::from(text))
+    } else if is(sub, "kill") && argc >= 3 {
+        kill(ctx, argv)
+    } else if (is(sub, "no-evict") || is(sub, "no-touch")) && argc == 3 {
+        if is(&argv[2], "on") || is(&argv[2], "off") {
+            Reply::OK
+        } else {
+            error(echomq_engine::Error::Syntax)
+        }
+    } else if is(sub, "help") && argc == 2 {
+        Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect())
+    } else if [
+        "id", "getname", "setname", "setinfo", "info", "list", "kill", "no-evict", "no-touch",
+        "help",
+    ]
+    .iter()
+    .any(|s| is(sub, s))
+    {
+        syntax()
+    } else {
+        unknown_subcommand(sub, "CLIENT")
+    }
+}
+
+/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
+fn kill(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
+    let me = ctx.client.info.id;
+    if argv.len() == 3 {
+        let addr = String::from_utf8_lossy(&argv[2]);
+        return match clients.iter().find(|c| c.addr.to_string() == addr) {
+            Some(c) => {
+                c.kill.notify_one();
+                Reply::OK
+            }
+            None => Reply::Error("ERR No such client".into()),
+        };
+    }
+    let (mut id, mut addr, mut laddr, mut skip_me) = (None, None, None, true);
+    let mut i = 2;
+    while i + 1 < argv.len() {
+        let value = &argv[i + 1];
+        if is(&argv[i], "id") {
+            match int_arg(value) {
+                Ok(n) if n > 0 => id = Some(n as u64),
+                _ => return Reply::Error("ERR client-id should be greater than 0".into()),
+            }
+        } else if is(&argv[i], "addr") {
+            addr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(&argv[i], "laddr") {
+            laddr = Some(String::from_utf8_lossy(value).into_owned());
+        } else if is(&argv[i], "skipme") {
+            skip_me = if is(value, "yes") {
+                true
+            } else if is(value, "no") {
+                false
+            } else {
+                return error(echomq_engine::Error::Syntax);
+            };
+        } else if is(&argv[i], "type") || is(&argv[i], "user") || is(&argv[i], "maxage") {
+            // Every client here is a normal client of the default user.
+        } else {
+            return error(echomq_engine::Error::Syntax);
+        }
+        i += 2;
+    }
+    if i != argv.len() {
+        return error(echomq_engine::Error::Syntax);
+    }
+    let mut killed = 0;
+    for c in clients {
+        if skip_me && c.id == me {
+            continue;
+        }
+        if id.is_some_and(|id| id != c.id)
+            || addr.as_ref().is_some_and(|a| *a != c.addr.to_string())
+            || laddr
+                .as_ref()
+                .is_some_and(|a| Some(a.clone()) != c.laddr.map(|l| l.to_string()))
+        {
+            continue;
+        }
+        c.kill.notify_one();
+        killed += 1;
+    }
+    Reply::Int(killed)
+}

@@ -1,0 +1,160 @@
+//! `INFO [section ...]`: Redis's sections and field names, lines ending in CRLF.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use echomq_engine::Reply;
+
+use super::Ctx;
+use super::connection::REDIS_VERSION;
+
+const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const ALL_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "stats",
+    "commandstats",
+    "errorstats",
+    "keyspace",
+];
+
+/// `1.23M`-style sizes, as Redis's `bytesToHuman`.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1024 => format!("{bytes}B"),
+        1024..1_048_576 => format!("{:.2}K", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.2}M", b / 1_048_576.0),
+        _ => format!("{:.2}G", b / 1_073_741_824.0),
+    }
+}
+
+/// INFO.
+pub(crate) fn info(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let requested: Vec<String> = argv[1..]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .collect();
+    let sections: Vec<&str> = if requested.is_empty() || requested.iter().any(|s| s == "default") {
+        DEFAULT_SECTIONS.to_vec()
+    } else if requested.iter().any(|s| s == "all" || s == "everything") {
+        ALL_SECTIONS.to_vec()
+    } else {
+        ALL_SECTIONS
+            .iter()
+            .copied()
+            .filter(|s| requested.iter().any(|r| r == s))
+            .collect()
+    };
+    let mut text = String::new();
+    for (n, section) in sections.iter().enumerate() {
+        if n > 0 {
+            text.push_str("\r\n");
+        }
+        write_section(ctx, section, &mut text);
+    }
+    Reply::Verbatim(Bytes::from(text))
+}
+
+fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
+    let shared = ctx.shared;
+    let settings = shared.settings.read().clone();
+    let title = match section {
+        "commandstats" => "Commandstats".to_string(),
+        "errorstats" => "Errorstats".to_string(),
+        other => format!("{}{}", other[..1].to_ascii_uppercase(), &other[1..]),
+    };
+    let _ = write!(out, "# {title}\r\n");
+    let mut line = |k: &str, v: &dyn std::fmt::Display| {
+        let _ = write!(out, "{k}:{v}\r\n");
+    };
+    match section {
+        "server" => {
+            let uptime = shared.started.elapsed().as_secs();
+            line("redis_version", &REDIS_VERSION);
+            line("echomq_version", &env!("CARGO_PKG_VERSION"));
+            line("redis_mode", &"standalone");
+            line("os", &std::env::consts::OS);
+            line("arch_bits", &64);
+            line("process_id", &std::process::id());
+            line("tcp_port", &settings.port);
+            line("server_time_usec", &(shared.clock().now_ms() * 1000));
+            line("uptime_in_seconds", &uptime);
+            line("uptime_in_days", &(uptime / 86_400));
+            line("hz", &10);
+            line("config_file", &"");
+        }
+        "clients" => {
+            line("connected_clients", &shared.clients.lock().len());
+            line("maxclients", &settings.maxclients);
+            line(
+                "blocked_clients",
+                &ctx.dbs.iter().map(|db| db.blocked_count()).sum::<usize>(),
+            );
+        }
+        "memory" => {
+            let used = (shared.memory_used)();
+            line("used_memory", &used);
+            line("used_memory_human", &human(used));
+            line("used_memory_rss", &crate::server::resident_bytes());
+            line("maxmemory", &settings.maxmemory);
+            line("maxmemory_human", &human(settings.maxmemory));
+            line("maxmemory_policy", &settings.maxmemory_policy);
+        }
+        "stats" => {
+            let stats = &shared.stats;
+            line(
+                "total_connections_received",
+                &stats.total_connections_received.load(Ordering::Relaxed),
+            );
+            line(
+                "total_commands_processed",
+                &stats.total_commands_processed.load(Ordering::Relaxed),
+            );
+            line(
+                "rejected_connections",
+                &stats.rejected_connections.load(Ordering::Relaxed),
+            );
+            line("expired_keys", &0);
+            line("evicted_keys", &0);
+            line(
+                "total_error_replies",
+                &stats.total_error_replies.load(Ordering::Relaxed),
+            );
+        }
+        "commandstats" => {
+            for (name, s) in shared.stats.commands() {
+                let per_call = if s.calls == 0 {
+                    0.0
+                } else {
+                    s.usec as f64 / s.calls as f64
+                };
+                line(
+                    &format!("cmdstat_{name}"),
+                    &format!(
+                        "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
+                        s.calls, s.usec, s.rejected_calls, s.failed_calls
+                    ),
+                );
+            }
+        }
+        "errorstats" => {
+            for (code, count) in shared.stats.errors() {
+                line(&format!("errorstat_{code}"), &format!("count={count}"));
+            }
+        }
+        _ => {
+            for (index, db) in ctx.dbs.iter().enumerate() {
+                let keys = db.len();
+                if keys > 0 {
+                    line(
+                        &format!("db{index}"),
+                        &format!("keys={keys},expires=0,avg_ttl=0"),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! COMMAND, TIME, and the commands tooling sends on connect that echomq accepts and ignores
+//! (FUNCTION FLUSH, SCRIPT FLUSH, DEBUG LOG ...).
+
+use bytes::Bytes;
+use echomq_engine::Reply;
+
+use super::{COMMANDS, Ctx, is, lookup, unknown_subcommand};
+
+/// Every command name the server knows, server commands first.
+fn all_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS
+        .iter()
+        .map(|c| c.name)
+        .chain(echomq_engine::command::names())
+}
+
+/// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
+/// key-specs, subcommands]`.
+fn info_entry(name: &'static str) -> Reply {
+    let Some((_, arity)) = lookup(name.as_bytes()) else {
+        return Reply::NullArray;
+    };
+    let keyless = matches!(
+        name,
+        "ping"
+            | "echo"
+            | "hello"
+            | "auth"
+            | "select"
+            | "quit"
+            | "reset"
+            | "client"
+            | "keys"
+            | "scan"
+            | "dbsize"
+            | "flushdb"
+            | "flushall"
+            | "multi"
+            | "exec"
+            | "discard"
+            | "unwatch"
+            | "config"
+            | "info"
+            | "command"
+            | "time"
+            | "function"
+            | "script"
+            | "debug"
+    );
+    let (first, last, step) = match name {
+        _ if keyless => (0, 0, 0),
+        "xread" | "xreadgroup" => (0, 0, 0),
+        "del" | "unlink" | "exists" | "watch" => (1, -1, 1),
+        "rename" | "renamenx" => (1, 2, 1),
+        _ => (1, 1, 1),
+    };
+    Reply::Array(vec![
+        Reply::bulk(name),
+        Reply::Int(i64::from(arity)),
+        Reply::Array(vec![]),
+        Reply::Int(first),
+        Reply::Int(last),
+        Reply::Int(step),
+        Reply::Array(vec![]),
+        Reply::Array(vec![]),
+        Reply::Array(vec![]),
+        Reply::Array(vec![]),
+    ])
+}
+
+/// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS [name...]`,
+/// `COMMAND LIST`.
+pub(crate) fn command(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let Some(sub) = argv.get(1) else {
+        return Reply::Array(all_names().map(info_entry).collect());
+    };
+    if is(sub, "count") && argv.len() == 2 {
+        Reply::Int(all_names().count() as i64)
+    } else if is(sub, "list") {
+        Reply::Array(all_names().map(Reply::bulk).collect())
+    } else if is(sub, "info") {
+        if argv.len() == 2 {
+            return Reply::Array(all_names().map(info_entry).collect());
+        }
+        Reply::Array(
+            argv[2..]
+                .iter()
+                .map(|n| lookup(n).map_or(Reply::NullArray, |(name, _)| info_entry(name)))
+                .collect(),
+        )
+    } else if is(sub, "docs") {
+        let names: Vec<&'static str> = if argv.len() == 2 {
+            all_names().collect()
+        } else {
+            argv[2..]
+                .iter()
+                .filter_map(|n| lookup(n).map(|(name, _)| name))
+                .collect()
+        };
+        Reply::Map(
+            names
+                .into_iter()
+                .map(|name| {
+                    (
+                        Reply::bulk(name),
+                        Reply::Map(vec![
+                            (Reply::bulk_static("summary"), Reply::bulk_static("")),
+                            (Reply::bulk_static("since"), Reply::bulk_static("1.0.0")),
+                            (Reply::bulk_static("group"), Reply::bulk_static("generic")),
+                        ]),
+                    )
+                })
+                .collect(),
+        )
+    } else {
+        unknown_subcommand(sub, "COMMAND")
+    }
+}
+
+/// `TIME`: seconds and microseconds, by the server's clock.
+pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    let ms = ctx.shared.clock().now_ms();
+    Reply::Array(vec![
+        Reply::bulk((ms / 1000).to_string()),
+        Reply::bulk(((ms % 1000) * 1000).to_string()),
+    ])
+}
+
+/// FUNCTION and SCRIPT: echomq runs no scripts; FLUSH and friends are accepted so that tooling
+/// that clears a server on connect works.
+pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let sub = &argv[1];
+    if is(sub, "flush") || is(sub, "kill") {
+        Reply::OK
+    } else if is(sub, "list") {
+        Reply::Array(vec![])
+    } else {
+        let command = if is(&argv[0], "function") {
+            "FUNCTION"
+        } else {
+            "SCRIPT"
+        };
+        unknown_subcommand(sub, command)
+    }
+}
+
+/// DEBUG: `LOG`, `SLEEP 0` and `QUICKLIST-PACKED-THRESHOLD`-style switches are accepted;
+/// anything else is refused as on a server with `enable-debug-command no`.
+pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    let sub = &argv[1];
+    if is(sub, "log") || is(sub, "sleep") || is(sub, "set-active-expire") {
+        Reply::OK
+    } else {
+        Reply::Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into())
+    }
+}

@@ -1,0 +1,88 @@
+//! MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! EXEC runs the queued commands under one lock and one time snapshot, so the whole
+//! transaction is atomic and every `*` id in it shares a millisecond. A command that failed to
+//! queue (unknown, wrong arity) makes EXEC abort; a watched key changed since WATCH makes it
+//! reply a null array. Blocking reads inside EXEC reply as if they timed out.
+
+use bytes::Bytes;
+use echomq_engine::Reply;
+
+use super::{Ctx, execute_queued};
+
+/// Drops every watch the client holds.
+pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
+    for (db, key, _) in std::mem::take(&mut ctx.client.watched) {
+        if let Some(db) = ctx.dbs.get_mut(db) {
+            db.unwatch(&key);
+        }
+    }
+}
+
+/// `MULTI`.
+pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    if ctx.client.multi.is_some() {
+        return Reply::Error("ERR MULTI calls can not be nested".into());
+    }
+    ctx.client.multi = Some(Vec::new());
+    ctx.client.multi_failed = false;
+    Reply::OK
+}
+
+/// `DISCARD`.
+pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    if ctx.client.multi.take().is_none() {
+        return Reply::Error("ERR DISCARD without MULTI".into());
+    }
+    ctx.client.multi_failed = false;
+    forget_watches(ctx);
+    Reply::OK
+}
+
+/// `EXEC`.
+pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    let Some(queue) = ctx.client.multi.take() else {
+        return Reply::Error("ERR EXEC without MULTI".into());
+    };
+    let failed = std::mem::take(&mut ctx.client.multi_failed);
+    let changed = ctx.client.watched.iter().any(|(db, key, version)| {
+        ctx.dbs
+            .get(*db)
+            .is_some_and(|db| db.version(key) != *version)
+    });
+    forget_watches(ctx);
+    if failed {
+        return Reply::Error("EXECABORT Transaction discarded because of previous errors.".into());
+    }
+    if changed {
+        return Reply::NullArray;
+    }
+    Reply::Array(queue.iter().map(|argv| execute_queued(ctx, argv)).collect())
+}
+
+/// `WATCH key [key ...]`.
+pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+    if ctx.client.multi.is_some() {
+        return Reply::Error("ERR WATCH inside MULTI is not allowed".into());
+    }
+    let index = ctx.client.db;
+    for key in &argv[1..] {
+        if ctx
+            .client
+            .watched
+            .iter()
+            .any(|(db, k, _)| *db == index && k == key)
+        {
+            continue;
+        }
+        let version = ctx.db().watch(key);
+        ctx.client.watched.push((index, key.clone(), version));
+    }
+    Reply::OK
+}
+
+/// `UNWATCH`.
+pub(crate) fn unwatch(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+    forget_watches(ctx);
+    Reply::OK
+}

@@ -1,0 +1,164 @@
+//! Per-client state: what CLIENT LIST shows ([`ClientInfo`], shared) and what only the
+//! connection uses ([`ClientState`]: protocol, database, authentication, transaction, watches).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use crate::resp::Protocol;
+
+/// A connected client as others see it (CLIENT LIST, CLIENT KILL).
+#[derive(Debug)]
+pub struct ClientInfo {
+    /// CLIENT ID.
+    pub id: u64,
+    /// The peer address.
+    pub addr: SocketAddr,
+    /// The local address.
+    pub laddr: Option<SocketAddr>,
+    /// When it connected.
+    pub created: Instant,
+    /// Milliseconds since `created` of its last command.
+    pub last_command_ms: AtomicU64,
+    /// Its database.
+    pub db: AtomicUsize,
+    /// Whether it speaks RESP3.
+    pub resp3: AtomicBool,
+    /// CLIENT SETNAME, CLIENT SETINFO LIB-NAME and LIB-VER.
+    pub names: Mutex<Names>,
+    /// The last command's name.
+    pub last_command: Mutex<String>,
+    /// Signalled by CLIENT KILL.
+    pub kill: Notify,
+}
+
+/// A client's self-declared names.
+#[derive(Debug, Default, Clone)]
+pub struct Names {
+    /// CLIENT SETNAME.
+    pub name: Option<Bytes>,
+    /// CLIENT SETINFO LIB-NAME.
+    pub lib_name: Option<Bytes>,
+    /// CLIENT SETINFO LIB-VER.
+    pub lib_ver: Option<Bytes>,
+}
+
+impl ClientInfo {
+    /// A new client.
+    pub fn new(
+        id: u64,
+        addr: SocketAddr,
+        laddr: Option<SocketAddr>,
+        protocol: Protocol,
+    ) -> ClientInfo {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            last_command_ms: AtomicU64::new(0),
+            db: AtomicUsize::new(0),
+            resp3: AtomicBool::new(protocol == Protocol::Resp3),
+            names: Mutex::new(Names::default()),
+            last_command: Mutex::new("NULL".into()),
+            kill: Notify::new(),
+        }
+    }
+
+    /// Marks a command as just run.
+    pub fn touch(&self, command: &str) {
+        self.last_command_ms
+            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+        let mut last = self.last_command.lock();
+        if last.as_str() != command {
+            command.clone_into(&mut last);
+        }
+    }
+
+    /// Seconds since its last command.
+    pub fn idle_s(&self) -> u64 {
+        let now = self.created.elapsed().as_millis() as u64;
+        now.saturating_sub(self.last_command_ms.load(Ordering::Relaxed)) / 1000
+    }
+
+    /// The CLIENT LIST / CLIENT INFO line for this client (without the newline).
+    pub fn line(&self) -> String {
+        let names = self.names.lock().clone();
+        let text = |b: &Option<Bytes>| {
+            b.as_ref()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        format!(
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr.map(|a| a.to_string()).unwrap_or_default(),
+            text(&names.name),
+            self.created.elapsed().as_secs(),
+            self.idle_s(),
+            self.db.load(Ordering::Relaxed),
+            self.last_command.lock(),
+            if self.resp3.load(Ordering::Relaxed) {
+                3
+            } else {
+                2
+            },
+            text(&names.lib_name),
+            text(&names.lib_ver),
+        )
+    }
+}
+
+/// What only the connection itself uses.
+#[derive(Debug)]
+pub struct ClientState {
+    /// The shared view.
+    pub info: Arc<ClientInfo>,
+    /// RESP2 or RESP3.
+    pub protocol: Protocol,
+    /// Selected database.
+    pub db: usize,
+    /// Whether AUTH succeeded (or no password is needed).
+    pub authenticated: bool,
+    /// Commands queued since MULTI, if in a transaction.
+    pub multi: Option<Vec<Vec<Bytes>>>,
+    /// A command failed to queue: EXEC must abort.
+    pub multi_failed: bool,
+    /// Watched keys: database, key, version when watched.
+    pub watched: Vec<(usize, Bytes, u64)>,
+}
+
+impl ClientState {
+    /// A new connection's state.
+    pub fn new(info: Arc<ClientInfo>, protocol: Protocol, authenticated: bool) -> ClientState {
+        ClientState {
+            info,
+            protocol,
+            db: 0,
+            authenticated,
+            multi: None,
+            multi_failed: false,
+            watched: Vec::new(),
+        }
+    }
+
+    /// Switches protocol, keeping the shared view in step.
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+        self.info
+            .resp3
+            .store(protocol == Protocol::Resp3, Ordering::Relaxed);
+    }
+
+    /// Switches database, keeping the shared view in step.
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,207 @@
+//! One client connection: read, decode every complete request, run it, write the replies.
+//!
+//! Requests that arrive together (pipelining) are all run before the replies go out in one
+//! write; replies are flushed early once [`OUTPUT_FLUSH_BYTES`] pile up, so a client that sends
+//! much and reads slowly is held back by TCP instead of growing our memory. A blocked
+//! XREAD/XREADGROUP waits for its engine wake-up, its deadline, the socket closing, or CLIENT
+//! KILL; requests arriving meanwhile wait their turn, as in Redis. A malformed request gets
+//! Redis's protocol error and closes only this connection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use echomq_engine::{BlockedHandle, Reply, Wake};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::sync::Notify;
+
+use super::Shared;
+use super::client::{ClientInfo, ClientState};
+use crate::cmd::{self, Action};
+use crate::resp::{DecodeLimits, Decoded, decode, encode, encode_error};
+
+/// Reply bytes that make the connection write before decoding more requests.
+const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
+/// Initial read buffer.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+/// Longest wait between deadline checks of a blocked command: the clock may be a manual one.
+const BLOCK_POLL_MS_MAX: u64 = 100;
+
+/// Wakes the connection task when its blocked command has a reply.
+struct TaskWake(Notify);
+
+impl Wake for TaskWake {
+    fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+/// Answers a connection over `maxclients` and closes it.
+pub(super) async fn refuse(mut socket: TcpStream) {
+    let _ = socket
+        .write_all(b"-ERR max number of clients reached\r\n")
+        .await;
+}
+
+/// Serves one client until it quits, is killed, errs, or the server stops.
+pub(super) async fn serve(socket: TcpStream, shared: Arc<Shared>, info: Arc<ClientInfo>) {
+    let id = info.id;
+    let authenticated = shared.settings.read().requirepass.is_empty();
+    let mut client = ClientState::new(Arc::clone(&info), shared.default_protocol, authenticated);
+    if let Err(e) = run(socket, &shared, &mut client).await {
+        tracing::debug!(client = id, error = %e, "connection ended");
+    }
+    // Release watches, then forget the client.
+    let watched = std::mem::take(&mut client.watched);
+    if !watched.is_empty() {
+        shared.keyspace.run_all(|dbs, _| {
+            for (db, key, _) in watched {
+                if let Some(db) = dbs.get_mut(db) {
+                    db.unwatch(&key);
+                }
+            }
+        });
+    }
+    shared.clients.lock().remove(&id);
+}
+
+async fn run(
+    socket: TcpStream,
+    shared: &Arc<Shared>,
+    client: &mut ClientState,
+) -> std::io::Result<()> {
+    let (mut reader, mut writer) = socket.into_split();
+    let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    let mut output = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    let task_wake = Arc::new(TaskWake(Notify::new()));
+    let waker: Arc<dyn Wake> = task_wake.clone();
+    loop {
+        loop {
+            let limits = {
+                let settings = shared.settings.read();
+                DecodeLimits {
+                    bulk_bytes_max: i64::try_from(settings.proto_max_bulk_len).unwrap_or(i64::MAX),
+                    unauthenticated: !client.authenticated,
+                }
+            };
+            let argv = match decode(&input, &limits) {
+                Ok(Decoded::Incomplete) => break,
+                Ok(Decoded::Command(argv, used)) => {
+                    input.advance(used);
+                    argv
+                }
+                Err(e) => {
+                    shared.stats.record_error("ERR");
+                    encode_error(&format!("ERR {e}"), &mut output);
+                    writer.write_all(&output).await?;
+                    return Ok(());
+                }
+            };
+            if argv.is_empty() {
+                continue;
+            }
+            match cmd::execute(shared, client, argv, &waker) {
+                Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
+                Action::Close(reply) => {
+                    encode(&reply, client.protocol, &mut output);
+                    writer.write_all(&output).await?;
+                    return Ok(());
+                }
+                Action::Block(handle) => {
+                    writer.write_all(&output).await?;
+                    output.clear();
+                    let Some(result) = wait_blocked(
+                        shared,
+                        &handle,
+                        &task_wake,
+                        &client.info,
+                        &mut reader,
+                        &mut input,
+                    )
+                    .await?
+                    else {
+                        return Ok(());
+                    };
+                    let reply = result.unwrap_or_else(cmd::error);
+                    if let Reply::Error(text) = &reply {
+                        shared.stats.record_error(text);
+                    }
+                    encode(&reply, client.protocol, &mut output);
+                }
+            }
+            if output.len() >= OUTPUT_FLUSH_BYTES {
+                writer.write_all(&output).await?;
+                output.clear();
+            }
+        }
+        if !output.is_empty() {
+            writer.write_all(&output).await?;
+            output.clear();
+        }
+        let (query_limit, timeout_s) = {
+            let settings = shared.settings.read();
+            (settings.client_query_buffer_limit, settings.timeout_s)
+        };
+        let idle = async {
+            if timeout_s == 0 {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(Duration::from_secs(timeout_s)).await;
+        };
+        tokio::select! {
+            read = reader.read_buf(&mut input) => {
+                if read? == 0 {
+                    return Ok(());
+                }
+            }
+            () = client.info.kill.notified() => return Ok(()),
+            () = idle => return Ok(()),
+        }
+        if input.len() as u64 > query_limit {
+            tracing::warn!(
+                client = client.info.id,
+                "closing client that reached max query buffer length"
+            );
+            return Ok(());
+        }
+    }
+}
+
+/// Waits for a blocked command's reply. `None` means the client went away (or was killed):
+/// dropping the handle unblocks the command.
+async fn wait_blocked(
+    shared: &Shared,
+    handle: &BlockedHandle,
+    wake: &TaskWake,
+    info: &ClientInfo,
+    reader: &mut OwnedReadHalf,
+    input: &mut BytesMut,
+) -> std::io::Result<Option<echomq_engine::Result<Reply>>> {
+    let query_limit = shared.settings.read().client_query_buffer_limit;
+    loop {
+        if let Some(result) = handle.try_take() {
+            return Ok(Some(result));
+        }
+        let now = shared.clock().now_ms();
+        let poll_ms = match handle.deadline_ms() {
+            Some(deadline) if deadline <= now => {
+                shared.keyspace.expire_blocked();
+                continue;
+            }
+            Some(deadline) => (deadline - now).min(BLOCK_POLL_MS_MAX),
+            None => BLOCK_POLL_MS_MAX,
+        };
+        tokio::select! {
+            () = wake.0.notified() => {}
+            () = tokio::time::sleep(Duration::from_millis(poll_ms)) => {}
+            read = reader.read_buf(input) => {
+                if read? == 0 || input.len() as u64 > query_limit {
+                    return Ok(None);
+                }
+            }
+            () = info.kill.notified() => return Ok(None),
+        }
+    }
+}

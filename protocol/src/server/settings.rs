@@ -1,0 +1,323 @@
+//! Run-time settings with Redis's names (CONFIG GET/SET), defaults and value forms.
+//!
+//! The table [`PARAMS`] is the one place a parameter is declared: its name, how it is read,
+//! and how it is set (or that it cannot be). Stream node limits live in the engine's
+//! [`echomq_engine::Config`]; everything else here.
+
+use echomq_engine::Config as EngineConfig;
+
+/// Redis's `proto-max-bulk-len` default: 512 MiB.
+pub const PROTO_MAX_BULK_LEN_DEFAULT: u64 = 512 * 1024 * 1024;
+/// Redis's `client-query-buffer-limit` default: 1 GiB.
+pub const CLIENT_QUERY_BUFFER_LIMIT_DEFAULT: u64 = 1024 * 1024 * 1024;
+/// Redis's `maxclients` default.
+pub const MAXCLIENTS_DEFAULT: u64 = 10_000;
+/// Redis's smallest `proto-max-bulk-len` and `client-query-buffer-limit`: 1 MiB.
+const BUFFER_LIMIT_MIN: u64 = 1024 * 1024;
+
+/// The settings a server reads while it runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `requirepass`: clients must AUTH with it; empty = no password.
+    pub requirepass: String,
+    /// `maxclients`.
+    pub maxclients: u64,
+    /// `maxmemory` in bytes; 0 = no limit.
+    pub maxmemory: u64,
+    /// `maxmemory-policy` (only `noeviction` behaviour is implemented: writes answer OOM).
+    pub maxmemory_policy: String,
+    /// `proto-max-bulk-len`.
+    pub proto_max_bulk_len: u64,
+    /// `client-query-buffer-limit`.
+    pub client_query_buffer_limit: u64,
+    /// `timeout`: seconds an idle client may stay connected; 0 = forever.
+    pub timeout_s: u64,
+    /// `client-output-buffer-limit`, kept as given: replies are written with backpressure, so
+    /// a slow reader holds at most one batch of replies in memory whatever this says.
+    pub client_output_buffer_limit: String,
+    /// `notify-keyspace-events`, kept as given (no keyspace notifications are sent).
+    pub notify_keyspace_events: String,
+    /// `save`, kept as given (echomq does not persist the keyspace).
+    pub save: String,
+    /// `appendonly`, kept as given.
+    pub appendonly: bool,
+    /// `port` the server listens on (immutable).
+    pub port: u16,
+    /// `bind` address (immutable).
+    pub bind: String,
+    /// `databases` (immutable).
+    pub databases: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            requirepass: String::new(),
+            maxclients: MAXCLIENTS_DEFAULT,
+            maxmemory: 0,
+            maxmemory_policy: "noeviction".into(),
+            proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
+            client_query_buffer_limit: CLIENT_QUERY_BUFFER_LIMIT_DEFAULT,
+            timeout_s: 0,
+            client_output_buffer_limit:
+                "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            notify_keyspace_events: String::new(),
+            save: String::new(),
+            appendonly: false,
+            port: 6379,
+            bind: "127.0.0.1".into(),
+            databases: 16,
+        }
+    }
+}
+
+type Get = fn(&Settings, &EngineConfig) -> String;
+type Set = fn(&mut Settings, &EngineConfig, &str) -> Result<(), String>;
+
+/// One CONFIG parameter.
+#[derive(Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: &'static str,
+    /// Reads it as CONFIG GET shows it.
+    pub get: Get,
+    /// Sets it, or `None` if immutable.
+    pub set: Option<Set>,
+}
+
+/// Parses a Redis memory value: an integer with an optional `k`, `kb`, `m`, `mb`, `g`, `gb`.
+pub fn parse_memory(value: &str) -> Option<u64> {
+    let lower = value.to_ascii_lowercase();
+    let (digits, unit) = match lower.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => lower.split_at(at),
+        None => (lower.as_str(), ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let unit = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}
+
+fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n: i128 = value
+        .parse()
+        .map_err(|_| format!("CONFIG SET failed (possibly related to argument '{name}') - argument couldn't be parsed into an integer"))?;
+    if n < i128::from(min) || n > i128::from(max) {
+        return Err(format!(
+            "CONFIG SET failed (possibly related to argument '{name}') - argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(n as u64)
+}
+
+fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, String> {
+    let n = parse_memory(value).ok_or_else(|| {
+        format!("CONFIG SET failed (possibly related to argument '{name}') - argument must be a memory value")
+    })?;
+    if n < min {
+        return Err(format!(
+            "CONFIG SET failed (possibly related to argument '{name}') - argument must be between {min} and {} inclusive",
+            i64::MAX
+        ));
+    }
+    Ok(n)
+}
+
+fn yes_no(name: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!(
+            "CONFIG SET failed (possibly related to argument '{name}') - argument must be 'yes' or 'no'"
+        )),
+    }
+}
+
+/// Every parameter CONFIG knows, in the order CONFIG GET * lists them.
+pub const PARAMS: &[Param] = &[
+    Param {
+        name: "stream-node-max-entries",
+        get: |_, e| e.node_limits().entries_max.to_string(),
+        set: Some(|_, e, v| {
+            e.set_node_entries_max(int_in("stream-node-max-entries", v, 0, i64::MAX as u64)?);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "stream-node-max-bytes",
+        get: |_, e| e.node_limits().bytes_max.to_string(),
+        set: Some(|_, e, v| {
+            e.set_node_bytes_max(memory_in("stream-node-max-bytes", v, 0)?);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxclients",
+        get: |s, _| s.maxclients.to_string(),
+        set: Some(|s, _, v| {
+            s.maxclients = int_in("maxclients", v, 1, u64::from(u32::MAX))?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory",
+        get: |s, _| s.maxmemory.to_string(),
+        set: Some(|s, _, v| {
+            s.maxmemory = memory_in("maxmemory", v, 0)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-policy",
+        get: |s, _| s.maxmemory_policy.clone(),
+        set: Some(|s, _, v| {
+            const POLICIES: &[&str] = &[
+                "volatile-lru",
+                "volatile-lfu",
+                "volatile-random",
+                "volatile-ttl",
+                "allkeys-lru",
+                "allkeys-lfu",
+                "allkeys-random",
+                "noeviction",
+            ];
+            let v = v.to_ascii_lowercase();
+            if !POLICIES.contains(&v.as_str()) {
+                return Err("CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction".into());
+            }
+            s.maxmemory_policy = v;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "proto-max-bulk-len",
+        get: |s, _| s.proto_max_bulk_len.to_string(),
+        set: Some(|s, _, v| {
+            s.proto_max_bulk_len = memory_in("proto-max-bulk-len", v, BUFFER_LIMIT_MIN)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "client-query-buffer-limit",
+        get: |s, _| s.client_query_buffer_limit.to_string(),
+        set: Some(|s, _, v| {
+            s.client_query_buffer_limit =
+                memory_in("client-query-buffer-limit", v, BUFFER_LIMIT_MIN)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "client-output-buffer-limit",
+        get: |s, _| s.client_output_buffer_limit.clone(),
+        set: Some(|s, _, v| {
+            s.client_output_buffer_limit = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "requirepass",
+        get: |s, _| s.requirepass.clone(),
+        set: Some(|s, _, v| {
+            s.requirepass = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "timeout",
+        get: |s, _| s.timeout_s.to_string(),
+        set: Some(|s, _, v| {
+            s.timeout_s = int_in("timeout", v, 0, i32::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "notify-keyspace-events",
+        get: |s, _| s.notify_keyspace_events.clone(),
+        set: Some(|s, _, v| {
+            s.notify_keyspace_events = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "save",
+        get: |s, _| s.save.clone(),
+        set: Some(|s, _, v| {
+            s.save = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendonly",
+        get: |s, _| {
+            if s.appendonly {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        },
+        set: Some(|s, _, v| {
+            s.appendonly = yes_no("appendonly", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "port",
+        get: |s, _| s.port.to_string(),
+        set: None,
+    },
+    Param {
+        name: "bind",
+        get: |s, _| s.bind.clone(),
+        set: None,
+    },
+    Param {
+        name: "databases",
+        get: |s, _| s.databases.to_string(),
+        set: None,
+    },
+];
+
+/// The parameter called `name` (any case).
+pub fn param(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_values_take_units() {
+        assert_eq!(parse_memory("100"), Some(100));
+        assert_eq!(parse_memory("1kb"), Some(1024));
+        assert_eq!(parse_memory("2GB"), Some(2 << 30));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("x"), None);
+        assert_eq!(parse_memory("-1"), None);
+    }
+
+    #[test]
+    fn setting_validates_and_reports_redis_errors() {
+        let mut s = Settings::default();
+        let e = EngineConfig::default();
+        let maxclients = param("MAXCLIENTS").unwrap();
+        assert!(
+            (maxclients.set.unwrap())(&mut s, &e, "0")
+                .unwrap_err()
+                .contains("between 1 and")
+        );
+        (maxclients.set.unwrap())(&mut s, &e, "50").unwrap();
+        assert_eq!((maxclients.get)(&s, &e), "50");
+        (param("stream-node-max-entries").unwrap().set.unwrap())(&mut s, &e, "7").unwrap();
+        assert_eq!(e.node_limits().entries_max, 7);
+        assert!(param("port").unwrap().set.is_none());
+    }
+}

@@ -1,0 +1,103 @@
+//! Counters for INFO: connections, commands per name, errors per code.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+/// Calls, time and failures of one command (INFO commandstats).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CommandStat {
+    /// Times run.
+    pub calls: u64,
+    /// Microseconds spent.
+    pub usec: u64,
+    /// Refused before running (arity, auth, OOM, unknown in MULTI).
+    pub rejected_calls: u64,
+    /// Ran and replied an error.
+    pub failed_calls: u64,
+}
+
+/// Server-wide counters.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Connections accepted.
+    pub total_connections_received: AtomicU64,
+    /// Connections refused (maxclients).
+    pub rejected_connections: AtomicU64,
+    /// Commands run.
+    pub total_commands_processed: AtomicU64,
+    /// Error replies sent.
+    pub total_error_replies: AtomicU64,
+    /// Per command, by lower-case name.
+    commands: Mutex<BTreeMap<String, CommandStat>>,
+    /// Per error code (`ERR`, `WRONGTYPE`, ...).
+    errors: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Stats {
+    /// Records one call of `name`; `error` is the error reply's text if it failed.
+    pub fn record(&self, name: &str, usec: u64, outcome: CallOutcome<'_>) {
+        self.total_commands_processed.fetch_add(
+            u64::from(!matches!(outcome, CallOutcome::Rejected(_))),
+            Ordering::Relaxed,
+        );
+        {
+            let mut commands = self.commands.lock();
+            let stat = commands.entry(name.to_string()).or_default();
+            match outcome {
+                CallOutcome::Ok => {
+                    stat.calls += 1;
+                    stat.usec += usec;
+                }
+                CallOutcome::Failed(_) => {
+                    stat.calls += 1;
+                    stat.usec += usec;
+                    stat.failed_calls += 1;
+                }
+                CallOutcome::Rejected(_) => stat.rejected_calls += 1,
+            }
+        }
+        if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
+            self.record_error(text);
+        }
+    }
+
+    /// Records an error reply by its code (the first word).
+    pub fn record_error(&self, text: &str) {
+        self.total_error_replies.fetch_add(1, Ordering::Relaxed);
+        let code = text.split(' ').next().unwrap_or("ERR").to_string();
+        *self.errors.lock().entry(code).or_default() += 1;
+    }
+
+    /// A copy of the per-command counters.
+    pub fn commands(&self) -> BTreeMap<String, CommandStat> {
+        self.commands.lock().clone()
+    }
+
+    /// A copy of the per-error-code counters.
+    pub fn errors(&self) -> BTreeMap<String, u64> {
+        self.errors.lock().clone()
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        self.total_connections_received.store(0, Ordering::Relaxed);
+        self.rejected_connections.store(0, Ordering::Relaxed);
+        self.total_commands_processed.store(0, Ordering::Relaxed);
+        self.total_error_replies.store(0, Ordering::Relaxed);
+        self.commands.lock().clear();
+        self.errors.lock().clear();
+    }
+}
+
+/// How a call ended, for the counters.
+#[derive(Debug, Clone, Copy)]
+pub enum CallOutcome<'a> {
+    /// Replied normally.
+    Ok,
+    /// Ran and replied this error.
+    Failed(&'a str),
+    /// Refused before running, with this error.
+    Rejected(&'a str),
+}

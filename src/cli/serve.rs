@@ -1,0 +1,118 @@
+//! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]`
+//!
+//! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
+//! config file holds Redis-style `name value` lines (comments with `#`), applied like
+//! `CONFIG SET` before the first client connects.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use echomq_protocol::resp::Protocol;
+use echomq_protocol::server::settings::param;
+use echomq_protocol::{Server, ServerConfig};
+
+/// Options of `echomq serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: String,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 6379)]
+    port: u16,
+    /// Require clients to AUTH with this password.
+    #[arg(long, default_value = "")]
+    requirepass: String,
+    /// A file of `name value` lines, as CONFIG SET takes them.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
+    #[arg(long)]
+    resp3: bool,
+}
+
+/// Runs the server until a signal stops it.
+pub fn run(args: ServeArgs) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let config = ServerConfig {
+        bind: args.bind.clone(),
+        port: args.port,
+        requirepass: args.requirepass.clone(),
+        default_protocol: if args.resp3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        },
+        ..ServerConfig::default()
+    };
+    let server = Server::bind(config)
+        .await
+        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
+    if let Some(path) = &args.config {
+        apply_config_file(&server, path)?;
+    }
+    let addr = server.local_addr().map_err(|e| e.to_string())?;
+    println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
+    tracing::info!(%addr, "ready to accept connections");
+    let handle = server.handle();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        handle.shutdown();
+    });
+    server.run().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let handle = server.handle();
+    let shared = handle.shared();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let value = value.trim().trim_matches('"');
+        let at = || format!("{}:{}", path.display(), n + 1);
+        let p = param(name).ok_or_else(|| format!("{}: unknown setting '{name}'", at()))?;
+        let Some(set) = p.set else {
+            // Immutable settings (port, bind) come from the command line.
+            continue;
+        };
+        let mut settings = shared.settings.write();
+        set(&mut settings, shared.engine_config(), value).map_err(|e| format!("{}: {e}", at()))?;
+    }
+    Ok(())
+}
