@@ -6,7 +6,8 @@
 //!   ...) in-process, with Redis's semantics and no server. The engine lives in
 //!   [`engine`] (the `echomq-engine` crate): synchronous, no I/O, clock injected.
 //! - **Server.** `echomq serve` speaks RESP2/RESP3 on a TCP port, so any Redis client or tool can
-//!   use the same engine over the network (the `echomq-protocol` crate; not built yet).
+//!   use the same engine over the network (the `echomq-protocol` crate). [`testing::TestServer`]
+//!   starts one in-process as a test double.
 //! - **Feed layer.** Branded ids, an append/read/window API, projections, a consumer runtime and
 //!   a retention driver over one `Backend` trait, implemented by the embedded engine and by any
 //!   Redis-compatible server, so the same code runs in-process, against `echomq serve`, or
@@ -16,3 +17,6 @@
 //! read returns the same entries as a log that was never trimmed.
 
 pub use echomq_engine as engine;
+pub use echomq_protocol as protocol;
+
+pub mod testing;

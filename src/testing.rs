@@ -1,0 +1,150 @@
+//! echomq as a test double: a real Redis-protocol server, in-process, on an ephemeral port,
+//! with a clock the test moves.
+//!
+//! ```no_run
+//! use echomq::testing::TestServer;
+//!
+//! let server = TestServer::start().expect("server starts");
+//! // Point any Redis client at server.url() (redis://127.0.0.1:<port>/).
+//! server.keyspace().execute(&["XADD", "events", "1-1", "kind", "guess"]).unwrap();
+//! // Idle-time rules (XPENDING IDLE, XCLAIM, XAUTOCLAIM) and BLOCK timeouts follow the
+//! // manual clock: move it instead of sleeping.
+//! server.advance_ms(60_000);
+//! // Dropping the server stops it and closes every connection.
+//! ```
+//!
+//! The server runs on its own thread with its own tokio runtime, so it works from plain
+//! `#[test]` functions and from async tests alike.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use echomq_engine::{Clock, Keyspace, ManualClock, SystemClock};
+use echomq_protocol::resp::Protocol;
+use echomq_protocol::{Server, ServerConfig, ServerHandle};
+
+/// How to start a [`TestServer`].
+#[derive(Debug, Clone, Default)]
+pub struct TestServerOptions {
+    /// `requirepass`; empty for none.
+    pub requirepass: String,
+    /// Speak RESP3 before HELLO.
+    pub resp3: bool,
+    /// Read the wall clock instead of a manual clock.
+    pub system_clock: bool,
+}
+
+/// A server running in-process; stops when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    addr: SocketAddr,
+    handle: ServerHandle,
+    clock: Arc<ManualClock>,
+    thread: Option<JoinHandle<()>>,
+}
+
+fn wall_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl TestServer {
+    /// Starts a server with a manual clock set to the current wall time.
+    pub fn start() -> std::io::Result<TestServer> {
+        TestServer::start_with(TestServerOptions::default())
+    }
+
+    /// Starts a server with the given options.
+    pub fn start_with(options: TestServerOptions) -> std::io::Result<TestServer> {
+        let manual = Arc::new(ManualClock::new(wall_ms()));
+        let clock: Arc<dyn Clock> =
+            if options.system_clock { Arc::new(SystemClock) } else { manual.clone() };
+        let config = ServerConfig {
+            bind: "127.0.0.1".into(),
+            port: 0,
+            requirepass: options.requirepass,
+            default_protocol: if options.resp3 { Protocol::Resp3 } else { Protocol::Resp2 },
+            ..ServerConfig::default()
+        };
+        let (ready, started) = mpsc::channel();
+        let thread = std::thread::Builder::new().name("echomq-test-server".into()).spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                match Server::bind_with_clock(config, clock).await {
+                    Ok(server) => {
+                        let bound = server.local_addr().map(|addr| (addr, server.handle()));
+                        let ok = bound.is_ok();
+                        let _ = ready.send(bound);
+                        if ok {
+                            server.run().await;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                }
+            });
+        })?;
+        let (addr, handle) = started
+            .recv()
+            .map_err(|_| std::io::Error::other("the server thread stopped before binding"))??;
+        Ok(TestServer { addr, handle, clock: manual, thread: Some(thread) })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// A `redis://` URL for clients.
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+
+    /// The engine behind it, for direct inspection (database 0 is what clients see first).
+    pub fn keyspace(&self) -> &Arc<Keyspace> {
+        &self.handle.shared().keyspace
+    }
+
+    /// The manual clock (unused when started with `system_clock`).
+    pub fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+
+    /// Moves the manual clock forward and times out blocked reads whose deadline passed.
+    pub fn advance_ms(&self, ms: u64) {
+        self.clock.advance(ms);
+        self.keyspace().expire_blocked();
+    }
+
+    /// The server's handle (shared state, shutdown).
+    pub fn handle(&self) -> &ServerHandle {
+        &self.handle
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.handle.shutdown();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
