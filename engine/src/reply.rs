@@ -51,7 +51,15 @@ impl Reply {
 
     /// An id as a bulk string, `<ms>-<seq>`.
     pub fn id(id: StreamId) -> Reply {
-        Reply::Bulk(Bytes::from(id.to_string()))
+        // At most 20 + 1 + 20 bytes; formatted without the fmt machinery (a hot path).
+        let mut text = [0u8; 41];
+        let mut ms = itoa::Buffer::new();
+        let mut seq = itoa::Buffer::new();
+        let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
+        text[..ms.len()].copy_from_slice(ms);
+        text[ms.len()] = b'-';
+        text[ms.len() + 1..ms.len() + 1 + seq.len()].copy_from_slice(seq);
+        Reply::Bulk(Bytes::copy_from_slice(&text[..ms.len() + 1 + seq.len()]))
     }
 
     /// An entry as Redis replies it: `[id, [f1, v1, ...]]` (fields are never a map).

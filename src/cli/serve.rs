@@ -1,4 +1,5 @@
-//! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]`
+//! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
+//! [--threads N]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
 //! config file holds Redis-style `name value` lines (comments with `#`), applied like
@@ -29,11 +30,19 @@ pub struct ServeArgs {
     /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
     #[arg(long)]
     resp3: bool,
+    /// Worker threads for connections (0 = one per core). Commands run one at a time under
+    /// the keyspace lock either way; threads only parallelize parsing and replies.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 /// Runs the server until a signal stops it.
 pub fn run(args: ServeArgs) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if args.threads > 0 {
+        builder.worker_threads(args.threads);
+    }
+    let runtime = builder
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;

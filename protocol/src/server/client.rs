@@ -32,7 +32,7 @@ pub struct ClientInfo {
     /// CLIENT SETNAME, CLIENT SETINFO LIB-NAME and LIB-VER.
     pub names: Mutex<Names>,
     /// The last command's name.
-    pub last_command: Mutex<String>,
+    pub last_command: Mutex<&'static str>,
     /// Signalled by CLIENT KILL.
     pub kill: Notify,
 }
@@ -65,19 +65,16 @@ impl ClientInfo {
             db: AtomicUsize::new(0),
             resp3: AtomicBool::new(protocol == Protocol::Resp3),
             names: Mutex::new(Names::default()),
-            last_command: Mutex::new("NULL".into()),
+            last_command: Mutex::new("NULL"),
             kill: Notify::new(),
         }
     }
 
     /// Marks a command as just run.
-    pub fn touch(&self, command: &str) {
+    pub fn touch(&self, command: &'static str) {
         self.last_command_ms
             .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
-        let mut last = self.last_command.lock();
-        if last.as_str() != command {
-            command.clone_into(&mut last);
-        }
+        *self.last_command.lock() = command;
     }
 
     /// Seconds since its last command.

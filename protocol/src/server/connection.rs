@@ -78,13 +78,12 @@ async fn run(
     let task_wake = Arc::new(TaskWake(Notify::new()));
     let waker: Arc<dyn Wake> = task_wake.clone();
     loop {
+        let bulk_bytes_max =
+            i64::try_from(shared.settings.read().proto_max_bulk_len).unwrap_or(i64::MAX);
         loop {
-            let limits = {
-                let settings = shared.settings.read();
-                DecodeLimits {
-                    bulk_bytes_max: i64::try_from(settings.proto_max_bulk_len).unwrap_or(i64::MAX),
-                    unauthenticated: !client.authenticated,
-                }
+            let limits = DecodeLimits {
+                bulk_bytes_max,
+                unauthenticated: !client.authenticated,
             };
             let argv = match decode(&input, &limits) {
                 Ok(Decoded::Incomplete) => break,

@@ -44,7 +44,12 @@ impl Stats {
         );
         {
             let mut commands = self.commands.lock();
-            let stat = commands.entry(name.to_string()).or_default();
+            if !commands.contains_key(name) {
+                commands.insert(name.to_string(), CommandStat::default());
+            }
+            let Some(stat) = commands.get_mut(name) else {
+                return;
+            };
             match outcome {
                 CallOutcome::Ok => {
                     stat.calls += 1;
