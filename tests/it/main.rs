@@ -1,0 +1,13 @@
+//! echomq's integration tests: one binary for the whole root crate, so the workspace links one
+//! test executable instead of one per file.
+//!
+//! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
+//! - `differential`: the engine against a real server, reply by reply, one module per command
+//!   family.
+
+// Helpers here sit outside `#[test]` functions, where clippy's allow-unwrap-in-tests does not
+// reach; a failed unwrap in test support is a failed test, never a crash on client data.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod differential;
+mod support;

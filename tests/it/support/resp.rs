@@ -1,0 +1,312 @@
+//! A minimal RESP2 client side: encode a command, read one reply, and put engine replies in the
+//! same form so a comparison is byte for byte.
+//!
+//! Why not the `redis` crate: its `Value` has a single `Nil` for both `$-1` (null bulk) and
+//! `*-1` (null array), turns `+OK` into `Okay`, and splits an error into code and detail.
+//! Those are exactly the distinctions a differential test must see (XRANGE COUNT 0 is `*-1`,
+//! XADD NOMKSTREAM is `$-1`). Reading RESP2 takes a page of code, and the reader keeps the raw
+//! bytes of every reply, so "equal" here means the server's bytes equal the bytes our encoding
+//! of the engine's reply produces.
+
+use std::fmt;
+use std::io::{self, BufRead, Write};
+
+use echomq_engine::{Error, Reply};
+
+/// One RESP2 reply. Every RESP2 distinction is kept, so two values are equal exactly when their
+/// canonical encodings are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resp {
+    /// `+text`
+    Simple(String),
+    /// `-text`, the full line including the code (`ERR syntax error`).
+    Error(String),
+    /// `:n`
+    Int(i64),
+    /// `$len` + bytes
+    Bulk(Vec<u8>),
+    /// `$-1`
+    NullBulk,
+    /// `*-1`
+    NullArray,
+    /// `*n` + items
+    Array(Vec<Resp>),
+}
+
+impl Resp {
+    /// The engine's reply as a RESP2 server sends it: errors as `-{Display}`, a map as a flat
+    /// array of keys and values, XREAD's stream map as an array of `[key, value]` pairs,
+    /// verbatim text as a bulk string.
+    pub fn from_engine(reply: &Result<Reply, Error>) -> Resp {
+        match reply {
+            Ok(reply) => Resp::from_reply(reply),
+            Err(error) => Resp::Error(error.to_string()),
+        }
+    }
+
+    fn from_reply(reply: &Reply) -> Resp {
+        match reply {
+            Reply::Status(s) => Resp::Simple((*s).to_string()),
+            Reply::Int(n) => Resp::Int(*n),
+            Reply::Bulk(b) => Resp::Bulk(b.to_vec()),
+            Reply::Null => Resp::NullBulk,
+            Reply::NullArray => Resp::NullArray,
+            Reply::Array(items) => Resp::Array(items.iter().map(Resp::from_reply).collect()),
+            Reply::Map(pairs) => Resp::Array(
+                pairs
+                    .iter()
+                    .flat_map(|(k, v)| [Resp::from_reply(k), Resp::from_reply(v)])
+                    .collect(),
+            ),
+            Reply::StreamMap(pairs) => Resp::Array(
+                pairs
+                    .iter()
+                    .map(|(k, v)| Resp::Array(vec![Resp::from_reply(k), Resp::from_reply(v)]))
+                    .collect(),
+            ),
+            Reply::Verbatim(text) => Resp::Bulk(text.to_vec()),
+            Reply::Error(text) => Resp::Error(text.clone()),
+        }
+    }
+
+    /// The canonical RESP2 bytes of this value.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Resp::Simple(s) => line(out, b'+', s.as_bytes()),
+            Resp::Error(s) => line(out, b'-', s.as_bytes()),
+            Resp::Int(n) => line(out, b':', n.to_string().as_bytes()),
+            Resp::Bulk(b) => {
+                line(out, b'$', b.len().to_string().as_bytes());
+                out.extend_from_slice(b);
+                out.extend_from_slice(b"\r\n");
+            }
+            Resp::NullBulk => out.extend_from_slice(b"$-1\r\n"),
+            Resp::NullArray => out.extend_from_slice(b"*-1\r\n"),
+            Resp::Array(items) => {
+                line(out, b'*', items.len().to_string().as_bytes());
+                for item in items {
+                    item.encode(out);
+                }
+            }
+        }
+    }
+
+    /// The bytes as a fresh vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// Reads one reply, appending every byte consumed to `raw`.
+    pub fn read(reader: &mut impl BufRead, raw: &mut Vec<u8>) -> io::Result<Resp> {
+        let start = raw.len();
+        let n = reader.read_until(b'\n', raw)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "connection closed",
+            ));
+        }
+        let header = raw[start..]
+            .strip_suffix(b"\r\n")
+            .ok_or_else(|| invalid(format!("line without CRLF: {:?}", lossy(&raw[start..]))))?;
+        let (&kind, rest) = header
+            .split_first()
+            .ok_or_else(|| invalid("empty line".into()))?;
+        let text = std::str::from_utf8(rest)
+            .map_err(|_| invalid(format!("header is not UTF-8: {:?}", lossy(rest))))?
+            .to_string();
+        let number = || {
+            text.parse::<i64>()
+                .map_err(|_| invalid(format!("bad number {text:?}")))
+        };
+        Ok(match kind {
+            b'+' => Resp::Simple(text),
+            b'-' => Resp::Error(text),
+            b':' => Resp::Int(number()?),
+            b'$' => match number()? {
+                -1 => Resp::NullBulk,
+                len => {
+                    let len = usize::try_from(len)
+                        .map_err(|_| invalid(format!("bad bulk length {len}")))?;
+                    let at = raw.len();
+                    raw.resize(at + len + 2, 0);
+                    reader.read_exact(&mut raw[at..])?;
+                    if &raw[at + len..] != b"\r\n" {
+                        return Err(invalid("bulk string without CRLF".into()));
+                    }
+                    Resp::Bulk(raw[at..at + len].to_vec())
+                }
+            },
+            b'*' => match number()? {
+                -1 => Resp::NullArray,
+                len => {
+                    let len = usize::try_from(len)
+                        .map_err(|_| invalid(format!("bad array length {len}")))?;
+                    let mut items = Vec::with_capacity(len.min(1024));
+                    for _ in 0..len {
+                        items.push(Resp::read(reader, raw)?);
+                    }
+                    Resp::Array(items)
+                }
+            },
+            other => {
+                return Err(invalid(format!(
+                    "not a RESP2 type byte: {:?}",
+                    char::from(other)
+                )));
+            }
+        })
+    }
+
+    /// The text of a `Bulk` that is valid UTF-8.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Resp::Bulk(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Writes a command as a RESP2 array of bulk strings.
+pub fn write_command<A: AsRef<[u8]>>(out: &mut impl Write, argv: &[A]) -> io::Result<()> {
+    let mut buf = Vec::new();
+    line(&mut buf, b'*', argv.len().to_string().as_bytes());
+    for arg in argv {
+        let arg = arg.as_ref();
+        line(&mut buf, b'$', arg.len().to_string().as_bytes());
+        buf.extend_from_slice(arg);
+        buf.extend_from_slice(b"\r\n");
+    }
+    out.write_all(&buf)?;
+    out.flush()
+}
+
+fn line(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+    out.push(kind);
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An argument list as one readable line: `XADD s 1-1 f "two words"`, long arguments shortened.
+pub fn show_argv<A: AsRef<[u8]>>(argv: &[A]) -> String {
+    let shown: Vec<String> = argv.iter().map(|a| show_bytes(a.as_ref())).collect();
+    shown.join(" ")
+}
+
+fn show_bytes(bytes: &[u8]) -> String {
+    const SHOWN_MAX: usize = 40;
+    let plain = !bytes.is_empty()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_graphic() && *b != b'"' && *b != b'\\');
+    let text = if plain {
+        lossy(bytes)
+    } else {
+        format!("{:?}", lossy(bytes))
+    };
+    if text.len() > SHOWN_MAX {
+        format!("{}...({} bytes)", &text[..SHOWN_MAX], bytes.len())
+    } else {
+        text
+    }
+}
+
+/// redis-cli style, one value per line, nested arrays indented.
+impl fmt::Display for Resp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn go(v: &Resp, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
+            match v {
+                Resp::Simple(s) => write!(f, "+{s}"),
+                Resp::Error(s) => write!(f, "(error) {s}"),
+                Resp::Int(n) => write!(f, "(integer) {n}"),
+                Resp::Bulk(b) => write!(f, "{}", show_bytes(b)),
+                Resp::NullBulk => write!(f, "(nil bulk $-1)"),
+                Resp::NullArray => write!(f, "(nil array *-1)"),
+                Resp::Array(items) if items.is_empty() => write!(f, "(empty array)"),
+                Resp::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, "\n{:width$}", "", width = depth * 3)?;
+                        }
+                        write!(f, "{}) ", i + 1)?;
+                        go(item, f, depth + 1)?;
+                    }
+                    Ok(())
+                }
+            }
+        }
+        go(self, f, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(bytes: &[u8]) -> (Resp, Vec<u8>) {
+        let mut raw = Vec::new();
+        let value = Resp::read(&mut &bytes[..], &mut raw).unwrap();
+        (value, raw)
+    }
+
+    #[test]
+    fn reader_keeps_null_bulk_and_null_array_apart() {
+        assert_eq!(read_all(b"$-1\r\n").0, Resp::NullBulk);
+        assert_eq!(read_all(b"*-1\r\n").0, Resp::NullArray);
+        assert_eq!(read_all(b"*0\r\n").0, Resp::Array(vec![]));
+        assert_eq!(read_all(b"$0\r\n\r\n").0, Resp::Bulk(vec![]));
+    }
+
+    #[test]
+    fn reader_records_exactly_the_bytes_of_one_reply_and_encoding_reproduces_them() {
+        let wire = b"*2\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$4\r\na\r\nb\r\n-ERR syntax error\r\n:7\r\n";
+        let mut reader = &wire[..];
+        let mut raw = Vec::new();
+        let first = Resp::read(&mut reader, &mut raw).unwrap();
+        assert_eq!(first.to_bytes(), raw);
+        assert_eq!(
+            first,
+            Resp::Array(vec![
+                Resp::Array(vec![
+                    Resp::Bulk(b"1-1".to_vec()),
+                    Resp::Array(vec![
+                        Resp::Bulk(b"f".to_vec()),
+                        Resp::Bulk(b"a\r\nb".to_vec())
+                    ]),
+                ]),
+                Resp::Error("ERR syntax error".into()),
+            ])
+        );
+        let mut raw = Vec::new();
+        assert_eq!(Resp::read(&mut reader, &mut raw).unwrap(), Resp::Int(7));
+        assert_eq!(raw, b":7\r\n");
+    }
+
+    #[test]
+    fn engine_errors_become_their_full_redis_text() {
+        let reply = Resp::from_engine(&Err(Error::Syntax));
+        assert_eq!(reply.to_bytes(), b"-ERR syntax error\r\n");
+        let reply = Resp::from_engine(&Ok(Reply::Map(vec![(
+            Reply::bulk_static("length"),
+            Reply::Int(3),
+        )])));
+        assert_eq!(reply.to_bytes(), b"*2\r\n$6\r\nlength\r\n:3\r\n");
+    }
+
+    #[test]
+    fn commands_are_arrays_of_bulk_strings() {
+        let mut out = Vec::new();
+        write_command(&mut out, &["XLEN", "s"]).unwrap();
+        assert_eq!(out, b"*2\r\n$4\r\nXLEN\r\n$1\r\ns\r\n");
+    }
+}
