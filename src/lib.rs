@@ -19,4 +19,5 @@
 pub use echomq_engine as engine;
 pub use echomq_protocol as protocol;
 
+pub mod feed;
 pub mod testing;

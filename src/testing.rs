@@ -47,7 +47,9 @@ pub struct TestServer {
 }
 
 fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl TestServer {
@@ -59,48 +61,62 @@ impl TestServer {
     /// Starts a server with the given options.
     pub fn start_with(options: TestServerOptions) -> std::io::Result<TestServer> {
         let manual = Arc::new(ManualClock::new(wall_ms()));
-        let clock: Arc<dyn Clock> =
-            if options.system_clock { Arc::new(SystemClock) } else { manual.clone() };
+        let clock: Arc<dyn Clock> = if options.system_clock {
+            Arc::new(SystemClock)
+        } else {
+            manual.clone()
+        };
         let config = ServerConfig {
             bind: "127.0.0.1".into(),
             port: 0,
             requirepass: options.requirepass,
-            default_protocol: if options.resp3 { Protocol::Resp3 } else { Protocol::Resp2 },
+            default_protocol: if options.resp3 {
+                Protocol::Resp3
+            } else {
+                Protocol::Resp2
+            },
             ..ServerConfig::default()
         };
         let (ready, started) = mpsc::channel();
-        let thread = std::thread::Builder::new().name("echomq-test-server".into()).spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(e) => {
-                    let _ = ready.send(Err(e));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                match Server::bind_with_clock(config, clock).await {
-                    Ok(server) => {
-                        let bound = server.local_addr().map(|addr| (addr, server.handle()));
-                        let ok = bound.is_ok();
-                        let _ = ready.send(bound);
-                        if ok {
-                            server.run().await;
-                        }
-                    }
+        let thread = std::thread::Builder::new()
+            .name("echomq-test-server".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
                     Err(e) => {
                         let _ = ready.send(Err(e));
+                        return;
                     }
-                }
-            });
-        })?;
+                };
+                runtime.block_on(async move {
+                    match Server::bind_with_clock(config, clock).await {
+                        Ok(server) => {
+                            let bound = server.local_addr().map(|addr| (addr, server.handle()));
+                            let ok = bound.is_ok();
+                            let _ = ready.send(bound);
+                            if ok {
+                                server.run().await;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = ready.send(Err(e));
+                        }
+                    }
+                });
+            })?;
         let (addr, handle) = started
             .recv()
             .map_err(|_| std::io::Error::other("the server thread stopped before binding"))??;
-        Ok(TestServer { addr, handle, clock: manual, thread: Some(thread) })
+        Ok(TestServer {
+            addr,
+            handle,
+            clock: manual,
+            thread: Some(thread),
+        })
     }
 
     /// The address it listens on.

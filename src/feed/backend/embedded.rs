@@ -1,0 +1,110 @@
+//! The embedded engine as a backend: direct calls into a [`Keyspace`], no sockets.
+
+use std::sync::Arc;
+
+use echomq_engine::{AddId, Keyspace, StreamId, Trim};
+
+use super::{Backend, RawEntry, StreamMeta};
+use crate::feed::error::FeedError;
+
+/// A backend over an in-process keyspace (database 0).
+#[derive(Debug, Clone)]
+pub struct Embedded {
+    keyspace: Arc<Keyspace>,
+}
+
+impl Embedded {
+    /// A backend over `keyspace`.
+    pub fn new(keyspace: Arc<Keyspace>) -> Embedded {
+        Embedded { keyspace }
+    }
+
+    /// The keyspace.
+    pub fn keyspace(&self) -> &Arc<Keyspace> {
+        &self.keyspace
+    }
+}
+
+fn backend(e: echomq_engine::Error) -> FeedError {
+    FeedError::Backend(e.to_string())
+}
+
+impl Backend for Embedded {
+    fn add(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<StreamId, FeedError> {
+        let flat: Vec<&[u8]> = fields.iter().flat_map(|(f, v)| [*f, *v]).collect();
+        self.keyspace.run(|db, snapshot| {
+            let stream = db.stream_or_create(key.as_bytes()).map_err(backend)?;
+            let id = stream
+                .add(AddId::Explicit(id), &flat, snapshot.now_ms, snapshot.limits)
+                .map_err(backend)?;
+            db.touch(key.as_bytes());
+            db.signal_ready(key.as_bytes());
+            Ok(id)
+        })
+    }
+
+    fn range(
+        &self,
+        key: &str,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        reverse: bool,
+    ) -> Result<Vec<RawEntry>, FeedError> {
+        self.keyspace.run(|db, _| {
+            let Some(stream) = db.stream(key.as_bytes()).map_err(backend)? else {
+                return Ok(Vec::new());
+            };
+            let limit = count.unwrap_or(usize::MAX);
+            let to_raw = |e: echomq_engine::EntryRef<'_>| {
+                let entry = e.to_entry();
+                RawEntry {
+                    id: entry.id,
+                    fields: entry.fields,
+                }
+            };
+            Ok(if reverse {
+                stream
+                    .rev_range(start, end)
+                    .take(limit)
+                    .map(to_raw)
+                    .collect()
+            } else {
+                stream.range(start, end).take(limit).map(to_raw).collect()
+            })
+        })
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError> {
+        self.keyspace.run(|db, _| {
+            Ok(db
+                .stream(key.as_bytes())
+                .map_err(backend)?
+                .map(|s| StreamMeta {
+                    length: s.len(),
+                    last_id: s.last_id(),
+                    first_id: s.first_id(),
+                    max_deleted_id: s.max_deleted_entry_id(),
+                    entries_added: s.entries_added(),
+                }))
+        })
+    }
+
+    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
+        self.keyspace.run(|db, snapshot| {
+            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(backend)? else {
+                return Ok(0);
+            };
+            let removed = stream.trim(trim, snapshot.limits);
+            if removed > 0 {
+                db.touch(key.as_bytes());
+            }
+            Ok(removed)
+        })
+    }
+}

@@ -1,0 +1,120 @@
+//! Where the feed's streams live: one [`Backend`] trait over the stream commands the feed
+//! needs, implemented by the embedded engine ([`Embedded`]) and by any Redis-compatible server
+//! ([`RedisBackend`]: `echomq serve`, Redis, Valkey). [`Recording`] wraps a backend and logs
+//! every call, to prove that bad input is refused before any call is made.
+
+mod embedded;
+mod recording;
+mod redis;
+
+use bytes::Bytes;
+use echomq_engine::{StreamId, Trim};
+
+pub use embedded::Embedded;
+pub use recording::Recording;
+pub use redis::RedisBackend;
+
+use super::error::FeedError;
+
+/// A stored entry: its id and its field/value pairs in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEntry {
+    /// The stream id.
+    pub id: StreamId,
+    /// Field/value pairs.
+    pub fields: Vec<(Bytes, Bytes)>,
+}
+
+/// The bookkeeping numbers of a stream (XINFO STREAM), enough to tell whether a window's
+/// entries can have changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamMeta {
+    /// Live entries.
+    pub length: u64,
+    /// Last id ever added or set.
+    pub last_id: StreamId,
+    /// First live entry.
+    pub first_id: StreamId,
+    /// Largest id removed by XDEL.
+    pub max_deleted_id: StreamId,
+    /// Entries ever added.
+    pub entries_added: u64,
+}
+
+/// The stream commands the feed uses.
+pub trait Backend: Send + Sync {
+    /// XADD with an explicit id; returns the id.
+    fn add(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<StreamId, FeedError>;
+    /// XRANGE (or XREVRANGE with `reverse`) over `[start, end]`, at most `count`.
+    fn range(
+        &self,
+        key: &str,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        reverse: bool,
+    ) -> Result<Vec<RawEntry>, FeedError>;
+    /// XINFO STREAM's numbers; `None` for a missing stream.
+    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError>;
+    /// XTRIM; returns the entries removed.
+    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError>;
+}
+
+impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
+    fn add(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<StreamId, FeedError> {
+        (**self).add(key, id, fields)
+    }
+
+    fn range(
+        &self,
+        key: &str,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        reverse: bool,
+    ) -> Result<Vec<RawEntry>, FeedError> {
+        (**self).range(key, start, end, count, reverse)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError> {
+        (**self).meta(key)
+    }
+
+    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
+        (**self).trim(key, trim)
+    }
+}
+
+/// The XTRIM arguments for a trim, as text.
+pub(crate) fn trim_args(trim: &Trim) -> Vec<String> {
+    let mut args = Vec::new();
+    match trim.strategy {
+        echomq_engine::TrimStrategy::MaxLen(n) => {
+            args.push("MAXLEN".to_string());
+            args.push(if trim.approx { "~" } else { "=" }.to_string());
+            args.push(n.to_string());
+        }
+        echomq_engine::TrimStrategy::MinId(id) => {
+            args.push("MINID".to_string());
+            args.push(if trim.approx { "~" } else { "=" }.to_string());
+            args.push(id.to_string());
+        }
+    }
+    if trim.approx
+        && let Some(limit) = trim.limit
+    {
+        args.push("LIMIT".to_string());
+        args.push(limit.to_string());
+    }
+    args
+}

@@ -1,0 +1,67 @@
+//! A backend wrapper that records every call, for tests that must prove a call was never made.
+
+use echomq_engine::{StreamId, Trim};
+use parking_lot::Mutex;
+
+use super::{Backend, RawEntry, StreamMeta};
+use crate::feed::error::FeedError;
+
+/// Wraps a backend and logs each call's name and key.
+#[derive(Debug, Default)]
+pub struct Recording<B> {
+    inner: B,
+    calls: Mutex<Vec<String>>,
+}
+
+impl<B> Recording<B> {
+    /// Wraps `inner`.
+    pub fn new(inner: B) -> Recording<B> {
+        Recording {
+            inner,
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The calls so far, as `"add emq:{cm}:stream:events"` and so on.
+    pub fn calls(&self) -> Vec<String> {
+        self.calls.lock().clone()
+    }
+
+    fn log(&self, call: &str, key: &str) {
+        self.calls.lock().push(format!("{call} {key}"));
+    }
+}
+
+impl<B: Backend> Backend for Recording<B> {
+    fn add(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<StreamId, FeedError> {
+        self.log("add", key);
+        self.inner.add(key, id, fields)
+    }
+
+    fn range(
+        &self,
+        key: &str,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+        reverse: bool,
+    ) -> Result<Vec<RawEntry>, FeedError> {
+        self.log("range", key);
+        self.inner.range(key, start, end, count, reverse)
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError> {
+        self.log("meta", key);
+        self.inner.meta(key)
+    }
+
+    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
+        self.log("trim", key);
+        self.inner.trim(key, trim)
+    }
+}

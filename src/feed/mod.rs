@@ -1,0 +1,345 @@
+//! The feed layer: the API the application writes and reads its event feed through.
+//!
+//! - [`brand`]: branded record ids (`EVT_...`), their text form and XADD-id correspondence;
+//!   [`minter`]: the writer's monotone mint.
+//! - [`backend`]: the [`Backend`] trait over the stream commands the feed needs, for the
+//!   embedded engine, any Redis-compatible server, and a call-recording wrapper.
+//! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
+//!   trim, over streams named `emq:{<queue>}:stream:<name>`.
+//! - [`projection`]: folds over a window and a cached projection that is reused while the
+//!   window's inputs are unchanged and extended when entries are only appended.
+//!
+//! Rules: every branded id argument is checked for its brand, and every window for its order,
+//! before any backend call; an entry's `id` field must agree with its stream id when read back.
+
+pub mod backend;
+pub mod brand;
+pub mod error;
+pub mod minter;
+pub mod projection;
+
+use std::collections::HashMap;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use echomq_engine::{Clock, StreamId, SystemClock, Trim};
+use parking_lot::Mutex;
+use time::OffsetDateTime;
+
+pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
+pub use brand::{Brand, Branded, SEQ_MAX};
+pub use error::{BrandedError, FeedError};
+pub use minter::Minter;
+pub use projection::{CachedProjection, Refresh, Window};
+
+/// The field every feed entry stores its branded id under, first.
+pub const ID_FIELD: &str = "id";
+/// How often `append` re-reads the stream top after another writer got there first.
+const APPEND_ATTEMPTS_MAX: usize = 8;
+
+/// The key of stream `name` in `queue`: `emq:{<queue>}:stream:<name>`. The braces are a Redis
+/// Cluster hash tag, so all streams of one queue live in one slot.
+pub fn stream_key(queue: &str, name: &str) -> String {
+    format!("emq:{{{queue}}}:stream:{name}")
+}
+
+/// Unix milliseconds of an instant, if a branded id can carry it.
+pub fn instant_ms(t: OffsetDateTime) -> Result<u64, FeedError> {
+    let ms = t.unix_timestamp_nanos().div_euclid(1_000_000);
+    u64::try_from(ms)
+        .ok()
+        .filter(|&ms| ms <= brand::MS_MAX)
+        .ok_or(FeedError::InstantOutOfRange(t))
+}
+
+/// The smallest stream id at `t`'s millisecond: `<ms>-0`.
+pub fn minid_floor(t: OffsetDateTime) -> Result<StreamId, FeedError> {
+    Ok(StreamId::new(instant_ms(t)?, 0))
+}
+
+/// The largest branded stream id at `t`'s millisecond: `<ms>-4194303`.
+pub fn maxid_ceil(t: OffsetDateTime) -> Result<StreamId, FeedError> {
+    Ok(StreamId::new(instant_ms(t)?, SEQ_MAX))
+}
+
+/// A feed entry read back: its branded id and its payload (the fields after `id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The receipt the writer got.
+    pub id: Branded,
+    /// Field/value pairs, in the order written.
+    pub fields: Vec<(Bytes, Bytes)>,
+}
+
+impl Record {
+    /// The first value of `field`, as text if it is UTF-8.
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(f, _)| f.as_ref() == field.as_bytes())
+            .and_then(|(_, v)| std::str::from_utf8(v).ok())
+    }
+
+    /// Parses a stored entry, checking that its `id` field agrees with its stream id.
+    pub fn from_raw(entry: RawEntry, brand: Brand) -> Result<Record, FeedError> {
+        let mut fields = entry.fields.into_iter();
+        let Some((name, value)) = fields
+            .next()
+            .filter(|(name, _)| name.as_ref() == ID_FIELD.as_bytes())
+        else {
+            return Err(FeedError::MissingIdField(entry.id));
+        };
+        let _ = name;
+        let text = std::str::from_utf8(&value).map_err(|_| FeedError::BadIdField {
+            entry: entry.id,
+            reason: "not UTF-8".into(),
+        })?;
+        let id = Branded::parse_as(text, brand).map_err(|e| FeedError::BadIdField {
+            entry: entry.id,
+            reason: e.to_string(),
+        })?;
+        if id.stream_id() != entry.id {
+            return Err(FeedError::IdMismatch {
+                entry: entry.id,
+                field: text.to_string(),
+                expected: id.stream_id(),
+            });
+        }
+        Ok(Record {
+            id,
+            fields: fields.collect(),
+        })
+    }
+}
+
+/// Retention for [`Feed::trim`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrimPolicy {
+    /// Keep the newest `n` entries; `approx` trims whole nodes only (`MAXLEN ~`).
+    MaxLen {
+        /// Entries to keep.
+        n: u64,
+        /// `~`.
+        approx: bool,
+    },
+    /// Remove entries minted before `before`; `approx` trims whole nodes only (`MINID ~`).
+    MinId {
+        /// The cut-off instant.
+        before: OffsetDateTime,
+        /// `~`.
+        approx: bool,
+    },
+}
+
+impl TrimPolicy {
+    /// The engine's trim request for this policy.
+    pub fn to_trim(self) -> Result<Trim, FeedError> {
+        Ok(match self {
+            TrimPolicy::MaxLen { n, approx: true } => Trim::maxlen_approx(n),
+            TrimPolicy::MaxLen { n, approx: false } => Trim::maxlen(n),
+            TrimPolicy::MinId {
+                before,
+                approx: true,
+            } => Trim::minid_approx(minid_floor(before)?),
+            TrimPolicy::MinId {
+                before,
+                approx: false,
+            } => Trim::minid(minid_floor(before)?),
+        })
+    }
+}
+
+/// The feed API over a backend.
+pub struct Feed<B> {
+    backend: B,
+    clock: Arc<dyn Clock>,
+    /// One minter per stream key, seeded from the stream top on first use.
+    minters: Mutex<HashMap<String, Arc<Minter>>>,
+    /// The brand of entries this feed writes.
+    brand: Brand,
+}
+
+impl<B: std::fmt::Debug> std::fmt::Debug for Feed<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feed")
+            .field("backend", &self.backend)
+            .field("brand", &self.brand)
+            .finish()
+    }
+}
+
+impl<B: Backend> Feed<B> {
+    /// A feed writing `EVT` entries, minting with the wall clock.
+    pub fn new(backend: B) -> Feed<B> {
+        Feed::with_clock(backend, Arc::new(SystemClock))
+    }
+
+    /// A feed minting with `clock`.
+    pub fn with_clock(backend: B, clock: Arc<dyn Clock>) -> Feed<B> {
+        Feed {
+            backend,
+            clock,
+            minters: Mutex::new(HashMap::new()),
+            brand: Brand::Evt,
+        }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The minter of `key`, seeded from the stream's last id the first time.
+    fn minter(&self, key: &str) -> Result<Arc<Minter>, FeedError> {
+        if let Some(minter) = self.minters.lock().get(key) {
+            return Ok(Arc::clone(minter));
+        }
+        let minter = Arc::new(Minter::new());
+        if let Some(meta) = self.backend.meta(key)? {
+            minter.seed(meta.last_id);
+        }
+        Ok(Arc::clone(
+            self.minters.lock().entry(key.to_string()).or_insert(minter),
+        ))
+    }
+
+    /// Appends an entry; returns its branded id, the receipt. `fields` must not use `id`.
+    pub fn append(
+        &self,
+        queue: &str,
+        name: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<Branded, FeedError> {
+        let fields: Vec<(&[u8], &[u8])> = fields
+            .iter()
+            .map(|(f, v)| (f.as_bytes(), v.as_bytes()))
+            .collect();
+        self.append_bytes(queue, name, &fields)
+    }
+
+    /// [`Feed::append`] with binary fields.
+    pub fn append_bytes(
+        &self,
+        queue: &str,
+        name: &str,
+        fields: &[(&[u8], &[u8])],
+    ) -> Result<Branded, FeedError> {
+        if fields.is_empty() {
+            return Err(FeedError::NoFields);
+        }
+        if fields.iter().any(|(f, _)| *f == ID_FIELD.as_bytes()) {
+            return Err(FeedError::ReservedField);
+        }
+        let key = stream_key(queue, name);
+        let minter = self.minter(&key)?;
+        let mut attempt = 0;
+        loop {
+            let id = minter.mint(self.brand, self.clock.now_ms())?;
+            let text = id.to_string();
+            let mut all: Vec<(&[u8], &[u8])> = Vec::with_capacity(fields.len() + 1);
+            all.push((ID_FIELD.as_bytes(), text.as_bytes()));
+            all.extend_from_slice(fields);
+            match self.backend.add(&key, id.stream_id(), &all) {
+                Ok(_) => return Ok(id),
+                // Another writer moved the stream top: catch up and mint again.
+                Err(FeedError::Backend(text))
+                    if text.contains("equal or smaller") && attempt < APPEND_ATTEMPTS_MAX =>
+                {
+                    attempt += 1;
+                    if let Some(meta) = self.backend.meta(&key)? {
+                        minter.seed(meta.last_id);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn records(&self, entries: Vec<RawEntry>) -> Result<Vec<Record>, FeedError> {
+        entries
+            .into_iter()
+            .map(|e| Record::from_raw(e, self.brand))
+            .collect()
+    }
+
+    /// Entries with branded ids in `range` (`..` for all), in mint order.
+    pub fn read(
+        &self,
+        queue: &str,
+        name: &str,
+        range: impl RangeBounds<Branded>,
+    ) -> Result<Vec<Record>, FeedError> {
+        let start = match range.start_bound() {
+            Bound::Unbounded => Some(StreamId::MIN),
+            Bound::Included(b) => Some(b.expect_brand(self.brand)?.stream_id()),
+            Bound::Excluded(b) => b.expect_brand(self.brand)?.stream_id().next(),
+        };
+        let end = match range.end_bound() {
+            Bound::Unbounded => Some(StreamId::MAX),
+            Bound::Included(b) => Some(b.expect_brand(self.brand)?.stream_id()),
+            Bound::Excluded(b) => b.expect_brand(self.brand)?.stream_id().prev(),
+        };
+        let (Some(start), Some(end)) = (start, end) else {
+            return Ok(Vec::new());
+        };
+        if start > end {
+            return Ok(Vec::new());
+        }
+        self.records(
+            self.backend
+                .range(&stream_key(queue, name), start, end, None, false)?,
+        )
+    }
+
+    /// Entries minted in `[t0, t1]` (both edges included), at most `count`, in mint order.
+    pub fn read_window(
+        &self,
+        queue: &str,
+        name: &str,
+        t0: OffsetDateTime,
+        t1: OffsetDateTime,
+        count: Option<usize>,
+    ) -> Result<Vec<Record>, FeedError> {
+        if t1 < t0 {
+            return Err(FeedError::InvertedWindow { t0, t1 });
+        }
+        let (start, end) = (minid_floor(t0)?, maxid_ceil(t1)?);
+        self.records(
+            self.backend
+                .range(&stream_key(queue, name), start, end, count, false)?,
+        )
+    }
+
+    /// Entries minted at or after `t0`, at most `count`, in mint order.
+    pub fn read_since(
+        &self,
+        queue: &str,
+        name: &str,
+        t0: OffsetDateTime,
+        count: Option<usize>,
+    ) -> Result<Vec<Record>, FeedError> {
+        let start = minid_floor(t0)?;
+        self.records(self.backend.range(
+            &stream_key(queue, name),
+            start,
+            StreamId::MAX,
+            count,
+            false,
+        )?)
+    }
+
+    /// Trims the stream by `policy`; returns the entries removed.
+    pub fn trim(&self, queue: &str, name: &str, policy: TrimPolicy) -> Result<u64, FeedError> {
+        let trim = policy.to_trim()?;
+        self.backend.trim(&stream_key(queue, name), &trim)
+    }
+
+    /// The stream's bookkeeping numbers, `None` if it does not exist.
+    pub fn meta(&self, queue: &str, name: &str) -> Result<Option<StreamMeta>, FeedError> {
+        self.backend.meta(&stream_key(queue, name))
+    }
+}
+
+#[cfg(test)]
+mod tests;
