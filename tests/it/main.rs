@@ -2,6 +2,7 @@
 //! test executable instead of one per file.
 //!
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
+//! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
 
@@ -10,4 +11,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod differential;
+mod feed;
 mod support;
