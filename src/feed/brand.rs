@@ -21,6 +21,16 @@ pub const MS_MAX: u64 = (1 << (64 - SEQ_BITS)) - 1;
 const DIGITS: usize = 13;
 /// Crockford's alphabet: no I, L, O, U.
 const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/// Each byte's digit value, or 0xFF for bytes outside the alphabet.
+const DIGIT_VALUES: [u8; 256] = {
+    let mut table = [0xFF; 256];
+    let mut i = 0;
+    while i < ALPHABET.len() {
+        table[ALPHABET[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// What a branded id names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -145,18 +155,27 @@ impl Branded {
     }
 }
 
-impl fmt::Display for Branded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut digits = [b'0'; DIGITS];
+/// Bytes of a branded id's text: three letters, `_`, thirteen digits.
+pub const TEXT_BYTES: usize = 3 + 1 + DIGITS;
+
+impl Branded {
+    /// The text form, written into a stack buffer (no allocation).
+    pub fn to_text(self) -> [u8; TEXT_BYTES] {
+        let mut text = [b'_'; TEXT_BYTES];
+        text[..3].copy_from_slice(self.brand.as_str().as_bytes());
         let mut v = self.value;
-        for digit in digits.iter_mut().rev() {
+        for digit in text[4..].iter_mut().rev() {
             *digit = ALPHABET[(v & 31) as usize];
             v >>= 5;
         }
-        f.write_str(self.brand.as_str())?;
-        f.write_str("_")?;
-        // The alphabet is ASCII, so this never fails.
-        f.write_str(std::str::from_utf8(&digits).map_err(|_| fmt::Error)?)
+        text
+    }
+}
+
+impl fmt::Display for Branded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The alphabet and the brands are ASCII, so this never fails.
+        f.write_str(std::str::from_utf8(&self.to_text()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -172,11 +191,11 @@ impl FromStr for Branded {
         }
         let mut value: u128 = 0;
         for c in digits.bytes() {
-            let d = ALPHABET
-                .iter()
-                .position(|&a| a == c)
-                .ok_or(BrandedError::InvalidChar(char::from(c)))?;
-            value = (value << 5) | d as u128;
+            let d = DIGIT_VALUES[usize::from(c)];
+            if d == 0xFF {
+                return Err(BrandedError::InvalidChar(char::from(c)));
+            }
+            value = (value << 5) | u128::from(d);
         }
         let value = u64::try_from(value).map_err(|_| BrandedError::OutOfRange)?;
         Ok(Branded { brand, value })

@@ -15,6 +15,7 @@
 pub mod backend;
 pub mod brand;
 pub mod error;
+pub mod fields;
 pub mod minter;
 pub mod projection;
 
@@ -22,7 +23,6 @@ use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use bytes::Bytes;
 use echomq_engine::{Clock, StreamId, SystemClock, Trim};
 use parking_lot::Mutex;
 use time::OffsetDateTime;
@@ -30,6 +30,7 @@ use time::OffsetDateTime;
 pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
 pub use brand::{Brand, Branded, SEQ_MAX};
 pub use error::{BrandedError, FeedError};
+pub use fields::Fields;
 pub use minter::Minter;
 pub use projection::{CachedProjection, Refresh, Window};
 
@@ -41,7 +42,12 @@ const APPEND_ATTEMPTS_MAX: usize = 8;
 /// The key of stream `name` in `queue`: `emq:{<queue>}:stream:<name>`. The braces are a Redis
 /// Cluster hash tag, so all streams of one queue live in one slot.
 pub fn stream_key(queue: &str, name: &str) -> String {
-    format!("emq:{{{queue}}}:stream:{name}")
+    let mut key = String::with_capacity(queue.len() + name.len() + 13);
+    key.push_str("emq:{");
+    key.push_str(queue);
+    key.push_str("}:stream:");
+    key.push_str(name);
+    key
 }
 
 /// Unix milliseconds of an instant, if a branded id can carry it.
@@ -69,47 +75,44 @@ pub struct Record {
     /// The receipt the writer got.
     pub id: Branded,
     /// Field/value pairs, in the order written.
-    pub fields: Vec<(Bytes, Bytes)>,
+    pub fields: Fields,
 }
 
 impl Record {
     /// The first value of `field`, as text if it is UTF-8.
     pub fn get(&self, field: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(f, _)| f.as_ref() == field.as_bytes())
-            .and_then(|(_, v)| std::str::from_utf8(v).ok())
+        self.fields.get(field)
     }
 
     /// Parses a stored entry, checking that its `id` field agrees with its stream id.
     pub fn from_raw(entry: RawEntry, brand: Brand) -> Result<Record, FeedError> {
-        let mut fields = entry.fields.into_iter();
-        let Some((name, value)) = fields
-            .next()
-            .filter(|(name, _)| name.as_ref() == ID_FIELD.as_bytes())
-        else {
-            return Err(FeedError::MissingIdField(entry.id));
+        let RawEntry {
+            id: entry_id,
+            mut fields,
+        } = entry;
+        let Some((name, value)) = fields.pair(0) else {
+            return Err(FeedError::MissingIdField(entry_id));
         };
-        let _ = name;
-        let text = std::str::from_utf8(&value).map_err(|_| FeedError::BadIdField {
-            entry: entry.id,
+        if name != ID_FIELD.as_bytes() {
+            return Err(FeedError::MissingIdField(entry_id));
+        }
+        let text = std::str::from_utf8(value).map_err(|_| FeedError::BadIdField {
+            entry: entry_id,
             reason: "not UTF-8".into(),
         })?;
         let id = Branded::parse_as(text, brand).map_err(|e| FeedError::BadIdField {
-            entry: entry.id,
+            entry: entry_id,
             reason: e.to_string(),
         })?;
-        if id.stream_id() != entry.id {
+        if id.stream_id() != entry_id {
             return Err(FeedError::IdMismatch {
-                entry: entry.id,
+                entry: entry_id,
                 field: text.to_string(),
                 expected: id.stream_id(),
             });
         }
-        Ok(Record {
-            id,
-            fields: fields.collect(),
-        })
+        fields.drop_first();
+        Ok(Record { id, fields })
     }
 }
 
@@ -236,10 +239,14 @@ impl<B: Backend> Feed<B> {
         let mut attempt = 0;
         loop {
             let id = minter.mint(self.brand, self.clock.now_ms())?;
-            let text = id.to_string();
-            let mut all: Vec<(&[u8], &[u8])> = Vec::with_capacity(fields.len() + 1);
-            all.push((ID_FIELD.as_bytes(), text.as_bytes()));
-            all.extend_from_slice(fields);
+            let text = id.to_text();
+            let mut all: Vec<&[u8]> = Vec::with_capacity(2 * fields.len() + 2);
+            all.push(ID_FIELD.as_bytes());
+            all.push(&text);
+            for (f, v) in fields {
+                all.push(f);
+                all.push(v);
+            }
             match self.backend.add(&key, id.stream_id(), &all) {
                 Ok(_) => return Ok(id),
                 // Another writer moved the stream top: catch up and mint again.

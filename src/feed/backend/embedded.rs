@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use echomq_engine::{AddId, Keyspace, StreamId, Trim};
+use echomq_engine::{AddId, EntryRef, Keyspace, StreamId, Trim};
 
 use super::{Backend, RawEntry, StreamMeta};
 use crate::feed::error::FeedError;
+use crate::feed::fields::FieldsBuilder;
 
 /// A backend over an in-process keyspace (database 0).
 #[derive(Debug, Clone)]
@@ -30,17 +31,16 @@ fn backend(e: echomq_engine::Error) -> FeedError {
 }
 
 impl Backend for Embedded {
-    fn add(
-        &self,
-        key: &str,
-        id: StreamId,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<StreamId, FeedError> {
-        let flat: Vec<&[u8]> = fields.iter().flat_map(|(f, v)| [*f, *v]).collect();
+    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.keyspace.run(|db, snapshot| {
             let stream = db.stream_or_create(key.as_bytes()).map_err(backend)?;
             let id = stream
-                .add(AddId::Explicit(id), &flat, snapshot.now_ms, snapshot.limits)
+                .add(
+                    AddId::Explicit(id),
+                    fields,
+                    snapshot.now_ms,
+                    snapshot.limits,
+                )
                 .map_err(backend)?;
             db.touch(key.as_bytes());
             db.signal_ready(key.as_bytes());
@@ -61,22 +61,33 @@ impl Backend for Embedded {
                 return Ok(Vec::new());
             };
             let limit = count.unwrap_or(usize::MAX);
-            let to_raw = |e: echomq_engine::EntryRef<'_>| {
-                let entry = e.to_entry();
-                RawEntry {
-                    id: entry.id,
-                    fields: entry.fields,
+            // One buffer for the whole read, shared by every entry's fields.
+            let mut builder = FieldsBuilder::with_capacity(0);
+            let take = |e: EntryRef<'_>, builder: &mut FieldsBuilder| {
+                let mut fields = builder.start();
+                for (f, v) in e.fields() {
+                    builder.push(&mut fields, f, v);
                 }
+                RawEntry { id: e.id, fields }
             };
-            Ok(if reverse {
+            let mut entries: Vec<RawEntry> = if reverse {
                 stream
                     .rev_range(start, end)
                     .take(limit)
-                    .map(to_raw)
+                    .map(|e| take(e, &mut builder))
                     .collect()
             } else {
-                stream.range(start, end).take(limit).map(to_raw).collect()
-            })
+                stream
+                    .range(start, end)
+                    .take(limit)
+                    .map(|e| take(e, &mut builder))
+                    .collect()
+            };
+            let data = builder.finish();
+            for entry in &mut entries {
+                FieldsBuilder::attach(&mut entry.fields, &data);
+            }
+            Ok(entries)
         })
     }
 

@@ -7,7 +7,6 @@ mod embedded;
 mod recording;
 mod redis;
 
-use bytes::Bytes;
 use echomq_engine::{StreamId, Trim};
 
 pub use embedded::Embedded;
@@ -15,6 +14,7 @@ pub use recording::Recording;
 pub use redis::RedisBackend;
 
 use super::error::FeedError;
+use super::fields::Fields;
 
 /// A stored entry: its id and its field/value pairs in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct RawEntry {
     /// The stream id.
     pub id: StreamId,
     /// Field/value pairs.
-    pub fields: Vec<(Bytes, Bytes)>,
+    pub fields: Fields,
 }
 
 /// The bookkeeping numbers of a stream (XINFO STREAM), enough to tell whether a window's
@@ -43,13 +43,8 @@ pub struct StreamMeta {
 
 /// The stream commands the feed uses.
 pub trait Backend: Send + Sync {
-    /// XADD with an explicit id; returns the id.
-    fn add(
-        &self,
-        key: &str,
-        id: StreamId,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<StreamId, FeedError>;
+    /// XADD with an explicit id; `fields` is `field, value, field, value, ...`. Returns the id.
+    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError>;
     /// XRANGE (or XREVRANGE with `reverse`) over `[start, end]`, at most `count`.
     fn range(
         &self,
@@ -66,12 +61,7 @@ pub trait Backend: Send + Sync {
 }
 
 impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
-    fn add(
-        &self,
-        key: &str,
-        id: StreamId,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<StreamId, FeedError> {
+    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         (**self).add(key, id, fields)
     }
 

@@ -33,12 +33,7 @@ impl<B> Recording<B> {
 }
 
 impl<B: Backend> Backend for Recording<B> {
-    fn add(
-        &self,
-        key: &str,
-        id: StreamId,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<StreamId, FeedError> {
+    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.log("add", key);
         self.inner.add(key, id, fields)
     }

@@ -11,6 +11,7 @@ use redis::Value;
 
 use super::{Backend, RawEntry, StreamMeta, trim_args};
 use crate::feed::error::FeedError;
+use crate::feed::fields::Fields;
 
 /// A backend over a Redis-protocol connection.
 pub struct RedisBackend {
@@ -59,14 +60,17 @@ fn parse_entry(value: &Value) -> Result<RawEntry, FeedError> {
     };
     let id = parse_id(id)?;
     let fields = match fields {
-        Value::Array(items) => items
-            .chunks(2)
-            .map(|kv| match kv {
-                [k, v] => Ok((bytes(k)?, bytes(v)?)),
-                _ => Err(malformed("entry fields")),
-            })
-            .collect::<Result<_, _>>()?,
-        Value::Nil => Vec::new(),
+        Value::Array(items) => {
+            let pairs = items
+                .chunks(2)
+                .map(|kv| match kv {
+                    [k, v] => Ok((bytes(k)?, bytes(v)?)),
+                    _ => Err(malformed("entry fields")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Fields::from_pairs(pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
+        }
+        Value::Nil => Fields::default(),
         _ => return Err(malformed("entry fields")),
     };
     Ok(RawEntry { id, fields })
@@ -112,16 +116,11 @@ impl RedisBackend {
 }
 
 impl Backend for RedisBackend {
-    fn add(
-        &self,
-        key: &str,
-        id: StreamId,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<StreamId, FeedError> {
+    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         let mut command = redis::cmd("XADD");
         command.arg(key).arg(id.to_string());
-        for (f, v) in fields {
-            command.arg(*f).arg(*v);
+        for item in fields {
+            command.arg(*item);
         }
         parse_id(&self.query(&command)?)
     }
