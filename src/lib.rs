@@ -21,3 +21,8 @@ pub use echomq_protocol as protocol;
 
 pub mod feed;
 pub mod testing;
+
+/// The README's examples, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
