@@ -12,4 +12,5 @@
 
 mod differential;
 mod feed;
+mod server;
 mod support;
