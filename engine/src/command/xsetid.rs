@@ -39,7 +39,6 @@ impl XSetId {
         }
         let stream = db.stream_mut(argv[1])?.ok_or(Error::NoSuchKey)?;
         stream.set_id(id, entries_added, max_deleted)?;
-        db.touch(argv[1]);
         Ok(Reply::OK)
     }
 }

@@ -278,7 +278,7 @@ const COMMANDS: &[Command] = &[
 ];
 
 /// Stream commands refused over `maxmemory` (Redis's `denyoom` ones).
-const STREAM_DENY_OOM: &[&str] = &["xadd", "xgroup", "xsetid"];
+const STREAM_DENY_OOM: &[&str] = &["xadd", "xgroup|create", "xgroup|createconsumer", "xsetid"];
 
 fn server_command(name: &[u8]) -> Option<&'static Command> {
     COMMANDS
@@ -315,6 +315,101 @@ fn error_text(reply: &Reply) -> Option<&str> {
     }
 }
 
+/// Container commands and their subcommands. Redis names and counts calls per subcommand
+/// (`cmdstat_xgroup|create`), and an unknown subcommand is refused before it counts as a call.
+const SUBCOMMANDS: &[(&str, &[&str])] = &[
+    (
+        "xgroup",
+        &[
+            "xgroup|create",
+            "xgroup|setid",
+            "xgroup|destroy",
+            "xgroup|createconsumer",
+            "xgroup|delconsumer",
+            "xgroup|help",
+        ],
+    ),
+    (
+        "xinfo",
+        &[
+            "xinfo|consumers",
+            "xinfo|groups",
+            "xinfo|stream",
+            "xinfo|help",
+        ],
+    ),
+    (
+        "config",
+        &[
+            "config|get",
+            "config|set",
+            "config|resetstat",
+            "config|rewrite",
+            "config|help",
+        ],
+    ),
+    (
+        "client",
+        &[
+            "client|id",
+            "client|getname",
+            "client|setname",
+            "client|setinfo",
+            "client|info",
+            "client|list",
+            "client|kill",
+            "client|no-evict",
+            "client|no-touch",
+            "client|help",
+        ],
+    ),
+    (
+        "command",
+        &[
+            "command|count",
+            "command|docs",
+            "command|info",
+            "command|list",
+        ],
+    ),
+    (
+        "function",
+        &["function|flush", "function|list", "function|kill"],
+    ),
+    ("script", &["script|flush", "script|kill"]),
+];
+
+/// The name a call is counted under: `xgroup|create` for a container's subcommand, the
+/// command's own name otherwise. An unknown subcommand is Redis's error.
+fn stat_name(name: &'static str, argv: &[Bytes]) -> Result<&'static str, Reply> {
+    let Some((_, subs)) = SUBCOMMANDS.iter().find(|(container, _)| *container == name) else {
+        return Ok(name);
+    };
+    let Some(sub) = argv.get(1) else {
+        return Ok(name);
+    };
+    subs.iter()
+        .copied()
+        .find(|full| {
+            full.split_once('|')
+                .is_some_and(|(_, s)| sub.eq_ignore_ascii_case(s.as_bytes()))
+        })
+        .ok_or_else(|| unknown_subcommand(sub, upper(name)))
+}
+
+/// The upper-case name Redis shows in `Try XGROUP HELP.`.
+fn upper(name: &str) -> &'static str {
+    match name {
+        "xgroup" => "XGROUP",
+        "xinfo" => "XINFO",
+        "config" => "CONFIG",
+        "client" => "CLIENT",
+        "command" => "COMMAND",
+        "function" => "FUNCTION",
+        _ => "SCRIPT",
+    }
+}
+
 /// Runs one request from a client.
 pub(crate) fn execute(
     shared: &Arc<Shared>,
@@ -333,6 +428,18 @@ pub(crate) fn execute(
             .stats
             .record_error(error_text(&reply).unwrap_or("ERR"));
         return Action::Reply(reply);
+    };
+    let name = match stat_name(name, &argv) {
+        Ok(name) => name,
+        Err(reply) => {
+            if client.multi.is_some() {
+                client.multi_failed = true;
+            }
+            shared
+                .stats
+                .record_error(error_text(&reply).unwrap_or("ERR"));
+            return Action::Reply(reply);
+        }
     };
     client.info.touch(name);
     let reject = |client: &mut ClientState, reply: Reply| {

@@ -35,6 +35,8 @@ pub struct ClientInfo {
     pub last_command: Mutex<&'static str>,
     /// Signalled by CLIENT KILL.
     pub kill: Notify,
+    /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
+    pub blocked: AtomicBool,
 }
 
 /// A client's self-declared names.
@@ -67,6 +69,7 @@ impl ClientInfo {
             names: Mutex::new(Names::default()),
             last_command: Mutex::new("NULL"),
             kill: Notify::new(),
+            blocked: AtomicBool::new(false),
         }
     }
 
@@ -92,13 +95,18 @@ impl ClientInfo {
                 .unwrap_or_default()
         };
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
             self.created.elapsed().as_secs(),
             self.idle_s(),
+            if self.blocked.load(Ordering::Relaxed) {
+                "b"
+            } else {
+                "N"
+            },
             self.db.load(Ordering::Relaxed),
             self.last_command.lock(),
             if self.resp3.load(Ordering::Relaxed) {

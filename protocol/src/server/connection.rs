@@ -8,6 +8,7 @@
 //! Redis's protocol error and closes only this connection.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -111,7 +112,8 @@ async fn run(
                 Action::Block(handle) => {
                     writer.write_all(&output).await?;
                     output.clear();
-                    let Some(result) = wait_blocked(
+                    client.info.blocked.store(true, Ordering::Relaxed);
+                    let waited = wait_blocked(
                         shared,
                         &handle,
                         &task_wake,
@@ -119,8 +121,9 @@ async fn run(
                         &mut reader,
                         &mut input,
                     )
-                    .await?
-                    else {
+                    .await;
+                    client.info.blocked.store(false, Ordering::Relaxed);
+                    let Some(result) = waited? else {
                         return Ok(());
                     };
                     let reply = result.unwrap_or_else(cmd::error);

@@ -257,7 +257,6 @@ fn a_requeued_consumer_keeps_its_original_deadline() {
 }
 
 #[test]
-#[ignore = "server bug: CLIENT LIST shows flags=N for a blocked client; Redis shows flags=b"]
 fn client_list_flags_a_blocked_client_with_b() {
     let server = TestServer::start().unwrap();
     let mut observer = Wire::connect(&server);

@@ -455,7 +455,6 @@ fn a_client_that_stops_reading_gets_every_reply_once_it_reads_again() {
 }
 
 #[test]
-#[ignore = "server bug: INFO commandstats counts container commands as one (cmdstat_xinfo), not per subcommand (cmdstat_xinfo|stream), and counts unknown subcommands"]
 fn info_commandstats_counts_container_commands_by_subcommand() {
     let server = server();
     let mut wire = Wire::connect(&server);
@@ -545,7 +544,6 @@ fn watch_is_touched_only_by_real_changes_to_the_watched_key() {
 }
 
 #[test]
-#[ignore = "server divergence: XSETID invalidates a WATCH; Redis 7.0.15 and Valkey 8.1 do not (xsetidCommand never calls signalModifiedKey)"]
 fn xsetid_does_not_touch_a_watched_key() {
     let server = server();
     let mut wire = Wire::connect(&server);
