@@ -26,6 +26,8 @@ pub mod clock;
 pub mod command;
 pub mod config;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod group;
 pub mod id;
 pub mod keyspace;

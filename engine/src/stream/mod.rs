@@ -342,4 +342,6 @@ impl Stream {
 }
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;
