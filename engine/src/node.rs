@@ -256,22 +256,75 @@ impl Node {
             .find(|raw| raw.id == id)
     }
 
+    /// Drops the trailing entries with ids at or above `id`, which must all be tombstones
+    /// (XSETID can move a stream's last id below them). Returns whether the node is now empty.
+    pub fn drop_tombstones_from(&mut self, master: StreamId, id: StreamId) -> bool {
+        let Some(first) = self.scan(master).find(|raw| raw.id >= id) else {
+            return false;
+        };
+        debug_assert!(
+            self.scan(master)
+                .filter(|raw| raw.id >= id)
+                .all(|raw| raw.deleted)
+        );
+        if first.offset == self.master_len as usize {
+            return true;
+        }
+        self.buf.truncate(first.offset);
+        // A rare path: recount from the bytes rather than subtract piecemeal.
+        if let Ok(measured) = self.measure(master) {
+            self.live = measured.live;
+            self.deleted = measured.deleted;
+            self.lp_body = measured.lp_body;
+            if let Some(last) = measured.last {
+                self.last = last;
+            }
+        }
+        false
+    }
+
     /// Walks the whole node and checks the invariants in the module doc.
     pub fn check(&self, master: StreamId) -> Result<(), String> {
-        let mut live = 0u32;
-        let mut deleted = 0u32;
-        let mut prev: Option<StreamId> = None;
-        let mut lp = 0u64;
+        let measured = self.measure(master)?;
+        if (measured.live, measured.deleted) != (self.live, self.deleted) {
+            return Err(format!(
+                "counted {} live and {} deleted, node says {} and {}",
+                measured.live, measured.deleted, self.live, self.deleted
+            ));
+        }
+        if measured.last != Some(self.last) {
+            return Err(format!(
+                "last is {} but the last entry is {:?}",
+                self.last, measured.last
+            ));
+        }
+        if measured.lp_body != self.lp_body {
+            return Err(format!(
+                "listpack model {} but node says {}",
+                measured.lp_body, self.lp_body
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes the whole node, checking its encoding and order, and counts what it holds.
+    fn measure(&self, master: StreamId) -> Result<Measured, String> {
+        let mut m = Measured {
+            live: 0,
+            deleted: 0,
+            last: None,
+            lp_body: 0,
+        };
         let mut pos = 0;
         let n = varint::get(&self.buf, &mut pos).ok_or("master field count")?;
-        lp += int_element_bytes(n as i64) + int_element_bytes(0);
+        m.lp_body += int_element_bytes(n as i64) + int_element_bytes(0);
         for _ in 0..n {
             let len = varint::get(&self.buf, &mut pos).ok_or("master name length")? as usize;
             let name = self
                 .buf
                 .get(pos..pos + len)
                 .ok_or("master name past the end")?;
-            lp += str_element_bytes(name);
+            m.lp_body += str_element_bytes(name);
             pos += len;
         }
         if pos != self.master_len as usize {
@@ -281,59 +334,50 @@ impl Node {
             ));
         }
         for raw in self.scan(master) {
-            if prev.is_none() && raw.id != master {
+            if m.last.is_none() && raw.id != master {
                 return Err(format!(
                     "first entry {} is not the master id {master}",
                     raw.id
                 ));
             }
-            if prev.is_some_and(|p| p >= raw.id) {
+            if m.last.is_some_and(|p| p >= raw.id) {
                 return Err(format!("entry {} out of order", raw.id));
             }
-            prev = Some(raw.id);
+            m.last = Some(raw.id);
             if raw.deleted {
-                deleted += 1;
+                m.deleted += 1;
             } else {
-                live += 1;
+                m.live += 1;
             }
             let flags = self.buf[raw.offset];
-            lp += int_element_bytes(i64::from(flags & !FLAG_DELETED));
-            lp += int_element_bytes(raw.id.ms.wrapping_sub(master.ms) as i64);
-            lp += int_element_bytes(raw.id.seq.wrapping_sub(master.seq) as i64);
+            m.lp_body += int_element_bytes(i64::from(flags & !FLAG_DELETED));
+            m.lp_body += int_element_bytes(raw.id.ms.wrapping_sub(master.ms) as i64);
+            m.lp_body += int_element_bytes(raw.id.seq.wrapping_sub(master.seq) as i64);
             let entry = self.entry(&raw);
-            let m = entry.len() as i64;
+            let pairs = entry.len() as i64;
             for (field, value) in entry.fields() {
                 if !raw.same_fields {
-                    lp += str_element_bytes(field);
+                    m.lp_body += str_element_bytes(field);
                 }
-                lp += str_element_bytes(value);
+                m.lp_body += str_element_bytes(value);
             }
-            lp += if raw.same_fields {
-                int_element_bytes(m + 3)
+            m.lp_body += if raw.same_fields {
+                int_element_bytes(pairs + 3)
             } else {
-                int_element_bytes(m) + int_element_bytes(2 * m + 4)
+                int_element_bytes(pairs) + int_element_bytes(2 * pairs + 4)
             };
         }
-        if (live, deleted) != (self.live, self.deleted) {
-            return Err(format!(
-                "counted {live} live and {deleted} deleted, node says {} and {}",
-                self.live, self.deleted
-            ));
-        }
-        if prev != Some(self.last) {
-            return Err(format!(
-                "last is {} but the last entry is {prev:?}",
-                self.last
-            ));
-        }
-        if lp != self.lp_body {
-            return Err(format!(
-                "listpack model {lp} but node says {}",
-                self.lp_body
-            ));
-        }
-        Ok(())
+        Ok(m)
     }
+}
+
+/// What [`Node::measure`] counted.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    live: u32,
+    deleted: u32,
+    last: Option<StreamId>,
+    lp_body: u64,
 }
 
 /// Forward scan over a node's entries, tombstones included.

@@ -167,15 +167,16 @@ impl Stream {
         limits: NodeLimits,
     ) {
         let bytes_max = limits.effective_bytes_max();
-        // XSETID on an empty stream may set last_id below the tombstones of the one node an
-        // exact MINID trim can leave behind. That node holds no live entry, so dropping it
-        // keeps ids ordered and changes nothing a reader can see (Redis would append into it
-        // out of order).
-        if let Some(tail) = self.nodes.last_entry()
+        // XSETID may set last_id below tombstones at the end of the tail node (its checks look
+        // at live entries only). Readers cannot see tombstones, so dropping them keeps ids
+        // ordered and changes nothing a reader can see (Redis would append out of order).
+        if let Some(mut tail) = self.nodes.last_entry()
             && tail.get().last() >= id
         {
-            debug_assert_eq!(tail.get().live(), 0);
-            tail.remove();
+            let master = *tail.key();
+            if tail.get_mut().drop_tombstones_from(master, id) {
+                tail.remove();
+            }
         }
         match self.nodes.last_entry() {
             Some(mut tail)

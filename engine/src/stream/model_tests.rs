@@ -47,9 +47,6 @@ struct Harness {
     model: Model,
     /// Everything done so far, for failure messages.
     log: Vec<String>,
-    /// Whether commands that run into a known engine bug are skipped (the proptest) or run
-    /// (the regression tests).
-    tolerate_known_bugs: bool,
     /// Whether node boundaries and tombstones must match too, or only what readers see.
     compare_layout: bool,
 }
@@ -78,7 +75,6 @@ impl Harness {
             log: vec![format!(
                 "node-max-entries {node_entries_max}, clock {CLOCK_START_MS}"
             )],
-            tolerate_known_bugs: false,
             compare_layout: true,
         }
     }
@@ -103,12 +99,6 @@ impl Harness {
                 .collect::<Vec<_>>()
                 .join(" "),
         );
-        if self.tolerate_known_bugs
-            && let Some(bug) = known_engine_bug(argv, &self.model, self.now_ms)
-        {
-            self.log.push(format!("(skipped: {bug})"));
-            return Ok(());
-        }
         let want = self.model.execute(argv, self.now_ms);
         // Snapshot only when the command should fail: it must then change nothing.
         let before = want.is_err().then(|| self.engine_state());
@@ -157,21 +147,6 @@ impl Harness {
     }
 }
 
-/// Whether `argv` would run into an engine bug that is reported but not fixed yet. The proptest
-/// skips such commands on both sides; each bug has a regression test below.
-fn known_engine_bug(argv: &[Vec<u8>], model: &Model, now_ms: u64) -> Option<&'static str> {
-    let name = argv[0].to_ascii_lowercase();
-    let mut after = model.clone();
-    if name == b"xsetid" && after.execute(argv, now_ms).is_ok() {
-        let s = after.stream(&argv[1]).expect("XSETID succeeded");
-        let tail_has_live = s.nodes.last().is_some_and(|n| n.iter().any(|e| !e.deleted));
-        if tail_has_live && s.nodes.iter().flatten().any(|e| e.id > s.last_id) {
-            return Some("xsetid_below_a_tombstone_then_xadd");
-        }
-    }
-    None
-}
-
 /// What readers can see of each key: bookkeeping and live entries, not node boundaries.
 fn observable(values: &BTreeMap<Vec<u8>, ModelValue>) -> BTreeMap<Vec<u8>, ModelValue> {
     let mut values = values.clone();
@@ -214,7 +189,6 @@ fn as_model(stream: &Stream) -> ModelStream {
 
 fn run_ops(node_entries_max: u64, ops: &[Op]) -> Result<(), String> {
     let mut h = Harness::new(node_entries_max);
-    h.tolerate_known_bugs = true;
     for op in ops {
         match op {
             Op::Clock(delta) => {
@@ -314,7 +288,6 @@ fn xrange_count_zero_looks_up_the_key_first() {
 }
 
 #[test]
-#[ignore = "engine bug: XADD after XSETID below a tail tombstone panics in Stream::append"]
 fn xsetid_below_a_tombstone_then_xadd() {
     // XSETID compares with the last *live* entry and the current max_deleted_entry_id, so once
     // MAXDELETEDID lowered the latter, last_id can go below a tombstone in the tail node, and

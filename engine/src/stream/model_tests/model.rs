@@ -407,11 +407,15 @@ impl ModelStream {
     /// lowered `last_id` on an emptied stream, a tail node of tombstones at or above the new id
     /// is dropped first, where Redis would append into it out of order.
     fn append(&mut self, id: StreamId, fields: Vec<(Vec<u8>, Vec<u8>)>, entries_max: u64) {
-        if let Some(tail) = self.nodes.last()
-            && tail.iter().all(|e| e.deleted)
-            && tail.last().is_some_and(|e| e.id >= id)
-        {
-            self.nodes.pop();
+        // XSETID can leave tombstones above last_id at the end of the tail node: they go
+        // (and the node with them if nothing else is left), as the engine does.
+        if let Some(tail) = self.nodes.last_mut() {
+            while tail.last().is_some_and(|e| e.deleted && e.id >= id) {
+                tail.pop();
+            }
+            if tail.is_empty() {
+                self.nodes.pop();
+            }
         }
         let entry = ModelEntry {
             id,
