@@ -5,7 +5,7 @@
 //! bulk string is `$-1` in RESP2, a missing array `*-1`; both are `_` in RESP3), and maps are
 //! flat arrays in RESP2.
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::id::StreamId;
 use crate::node::EntryRef;
@@ -70,5 +70,81 @@ impl Reply {
             fields.push(Reply::bulk(value));
         }
         Reply::Array(vec![Reply::id(entry.id), Reply::Array(fields)])
+    }
+}
+
+/// Builds the replies for many entries over one shared buffer: the bytes of every id, field
+/// and value are copied once into it, and each bulk string is a slice of it, so a reply of `n`
+/// entries costs a few allocations per entry (its arrays) instead of one per field.
+#[derive(Debug, Default)]
+pub struct EntryReplies {
+    buf: BytesMut,
+    /// Per entry: the id's span, and the spans of its fields and values (`None`: deleted).
+    items: Vec<((usize, usize), Option<Vec<(usize, usize)>>)>,
+}
+
+impl EntryReplies {
+    /// An empty builder.
+    pub fn new() -> EntryReplies {
+        EntryReplies::default()
+    }
+
+    fn put_id(&mut self, id: StreamId) -> (usize, usize) {
+        let start = self.buf.len();
+        let mut ms = itoa::Buffer::new();
+        let mut seq = itoa::Buffer::new();
+        self.buf.put_slice(ms.format(id.ms).as_bytes());
+        self.buf.put_u8(b'-');
+        self.buf.put_slice(seq.format(id.seq).as_bytes());
+        (start, self.buf.len())
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> (usize, usize) {
+        let start = self.buf.len();
+        self.buf.put_slice(bytes);
+        (start, self.buf.len())
+    }
+
+    /// Adds `[id, [f1, v1, ...]]`.
+    pub fn push(&mut self, entry: &EntryRef<'_>) {
+        let id = self.put_id(entry.id);
+        let mut spans = Vec::with_capacity(entry.len() * 2);
+        for (field, value) in entry.fields() {
+            spans.push(self.put(field));
+            spans.push(self.put(value));
+        }
+        self.items.push((id, Some(spans)));
+    }
+
+    /// Adds `[id, nil]`: a pending entry whose stream entry was deleted.
+    pub fn push_deleted(&mut self, id: StreamId) {
+        let id = self.put_id(id);
+        self.items.push((id, None));
+    }
+
+    /// Number of entries added.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The entry replies, in the order added.
+    pub fn finish(self) -> Vec<Reply> {
+        let data = self.buf.freeze();
+        let bulk = |(start, end): (usize, usize)| Reply::Bulk(data.slice(start..end));
+        self.items
+            .into_iter()
+            .map(|(id, fields)| {
+                let fields = match fields {
+                    Some(spans) => Reply::Array(spans.into_iter().map(bulk).collect()),
+                    None => Reply::NullArray,
+                };
+                Reply::Array(vec![bulk(id), fields])
+            })
+            .collect()
     }
 }

@@ -8,7 +8,7 @@
 use crate::error::{Error, Result};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
-use crate::reply::Reply;
+use crate::reply::{EntryReplies, Reply};
 
 use super::args::{is, parse_i64};
 
@@ -53,19 +53,19 @@ impl XRange {
             return Ok(Reply::NullArray);
         }
         let limit = count.unwrap_or(usize::MAX);
-        let entries: Vec<Reply> = if reverse {
+        let mut entries = EntryReplies::new();
+        if reverse {
             stream
                 .rev_range(start, end)
                 .take(limit)
-                .map(|e| Reply::entry(&e))
-                .collect()
+                .for_each(|e| entries.push(&e));
         } else {
             stream
                 .range(start, end)
                 .take(limit)
-                .map(|e| Reply::entry(&e))
-                .collect()
-        };
+                .for_each(|e| entries.push(&e));
+        }
+        let entries = entries.finish();
         Ok(Reply::Array(entries))
     }
 }

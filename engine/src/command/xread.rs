@@ -15,7 +15,7 @@ use bytes::Bytes;
 use crate::error::{Error, Result, shown};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
-use crate::reply::Reply;
+use crate::reply::{EntryReplies, Reply};
 
 use super::args::{is, parse_i64};
 use super::{BlockRequest, Outcome};
@@ -176,12 +176,12 @@ fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<R
         return Ok(None);
     };
     let limit = if count == 0 { usize::MAX } else { count };
-    let entries = stream
+    let mut entries = EntryReplies::new();
+    stream
         .range(start, StreamId::MAX)
         .take(limit)
-        .map(|e| Reply::entry(&e))
-        .collect();
-    Ok(Some(Reply::Array(entries)))
+        .for_each(|e| entries.push(&e));
+    Ok(Some(Reply::Array(entries.finish())))
 }
 
 /// XREADGROUP's entries for one stream, or `None` if it is not served.
@@ -212,25 +212,30 @@ fn serve_group(
     if !serve {
         return Ok(None);
     }
-    let mut entries = Vec::new();
+    let mut entries = EntryReplies::new();
     match from {
         From::New => {
             stream
                 .deliver_new(group, consumer, count, noack, now, &mut |e| {
-                    entries.push(Reply::entry(&e))
+                    entries.push(&e)
                 })
                 .map_err(|_| no_group())?;
         }
         From::After(after) => {
             stream
-                .deliver_history(group, consumer, after, count, now, &mut |id, entry| {
-                    entries.push(match entry {
-                        Some(e) => Reply::entry(&e),
-                        None => Reply::Array(vec![Reply::id(id), Reply::NullArray]),
-                    })
-                })
+                .deliver_history(
+                    group,
+                    consumer,
+                    after,
+                    count,
+                    now,
+                    &mut |id, entry| match entry {
+                        Some(e) => entries.push(&e),
+                        None => entries.push_deleted(id),
+                    },
+                )
                 .map_err(|_| no_group())?;
         }
     }
-    Ok(Some(Reply::Array(entries)))
+    Ok(Some(Reply::Array(entries.finish())))
 }
