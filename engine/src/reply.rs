@@ -73,6 +73,9 @@ impl Reply {
     }
 }
 
+/// A byte range of [`EntryReplies`]' buffer.
+type Span = (usize, usize);
+
 /// Builds the replies for many entries over one shared buffer: the bytes of every id, field
 /// and value are copied once into it, and each bulk string is a slice of it, so a reply of `n`
 /// entries costs a few allocations per entry (its arrays) instead of one per field.
@@ -80,7 +83,7 @@ impl Reply {
 pub struct EntryReplies {
     buf: BytesMut,
     /// Per entry: the id's span, and the spans of its fields and values (`None`: deleted).
-    items: Vec<((usize, usize), Option<Vec<(usize, usize)>>)>,
+    items: Vec<(Span, Option<Vec<Span>>)>,
 }
 
 impl EntryReplies {
@@ -89,7 +92,7 @@ impl EntryReplies {
         EntryReplies::default()
     }
 
-    fn put_id(&mut self, id: StreamId) -> (usize, usize) {
+    fn put_id(&mut self, id: StreamId) -> Span {
         let start = self.buf.len();
         let mut ms = itoa::Buffer::new();
         let mut seq = itoa::Buffer::new();
@@ -99,7 +102,7 @@ impl EntryReplies {
         (start, self.buf.len())
     }
 
-    fn put(&mut self, bytes: &[u8]) -> (usize, usize) {
+    fn put(&mut self, bytes: &[u8]) -> Span {
         let start = self.buf.len();
         self.buf.put_slice(bytes);
         (start, self.buf.len())
@@ -135,7 +138,7 @@ impl EntryReplies {
     /// The entry replies, in the order added.
     pub fn finish(self) -> Vec<Reply> {
         let data = self.buf.freeze();
-        let bulk = |(start, end): (usize, usize)| Reply::Bulk(data.slice(start..end));
+        let bulk = |(start, end): Span| Reply::Bulk(data.slice(start..end));
         self.items
             .into_iter()
             .map(|(id, fields)| {
