@@ -1,4 +1,14 @@
 //! Differential tests: the engine and a real Redis-compatible server run the same commands and
-//! must give the same bytes. See `support::differ` for what is compared.
+//! must give the same bytes. See `support::differ` for what is compared, `support::normalize`
+//! for the time fields blanked on both sides, and `known_differences` for the servers' known
+//! departures from the behaviour we target.
+//!
+//! - `case`: hand-written cases and their runner.
+//! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
+//! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
+//!   and XREAD.
 
+mod case;
+mod groups;
+mod known_differences;
 mod streams;

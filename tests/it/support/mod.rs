@@ -1,12 +1,16 @@
-//! Shared test support: real servers to compare with, a RESP2 reader, and the differential
-//! harness.
+//! Shared test support: real servers to compare with, a RESP reader, and the differential
+//! harnesses.
 //!
 //! - [`peer`]: start and stop `redis-server` / `valkey-server` on a free loopback port; skip (or
 //!   fail under `CI=true`) when the binary is missing.
-//! - [`resp`]: RESP2 encoding and a byte-recording reader; the engine's replies in the same form.
+//! - [`resp`]: command encoding and a byte-recording RESP2/RESP3 reader; the engine's replies in
+//!   the same form.
 //! - [`differ`]: run each command on a server and on the engine and compare the bytes, plus the
-//!   stream bookkeeping `XINFO STREAM` shows.
+//!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
+//! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
+//!   two clocks, blanked on both sides before comparing.
 
 pub mod differ;
+pub mod normalize;
 pub mod peer;
 pub mod resp;

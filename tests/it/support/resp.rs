@@ -1,5 +1,5 @@
-//! A minimal RESP2 client side: encode a command, read one reply, and put engine replies in the
-//! same form so a comparison is byte for byte.
+//! A minimal RESP client side: encode a command, read one RESP2 or RESP3 reply, and put engine
+//! replies in the same form so a comparison is byte for byte.
 //!
 //! Why not the `redis` crate: its `Value` has a single `Nil` for both `$-1` (null bulk) and
 //! `*-1` (null array), turns `+OK` into `Okay`, and splits an error into code and detail.
@@ -7,14 +7,18 @@
 //! XADD NOMKSTREAM is `$-1`). Reading RESP2 takes a page of code, and the reader keeps the raw
 //! bytes of every reply, so "equal" here means the server's bytes equal the bytes our encoding
 //! of the engine's reply produces.
+//!
+//! The RESP3 types (after `HELLO 3`) are read too, for the wire tests that compare a real server
+//! with ours: every RESP3 type byte except attributes (`|`), which neither server sends for the
+//! commands compared. Their encoding also reproduces the bytes read.
 
 use std::fmt;
 use std::io::{self, BufRead, Write};
 
 use echomq_engine::{Error, Reply};
 
-/// One RESP2 reply. Every RESP2 distinction is kept, so two values are equal exactly when their
-/// canonical encodings are.
+/// One RESP2 or RESP3 reply. Every distinction is kept, so two values are equal exactly when
+/// their canonical encodings are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resp {
     /// `+text`
@@ -31,6 +35,24 @@ pub enum Resp {
     NullArray,
     /// `*n` + items
     Array(Vec<Resp>),
+    /// RESP3 `_`
+    Null,
+    /// RESP3 `%n` + keys and values
+    Map(Vec<(Resp, Resp)>),
+    /// RESP3 `~n` + items
+    Set(Vec<Resp>),
+    /// RESP3 `>n` + items (out-of-band)
+    Push(Vec<Resp>),
+    /// RESP3 `#t` / `#f`
+    Boolean(bool),
+    /// RESP3 `,text`, the text as sent
+    Double(String),
+    /// RESP3 `(digits`
+    BigNumber(String),
+    /// RESP3 `=len` + `fmt:text`, the whole payload
+    Verbatim(Vec<u8>),
+    /// RESP3 `!len` + text
+    BlobError(Vec<u8>),
 }
 
 impl Resp {
@@ -75,19 +97,25 @@ impl Resp {
             Resp::Simple(s) => line(out, b'+', s.as_bytes()),
             Resp::Error(s) => line(out, b'-', s.as_bytes()),
             Resp::Int(n) => line(out, b':', n.to_string().as_bytes()),
-            Resp::Bulk(b) => {
-                line(out, b'$', b.len().to_string().as_bytes());
-                out.extend_from_slice(b);
-                out.extend_from_slice(b"\r\n");
-            }
+            Resp::Bulk(b) => blob(out, b'$', b),
             Resp::NullBulk => out.extend_from_slice(b"$-1\r\n"),
             Resp::NullArray => out.extend_from_slice(b"*-1\r\n"),
-            Resp::Array(items) => {
-                line(out, b'*', items.len().to_string().as_bytes());
-                for item in items {
-                    item.encode(out);
+            Resp::Array(items) => aggregate(out, b'*', items),
+            Resp::Null => out.extend_from_slice(b"_\r\n"),
+            Resp::Map(pairs) => {
+                line(out, b'%', pairs.len().to_string().as_bytes());
+                for (k, v) in pairs {
+                    k.encode(out);
+                    v.encode(out);
                 }
             }
+            Resp::Set(items) => aggregate(out, b'~', items),
+            Resp::Push(items) => aggregate(out, b'>', items),
+            Resp::Boolean(b) => line(out, b'#', if *b { b"t" } else { b"f" }),
+            Resp::Double(text) => line(out, b',', text.as_bytes()),
+            Resp::BigNumber(text) => line(out, b'(', text.as_bytes()),
+            Resp::Verbatim(b) => blob(out, b'=', b),
+            Resp::BlobError(b) => blob(out, b'!', b),
         }
     }
 
@@ -121,40 +149,40 @@ impl Resp {
             text.parse::<i64>()
                 .map_err(|_| invalid(format!("bad number {text:?}")))
         };
+        let length = || {
+            let n = number()?;
+            usize::try_from(n).map_err(|_| invalid(format!("bad length {n}")))
+        };
         Ok(match kind {
             b'+' => Resp::Simple(text),
             b'-' => Resp::Error(text),
             b':' => Resp::Int(number()?),
-            b'$' => match number()? {
-                -1 => Resp::NullBulk,
-                len => {
-                    let len = usize::try_from(len)
-                        .map_err(|_| invalid(format!("bad bulk length {len}")))?;
-                    let at = raw.len();
-                    raw.resize(at + len + 2, 0);
-                    reader.read_exact(&mut raw[at..])?;
-                    if &raw[at + len..] != b"\r\n" {
-                        return Err(invalid("bulk string without CRLF".into()));
-                    }
-                    Resp::Bulk(raw[at..at + len].to_vec())
+            b'$' if text == "-1" => Resp::NullBulk,
+            b'$' => Resp::Bulk(read_blob(reader, raw, length()?)?),
+            b'*' if text == "-1" => Resp::NullArray,
+            b'*' => Resp::Array(read_items(reader, raw, length()?)?),
+            b'_' if text.is_empty() => Resp::Null,
+            b'%' => {
+                let flat = read_items(reader, raw, 2 * length()?)?;
+                let mut pairs = Vec::with_capacity(flat.len() / 2);
+                let mut flat = flat.into_iter();
+                while let (Some(k), Some(v)) = (flat.next(), flat.next()) {
+                    pairs.push((k, v));
                 }
-            },
-            b'*' => match number()? {
-                -1 => Resp::NullArray,
-                len => {
-                    let len = usize::try_from(len)
-                        .map_err(|_| invalid(format!("bad array length {len}")))?;
-                    let mut items = Vec::with_capacity(len.min(1024));
-                    for _ in 0..len {
-                        items.push(Resp::read(reader, raw)?);
-                    }
-                    Resp::Array(items)
-                }
-            },
+                Resp::Map(pairs)
+            }
+            b'~' => Resp::Set(read_items(reader, raw, length()?)?),
+            b'>' => Resp::Push(read_items(reader, raw, length()?)?),
+            b'#' if text == "t" || text == "f" => Resp::Boolean(text == "t"),
+            b',' => Resp::Double(text),
+            b'(' => Resp::BigNumber(text),
+            b'=' => Resp::Verbatim(read_blob(reader, raw, length()?)?),
+            b'!' => Resp::BlobError(read_blob(reader, raw, length()?)?),
             other => {
                 return Err(invalid(format!(
-                    "not a RESP2 type byte: {:?}",
-                    char::from(other)
+                    "not a RESP type byte (or an unsupported one): {:?} in {:?}",
+                    char::from(other),
+                    lossy(header)
                 )));
             }
         })
@@ -181,6 +209,39 @@ pub fn write_command<A: AsRef<[u8]>>(out: &mut impl Write, argv: &[A]) -> io::Re
     }
     out.write_all(&buf)?;
     out.flush()
+}
+
+/// Reads a blob's `len` bytes and its CRLF.
+fn read_blob(reader: &mut impl BufRead, raw: &mut Vec<u8>, len: usize) -> io::Result<Vec<u8>> {
+    let at = raw.len();
+    raw.resize(at + len + 2, 0);
+    reader.read_exact(&mut raw[at..])?;
+    if &raw[at + len..] != b"\r\n" {
+        return Err(invalid("blob without CRLF".into()));
+    }
+    Ok(raw[at..at + len].to_vec())
+}
+
+/// Reads `len` values.
+fn read_items(reader: &mut impl BufRead, raw: &mut Vec<u8>, len: usize) -> io::Result<Vec<Resp>> {
+    let mut items = Vec::with_capacity(len.min(1024));
+    for _ in 0..len {
+        items.push(Resp::read(reader, raw)?);
+    }
+    Ok(items)
+}
+
+fn blob(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
+    line(out, kind, body.len().to_string().as_bytes());
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn aggregate(out: &mut Vec<u8>, kind: u8, items: &[Resp]) {
+    line(out, kind, items.len().to_string().as_bytes());
+    for item in items {
+        item.encode(out);
+    }
 }
 
 fn line(out: &mut Vec<u8>, kind: u8, body: &[u8]) {
@@ -221,9 +282,27 @@ fn show_bytes(bytes: &[u8]) -> String {
     }
 }
 
-/// redis-cli style, one value per line, nested arrays indented.
+/// redis-cli style, one value per line, nested aggregates indented.
 impl fmt::Display for Resp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list<'a>(
+            f: &mut fmt::Formatter<'_>,
+            depth: usize,
+            what: &str,
+            items: impl ExactSizeIterator<Item = &'a Resp>,
+        ) -> fmt::Result {
+            if items.len() == 0 {
+                return write!(f, "(empty {what})");
+            }
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    write!(f, "\n{:width$}", "", width = depth * 3)?;
+                }
+                write!(f, "{}) ", i + 1)?;
+                go(item, f, depth + 1)?;
+            }
+            Ok(())
+        }
         fn go(v: &Resp, f: &mut fmt::Formatter<'_>, depth: usize) -> fmt::Result {
             match v {
                 Resp::Simple(s) => write!(f, "+{s}"),
@@ -232,17 +311,28 @@ impl fmt::Display for Resp {
                 Resp::Bulk(b) => write!(f, "{}", show_bytes(b)),
                 Resp::NullBulk => write!(f, "(nil bulk $-1)"),
                 Resp::NullArray => write!(f, "(nil array *-1)"),
-                Resp::Array(items) if items.is_empty() => write!(f, "(empty array)"),
-                Resp::Array(items) => {
-                    for (i, item) in items.iter().enumerate() {
+                Resp::Null => write!(f, "(null _)"),
+                Resp::Array(items) => list(f, depth, "array", items.iter()),
+                Resp::Set(items) => list(f, depth, "set", items.iter()),
+                Resp::Push(items) => list(f, depth, "push", items.iter()),
+                Resp::Map(pairs) if pairs.is_empty() => write!(f, "(empty map)"),
+                Resp::Map(pairs) => {
+                    for (i, (k, v)) in pairs.iter().enumerate() {
                         if i > 0 {
                             write!(f, "\n{:width$}", "", width = depth * 3)?;
                         }
-                        write!(f, "{}) ", i + 1)?;
-                        go(item, f, depth + 1)?;
+                        write!(f, "{}# ", i + 1)?;
+                        go(k, f, depth + 1)?;
+                        write!(f, " => ")?;
+                        go(v, f, depth + 1)?;
                     }
                     Ok(())
                 }
+                Resp::Boolean(b) => write!(f, "(boolean) {b}"),
+                Resp::Double(text) => write!(f, "(double) {text}"),
+                Resp::BigNumber(text) => write!(f, "(big number) {text}"),
+                Resp::Verbatim(b) => write!(f, "(verbatim) {}", show_bytes(b)),
+                Resp::BlobError(b) => write!(f, "(blob error) {}", show_bytes(b)),
             }
         }
         go(self, f, 0)
@@ -290,6 +380,20 @@ mod tests {
         let mut raw = Vec::new();
         assert_eq!(Resp::read(&mut reader, &mut raw).unwrap(), Resp::Int(7));
         assert_eq!(raw, b":7\r\n");
+    }
+
+    #[test]
+    fn resp3_types_are_read_and_encoded_back_to_the_same_bytes() {
+        let wire = b"%2\r\n$4\r\nname\r\n_\r\n$1\r\nx\r\n~1\r\n#t\r\n\
+            >2\r\n,1.5\r\n(123\r\n=8\r\ntxt:abcd\r\n!3\r\nERR\r\n";
+        let mut reader = &wire[..];
+        for _ in 0..4 {
+            let mut raw = Vec::new();
+            let value = Resp::read(&mut reader, &mut raw).unwrap();
+            assert_eq!(value.to_bytes(), raw, "{value}");
+        }
+        assert!(reader.is_empty());
+        assert_eq!(read_all(b"_\r\n").0, Resp::Null);
     }
 
     #[test]

@@ -3,89 +3,10 @@
 //! starts from an empty server and engine with default settings; every reply is compared, and
 //! after every command the stream state of the key it named.
 
-use crate::support::peer::PeerInfo;
-
-/// One scripted case.
-#[derive(Debug)]
-pub struct Case {
-    /// What the case shows (printed on failure).
-    pub name: &'static str,
-    /// The commands, in order.
-    pub steps: Vec<Vec<Vec<u8>>>,
-    /// Servers the case does not apply to, and why.
-    pub skip: Option<Skip>,
-}
-
-/// A documented reason not to run a case against some server.
-#[derive(Debug)]
-pub struct Skip {
-    /// Whether the server is one the case does not apply to.
-    pub applies: fn(&PeerInfo) -> bool,
-    /// The reference section that documents the difference.
-    pub why: &'static str,
-}
-
-impl Case {
-    fn new(name: &'static str) -> Case {
-        Case {
-            name,
-            steps: Vec::new(),
-            skip: None,
-        }
-    }
-
-    /// A command written as space-separated words (none of them empty or containing spaces).
-    fn cmd(mut self, line: &str) -> Case {
-        self.steps.push(
-            line.split_whitespace()
-                .map(|w| w.as_bytes().to_vec())
-                .collect(),
-        );
-        self
-    }
-
-    /// A command given argument by argument.
-    fn argv(mut self, argv: &[&str]) -> Case {
-        self.steps
-            .push(argv.iter().map(|a| a.as_bytes().to_vec()).collect());
-        self
-    }
-
-    /// `XADD key <i>-0 f <i>` for `i` in `from..=to`.
-    fn fill(mut self, key: &str, from: u64, to: u64) -> Case {
-        for i in from..=to {
-            self = self.cmd(&format!("XADD {key} {i}-0 f {i}"));
-        }
-        self
-    }
-
-    /// Node limits on both sides.
-    fn nodes(self, entries_max: u64, bytes_max: u64) -> Case {
-        self.cmd(&format!("CONFIG SET stream-node-max-entries {entries_max}"))
-            .cmd(&format!("CONFIG SET stream-node-max-bytes {bytes_max}"))
-    }
-
-    /// Not run against servers for which `applies` is true, for the documented reason `why`.
-    fn skip_if(mut self, applies: fn(&PeerInfo) -> bool, why: &'static str) -> Case {
-        self.skip = Some(Skip { applies, why });
-        self
-    }
-}
-
-/// Redis 7.0 lacks XSETID's check against the current max_deleted_entry_id.
-const XSETID_MAX_DELETED_CHECK: &str = "reference §6.1: XSETID below the current \
-     max_deleted_entry_id is an error (checked before the top item); Redis 7.0.15 has no such \
-     check and accepts it (Valkey 8.1, from Redis 7.2.4, agrees with §6.1)";
-
-/// A Redis 7.0 crash, not a behaviour to match.
-pub const REDIS_7_0_SHRINK_CRASH: &str = "Redis 7.0.15 bug, not in the reference: after \
-     `CONFIG SET stream-node-max-bytes` is lowered (300 -> 50) under a node created with the \
-     higher limit, an XADD that starts a new node corrupts the old one and the next XRANGE \
-     aborts the server (listpack.c:576 'p' is not true). Valkey 8.1 is fine";
-
-fn redis_before_7_2(peer: &PeerInfo) -> bool {
-    peer.is_redis_before(7, 2)
-}
+use crate::differential::case::Case;
+use crate::differential::known_differences::{
+    REDIS_7_0_SHRINK_CRASH, SEQ_AUTO_EXHAUSTED, XSETID_MAX_DELETED_CHECK, redis_before_7_2,
+};
 
 /// Every case.
 pub fn all() -> Vec<Case> {
@@ -404,12 +325,7 @@ fn ids() -> Vec<Case> {
             .cmd(&format!("XADD s 5-{max} f v"))
             .cmd("XADD s 5-* f v")
             .cmd("XADD s 6-* f v")
-            .skip_if(
-                redis_before_7_2,
-                "reference §3: `<ms>-*` on an exhausted seq is 'equal or smaller than the \
-                 target stream top item'; Redis 7.0.15 replies 'Elements are too large to be \
-                 stored' (fixed later: Valkey 8.1, from Redis 7.2.4, agrees with §3)",
-            ),
+            .skip_if(redis_before_7_2, SEQ_AUTO_EXHAUSTED),
         Case::new("the last possible id exhausts the stream")
             .cmd(&format!("XADD s {max}-{max} f v"))
             .cmd("XADD s * f v")
@@ -442,7 +358,7 @@ fn ranges() -> Vec<Case> {
     let with_base = |name: &'static str| Case {
         name,
         steps: base.steps.clone(),
-        skip: None,
+        ..Case::new(name)
     };
     vec![
         with_base("incomplete bounds: start seq 0, end seq max")

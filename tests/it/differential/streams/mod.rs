@@ -4,6 +4,7 @@
 mod cases;
 mod random;
 
+use crate::differential::case::run_cases;
 use crate::support::differ::Differ;
 use crate::support::peer::PeerKind;
 
@@ -11,49 +12,14 @@ use crate::support::peer::PeerKind;
 const RANDOM_SEQUENCES_REDIS: u32 = 64;
 const RANDOM_SEQUENCES_VALKEY: u32 = 24;
 
-/// Runs every case on one server, collecting every mismatch before failing.
-fn run_cases(kind: PeerKind) {
-    let Some(mut differ) = Differ::start(kind) else {
-        return;
-    };
-    let peer = differ.info();
-    let all = cases::all();
-    let mut failures = Vec::new();
-    for case in &all {
-        if let Some(skip) = case.skip.as_ref().filter(|s| (s.applies)(&peer)) {
-            eprintln!("case {:?} skipped on {peer}: {}", case.name, skip.why);
-            continue;
-        }
-        differ.reset();
-        let outcome = case
-            .steps
-            .iter()
-            .try_for_each(|argv| {
-                differ.run_and_check(argv)?;
-                differ.check_invariants()
-            })
-            .and_then(|()| differ.check_all());
-        if let Err(mismatch) = outcome {
-            failures.push(format!("case {:?}: {mismatch}", case.name));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases differ on {peer}:\n\n{}",
-        failures.len(),
-        all.len(),
-        failures.join("\n")
-    );
-}
-
 #[test]
 fn core_cases_match_redis() {
-    run_cases(PeerKind::Redis);
+    run_cases(PeerKind::Redis, &cases::all());
 }
 
 #[test]
 fn core_cases_match_valkey() {
-    run_cases(PeerKind::Valkey);
+    run_cases(PeerKind::Valkey, &cases::all());
 }
 
 #[test]

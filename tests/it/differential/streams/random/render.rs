@@ -192,7 +192,7 @@ pub(super) fn render(op: &Op, engine: &Keyspace, peer: &PeerInfo) -> Vec<Vec<Vec
             entries_max,
             bytes_max,
         } => {
-            // Redis 7.0.15 crashes (cases::REDIS_7_0_SHRINK_CRASH) when the byte limit is
+            // Redis 7.0.15 crashes (known_differences::REDIS_7_0_SHRINK_CRASH) when the byte limit is
             // lowered under an existing node; there, the limit only goes up.
             let bytes_max = if peer.is_redis_before(7, 2) {
                 let current = engine.config().node_limits().bytes_max;

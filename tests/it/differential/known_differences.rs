@@ -1,0 +1,130 @@
+//! Every known difference between the servers we compare with and the behaviour we target
+//! (`reference/redis-streams.md`: current Redis, 7.4 / 8.0), in one place. The peers are
+//! Debian's Redis 7.0.15 and Valkey 8.1 (a fork of Redis 7.2.4 that reports `redis_version`
+//! 7.2.4).
+//!
+//! Cases that meet a difference are kept and skipped only on the servers it applies to, with
+//! one of the reasons below (a few apply to both peers: those cases document the target and
+//! wait for a newer peer). Random sequences steer around the differences instead, each site
+//! naming the constant; for lag, which no steering can avoid once entries are deleted, see
+//! [`LAG_FIXES_8_0`].
+//!
+//! | what | Redis 7.0.15 | Valkey 8.1 | constant |
+//! |---|---|---|---|
+//! | XSETID below max_deleted_entry_id | accepted | error, as §6.1 | [`XSETID_MAX_DELETED_CHECK`] |
+//! | lowering stream-node-max-bytes under a node | server crash | fine | [`REDIS_7_0_SHRINK_CRASH`] |
+//! | `<ms>-*` on an exhausted seq | wrong error text | as §3 | [`SEQ_AUTO_EXHAUSTED`] |
+//! | XINFO CONSUMERS `inactive`, FULL `active-time` | absent | as §4.8 | [`CONSUMER_ACTIVE_TIME`] |
+//! | XREADGROUP creates its consumer when nothing is served | no | as §4.2 | [`READ_CREATES_CONSUMER`] |
+//! | XCLAIM/XAUTOCLAIM create the consumer | only when claiming | as §4.5/§4.6 | [`CLAIM_CREATES_CONSUMER`] |
+//! | XREADGROUP `+` error text, `Unbalanced 'xreadgroup'` text | older texts | as §4.2 | [`XREADGROUP_ERROR_TEXTS`] |
+//! | XREAD `+` | absent | as §5.1 | [`XREAD_PLUS`] |
+//! | `Unbalanced 'xread' ... ID, '+', or '$'` text | older text | older text | [`XREAD_UNBALANCED_TEXT`] |
+//! | the 8.0 lag and entries-read rules (§4.7) | older rules | older rules | [`LAG_FIXES_8_0`] |
+//! | HELP's last line | `Prints this help.` | `Print this help.` | [`HELP_LAST_LINE`] |
+//!
+//! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`],
+//! [`ENGINE_BUG_XREAD_PLUS_AT_ZERO`]): their cases run only in the ignored `*_engine_bugs_*`
+//! tests until the engine is fixed.
+//!
+//! Not differences but limits of a differential test, also kept out of the comparison:
+//! time fields (see `support::normalize`), and
+//! allocation failures (`XAUTOCLAIM ... COUNT` near `LONG_MAX/16` makes both peers fail to
+//! allocate, "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+//! where the engine allocates lazily and succeeds).
+
+use crate::support::peer::{PeerInfo, PeerKind};
+
+/// Redis before 7.2 (7.0.15 here); never Valkey.
+pub fn redis_before_7_2(peer: &PeerInfo) -> bool {
+    peer.is_redis_before(7, 2)
+}
+
+/// Every peer we have: Redis 7.0 and Valkey 8.1 both predate the 8.0 lag rules.
+pub fn lacks_lag_fixes(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey || peer.is_redis_before(8, 0)
+}
+
+/// Every peer we have: neither has the 7.4 unbalanced-XREAD text.
+pub fn lacks_xread_unbalanced_text(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey || peer.is_redis_before(7, 4)
+}
+
+/// Valkey.
+pub fn is_valkey(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey
+}
+
+/// Redis 7.0 lacks XSETID's check against the current max_deleted_entry_id.
+pub const XSETID_MAX_DELETED_CHECK: &str = "reference §6.1: XSETID below the current \
+     max_deleted_entry_id is an error (checked before the top item); Redis 7.0.15 has no such \
+     check and accepts it (Valkey 8.1, from Redis 7.2.4, agrees with §6.1)";
+
+/// A Redis 7.0 crash, not a behaviour to match.
+pub const REDIS_7_0_SHRINK_CRASH: &str = "Redis 7.0.15 bug, not in the reference: after \
+     `CONFIG SET stream-node-max-bytes` is lowered (300 -> 50) under a node created with the \
+     higher limit, an XADD that starts a new node corrupts the old one and the next XRANGE \
+     aborts the server (listpack.c:576 'p' is not true). Valkey 8.1 is fine";
+
+/// Redis 7.0's error for `<ms>-*` when the seq is exhausted.
+pub const SEQ_AUTO_EXHAUSTED: &str = "reference §3: `<ms>-*` on an exhausted seq is 'equal or \
+     smaller than the target stream top item'; Redis 7.0.15 replies 'Elements are too large to \
+     be stored' (fixed later: Valkey 8.1, from Redis 7.2.4, agrees with §3)";
+
+/// Redis 7.0 has no consumer active time.
+pub const CONSUMER_ACTIVE_TIME: &str = "reference §4.8 and §8 (7.2): XINFO CONSUMERS gains \
+     `inactive` (and `idle` becomes the time since seen), XINFO STREAM FULL gains a consumer's \
+     `active-time`; Redis 7.0.15 has neither (Valkey 8.1 has both)";
+
+/// Redis 7.0 creates the consumer of XREADGROUP only for a stream it serves.
+pub const READ_CREATES_CONSUMER: &str = "reference §4.2 and §8 (7.2): XREADGROUP creates its \
+     consumer in every group it names, even when nothing is served; Redis 7.0.15 creates it \
+     only where it serves entries (Valkey 8.1 agrees with the reference)";
+
+/// Redis 7.0 creates the consumer of XCLAIM/XAUTOCLAIM only when something is claimed.
+pub const CLAIM_CREATES_CONSUMER: &str = "reference §4.5, §4.6 and §8 (7.2): XCLAIM and \
+     XAUTOCLAIM create the consumer even when nothing is claimed; Redis 7.0.15 creates it only \
+     on a claim (Valkey 8.1 agrees with the reference)";
+
+/// Redis 7.0's XREADGROUP errors.
+pub const XREADGROUP_ERROR_TEXTS: &str = "reference §4.2 and §8 (7.2): `+` as an XREADGROUP id \
+     gets the '$ ID is meaningless' text with `+`, and an unbalanced list reads `Unbalanced \
+     'xreadgroup' list of streams`; Redis 7.0.15 rejects `+` as an invalid id and names XREAD \
+     in the unbalanced text (Valkey 8.1 agrees with the reference)";
+
+/// Redis 7.0 has no XREAD `+`.
+pub const XREAD_PLUS: &str = "reference §5.1 and §8 (7.4): XREAD `+` reads the last entry; \
+     Redis 7.0.15 rejects `+` as an invalid id (Valkey 8.1 has `+`)";
+
+/// Neither peer has the 7.4 text.
+pub const XREAD_UNBALANCED_TEXT: &str = "reference §5.1 and §8 (7.4): `Unbalanced 'xread' list \
+     of streams: for each stream key an ID, '+', or '$' must be specified.`; Redis 7.0.15 and \
+     Valkey 8.1 (which has `+` itself) still say `an ID or '$' must be specified.`";
+
+/// Neither peer has the 8.0 lag rules.
+pub const LAG_FIXES_8_0: &str = "reference §4.7 and §8 (8.0-m01, #13338 and #13473): lag is 0 \
+     on an empty stream and the length when both the group's cursor and max-deleted-entry-id \
+     lie before the first entry (whatever ENTRIESREAD said); the estimate is invalid below \
+     max-deleted-entry-id; a delivery counts one more read only if no tombstone lies after \
+     the group's previous cursor (not the delivered id) and that cursor is not before the \
+     first entry. Redis 7.0.15 and Valkey 8.1 predate all four. Random sequences therefore \
+     compare entries-read and lag on these peers only for keys that never saw a deletion, \
+     trimming, ENTRIESREAD or XSETID ENTRIESADDED/MAXDELETEDID (`Differ::mask_lag_after`)";
+
+/// Valkey's help text.
+pub const HELP_LAST_LINE: &str = "reference §6.2 (HELP is Redis's text): the last line of \
+     XGROUP HELP and XINFO HELP reads `    Prints this help.` on Redis; Valkey 8.1 changed it \
+     to `    Print this help.`";
+
+/// Engine bug: errors echo CR and LF from client bytes.
+pub const ENGINE_BUG_ERROR_TEXT_CRLF: &str = "the text of an engine error that echoes a key, \
+     group, subcommand or option (NOGROUP, 'unknown subcommand', 'Unrecognized XCLAIM option') \
+     keeps CR and LF from the client, where Redis's text has a space for each \
+     (addReplyErrorFormat). `echomq serve` maps them when encoding, so the wire is right; \
+     `Keyspace::execute` callers \
+     see another text than Redis's";
+
+/// Engine bug: XREAD `+` on an empty stream at 0-0.
+pub const ENGINE_BUG_XREAD_PLUS_AT_ZERO: &str = "XREAD `+` on an existing empty stream whose \
+     last id is 0-0 (XGROUP CREATE ... MKSTREAM) replies a null array; Redis 7.4+ and Valkey 8.1 \
+     cannot step back from 0-0 and reply `-ERR the stream last element ID is 0-0`";

@@ -1,0 +1,349 @@
+//! Time fields: reply values that depend on when a command ran. A real server reads its own
+//! clock while the engine (and our server under test) reads a manual one, so these values
+//! cannot be equal; they are replaced on both sides by the placeholder `+<time>` before the
+//! comparison. Everything else in the reply is still compared byte for byte.
+//!
+//! The exact positions normalized, and nothing else:
+//!
+//! | command | position |
+//! |---|---|
+//! | `XPENDING key group [IDLE n] start end count [consumer]` (the extended form) | each row `[id, consumer, idle, delivery-count]`: `idle` (index 2) |
+//! | `XINFO CONSUMERS key group` | each consumer map: the values of `idle` and `inactive` |
+//! | `XINFO STREAM key FULL [COUNT n]` | each map in `groups`: each `pending` row `[id, consumer, delivery-time, delivery-count]` at index 2; each map in `consumers`: the values of `seen-time` and `active-time`, and each of its `pending` rows `[id, delivery-time, delivery-count]` at index 1 |
+//!
+//! Only a non-negative integer is replaced: `-1` (`inactive` and `active-time` of a consumer
+//! that never read or claimed anything) is a fact, not a time, and stays compared. So is the
+//! shape: a missing field, an error or a null in a normalized position still differs.
+//! Delivery counts, PEL membership and every id are compared exactly; tests keep membership
+//! deterministic by using min-idle 0 / IDLE 0, or idle thresholds far from both clocks (an
+//! hour, with XCLAIM `IDLE`/`TIME` moving delivery times back by two).
+//!
+//! Maps are found in both shapes: RESP2 flat `[name, value, ...]` arrays and RESP3 `%` maps.
+//!
+//! One more field is normalized, by [`times`] too though it is no time: `radix-tree-nodes` of
+//! `XINFO STREAM key [FULL]` becomes `+<rax>` when `radix-tree-keys` is 3 or more. It counts
+//! Redis's internal radix tree nodes, which the engine estimates (reference §4.8: "an
+//! approximation is fine"); the estimate is exact for up to two macro nodes (1, 2 and 6), which
+//! stay compared.
+//!
+//! Separately, and only where a random sequence asks for it ([`lag`]), `entries-read` and `lag`
+//! of the groups in `XINFO GROUPS` and `XINFO STREAM FULL` become `+<lag>` (any value, null
+//! included) for keys whose history reaches the 8.0 lag rules that the peer lacks: see
+//! `known_differences::LAG_FIXES_8_0` and [`taints_lag`].
+
+use super::resp::Resp;
+
+/// What a normalized time field becomes.
+pub const PLACEHOLDER: &str = "<time>";
+/// What an estimated `radix-tree-nodes` becomes.
+pub const RAX_PLACEHOLDER: &str = "<rax>";
+/// The most macro nodes for which the engine's `radix-tree-nodes` is exact.
+const RAX_EXACT_NODES_MAX: i64 = 2;
+/// What a masked `entries-read` or `lag` becomes.
+pub const LAG_PLACEHOLDER: &str = "<lag>";
+
+/// Replaces the time fields of `reply` to command `argv` (see the module table). Returns
+/// whether anything was replaced.
+pub fn times<A: AsRef<[u8]>>(argv: &[A], reply: &mut Resp) -> bool {
+    let word = |i: usize| {
+        argv.get(i)
+            .map(|a| a.as_ref().to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    match (word(0).as_slice(), word(1).as_slice()) {
+        (b"xpending", _) if argv.len() >= 6 => rows(reply, 2),
+        (b"xinfo", b"consumers") => items(reply)
+            .into_iter()
+            .map(|consumer| fields(consumer, &["idle", "inactive"]))
+            .fold(false, |a, b| a | b),
+        (b"xinfo", b"stream") => rax_nodes(reply) | (word(3) == b"full" && full(reply)),
+        _ => false,
+    }
+}
+
+/// `radix-tree-nodes` of an XINFO STREAM reply with more than [`RAX_EXACT_NODES_MAX`] nodes.
+fn rax_nodes(reply: &mut Resp) -> bool {
+    let mut keys = None;
+    for_value(reply, "radix-tree-keys", &mut |value| {
+        if let Resp::Int(n) = value {
+            keys = Some(*n);
+        }
+    });
+    if keys.is_none_or(|n| n <= RAX_EXACT_NODES_MAX) {
+        return false;
+    }
+    let mut changed = false;
+    for_value(reply, "radix-tree-nodes", &mut |value| {
+        *value = Resp::Simple(RAX_PLACEHOLDER.to_string());
+        changed = true;
+    });
+    changed
+}
+
+/// Whether two replies (parsed, and their raw bytes) are the same: byte for byte, or if
+/// `normalize` replaces time fields in either, byte for byte once both are normalized.
+pub fn same(
+    normalize: impl Fn(&mut Resp) -> bool,
+    (theirs, theirs_raw): (&Resp, &[u8]),
+    (ours, ours_raw): (&Resp, &[u8]),
+) -> bool {
+    let (mut theirs, mut ours) = (theirs.clone(), ours.clone());
+    if normalize(&mut theirs) | normalize(&mut ours) {
+        theirs.to_bytes() == ours.to_bytes()
+    } else {
+        theirs_raw == ours_raw
+    }
+}
+
+/// Masks `entries-read` and `lag` in the group maps of `XINFO GROUPS key` and `XINFO STREAM
+/// key FULL` if `masked(key)`. Returns whether anything was replaced.
+pub fn lag<A: AsRef<[u8]>>(argv: &[A], reply: &mut Resp, masked: impl Fn(&[u8]) -> bool) -> bool {
+    let word = |i: usize| {
+        argv.get(i)
+            .map(|a| a.as_ref().to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    if word(0) != b"xinfo" || !argv.get(2).is_some_and(|k| masked(k.as_ref())) {
+        return false;
+    }
+    let mut changed = false;
+    let mut mask = |group: &mut Resp| {
+        for name in ["entries-read", "lag"] {
+            for_value(group, name, &mut |value| {
+                *value = Resp::Simple(LAG_PLACEHOLDER.to_string());
+                changed = true;
+            });
+        }
+    };
+    match word(1).as_slice() {
+        b"groups" => items(reply).into_iter().for_each(&mut mask),
+        b"stream" if word(3) == b"full" => {
+            for_value(reply, "groups", &mut |groups| {
+                items(groups).into_iter().for_each(&mut mask);
+            });
+        }
+        _ => {}
+    }
+    changed
+}
+
+/// The key whose group lag a command takes out of what a peer without the 8.0 lag rules
+/// computes alike: a deletion (XDEL, XTRIM, XADD with MAXLEN/MINID), ENTRIESREAD (XGROUP CREATE
+/// and SETID), or XSETID with ENTRIESADDED/MAXDELETEDID. Without any of these a stream has no
+/// tombstones and every group's counter starts unknown or exact, where the old and new rules
+/// agree.
+pub fn taints_lag<A: AsRef<[u8]>>(argv: &[A]) -> Option<&[u8]> {
+    let word = |i: usize| argv.get(i).map(|a| a.as_ref().to_ascii_lowercase());
+    let any = |words: &[&[u8]]| {
+        argv.iter()
+            .any(|a| words.iter().any(|w| a.as_ref().eq_ignore_ascii_case(w)))
+    };
+    let key = |i: usize| argv.get(i).map(AsRef::as_ref);
+    match word(0)?.as_slice() {
+        b"xdel" | b"xtrim" => key(1),
+        b"xadd" if any(&[b"maxlen", b"minid"]) => key(1),
+        b"xsetid" if argv.len() > 3 => key(1),
+        b"xgroup" if any(&[b"entriesread"]) => key(2),
+        _ => None,
+    }
+}
+
+/// `XINFO STREAM key FULL`: the group and consumer times.
+fn full(reply: &mut Resp) -> bool {
+    let mut changed = false;
+    for_value(reply, "groups", &mut |groups| {
+        for group in items(groups) {
+            for_value(group, "pending", &mut |pending| changed |= rows(pending, 2));
+            for_value(group, "consumers", &mut |consumers| {
+                for consumer in items(consumers) {
+                    changed |= fields(consumer, &["seen-time", "active-time"]);
+                    for_value(consumer, "pending", &mut |pending| {
+                        changed |= rows(pending, 1);
+                    });
+                }
+            });
+        }
+    });
+    changed
+}
+
+/// Position `at` of each row of an array of rows.
+fn rows(reply: &mut Resp, at: usize) -> bool {
+    let mut changed = false;
+    for row in items(reply) {
+        if let Resp::Array(cells) = row
+            && let Some(cell) = cells.get_mut(at)
+        {
+            changed |= blank(cell);
+        }
+    }
+    changed
+}
+
+/// The values of the named fields of a map.
+fn fields(map: &mut Resp, names: &[&str]) -> bool {
+    let mut changed = false;
+    for name in names {
+        for_value(map, name, &mut |value| changed |= blank(value));
+    }
+    changed
+}
+
+fn blank(value: &mut Resp) -> bool {
+    if matches!(value, Resp::Int(n) if *n >= 0) {
+        *value = Resp::Simple(PLACEHOLDER.to_string());
+        return true;
+    }
+    false
+}
+
+/// The items of an array (or set), none for anything else.
+fn items(reply: &mut Resp) -> Vec<&mut Resp> {
+    match reply {
+        Resp::Array(items) | Resp::Set(items) => items.iter_mut().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Calls `f` on the value under `name` in a map, RESP2 (flat array) or RESP3.
+fn for_value(map: &mut Resp, name: &str, f: &mut dyn FnMut(&mut Resp)) {
+    match map {
+        Resp::Array(flat) => {
+            for pair in flat.chunks_mut(2) {
+                if let [key, value] = pair
+                    && key.as_text() == Some(name)
+                {
+                    f(value);
+                }
+            }
+        }
+        Resp::Map(pairs) => {
+            for (key, value) in pairs {
+                if key.as_text() == Some(name) {
+                    f(value);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bulk(s: &str) -> Resp {
+        Resp::Bulk(s.as_bytes().to_vec())
+    }
+
+    fn time() -> Resp {
+        Resp::Simple(PLACEHOLDER.to_string())
+    }
+
+    #[test]
+    fn xpending_rows_lose_only_their_idle_time() {
+        let row = |idle| Resp::Array(vec![bulk("1-0"), bulk("c"), Resp::Int(idle), Resp::Int(2)]);
+        let mut reply = Resp::Array(vec![row(17), row(0)]);
+        assert!(times(&["XPENDING", "s", "g", "-", "+", "10"], &mut reply));
+        let row = Resp::Array(vec![bulk("1-0"), bulk("c"), time(), Resp::Int(2)]);
+        assert_eq!(reply, Resp::Array(vec![row.clone(), row]));
+        let mut summary = Resp::Array(vec![Resp::Int(1), bulk("1-0"), bulk("1-0")]);
+        assert!(!times(&["XPENDING", "s", "g"], &mut summary));
+    }
+
+    #[test]
+    fn radix_tree_nodes_are_compared_up_to_two_macro_nodes() {
+        let info = |keys, nodes| {
+            Resp::Array(vec![
+                bulk("radix-tree-keys"),
+                Resp::Int(keys),
+                bulk("radix-tree-nodes"),
+                Resp::Int(nodes),
+            ])
+        };
+        let mut two = info(2, 6);
+        assert!(!times(&["XINFO", "STREAM", "s"], &mut two));
+        let mut four = info(4, 11);
+        assert!(times(&["XINFO", "STREAM", "s"], &mut four));
+        assert_eq!(
+            four,
+            Resp::Array(vec![
+                bulk("radix-tree-keys"),
+                Resp::Int(4),
+                bulk("radix-tree-nodes"),
+                Resp::Simple(RAX_PLACEHOLDER.into()),
+            ])
+        );
+    }
+
+    #[test]
+    fn lag_is_masked_only_for_masked_keys_and_only_what_taints_it_taints() {
+        let group = || {
+            Resp::Map(vec![
+                (bulk("name"), bulk("g")),
+                (bulk("entries-read"), Resp::Null),
+                (bulk("lag"), Resp::Int(3)),
+            ])
+        };
+        let mut reply = Resp::Array(vec![group()]);
+        assert!(!lag(&["XINFO", "GROUPS", "s"], &mut reply, |_| false));
+        assert!(lag(&["XINFO", "GROUPS", "s"], &mut reply, |k| k == b"s"));
+        let masked = Resp::Simple(LAG_PLACEHOLDER.into());
+        assert_eq!(
+            reply,
+            Resp::Array(vec![Resp::Map(vec![
+                (bulk("name"), bulk("g")),
+                (bulk("entries-read"), masked.clone()),
+                (bulk("lag"), masked),
+            ])])
+        );
+        assert_eq!(taints_lag(&["XDEL", "s", "1-0"]), Some(&b"s"[..]));
+        assert_eq!(
+            taints_lag(&["XADD", "s", "MAXLEN", "5", "*", "f", "v"]),
+            Some(&b"s"[..])
+        );
+        assert_eq!(taints_lag(&["XADD", "s", "1-0", "f", "v"]), None);
+        assert_eq!(
+            taints_lag(&["XGROUP", "SETID", "t", "g", "0", "ENTRIESREAD", "1"]),
+            Some(&b"t"[..])
+        );
+        assert_eq!(taints_lag(&["XGROUP", "SETID", "t", "g", "0"]), None);
+        assert_eq!(taints_lag(&["XSETID", "s", "5-0"]), None);
+    }
+
+    #[test]
+    fn consumer_times_are_replaced_in_both_map_shapes_but_minus_one_stays() {
+        let mut resp2 = Resp::Array(vec![Resp::Array(vec![
+            bulk("name"),
+            bulk("c"),
+            bulk("pending"),
+            Resp::Int(3),
+            bulk("idle"),
+            Resp::Int(5),
+            bulk("inactive"),
+            Resp::Int(-1),
+        ])]);
+        assert!(times(&["XINFO", "CONSUMERS", "s", "g"], &mut resp2));
+        let Resp::Array(consumers) = &resp2 else {
+            unreachable!()
+        };
+        let Resp::Array(fields) = &consumers[0] else {
+            unreachable!()
+        };
+        assert_eq!(fields[3], Resp::Int(3));
+        assert_eq!(fields[5], time());
+        assert_eq!(fields[7], Resp::Int(-1));
+        let mut resp3 = Resp::Array(vec![Resp::Map(vec![
+            (bulk("idle"), Resp::Int(0)),
+            (bulk("inactive"), Resp::Int(9)),
+        ])]);
+        assert!(times(&["xinfo", "consumers", "s", "g"], &mut resp3));
+        assert_eq!(
+            resp3,
+            Resp::Array(vec![Resp::Map(vec![
+                (bulk("idle"), time()),
+                (bulk("inactive"), time()),
+            ])])
+        );
+    }
+}
