@@ -22,13 +22,14 @@
 //! | `Unbalanced 'xread' ... ID, '+', or '$'` text | older text | older text | [`XREAD_UNBALANCED_TEXT`] |
 //! | the 8.0 lag and entries-read rules (§4.7) | older rules | older rules | [`LAG_FIXES_8_0`] |
 //! | HELP's last line | `Prints this help.` | `Print this help.` | [`HELP_LAST_LINE`] |
+//! | MULTI inside MULTI | `MULTI calls can not be nested` | `Command not allowed inside a transaction` | [`MULTI_NESTED`] |
 //!
 //! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`],
 //! [`ENGINE_BUG_XREAD_PLUS_AT_ZERO`]): their cases run only in the ignored `*_engine_bugs_*`
 //! tests until the engine is fixed.
 //!
 //! Not differences but limits of a differential test, also kept out of the comparison:
-//! time fields (see `support::normalize`), and
+//! time fields (see `support::normalize`), HELLO's own reply (see `support::wire`), and
 //! allocation failures (`XAUTOCLAIM ... COUNT` near `LONG_MAX/16` makes both peers fail to
 //! allocate, "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
 //! where the engine allocates lazily and succeeds).
@@ -116,12 +117,17 @@ pub const HELP_LAST_LINE: &str = "reference §6.2 (HELP is Redis's text): the la
      XGROUP HELP and XINFO HELP reads `    Prints this help.` on Redis; Valkey 8.1 changed it \
      to `    Print this help.`";
 
+/// Valkey's error for a nested MULTI.
+pub const MULTI_NESTED: &str = "Redis (7.0 and current) answers MULTI inside MULTI with `ERR \
+     MULTI calls can not be nested`, as echomq does; Valkey 8.1 flags MULTI no-multi and answers \
+     `ERR Command not allowed inside a transaction`";
+
 /// Engine bug: errors echo CR and LF from client bytes.
 pub const ENGINE_BUG_ERROR_TEXT_CRLF: &str = "the text of an engine error that echoes a key, \
      group, subcommand or option (NOGROUP, 'unknown subcommand', 'Unrecognized XCLAIM option') \
      keeps CR and LF from the client, where Redis's text has a space for each \
-     (addReplyErrorFormat). `echomq serve` maps them when encoding, so the wire is right; \
-     `Keyspace::execute` callers \
+     (addReplyErrorFormat). `echomq serve` maps them when encoding, so the wire is right (the \
+     wire case 'errors that echo CR and LF stay one line' passes); `Keyspace::execute` callers \
      see another text than Redis's";
 
 /// Engine bug: XREAD `+` on an empty stream at 0-0.

@@ -7,8 +7,10 @@
 //! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
 //! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
 //!   and XREAD.
+//! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
 mod known_differences;
+mod server;
 mod streams;

@@ -70,6 +70,13 @@ pub struct Differ {
 /// The two sides disagree; the text says on what and how to reproduce it.
 pub struct Mismatch(String);
 
+impl Mismatch {
+    /// A mismatch described by `text` (for harnesses beside [`Differ`]).
+    pub fn new(text: String) -> Mismatch {
+        Mismatch(text)
+    }
+}
+
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -532,7 +539,8 @@ fn show_state(state: &Result<Option<StreamState>, String>) -> String {
     }
 }
 
-fn show_raw(raw: &[u8]) -> String {
+/// Reply bytes for a report, shortened.
+pub fn show_raw(raw: &[u8]) -> String {
     let shown = &raw[..raw.len().min(RAW_SHOWN_MAX)];
     let mut text = format!("{:?}", String::from_utf8_lossy(shown));
     if raw.len() > RAW_SHOWN_MAX {
@@ -541,6 +549,7 @@ fn show_raw(raw: &[u8]) -> String {
     text
 }
 
-fn indent(text: &str) -> String {
+/// A multi-line value indented under its label in a report.
+pub fn indent(text: &str) -> String {
     text.replace('\n', "\n          ")
 }

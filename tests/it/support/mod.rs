@@ -9,8 +9,11 @@
 //!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
 //! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
 //!   two clocks, blanked on both sides before comparing.
+//! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
+//!   RESP2 and RESP3, with pipelining and transactions.
 
 pub mod differ;
 pub mod normalize;
 pub mod peer;
 pub mod resp;
+pub mod wire;

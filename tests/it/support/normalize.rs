@@ -10,6 +10,7 @@
 //! | `XPENDING key group [IDLE n] start end count [consumer]` (the extended form) | each row `[id, consumer, idle, delivery-count]`: `idle` (index 2) |
 //! | `XINFO CONSUMERS key group` | each consumer map: the values of `idle` and `inactive` |
 //! | `XINFO STREAM key FULL [COUNT n]` | each map in `groups`: each `pending` row `[id, consumer, delivery-time, delivery-count]` at index 2; each map in `consumers`: the values of `seen-time` and `active-time`, and each of its `pending` rows `[id, delivery-time, delivery-count]` at index 1 |
+//! | `EXEC` | each element, by the command queued at its position (`support::wire`) |
 //!
 //! Only a non-negative integer is replaced: `-1` (`inactive` and `active-time` of a consumer
 //! that never read or claimed anything) is a fact, not a time, and stays compared. So is the

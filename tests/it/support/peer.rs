@@ -93,6 +93,8 @@ impl fmt::Display for PeerInfo {
 #[derive(Debug)]
 pub struct Peer {
     info: PeerInfo,
+    /// Where it listens (for more connections).
+    addr: SocketAddr,
     child: Child,
     reader: BufReader<TcpStream>,
     writer: TcpStream,
@@ -188,6 +190,7 @@ impl Peer {
                 kind,
                 version: (0, 0, 0),
             },
+            addr,
             child,
             reader: BufReader::new(stream),
             writer,
@@ -250,6 +253,11 @@ impl Peer {
     /// Kind and version.
     pub fn info(&self) -> PeerInfo {
         self.info
+    }
+
+    /// The address it listens on, for connections of a test's own.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// Whether the server process is still running.
