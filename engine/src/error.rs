@@ -176,6 +176,9 @@ pub enum Error {
     /// A bad XCLAIM option value; carries the option (IDLE, TIME or RETRYCOUNT).
     #[error("ERR Invalid {0} option argument for XCLAIM")]
     InvalidClaimOption(&'static str),
+    /// XREAD `+` on an existing stream whose last id is `0-0` (no id precedes it).
+    #[error("ERR the stream last element ID is 0-0")]
+    LastIdZero,
     /// An unknown XCLAIM option.
     #[error("ERR Unrecognized XCLAIM option '{0}'")]
     UnrecognizedClaimOption(String),
@@ -207,11 +210,12 @@ pub enum Error {
 /// Shorthand for engine results.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Bytes from a client shown in an error message, as Redis's `%s` would show them.
+/// Bytes from a client shown in an error message, as Redis shows them: up to a NUL, with CR
+/// and LF turned into spaces so the reply stays one line.
 pub(crate) fn shown(bytes: &[u8]) -> String {
     let visible = bytes
         .iter()
         .position(|&b| b == 0)
         .map_or(bytes, |nul| &bytes[..nul]);
-    String::from_utf8_lossy(visible).into_owned()
+    String::from_utf8_lossy(visible).replace(['\r', '\n'], " ")
 }

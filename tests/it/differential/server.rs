@@ -324,8 +324,7 @@ fn wire_cases_match_valkey() {
 }
 
 #[test]
-#[ignore = "engine bug: XREAD + on an empty stream at 0-0 replies null, not an error"]
-fn wire_engine_bugs_match_valkey() {
+fn fixed_wire_bugs_stay_fixed_against_valkey() {
     run_cases(PeerKind::Valkey, true);
 }
 

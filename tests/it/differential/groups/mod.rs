@@ -38,13 +38,11 @@ fn group_random_sequences_match_valkey() {
 }
 
 #[test]
-#[ignore = "engine bug: error texts keep CR/LF from client bytes; XREAD + at 0-0 (see cases)"]
-fn group_engine_bugs_match_redis() {
+fn fixed_engine_bugs_stay_fixed_against_redis() {
     run_engine_bug_cases(PeerKind::Redis, &cases::all());
 }
 
 #[test]
-#[ignore = "engine bug: error texts keep CR/LF from client bytes; XREAD + at 0-0 (see cases)"]
-fn group_engine_bugs_match_valkey() {
+fn fixed_engine_bugs_stay_fixed_against_valkey() {
     run_engine_bug_cases(PeerKind::Valkey, &cases::all());
 }
