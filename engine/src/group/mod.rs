@@ -451,4 +451,6 @@ fn elapsed_ms(now_ms: u64, then_ms: u64) -> i64 {
 }
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;
