@@ -1,111 +1,98 @@
 //! Redis's glob matching (`stringmatchlen`): `*`, `?`, `[abc]`, `[^a-z]`, `\x`, for KEYS,
 //! SCAN MATCH and CONFIG GET.
+//!
+//! Matching walks the pattern once and, on a mismatch, backtracks only to the last `*` seen
+//! (every other token matches exactly one byte), so the cost is at most pattern length times
+//! string length even for patterns like `*a*a*a*b` that make naive recursion exponential.
+
+/// One pattern token that matches a single byte: how long it is in the pattern and whether it
+/// matches `c`.
+fn single(p: &[u8], c: u8, nocase: bool) -> (usize, bool) {
+    let eq = |a: u8, b: u8| {
+        if nocase {
+            a.eq_ignore_ascii_case(&b)
+        } else {
+            a == b
+        }
+    };
+    match p {
+        [b'?', ..] => (1, true),
+        [b'\\', x, ..] => (2, eq(*x, c)),
+        [b'[', rest @ ..] => {
+            let (negate, mut i) = if rest.first() == Some(&b'^') {
+                (true, 1)
+            } else {
+                (false, 0)
+            };
+            let mut found = false;
+            loop {
+                match &rest[i..] {
+                    // An unterminated class ends with the pattern, as in Redis.
+                    [] => break,
+                    [b']', ..] => {
+                        i += 1;
+                        break;
+                    }
+                    [b'\\', x, ..] => {
+                        found |= eq(*x, c);
+                        i += 2;
+                    }
+                    [a, b'-', b, ..] if *b != b']' => {
+                        let (lo, hi) = if a <= b { (*a, *b) } else { (*b, *a) };
+                        let (lo, hi, ch) = if nocase {
+                            (
+                                lo.to_ascii_lowercase(),
+                                hi.to_ascii_lowercase(),
+                                c.to_ascii_lowercase(),
+                            )
+                        } else {
+                            (lo, hi, c)
+                        };
+                        found |= (lo..=hi).contains(&ch);
+                        i += 3;
+                    }
+                    [x, ..] => {
+                        found |= eq(*x, c);
+                        i += 1;
+                    }
+                }
+            }
+            (1 + i, found != negate)
+        }
+        [x, ..] => (1, eq(*x, c)),
+        [] => (0, false),
+    }
+}
 
 /// Whether `string` matches `pattern`.
 pub fn matches(pattern: &[u8], string: &[u8], nocase: bool) -> bool {
-    matches_at(pattern, string, nocase, 0)
-}
-
-/// Recursion depth limit: a pathological pattern (`*a*a*a...`) fails instead of recursing
-/// without bound, like Redis's own guard.
-const NESTING_MAX: usize = 1000;
-
-fn eq(a: u8, b: u8, nocase: bool) -> bool {
-    if nocase {
-        a.eq_ignore_ascii_case(&b)
-    } else {
-        a == b
-    }
-}
-
-fn matches_at(mut p: &[u8], mut s: &[u8], nocase: bool, depth: usize) -> bool {
-    if depth > NESTING_MAX {
-        return false;
-    }
-    while let Some(&c) = p.first() {
-        match c {
-            b'*' => {
-                while p.len() > 1 && p[1] == b'*' {
-                    p = &p[1..];
-                }
-                if p.len() == 1 {
-                    return true;
-                }
-                for skip in 0..=s.len() {
-                    if matches_at(&p[1..], &s[skip..], nocase, depth + 1) {
-                        return true;
-                    }
-                }
-                return false;
+    let (mut p, mut s) = (0, 0);
+    // Where to resume after the last `*`: pattern position after it, string position tried.
+    let mut star: Option<(usize, usize)> = None;
+    while s < string.len() {
+        if pattern.get(p) == Some(&b'*') {
+            while pattern.get(p) == Some(&b'*') {
+                p += 1;
             }
-            b'?' => {
-                if s.is_empty() {
-                    return false;
-                }
-                s = &s[1..];
-            }
-            b'[' => {
-                let Some(&ch) = s.first() else { return false };
-                p = &p[1..];
-                let negate = p.first() == Some(&b'^');
-                if negate {
-                    p = &p[1..];
-                }
-                let mut found = false;
-                loop {
-                    match p {
-                        [] => break,
-                        [b']', ..] => break,
-                        [b'\\', x, ..] => {
-                            found |= eq(*x, ch, nocase);
-                            p = &p[2..];
-                        }
-                        [a, b'-', b, ..] if *b != b']' => {
-                            let (lo, hi) = if a <= b { (*a, *b) } else { (*b, *a) };
-                            let (lo, hi, ch) = if nocase {
-                                (
-                                    lo.to_ascii_lowercase(),
-                                    hi.to_ascii_lowercase(),
-                                    ch.to_ascii_lowercase(),
-                                )
-                            } else {
-                                (lo, hi, ch)
-                            };
-                            found |= (lo..=hi).contains(&ch);
-                            p = &p[3..];
-                        }
-                        [x, ..] => {
-                            found |= eq(*x, ch, nocase);
-                            p = &p[1..];
-                        }
-                    }
-                }
-                if found == negate {
-                    return false;
-                }
-                s = &s[1..];
-                if p.is_empty() {
-                    // An unterminated class: Redis treats the end of pattern as the class end.
-                    return s.is_empty();
-                }
-            }
-            b'\\' if p.len() >= 2 => {
-                p = &p[1..];
-                if s.first().is_none_or(|&ch| !eq(p[0], ch, nocase)) {
-                    return false;
-                }
-                s = &s[1..];
-            }
-            _ => {
-                if s.first().is_none_or(|&ch| !eq(c, ch, nocase)) {
-                    return false;
-                }
-                s = &s[1..];
-            }
+            star = Some((p, s));
+            continue;
         }
-        p = &p[1..];
+        let (len, ok) = single(&pattern[p..], string[s], nocase);
+        if len > 0 && ok {
+            p += len;
+            s += 1;
+            continue;
+        }
+        match star {
+            Some((after, tried)) => {
+                star = Some((after, tried + 1));
+                p = after;
+                s = tried + 1;
+            }
+            None => return false,
+        }
     }
-    s.is_empty()
+    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 #[cfg(test)]
@@ -115,6 +102,7 @@ mod tests {
     #[test]
     fn globs() {
         assert!(matches(b"*", b"anything", false));
+        assert!(matches(b"*", b"", false));
         assert!(matches(b"h?llo", b"hello", false));
         assert!(matches(b"h[ae]llo", b"hallo", false));
         assert!(!matches(b"h[^e]llo", b"hello", false));
@@ -122,7 +110,19 @@ mod tests {
         assert!(matches(b"stream-node-*", b"stream-node-max-bytes", false));
         assert!(matches(b"MAXMEM*", b"maxmemory", true));
         assert!(!matches(b"a*b", b"acd", false));
+        assert!(matches(b"a*b*c", b"axxbyyc", false));
         assert!(matches(b"a\\*", b"a*", false));
-        assert!(!matches(&[b'*', b'a'].repeat(2000), &[b'a'; 100], false));
+        assert!(!matches(b"a\\*", b"ab", false));
+        assert!(!matches(b"abc", b"ab", false));
+        assert!(!matches(b"ab", b"abc", false));
+    }
+
+    #[test]
+    fn pathological_patterns_stay_fast() {
+        let pattern = [b'*', b'a'].repeat(2000);
+        assert!(!matches(&pattern, &[b'a'; 100], false));
+        let mut long = vec![b'a'; 5000];
+        long.push(b'b');
+        assert!(!matches(b"*a*a*a*a*a*a*c", &long, false));
     }
 }
