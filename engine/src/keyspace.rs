@@ -298,6 +298,9 @@ impl Db {
     /// FIFO order. Returns the wakers of those that now have a reply.
     fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
         let mut wakers = Vec::new();
+        if self.signals.is_empty() {
+            return wakers;
+        }
         let mut next = 0;
         while next < self.signals.len() {
             let (key, signal) = self.signals[next].clone();
@@ -424,15 +427,24 @@ impl Keyspace {
     /// Runs `f` on database 0 atomically with one time snapshot, then serves blocked readers
     /// of the keys it signalled.
     pub fn run<R>(&self, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
-        self.run_all(|dbs, snapshot| f(&mut dbs[0], snapshot))
+        self.run_db(0, f)
     }
 
     /// Runs `f` on database `index` (which must exist; out of range means database 0).
     pub fn run_db<R>(&self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
-        self.run_all(|dbs, snapshot| {
+        let snapshot = self.snapshot();
+        let (result, wakers) = {
+            let mut dbs = self.dbs.lock();
             let index = if index < dbs.len() { index } else { 0 };
-            f(&mut dbs[index], snapshot)
-        })
+            let db = &mut dbs[index];
+            db.now_ms = snapshot.now_ms;
+            let result = f(db, &snapshot);
+            (result, db.serve_signalled(&snapshot))
+        };
+        for waker in wakers {
+            waker.wake();
+        }
+        result
     }
 
     /// Runs `f` over every database atomically (MULTI/EXEC, FLUSHALL) with one time snapshot.
