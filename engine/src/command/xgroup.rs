@@ -70,10 +70,11 @@ impl XGroup {
         let (key, group) = (argv[2], argv[3]);
         let mut mkstream = false;
         let mut read = None;
-        if sub == "create" {
+        // CREATE's and SETID's options are read before the key is looked up, as in Redis.
+        if sub == "create" || sub == "setid" {
             let mut i = 5;
             while i < argv.len() {
-                if is(argv[i], "mkstream") {
+                if sub == "create" && is(argv[i], "mkstream") {
                     mkstream = true;
                     i += 1;
                 } else if is(argv[i], "entriesread") && i + 1 < argv.len() {
@@ -123,12 +124,6 @@ impl XGroup {
                     b"$" => stream.last_id(),
                     arg => StreamId::parse_lenient(arg, 0)?,
                 };
-                if argv.len() == 7 {
-                    if !is(argv[5], "entriesread") {
-                        return Err(syntax());
-                    }
-                    read = entries_read(argv[6])?;
-                }
                 stream
                     .set_group_id(group, id, read)
                     .map_err(|_| no_group())?;

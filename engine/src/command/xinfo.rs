@@ -63,7 +63,10 @@ impl XInfo {
                     group
                         .consumers()
                         .map(|(name, c)| {
-                            let inactive = c.active_time.map_or(-1, |t| since(now, t));
+                            // Redis clamps `idle` at 0 but not `inactive`.
+                            let inactive = c
+                                .active_time
+                                .map_or(-1, |t| (now as i64).wrapping_sub(t as i64));
                             Reply::Map(vec![
                                 pair("name", Reply::bulk(name.as_bytes())),
                                 pair("pending", Reply::Int(c.pending_count() as i64)),

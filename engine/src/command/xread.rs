@@ -117,6 +117,8 @@ impl XRead {
                 b"+" => From::After(last_id.prev().ok_or(Error::LastIdZero)?),
                 b">" if grouped => From::New,
                 b">" => return Err(Error::GtOnlyInXreadgroup),
+                // Redis keeps `>` as the id max-max and tells them apart by value alone.
+                arg if grouped && StreamId::parse_strict(arg)? == StreamId::MAX => From::New,
                 arg => From::After(StreamId::parse_strict(arg)?),
             });
         }

@@ -306,7 +306,6 @@ fn the_harness_sees_deliveries_claims_and_acks() {
 }
 
 #[test]
-#[ignore = "engine bug: XGROUP SETID reads its options after the key lookup"]
 fn xgroup_setid_reads_its_options_before_the_key() {
     // Redis's xgroupCommand parses CREATE's and SETID's options (MKSTREAM, ENTRIESREAD) in one
     // loop before looking the key up, so an unknown option or a bad ENTRIESREAD wins over a
@@ -321,7 +320,6 @@ fn xgroup_setid_reads_its_options_before_the_key() {
 }
 
 #[test]
-#[ignore = "engine bug: XREADGROUP with id max-max reads history instead of new entries"]
 fn xreadgroup_with_the_largest_id_reads_new_entries() {
     // xreadCommand stores `>` as the id 18446744073709551615-18446744073709551615 and later
     // tells the two apart by that value alone, so that id, given explicitly, reads new
@@ -335,7 +333,6 @@ fn xreadgroup_with_the_largest_id_reads_new_entries() {
 }
 
 #[test]
-#[ignore = "engine bug: XINFO CONSUMERS clamps inactive at 0 when the clock went back"]
 fn xinfo_consumers_inactive_is_not_clamped() {
     // xinfoCommand: `inactive = active_time != -1 ? now - active_time : -1` with no clamp,
     // while `idle` is clamped at 0.

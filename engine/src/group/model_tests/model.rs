@@ -121,7 +121,7 @@ impl GroupModel {
         GroupModel {
             streams: StreamModel::new(node_entries_max),
             groups: BTreeMap::new(),
-            mirror_engine_bugs: true,
+            mirror_engine_bugs: false,
         }
     }
 
