@@ -11,6 +11,8 @@
 
 mod cmd;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod glob;
 pub mod resp;
 pub mod server;
