@@ -18,10 +18,7 @@
 //!   pending ids) equal the model's. As this compares everything, a failed command that changed
 //!   anything is caught too.
 //!
-//! Failures the generator found are kept below as plain regression tests. Where the engine is
-//! known to differ from Redis, the random tests run with the model mirroring the engine
-//! ([`GroupModel::mirror_engine_bugs`]) so they keep looking for new differences, and an
-//! ignored regression test, run against the Redis-exact model, shows each one.
+//! Failures the generator found are kept below as plain regression tests.
 
 mod claims;
 mod info;
@@ -258,12 +255,10 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Regression tests: sequences the generator found, replayed as plain argv.
 
-/// Replays `commands` through the harness (node-max-entries 100) with the model behaving as
-/// Redis does, known engine bugs included; `clock <ms>` sets the clock, `del <key>` deletes a
-/// key.
+/// Replays `commands` through the harness (node-max-entries 100); `clock <ms>` sets the clock,
+/// `del <key>` deletes a key.
 fn replay(commands: &[&str]) {
     let mut h = Harness::new(100);
-    h.model.mirror_engine_bugs = false;
     for line in commands {
         let words: Vec<&str> = line.split(' ').collect();
         let result = match words.as_slice() {

@@ -43,15 +43,6 @@ impl GroupModel {
                         )
                     })?;
                 let since = |t: u64| now_ms as i64 - t as i64;
-                // Redis clamps idle at 0 but not inactive, which goes negative if the clock
-                // went back (known engine bug, `xinfo_consumers_inactive_is_not_clamped`).
-                let inactive = |t: u64| {
-                    if self.mirror_engine_bugs {
-                        since(t).max(0)
-                    } else {
-                        since(t)
-                    }
-                };
                 Ok(Reply::Array(
                     group
                         .consumers
@@ -61,7 +52,9 @@ impl GroupModel {
                                 pair("name", Reply::bulk(name)),
                                 pair("pending", Reply::Int(group.pending_of(name).count() as i64)),
                                 pair("idle", Reply::Int(since(c.seen_time).max(0))),
-                                pair("inactive", Reply::Int(c.active_time.map_or(-1, inactive))),
+                                // Redis clamps idle at 0 but not inactive, which goes negative if
+                                // the clock went back.
+                                pair("inactive", Reply::Int(c.active_time.map_or(-1, since))),
                             ])
                         })
                         .collect(),

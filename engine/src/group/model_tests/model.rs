@@ -85,9 +85,6 @@ impl Group {
 pub struct GroupModel {
     pub streams: StreamModel,
     pub groups: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Group>>,
-    /// Behave like the engine where it is known to differ from Redis (each place says which
-    /// regression test shows the bug), so the random tests keep looking for new differences.
-    pub mirror_engine_bugs: bool,
 }
 
 /// What the harness compares after every command, for each stream key.
@@ -121,7 +118,6 @@ impl GroupModel {
         GroupModel {
             streams: StreamModel::new(node_entries_max),
             groups: BTreeMap::new(),
-            mirror_engine_bugs: false,
         }
     }
 
@@ -265,10 +261,7 @@ impl GroupModel {
         };
         let mut mkstream = false;
         let mut entries_read = None;
-        // Known engine bug (see `xgroup_setid_reads_its_options_before_the_key`): the engine
-        // reads SETID's options after the key, group, argument count and id.
-        let late_setid_options = sub == "setid" && self.mirror_engine_bugs;
-        let mut i = if late_setid_options { argv.len() } else { 5 };
+        let mut i = 5;
         while i < argv.len() {
             if sub == "create" && word(&argv[i], "mkstream") {
                 mkstream = true;
@@ -325,12 +318,6 @@ impl GroupModel {
                     b"$" => stream_last_id,
                     arg => id(arg, 0, false)?,
                 };
-                if late_setid_options && argc == 7 {
-                    if !word(&argv[5], "entriesread") {
-                        return Err(syntax());
-                    }
-                    entries_read = parse_entries_read(&argv[6])?;
-                }
                 let group = self.group_mut(key, name);
                 group.last_id = id;
                 group.entries_read = entries_read;

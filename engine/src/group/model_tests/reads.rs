@@ -103,10 +103,9 @@ impl GroupModel {
                 ),
                 b">" if grouped => From::New,
                 b">" => return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into()),
-                // Redis marks `>` internally with the largest id, so that id reads as `>`
-                // (known engine bug, `xreadgroup_with_the_largest_id_reads_new_entries`).
+                // Redis marks `>` internally with the largest id, so that id reads as `>`.
                 arg => match id(arg, 0, true)? {
-                    StreamId::MAX if grouped && !self.mirror_engine_bugs => From::New,
+                    StreamId::MAX if grouped => From::New,
                     id => From::After(id),
                 },
             });
