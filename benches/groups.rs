@@ -96,15 +96,9 @@ fn argv_cycles(keyspace: &Keyspace, iters: u64) -> Duration {
         ack.clear();
         ack.extend([b"XACK".to_vec(), KEY.to_vec(), b"g".to_vec()]);
         if let Ok(Reply::StreamMap(streams)) = &reply
-            && let Some((_, Reply::Array(entries))) = streams.first()
+            && let Some((_, Reply::Entries(entries))) = streams.first()
         {
-            for entry in entries {
-                if let Reply::Array(pair) = entry
-                    && let Some(Reply::Bulk(id)) = pair.first()
-                {
-                    ack.push(id.to_vec());
-                }
-            }
+            ack.extend(entries.iter().map(|e| e.id.to_vec()));
         }
         assert_eq!(ack.len(), BATCH + 3, "the stream ran dry: {reply:?}");
         black_box(keyspace.execute(&ack).ok());

@@ -45,5 +45,5 @@ pub use error::{Error, Result};
 pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
-pub use reply::Reply;
+pub use reply::{Entries, EntryView, Reply};
 pub use stream::{Stream, Trim, TrimStrategy};

@@ -5,13 +5,16 @@
 //! bulk string is `$-1` in RESP2, a missing array `*-1`; both are `_` in RESP3), and maps are
 //! flat arrays in RESP2.
 
+use std::fmt;
+
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::id::StreamId;
 use crate::node::EntryRef;
 
-/// A reply value.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A reply value. Equality compares what a client would see: [`Reply::Entries`] equals the
+/// array of entry arrays it stands for.
+#[derive(Debug, Clone, Eq)]
 pub enum Reply {
     /// A status line, `+OK` and friends.
     Status(&'static str),
@@ -33,6 +36,28 @@ pub enum Reply {
     Verbatim(Bytes),
     /// An error inside a reply (EXEC's array); the text starts with its code.
     Error(String),
+    /// An array of stream entries, `[[id, [f1, v1, ...]], ...]`, kept in one buffer so the
+    /// server writes it without building a tree of small values (XRANGE, XREAD, XREADGROUP).
+    Entries(Entries),
+}
+
+impl PartialEq for Reply {
+    fn eq(&self, other: &Reply) -> bool {
+        match (self, other) {
+            (Reply::Entries(a), Reply::Entries(b)) => a.to_replies() == b.to_replies(),
+            (Reply::Entries(a), other) | (other, Reply::Entries(a)) => {
+                matches!(other, Reply::Array(items) if *items == a.to_replies())
+            }
+            (Reply::Status(a), Reply::Status(b)) => a == b,
+            (Reply::Int(a), Reply::Int(b)) => a == b,
+            (Reply::Bulk(a), Reply::Bulk(b)) | (Reply::Verbatim(a), Reply::Verbatim(b)) => a == b,
+            (Reply::Null, Reply::Null) | (Reply::NullArray, Reply::NullArray) => true,
+            (Reply::Array(a), Reply::Array(b)) => a == b,
+            (Reply::Map(a), Reply::Map(b)) | (Reply::StreamMap(a), Reply::StreamMap(b)) => a == b,
+            (Reply::Error(a), Reply::Error(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Reply {
@@ -73,17 +98,94 @@ impl Reply {
     }
 }
 
-/// A byte range of [`EntryReplies`]' buffer.
+/// A byte range of an [`Entries`] buffer.
 type Span = (usize, usize);
 
-/// Builds the replies for many entries over one shared buffer: the bytes of every id, field
-/// and value are copied once into it, and each bulk string is a slice of it, so a reply of `n`
-/// entries costs a few allocations per entry (its arrays) instead of one per field.
+/// One entry of an [`Entries`]: its id, and its fields and values as a run of spans
+/// (`None`: a pending entry whose stream entry was deleted, sent as a null).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EntryItem {
+    id: Span,
+    fields: Option<(usize, usize)>,
+}
+
+/// Stream entries in one buffer: the bytes of every id, field and value are copied once.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Entries {
+    data: Bytes,
+    items: Vec<EntryItem>,
+    /// Field and value spans of every entry, in order.
+    spans: Vec<Span>,
+}
+
+/// One entry of [`Entries`], borrowed: its id text and its field/value items (`None`: deleted).
+#[derive(Debug, Clone, Copy)]
+pub struct EntryView<'a> {
+    /// The id, `<ms>-<seq>`.
+    pub id: &'a [u8],
+    /// Fields and values alternating, or `None` for a deleted entry.
+    pub items: Option<&'a [Span]>,
+    data: &'a [u8],
+}
+
+impl<'a> EntryView<'a> {
+    /// The bytes of one span of `items`.
+    pub fn bytes(&self, (start, end): Span) -> &'a [u8] {
+        &self.data[start..end]
+    }
+}
+
+impl Entries {
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = EntryView<'_>> + '_ {
+        self.items.iter().map(|item| EntryView {
+            id: &self.data[item.id.0..item.id.1],
+            items: item.fields.map(|(from, to)| &self.spans[from..to]),
+            data: &self.data,
+        })
+    }
+
+    /// The same entries as a tree of replies.
+    pub fn to_replies(&self) -> Vec<Reply> {
+        self.iter()
+            .map(|e| {
+                let fields = match e.items {
+                    Some(items) => Reply::Array(
+                        items
+                            .iter()
+                            .map(|&span| Reply::bulk(e.bytes(span)))
+                            .collect(),
+                    ),
+                    None => Reply::NullArray,
+                };
+                Reply::Array(vec![Reply::bulk(e.id), fields])
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for Entries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.to_replies()).finish()
+    }
+}
+
+/// Builds an [`Entries`]: push entries (or deleted ids), then finish.
 #[derive(Debug, Default)]
 pub struct EntryReplies {
     buf: BytesMut,
-    /// Per entry: the id's span, and the spans of its fields and values (`None`: deleted).
-    items: Vec<(Span, Option<Vec<Span>>)>,
+    items: Vec<EntryItem>,
+    spans: Vec<Span>,
 }
 
 impl EntryReplies {
@@ -111,18 +213,23 @@ impl EntryReplies {
     /// Adds `[id, [f1, v1, ...]]`.
     pub fn push(&mut self, entry: &EntryRef<'_>) {
         let id = self.put_id(entry.id);
-        let mut spans = Vec::with_capacity(entry.len() * 2);
+        let from = self.spans.len();
         for (field, value) in entry.fields() {
-            spans.push(self.put(field));
-            spans.push(self.put(value));
+            let field = self.put(field);
+            let value = self.put(value);
+            self.spans.push(field);
+            self.spans.push(value);
         }
-        self.items.push((id, Some(spans)));
+        self.items.push(EntryItem {
+            id,
+            fields: Some((from, self.spans.len())),
+        });
     }
 
     /// Adds `[id, nil]`: a pending entry whose stream entry was deleted.
     pub fn push_deleted(&mut self, id: StreamId) {
         let id = self.put_id(id);
-        self.items.push((id, None));
+        self.items.push(EntryItem { id, fields: None });
     }
 
     /// Number of entries added.
@@ -135,19 +242,17 @@ impl EntryReplies {
         self.items.is_empty()
     }
 
-    /// The entry replies, in the order added.
-    pub fn finish(self) -> Vec<Reply> {
-        let data = self.buf.freeze();
-        let bulk = |(start, end): Span| Reply::Bulk(data.slice(start..end));
-        self.items
-            .into_iter()
-            .map(|(id, fields)| {
-                let fields = match fields {
-                    Some(spans) => Reply::Array(spans.into_iter().map(bulk).collect()),
-                    None => Reply::NullArray,
-                };
-                Reply::Array(vec![bulk(id), fields])
-            })
-            .collect()
+    /// The entries.
+    pub fn finish(self) -> Entries {
+        Entries {
+            data: self.buf.freeze(),
+            items: self.items,
+            spans: self.spans,
+        }
+    }
+
+    /// The entries as a reply.
+    pub fn into_reply(self) -> Reply {
+        Reply::Entries(self.finish())
     }
 }

@@ -65,7 +65,6 @@ impl XRange {
                 .take(limit)
                 .for_each(|e| entries.push(&e));
         }
-        let entries = entries.finish();
-        Ok(Reply::Array(entries))
+        Ok(entries.into_reply())
     }
 }

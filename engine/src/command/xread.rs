@@ -184,7 +184,7 @@ fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<R
         .range(start, StreamId::MAX)
         .take(limit)
         .for_each(|e| entries.push(&e));
-    Ok(Some(Reply::Array(entries.finish())))
+    Ok(Some(entries.into_reply()))
 }
 
 /// XREADGROUP's entries for one stream, or `None` if it is not served.
@@ -240,5 +240,5 @@ fn serve_group(
                 .map_err(|_| no_group())?;
         }
     }
-    Ok(Some(Reply::Array(entries.finish())))
+    Ok(Some(entries.into_reply()))
 }

@@ -35,11 +35,7 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
             out.put_slice(b"\r\n");
         }
         Reply::Int(n) => put_int_line(out, b':', *n),
-        Reply::Bulk(b) => {
-            put_int_line(out, b'$', b.len() as i64);
-            out.put_slice(b);
-            out.put_slice(b"\r\n");
-        }
+        Reply::Bulk(b) => put_bulk(out, b),
         Reply::Verbatim(b) if resp3 => {
             put_int_line(out, b'=', b.len() as i64 + 4);
             out.put_slice(b"txt:");
@@ -82,7 +78,30 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
             }
         }
         Reply::Error(text) => encode_error(text, out),
+        Reply::Entries(entries) => {
+            put_int_line(out, b'*', entries.len() as i64);
+            for entry in entries.iter() {
+                out.put_slice(b"*2\r\n");
+                put_bulk(out, entry.id);
+                match entry.items {
+                    Some(items) => {
+                        put_int_line(out, b'*', items.len() as i64);
+                        for &span in items {
+                            put_bulk(out, entry.bytes(span));
+                        }
+                    }
+                    None if resp3 => out.put_slice(b"_\r\n"),
+                    None => out.put_slice(b"*-1\r\n"),
+                }
+            }
+        }
     }
+}
+
+fn put_bulk(out: &mut BytesMut, bytes: &[u8]) {
+    put_int_line(out, b'$', bytes.len() as i64);
+    out.put_slice(bytes);
+    out.put_slice(b"\r\n");
 }
 
 /// Appends an error line. `text` starts with its code (`ERR ...`, `NOGROUP ...`); CR and LF

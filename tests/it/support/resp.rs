@@ -88,6 +88,9 @@ impl Resp {
             ),
             Reply::Verbatim(text) => Resp::Bulk(text.to_vec()),
             Reply::Error(text) => Resp::Error(text.clone()),
+            Reply::Entries(entries) => {
+                Resp::Array(entries.to_replies().iter().map(Resp::from_reply).collect())
+            }
         }
     }
 
