@@ -30,18 +30,26 @@ pub struct ServeArgs {
     /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
     #[arg(long)]
     resp3: bool,
-    /// Worker threads for connections (0 = one per core). Commands run one at a time under
-    /// the keyspace lock either way; threads only parallelize parsing and replies.
+    /// Worker threads for connections (0 = half the cores, at least 1, at most 4). Commands
+    /// run one at a time under the keyspace lock either way; more threads only parallelize
+    /// reading, parsing and writing, and leave less CPU to everything else on the machine.
     #[arg(long, default_value_t = 0)]
     threads: usize,
 }
 
 /// Runs the server until a signal stops it.
 pub fn run(args: ServeArgs) -> Result<(), String> {
+    /// Most worker threads chosen automatically: commands serialize on the keyspace lock.
+    const AUTO_THREADS_MAX: usize = 4;
+    let threads = match args.threads {
+        0 => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores / 2).clamp(1, AUTO_THREADS_MAX)
+        }
+        n => n,
+    };
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if args.threads > 0 {
-        builder.worker_threads(args.threads);
-    }
+    builder.worker_threads(threads);
     let runtime = builder
         .enable_all()
         .build()
