@@ -209,3 +209,23 @@ fn inline(argv: &[Bytes]) -> Vec<u8> {
     out.extend_from_slice(b"\r\n");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_too_long_for_pieces_but_whole_in_one_read_is_accepted() {
+        // Whole, the inline line has its newline and decodes; in pieces of 16 the buffer
+        // passes the inline limit before the newline arrives, and Redis refuses it there.
+        let mut data = vec![0xF4];
+        data.extend(std::iter::repeat_n(b'a', INLINE_BYTES_MAX + 10));
+        data.extend_from_slice(b"\r\nPING\r\n");
+        run(&data);
+        // The same for a multibulk count line.
+        let mut data = vec![0xF4, b'*'];
+        data.extend(std::iter::repeat_n(b'1', INLINE_BYTES_MAX + 10));
+        data.extend_from_slice(b"\r\n");
+        run(&data);
+    }
+}
