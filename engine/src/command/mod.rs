@@ -188,7 +188,19 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     snapshot: &Snapshot,
     argv: &[A],
 ) -> Result<Outcome> {
-    let argv: Vec<&[u8]> = argv.iter().map(AsRef::as_ref).collect();
+    // Most commands have few arguments: keep their slices on the stack.
+    const STACK_ARGS_MAX: usize = 16;
+    let mut stack: [&[u8]; STACK_ARGS_MAX] = [&[]; STACK_ARGS_MAX];
+    let heap: Vec<&[u8]>;
+    let argv: &[&[u8]] = if argv.len() <= STACK_ARGS_MAX {
+        for (slot, arg) in stack.iter_mut().zip(argv) {
+            *slot = arg.as_ref();
+        }
+        &stack[..argv.len()]
+    } else {
+        heap = argv.iter().map(AsRef::as_ref).collect();
+        &heap
+    };
     let Some(&name) = argv.first() else {
         return Err(unknown_command(b"", &[]));
     };
@@ -201,8 +213,8 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
         return Err(Error::WrongArity(spec.name.to_string()));
     }
     match spec.run {
-        Run::Plain(run) => run(db, snapshot, &argv).map(Outcome::Reply),
-        Run::Blocking(run) => run(db, snapshot, &argv),
+        Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
+        Run::Blocking(run) => run(db, snapshot, argv),
     }
 }
 

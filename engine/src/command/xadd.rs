@@ -6,9 +6,11 @@
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
-use crate::keyspace::{Db, Snapshot};
+use bytes::Bytes;
+
+use crate::keyspace::{Db, Snapshot, Value};
 use crate::reply::Reply;
-use crate::stream::Trim;
+use crate::stream::{Stream, Trim};
 
 use super::trim_args;
 
@@ -45,26 +47,26 @@ impl<'a> XAdd<'a> {
     }
 
     fn apply(self, db: &mut Db, snapshot: &Snapshot) -> Result<Reply> {
-        let created = db.stream(self.key)?.is_none();
-        if created && self.no_mkstream {
+        // The common case, an existing stream, looks the key up once.
+        if let Some(stream) = db.stream_mut(self.key)? {
+            let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
+            if let Some(trim) = &self.trim {
+                stream.trim(trim, snapshot.limits);
+            }
+            db.touch(self.key);
+            db.signal_ready(self.key);
+            return Ok(Reply::id(id));
+        }
+        if self.no_mkstream {
             return Ok(Reply::Null);
         }
-        let stream = db.stream_or_create(self.key)?;
-        let id = match stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits) {
-            Ok(id) => id,
-            Err(e) => {
-                // Only an oversized entry fails on a new stream; leave no empty key behind.
-                if created {
-                    db.remove(self.key);
-                }
-                return Err(e);
-            }
-        };
+        let mut stream = Stream::new();
+        // Only an oversized entry fails on a new stream, and then no key is created.
+        let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
         if let Some(trim) = &self.trim {
             stream.trim(trim, snapshot.limits);
         }
-        db.touch(self.key);
-        db.signal_ready(self.key);
+        db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
         Ok(Reply::id(id))
     }
 
