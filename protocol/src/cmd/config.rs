@@ -23,7 +23,7 @@ const HELP: &[&str] = &[
 ];
 
 /// CONFIG.
-pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
     let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
     let argc = argv.len();
@@ -45,7 +45,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
     }
 }
 
-fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) -> Reply {
+fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
     let settings = ctx.shared.settings.read();
     let engine = ctx.shared.engine_config();
     let pairs = PARAMS
@@ -65,14 +65,14 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) -> Reply {
     Reply::Map(pairs)
 }
 
-fn set(ctx: &mut Ctx<'_>, pairs: &[Bytes]) -> Reply {
+fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let mut updated = ctx.shared.settings.read().clone();
     let engine = ctx.shared.engine_config();
     let before = engine.node_limits();
     let mut seen: Vec<&str> = Vec::new();
     for pair in pairs.chunks(2) {
-        let name = String::from_utf8_lossy(&pair[0]).into_owned();
-        let value = String::from_utf8_lossy(&pair[1]).into_owned();
+        let name = String::from_utf8_lossy(pair[0]).into_owned();
+        let value = String::from_utf8_lossy(pair[1]).into_owned();
         let Some(p) = param(&name) else {
             return Reply::Error(format!(
                 "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"

@@ -13,17 +13,17 @@ pub(crate) const REDIS_VERSION: &str = "7.4.0";
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 /// `PING [message]`.
-pub(crate) fn ping(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn ping(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     match argv {
         [_] => Reply::Status("PONG"),
-        [_, message] => Reply::Bulk(message.clone()),
+        [_, message] => Reply::bulk(message),
         _ => error(echomq_engine::Error::WrongArity("ping".into())),
     }
 }
 
 /// `ECHO message`.
-pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    Reply::Bulk(argv[1].clone())
+pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    Reply::bulk(argv[1])
 }
 
 /// Checks a password (and user) against `requirepass`.
@@ -47,7 +47,7 @@ fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Re
 }
 
 /// `AUTH [username] password`.
-pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let result = match argv {
         [_, password] => check_password(ctx, None, password),
         [_, user, password] => check_password(ctx, Some(user), password),
@@ -57,7 +57,7 @@ pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `HELLO [protover [AUTH username password] [SETNAME clientname]]`.
-pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let mut protocol = ctx.client.protocol;
     if let Some(version) = argv.get(1) {
         protocol = match int_arg(version) {
@@ -75,21 +75,21 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
     let mut i = 2;
     while i < argv.len() {
         let more = argv.len() - 1 - i;
-        if is(&argv[i], "auth") && more >= 2 {
-            if let Err(reply) = check_password(ctx, Some(&argv[i + 1]), &argv[i + 2]) {
+        if is(argv[i], "auth") && more >= 2 {
+            if let Err(reply) = check_password(ctx, Some(argv[i + 1]), argv[i + 2]) {
                 return reply;
             }
             i += 3;
-        } else if is(&argv[i], "setname") && more >= 1 {
-            if !valid_client_name(&argv[i + 1]) {
+        } else if is(argv[i], "setname") && more >= 1 {
+            if !valid_client_name(argv[i + 1]) {
                 return invalid_name();
             }
-            name = Some(argv[i + 1].clone());
+            name = Some(argv[i + 1]);
             i += 2;
         } else {
             return Reply::Error(format!(
                 "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&argv[i])
+                String::from_utf8_lossy(argv[i])
             ));
         }
     }
@@ -97,7 +97,8 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
         return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(name) = name {
-        ctx.client.info.names.lock().name = (!name.is_empty()).then_some(name);
+        ctx.client.info.names.lock().name =
+            (!name.is_empty()).then(|| Bytes::copy_from_slice(name));
     }
     ctx.client.set_protocol(protocol);
     Reply::Map(vec![
@@ -121,8 +122,8 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `SELECT index`.
-pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    let index = match int_arg(&argv[1]) {
+pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let index = match int_arg(argv[1]) {
         Ok(n) => n,
         Err(reply) => return reply,
     };
@@ -134,13 +135,13 @@ pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `QUIT`: replies OK, then the connection closes.
-pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.close = true;
     Reply::OK
 }
 
 /// `RESET`: back to a fresh connection's state.
-pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
@@ -178,7 +179,7 @@ const CLIENT_HELP: &[&str] = &[
 ];
 
 /// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`.
-pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
     let argc = argv.len();
     let syntax = || subcommand_syntax(sub, "CLIENT");
@@ -193,21 +194,22 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
             .clone()
             .map_or(Reply::Null, Reply::Bulk)
     } else if is(sub, "setname") && argc == 3 {
-        if !valid_client_name(&argv[2]) {
+        if !valid_client_name(argv[2]) {
             return invalid_name();
         }
-        ctx.client.info.names.lock().name = (!argv[2].is_empty()).then(|| argv[2].clone());
+        ctx.client.info.names.lock().name =
+            (!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2]));
         Reply::OK
     } else if is(sub, "setinfo") && argc == 4 {
         let mut names = ctx.client.info.names.lock();
-        if is(&argv[2], "lib-name") {
-            names.lib_name = Some(argv[3].clone());
-        } else if is(&argv[2], "lib-ver") {
-            names.lib_ver = Some(argv[3].clone());
+        if is(argv[2], "lib-name") {
+            names.lib_name = Some(Bytes::copy_from_slice(argv[3]));
+        } else if is(argv[2], "lib-ver") {
+            names.lib_ver = Some(Bytes::copy_from_slice(argv[3]));
         } else {
             return Reply::Error(format!(
                 "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(&argv[2])
+                String::from_utf8_lossy(argv[2])
             ));
         }
         Reply::OK
@@ -218,9 +220,9 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
         let mut ids: Option<Vec<u64>> = None;
         let mut i = 2;
         while i < argc {
-            if is(&argv[i], "type") && i + 1 < argc {
+            if is(argv[i], "type") && i + 1 < argc {
                 i += 2;
-            } else if is(&argv[i], "id") && i + 1 < argc {
+            } else if is(argv[i], "id") && i + 1 < argc {
                 let mut list = Vec::new();
                 for arg in &argv[i + 1..] {
                     match int_arg(arg) {
@@ -243,7 +245,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
     } else if is(sub, "kill") && argc >= 3 {
         kill(ctx, argv)
     } else if (is(sub, "no-evict") || is(sub, "no-touch")) && argc == 3 {
-        if is(&argv[2], "on") || is(&argv[2], "off") {
+        if is(argv[2], "on") || is(argv[2], "off") {
             Reply::OK
         } else {
             error(echomq_engine::Error::Syntax)
@@ -264,11 +266,11 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
-fn kill(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
     let me = ctx.client.info.id;
     if argv.len() == 3 {
-        let addr = String::from_utf8_lossy(&argv[2]);
+        let addr = String::from_utf8_lossy(argv[2]);
         return match clients.iter().find(|c| c.addr.to_string() == addr) {
             Some(c) => {
                 c.kill.notify_one();
@@ -281,16 +283,16 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
     let mut i = 2;
     while i + 1 < argv.len() {
         let value = &argv[i + 1];
-        if is(&argv[i], "id") {
+        if is(argv[i], "id") {
             match int_arg(value) {
                 Ok(n) if n > 0 => id = Some(n as u64),
                 _ => return Reply::Error("ERR client-id should be greater than 0".into()),
             }
-        } else if is(&argv[i], "addr") {
+        } else if is(argv[i], "addr") {
             addr = Some(String::from_utf8_lossy(value).into_owned());
-        } else if is(&argv[i], "laddr") {
+        } else if is(argv[i], "laddr") {
             laddr = Some(String::from_utf8_lossy(value).into_owned());
-        } else if is(&argv[i], "skipme") {
+        } else if is(argv[i], "skipme") {
             skip_me = if is(value, "yes") {
                 true
             } else if is(value, "no") {
@@ -298,7 +300,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
             } else {
                 return error(echomq_engine::Error::Syntax);
             };
-        } else if is(&argv[i], "type") || is(&argv[i], "user") || is(&argv[i], "maxage") {
+        } else if is(argv[i], "type") || is(argv[i], "user") || is(argv[i], "maxage") {
             // Every client here is a normal client of the default user.
         } else {
             return error(echomq_engine::Error::Syntax);

@@ -32,7 +32,7 @@ fn human(bytes: u64) -> String {
 }
 
 /// INFO.
-pub(crate) fn info(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let requested: Vec<String> = argv[1..]
         .iter()
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())

@@ -1,7 +1,6 @@
 //! COMMAND, TIME, and the commands tooling sends on connect that echomq accepts and ignores
 //! (FUNCTION FLUSH, SCRIPT FLUSH, DEBUG LOG ...).
 
-use bytes::Bytes;
 use echomq_engine::Reply;
 
 use super::{COMMANDS, Ctx, is, lookup, unknown_subcommand};
@@ -70,7 +69,7 @@ fn info_entry(name: &'static str) -> Reply {
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS [name...]`,
 /// `COMMAND LIST`.
-pub(crate) fn command(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = argv.get(1) else {
         return Reply::Array(all_names().map(info_entry).collect());
     };
@@ -118,7 +117,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `TIME`: seconds and microseconds, by the server's clock.
-pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let ms = ctx.shared.clock().now_ms();
     Reply::Array(vec![
         Reply::bulk((ms / 1000).to_string()),
@@ -128,14 +127,14 @@ pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
 
 /// FUNCTION and SCRIPT: echomq runs no scripts; FLUSH and friends are accepted so that tooling
 /// that clears a server on connect works.
-pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
     if is(sub, "flush") || is(sub, "kill") {
         Reply::OK
     } else if is(sub, "list") {
         Reply::Array(vec![])
     } else {
-        let command = if is(&argv[0], "function") {
+        let command = if is(argv[0], "function") {
             "FUNCTION"
         } else {
             "SCRIPT"
@@ -146,7 +145,7 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 
 /// DEBUG: `LOG`, `SLEEP 0` and `QUICKLIST-PACKED-THRESHOLD`-style switches are accepted;
 /// anything else is refused as on a server with `enable-debug-command no`.
-pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
     if is(sub, "log") || is(sub, "sleep") || is(sub, "set-active-expire") {
         Reply::OK

@@ -10,26 +10,26 @@ use super::{Ctx, error, int_arg, is};
 use crate::glob;
 
 /// `DEL key [key ...]` and `UNLINK`: how many existed.
-pub(crate) fn del(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn del(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let db = ctx.db();
     Reply::Int(argv[1..].iter().filter(|k| db.remove(k).is_some()).count() as i64)
 }
 
 /// `EXISTS key [key ...]`: how many exist, repeats counted.
-pub(crate) fn exists(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn exists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let db = ctx.db();
     Reply::Int(argv[1..].iter().filter(|k| db.get(k).is_some()).count() as i64)
 }
 
 /// `TYPE key`.
-pub(crate) fn type_(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    Reply::Status(ctx.db().get(&argv[1]).map_or("none", Value::type_name))
+pub(crate) fn type_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    Reply::Status(ctx.db().get(argv[1]).map_or("none", Value::type_name))
 }
 
 /// `KEYS pattern`.
-pub(crate) fn keys(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn keys(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let pattern = &argv[1];
-    let all = pattern.as_ref() == b"*";
+    let all = pattern == b"*";
     Reply::Array(
         ctx.db()
             .keys()
@@ -41,31 +41,31 @@ pub(crate) fn keys(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: one pass returns every match with
 /// cursor 0, which SCAN's guarantees allow.
-pub(crate) fn scan(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    if std::str::from_utf8(&argv[1])
+pub(crate) fn scan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if std::str::from_utf8(argv[1])
         .ok()
         .and_then(|c| c.parse::<u64>().ok())
         .is_none()
     {
         return Reply::Error("ERR invalid cursor".into());
     }
-    let mut pattern: Option<&Bytes> = None;
-    let mut kind: Option<&Bytes> = None;
+    let mut pattern: Option<&[u8]> = None;
+    let mut kind: Option<&[u8]> = None;
     let mut i = 2;
     while i < argv.len() {
         if i + 1 >= argv.len() {
             return error(Error::Syntax);
         }
-        if is(&argv[i], "match") {
-            pattern = Some(&argv[i + 1]);
-        } else if is(&argv[i], "count") {
-            match int_arg(&argv[i + 1]) {
+        if is(argv[i], "match") {
+            pattern = Some(argv[i + 1]);
+        } else if is(argv[i], "count") {
+            match int_arg(argv[i + 1]) {
                 Ok(n) if n >= 1 => {}
                 Ok(_) => return error(Error::Syntax),
                 Err(reply) => return reply,
             }
-        } else if is(&argv[i], "type") {
-            kind = Some(&argv[i + 1]);
+        } else if is(argv[i], "type") {
+            kind = Some(argv[i + 1]);
         } else {
             return error(Error::Syntax);
         }
@@ -87,16 +87,16 @@ pub(crate) fn scan(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `DBSIZE`.
-pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn dbsize(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     Reply::Int(ctx.db().len() as i64)
 }
 
-fn rename_impl(ctx: &mut Ctx<'_>, argv: &[Bytes], only_if_absent: bool) -> Reply {
+fn rename_impl(ctx: &mut Ctx<'_>, argv: &[&[u8]], only_if_absent: bool) -> Reply {
     let db = ctx.db();
-    if db.get(&argv[1]).is_none() {
+    if db.get(argv[1]).is_none() {
         return error(Error::NoSuchKey);
     }
-    if only_if_absent && db.get(&argv[2]).is_some() {
+    if only_if_absent && db.get(argv[2]).is_some() {
         return Reply::Int(0);
     }
     if argv[1] == argv[2] {
@@ -106,12 +106,12 @@ fn rename_impl(ctx: &mut Ctx<'_>, argv: &[Bytes], only_if_absent: bool) -> Reply
             Reply::OK
         };
     }
-    let expiry = db.expiry(&argv[1]);
-    let Some(value) = db.remove(&argv[1]) else {
+    let expiry = db.expiry(argv[1]);
+    let Some(value) = db.remove(argv[1]) else {
         return error(Error::NoSuchKey);
     };
-    db.insert(argv[2].clone(), value);
-    db.set_expiry(&argv[2], expiry);
+    db.insert(Bytes::copy_from_slice(argv[2]), value);
+    db.set_expiry(argv[2], expiry);
     if only_if_absent {
         Reply::Int(1)
     } else {
@@ -120,16 +120,16 @@ fn rename_impl(ctx: &mut Ctx<'_>, argv: &[Bytes], only_if_absent: bool) -> Reply
 }
 
 /// `RENAME key newkey`.
-pub(crate) fn rename(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn rename(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     rename_impl(ctx, argv, false)
 }
 
 /// `RENAMENX key newkey`.
-pub(crate) fn renamenx(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn renamenx(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     rename_impl(ctx, argv, true)
 }
 
-fn flush_mode_ok(argv: &[Bytes]) -> bool {
+fn flush_mode_ok(argv: &[&[u8]]) -> bool {
     match argv {
         [_] => true,
         [_, mode] => is(mode, "async") || is(mode, "sync"),
@@ -138,7 +138,7 @@ fn flush_mode_ok(argv: &[Bytes]) -> bool {
 }
 
 /// `FLUSHDB [ASYNC|SYNC]`.
-pub(crate) fn flushdb(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn flushdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if !flush_mode_ok(argv) {
         return error(Error::Syntax);
     }
@@ -147,7 +147,7 @@ pub(crate) fn flushdb(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `FLUSHALL [ASYNC|SYNC]`.
-pub(crate) fn flushall(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if !flush_mode_ok(argv) {
         return error(Error::Syntax);
     }

@@ -54,7 +54,7 @@ impl Ctx<'_> {
     }
 }
 
-type Run = fn(&mut Ctx<'_>, &[Bytes]) -> Reply;
+type Run = fn(&mut Ctx<'_>, &[&[u8]]) -> Reply;
 
 /// Allowed before AUTH.
 const NO_AUTH: u8 = 1;
@@ -381,7 +381,7 @@ const SUBCOMMANDS: &[(&str, &[&str])] = &[
 
 /// The name a call is counted under: `xgroup|create` for a container's subcommand, the
 /// command's own name otherwise. An unknown subcommand is Redis's error.
-fn stat_name(name: &'static str, argv: &[Bytes]) -> Result<&'static str, Reply> {
+fn stat_name(name: &'static str, argv: &[&[u8]]) -> Result<&'static str, Reply> {
     let Some((_, subs)) = SUBCOMMANDS.iter().find(|(container, _)| *container == name) else {
         return Ok(name);
     };
@@ -414,13 +414,12 @@ fn upper(name: &str) -> &'static str {
 pub(crate) fn execute(
     shared: &Arc<Shared>,
     client: &mut ClientState,
-    argv: Vec<Bytes>,
+    argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
     let started = Instant::now();
-    let Some((name, arity)) = lookup(&argv[0]) else {
-        let args: Vec<&[u8]> = argv[1..].iter().map(|a| a.as_ref()).collect();
-        let reply = error(stream::unknown_command(&argv[0], &args));
+    let Some((name, arity)) = lookup(argv[0]) else {
+        let reply = error(stream::unknown_command(argv[0], &argv[1..]));
         if client.multi.is_some() {
             client.multi_failed = true;
         }
@@ -429,7 +428,7 @@ pub(crate) fn execute(
             .record_error(error_text(&reply).unwrap_or("ERR"));
         return Action::Reply(reply);
     };
-    let name = match stat_name(name, &argv) {
+    let name = match stat_name(name, argv) {
         Ok(name) => name,
         Err(reply) => {
             if client.multi.is_some() {
@@ -456,7 +455,7 @@ pub(crate) fn execute(
     if !arity_ok(arity, argv.len()) {
         return reject(client, error(EngineError::WrongArity(name.to_string())));
     }
-    let server = server_command(&argv[0]);
+    let server = server_command(argv[0]);
     let flags = server.map_or(0, |c| c.flags);
     if !client.authenticated && flags & NO_AUTH == 0 {
         return reject(
@@ -467,7 +466,7 @@ pub(crate) fn execute(
     if let Some(queue) = client.multi.as_mut()
         && flags & TX_CONTROL == 0
     {
-        queue.push(argv);
+        queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
     let deny_oom = flags & DENY_OOM != 0 || STREAM_DENY_OOM.contains(&name);
@@ -488,7 +487,7 @@ pub(crate) fn execute(
                     snapshot,
                     close: false,
                 };
-                let reply = (command.run)(&mut ctx, &argv);
+                let reply = (command.run)(&mut ctx, argv);
                 close = ctx.close;
                 reply
             });
@@ -501,7 +500,7 @@ pub(crate) fn execute(
         None if name == "xread" || name == "xreadgroup" => {
             match shared
                 .keyspace
-                .execute_blocking_in(client.db, &argv, Arc::clone(waker))
+                .execute_blocking_in(client.db, argv, Arc::clone(waker))
             {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
@@ -511,7 +510,7 @@ pub(crate) fn execute(
             shared
                 .keyspace
                 .run_db(client.db, |db, snapshot| {
-                    stream::execute(db, snapshot, &argv)
+                    stream::execute(db, snapshot, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -528,11 +527,11 @@ pub(crate) fn execute(
 }
 
 /// Runs a queued command inside EXEC (already under the lock, blocking impossible).
-pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    let Some((name, _)) = lookup(&argv[0]) else {
-        return error(stream::unknown_command(&argv[0], &[]));
+pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let Some((name, _)) = lookup(argv[0]) else {
+        return error(stream::unknown_command(argv[0], &[]));
     };
-    let reply = match server_command(&argv[0]) {
+    let reply = match server_command(argv[0]) {
         Some(command) => (command.run)(ctx, argv),
         None => {
             let snapshot = *ctx.snapshot;

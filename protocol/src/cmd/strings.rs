@@ -10,7 +10,7 @@ fn invalid_expire() -> Reply {
 }
 
 /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`.
-pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let (mut nx, mut xx, mut get, mut keep_ttl) = (false, false, false, false);
     let mut expires_at: Option<u64> = None;
     let now = ctx.snapshot.now_ms;
@@ -59,7 +59,7 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
         i += 1;
     }
     let db = ctx.db();
-    let old = match db.get(&argv[1]) {
+    let old = match db.get(argv[1]) {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) if get => return error(Error::WrongType),
@@ -76,18 +76,21 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
         return old_reply();
     }
     let ttl = if keep_ttl {
-        db.expiry(&argv[1])
+        db.expiry(argv[1])
     } else {
         expires_at
     };
-    db.insert(argv[1].clone(), Value::String(argv[2].clone()));
-    db.set_expiry(&argv[1], ttl);
+    db.insert(
+        Bytes::copy_from_slice(argv[1]),
+        Value::String(Bytes::copy_from_slice(argv[2])),
+    );
+    db.set_expiry(argv[1], ttl);
     if get { old_reply() } else { Reply::OK }
 }
 
 /// `GET key`.
-pub(crate) fn get(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
-    match ctx.db().get(&argv[1]) {
+pub(crate) fn get(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    match ctx.db().get(argv[1]) {
         None => Reply::Null,
         Some(Value::String(s)) => Reply::Bulk(s.clone()),
         Some(_) => error(Error::WrongType),
@@ -95,9 +98,9 @@ pub(crate) fn get(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
 }
 
 /// `INCR key`.
-pub(crate) fn incr(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn incr(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let db = ctx.db();
-    let current = match db.get(&argv[1]) {
+    let current = match db.get(argv[1]) {
         None => 0,
         Some(Value::String(s)) => match int_arg(s) {
             Ok(n) => n,
@@ -108,11 +111,11 @@ pub(crate) fn incr(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
     let Some(next) = current.checked_add(1) else {
         return Reply::Error("ERR increment or decrement would overflow".into());
     };
-    let ttl = db.expiry(&argv[1]);
+    let ttl = db.expiry(argv[1]);
     db.insert(
-        argv[1].clone(),
+        Bytes::copy_from_slice(argv[1]),
         Value::String(Bytes::from(next.to_string())),
     );
-    db.set_expiry(&argv[1], ttl);
+    db.set_expiry(argv[1], ttl);
     Reply::Int(next)
 }

@@ -20,7 +20,7 @@ pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
 }
 
 /// `MULTI`.
-pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.client.multi.is_some() {
         return Reply::Error("ERR MULTI calls can not be nested".into());
     }
@@ -30,7 +30,7 @@ pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
 }
 
 /// `DISCARD`.
-pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.client.multi.take().is_none() {
         return Reply::Error("ERR DISCARD without MULTI".into());
     }
@@ -40,7 +40,7 @@ pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
 }
 
 /// `EXEC`.
-pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let Some(queue) = ctx.client.multi.take() else {
         return Reply::Error("ERR EXEC without MULTI".into());
     };
@@ -57,11 +57,19 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
     if changed {
         return Reply::NullArray;
     }
-    Reply::Array(queue.iter().map(|argv| execute_queued(ctx, argv)).collect())
+    Reply::Array(
+        queue
+            .iter()
+            .map(|argv| {
+                let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_ref()).collect();
+                execute_queued(ctx, &argv)
+            })
+            .collect(),
+    )
 }
 
 /// `WATCH key [key ...]`.
-pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
+pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if ctx.client.multi.is_some() {
         return Reply::Error("ERR WATCH inside MULTI is not allowed".into());
     }
@@ -76,13 +84,15 @@ pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[Bytes]) -> Reply {
             continue;
         }
         let version = ctx.db().watch(key);
-        ctx.client.watched.push((index, key.clone(), version));
+        ctx.client
+            .watched
+            .push((index, Bytes::copy_from_slice(key), version));
     }
     Reply::OK
 }
 
 /// `UNWATCH`.
-pub(crate) fn unwatch(ctx: &mut Ctx<'_>, _: &[Bytes]) -> Reply {
+pub(crate) fn unwatch(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     forget_watches(ctx);
     Reply::OK
 }

@@ -481,7 +481,8 @@ impl Fuzz<'_> {
             }
         };
         let client = &mut self.clients[index];
-        match cmd::execute(&self.shared, &mut client.state, decoded, &self.waker) {
+        let decoded: Vec<&[u8]> = decoded.iter().map(|a| a.as_ref()).collect();
+        match cmd::execute(&self.shared, &mut client.state, &decoded, &self.waker) {
             Action::Reply(reply) => self.check(index, &reply),
             Action::Close(reply) => {
                 let line = self.check(index, &reply);

@@ -43,10 +43,47 @@ pub enum Decoded {
     Incomplete,
 }
 
-/// Decodes one command from the front of `buf`.
+/// One argument of a decoded command: where it sits in the buffer (multibulk), or its bytes
+/// (inline arguments are unquoted and unescaped, so they are not slices of the input).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// `buf[start..end]`.
+    Span(usize, usize),
+    /// The argument itself.
+    Owned(Bytes),
+}
+
+/// The result of [`decode_args`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum DecodedArgs {
+    /// A complete command's arguments and the bytes it took.
+    Command(Vec<Arg>, usize),
+    /// More bytes are needed.
+    Incomplete,
+}
+
+/// Decodes one command from the front of `buf`, copying its arguments.
 pub fn decode(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, ProtocolError> {
+    Ok(match decode_args(buf, limits)? {
+        DecodedArgs::Incomplete => Decoded::Incomplete,
+        DecodedArgs::Command(args, used) => {
+            let argv = args
+                .into_iter()
+                .map(|arg| match arg {
+                    Arg::Span(start, end) => Bytes::copy_from_slice(&buf[start..end]),
+                    Arg::Owned(bytes) => bytes,
+                })
+                .collect();
+            Decoded::Command(argv, used)
+        }
+    })
+}
+
+/// Decodes one command from the front of `buf` without copying multibulk arguments: the
+/// server freezes the command's bytes and slices them.
+pub fn decode_args(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, ProtocolError> {
     match buf.first() {
-        None => Ok(Decoded::Incomplete),
+        None => Ok(DecodedArgs::Incomplete),
         Some(b'*') => decode_multibulk(buf, limits),
         Some(_) => decode_inline(buf),
     }
@@ -67,22 +104,32 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 
 /// Redis's `string2ll` over a header's digits.
 fn parse_len(digits: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(digits).ok()?;
-    if text.is_empty() || text.starts_with('+') || (text.len() > 1 && text.starts_with('0')) {
-        return None;
+    let (negative, magnitude) = match digits {
+        [b'-', rest @ ..] => (true, rest),
+        rest => (false, rest),
+    };
+    match magnitude {
+        [] => return None,
+        [b'0'] if !negative => return Some(0),
+        [b'1'..=b'9', ..] => {}
+        _ => return None,
     }
-    if text.starts_with("-0") {
-        return None;
+    let mut value: i64 = 0;
+    for &d in magnitude {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
     }
-    text.parse().ok()
+    Some(if negative { -value } else { value })
 }
 
-fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, ProtocolError> {
+fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, ProtocolError> {
     let Some(cr) = line_end(buf, 0) else {
         if buf.len() > INLINE_BYTES_MAX {
             return Err(ProtocolError::TooBigMultibulkCount);
         }
-        return Ok(Decoded::Incomplete);
+        return Ok(DecodedArgs::Incomplete);
     };
     let count = match parse_len(&buf[1..cr]) {
         Some(n) if n <= MULTIBULK_LEN_MAX => n,
@@ -93,7 +140,7 @@ fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, Protoc
     }
     let mut pos = cr + 2;
     if count <= 0 {
-        return Ok(Decoded::Command(Vec::new(), pos));
+        return Ok(DecodedArgs::Command(Vec::new(), pos));
     }
     let count = count as usize;
     let mut argv = Vec::with_capacity(count.min(ARGV_PREALLOC_MAX));
@@ -102,7 +149,7 @@ fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, Protoc
             if buf.len() - pos > INLINE_BYTES_MAX {
                 return Err(ProtocolError::TooBigBulkCount);
             }
-            return Ok(Decoded::Incomplete);
+            return Ok(DecodedArgs::Incomplete);
         };
         if buf[pos] != b'$' {
             return Err(ProtocolError::ExpectedDollar(buf[pos]));
@@ -119,28 +166,31 @@ fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, Protoc
             return Err(ProtocolError::InvalidBulkLength);
         };
         if buf.len() < end + 2 {
-            return Ok(Decoded::Incomplete);
+            return Ok(DecodedArgs::Incomplete);
         }
-        argv.push(Bytes::copy_from_slice(&buf[start..end]));
+        argv.push(Arg::Span(start, end));
         // Redis skips the two bytes after a bulk without checking them.
         pos = end + 2;
     }
-    Ok(Decoded::Command(argv, pos))
+    Ok(DecodedArgs::Command(argv, pos))
 }
 
-fn decode_inline(buf: &[u8]) -> Result<Decoded, ProtocolError> {
+fn decode_inline(buf: &[u8]) -> Result<DecodedArgs, ProtocolError> {
     let Some(nl) = memchr(b'\n', buf) else {
         if buf.len() > INLINE_BYTES_MAX {
             return Err(ProtocolError::TooBigInline);
         }
-        return Ok(Decoded::Incomplete);
+        return Ok(DecodedArgs::Incomplete);
     };
     let mut line = &buf[..nl];
     if line.last() == Some(&b'\r') {
         line = &line[..line.len() - 1];
     }
     let argv = split_args(line).ok_or(ProtocolError::UnbalancedQuotes)?;
-    Ok(Decoded::Command(argv, nl + 1))
+    Ok(DecodedArgs::Command(
+        argv.into_iter().map(Arg::Owned).collect(),
+        nl + 1,
+    ))
 }
 
 /// Redis's `sdssplitargs`: words separated by white space, with `"..."` (C escapes, `\xHH`)

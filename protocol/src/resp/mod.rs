@@ -3,5 +3,5 @@
 pub mod decode;
 pub mod encode;
 
-pub use decode::{DecodeLimits, Decoded, decode};
+pub use decode::{Arg, DecodeLimits, Decoded, DecodedArgs, decode, decode_args};
 pub use encode::{Protocol, encode, encode_error};

@@ -73,11 +73,16 @@ impl ClientInfo {
         }
     }
 
-    /// Marks a command as just run.
+    /// Records the command being run (CLIENT LIST's `cmd`).
     pub fn touch(&self, command: &'static str) {
+        *self.last_command.lock() = command;
+    }
+
+    /// Marks the client active now (CLIENT LIST's `idle`); called once per batch of requests
+    /// read, not per command, to keep clock reads off the per-command path.
+    pub fn mark_active(&self) {
         self.last_command_ms
             .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
-        *self.last_command.lock() = command;
     }
 
     /// Seconds since its last command.

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use super::Shared;
 use super::client::{ClientInfo, ClientState};
 use crate::cmd::{self, Action};
-use crate::resp::{DecodeLimits, Decoded, decode, encode, encode_error};
+use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
 
 /// Reply bytes that make the connection write before decoding more requests.
 const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
@@ -86,12 +86,9 @@ async fn run(
                 bulk_bytes_max,
                 unauthenticated: !client.authenticated,
             };
-            let argv = match decode(&input, &limits) {
-                Ok(Decoded::Incomplete) => break,
-                Ok(Decoded::Command(argv, used)) => {
-                    input.advance(used);
-                    argv
-                }
+            let (args, used) = match decode_args(&input, &limits) {
+                Ok(DecodedArgs::Incomplete) => break,
+                Ok(DecodedArgs::Command(args, used)) => (args, used),
                 Err(e) => {
                     shared.stats.record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
@@ -99,10 +96,22 @@ async fn run(
                     return Ok(());
                 }
             };
-            if argv.is_empty() {
+            if args.is_empty() {
+                input.advance(used);
                 continue;
             }
-            match cmd::execute(shared, client, argv, &waker) {
+            // Arguments are borrowed from the input buffer, which moves on once the command ran.
+            let argv: Vec<&[u8]> = args
+                .iter()
+                .map(|arg| match arg {
+                    Arg::Span(start, end) => &input[*start..*end],
+                    Arg::Owned(bytes) => bytes.as_ref(),
+                })
+                .collect();
+            let action = cmd::execute(shared, client, &argv, &waker);
+            drop(argv);
+            input.advance(used);
+            match action {
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
@@ -157,6 +166,7 @@ async fn run(
                 if read? == 0 {
                     return Ok(());
                 }
+                client.info.mark_active();
             }
             () = client.info.kill.notified() => return Ok(()),
             () = idle => return Ok(()),
