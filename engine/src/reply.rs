@@ -109,13 +109,18 @@ struct EntryItem {
     fields: Option<(usize, usize)>,
 }
 
-/// Stream entries in one buffer: the bytes of every id, field and value are copied once.
+/// Stream entries in one buffer, which already holds their RESP encoding (the same in RESP2
+/// and RESP3 but for a deleted entry's null), so the server sends it with one copy. The spans
+/// point at the id, field and value bytes inside it.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Entries {
+    /// `[id, [f1, v1, ...]]` for every entry, RESP2-encoded, without the outer array header.
     data: Bytes,
     items: Vec<EntryItem>,
     /// Field and value spans of every entry, in order.
     spans: Vec<Span>,
+    /// Whether an entry is a deleted one (encoded `*-1`, which RESP3 writes `_`).
+    has_deleted: bool,
 }
 
 /// One entry of [`Entries`], borrowed: its id text and its field/value items (`None`: deleted).
@@ -155,6 +160,12 @@ impl Entries {
         })
     }
 
+    /// The RESP2 encoding of the entries, without the array header; `None` when it is not
+    /// also the RESP3 encoding and `resp3` is asked for.
+    pub fn encoded(&self, resp3: bool) -> Option<&[u8]> {
+        (!resp3 || !self.has_deleted).then_some(&self.data[..])
+    }
+
     /// The same entries as a tree of replies.
     pub fn to_replies(&self) -> Vec<Reply> {
         self.iter()
@@ -186,6 +197,7 @@ pub struct EntryReplies {
     buf: BytesMut,
     items: Vec<EntryItem>,
     spans: Vec<Span>,
+    has_deleted: bool,
 }
 
 impl EntryReplies {
@@ -194,25 +206,40 @@ impl EntryReplies {
         EntryReplies::default()
     }
 
-    fn put_id(&mut self, id: StreamId) -> Span {
-        let start = self.buf.len();
-        let mut ms = itoa::Buffer::new();
-        let mut seq = itoa::Buffer::new();
-        self.buf.put_slice(ms.format(id.ms).as_bytes());
-        self.buf.put_u8(b'-');
-        self.buf.put_slice(seq.format(id.seq).as_bytes());
-        (start, self.buf.len())
+    fn put_header(&mut self, kind: u8, n: usize) {
+        let mut digits = itoa::Buffer::new();
+        self.buf.put_u8(kind);
+        self.buf.put_slice(digits.format(n).as_bytes());
+        self.buf.put_slice(b"\r\n");
     }
 
+    /// Writes `*2` and the id as a bulk string; returns the id's span.
+    fn put_id(&mut self, id: StreamId) -> Span {
+        let mut text = [0u8; 41];
+        let mut ms = itoa::Buffer::new();
+        let mut seq = itoa::Buffer::new();
+        let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
+        let len = ms.len() + 1 + seq.len();
+        text[..ms.len()].copy_from_slice(ms);
+        text[ms.len()] = b'-';
+        text[ms.len() + 1..len].copy_from_slice(seq);
+        self.buf.put_slice(b"*2\r\n");
+        self.put(&text[..len])
+    }
+
+    /// Writes a bulk string; returns its payload's span.
     fn put(&mut self, bytes: &[u8]) -> Span {
+        self.put_header(b'$', bytes.len());
         let start = self.buf.len();
         self.buf.put_slice(bytes);
-        (start, self.buf.len())
+        self.buf.put_slice(b"\r\n");
+        (start, start + bytes.len())
     }
 
     /// Adds `[id, [f1, v1, ...]]`.
     pub fn push(&mut self, entry: &EntryRef<'_>) {
         let id = self.put_id(entry.id);
+        self.put_header(b'*', 2 * entry.len());
         let from = self.spans.len();
         for (field, value) in entry.fields() {
             let field = self.put(field);
@@ -229,6 +256,8 @@ impl EntryReplies {
     /// Adds `[id, nil]`: a pending entry whose stream entry was deleted.
     pub fn push_deleted(&mut self, id: StreamId) {
         let id = self.put_id(id);
+        self.buf.put_slice(b"*-1\r\n");
+        self.has_deleted = true;
         self.items.push(EntryItem { id, fields: None });
     }
 
@@ -248,6 +277,7 @@ impl EntryReplies {
             data: self.buf.freeze(),
             items: self.items,
             spans: self.spans,
+            has_deleted: self.has_deleted,
         }
     }
 

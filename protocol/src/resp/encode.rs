@@ -80,6 +80,10 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
         Reply::Error(text) => encode_error(text, out),
         Reply::Entries(entries) => {
             put_int_line(out, b'*', entries.len() as i64);
+            if let Some(encoded) = entries.encoded(resp3) {
+                out.put_slice(encoded);
+                return;
+            }
             for entry in entries.iter() {
                 out.put_slice(b"*2\r\n");
                 put_bulk(out, entry.id);
