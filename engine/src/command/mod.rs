@@ -168,9 +168,13 @@ pub fn is_stream_command(name: &[u8]) -> bool {
 }
 
 fn find(name: &[u8]) -> Option<&'static Spec> {
-    COMMANDS
-        .iter()
-        .find(|spec| name.eq_ignore_ascii_case(spec.name.as_bytes()))
+    // Every stream command starts with X: most other names are rejected after one byte.
+    if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) {
+        return None;
+    }
+    COMMANDS.iter().find(|spec| {
+        spec.name.len() == name.len() && name.eq_ignore_ascii_case(spec.name.as_bytes())
+    })
 }
 
 /// Runs one command where blocking is not possible (as in MULTI/EXEC): a command that would
