@@ -68,6 +68,25 @@ impl StreamId {
         self.as_u128().checked_sub(1).map(StreamId::from_u128)
     }
 
+    /// Longest text form: two 20-digit numbers and a dash.
+    pub const TEXT_BYTES_MAX: usize = 41;
+
+    /// Writes `<ms>-<seq>` into `buf` without the formatting machinery (a hot path: every
+    /// XADD reply and every entry of a range reply); returns the length written.
+    pub fn write_text(self, buf: &mut [u8; StreamId::TEXT_BYTES_MAX]) -> usize {
+        let mut ms = itoa::Buffer::new();
+        let mut seq = itoa::Buffer::new();
+        let (ms, seq) = (
+            ms.format(self.ms).as_bytes(),
+            seq.format(self.seq).as_bytes(),
+        );
+        let len = ms.len() + 1 + seq.len();
+        buf[..ms.len()].copy_from_slice(ms);
+        buf[ms.len()] = b'-';
+        buf[ms.len() + 1..len].copy_from_slice(seq);
+        len
+    }
+
     /// Whether this is `0-0`.
     pub fn is_zero(self) -> bool {
         self == StreamId::MIN

@@ -76,15 +76,9 @@ impl Reply {
 
     /// An id as a bulk string, `<ms>-<seq>`.
     pub fn id(id: StreamId) -> Reply {
-        // At most 20 + 1 + 20 bytes; formatted without the fmt machinery (a hot path).
-        let mut text = [0u8; 41];
-        let mut ms = itoa::Buffer::new();
-        let mut seq = itoa::Buffer::new();
-        let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
-        text[..ms.len()].copy_from_slice(ms);
-        text[ms.len()] = b'-';
-        text[ms.len() + 1..ms.len() + 1 + seq.len()].copy_from_slice(seq);
-        Reply::Bulk(Bytes::copy_from_slice(&text[..ms.len() + 1 + seq.len()]))
+        let mut text = [0u8; StreamId::TEXT_BYTES_MAX];
+        let len = id.write_text(&mut text);
+        Reply::Bulk(Bytes::copy_from_slice(&text[..len]))
     }
 
     /// An entry as Redis replies it: `[id, [f1, v1, ...]]` (fields are never a map).
@@ -215,14 +209,8 @@ impl EntryReplies {
 
     /// Writes `*2` and the id as a bulk string; returns the id's span.
     fn put_id(&mut self, id: StreamId) -> Span {
-        let mut text = [0u8; 41];
-        let mut ms = itoa::Buffer::new();
-        let mut seq = itoa::Buffer::new();
-        let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
-        let len = ms.len() + 1 + seq.len();
-        text[..ms.len()].copy_from_slice(ms);
-        text[ms.len()] = b'-';
-        text[ms.len() + 1..len].copy_from_slice(seq);
+        let mut text = [0u8; StreamId::TEXT_BYTES_MAX];
+        let len = id.write_text(&mut text);
         self.buf.put_slice(b"*2\r\n");
         self.put(&text[..len])
     }

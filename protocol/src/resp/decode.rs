@@ -104,24 +104,7 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 
 /// Redis's `string2ll` over a header's digits.
 fn parse_len(digits: &[u8]) -> Option<i64> {
-    let (negative, magnitude) = match digits {
-        [b'-', rest @ ..] => (true, rest),
-        rest => (false, rest),
-    };
-    match magnitude {
-        [] => return None,
-        [b'0'] if !negative => return Some(0),
-        [b'1'..=b'9', ..] => {}
-        _ => return None,
-    }
-    let mut value: i64 = 0;
-    for &d in magnitude {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
-    }
-    Some(if negative { -value } else { value })
+    echomq_engine::command::parse_i64(digits).ok()
 }
 
 fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, ProtocolError> {

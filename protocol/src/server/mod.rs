@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use bytes::Bytes;
 use echomq_engine::{Clock, Config as EngineConfig, Keyspace, SystemClock};
 use parking_lot::{Mutex, RwLock};
 use tokio::net::TcpListener;
@@ -237,9 +236,4 @@ impl Server {
 /// Client names may not contain spaces or special characters.
 pub fn valid_client_name(name: &[u8]) -> bool {
     name.iter().all(|&b| (b'!'..=b'~').contains(&b))
-}
-
-/// Bytes of a client name or library tag, for display.
-pub fn shown(bytes: &Bytes) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
