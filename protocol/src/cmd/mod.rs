@@ -545,7 +545,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 fn over_maxmemory(shared: &Shared) -> bool {
     let maxmemory = shared.settings.read().maxmemory;
-    maxmemory > 0 && (shared.memory_used)() > maxmemory
+    maxmemory > 0 && shared.memory_in_use() > maxmemory
 }
 
 /// Parses an integer argument strictly, as Redis does.

@@ -42,8 +42,8 @@ pub struct ServerConfig {
     pub default_protocol: Protocol,
     /// Number of databases (SELECT).
     pub databases: usize,
-    /// Bytes of memory in use, for INFO and `maxmemory` (the binary passes a counting
-    /// allocator's figure; the default reads the resident set size).
+    /// Bytes of memory in use, for INFO and `maxmemory` (by default the resident set size;
+    /// an embedder with a counting allocator can pass its figure).
     pub memory_used: fn() -> u64,
 }
 
@@ -59,6 +59,9 @@ impl Default for ServerConfig {
         }
     }
 }
+
+/// How long a memory reading stays good for the `maxmemory` check.
+pub const MEMORY_SAMPLE_MS: u64 = 100;
 
 /// What every connection shares.
 pub struct Shared {
@@ -78,6 +81,9 @@ pub struct Shared {
     pub default_protocol: Protocol,
     /// Bytes of memory in use, as INFO reports it and `maxmemory` checks it.
     pub memory_used: fn() -> u64,
+    /// The last `memory_used` reading and when it was taken: write commands check
+    /// `maxmemory` against it instead of measuring each time.
+    memory_sample: Mutex<Option<(Instant, u64)>>,
     /// Signalled to stop the server.
     shutdown: Notify,
 }
@@ -112,6 +118,20 @@ impl Shared {
     /// The engine's settings (stream node limits).
     pub fn engine_config(&self) -> &EngineConfig {
         self.keyspace.config()
+    }
+
+    /// Memory in use for the `maxmemory` check, measured at most every
+    /// [`MEMORY_SAMPLE_MS`] milliseconds (reading it costs a file read by default).
+    pub fn memory_in_use(&self) -> u64 {
+        let mut sample = self.memory_sample.lock();
+        match *sample {
+            Some((at, bytes)) if at.elapsed().as_millis() < u128::from(MEMORY_SAMPLE_MS) => bytes,
+            _ => {
+                let bytes = (self.memory_used)();
+                *sample = Some((Instant::now(), bytes));
+                bytes
+            }
+        }
     }
 
     fn next_id(&self) -> u64 {
@@ -178,6 +198,7 @@ impl Server {
             started: Instant::now(),
             default_protocol: config.default_protocol,
             memory_used: config.memory_used,
+            memory_sample: Mutex::new(None),
             shutdown: Notify::new(),
         });
         Ok(Server { listener, shared })
