@@ -3,6 +3,7 @@
 //!
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
+//! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
 
@@ -11,6 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cli;
+mod consumer;
 mod differential;
 mod feed;
 mod server;

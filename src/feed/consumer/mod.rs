@@ -175,6 +175,13 @@ impl StreamConsumer {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
+    /// Asks the consumer to stop without waiting (it stops after the entry in hand); then
+    /// [`StreamConsumer::stop`] or a drop joins it. Stopping many consumers this way first
+    /// overlaps their waits.
+    pub fn request_stop(&self) {
+        self.interrupt.raise();
+    }
+
     /// Stops the consumer and waits for its thread: the entry being handled finishes, the
     /// rest of its batch stays pending, done entries are acked. Returns the final counters,
     /// or the error that had stopped it.
