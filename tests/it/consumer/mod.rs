@@ -73,6 +73,7 @@ impl fmt::Display for Target {
 }
 
 /// A backend of either kind, so one test body serves every target.
+#[allow(clippy::large_enum_variant)] // a handful per test; boxing would only add noise
 pub enum Either {
     Embedded(Embedded),
     Redis(RedisBackend),
