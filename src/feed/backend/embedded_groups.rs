@@ -32,6 +32,12 @@ fn no_group(key: &str, group: &str) -> FeedError {
     ))
 }
 
+/// Buffer bytes reserved per entry of a read, so a typical batch fills its buffer without
+/// regrowing (a regrow copies everything read so far).
+const ENTRY_BYTES_GUESS: usize = 64;
+/// Entries of a read to reserve room for at most, whatever COUNT says.
+const RESERVE_ENTRIES_MAX: usize = 1_024;
+
 /// Collects entries into one shared [`Fields`] buffer.
 #[derive(Default)]
 struct Collector {
@@ -40,6 +46,14 @@ struct Collector {
 }
 
 impl Collector {
+    fn with_room(count: usize) -> Collector {
+        let entries = count.clamp(1, RESERVE_ENTRIES_MAX);
+        Collector {
+            builder: FieldsBuilder::with_capacity(entries * ENTRY_BYTES_GUESS),
+            entries: Vec::with_capacity(entries),
+        }
+    }
+
     fn push(&mut self, entry: &EntryRef<'_>, delivery_count: u64) {
         let mut fields = self.builder.start();
         for (f, v) in entry.fields() {
@@ -96,10 +110,10 @@ impl Embedded {
             stream
                 .touch_consumer(g, c, now)
                 .map_err(|_| no_group(key, group))?;
-            let mut out = Collector::default();
             if !serve {
                 return Ok(Vec::new());
             }
+            let mut out = Collector::with_room(count);
             match from {
                 ReadFrom::New => {
                     stream
@@ -273,7 +287,7 @@ impl GroupBackend for Embedded {
                 count: count.max(1),
                 just_id: false,
             };
-            let mut out = Collector::default();
+            let mut out = Collector::with_room(count);
             let claimed = stream
                 .auto_claim(
                     g,

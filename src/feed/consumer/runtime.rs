@@ -22,10 +22,10 @@ use std::time::Duration;
 use echomq_engine::{Clock, StreamId};
 use tracing::{debug, error, info, warn};
 
-use crate::feed::backend::{
-    Block, GroupBackend, GroupEntry, Interrupt, RawEntry, ReadFrom, is_no_group,
-};
+use crate::feed::backend::{Block, GroupBackend, GroupEntry, Interrupt, ReadFrom, is_no_group};
+use crate::feed::brand::{Brand, Branded};
 use crate::feed::error::FeedError;
+use crate::feed::fields::Fields;
 use crate::feed::{ID_FIELD, Record};
 
 use super::dead_letter::{Parking, park};
@@ -37,6 +37,34 @@ use super::settings::{ConsumerSettings, GroupLost, PoisonPolicy};
 /// XAUTOCLAIM calls per beat at most: a huge PEL is scanned over several beats instead of
 /// starving new entries.
 const CLAIM_ROUNDS_PER_BEAT_MAX: usize = 16;
+
+/// The entry's branded id, checked as [`Record::from_raw`] checks it (an `id` field first,
+/// parsing as `brand`, naming this very entry), but without taking the entry apart, so a
+/// malformed one can be parked whole and a good one costs no copy.
+fn branded_id(entry: StreamId, fields: &Fields, brand: Brand) -> Result<Branded, FeedError> {
+    let Some((_, value)) = fields
+        .pair(0)
+        .filter(|(name, _)| *name == ID_FIELD.as_bytes())
+    else {
+        return Err(FeedError::MissingIdField(entry));
+    };
+    let text = std::str::from_utf8(value).map_err(|_| FeedError::BadIdField {
+        entry,
+        reason: "not UTF-8".into(),
+    })?;
+    let id = Branded::parse_as(text, brand).map_err(|e| FeedError::BadIdField {
+        entry,
+        reason: e.to_string(),
+    })?;
+    if id.stream_id() != entry {
+        return Err(FeedError::IdMismatch {
+            entry,
+            field: text.to_string(),
+            expected: id.stream_id(),
+        });
+    }
+    Ok(id)
+}
 
 /// One consumer's state, owned by its thread.
 pub(crate) struct Worker<B, F> {
@@ -231,13 +259,15 @@ where
 
     /// Handles a batch in order, then acks what is done.
     fn process(&mut self, entries: Vec<GroupEntry>, origin: Origin) {
+        let mut delivered = 0;
         for entry in entries {
             if self.interrupt.is_raised() {
                 break;
             }
-            add(&self.counters.delivered, 1);
+            delivered += 1;
             self.handle_one(entry, origin);
         }
+        add(&self.counters.delivered, delivered);
         self.flush_acks();
     }
 
@@ -254,14 +284,15 @@ where
             self.acks.push(id);
             return;
         };
-        let record = match Record::from_raw(
-            RawEntry {
-                id,
-                fields: fields.clone(),
-            },
-            self.settings.brand,
-        ) {
-            Ok(record) => record,
+        let record = match branded_id(id, &fields, self.settings.brand) {
+            Ok(branded) => {
+                let mut payload = fields;
+                payload.drop_first();
+                Record {
+                    id: branded,
+                    fields: payload,
+                }
+            }
             Err(e) => {
                 add(&self.counters.malformed, 1);
                 error!(
