@@ -281,3 +281,37 @@ impl Drop for RetentionBeat {
         self.shut_down();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_age_policy_cuts_at_now_minus_the_age_and_never_before_the_epoch() {
+        let policy = RetentionPolicy::MaxAge {
+            age_ms: 1_000,
+            approx: true,
+        };
+        let TrimPolicy::MinId { before, approx } = policy.at(5_000).unwrap() else {
+            panic!("an age is a MINID trim");
+        };
+        assert!(approx);
+        assert_eq!(before.unix_timestamp_nanos(), 4_000 * 1_000_000);
+        let TrimPolicy::MinId { before, .. } = policy.at(10).unwrap() else {
+            panic!("an age is a MINID trim");
+        };
+        assert_eq!(before.unix_timestamp_nanos(), 0);
+        assert_eq!(
+            RetentionPolicy::MaxLen {
+                n: 5,
+                approx: false
+            }
+            .at(1)
+            .unwrap(),
+            TrimPolicy::MaxLen {
+                n: 5,
+                approx: false
+            }
+        );
+    }
+}

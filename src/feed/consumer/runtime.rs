@@ -457,3 +457,44 @@ where
         Ok(Recovery::Continue)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(pairs: &[(&str, &str)]) -> Fields {
+        Fields::from_pairs(pairs.iter().map(|(f, v)| (f.as_bytes(), v.as_bytes())))
+    }
+
+    #[test]
+    fn branded_id_accepts_only_an_id_field_first_that_names_the_entry() {
+        let id = Branded::from_parts(Brand::Evt, 1_796_000_000_000, 7).unwrap();
+        let entry = id.stream_id();
+        let text = id.to_string();
+        assert_eq!(
+            branded_id(entry, &fields(&[("id", &text), ("k", "v")]), Brand::Evt).ok(),
+            Some(id)
+        );
+        assert!(matches!(
+            branded_id(entry, &fields(&[("k", "v"), ("id", &text)]), Brand::Evt),
+            Err(FeedError::MissingIdField(_))
+        ));
+        assert!(matches!(
+            branded_id(entry, &fields(&[]), Brand::Evt),
+            Err(FeedError::MissingIdField(_))
+        ));
+        assert!(matches!(
+            branded_id(entry, &fields(&[("id", "EVT_garbage")]), Brand::Evt),
+            Err(FeedError::BadIdField { .. })
+        ));
+        assert!(matches!(
+            branded_id(entry, &fields(&[("id", &text)]), Brand::Job),
+            Err(FeedError::BadIdField { .. })
+        ));
+        let other = entry.next().unwrap();
+        assert!(matches!(
+            branded_id(other, &fields(&[("id", &text)]), Brand::Evt),
+            Err(FeedError::IdMismatch { .. })
+        ));
+    }
+}

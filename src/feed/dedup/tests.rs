@@ -176,3 +176,108 @@ fn memory_prune_forgets_only_old_done_marks() {
     assert_eq!(store.prune_before(T + 50), 1);
     assert_eq!(store.len(), 2);
 }
+
+mod model {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// What a store must answer, as plainly as possible.
+    #[derive(Debug, Default)]
+    struct Model {
+        marks: HashMap<(usize, u64), Option<(u64, u64)>>,
+    }
+
+    impl Model {
+        fn begin(&mut self, key: (usize, u64), token: u64, now: u64, lease: u64) -> Claim {
+            let claim = match self.marks.get(&key) {
+                Some(None) => Claim::Done,
+                Some(Some((holder, until))) if *holder != token && *until > now => Claim::Busy,
+                _ => Claim::Taken,
+            };
+            if claim == Claim::Taken {
+                self.marks.insert(key, Some((token, now + lease)));
+            }
+            claim
+        }
+
+        fn abandon(&mut self, key: (usize, u64), token: u64) {
+            if matches!(self.marks.get(&key), Some(Some((holder, _))) if *holder == token) {
+                self.marks.remove(&key);
+            }
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Begin(usize, u64, u64, u64),
+        Finish(usize, u64, u64),
+        Abandon(usize, u64, u64),
+        Advance(u64),
+    }
+
+    const SCOPES: [&str; 2] = ["render", "email"];
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0..2usize, 0..4u64, 0..3u64, 1..50u64).prop_map(|(s, i, t, l)| Op::Begin(s, i, t, l)),
+            2 => (0..2usize, 0..4u64, 0..3u64).prop_map(|(s, i, t)| Op::Finish(s, i, t)),
+            2 => (0..2usize, 0..4u64, 0..3u64).prop_map(|(s, i, t)| Op::Abandon(s, i, t)),
+            1 => (1..60u64).prop_map(Op::Advance),
+        ]
+    }
+
+    /// Every mark the model knows reads back the same from the store.
+    fn check_invariants(model: &Model, store: &dyn DedupStore) {
+        for (&(scope, seq), mark) in &model.marks {
+            assert_eq!(
+                store.is_done(SCOPES[scope], evt(T, seq)).unwrap(),
+                mark.is_none(),
+                "{scope}/{seq}"
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn memory_and_durable_stores_agree_with_the_model(ops in proptest::collection::vec(op(), 1..40)) {
+            let path = temp_path("model");
+            let durable = DurableDedup::open(&path).unwrap();
+            let memory = MemoryDedup::new();
+            let stores: [&dyn DedupStore; 2] = [&memory, &durable];
+            let mut model = Model::default();
+            let mut now = T;
+            for op in ops {
+                match op {
+                    Op::Begin(s, i, t, lease) => {
+                        let expected = model.begin((s, i), t, now, lease);
+                        for store in stores {
+                            prop_assert_eq!(store.begin(SCOPES[s], evt(T, i), t, now, lease).unwrap(), expected);
+                        }
+                    }
+                    Op::Finish(s, i, t) => {
+                        model.marks.insert((s, i), None);
+                        for store in stores {
+                            store.finish(SCOPES[s], evt(T, i), t).unwrap();
+                        }
+                    }
+                    Op::Abandon(s, i, t) => {
+                        model.abandon((s, i), t);
+                        for store in stores {
+                            store.abandon(SCOPES[s], evt(T, i), t).unwrap();
+                        }
+                    }
+                    Op::Advance(ms) => now += ms,
+                }
+                for store in stores {
+                    check_invariants(&model, store);
+                }
+            }
+            drop(durable);
+            let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        }
+    }
+}
