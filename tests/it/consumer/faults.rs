@@ -139,18 +139,28 @@ fn with_dedup_every_entry_is_rendered_exactly_once_embedded() {
     exactly_once(&renders, &target);
 }
 
+/// Entries on a server: every render there costs two round trips (SET NX, SET done), so the
+/// server runs keep to half the embedded size to stay within a few seconds.
+const SERVER_ENTRIES: u64 = 5_000;
+
+fn exactly_once_on(target: &Target) {
+    let backend = RedisBackend::connect(&target.url().unwrap()).unwrap();
+    let stores = [
+        RedisDedup::new(&backend, "cm").unwrap(),
+        RedisDedup::new(&backend, "cm").unwrap(),
+    ];
+    let renders = run(target, SERVER_ENTRIES, Some(stores));
+    exactly_once(&renders, target);
+}
+
 #[test]
-fn with_dedup_every_entry_is_rendered_exactly_once_on_servers() {
-    let mut targets = vec![Target::serve()];
-    targets.extend(Target::redis());
-    for target in targets {
-        let url = target.url().unwrap();
-        let backend = RedisBackend::connect(&url).unwrap();
-        let stores = [
-            RedisDedup::new(&backend, "cm").unwrap(),
-            RedisDedup::new(&backend, "cm").unwrap(),
-        ];
-        let renders = run(&target, 2_000, Some(stores));
-        exactly_once(&renders, &target);
+fn with_dedup_every_entry_is_rendered_exactly_once_on_echomq_serve() {
+    exactly_once_on(&Target::serve());
+}
+
+#[test]
+fn with_dedup_every_entry_is_rendered_exactly_once_on_redis() {
+    if let Some(target) = Target::redis() {
+        exactly_once_on(&target);
     }
 }
