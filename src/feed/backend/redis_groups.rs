@@ -17,7 +17,11 @@ use super::groups::{Block, Claimed, GroupBackend, GroupEntry, GroupStart, ReadFr
 use super::redis::{bytes, int, malformed, parse_entry, parse_id};
 use crate::feed::error::FeedError;
 
+/// Rows per XPENDING page when looking up delivery counts.
+const PENDING_PAGE_MIN: usize = 100;
+
 /// A group entry from an `[id, fields]` pair; nil fields mean the entry was deleted.
+/// `delivery_count` is the count to assume until XPENDING says otherwise.
 fn group_entry(value: &Value, delivery_count: u64) -> Result<GroupEntry, FeedError> {
     let entry = parse_entry(value)?;
     Ok(GroupEntry {
@@ -57,7 +61,9 @@ fn read_reply(reply: Value) -> Result<Vec<GroupEntry>, FeedError> {
 }
 
 impl RedisBackend {
-    /// Sets each entry's delivery count from XPENDING over the ids' span for `consumer`.
+    /// Sets each entry's delivery count from XPENDING over the ids' span for `consumer`, page
+    /// by page: the consumer may hold other ids inside that span too. An id no longer pending
+    /// (acked meanwhile by another consumer) keeps the count it was read with.
     fn fill_counts(
         &self,
         key: &str,
@@ -68,24 +74,35 @@ impl RedisBackend {
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return Ok(());
         };
-        let mut command = redis::cmd("XPENDING");
-        command
-            .arg(key)
-            .arg(group)
-            .arg(first.id.to_string())
-            .arg(last.id.to_string())
-            .arg(entries.len())
-            .arg(consumer);
-        let Value::Array(rows) = self.query(&command)? else {
-            return Err(malformed("XPENDING"));
-        };
-        let mut counts = HashMap::with_capacity(rows.len());
-        for row in &rows {
-            match row {
-                Value::Array(cells) if cells.len() == 4 => {
-                    counts.insert(parse_id(&cells[0])?, int(&cells[3])?);
+        let (mut start, end) = (first.id, last.id);
+        let page = entries.len().max(PENDING_PAGE_MIN);
+        let mut counts = HashMap::with_capacity(entries.len());
+        loop {
+            let mut command = redis::cmd("XPENDING");
+            command
+                .arg(key)
+                .arg(group)
+                .arg(start.to_string())
+                .arg(end.to_string())
+                .arg(page)
+                .arg(consumer);
+            let Value::Array(rows) = self.query(&command)? else {
+                return Err(malformed("XPENDING"));
+            };
+            let mut last_seen = None;
+            for row in &rows {
+                match row {
+                    Value::Array(cells) if cells.len() == 4 => {
+                        let id = parse_id(&cells[0])?;
+                        counts.insert(id, int(&cells[3])?);
+                        last_seen = Some(id);
+                    }
+                    _ => return Err(malformed("XPENDING row")),
                 }
-                _ => return Err(malformed("XPENDING row")),
+            }
+            match last_seen.and_then(StreamId::next) {
+                Some(next) if rows.len() == page && next <= end => start = next,
+                _ => break,
             }
         }
         for entry in entries {
@@ -138,6 +155,10 @@ impl GroupBackend for RedisBackend {
         };
         let mut entries = read_reply(self.query(&command)?)?;
         if let ReadFrom::Pending(_) = from {
+            // A history read counts one more delivery at least.
+            for entry in &mut entries {
+                entry.delivery_count = 2;
+            }
             self.fill_counts(key, group, consumer, &mut entries)?;
         }
         Ok(entries)
@@ -188,8 +209,9 @@ impl GroupBackend for RedisBackend {
         let mut claimed = Vec::with_capacity(entries.len());
         let mut gone = Vec::new();
         for entry in entries {
-            // Redis 6.2 lists a deleted entry as [id, nil] instead of in the third element.
-            let entry = group_entry(entry, 0)?;
+            // Redis 6.2 lists a deleted entry as [id, nil] instead of in the third element. A
+            // claim counts one more delivery at least.
+            let entry = group_entry(entry, 2)?;
             if entry.fields.is_some() {
                 claimed.push(entry);
             } else {

@@ -135,3 +135,72 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_on_servers() {
         reclaim_in_real_time(&target);
     }
 }
+
+/// XAUTOCLAIM does not report delivery counts: a server backend looks them up with XPENDING,
+/// page by page, over a span where the claimer holds fresh entries of its own in between.
+fn claim_counts_among_own_entries(target: &Target) {
+    let key = stream_key("cm", "counts");
+    let backend = target.backend();
+    backend
+        .create_group(&key, "notify", GroupStart::Beginning)
+        .unwrap();
+    append(&target.feed(), "counts", 0, 300);
+    for i in 0..300 {
+        let who = if i % 2 == 0 { "a" } else { "b" };
+        let read = backend
+            .read_group(&key, "notify", who, ReadFrom::New, 1, None)
+            .unwrap();
+        assert_eq!(read.len(), 1);
+    }
+    match target {
+        Target::Embedded { .. } => target.advance_ms(100),
+        _ => std::thread::sleep(Duration::from_millis(100)),
+    }
+    // b touches its own entries again: they are fresh, with count 2.
+    let own = backend
+        .read_group(
+            &key,
+            "notify",
+            "b",
+            ReadFrom::Pending(echomq::engine::StreamId::MIN),
+            1_000,
+            None,
+        )
+        .unwrap();
+    assert_eq!(own.len(), 150);
+    assert!(own.iter().all(|e| e.delivery_count == 2), "{target}");
+    let claimed = backend
+        .auto_claim(
+            &key,
+            "notify",
+            "b",
+            50,
+            echomq::engine::StreamId::MIN,
+            1_000,
+        )
+        .unwrap();
+    assert_eq!(
+        claimed.entries.len(),
+        150,
+        "{target}: only a's idle entries"
+    );
+    assert!(
+        claimed.entries.iter().all(|e| e.delivery_count == 2),
+        "{target}: {:?}",
+        claimed
+            .entries
+            .iter()
+            .filter(|e| e.delivery_count != 2)
+            .map(|e| (e.id, e.delivery_count))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(backend.pending_count(&key, "notify", "b").unwrap(), 300);
+    assert_eq!(backend.pending_count(&key, "notify", "a").unwrap(), 0);
+}
+
+#[test]
+fn claims_report_delivery_counts_even_among_the_claimers_own_entries() {
+    for target in super::every_target(Target::embedded()) {
+        claim_counts_among_own_entries(&target);
+    }
+}
