@@ -241,6 +241,13 @@ where
             }
         }
         self.refresh_pending();
+        let m = self.counters.snapshot();
+        debug!(
+            key = %self.key, group = %self.group, consumer = %self.consumer,
+            delivered = m.delivered, acked = m.acked, failed = m.failed, reclaimed = m.reclaimed,
+            pending = m.pending, dead_lettered = m.dead_lettered, errors = m.errors,
+            "consumer beat"
+        );
         Ok(())
     }
 
