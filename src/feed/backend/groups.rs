@@ -121,7 +121,7 @@ pub trait GroupBackend: Send + Sync {
     /// XGROUP CREATE `key` `group` (`0` or `$`) MKSTREAM. `Ok(false)` if the group exists.
     fn create_group(&self, key: &str, group: &str, start: GroupStart) -> Result<bool, FeedError>;
 
-    /// XREADGROUP GROUP `group` `consumer` COUNT `count` [BLOCK] STREAMS `key` `from`. A read
+    /// XREADGROUP GROUP `group` `consumer` COUNT `count` `[BLOCK ms]` STREAMS `key` `from`. A read
     /// of new entries with `block` waits for entries up to its time; history reads never
     /// block. A missing key or group is an error [`is_no_group`] recognises.
     fn read_group(
