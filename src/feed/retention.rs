@@ -286,6 +286,55 @@ impl Drop for RetentionBeat {
 mod tests {
     use super::*;
 
+    /// A trimmer that only records what it is asked: the driver can reach streams through
+    /// nothing else, which is the seam the archive's fold-before-trim relies on.
+    #[derive(Default)]
+    struct Seam(Mutex<Vec<(String, String, TrimPolicy)>>);
+
+    impl Trimmer for Seam {
+        fn trim(&self, queue: &str, name: &str, policy: TrimPolicy) -> Result<u64, FeedError> {
+            self.0
+                .lock()
+                .push((queue.to_string(), name.to_string(), policy));
+            if name == "broken" {
+                return Err(FeedError::Backend("disk full".into()));
+            }
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn every_pass_trims_each_declared_stream_through_the_trimmer_and_nothing_else() {
+        let clock = Arc::new(echomq_engine::ManualClock::new(10_000));
+        let driver = StreamRetention::with_clock("seam", Arc::new(Seam::default()), clock);
+        let keep = RetentionPolicy::MaxLen { n: 3, approx: true };
+        driver.declare("cm", "events", keep);
+        driver.declare("cm", "broken", keep);
+        let pass = driver.apply();
+        assert_eq!(pass.len(), 2);
+        assert!(
+            pass.iter()
+                .any(|t| t.stream == "broken" && t.result.is_err())
+        );
+        let calls = driver.target.0.lock().clone();
+        let expected = TrimPolicy::MaxLen { n: 3, approx: true };
+        assert_eq!(
+            calls,
+            vec![
+                ("cm".to_string(), "broken".to_string(), expected),
+                ("cm".to_string(), "events".to_string(), expected),
+            ]
+        );
+        assert_eq!(
+            driver.metrics(),
+            RetentionMetrics {
+                passes: 1,
+                removed: 1,
+                errors: 1
+            }
+        );
+    }
+
     #[test]
     fn an_age_policy_cuts_at_now_minus_the_age_and_never_before_the_epoch() {
         let policy = RetentionPolicy::MaxAge {
