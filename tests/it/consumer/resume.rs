@@ -217,3 +217,41 @@ fn bad_settings_and_names_are_refused_before_anything_runs() {
         "no stream was created"
     );
 }
+
+fn deleted_backlog_entries(target: &Target) {
+    let feed = target.feed();
+    let key = stream_key("cm", "deleted");
+    let backend = target.backend();
+    backend
+        .create_group(&key, "notify", GroupStart::Beginning)
+        .unwrap();
+    let ids = append(&feed, "deleted", 0, 3);
+    let held = backend
+        .read_group(&key, "notify", "c1", ReadFrom::New, 10, None)
+        .unwrap();
+    assert_eq!(held.len(), 3);
+    target.raw(&["XDEL", &key, &ids[1].stream_id().to_string()]);
+    let log = Log::default();
+    let consumer = StreamConsumer::start(
+        &backend,
+        Subscription::new("cm", "deleted", "notify", "c1"),
+        settings(),
+        recording(&log),
+    )
+    .unwrap();
+    wait_until("the backlog", || consumer.metrics().acked == 3);
+    let metrics = consumer.stop().unwrap();
+    assert_eq!(
+        log.all().iter().map(|s| s.id).collect::<Vec<_>>(),
+        vec![ids[0], ids[2]],
+        "{target}"
+    );
+    assert_eq!((metrics.deleted, metrics.pending), (1, 0), "{target}");
+}
+
+#[test]
+fn a_backlog_entry_deleted_from_the_stream_is_acked_away_not_handled() {
+    for target in every_target(Target::embedded()) {
+        deleted_backlog_entries(&target);
+    }
+}
