@@ -163,3 +163,54 @@ pub trait GroupBackend: Send + Sync {
     /// for a remote server).
     fn clock(&self) -> Arc<dyn Clock>;
 }
+
+impl<B: GroupBackend> GroupBackend for Arc<B> {
+    fn create_group(&self, key: &str, group: &str, start: GroupStart) -> Result<bool, FeedError> {
+        (**self).create_group(key, group, start)
+    }
+
+    fn read_group(
+        &self,
+        key: &str,
+        group: &str,
+        consumer: &str,
+        from: ReadFrom,
+        count: usize,
+        block: Option<Block<'_>>,
+    ) -> Result<Vec<GroupEntry>, FeedError> {
+        (**self).read_group(key, group, consumer, from, count, block)
+    }
+
+    fn ack(&self, key: &str, group: &str, ids: &[StreamId]) -> Result<u64, FeedError> {
+        (**self).ack(key, group, ids)
+    }
+
+    fn auto_claim(
+        &self,
+        key: &str,
+        group: &str,
+        consumer: &str,
+        min_idle_ms: u64,
+        start: StreamId,
+        count: usize,
+    ) -> Result<Claimed, FeedError> {
+        (**self).auto_claim(key, group, consumer, min_idle_ms, start, count)
+    }
+
+    fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError> {
+        (**self).pending_count(key, group, consumer)
+    }
+
+    fn add_auto(&self, key: &str, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
+        (**self).add_auto(key, fields)
+    }
+
+    /// A dedicated handle on the shared backend's data (a new connection for a server).
+    fn dedicated(&self) -> Result<Arc<B>, FeedError> {
+        Ok(Arc::new((**self).dedicated()?))
+    }
+
+    fn clock(&self) -> Arc<dyn Clock> {
+        (**self).clock()
+    }
+}
