@@ -1,0 +1,145 @@
+//! The `--plot` SVG: cost against stream size on log-log axes, one panel per operation and one
+//! line per target and case. A flat line is a cost independent of the stream's size (window
+//! reads, appends); a line of slope one is a cost proportional to it (a trim removing a fixed
+//! share of the stream frees a number of nodes proportional to its size).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::error::BenchError;
+use super::results::Report;
+
+/// Size of the drawing, in SVG pixels.
+const SIZE: (u32, u32) = (1400, 1000);
+/// The trims drawn: the 10% ones (the others are in the table and the JSON).
+const TRIM_FRACTION_DRAWN: f64 = 0.10;
+
+/// One line: a label and its points (stream size, cost).
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text.
+    pub label: String,
+    /// `(entries, cost)` in increasing `entries`.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One panel.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    /// Caption.
+    pub title: String,
+    /// Y axis text.
+    pub unit: String,
+    /// Lines.
+    pub series: Vec<Series>,
+}
+
+fn push(series: &mut Vec<Series>, label: String, point: (f64, f64)) {
+    match series.iter_mut().find(|s| s.label == label) {
+        Some(s) => s.points.push(point),
+        None => series.push(Series {
+            label,
+            points: vec![point],
+        }),
+    }
+}
+
+/// The panels of a report, empty ones left out.
+pub fn panels(report: &Report) -> Vec<Panel> {
+    let mut window = Vec::new();
+    for r in report.window.iter().filter(|r| r.position == "tail") {
+        push(&mut window, format!("{} {}", r.target, r.span), (r.entries as f64, r.p50_us));
+    }
+    let mut trim = Vec::new();
+    for r in &report.trim {
+        if (r.fraction - TRIM_FRACTION_DRAWN).abs() < 1e-9 {
+            push(&mut trim, format!("{} {}", r.target, r.strategy), (r.entries as f64, r.time_us));
+        }
+    }
+    let mut append = Vec::new();
+    for r in &report.append {
+        push(&mut append, format!("{} {}", r.target, r.mode), (r.entries as f64, r.us_per_op));
+    }
+    let mut consume = Vec::new();
+    for r in &report.consume {
+        push(&mut consume, format!("{} {}", r.target, r.mode), (r.entries as f64, r.us_per_entry));
+    }
+    [
+        ("window read at the tail, p50 (1 s, 1 min, 5 min)", "us per read_window", window),
+        ("XTRIM removing 10% of the stream (median)", "us per XTRIM", trim),
+        ("XADD, plain and with MAXLEN ~ size", "us per XADD", append),
+        ("XREADGROUP + XACK", "us per entry", consume),
+    ]
+    .into_iter()
+    .filter(|(_, _, s)| !s.is_empty())
+    .map(|(title, unit, series)| Panel {
+        title: title.to_string(),
+        unit: unit.to_string(),
+        series,
+    })
+    .collect()
+}
+
+/// A log axis range around `values` (positive), padded so points are not on the frame.
+fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if lo > hi {
+        return 1.0..10.0;
+    }
+    (lo / 2.0)..(hi * 2.0)
+}
+
+/// Draws the report's panels to `path`.
+pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
+    let fail = |e: &dyn std::fmt::Display| BenchError::Output {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let panels = panels(report);
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let rows = panels.len().div_ceil(2).max(1);
+    let areas = root.split_evenly((rows, 2));
+    for (area, panel) in areas.iter().zip(&panels) {
+        let points = || panel.series.iter().flat_map(|s| s.points.iter());
+        let x = log_range(points().map(|p| p.0));
+        let y = log_range(points().map(|p| p.1));
+        let mut chart = ChartBuilder::on(area)
+            .caption(&panel.title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(x.log_scale(), y.log_scale())
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("entries in the stream")
+            .y_desc(panel.unit.as_str())
+            .draw()
+            .map_err(|e| fail(&e))?;
+        for (i, series) in panel.series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(series.points.clone(), color.stroke_width(2)))
+                .map_err(|e| fail(&e))?
+                .label(series.label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            chart
+                .draw_series(series.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| fail(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()
+            .map_err(|e| fail(&e))?;
+    }
+    root.present().map_err(|e| fail(&e))?;
+    Ok(())
+}
