@@ -212,7 +212,9 @@ mod tests {
             "localhost:6379"
         );
         assert_eq!(
-            TargetSpec::parse("redis://:pw@localhost:7000/2").unwrap().label(),
+            TargetSpec::parse("redis://:pw@localhost:7000/2")
+                .unwrap()
+                .label(),
             "localhost:7000"
         );
         for text in ["", "http://x:1", "redis://", "redis://host:notaport", "emb"] {

@@ -23,7 +23,9 @@ pub enum BenchError {
         reason: String,
     },
     /// Something answers, but not in the Redis protocol.
-    #[error("{target} does not speak the Redis protocol: {reason} (point --target at a Redis, Valkey or `echomq serve` port)")]
+    #[error(
+        "{target} does not speak the Redis protocol: {reason} (point --target at a Redis, Valkey or `echomq serve` port)"
+    )]
     NotRedis {
         /// The target as given.
         target: String,
@@ -31,7 +33,9 @@ pub enum BenchError {
         reason: String,
     },
     /// The streams would not fit in memory; nothing was loaded.
-    #[error("{entries} entries do not fit: about {need_mb} MB needed on {place}, {available_mb} MB available; choose smaller --entries, fewer --fields or a smaller --value-bytes")]
+    #[error(
+        "{entries} entries do not fit: about {need_mb} MB needed on {place}, {available_mb} MB available; choose smaller --entries, fewer --fields or a smaller --value-bytes"
+    )]
     TooBig {
         /// The stream size refused.
         entries: u64,

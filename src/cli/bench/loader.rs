@@ -57,7 +57,11 @@ impl Payload {
     pub fn xadd(&self, key: &str, timeline: &Timeline, i: u64, maxlen: Option<u64>) -> Argv {
         let mut argv: Argv = vec![b"XADD".to_vec(), key.as_bytes().to_vec()];
         if let Some(n) = maxlen {
-            argv.extend([b"MAXLEN".to_vec(), b"~".to_vec(), n.to_string().into_bytes()]);
+            argv.extend([
+                b"MAXLEN".to_vec(),
+                b"~".to_vec(),
+                n.to_string().into_bytes(),
+            ]);
         }
         argv.push(timeline.id(i).to_string().into_bytes());
         argv.extend(self.items(timeline, i));
@@ -134,7 +138,10 @@ mod tests {
 
     #[test]
     fn entries_carry_the_branded_id_then_the_fields() {
-        let t = Timeline { base_ms: 1_796_000_000_000, rate: 10 };
+        let t = Timeline {
+            base_ms: 1_796_000_000_000,
+            rate: 10,
+        };
         let p = Payload::new(2, 5);
         let items = p.items(&t, 7);
         assert_eq!(items.len(), 6);
@@ -143,7 +150,10 @@ mod tests {
         assert_eq!(items[2], b"f1");
         assert_eq!(items[3].len(), 5);
         let argv = p.xadd("k", &t, 7, Some(100));
-        assert_eq!(argv[2..5], [b"MAXLEN".to_vec(), b"~".to_vec(), b"100".to_vec()]);
+        assert_eq!(
+            argv[2..5],
+            [b"MAXLEN".to_vec(), b"~".to_vec(), b"100".to_vec()]
+        );
         assert_eq!(argv[5], t.id(7).to_string().into_bytes());
     }
 }

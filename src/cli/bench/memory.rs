@@ -27,8 +27,7 @@ const AVAILABLE_DEN: u64 = 5;
 /// Estimated bytes per entry.
 pub fn entry_bytes(fields: u32, value_bytes: u32) -> u64 {
     let values = u64::from(fields) * (u64::from(value_bytes) + VALUE_OVERHEAD_BYTES);
-    (ENTRY_OVERHEAD_BYTES + ID_TEXT_BYTES + VALUE_OVERHEAD_BYTES + values) * SAFETY_NUM
-        / SAFETY_DEN
+    (ENTRY_OVERHEAD_BYTES + ID_TEXT_BYTES + VALUE_OVERHEAD_BYTES + values) * SAFETY_NUM / SAFETY_DEN
 }
 
 /// `MemAvailable` from /proc/meminfo, in bytes.
@@ -65,7 +64,10 @@ pub fn check(
     }
     for target in targets {
         let m = target.memory;
-        let limits = [(m.max_bytes, "maxmemory"), (m.system_bytes, "total_system_memory")];
+        let limits = [
+            (m.max_bytes, "maxmemory"),
+            (m.system_bytes, "total_system_memory"),
+        ];
         for (limit, name) in limits {
             if limit == 0 || (name == "total_system_memory" && target.local) {
                 continue;
@@ -98,8 +100,8 @@ mod tests {
 
     #[test]
     fn sizes_past_the_available_memory_are_refused() {
-        let targets = [super::super::target::connect(&super::super::args::TargetSpec::Embedded)
-            .unwrap()];
+        let targets =
+            [super::super::target::connect(&super::super::args::TargetSpec::Embedded).unwrap()];
         let per = entry_bytes(2, 8);
         assert!(check(&targets, 1_000_000, 0, per, Some(1 << 30)).is_ok());
         let refused = check(&targets, 100_000_000, 0, per, Some(1 << 30)).unwrap_err();

@@ -77,7 +77,13 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
     if let Some(&largest) = sizes.last() {
         // Plain appends and the consume producer grow the stream past its size.
         let extra = 2 * (args.ops + args.batch);
-        memory::check(&targets, largest, extra, entry_bytes, memory::available_bytes())?;
+        memory::check(
+            &targets,
+            largest,
+            extra,
+            entry_bytes,
+            memory::available_bytes(),
+        )?;
     }
     let keys = RunKeys::new();
     let mut report = Report {

@@ -49,25 +49,49 @@ fn push(series: &mut Vec<Series>, label: String, point: (f64, f64)) {
 pub fn panels(report: &Report) -> Vec<Panel> {
     let mut window = Vec::new();
     for r in report.window.iter().filter(|r| r.position == "tail") {
-        push(&mut window, format!("{} {}", r.target, r.span), (r.entries as f64, r.p50_us));
+        push(
+            &mut window,
+            format!("{} {}", r.target, r.span),
+            (r.entries as f64, r.p50_us),
+        );
     }
     let mut trim = Vec::new();
     for r in &report.trim {
         if (r.fraction - TRIM_FRACTION_DRAWN).abs() < 1e-9 {
-            push(&mut trim, format!("{} {}", r.target, r.strategy), (r.entries as f64, r.time_us));
+            push(
+                &mut trim,
+                format!("{} {}", r.target, r.strategy),
+                (r.entries as f64, r.time_us),
+            );
         }
     }
     let mut append = Vec::new();
     for r in &report.append {
-        push(&mut append, format!("{} {}", r.target, r.mode), (r.entries as f64, r.us_per_op));
+        push(
+            &mut append,
+            format!("{} {}", r.target, r.mode),
+            (r.entries as f64, r.us_per_op),
+        );
     }
     let mut consume = Vec::new();
     for r in &report.consume {
-        push(&mut consume, format!("{} {}", r.target, r.mode), (r.entries as f64, r.us_per_entry));
+        push(
+            &mut consume,
+            format!("{} {}", r.target, r.mode),
+            (r.entries as f64, r.us_per_entry),
+        );
     }
     [
-        ("window read at the tail, p50 (1 s, 1 min, 5 min)", "us per read_window", window),
-        ("XTRIM removing 10% of the stream (median)", "us per XTRIM", trim),
+        (
+            "window read at the tail, p50 (1 s, 1 min, 5 min)",
+            "us per read_window",
+            window,
+        ),
+        (
+            "XTRIM removing 10% of the stream (median)",
+            "us per XTRIM",
+            trim,
+        ),
         ("XADD, plain and with MAXLEN ~ size", "us per XADD", append),
         ("XREADGROUP + XACK", "us per entry", consume),
     ]
@@ -123,12 +147,22 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
         for (i, series) in panel.series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
             chart
-                .draw_series(LineSeries::new(series.points.clone(), color.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    series.points.clone(),
+                    color.stroke_width(2),
+                ))
                 .map_err(|e| fail(&e))?
                 .label(series.label.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
             chart
-                .draw_series(series.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .draw_series(
+                    series
+                        .points
+                        .iter()
+                        .map(|&p| Circle::new(p, 3, color.filled())),
+                )
                 .map_err(|e| fail(&e))?;
         }
         chart

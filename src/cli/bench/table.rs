@@ -36,12 +36,19 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(w, "target: {}", t.label);
     }
     if !report.load.is_empty() {
-        let _ = writeln!(w, "\nload (pipelined XADD over RESP; direct adds in process)");
-        let _ = writeln!(w, "{:>8}  {:<34} {:>10} {:>12}", "entries", "target", "time", "entries/s");
+        let _ = writeln!(
+            w,
+            "\nload (pipelined XADD over RESP; direct adds in process)"
+        );
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:>10} {:>12}",
+            "entries", "target", "time", "entries/s"
+        );
         for r in &report.load {
             let _ = writeln!(
                 w,
-                "{:>8}  {:<34} {:>10} {:>12}",
+                "{:>8}  {:<30} {:>10} {:>12}",
                 human(r.entries as f64),
                 r.target,
                 duration(r.seconds * 1e6),
@@ -50,16 +57,20 @@ pub fn render(report: &Report) -> String {
         }
     }
     if !report.window.is_empty() {
-        let _ = writeln!(w, "\nwindow: Feed::read_window (rate {}/s)", report.config.rate);
         let _ = writeln!(
             w,
-            "{:>8}  {:<34} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
+            "\nwindow: Feed::read_window (rate {}/s)",
+            report.config.rate
+        );
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
             "entries", "target", "span", "where", "read", "p50", "p99", "entries/s"
         );
         for r in &report.window {
             let _ = writeln!(
                 w,
-                "{:>8}  {:<34} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
+                "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
                 human(r.entries as f64),
                 r.target,
                 r.span,
@@ -79,14 +90,25 @@ pub fn render(report: &Report) -> String {
         );
         let _ = writeln!(
             w,
-            "{:>8}  {:<34} {:<9} {:>4} {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
-            "entries", "target", "trim", "ask", "removed", "left", "under", "nodes", "time", "ns/entry"
+            "{:>8}  {:<30} {:<9} {:>4} {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
+            "entries",
+            "target",
+            "trim",
+            "ask",
+            "removed",
+            "left",
+            "under",
+            "nodes",
+            "time",
+            "ns/entry"
         );
         for r in &report.trim {
-            let ns = r.ns_per_entry.map_or("-".to_string(), |ns| format!("{ns:.1}"));
+            let ns = r
+                .ns_per_entry
+                .map_or("-".to_string(), |ns| format!("{ns:.1}"));
             let _ = writeln!(
                 w,
-                "{:>8}  {:<34} {:<9} {:>3.0}% {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
+                "{:>8}  {:<30} {:<9} {:>3.0}% {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
                 human(r.entries as f64),
                 r.target,
                 r.strategy,
@@ -102,11 +124,15 @@ pub fn render(report: &Report) -> String {
     }
     if !report.append.is_empty() {
         let _ = writeln!(w, "\nappend: one XADD per round trip");
-        let _ = writeln!(w, "{:>8}  {:<34} {:<8} {:>10} {:>10}", "entries", "target", "mode", "per XADD", "XADD/s");
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+            "entries", "target", "mode", "per XADD", "XADD/s"
+        );
         for r in &report.append {
             let _ = writeln!(
                 w,
-                "{:>8}  {:<34} {:<8} {:>10} {:>10}",
+                "{:>8}  {:<30} {:<8} {:>10} {:>10}",
                 human(r.entries as f64),
                 r.target,
                 r.mode,
@@ -117,11 +143,15 @@ pub fn render(report: &Report) -> String {
     }
     if !report.consume.is_empty() {
         let _ = writeln!(w, "\nconsume: {}", report.consume_method);
-        let _ = writeln!(w, "{:>8}  {:<34} {:<8} {:>10} {:>10}", "entries", "target", "mode", "per entry", "entries/s");
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+            "entries", "target", "mode", "per entry", "entries/s"
+        );
         for r in &report.consume {
             let _ = writeln!(
                 w,
-                "{:>8}  {:<34} {:<8} {:>10} {:>10}",
+                "{:>8}  {:<30} {:<8} {:>10} {:>10}",
                 human(r.entries as f64),
                 r.target,
                 r.mode,

@@ -33,6 +33,8 @@ const PREVIEW_BYTES: usize = 40;
 pub type Argv = Vec<Vec<u8>>;
 
 /// Where the streams live.
+// One value per target, made once and never moved in a measured path: its size is no cost.
+#[allow(clippy::large_enum_variant)]
 enum Place {
     Embedded {
         keyspace: Arc<Keyspace>,
@@ -61,6 +63,8 @@ pub struct Target {
     pub spec: TargetSpec,
     /// What answers there: `embedded`, `echomq serve 0.1.0`, `redis 7.0.15`.
     pub server: String,
+    /// A short name of what answers: `echomq-serve`, `redis-7.0.15`, `valkey-8.1.1`.
+    kind: String,
     /// Whether the target's memory is this machine's (embedded or a loopback address).
     pub local: bool,
     /// Memory figures of a server (zeros for embedded).
@@ -93,6 +97,7 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
             Ok(Target {
                 spec: spec.clone(),
                 server: "embedded".to_string(),
+                kind: "embedded".to_string(),
                 local: true,
                 memory: ServerMemory::default(),
                 place: Place::Embedded { keyspace, feed },
@@ -112,12 +117,11 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
                 .set_read_timeout(Some(COMMAND_TIMEOUT))
                 .and_then(|()| connection.set_write_timeout(Some(COMMAND_TIMEOUT)))
                 .map_err(unreachable)?;
-            let feed = Feed::new(
-                RedisBackend::connect(url).map_err(|e| server_error(url, e))?,
-            );
+            let feed = Feed::new(RedisBackend::connect(url).map_err(|e| server_error(url, e))?);
             let mut target = Target {
                 spec: spec.clone(),
                 server: String::new(),
+                kind: String::new(),
                 local: resolved.iter().all(|a| a.ip().is_loopback()),
                 memory: ServerMemory::default(),
                 place: Place::Remote { connection, feed },
@@ -155,7 +159,8 @@ fn probe(url: &str, addr: &str) -> Result<Vec<SocketAddr>, BenchError> {
         }
     }
     let mut stream = stream.ok_or_else(|| unreachable(last))?;
-    let io = |e: std::io::Error| not_redis(format!("no reply to PING within {PROBE_TIMEOUT:?}: {e}"));
+    let io =
+        |e: std::io::Error| not_redis(format!("no reply to PING within {PROBE_TIMEOUT:?}: {e}"));
     stream.set_read_timeout(Some(PROBE_TIMEOUT)).map_err(io)?;
     stream.set_write_timeout(Some(PROBE_TIMEOUT)).map_err(io)?;
     stream.write_all(b"*1\r\n$4\r\nPING\r\n").map_err(io)?;
@@ -201,7 +206,7 @@ impl Target {
     pub fn label(&self) -> String {
         match &self.spec {
             TargetSpec::Embedded => "embedded".to_string(),
-            TargetSpec::Remote { addr, .. } => format!("{} ({addr})", self.server),
+            TargetSpec::Remote { addr, .. } => format!("{}@{addr}", self.kind),
         }
     }
 
@@ -211,12 +216,15 @@ impl Target {
 
     fn read_info(&mut self) -> Result<(), BenchError> {
         let text = self.info()?;
-        self.server = if let Some(v) = info_field(&text, "echomq_version") {
-            format!("echomq serve {v}")
+        let version = |name| info_field(&text, name).unwrap_or("?");
+        (self.kind, self.server) = if let Some(v) = info_field(&text, "echomq_version") {
+            // This build's server: its version says nothing a reader needs in every row.
+            ("echomq-serve".to_string(), format!("echomq serve {v}"))
         } else if let Some(v) = info_field(&text, "valkey_version") {
-            format!("valkey {v}")
+            (format!("valkey-{v}"), format!("valkey {v}"))
         } else {
-            format!("redis {}", info_field(&text, "redis_version").unwrap_or("?"))
+            let v = version("redis_version");
+            (format!("redis-{v}"), format!("redis {v}"))
         };
         let number = |name| info_field(&text, name).and_then(|v| v.parse().ok());
         self.memory = ServerMemory {
@@ -254,7 +262,9 @@ impl Target {
         match &mut self.place {
             Place::Embedded { keyspace, .. } => {
                 for argv in commands {
-                    keyspace.execute(argv).map_err(|e| server_error(&label, e))?;
+                    keyspace
+                        .execute(argv)
+                        .map_err(|e| server_error(&label, e))?;
                 }
                 Ok(())
             }
@@ -318,7 +328,9 @@ impl Target {
         let bad = || server_error(&label, "unexpected XREADGROUP reply");
         match &mut self.place {
             Place::Embedded { keyspace, .. } => {
-                let reply = keyspace.execute(argv).map_err(|e| server_error(&label, e))?;
+                let reply = keyspace
+                    .execute(argv)
+                    .map_err(|e| server_error(&label, e))?;
                 let pairs = match reply {
                     Reply::StreamMap(pairs) | Reply::Map(pairs) => pairs,
                     Reply::NullArray | Reply::Null => return Ok(Vec::new()),
@@ -384,12 +396,18 @@ impl Target {
     pub fn stream_info(&mut self, key: &str) -> Result<(u64, u64), BenchError> {
         let label = self.spec.label();
         let bad = || server_error(&label, "unexpected XINFO STREAM reply");
-        let argv: Argv = vec![b"XINFO".to_vec(), b"STREAM".to_vec(), key.as_bytes().to_vec()];
+        let argv: Argv = vec![
+            b"XINFO".to_vec(),
+            b"STREAM".to_vec(),
+            key.as_bytes().to_vec(),
+        ];
         let mut length = None;
         let mut nodes = None;
         match &mut self.place {
             Place::Embedded { keyspace, .. } => {
-                let reply = keyspace.execute(&argv).map_err(|e| server_error(&label, e))?;
+                let reply = keyspace
+                    .execute(&argv)
+                    .map_err(|e| server_error(&label, e))?;
                 let pairs = match reply {
                     Reply::Map(pairs) => pairs,
                     _ => return Err(bad()),
@@ -457,7 +475,11 @@ impl Target {
             Place::Embedded { keyspace, .. } => {
                 let prefix = pattern.trim_end_matches('*').as_bytes().to_vec();
                 Ok(keyspace.run(|db, _| {
-                    let keys: Vec<_> = db.keys().filter(|k| k.starts_with(&prefix)).cloned().collect();
+                    let keys: Vec<_> = db
+                        .keys()
+                        .filter(|k| k.starts_with(&prefix))
+                        .cloned()
+                        .collect();
                     for key in &keys {
                         db.remove(key);
                     }

@@ -70,7 +70,10 @@ mod tests {
     #[test]
     fn ids_increase_and_match_their_instants_at_any_rate() {
         for rate in [1, 10, 999, 1000, 1001, 7919, 1_000_000] {
-            let t = Timeline { base_ms: 1_000_000, rate };
+            let t = Timeline {
+                base_ms: 1_000_000,
+                rate,
+            };
             let mut last = None;
             for i in 0..5000 {
                 let id = t.id(i);
@@ -87,7 +90,10 @@ mod tests {
 
     #[test]
     fn branded_text_names_the_same_id() {
-        let t = Timeline { base_ms: 1_796_000_000_000, rate: 3000 };
+        let t = Timeline {
+            base_ms: 1_796_000_000_000,
+            rate: 3000,
+        };
         for i in [0, 1, 2, 3, 2999, 3000] {
             let text = String::from_utf8(t.branded(i)).unwrap();
             let parsed = Branded::parse_as(&text, Brand::Evt).unwrap();

@@ -51,7 +51,12 @@ fn xtrim(stage: &Stage<'_>, t: usize, strategy: &str, remove: u64) -> Argv {
     argv
 }
 
-fn trim_once(stage: &mut Stage<'_>, t: usize, strategy: &str, remove: u64) -> Result<Sample, BenchError> {
+fn trim_once(
+    stage: &mut Stage<'_>,
+    t: usize,
+    strategy: &str,
+    remove: u64,
+) -> Result<Sample, BenchError> {
     let key = stage.key(t);
     let argv = xtrim(stage, t, strategy, remove);
     let (before, nodes_before) = stage.targets[t].stream_info(&key)?;
@@ -63,7 +68,9 @@ fn trim_once(stage: &mut Stage<'_>, t: usize, strategy: &str, remove: u64) -> Re
     if before.checked_sub(removed) != Some(left) {
         return Err(BenchError::Server {
             target: stage.targets[t].label(),
-            message: format!("XTRIM said {removed} removed, but the length went {before} -> {left}"),
+            message: format!(
+                "XTRIM said {removed} removed, but the length went {before} -> {left}"
+            ),
         });
     }
     stage.lo[t] += removed;
