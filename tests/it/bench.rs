@@ -307,35 +307,44 @@ fn ctrl_c_mid_run_removes_the_bench_keys_from_redis() {
         return;
     };
     let url = format!("redis://{}", redis.addr());
-    let mut running = Running(
-        binary()
-            .args(["bench", "all", "--entries", "2e6", "--target", &url])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let started = Instant::now();
-    while dbsize(&mut redis) == 0 {
-        assert!(
-            started.elapsed() < KEYS_APPEAR_TIMEOUT,
-            "the bench wrote nothing"
+    // Interrupted while loading a big stream, and while measuring (a tiny stream read for a
+    // long time).
+    let runs: [(&[&str], Duration); 2] = [
+        (&["all", "--entries", "2e6"], Duration::ZERO),
+        (
+            &["window", "--entries", "1e3", "--samples", "1000000"],
+            Duration::from_millis(300),
+        ),
+    ];
+    for (args, settle) in runs {
+        let mut running = Running(
+            binary()
+                .arg("bench")
+                .args(args)
+                .args(["--target", &url])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
         );
-        assert!(
-            running.0.try_wait().unwrap().is_none(),
-            "the bench ended early"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+        let started = Instant::now();
+        while dbsize(&mut redis) == 0 {
+            assert!(started.elapsed() < KEYS_APPEAR_TIMEOUT, "the bench wrote nothing");
+            assert!(running.0.try_wait().unwrap().is_none(), "the bench ended early");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(settle);
+        assert!(running.0.try_wait().unwrap().is_none(), "{args:?} ended early");
+        let signalled = Command::new("kill")
+            .args(["-INT", &running.0.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(signalled.success());
+        let status = wait(&mut running);
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(running.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(130), "{args:?}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        assert_eq!(dbsize(&mut redis), 0, "keys left after Ctrl-C in {args:?}");
     }
-    let signalled = Command::new("kill")
-        .args(["-INT", &running.0.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(signalled.success());
-    let status = wait(&mut running);
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(running.0.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
-    assert_eq!(dbsize(&mut redis), 0, "keys left after Ctrl-C");
 }

@@ -1,12 +1,14 @@
 //! Appends: one `XADD` per round trip with an explicit id and the branded `id` field (what
 //! `Feed::append` sends), plain and with `MAXLEN ~ <size>` on every append so the stream stays
-//! at its size and each append may free a node. Targets take turns every [`CHUNK_OPS`] appends.
+//! at its size and each append may free a node. Targets take turns every [`CHUNK_OPS`] appends;
+//! the figure is the median over chunks, so a chunk slowed by another process on the machine
+//! does not move it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::cleanup;
 use super::error::BenchError;
-use super::results::AppendRow;
+use super::results::{AppendRow, quantile};
 use super::stage::Stage;
 use super::target::Argv;
 
@@ -21,7 +23,8 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<AppendRow>) -> Result<(), B
     let n = stage.targets.len();
     for mode in MODES {
         let maxlen = (mode == "maxlen~").then_some(stage.entries);
-        let mut spent = vec![Duration::ZERO; n];
+        // Microseconds per append of every chunk.
+        let mut chunks: Vec<Vec<f64>> = vec![Vec::new(); n];
         let mut done = vec![0u64; n];
         while done.iter().any(|&d| d < stage.args.ops) {
             for t in 0..n {
@@ -39,21 +42,21 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<AppendRow>) -> Result<(), B
                 for argv in &commands {
                     target.run(argv)?;
                 }
-                spent[t] += started.elapsed();
+                chunks[t].push(started.elapsed().as_secs_f64() * 1e6 / count as f64);
                 stage.hi[t] += count;
                 done[t] += count;
             }
         }
         for t in 0..n {
             stage.resync(t)?;
-            let seconds = spent[t].as_secs_f64();
+            let us_per_op = quantile(&mut chunks[t], 0.5);
             rows.push(AppendRow {
                 target: stage.targets[t].label(),
                 entries: stage.entries,
                 mode: mode.to_string(),
                 ops: done[t],
-                ops_per_s: done[t] as f64 / seconds,
-                us_per_op: seconds * 1e6 / done[t] as f64,
+                ops_per_s: 1e6 / us_per_op,
+                us_per_op,
             });
         }
     }

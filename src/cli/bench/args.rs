@@ -53,7 +53,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 200)]
     pub samples: u32,
     /// Timed trims per trim case and target (the median is reported).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     pub trim_repeats: u32,
     /// `LIMIT` of the `~` trims; 0 removes every whole node it may (Redis's default caps a
     /// call at 100 x stream-node-max-entries).

@@ -2,14 +2,14 @@
 //! (pipelined, untimed; plain or with `MAXLEN ~ <size>` on every append) and the consumer
 //! takes it with `XREADGROUP GROUP g c COUNT <batch> STREAMS key >` and acknowledges it with
 //! one `XACK` (timed). The figure is entries delivered and acknowledged per second of consumer
-//! time. The commands go over our own connection (or `Keyspace::execute`), not through a
+//! time, the median over turns. The commands go over our own connection (or `Keyspace::execute`), not through a
 //! consumer runtime, so the figure is the commands' cost without a handler's.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::cleanup;
 use super::error::BenchError;
-use super::results::ConsumeRow;
+use super::results::{ConsumeRow, quantile};
 use super::stage::Stage;
 use super::target::Argv;
 
@@ -41,7 +41,8 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
                 b"$",
             ]))?;
         }
-        let mut spent = vec![Duration::ZERO; n];
+        // Microseconds per entry of every turn.
+        let mut turns: Vec<Vec<f64>> = vec![Vec::new(); n];
         let mut consumed = vec![0u64; n];
         while consumed.iter().any(|&c| c < stage.args.ops) {
             for t in 0..n {
@@ -72,7 +73,7 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
                 let mut ack = argv(&[b"XACK", key.as_bytes(), group.as_bytes()]);
                 ack.extend(ids.iter().cloned());
                 let acked = if ids.is_empty() { 0 } else { target.int(&ack)? };
-                spent[t] += started.elapsed();
+                turns[t].push(started.elapsed().as_secs_f64() * 1e6 / batch as f64);
                 if acked != ids.len() as i64 || ids.len() as u64 != batch {
                     return Err(BenchError::Server {
                         target: target.label(),
@@ -87,14 +88,14 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
         }
         for t in 0..n {
             stage.resync(t)?;
-            let seconds = spent[t].as_secs_f64();
+            let us_per_entry = quantile(&mut turns[t], 0.5);
             rows.push(ConsumeRow {
                 target: stage.targets[t].label(),
                 entries: stage.entries,
                 mode: mode.to_string(),
                 consumed: consumed[t],
-                entries_per_s: consumed[t] as f64 / seconds,
-                us_per_entry: seconds * 1e6 / consumed[t] as f64,
+                entries_per_s: 1e6 / us_per_entry,
+                us_per_entry,
             });
         }
     }

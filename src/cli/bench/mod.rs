@@ -87,7 +87,11 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
     }
     let keys = RunKeys::new();
     let mut report = Report {
-        command: std::env::args().collect::<Vec<_>>().join(" "),
+        // `echomq` rather than the binary's path, which says nothing about the run.
+        command: std::iter::once("echomq".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
         load_average: load_average(),
         config: Config {
             entries: sizes.clone(),

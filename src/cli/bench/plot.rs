@@ -105,15 +105,28 @@ pub fn panels(report: &Report) -> Vec<Panel> {
     .collect()
 }
 
-/// A log axis range around `values` (positive), padded so points are not on the frame.
-fn log_range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+/// A log axis range around `values` (positive), padded so points are not on the frame, with
+/// `headroom` more decades above the data for every decade it spans (room for the legend).
+fn log_range(values: impl Iterator<Item = f64>, headroom: f64) -> std::ops::Range<f64> {
     let (lo, hi) = values
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
     if lo > hi {
         return 1.0..10.0;
     }
-    (lo / 2.0)..(hi * 2.0)
+    let decades = (hi / lo).log10().max(1.0);
+    (lo / 2.0)..(hi * 2.0 * 10f64.powf(decades * headroom))
+}
+
+/// Axis labels: `1k`, `1M`; `0.5`, `20`, `3000`.
+fn axis_label(v: &f64) -> String {
+    if *v >= 1000.0 {
+        super::table::human(*v)
+    } else if *v >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }
 
 /// Draws the report's panels to `path`.
@@ -129,8 +142,9 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
     let areas = root.split_evenly((rows, 2));
     for (area, panel) in areas.iter().zip(&panels) {
         let points = || panel.series.iter().flat_map(|s| s.points.iter());
-        let x = log_range(points().map(|p| p.0));
-        let y = log_range(points().map(|p| p.1));
+        let x = log_range(points().map(|p| p.0), 0.0);
+        // The legend sits above the lines: one line of legend per series needs room.
+        let y = log_range(points().map(|p| p.1), 0.06 * panel.series.len() as f64);
         let mut chart = ChartBuilder::on(area)
             .caption(&panel.title, ("sans-serif", 18))
             .margin(12)
@@ -140,8 +154,13 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
             .map_err(|e| fail(&e))?;
         chart
             .configure_mesh()
-            .x_desc("entries in the stream")
-            .y_desc(panel.unit.as_str())
+            .light_line_style(WHITE)
+            .x_labels(8)
+            .y_labels(8)
+            .x_label_formatter(&axis_label)
+            .y_label_formatter(&axis_label)
+            .x_desc("entries in the stream (log)")
+            .y_desc(format!("{} (log)", panel.unit))
             .draw()
             .map_err(|e| fail(&e))?;
         for (i, series) in panel.series.iter().enumerate() {

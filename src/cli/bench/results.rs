@@ -134,9 +134,9 @@ pub struct AppendRow {
     pub mode: String,
     /// Appends timed.
     pub ops: u64,
-    /// Appends per second, one command per round trip.
+    /// Appends per second, one command per round trip (from the median chunk).
     pub ops_per_s: f64,
-    /// Mean time per append.
+    /// Median over chunks of the time per append.
     pub us_per_op: f64,
 }
 
@@ -151,9 +151,9 @@ pub struct ConsumeRow {
     pub mode: String,
     /// Entries delivered and acknowledged.
     pub consumed: u64,
-    /// Entries per second through XREADGROUP + XACK.
+    /// Entries per second through XREADGROUP + XACK (from the median turn).
     pub entries_per_s: f64,
-    /// Mean time per entry.
+    /// Median over turns of the time per entry.
     pub us_per_entry: f64,
 }
 
