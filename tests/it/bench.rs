@@ -329,12 +329,21 @@ fn ctrl_c_mid_run_removes_the_bench_keys_from_redis() {
         );
         let started = Instant::now();
         while dbsize(&mut redis) == 0 {
-            assert!(started.elapsed() < KEYS_APPEAR_TIMEOUT, "the bench wrote nothing");
-            assert!(running.0.try_wait().unwrap().is_none(), "the bench ended early");
+            assert!(
+                started.elapsed() < KEYS_APPEAR_TIMEOUT,
+                "the bench wrote nothing"
+            );
+            assert!(
+                running.0.try_wait().unwrap().is_none(),
+                "the bench ended early"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(settle);
-        assert!(running.0.try_wait().unwrap().is_none(), "{args:?} ended early");
+        assert!(
+            running.0.try_wait().unwrap().is_none(),
+            "{args:?} ended early"
+        );
         let signalled = Command::new("kill")
             .args(["-INT", &running.0.id().to_string()])
             .status()
