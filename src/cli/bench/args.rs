@@ -89,6 +89,23 @@ impl BenchArgs {
         if self.fields > 1000 || self.value_bytes > 1 << 20 {
             return bad("--fields is at most 1000 and --value-bytes at most 1048576");
         }
+        if let Some(plot) = &self.plot
+            && plot
+                .extension()
+                .is_none_or(|e| !e.eq_ignore_ascii_case("svg"))
+        {
+            return bad("--plot draws SVG: give a file name ending in .svg");
+        }
+        // A results file that cannot be written is found now, not after the measurements.
+        for path in self.json.iter().chain(&self.plot) {
+            let dir = match path.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => std::path::Path::new("."),
+            };
+            if !dir.is_dir() {
+                return bad(&format!("{} is not a directory", dir.display()));
+            }
+        }
         Ok(())
     }
 
@@ -200,6 +217,27 @@ mod tests {
         for text in ["", "0", "-1", "1.5", "1e13", "abc", "1e4x", "NaN", "inf"] {
             assert!(parse_entries(text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn output_files_are_checked_before_measuring() {
+        use clap::Parser;
+        #[derive(Debug, Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: BenchArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["bench", "window"];
+            argv.extend_from_slice(extra);
+            Cli::parse_from(argv).args.validate()
+        };
+        assert!(parse(&[]).is_ok());
+        assert!(parse(&["--plot", "out.svg", "--json", "out.json"]).is_ok());
+        assert!(parse(&["--plot", "out.png"]).is_err());
+        assert!(parse(&["--json", "/nonexistent-dir/out.json"]).is_err());
+        assert!(parse(&["--rate", "0"]).is_err());
+        assert!(parse(&["--fields", "0"]).is_err());
     }
 
     #[test]

@@ -196,3 +196,82 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::bench::results::{TrimRow, WindowRow};
+
+    fn window(target: &str, entries: u64, p50_us: f64) -> WindowRow {
+        WindowRow {
+            target: target.into(),
+            entries,
+            span: "5min".into(),
+            position: "tail".into(),
+            read_entries: 3000,
+            p50_us,
+            p99_us: p50_us * 2.0,
+            entries_per_s: 1.0,
+        }
+    }
+
+    #[test]
+    fn one_line_per_target_and_case_in_size_order() {
+        let mut report = Report::default();
+        for entries in [1000, 10_000] {
+            report.window.push(window("a", entries, 5.0));
+            report.window.push(window("b", entries, 50.0));
+            let mut middle = window("a", entries, 6.0);
+            middle.position = "middle".into();
+            report.window.push(middle);
+        }
+        report.trim.push(TrimRow {
+            target: "a".into(),
+            entries: 1000,
+            strategy: "MAXLEN ~".into(),
+            fraction: 0.5,
+            requested: 500,
+            removed: 420,
+            left: 580,
+            under_trim: 80,
+            nodes_freed: 5,
+            time_us: 3.0,
+            ns_per_entry: Some(7.0),
+        });
+        let panels = panels(&report);
+        // The 50% trim is not drawn, so its panel is left out.
+        assert_eq!(panels.len(), 1);
+        let labels: Vec<_> = panels[0].series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["a 5min", "b 5min"]);
+        assert_eq!(panels[0].series[0].points, [(1000.0, 5.0), (10_000.0, 5.0)]);
+    }
+
+    #[test]
+    fn log_ranges_are_positive_and_never_empty() {
+        assert_eq!(log_range([].into_iter(), 0.0), 1.0..10.0);
+        assert_eq!(log_range([0.0, -1.0, f64::NAN].into_iter(), 0.0), 1.0..10.0);
+        let r = log_range([100.0].into_iter(), 0.0);
+        assert!(r.start > 0.0 && r.start < 100.0 && r.end > 100.0);
+        let with_room = log_range([1.0, 1000.0].into_iter(), 0.5);
+        assert!(
+            with_room.end > 1000.0 * 2.0 * 10f64.powf(1.4),
+            "{with_room:?}"
+        );
+    }
+
+    #[test]
+    fn the_drawing_is_an_svg_with_a_line_per_series() {
+        let mut report = Report::default();
+        for entries in [1000, 10_000, 100_000] {
+            report.window.push(window("embedded", entries, 5.0));
+        }
+        let path = std::env::temp_dir().join(format!("echomq-plot-{}.svg", std::process::id()));
+        draw(&report, &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+        assert!(text.contains("embedded 5min"));
+        assert!(doc.descendants().any(|n| n.tag_name().name() == "polyline"));
+    }
+}
