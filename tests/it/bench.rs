@@ -357,3 +357,39 @@ fn ctrl_c_mid_run_removes_the_bench_keys_from_redis() {
         assert_eq!(dbsize(&mut redis), 0, "keys left after Ctrl-C in {args:?}");
     }
 }
+
+#[test]
+fn streams_smaller_than_a_node_or_a_batch_are_measured_too() {
+    let json = scratch("tiny.json");
+    let out = bench(&[
+        "all",
+        "--entries",
+        "1,7",
+        "--samples",
+        "2",
+        "--trim-repeats",
+        "1",
+        "--ops",
+        "20",
+        "--batch",
+        "10",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for row in report["trim"].as_array().unwrap() {
+        // One entry asked for at least; `=` removes it, `~` may keep the only node.
+        assert!(count(row, "removed") <= count(row, "requested"), "{row}");
+        assert_eq!(
+            count(row, "removed") + count(row, "left"),
+            count(row, "entries")
+        );
+    }
+    assert_eq!(report["consume"].as_array().unwrap().len(), 4);
+    let _ = std::fs::remove_file(json);
+}

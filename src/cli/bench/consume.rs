@@ -30,7 +30,9 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
     let count = batch.to_string();
     for mode in MODES {
         let group = format!("bench-{mode}");
-        let maxlen = (mode == "maxlen~").then_some(stage.entries);
+        // Never below one batch: `~` keeps at least `maxlen` entries, so the batch just
+        // appended is never trimmed before the consumer reads it.
+        let maxlen = (mode == "maxlen~").then_some(stage.entries.max(batch));
         for t in 0..n {
             let key = stage.key(t);
             stage.targets[t].run(&argv(&[
