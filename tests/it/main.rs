@@ -2,6 +2,7 @@
 //! test executable instead of one per file.
 //!
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
+//! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
@@ -11,6 +12,7 @@
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bench;
 mod cli;
 mod consumer;
 mod differential;
