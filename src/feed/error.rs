@@ -34,7 +34,8 @@ pub enum BrandedError {
 }
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
-/// [`FeedError::Backend`], where the backend says what happened.
+/// [`FeedError::Backend`], where the backend says what happened, and
+/// [`FeedError::ReplyTimeout`], where the command may or may not have run.
 #[derive(Debug, Error)]
 pub enum FeedError {
     /// A branded id argument is malformed or of the wrong brand.
@@ -84,4 +85,40 @@ pub enum FeedError {
     /// The backend failed (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
+    /// Connecting to a server (TCP connect and handshake) took longer than the connect
+    /// timeout. Nothing was sent.
+    #[error(
+        "{server} did not accept a connection and answer the handshake within {after_ms} ms: \
+         check the address and that a Redis-protocol server runs there, then retry"
+    )]
+    ConnectTimeout {
+        /// The server's address.
+        server: String,
+        /// The timeout that ran out.
+        after_ms: u64,
+    },
+    /// A server did not answer a command within the reply timeout (plus the command's BLOCK
+    /// time). The command may or may not have run; the connection was dropped and the next call
+    /// reconnects.
+    #[error(
+        "{server} did not answer within {after_ms} ms (hung, overloaded or unreachable): the \
+         command may or may not have run; retry, the next call reconnects"
+    )]
+    ReplyTimeout {
+        /// The server's address.
+        server: String,
+        /// The timeout that ran out.
+        after_ms: u64,
+    },
+}
+
+impl FeedError {
+    /// Whether a server did not answer in time (connecting or replying): worth a retry once
+    /// the server is back.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            FeedError::ConnectTimeout { .. } | FeedError::ReplyTimeout { .. }
+        )
+    }
 }

@@ -4,6 +4,7 @@
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
 //! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
+//! - `feed_timeouts`: the Redis backend against servers that stop answering.
 //! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
@@ -17,5 +18,6 @@ mod cli;
 mod consumer;
 mod differential;
 mod feed;
+mod feed_timeouts;
 mod server;
 mod support;

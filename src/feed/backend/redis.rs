@@ -3,6 +3,17 @@
 //!
 //! One connection behind a mutex; a broken connection is reopened on the next call. Keys keep
 //! the `emq:{queue}:...` hash tag, so a queue's streams share one Cluster slot.
+//!
+//! Timeouts: connecting (the TCP connect and the client's handshake together) may take
+//! `connect_timeout`, and every reply `response_timeout`, so a server that stops answering
+//! fails a call with [`FeedError::ConnectTimeout`] or [`FeedError::ReplyTimeout`] instead of
+//! hanging it. A blocking read (`XREADGROUP ... BLOCK ms`) legitimately waits its BLOCK time
+//! first, so its reply may take `response_timeout + BLOCK`; the socket's read timeout is raised
+//! to that and stays raised on that connection (a consumer's own, in practice), which saves two
+//! system calls per read and still bounds every wait. A timed-out connection is dropped (a late
+//! reply would answer the wrong command) and the next call reconnects.
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use echomq_engine::{StreamId, Trim};
@@ -16,7 +27,18 @@ use crate::feed::fields::Fields;
 /// A backend over a Redis-protocol connection.
 pub struct RedisBackend {
     client: redis::Client,
-    connection: Mutex<Option<redis::Connection>>,
+    connection: Mutex<Option<Live>>,
+    /// The TCP connect and the handshake, together.
+    connect_timeout: Duration,
+    /// A reply, after any BLOCK time the command asked for.
+    response_timeout: Duration,
+}
+
+/// An open connection and the read timeout its socket has now.
+struct Live {
+    connection: redis::Connection,
+    /// `response_timeout`, or more after a blocking read raised it.
+    read_timeout: Duration,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -84,44 +106,141 @@ pub(super) fn int(value: &Value) -> Result<u64, FeedError> {
 }
 
 impl RedisBackend {
-    /// Connects to `url` (`redis://host:port/db`).
+    /// The default connect timeout: a TCP connect and the handshake take milliseconds on a
+    /// healthy network, so five seconds means the address is wrong or the server is down.
+    pub const CONNECT_TIMEOUT_DEFAULT: Duration = Duration::from_secs(5);
+    /// The default reply timeout: generous for a slow command on a busy server (the feed's
+    /// reads and trims take milliseconds), short enough that a hung server is noticed.
+    pub const RESPONSE_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
+
+    /// Connects to `url` (`redis://host:port/db`) with the default timeouts
+    /// ([`RedisBackend::CONNECT_TIMEOUT_DEFAULT`], [`RedisBackend::RESPONSE_TIMEOUT_DEFAULT`]).
     pub fn connect(url: &str) -> Result<RedisBackend, FeedError> {
-        let client = redis::Client::open(url).map_err(backend)?;
-        let connection = client.get_connection().map_err(backend)?;
-        Ok(RedisBackend {
-            client,
-            connection: Mutex::new(Some(connection)),
-        })
+        RedisBackend::connect_with(
+            url,
+            RedisBackend::CONNECT_TIMEOUT_DEFAULT,
+            RedisBackend::RESPONSE_TIMEOUT_DEFAULT,
+        )
     }
 
-    /// Another connection to the same server (a consumer's own, for its blocking reads).
+    /// Connects to `url` with these timeouts: `connect_timeout` for the TCP connect and the
+    /// handshake, `response_timeout` for each reply (after a blocking read's BLOCK time). A
+    /// zero timeout is taken as one millisecond, since the socket layer cannot wait zero.
+    pub fn connect_with(
+        url: &str,
+        connect_timeout: Duration,
+        response_timeout: Duration,
+    ) -> Result<RedisBackend, FeedError> {
+        let least = Duration::from_millis(1);
+        let client = redis::Client::open(url).map_err(backend)?;
+        let backend = RedisBackend {
+            client,
+            connection: Mutex::new(None),
+            connect_timeout: connect_timeout.max(least),
+            response_timeout: response_timeout.max(least),
+        };
+        let live = backend.open()?;
+        *backend.connection.lock() = Some(live);
+        Ok(backend)
+    }
+
+    /// Another connection to the same server with the same timeouts (a consumer's own, for
+    /// its blocking reads).
     pub(crate) fn fork(&self) -> Result<RedisBackend, FeedError> {
-        let connection = self.client.get_connection().map_err(backend)?;
-        Ok(RedisBackend {
+        let forked = RedisBackend {
             client: self.client.clone(),
-            connection: Mutex::new(Some(connection)),
+            connection: Mutex::new(None),
+            connect_timeout: self.connect_timeout,
+            response_timeout: self.response_timeout,
+        };
+        let live = forked.open()?;
+        *forked.connection.lock() = Some(live);
+        Ok(forked)
+    }
+
+    /// The server's address, for errors.
+    fn server(&self) -> String {
+        self.client.get_connection_info().addr().to_string()
+    }
+
+    fn open(&self) -> Result<Live, FeedError> {
+        let connection = self
+            .client
+            .get_connection_with_timeout(self.connect_timeout)
+            .map_err(|e| {
+                if e.is_timeout() {
+                    FeedError::ConnectTimeout {
+                        server: self.server(),
+                        after_ms: millis(self.connect_timeout),
+                    }
+                } else {
+                    backend(e)
+                }
+            })?;
+        connection
+            .set_read_timeout(Some(self.response_timeout))
+            .and_then(|()| connection.set_write_timeout(Some(self.response_timeout)))
+            .map_err(backend)?;
+        Ok(Live {
+            connection,
+            read_timeout: self.response_timeout,
         })
     }
 
     /// Runs one command, reconnecting once if the connection broke.
     pub(crate) fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::ZERO)
+    }
+
+    /// Runs a command that may block for `block_ms` before the server answers
+    /// (`XREADGROUP ... BLOCK block_ms`): its reply may take `response_timeout` longer.
+    pub(crate) fn query_blocking(
+        &self,
+        command: &redis::Cmd,
+        block_ms: u64,
+    ) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::from_millis(block_ms))
+    }
+
+    fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
         let mut slot = self.connection.lock();
         if slot.is_none() {
-            *slot = Some(self.client.get_connection().map_err(backend)?);
+            *slot = Some(self.open()?);
         }
-        let Some(connection) = slot.as_mut() else {
+        let Some(live) = slot.as_mut() else {
             return Err(malformed("a connection"));
         };
-        match command.query::<Value>(connection) {
+        let needed = self.response_timeout.saturating_add(block);
+        if needed > live.read_timeout {
+            if let Err(e) = live.connection.set_read_timeout(Some(needed)) {
+                *slot = None;
+                return Err(backend(e));
+            }
+            live.read_timeout = needed;
+        }
+        let waited = live.read_timeout;
+        match command.query::<Value>(&mut live.connection) {
             Ok(value) => Ok(value),
             Err(e) => {
-                if e.is_io_error() || e.is_connection_dropped() {
+                if e.is_timeout() || e.is_io_error() || e.is_connection_dropped() {
+                    // A late reply would answer the next command: never reuse this one.
                     *slot = None;
                 }
-                Err(backend(e))
+                if e.is_timeout() {
+                    Err(FeedError::ReplyTimeout {
+                        server: self.server(),
+                        after_ms: millis(waited),
+                    })
+                } else {
+                    Err(backend(e))
+                }
             }
         }
     }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Backend for RedisBackend {

@@ -145,15 +145,23 @@ impl GroupBackend for RedisBackend {
             .arg(consumer)
             .arg("COUNT")
             .arg(count.max(1));
-        if let (ReadFrom::New, Some(block)) = (from, block) {
-            command.arg("BLOCK").arg(block.ms.max(1));
+        let block_ms = match (from, block) {
+            (ReadFrom::New, Some(block)) => Some(block.ms.max(1)),
+            _ => None,
+        };
+        if let Some(ms) = block_ms {
+            command.arg("BLOCK").arg(ms);
         }
         command.arg("STREAMS").arg(key);
         match from {
             ReadFrom::New => command.arg(">"),
             ReadFrom::Pending(after) => command.arg(after.to_string()),
         };
-        let mut entries = read_reply(self.query(&command)?)?;
+        let reply = match block_ms {
+            Some(ms) => self.query_blocking(&command, ms)?,
+            None => self.query(&command)?,
+        };
+        let mut entries = read_reply(reply)?;
         if let ReadFrom::Pending(_) = from {
             // A history read counts one more delivery at least.
             for entry in &mut entries {
