@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use echomq::feed::consumer::BATCH_SIZE_MAX;
 
 use super::error::BenchError;
 
@@ -62,7 +63,8 @@ pub struct BenchArgs {
     /// Appends (and consumed entries) per append/consume case and target.
     #[arg(long, default_value_t = 10_000)]
     pub ops: u64,
-    /// Entries per XREADGROUP COUNT in the consume cases.
+    /// Entries per producer batch and per consumer read (XREADGROUP COUNT) in the consume
+    /// cases; at most 10000, a consumer's largest read.
     #[arg(long, default_value_t = 100)]
     pub batch: u64,
     /// Write every figure as JSON to this file.
@@ -82,6 +84,11 @@ impl BenchArgs {
         }
         if self.samples == 0 || self.trim_repeats == 0 || self.ops == 0 || self.batch == 0 {
             return bad("--samples, --trim-repeats, --ops and --batch must be at least 1");
+        }
+        if self.batch > BATCH_SIZE_MAX as u64 {
+            return bad(&format!(
+                "--batch must be at most {BATCH_SIZE_MAX} (a consumer's largest read)"
+            ));
         }
         if self.value_bytes == 0 || self.fields == 0 {
             return bad("--fields and --value-bytes must be at least 1");
@@ -238,6 +245,8 @@ mod tests {
         assert!(parse(&["--json", "/nonexistent-dir/out.json"]).is_err());
         assert!(parse(&["--rate", "0"]).is_err());
         assert!(parse(&["--fields", "0"]).is_err());
+        assert!(parse(&["--batch", "10000"]).is_ok());
+        assert!(parse(&["--batch", "10001"]).is_err());
     }
 
     #[test]

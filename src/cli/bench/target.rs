@@ -4,17 +4,21 @@
 //! Remote targets are probed before use: a TCP connect and a raw `PING` with short timeouts, so
 //! an unreachable address or a port that speaks something else (HTTP, SSH) is a clear error
 //! instead of a hang. Every later command has a read timeout too. Window reads go through the
-//! feed's `read_window` on both kinds (the path applications use); trims, appends and group
-//! reads send the same command argv to both, through [`Keyspace::execute`] in process and over
-//! RESP otherwise, so the two differ only by the network and the protocol.
+//! feed's `read_window` on both kinds (the path applications use), and so does consuming
+//! (a [`StreamConsumer`] over the feed's backend); trims and appends send the same command argv
+//! to both, through [`Keyspace::execute`] in process and over RESP otherwise, so the two differ
+//! only by the network and the protocol.
 
+use std::convert::Infallible;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
 use echomq::engine::{Keyspace, Reply, SystemClock};
-use echomq::feed::{Embedded, Feed, RedisBackend};
+use echomq::feed::{
+    ConsumerSettings, Delivery, Embedded, Feed, RedisBackend, StreamConsumer, Subscription,
+};
 use redis::Value;
 use time::OffsetDateTime;
 
@@ -288,6 +292,59 @@ impl Target {
         }
     }
 
+    /// Runs `commands` as one atomic batch: inside one `Keyspace::run` in process, as
+    /// `MULTI`/`EXEC` over RESP. A reader blocked on the key is served once, after the whole
+    /// batch, as it would be by a producer's transaction; any error reply fails the batch.
+    pub fn append_atomically(&mut self, commands: &[Argv]) -> Result<(), BenchError> {
+        let label = self.spec.label();
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => keyspace.run(|db, snapshot| {
+                for argv in commands {
+                    echomq::engine::command::execute(db, snapshot, argv)
+                        .map_err(|e| server_error(&label, e))?;
+                }
+                Ok(())
+            }),
+            Place::Remote { connection, .. } => {
+                let mut pipe = redis::pipe();
+                pipe.atomic();
+                for argv in commands {
+                    pipe.add_command(command(argv));
+                }
+                let replies: Vec<Value> = pipe
+                    .query(connection)
+                    .map_err(|e| server_error(&label, e))?;
+                match replies.iter().find(|v| matches!(v, Value::ServerError(_))) {
+                    Some(Value::ServerError(e)) => Err(server_error(&label, format!("{e:?}"))),
+                    _ if replies.len() != commands.len() => Err(server_error(
+                        &label,
+                        format!("EXEC ran {} of {} commands", replies.len(), commands.len()),
+                    )),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Starts a [`StreamConsumer`] with a no-op handler on this target: on the engine in
+    /// process, or on a connection of its own to the server.
+    pub fn start_consumer(
+        &self,
+        subscription: Subscription,
+        settings: ConsumerSettings,
+    ) -> Result<StreamConsumer, BenchError> {
+        let handler = |_: Delivery| Ok::<(), Infallible>(());
+        let started = match &self.place {
+            Place::Embedded { feed, .. } => {
+                StreamConsumer::start(feed.backend(), subscription, settings, handler)
+            }
+            Place::Remote { feed, .. } => {
+                StreamConsumer::start(feed.backend(), subscription, settings, handler)
+            }
+        };
+        started.map_err(|e| self.error(e))
+    }
+
     /// Runs a command whose reply is an integer (XTRIM, XACK, DEL).
     pub fn int(&mut self, argv: &Argv) -> Result<i64, BenchError> {
         let label = self.spec.label();
@@ -319,76 +376,6 @@ impl Target {
                 .query::<Value>(connection)
                 .map(drop)
                 .map_err(|e| server_error(&label, e)),
-        }
-    }
-
-    /// XREADGROUP on one stream: the ids delivered.
-    pub fn read_group_ids(&mut self, argv: &Argv) -> Result<Vec<Vec<u8>>, BenchError> {
-        let label = self.spec.label();
-        let bad = || server_error(&label, "unexpected XREADGROUP reply");
-        match &mut self.place {
-            Place::Embedded { keyspace, .. } => {
-                let reply = keyspace
-                    .execute(argv)
-                    .map_err(|e| server_error(&label, e))?;
-                let pairs = match reply {
-                    Reply::StreamMap(pairs) | Reply::Map(pairs) => pairs,
-                    Reply::NullArray | Reply::Null => return Ok(Vec::new()),
-                    _ => return Err(bad()),
-                };
-                let mut ids = Vec::new();
-                for (_, entries) in pairs {
-                    match entries {
-                        Reply::Entries(entries) => {
-                            ids.extend(entries.iter().map(|e| e.id.to_vec()));
-                        }
-                        Reply::Array(items) => {
-                            for item in items {
-                                match item {
-                                    Reply::Array(pair) => match pair.first() {
-                                        Some(Reply::Bulk(id)) => ids.push(id.to_vec()),
-                                        _ => return Err(bad()),
-                                    },
-                                    _ => return Err(bad()),
-                                }
-                            }
-                        }
-                        _ => return Err(bad()),
-                    }
-                }
-                Ok(ids)
-            }
-            Place::Remote { connection, .. } => {
-                let reply: Value = command(argv)
-                    .query(connection)
-                    .map_err(|e| server_error(&label, e))?;
-                let streams = match reply {
-                    Value::Array(streams) => streams,
-                    Value::Map(pairs) => pairs
-                        .into_iter()
-                        .map(|(k, v)| Value::Array(vec![k, v]))
-                        .collect(),
-                    Value::Nil => return Ok(Vec::new()),
-                    _ => return Err(bad()),
-                };
-                let mut ids = Vec::new();
-                for stream in &streams {
-                    let Value::Array(pair) = stream else {
-                        return Err(bad());
-                    };
-                    let Some(Value::Array(entries)) = pair.get(1) else {
-                        return Err(bad());
-                    };
-                    for entry in entries {
-                        let Value::Array(entry) = entry else {
-                            return Err(bad());
-                        };
-                        let id = entry.first().and_then(as_bytes).ok_or_else(bad)?;
-                        ids.push(id.to_vec());
-                    }
-                }
-                Ok(ids)
-            }
         }
     }
 
