@@ -5,7 +5,8 @@
 //! append), which wakes the consumer's blocked `XREADGROUP` once with the whole batch; the turn
 //! is timed from the start of that append until the consumer's `acked` counter covers the
 //! batch. The figure is entries appended, delivered and acknowledged per second, the median
-//! over turns; the targets take turns batch by batch.
+//! over turns, with the median time until the append returned beside it; the targets take
+//! turns batch by batch.
 //!
 //! Why the append is inside the timing: a blocked reader is served by the producer's own
 //! command (the engine and Redis both build the blocked `XREADGROUP`'s reply right after the
@@ -108,8 +109,9 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
                 Subscription::new(&stage.keys.queue, &stage.name(t), &group, CONSUMER);
             consumers.push(stage.targets[t].start_consumer(subscription, settings(batch))?);
         }
-        // Microseconds per entry of every turn.
+        // Microseconds per entry of every turn, and of its append alone.
         let mut turns: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut appends: Vec<Vec<f64>> = vec![Vec::new(); n];
         let mut consumed = vec![0u64; n];
         while consumed.iter().any(|&c| c < stage.args.ops) {
             for t in 0..n {
@@ -123,6 +125,7 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
                     .collect();
                 let started = Instant::now();
                 stage.targets[t].append_atomically(&produce)?;
+                appends[t].push(started.elapsed().as_secs_f64() * 1e6 / batch as f64);
                 stage.hi[t] += batch;
                 wait_acked(
                     &consumers[t],
@@ -163,6 +166,7 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<ConsumeRow>) -> Result<(), 
                 consumed: consumed[t],
                 entries_per_s: 1e6 / us_per_entry,
                 us_per_entry,
+                append_us_per_entry: quantile(&mut appends[t], 0.5),
             });
         }
     }

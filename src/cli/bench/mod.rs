@@ -3,9 +3,10 @@
 //!
 //! What a retention policy or a "last five minutes" read costs at a user's volume, how that
 //! grows with the stream, and how the embedded engine compares with a server. For each size
-//! the bench loads one stream per target, then measures window reads, trims, appends and
-//! consumer-group reads, the targets taking turns measurement by measurement so that their
-//! ratios stay fair on a noisy machine. Then it deletes the streams and goes to the next size.
+//! the bench loads one stream per target, then measures window reads, trims, appends, and
+//! appending and consuming through the consumer runtime, the targets taking turns measurement
+//! by measurement so that their ratios stay fair on a noisy machine. Then it deletes the
+//! streams and goes to the next size.
 //!
 //! - [`args`]: options, sizes and targets; [`target`]: connecting (with the probe that turns
 //!   a dead or non-Redis port into a clear error) and the commands the bench sends.

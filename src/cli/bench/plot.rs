@@ -93,7 +93,11 @@ pub fn panels(report: &Report) -> Vec<Panel> {
             trim,
         ),
         ("XADD, plain and with MAXLEN ~ size", "us per XADD", append),
-        ("XREADGROUP + XACK", "us per entry", consume),
+        (
+            "append + StreamConsumer (XREADGROUP, no-op handler, XACK)",
+            "us per entry",
+            consume,
+        ),
     ]
     .into_iter()
     .filter(|(_, _, s)| !s.is_empty())

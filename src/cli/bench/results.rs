@@ -151,10 +151,14 @@ pub struct ConsumeRow {
     pub mode: String,
     /// Entries delivered and acknowledged.
     pub consumed: u64,
-    /// Entries per second through XREADGROUP + XACK (from the median turn).
+    /// Entries per second appended, delivered by the consumer and acknowledged (from the
+    /// median turn).
     pub entries_per_s: f64,
-    /// Median over turns of the time per entry.
+    /// Median over turns of the time per entry, from the start of the append to the ack.
     pub us_per_entry: f64,
+    /// Median over turns of the producer's part per entry: until its atomic append returned
+    /// (on the engine and Redis alike this includes building the blocked consumer's reply).
+    pub append_us_per_entry: f64,
 }
 
 /// The `q`-quantile (0..=1) of `samples`, nearest rank; `samples` is sorted in place.

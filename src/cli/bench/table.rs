@@ -145,18 +145,19 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(w, "\nconsume: {}", report.consume_method);
         let _ = writeln!(
             w,
-            "{:>8}  {:<30} {:<8} {:>10} {:>10}",
-            "entries", "target", "mode", "per entry", "entries/s"
+            "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
+            "entries", "target", "mode", "per entry", "entries/s", "of it append"
         );
         for r in &report.consume {
             let _ = writeln!(
                 w,
-                "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+                "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
                 human(r.entries as f64),
                 r.target,
                 r.mode,
                 duration(r.us_per_entry),
-                human(r.entries_per_s)
+                human(r.entries_per_s),
+                duration(r.append_us_per_entry)
             );
         }
     }
