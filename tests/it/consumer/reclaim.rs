@@ -139,6 +139,8 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_on_servers() {
 /// XAUTOCLAIM does not report delivery counts: a server backend looks them up with XPENDING,
 /// page by page, over a span where the claimer holds fresh entries of its own in between.
 fn claim_counts_among_own_entries(target: &Target) {
+    const IDLE_WAIT_MS: u64 = 700;
+    const CLAIM_IDLE_MS: u64 = 500;
     let key = stream_key("cm", "counts");
     let backend = target.backend();
     backend
@@ -152,9 +154,11 @@ fn claim_counts_among_own_entries(target: &Target) {
             .unwrap();
         assert_eq!(read.len(), 1);
     }
+    // a's entries are idle for IDLE_WAIT_MS, b's re-read ones for far less than
+    // CLAIM_IDLE_MS even on a loaded machine: only a's entries are claimable.
     match target {
-        Target::Embedded { .. } => target.advance_ms(100),
-        _ => std::thread::sleep(Duration::from_millis(100)),
+        Target::Embedded { .. } => target.advance_ms(IDLE_WAIT_MS),
+        _ => std::thread::sleep(Duration::from_millis(IDLE_WAIT_MS)),
     }
     // b touches its own entries again: they are fresh, with count 2.
     let own = backend
@@ -174,7 +178,7 @@ fn claim_counts_among_own_entries(target: &Target) {
             &key,
             "notify",
             "b",
-            50,
+            CLAIM_IDLE_MS,
             echomq::engine::StreamId::MIN,
             1_000,
         )
