@@ -12,7 +12,7 @@
 //! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
 //!   trim preview says what would go, that is folded durably, then the stream is trimmed.
-//! - [`error`]: the one error enum.
+//! - [`error`]: the one error enum; `fuzzing`: the record decoder's fuzz target.
 //!
 //! # Seam for replication (a module of this crate)
 //! - `self.db` (`pub(crate)`): the redb [`redb::Database`]; [`format::tables`] has every
@@ -28,6 +28,8 @@
 pub mod error;
 mod fold;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod merge;
 mod raw;
 mod read;
