@@ -26,6 +26,19 @@ pub struct TrimOutcome {
 }
 
 impl Archive {
+    /// The check every trim of an archived stream passes first: a trim that removes entries up
+    /// to `last` may run only if the durable W of `key` is at or above `last`. Returns W, or
+    /// [`ArchiveError::TrimPastWatermark`] (fold first; nothing may be trimmed).
+    pub fn guard_trim(&self, key: &[u8], last: StreamId) -> Result<StreamId> {
+        match self.watermark(key)? {
+            Some(w) if w >= last => Ok(w),
+            watermark => Err(ArchiveError::TrimPastWatermark {
+                requested: last,
+                watermark,
+            }),
+        }
+    }
+
     /// Folds what `trim` would remove from `stream` (archived under `key`), then trims it.
     /// On an error nothing was trimmed (a fold that committed stays: it is idempotent).
     pub fn fold_then_trim(
@@ -42,20 +55,14 @@ impl Archive {
                 folded: None,
             });
         };
-        let mut watermark = self.watermark(key)?;
+        let watermark = self.watermark(key)?;
         let mut folded = None;
         if watermark < Some(last) {
             let from = watermark.and_then(StreamId::next).unwrap_or(StreamId::MIN);
             let entries: Vec<EntryRef<'_>> = stream.range(from, last).collect();
             folded = self.fold(key, &entries)?;
-            watermark = folded.as_ref().map(|r| r.watermark).or(watermark);
         }
-        if watermark < Some(last) {
-            return Err(ArchiveError::TrimPastWatermark {
-                requested: last,
-                watermark,
-            });
-        }
+        self.guard_trim(key, last)?;
         let removed = stream.trim(trim, limits);
         debug_assert_eq!(
             removed, preview.removed,

@@ -35,6 +35,34 @@ fn fold_advances_w_and_refolding_is_a_no_op() {
 }
 
 #[test]
+fn a_fold_whose_transaction_fails_before_commit_leaves_nothing() {
+    let (_dir, archive) = archive();
+    archive.fold(b"s", &[entry(1, 0)]).unwrap();
+    let err = archive
+        .fold_with(b"s", &[entry(2, 0), entry(3, 0)], |_, receipt| {
+            assert_eq!(receipt.records(), 2);
+            Err(ArchiveError::Storage("injected".into()))
+        })
+        .unwrap_err();
+    assert!(matches!(err, ArchiveError::Storage(_)));
+    assert_eq!(archive.watermark(b"s").unwrap(), Some(StreamId::new(1, 0)));
+    assert_eq!(archive.stats().unwrap().records, 1);
+    assert_eq!(
+        archive.stats().unwrap().archive_pages,
+        1,
+        "next_page did not move"
+    );
+    archive.check_invariants().unwrap();
+    // The same entries fold normally afterwards, on the pages the failed fold would have used.
+    let receipt = archive
+        .fold(b"s", &[entry(2, 0), entry(3, 0)])
+        .unwrap()
+        .unwrap();
+    assert_eq!(receipt.first_page.0, crate::ARCHIVE_BASE + 1);
+    archive.check_invariants().unwrap();
+}
+
+#[test]
 fn out_of_order_input_is_refused_and_writes_nothing() {
     let (_dir, archive) = archive();
     let batch = vec![entry(1, 0), entry(3, 0), entry(2, 0)];

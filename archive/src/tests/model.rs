@@ -196,3 +196,28 @@ fn a_fold_and_trim_racing_a_merge_read_makes_it_start_over() {
     assert_eq!(calls, 2, "W moved, so the read started over");
     assert_eq!(got, all);
 }
+
+#[test]
+fn a_trim_past_w_is_refused() {
+    let (_dir, archive) = archive();
+    let err = archive.guard_trim(b"s", StreamId::new(1, 1)).unwrap_err();
+    assert!(matches!(
+        err,
+        ArchiveError::TrimPastWatermark {
+            watermark: None,
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("fold first"));
+    archive
+        .fold(b"s", &[super::entry(1, 1), super::entry(1, 2)])
+        .unwrap();
+    assert_eq!(
+        archive.guard_trim(b"s", StreamId::new(1, 2)).unwrap(),
+        StreamId::new(1, 2)
+    );
+    assert!(matches!(
+        archive.guard_trim(b"s", StreamId::new(1, 3)),
+        Err(ArchiveError::TrimPastWatermark { watermark: Some(w), .. }) if w == StreamId::new(1, 2)
+    ));
+}
