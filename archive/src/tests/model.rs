@@ -221,3 +221,59 @@ fn a_trim_past_w_is_refused() {
         Err(ArchiveError::TrimPastWatermark { watermark: Some(w), .. }) if w == StreamId::new(1, 2)
     ));
 }
+
+#[test]
+fn a_stream_recreated_below_w_is_refused_not_trimmed() {
+    let limits = NodeLimits {
+        entries_max: 2,
+        bytes_max: 4096,
+    };
+    let (_dir, archive) = archive();
+    let mut live = Stream::new();
+    for seq in 1..=6 {
+        live.add(
+            AddId::Explicit(StreamId::new(1, seq)),
+            &["f", "old"],
+            0,
+            limits,
+        )
+        .unwrap();
+    }
+    archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap();
+    assert_eq!(archive.watermark(b"s").unwrap(), Some(StreamId::new(1, 6)));
+    // The live stream starts over (a restart of an in-memory server) with ids below W.
+    let mut live = Stream::new();
+    for seq in [2, 7, 8] {
+        live.add(
+            AddId::Explicit(StreamId::new(1, seq)),
+            &["f", "new"],
+            0,
+            limits,
+        )
+        .unwrap();
+    }
+    let err = archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap_err();
+    assert!(matches!(err, ArchiveError::NotArchived { .. }), "{err}");
+    assert_eq!(live.len(), 3, "nothing was trimmed");
+    // A new id below W that the archive lacks fails too.
+    let mut live = Stream::new();
+    live.add(
+        AddId::Explicit(StreamId::new(0, 5)),
+        &["f", "new"],
+        0,
+        limits,
+    )
+    .unwrap();
+    let err = archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap_err();
+    assert!(
+        matches!(err, ArchiveError::NotArchived { id, .. } if id == StreamId::new(0, 5)),
+        "{err}"
+    );
+    assert_eq!(live.len(), 1, "nothing was trimmed");
+}
