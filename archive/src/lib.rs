@@ -20,7 +20,8 @@
 //!   in the same transactions.
 //! - `Archive::fold_with(stream, entries, also)` (`pub(crate)`): runs `also(&tx, &receipt)`
 //!   inside the fold's transaction before it commits, e.g. to record "pending" state.
-//! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W.
+//! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W;
+//!   [`Archive::receipts_after`] lists the receipts of folds committed after a page.
 //! - [`Archive::raw_pages`]: the stored bytes of archive pages in a range (a segment's body).
 //! - [`Archive::install`]: writes restored pages, their fold receipts and W atomically, after
 //!   checking every record (restore).
