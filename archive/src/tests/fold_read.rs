@@ -250,7 +250,7 @@ fn receipts_raw_pages_and_install_restore_an_archive() {
     }
     // Installing again is refused whole: the folds are at or below W now.
     assert!(matches!(
-        target.install(&[r3.clone()], &pages),
+        target.install(std::slice::from_ref(&r3), &pages),
         Err(ArchiveError::Inconsistent(_))
     ));
     // A corrupted page is refused, and nothing is installed.
