@@ -1,5 +1,6 @@
 //! The `echomq` command line: `echomq serve` runs the Redis-protocol server on the embedded
-//! engine.
+//! engine; `echomq bench` measures window reads, trims, appends and group reads on the engine
+//! and on Redis-protocol servers.
 
 mod cli;
 
@@ -19,6 +20,8 @@ struct Args {
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
     Serve(cli::serve::ServeArgs),
+    /// Measure window reads, trims, appends and group reads, embedded and over RESP.
+    Bench(cli::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
     cli::init_logging();
     let result = match args.command {
         Command::Serve(serve) => cli::serve::run(serve),
+        Command::Bench(bench) => cli::bench::run(bench),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

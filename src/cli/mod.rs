@@ -1,5 +1,6 @@
 //! The subcommands of the `echomq` binary, one file each.
 
+pub mod bench;
 pub mod serve;
 
 /// Logs to stderr; `RUST_LOG` picks the level (default `info`).
