@@ -142,6 +142,67 @@ fn trim_folds_first_and_reads_still_see_everything() {
 }
 
 #[test]
+fn retention_folds_before_it_trims() {
+    let s = setup(10);
+    let feed = Arc::new(
+        Feed::with_clock(
+            Recording::new(Embedded::new(s.keyspace.clone())),
+            s.clock.clone(),
+        )
+        .with_archive(s.archive.clone()),
+    );
+    let mut minted = Vec::new();
+    for i in 0..35u64 {
+        s.clock.set(T + i);
+        minted.push(
+            feed.append("cm", "events", &[("n", &i.to_string())])
+                .unwrap(),
+        );
+    }
+    let retention = StreamRetention::with_clock("feed", Arc::clone(&feed), s.clock.clone());
+    retention.declare(
+        "cm",
+        "events",
+        RetentionPolicy::MaxLen {
+            n: 12,
+            approx: true,
+        },
+    );
+    let pass = retention.apply();
+    assert_eq!(pass.len(), 1);
+    assert_eq!(pass[0].result.as_ref().unwrap(), &20);
+    let calls = feed.backend().calls();
+    assert!(calls.contains(&"fold_then_trim emq:{cm}:stream:events".to_string()));
+    assert!(
+        !calls.contains(&"trim emq:{cm}:stream:events".to_string()),
+        "retention never trims around the archive: {calls:?}"
+    );
+    let key = stream_key("cm", "events");
+    assert_eq!(
+        s.archive.watermark(key.as_bytes()).unwrap(),
+        Some(minted[19].stream_id())
+    );
+    assert_eq!(ids(&feed.read("cm", "events", ..).unwrap()), minted);
+    // An age policy: everything minted more than 5 ms before now goes, exactly (`=`).
+    retention.declare(
+        "cm",
+        "events",
+        RetentionPolicy::MaxAge {
+            age_ms: 5,
+            approx: false,
+        },
+    );
+    retention.apply();
+    assert_eq!(
+        s.archive.watermark(key.as_bytes()).unwrap(),
+        Some(minted[28].stream_id())
+    );
+    assert_eq!(feed.meta("cm", "events").unwrap().unwrap().length, 6);
+    assert_eq!(ids(&feed.read("cm", "events", ..).unwrap()), minted);
+    s.archive.check_invariants().unwrap();
+}
+
+#[test]
 fn without_an_archive_trim_removes_entries_for_good() {
     let s = setup(10);
     let feed = Feed::with_clock(Embedded::new(s.keyspace.clone()), s.clock.clone());

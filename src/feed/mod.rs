@@ -10,16 +10,23 @@
 //!   (the `echomq-archive` crate).
 //! - [`projection`]: folds over a window and a cached projection that is reused while the
 //!   window's inputs are unchanged and extended when entries are only appended.
+//! - [`consumer`]: [`StreamConsumer`], a named consumer in a group: backlog first, then new
+//!   entries, acks on success, an XAUTOCLAIM beat; [`dedup`]: once-per-branded-id handlers.
+//! - [`retention`]: [`StreamRetention`], declared trim policies applied on a beat through
+//!   [`Feed::trim`].
 //!
 //! Rules: every branded id argument is checked for its brand, and every window for its order,
 //! before any backend call; an entry's `id` field must agree with its stream id when read back.
 
 pub mod backend;
 pub mod brand;
+pub mod consumer;
+pub mod dedup;
 pub mod error;
 pub mod fields;
 pub mod minter;
 pub mod projection;
+pub mod retention;
 
 use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
@@ -32,10 +39,12 @@ use time::OffsetDateTime;
 
 pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
 pub use brand::{Brand, Branded, SEQ_MAX};
+pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
 pub use error::{BrandedError, FeedError};
 pub use fields::Fields;
 pub use minter::Minter;
 pub use projection::{CachedProjection, Refresh, Window};
+pub use retention::{RetentionPolicy, StreamRetention};
 
 /// The field every feed entry stores its branded id under, first.
 pub const ID_FIELD: &str = "id";

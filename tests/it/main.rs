@@ -6,6 +6,7 @@
 //!   crash test.
 //! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
+//! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
 
@@ -16,6 +17,7 @@
 mod archive;
 mod bench;
 mod cli;
+mod consumer;
 mod differential;
 mod feed;
 mod server;

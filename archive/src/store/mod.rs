@@ -1,7 +1,8 @@
 //! The [`Archive`] handle: opening (and recovery), stream state, figures, and the full
 //! invariant walk.
 //!
-//! Opening creates the tables if the file is new, checks the format version, and checks that
+//! Opening creates a missing file atomically (built under a temporary name, then renamed, so
+//! a crash during creation leaves nothing half-written), checks the format version, and checks that
 //! every stream's W agrees with its last extent and that the last record of each stream
 //! decodes to W. redb itself guarantees that a commit is wholly there or wholly absent after a
 //! crash (its commit slots are checksummed and it repairs the allocator on open), so a fold
@@ -90,13 +91,42 @@ impl Archive {
     /// disagree is [`ArchiveError::Inconsistent`]. Neither changes the file.
     pub fn open(path: impl AsRef<Path>) -> Result<Archive> {
         let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            Archive::create(&path)?;
+        }
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
-            .create(&path)?;
+            .open(&path)?;
         let archive = Archive { db, path };
         archive.init()?;
         archive.check_streams()?;
         Ok(archive)
+    }
+
+    /// Creates a new, initialized archive file at `path` atomically: it is built under a
+    /// temporary name and renamed into place, so a crash while creating it leaves no
+    /// half-written file at `path` (a redb file cut inside its header would not open again).
+    fn create(path: &Path) -> Result<()> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".creating-{}", std::process::id()));
+        let temporary = path.with_file_name(name);
+        let _ = std::fs::remove_file(&temporary);
+        {
+            let db = Database::builder()
+                .set_cache_size(CACHE_BYTES)
+                .create(&temporary)?;
+            Archive {
+                db,
+                path: temporary.clone(),
+            }
+            .init()?;
+        }
+        std::fs::rename(&temporary, path)?;
+        // Make the rename itself durable.
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     }
 
     /// The file's path.

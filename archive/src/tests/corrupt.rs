@@ -100,3 +100,29 @@ fn truncated_and_garbage_files_are_typed_errors() {
     let err = Archive::open(&path).unwrap_err();
     assert!(matches!(err, ArchiveError::CorruptFile(_)), "{err:?}");
 }
+
+#[test]
+fn a_crash_while_creating_leaves_no_half_written_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.redb");
+    // What a process killed while creating the file leaves: a partial temporary, no archive.
+    let leftover = dir.path().join("archive.redb.creating-1");
+    std::fs::write(&leftover, b"redb\x1a\x0a\xa9\x0d").unwrap();
+    let archive = Archive::open(&path).unwrap();
+    archive.fold(b"s", &[entry(1, 0)]).unwrap();
+    archive.check_invariants().unwrap();
+    drop(archive);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(&format!("creating-{}", std::process::id())))
+        .collect();
+    assert!(
+        names.is_empty(),
+        "the temporary was renamed into place: {names:?}"
+    );
+    assert_eq!(
+        Archive::open(&path).unwrap().watermark(b"s").unwrap(),
+        Some(StreamId::new(1, 0))
+    );
+}

@@ -1,17 +1,25 @@
 //! Where the feed's streams live: one [`Backend`] trait over the stream commands the feed
 //! needs, implemented by the embedded engine ([`Embedded`]) and by any Redis-compatible server
 //! ([`RedisBackend`]: `echomq serve`, Redis, Valkey). [`Recording`] wraps a backend and logs
-//! every call, to prove that bad input is refused before any call is made.
+//! every call, to prove that bad input is refused before any call is made. [`groups`] holds the
+//! consumer-group commands the consumer runtime needs ([`GroupBackend`]), implemented by the
+//! same two backends in their own files.
 
 mod embedded;
+mod embedded_groups;
 mod fold_trim;
+pub mod groups;
 mod recording;
 mod redis;
+mod redis_groups;
 
 use echomq_archive::Archive;
 use echomq_engine::{StreamId, Trim};
 
 pub use embedded::Embedded;
+pub use groups::{
+    Block, Claimed, GroupBackend, GroupEntry, GroupStart, Interrupt, ReadFrom, is_no_group,
+};
 pub use recording::Recording;
 pub use redis::RedisBackend;
 

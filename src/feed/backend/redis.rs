@@ -27,15 +27,15 @@ impl std::fmt::Debug for RedisBackend {
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> FeedError {
+pub(super) fn backend(e: impl std::fmt::Display) -> FeedError {
     FeedError::Backend(e.to_string())
 }
 
-fn malformed(what: &str) -> FeedError {
+pub(super) fn malformed(what: &str) -> FeedError {
     FeedError::Backend(format!("unexpected reply shape for {what}"))
 }
 
-fn parse_id(value: &Value) -> Result<StreamId, FeedError> {
+pub(super) fn parse_id(value: &Value) -> Result<StreamId, FeedError> {
     match value {
         Value::BulkString(b) => StreamId::parse_strict(b).map_err(backend),
         Value::SimpleString(s) => StreamId::parse_strict(s.as_bytes()).map_err(backend),
@@ -43,7 +43,7 @@ fn parse_id(value: &Value) -> Result<StreamId, FeedError> {
     }
 }
 
-fn bytes(value: &Value) -> Result<Bytes, FeedError> {
+pub(super) fn bytes(value: &Value) -> Result<Bytes, FeedError> {
     match value {
         Value::BulkString(b) => Ok(Bytes::copy_from_slice(b)),
         Value::SimpleString(s) => Ok(Bytes::copy_from_slice(s.as_bytes())),
@@ -51,7 +51,7 @@ fn bytes(value: &Value) -> Result<Bytes, FeedError> {
     }
 }
 
-fn parse_entry(value: &Value) -> Result<RawEntry, FeedError> {
+pub(super) fn parse_entry(value: &Value) -> Result<RawEntry, FeedError> {
     let Value::Array(pair) = value else {
         return Err(malformed("an entry"));
     };
@@ -76,7 +76,7 @@ fn parse_entry(value: &Value) -> Result<RawEntry, FeedError> {
     Ok(RawEntry { id, fields })
 }
 
-fn int(value: &Value) -> Result<u64, FeedError> {
+pub(super) fn int(value: &Value) -> Result<u64, FeedError> {
     match value {
         Value::Int(n) => u64::try_from(*n).map_err(|_| malformed("a count")),
         _ => Err(malformed("a count")),
@@ -94,8 +94,17 @@ impl RedisBackend {
         })
     }
 
+    /// Another connection to the same server (a consumer's own, for its blocking reads).
+    pub(crate) fn fork(&self) -> Result<RedisBackend, FeedError> {
+        let connection = self.client.get_connection().map_err(backend)?;
+        Ok(RedisBackend {
+            client: self.client.clone(),
+            connection: Mutex::new(Some(connection)),
+        })
+    }
+
     /// Runs one command, reconnecting once if the connection broke.
-    fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
+    pub(crate) fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
         let mut slot = self.connection.lock();
         if slot.is_none() {
             *slot = Some(self.client.get_connection().map_err(backend)?);

@@ -116,7 +116,9 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
         );
         acknowledged.extend(reader.join().unwrap());
 
-        let archive = Arc::new(Archive::open(&path).unwrap());
+        let archive = Arc::new(
+            Archive::open(&path).unwrap_or_else(|e| panic!("kill {kill}: reopening failed: {e:?}")),
+        );
         archive.check_invariants().unwrap();
         let key = stream_key("cm", "events");
         let state = archive.stream_state(key.as_bytes()).unwrap();

@@ -1,0 +1,150 @@
+//! The server dedup store: one string key per mark on any Redis-compatible server, shared
+//! by every process of a group.
+//!
+//! Key `emq:{<queue>}:dedup:<scope>:<BRANDED>` (the queue's hash tag: the marks share the
+//! stream's Cluster slot). A lease is `SET key lease:<token> NX PX <lease_ms>` (atomic on the
+//! server; expiry by the server's clock); done is `SET key done` (with `PX` when
+//! [`RedisDedup::with_done_ttl_ms`] is set, so old marks expire); giving a lease back is
+//! `WATCH key` / `GET` / `MULTI DEL EXEC` only if the lease is still the caller's. The store
+//! uses a connection of its own, so those steps never interleave with another caller's.
+
+use parking_lot::Mutex;
+use redis::Value;
+
+use super::{Claim, DedupError, DedupStore};
+use crate::feed::backend::RedisBackend;
+use crate::feed::brand::Branded;
+use crate::feed::error::FeedError;
+
+/// The value of a done mark.
+const DONE: &[u8] = b"done";
+/// How often `begin` retries when a lease vanished between its SET NX and its GET.
+const BEGIN_ATTEMPTS_MAX: usize = 3;
+
+fn server(e: FeedError) -> DedupError {
+    DedupError::Server(e.to_string())
+}
+
+/// Marks on a server.
+#[derive(Debug)]
+pub struct RedisDedup {
+    backend: RedisBackend,
+    queue: String,
+    done_ttl_ms: Option<u64>,
+    /// Held across each multi-command step on the store's own connection.
+    steps: Mutex<()>,
+}
+
+impl RedisDedup {
+    /// A store on `backend`'s server (over a new connection), keyed in `queue`.
+    pub fn new(backend: &RedisBackend, queue: &str) -> Result<RedisDedup, DedupError> {
+        Ok(RedisDedup {
+            backend: backend.fork().map_err(server)?,
+            queue: queue.to_string(),
+            done_ttl_ms: None,
+            steps: Mutex::new(()),
+        })
+    }
+
+    /// Lets done marks expire after `ms` (set it longer than entries can be redelivered).
+    pub fn with_done_ttl_ms(mut self, ms: u64) -> RedisDedup {
+        self.done_ttl_ms = Some(ms.max(1));
+        self
+    }
+
+    /// The key of a mark.
+    pub fn key(&self, scope: &str, id: Branded) -> String {
+        format!("emq:{{{}}}:dedup:{scope}:{id}", self.queue)
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, DedupError> {
+        match self
+            .backend
+            .query(redis::cmd("GET").arg(key))
+            .map_err(server)?
+        {
+            Value::Nil => Ok(None),
+            Value::BulkString(b) => Ok(Some(b)),
+            Value::SimpleString(s) => Ok(Some(s.into_bytes())),
+            other => Err(DedupError::Corrupt(format!("{key}: {other:?}"))),
+        }
+    }
+}
+
+fn lease_value(token: u64) -> String {
+    format!("lease:{token:016x}")
+}
+
+impl DedupStore for RedisDedup {
+    fn begin(
+        &self,
+        scope: &str,
+        id: Branded,
+        token: u64,
+        _now_ms: u64,
+        lease_ms: u64,
+    ) -> Result<Claim, DedupError> {
+        let key = self.key(scope, id);
+        let ours = lease_value(token);
+        let _step = self.steps.lock();
+        for _ in 0..BEGIN_ATTEMPTS_MAX {
+            let set = self
+                .backend
+                .query(
+                    redis::cmd("SET")
+                        .arg(&key)
+                        .arg(&ours)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(lease_ms.max(1)),
+                )
+                .map_err(server)?;
+            if !matches!(set, Value::Nil) {
+                return Ok(Claim::Taken);
+            }
+            match self.get(&key)? {
+                Some(v) if v == DONE => return Ok(Claim::Done),
+                Some(v) if v == ours.as_bytes() => return Ok(Claim::Taken),
+                Some(_) => return Ok(Claim::Busy),
+                // The other lease expired in between: try to take it again.
+                None => {}
+            }
+        }
+        Ok(Claim::Busy)
+    }
+
+    fn finish(&self, scope: &str, id: Branded, _token: u64) -> Result<(), DedupError> {
+        let mut command = redis::cmd("SET");
+        command.arg(self.key(scope, id)).arg(DONE);
+        if let Some(ttl) = self.done_ttl_ms {
+            command.arg("PX").arg(ttl);
+        }
+        let _step = self.steps.lock();
+        self.backend.query(&command).map_err(server)?;
+        Ok(())
+    }
+
+    fn abandon(&self, scope: &str, id: Branded, token: u64) -> Result<(), DedupError> {
+        let key = self.key(scope, id);
+        let _step = self.steps.lock();
+        self.backend
+            .query(redis::cmd("WATCH").arg(&key))
+            .map_err(server)?;
+        if self.get(&key)?.as_deref() != Some(lease_value(token).as_bytes()) {
+            self.backend.query(&redis::cmd("UNWATCH")).map_err(server)?;
+            return Ok(());
+        }
+        self.backend.query(&redis::cmd("MULTI")).map_err(server)?;
+        self.backend
+            .query(redis::cmd("DEL").arg(&key))
+            .map_err(server)?;
+        // A nil EXEC means the lease changed hands meanwhile: then it is not ours to drop.
+        self.backend.query(&redis::cmd("EXEC")).map_err(server)?;
+        Ok(())
+    }
+
+    fn is_done(&self, scope: &str, id: Branded) -> Result<bool, DedupError> {
+        let _step = self.steps.lock();
+        Ok(self.get(&self.key(scope, id))?.as_deref() == Some(DONE))
+    }
+}
