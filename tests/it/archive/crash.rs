@@ -15,6 +15,7 @@
 //! highest archived id. Then the next child reopens the same file and carries on.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +28,12 @@ use super::Lcg;
 
 /// Set in the child's environment: the archive file and the server's URL.
 const CHILD_ENV: &str = "ECHOMQ_ARCHIVE_CRASH_CHILD";
+/// The signal `Child::kill` sends on Unix.
+const SIGKILL: i32 = 9;
 /// Kills the child this many times.
 const KILLS: usize = 24;
+/// The first kills come within a few milliseconds of the start (creating or opening).
+const EARLY_KILLS: usize = 6;
 
 /// The child: runs until killed. Ignored in normal runs; the crash test starts it with
 /// `--ignored --exact`.
@@ -80,6 +85,7 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
     .unwrap();
     server.keyspace().config().set_node_entries_max(8);
     let exe = std::env::current_exe().unwrap();
+    let stderr_path = dir.path().join("child.stderr");
     let mut rng = Lcg(u64::from(std::process::id()));
     let mut acknowledged: Vec<Branded> = Vec::new();
     let mut folded_total = 0;
@@ -93,7 +99,7 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
             ])
             .env(CHILD_ENV, format!("{}|{}", path.display(), server.url()))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap())
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -107,12 +113,21 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
                 })
                 .collect::<Vec<_>>()
         });
-        std::thread::sleep(Duration::from_millis(30 + rng.below(120)));
+        // The first kills land early, while the child starts and creates or opens the file;
+        // the rest while it appends, folds and trims.
+        let delay_ms = if kill < EARLY_KILLS {
+            rng.below(25)
+        } else {
+            30 + rng.below(120)
+        };
+        std::thread::sleep(Duration::from_millis(delay_ms));
         child.kill().unwrap();
         let status = child.wait().unwrap();
-        assert!(
-            !status.success(),
-            "kill {kill}: the child ended on its own: {status:?}"
+        assert_eq!(
+            status.signal(),
+            Some(SIGKILL),
+            "kill {kill}: the child ended on its own ({status:?}): {}",
+            std::fs::read_to_string(&stderr_path).unwrap_or_default()
         );
         acknowledged.extend(reader.join().unwrap());
 
