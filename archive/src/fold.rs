@@ -179,6 +179,9 @@ impl Archive {
                 watermark: last_id,
             }
         };
+        if let Some(hook) = self.fold_hook.get() {
+            hook(&tx, &receipt)?;
+        }
         also(&tx, &receipt)?;
         tx.commit()?;
         Ok(Some(receipt))

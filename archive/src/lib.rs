@@ -18,8 +18,10 @@
 //! - `self.db` (`pub(crate)`): the redb [`redb::Database`]; [`format::tables`] has every
 //!   table definition, so replication keeps its own tables in the same file and writes them
 //!   in the same transactions.
-//! - `Archive::fold_with(stream, entries, also)` (`pub(crate)`): runs `also(&tx, &receipt)`
-//!   inside the fold's transaction before it commits, e.g. to record "pending" state.
+//! - `Archive::set_fold_hook(hook)` (`pub(crate)`): `hook(&tx, &receipt)` runs inside every
+//!   fold's transaction before it commits (folds from the feed, the server and
+//!   `fold_then_trim` alike), e.g. to record "pending" state; an error aborts the fold.
+//!   `Archive::fold_with(stream, entries, also)` does the same for one fold.
 //! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W;
 //!   [`Archive::receipts_after`] lists the receipts of folds committed after a page.
 //! - [`Archive::raw_pages`]: the stored bytes of archive pages in a range (a segment's body).

@@ -14,6 +14,7 @@
 mod business;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use bytes::Bytes;
 use echomq_engine::StreamId;
@@ -70,11 +71,25 @@ pub struct ArchiveStats {
     pub file_bytes: u64,
 }
 
+/// Runs inside every fold's transaction before it commits (see [`Archive::set_fold_hook`]).
+pub(crate) type FoldHook =
+    Box<dyn Fn(&redb::WriteTransaction, &crate::FoldReceipt) -> Result<()> + Send + Sync>;
+
 /// The archive: one redb file of business pages and folded stream records.
-#[derive(Debug)]
 pub struct Archive {
     pub(crate) db: Database,
     path: PathBuf,
+    /// Set once (by replication) to write its own state in every fold's transaction.
+    pub(crate) fold_hook: OnceLock<FoldHook>,
+}
+
+impl std::fmt::Debug for Archive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Archive")
+            .field("path", &self.path)
+            .field("fold_hook", &self.fold_hook.get().is_some())
+            .finish()
+    }
 }
 
 pub(crate) fn corrupt(page: u64, fault: record::RecordFault) -> ArchiveError {
@@ -97,10 +112,25 @@ impl Archive {
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
             .open(&path)?;
-        let archive = Archive { db, path };
+        let archive = Archive {
+            db,
+            path,
+            fold_hook: OnceLock::new(),
+        };
         archive.init()?;
         archive.check_streams()?;
         Ok(archive)
+    }
+
+    /// Installs the hook every fold runs inside its transaction, after writing its pages and
+    /// before committing (replication records its pending state there, atomically with the
+    /// fold). A hook error aborts the fold. Only one hook: a second call returns it back.
+    #[allow(
+        dead_code,
+        reason = "the replication module installs it; until it lands only tests do"
+    )]
+    pub(crate) fn set_fold_hook(&self, hook: FoldHook) -> Result<(), FoldHook> {
+        self.fold_hook.set(hook)
     }
 
     /// Creates a new, initialized archive file at `path` atomically: it is built under a
@@ -118,6 +148,7 @@ impl Archive {
             Archive {
                 db,
                 path: temporary.clone(),
+                fold_hook: OnceLock::new(),
             }
             .init()?;
         }

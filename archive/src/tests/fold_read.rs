@@ -266,3 +266,37 @@ fn receipts_raw_pages_and_install_restore_an_archive() {
     assert_eq!(other.stats().unwrap().records, 0);
     other.check_invariants().unwrap();
 }
+
+#[test]
+fn the_fold_hook_writes_in_the_folds_transaction_and_can_abort_it() {
+    use redb::{ReadableDatabase, TableDefinition};
+    const PENDING: TableDefinition<&str, u64> = TableDefinition::new("test_pending");
+    let (_dir, archive) = archive();
+    let hook: crate::store::FoldHook = Box::new(|tx, receipt| {
+        if receipt.first_id == StreamId::new(9, 0) {
+            return Err(ArchiveError::Storage("hook refused".into()));
+        }
+        tx.open_table(PENDING)?
+            .insert("last_page", receipt.last_page.0)?;
+        Ok(())
+    });
+    assert!(archive.set_fold_hook(hook).is_ok());
+    assert!(
+        archive.set_fold_hook(Box::new(|_, _| Ok(()))).is_err(),
+        "one hook only"
+    );
+    let receipt = archive
+        .fold(b"s", &[entry(1, 0), entry(2, 0)])
+        .unwrap()
+        .unwrap();
+    let read = archive.db.begin_read().unwrap();
+    let pending = read.open_table(PENDING).unwrap();
+    assert_eq!(
+        pending.get("last_page").unwrap().unwrap().value(),
+        receipt.last_page.0
+    );
+    drop((pending, read));
+    assert!(archive.fold(b"s", &[entry(9, 0)]).is_err());
+    assert_eq!(archive.watermark(b"s").unwrap(), Some(StreamId::new(2, 0)));
+    archive.check_invariants().unwrap();
+}
