@@ -5,6 +5,11 @@
 //! what a never-trimmed log returns; live entries at or below W (folded but not yet trimmed,
 //! or kept by a `~` trim after an over-wide fold) are ignored, so nothing is returned twice.
 //!
+//! Limitation: a live entry at or below W that is *not* in the archive (a stream deleted and
+//! recreated with explicit ids below W) is hidden from merge-reads; trims refuse to remove it
+//! ([`ArchiveError::NotArchived`]), so it is not lost, and a plain XRANGE still shows it. Ids
+//! from `*` or from a feed's minter are above W, because W was minted earlier.
+//!
 //! Races: a fold and trim may run between reading W and reading the live side. The archive
 //! side is read from one snapshot (records at or below a W never change), and after the live
 //! read W is read again: if it moved, entries just above the old W may have been trimmed
