@@ -1,7 +1,7 @@
 //! echomq-archive: the redb page store that trimmed stream entries are folded into, the
 //! watermark W, and merge-reads of archive and live tail.
 //!
-//! - [`format`]: the on-disk format, every table and key layout, the record encoding (version
+//! - [`format`](mod@format): the on-disk format, every table and key layout, the record encoding (version
 //!   and checksum), what is immutable; the page space split at [`ARCHIVE_BASE`].
 //! - `store`: the [`Archive`] handle: open and recovery checks, stream state, figures,
 //!   `check_invariants`, and the business page API (`put_page`, `get_page`, `pages`), which
