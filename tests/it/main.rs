@@ -2,6 +2,8 @@
 //! test executable instead of one per file.
 //!
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
+//! - `archive`: fold-before-trim and merge-reads through the server and the feed, and the
+//!   crash test.
 //! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `feed_timeouts`: the Redis backend against servers that stop answering.
@@ -13,6 +15,7 @@
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod archive;
 mod bench;
 mod cli;
 mod consumer;
