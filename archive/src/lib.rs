@@ -4,3 +4,5 @@
 //! Not built yet: the archive issue fills this crate.
 
 pub use echomq_engine as engine;
+
+pub mod replica;
