@@ -4,21 +4,26 @@
 //! ```text
 //! "EMQC" | format u8 = 1 | version u64 | prev_hash [32] | epoch u64 | writer [16]
 //! | has_pages u8 (0|1) [ first u64 | last u64 ]
-//! | n_watermarks u32 { stream_len u32 | stream | ms u64 | seq u64 }*
+//! | n_folds u32 { stream_len u32 | stream | stream_no u64 | first_page u64 | last_page u64
+//!                | first.ms u64 | first.seq u64 | W.ms u64 | W.seq u64 }*
 //! | n_segments u32 { key_len u16 | key | first u64 | last u64 | pages u32 | len u64 | sha256 [32] }*
 //! | hash [32] = SHA-256 of every byte before it
 //! ```
 //!
 //! Invariants a decoded commit satisfies (checked by [`Commit::decode`]): the hash matches;
-//! segment ranges lie inside the page range, in order, without overlap; watermarks are sorted
-//! by stream without duplicates; an epoch bump (no pages) names no segment. Chain rules
-//! (prev hash, contiguity, epochs, increasing W) need the previous commit: see
-//! [`Commit::check_follows`].
+//! segment ranges lie inside the page range, in order, without overlap; the folds tile the
+//! page range exactly, in order, each with `first_id <= W`; an epoch bump (no pages) names no
+//! fold and no segment. Chain rules (prev hash, contiguity, epochs, increasing W, one number
+//! per stream) need what came before: see [`ChainState`].
 
 use sha2::{Digest, Sha256};
 
 use super::codec::Reader;
-use super::types::{CommitHash, Epoch, PageRange, StreamWatermark, Version, WriterId};
+use std::collections::BTreeMap;
+
+use echomq_engine::StreamId;
+
+use super::types::{CommitHash, Epoch, FoldRef, PageRange, Version, WriterId};
 
 /// First bytes of every commit object.
 pub const COMMIT_MAGIC: &[u8; 4] = b"EMQC";
@@ -70,8 +75,8 @@ pub struct Commit {
     /// Pages covered: `first` follows the previous commit's `last`. `None` for a commit that
     /// carries no pages (an epoch bump at takeover).
     pub pages: Option<PageRange>,
-    /// Each stream's `W` after this commit, for the streams whose `W` moved.
-    pub watermarks: Vec<StreamWatermark>,
+    /// The folds whose pages this commit carries, in page order.
+    pub folds: Vec<FoldRef>,
     /// Where the pages are.
     pub segments: Vec<SegmentRef>,
 }
@@ -105,12 +110,21 @@ impl Commit {
             }
             None => out.push(0),
         }
-        out.extend_from_slice(&(self.watermarks.len() as u32).to_be_bytes());
-        for w in &self.watermarks {
-            out.extend_from_slice(&(w.stream.len() as u32).to_be_bytes());
-            out.extend_from_slice(&w.stream);
-            out.extend_from_slice(&w.ms.to_be_bytes());
-            out.extend_from_slice(&w.seq.to_be_bytes());
+        out.extend_from_slice(&(self.folds.len() as u32).to_be_bytes());
+        for f in &self.folds {
+            out.extend_from_slice(&(f.stream.len() as u32).to_be_bytes());
+            out.extend_from_slice(&f.stream);
+            for n in [
+                f.stream_no,
+                f.pages.first,
+                f.pages.last,
+                f.first_id.ms,
+                f.first_id.seq,
+                f.watermark.ms,
+                f.watermark.seq,
+            ] {
+                out.extend_from_slice(&n.to_be_bytes());
+            }
         }
         out.extend_from_slice(&(self.segments.len() as u32).to_be_bytes());
         for s in &self.segments {
@@ -172,26 +186,44 @@ impl Commit {
             }
             other => return Err(format!("page flag {other}")),
         };
-        let n = r.u32("watermark count")? as usize;
-        let mut watermarks: Vec<StreamWatermark> = Vec::with_capacity(n.min(r.remaining() / 20));
+        let n = r.u32("fold count")? as usize;
+        let mut folds: Vec<FoldRef> = Vec::with_capacity(n.min(r.remaining() / 60));
         for _ in 0..n {
             let len = r.u32("stream length")? as usize;
             if len > STREAM_KEY_BYTES_MAX {
                 return Err(format!("stream key of {len} bytes"));
             }
             let stream = r.take(len, "stream key")?.to_vec();
-            let w = StreamWatermark {
+            let stream_no = r.u64("stream number")?;
+            let first = r.u64("fold first page")?;
+            let last = r.u64("fold last page")?;
+            let fold = FoldRef {
                 stream,
-                ms: r.u64("W ms")?,
-                seq: r.u64("W seq")?,
+                stream_no,
+                pages: PageRange::new(first, last).ok_or("fold pages first > last")?,
+                first_id: StreamId {
+                    ms: r.u64("first id ms")?,
+                    seq: r.u64("first id seq")?,
+                },
+                watermark: StreamId {
+                    ms: r.u64("W ms")?,
+                    seq: r.u64("W seq")?,
+                },
             };
-            if watermarks
-                .last()
-                .is_some_and(|prev| prev.stream >= w.stream)
-            {
-                return Err("watermarks not sorted by stream or repeated".into());
+            if fold.first_id > fold.watermark {
+                return Err("a fold's first id is above its W".into());
             }
-            watermarks.push(w);
+            let expect_first = match folds.last() {
+                Some(prev) => prev.pages.last.checked_add(1),
+                None => pages.map(|p| p.first),
+            };
+            if expect_first != Some(first) {
+                return Err("folds do not tile the commit's pages".into());
+            }
+            folds.push(fold);
+        }
+        if folds.last().map(|f| f.pages.last) != pages.map(|p| p.last) {
+            return Err("folds do not cover the commit's pages".into());
         }
         let n = r.u32("segment count")? as usize;
         let mut segments: Vec<SegmentRef> = Vec::with_capacity(n.min(r.remaining() / 60));
@@ -229,45 +261,54 @@ impl Commit {
                 epoch,
                 writer,
                 pages,
-                watermarks,
+                folds,
                 segments,
             },
             bytes: bytes.to_vec(),
             hash,
         })
     }
+}
 
-    /// Checks that `self` may follow `prev` (the previous commit and its hash; `None` for
-    /// version 1) given the watermarks so far: returns why not.
-    pub fn check_follows(
-        &self,
-        prev: Option<(&Commit, CommitHash)>,
-        last_page: Option<u64>,
-        watermark_of: impl Fn(&[u8]) -> Option<(u64, u64)>,
-    ) -> Result<(), String> {
-        let (want_version, want_hash, min_epoch) = match prev {
+/// What the chain up to some commit established, for checking the next one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainState {
+    /// The last commit's version, hash and epoch.
+    pub last: Option<(Version, CommitHash, Epoch)>,
+    /// The last page any commit covered.
+    pub last_page: Option<u64>,
+    /// Each stream's number and `W`.
+    pub streams: BTreeMap<Vec<u8>, (u64, StreamId)>,
+    /// Which stream each number belongs to.
+    numbers: BTreeMap<u64, Vec<u8>>,
+}
+
+impl ChainState {
+    /// Checks that `next` (with hash `hash`) follows, then records it; returns why not.
+    pub fn advance(&mut self, next: &Commit, hash: CommitHash) -> Result<(), String> {
+        let (want_version, want_hash, min_epoch) = match self.last {
             None => (Version(1), CommitHash::GENESIS, Epoch(0)),
-            Some((p, h)) => (p.version.next(), h, p.epoch),
+            Some((v, h, e)) => (v.next(), h, e),
         };
-        if self.version != want_version {
+        if next.version != want_version {
             return Err(format!(
                 "holds version {}, expected {want_version}",
-                self.version
+                next.version
             ));
         }
-        if self.prev_hash != want_hash {
+        if next.prev_hash != want_hash {
             return Err(format!(
                 "prev hash {} is not the previous commit's hash {want_hash}",
-                self.prev_hash
+                next.prev_hash
             ));
         }
-        if self.epoch < min_epoch {
+        if next.epoch < min_epoch {
             return Err(format!(
                 "epoch {} is older than the previous commit's {min_epoch}",
-                self.epoch
+                next.epoch
             ));
         }
-        if let (Some(range), Some(last)) = (self.pages, last_page)
+        if let (Some(range), Some(last)) = (next.pages, self.last_page)
             && Some(range.first) != last.checked_add(1)
         {
             return Err(format!(
@@ -276,19 +317,39 @@ impl Commit {
                 last.wrapping_add(1)
             ));
         }
-        for w in &self.watermarks {
-            if let Some(before) = watermark_of(&w.stream)
-                && (w.ms, w.seq) <= before
-            {
+        let mut streams = self.streams.clone();
+        let mut numbers = self.numbers.clone();
+        for f in &next.folds {
+            if let Some(&(no, w)) = streams.get(&f.stream) {
+                if no != f.stream_no {
+                    return Err(format!(
+                        "stream {:?} changes number from {no} to {}",
+                        String::from_utf8_lossy(&f.stream),
+                        f.stream_no
+                    ));
+                }
+                if f.first_id <= w {
+                    return Err(format!(
+                        "stream {:?} folds from {} but its W is already {w}: W must increase",
+                        String::from_utf8_lossy(&f.stream),
+                        f.first_id
+                    ));
+                }
+            } else if let Some(other) = numbers.get(&f.stream_no) {
                 return Err(format!(
-                    "W of stream {:?} goes from {}-{} to {}-{}: it must increase",
-                    String::from_utf8_lossy(&w.stream),
-                    before.0,
-                    before.1,
-                    w.ms,
-                    w.seq
+                    "stream number {} already belongs to {:?}",
+                    f.stream_no,
+                    String::from_utf8_lossy(other)
                 ));
             }
+            numbers.insert(f.stream_no, f.stream.clone());
+            streams.insert(f.stream.clone(), (f.stream_no, f.watermark));
+        }
+        self.streams = streams;
+        self.numbers = numbers;
+        self.last = Some((next.version, hash, next.epoch));
+        if let Some(range) = next.pages {
+            self.last_page = Some(range.last);
         }
         Ok(())
     }
@@ -299,25 +360,28 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    fn id(ms: u64) -> StreamId {
+        StreamId { ms, seq: 0 }
+    }
+
+    fn fold(stream: &[u8], no: u64, first: u64, last: u64, ids: (u64, u64)) -> FoldRef {
+        FoldRef {
+            stream: stream.to_vec(),
+            stream_no: no,
+            pages: PageRange { first, last },
+            first_id: id(ids.0),
+            watermark: id(ids.1),
+        }
+    }
+
     fn sample() -> Commit {
         Commit {
-            version: Version(7),
-            prev_hash: CommitHash([3; 32]),
+            version: Version(1),
+            prev_hash: CommitHash::GENESIS,
             epoch: Epoch(2),
             writer: WriterId([9; 16]),
             pages: PageRange::new(10, 20),
-            watermarks: vec![
-                StreamWatermark {
-                    stream: b"a".to_vec(),
-                    ms: 5,
-                    seq: 1,
-                },
-                StreamWatermark {
-                    stream: b"b".to_vec(),
-                    ms: 6,
-                    seq: 0,
-                },
-            ],
+            folds: vec![fold(b"a", 0, 10, 14, (1, 5)), fold(b"b", 1, 15, 20, (1, 6))],
             segments: vec![SegmentRef {
                 key: "p/segments/x".into(),
                 pages: PageRange {
@@ -347,6 +411,16 @@ mod tests {
     }
 
     #[test]
+    fn folds_must_tile_the_pages() {
+        let mut gap = sample();
+        gap.folds[1].pages.first = 16;
+        assert!(Commit::decode(&gap.encode().bytes).is_err());
+        let mut short = sample();
+        short.folds.pop();
+        assert!(Commit::decode(&short.encode().bytes).is_err());
+    }
+
+    #[test]
     fn foreign_bytes_are_refused_with_a_reason() {
         let err =
             Commit::decode(b"{\"json\": \"from another tool, long enough to hash\"}").unwrap_err();
@@ -355,48 +429,41 @@ mod tests {
 
     #[test]
     fn chain_rules() {
-        let prev = sample();
-        let prev_hash = prev.clone().encode().hash;
-        let mut next = sample();
-        next.version = Version(8);
-        next.prev_hash = prev_hash;
-        next.pages = PageRange::new(21, 30);
-        next.segments[0].pages = PageRange {
-            first: 21,
-            last: 30,
+        let first = sample().encode();
+        let mut chain = ChainState::default();
+        chain.advance(&first.commit, first.hash).unwrap();
+        let next = Commit {
+            version: Version(2),
+            prev_hash: first.hash,
+            pages: PageRange::new(21, 30),
+            folds: vec![fold(b"a", 0, 21, 30, (6, 9))],
+            segments: Vec::new(),
+            ..sample()
         };
-        next.watermarks = vec![StreamWatermark {
-            stream: b"a".to_vec(),
-            ms: 5,
-            seq: 2,
-        }];
-        let w = |s: &[u8]| (s == b"a").then_some((5, 1));
-        assert_eq!(
-            next.check_follows(Some((&prev, prev_hash)), Some(20), w),
-            Ok(())
-        );
+        assert_eq!(chain.clone().advance(&next, CommitHash([1; 32])), Ok(()));
         let mut gap = next.clone();
         gap.pages = PageRange::new(22, 30);
-        assert!(
-            gap.check_follows(Some((&prev, prev_hash)), Some(20), w)
-                .is_err()
-        );
+        assert!(chain.clone().advance(&gap, CommitHash::GENESIS).is_err());
         let mut stale = next.clone();
-        stale.watermarks[0].seq = 1;
+        stale.folds[0].first_id = id(5);
+        assert!(chain.clone().advance(&stale, CommitHash::GENESIS).is_err());
+        let mut renumbered = next.clone();
+        renumbered.folds[0].stream_no = 1;
         assert!(
-            stale
-                .check_follows(Some((&prev, prev_hash)), Some(20), w)
+            chain
+                .clone()
+                .advance(&renumbered, CommitHash::GENESIS)
                 .is_err()
         );
         let mut older = next.clone();
         older.epoch = Epoch(1);
+        assert!(chain.clone().advance(&older, CommitHash::GENESIS).is_err());
+        let mut unlinked = next.clone();
+        unlinked.prev_hash = CommitHash([0; 32]);
         assert!(
-            older
-                .check_follows(Some((&prev, prev_hash)), Some(20), w)
-                .is_err()
-        );
-        assert!(
-            next.check_follows(Some((&prev, CommitHash([0; 32]))), Some(20), w)
+            chain
+                .clone()
+                .advance(&unlinked, CommitHash::GENESIS)
                 .is_err()
         );
     }
@@ -407,17 +474,22 @@ mod tests {
             version in 1u64..u64::MAX,
             epoch in any::<u64>(),
             first in 0u64..1 << 62,
-            len in 0u64..1000,
-            streams in proptest::collection::btree_map(proptest::collection::vec(any::<u8>(), 0..20), (any::<u64>(), any::<u64>()), 0..5),
+            lens in proptest::collection::vec((0u64..100, proptest::collection::vec(any::<u8>(), 0..20)), 1..5),
         ) {
+            let mut folds = Vec::new();
+            let mut at = first;
+            for (i, (len, stream)) in lens.into_iter().enumerate() {
+                folds.push(fold(&stream, i as u64, at, at + len, (at, at + len)));
+                at += len + 1;
+            }
             let commit = Commit {
                 version: Version(version),
                 prev_hash: CommitHash([7; 32]),
                 epoch: Epoch(epoch),
                 writer: WriterId([1; 16]),
-                pages: PageRange::new(first, first + len),
-                watermarks: streams.into_iter().map(|(stream, (ms, seq))| StreamWatermark { stream, ms, seq }).collect(),
-                segments: vec![SegmentRef { key: "k".into(), pages: PageRange { first, last: first + len }, page_count: 1, len: 3, sha256: [0; 32] }],
+                pages: PageRange::new(first, at - 1),
+                folds,
+                segments: vec![SegmentRef { key: "k".into(), pages: PageRange { first, last: at - 1 }, page_count: 1, len: 3, sha256: [0; 32] }],
             };
             let enc = commit.encode();
             prop_assert_eq!(Commit::decode(&enc.bytes).unwrap(), enc);

@@ -42,5 +42,5 @@ pub use state::{LocalState, MemoryState, ReplicaHead, StateStore};
 pub use store::memory::MemoryStore;
 pub use store::s3::{S3Config, S3Store};
 pub use store::{ObjectStore, PutOutcome};
-pub use types::{CommitHash, Epoch, Page, PageRange, StreamWatermark, Version, WriterId};
+pub use types::{CommitHash, Epoch, FoldRef, Page, PageRange, Version, WriterId};
 pub use writer::{Batch, Receipt, Writer, WriterOptions};

@@ -9,15 +9,14 @@
 //! strictly increasing pages inside its range. Nothing is handed to the sink from a commit
 //! whose segments did not all pass.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::commit::{Commit, EncodedCommit, commit_key};
+use super::commit::{ChainState, Commit, EncodedCommit, commit_key};
 use super::error::{ReplicaError, Result, StoreError};
 use super::segment;
 use super::state::ReplicaHead;
 use super::store::ObjectStore;
-use super::types::{Page, StreamWatermark, Version};
+use super::types::{Page, Version};
 
 /// Bytes per ranged GET while fetching a segment: progress moves in steps this size and a
 /// failed request repeats at most this much.
@@ -51,24 +50,10 @@ pub struct ChainSummary {
     pub segment_bytes: u64,
     /// Pages in them.
     pub pages: u64,
-    /// Each stream's final `W`.
-    pub watermarks: BTreeMap<Vec<u8>, (u64, u64)>,
+    /// What the chain established: each stream's number and final `W`, the last page.
+    pub chain: ChainState,
     /// The writer and epoch of the head.
     pub head_writer: Option<(super::types::WriterId, super::types::Epoch)>,
-}
-
-impl ChainSummary {
-    /// The final watermarks as a list.
-    pub fn watermark_list(&self) -> Vec<StreamWatermark> {
-        self.watermarks
-            .iter()
-            .map(|(stream, &(ms, seq))| StreamWatermark {
-                stream: stream.clone(),
-                ms,
-                seq,
-            })
-            .collect()
-    }
 }
 
 /// Where restored pages go.
@@ -116,7 +101,6 @@ pub fn read_chain(
     let prefix = prefix.trim_matches('/');
     let mut chain: Vec<EncodedCommit> = Vec::new();
     let mut summary = ChainSummary::default();
-    let mut last_page: Option<u64> = None;
     let mut version = Version(1);
     loop {
         let key = commit_key(prefix, version);
@@ -127,21 +111,14 @@ pub fn read_chain(
             key: key.clone(),
             reason,
         })?;
-        let prev = chain.last().map(|p| (&p.commit, p.hash));
-        encoded
-            .commit
-            .check_follows(prev, last_page, |s| summary.watermarks.get(s).copied())
+        summary
+            .chain
+            .advance(&encoded.commit, encoded.hash)
             .map_err(|reason| ReplicaError::BrokenChain {
                 key: key.clone(),
                 reason,
             })?;
         let c = &encoded.commit;
-        if let Some(range) = c.pages {
-            last_page = Some(range.last);
-        }
-        for w in &c.watermarks {
-            summary.watermarks.insert(w.stream.clone(), (w.ms, w.seq));
-        }
         for s in &c.segments {
             summary.segments += 1;
             summary.segment_bytes += s.len;
@@ -151,7 +128,7 @@ pub fn read_chain(
             version: c.version,
             hash: encoded.hash,
             epoch: c.epoch,
-            last_page,
+            last_page: summary.chain.last_page,
         });
         summary.head_writer = Some((c.writer, c.epoch));
         summary.commits += 1;

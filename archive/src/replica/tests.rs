@@ -9,6 +9,7 @@ use super::commit::{Commit, commit_key};
 use super::restore::{self, RestoreSink};
 use super::store::memory::{Fault, OpKind, RandomFaults};
 use super::*;
+use echomq_engine::StreamId;
 
 const PREFIX: &str = "t/replica";
 
@@ -36,14 +37,17 @@ fn pages(range: std::ops::RangeInclusive<u64>) -> Vec<Page> {
         .collect()
 }
 
-fn batch(first: u64, last: u64, w: u64) -> Batch {
+/// Pages `first..=last` as one fold of stream `s` whose ids are the page numbers.
+fn batch(first: u64, last: u64) -> Batch {
     Batch {
         pages: pages(first..=last),
         range: PageRange::new(first, last),
-        watermarks: vec![StreamWatermark {
+        folds: vec![FoldRef {
             stream: b"s".to_vec(),
-            ms: w,
-            seq: 0,
+            stream_no: 0,
+            pages: PageRange { first, last },
+            first_id: StreamId { ms: first, seq: 0 },
+            watermark: StreamId { ms: last, seq: 0 },
         }],
     }
 }
@@ -68,8 +72,8 @@ fn restored(store: &MemoryStore) -> (BTreeMap<u64, Vec<u8>>, restore::ChainSumma
 fn commits_chain_and_restore_returns_every_page() {
     let store = MemoryStore::new();
     let mut w = open(&store, &MemoryState::default());
-    let r1 = w.commit(batch(100, 109, 1)).unwrap();
-    let r2 = w.commit(batch(110, 110, 2)).unwrap();
+    let r1 = w.commit(batch(100, 109)).unwrap();
+    let r2 = w.commit(batch(110, 110)).unwrap();
     assert_eq!((r1.version, r2.version), (Version(1), Version(2)));
     let (map, summary) = restored(&store);
     assert_eq!(
@@ -80,7 +84,10 @@ fn commits_chain_and_restore_returns_every_page() {
         summary.head.map(|h| (h.version, h.hash)),
         Some((Version(2), r2.hash))
     );
-    assert_eq!(summary.watermarks.get(&b"s"[..]), Some(&(2, 0)));
+    assert_eq!(
+        summary.chain.streams.get(&b"s"[..]),
+        Some(&(0, StreamId { ms: 110, seq: 0 }))
+    );
     assert_eq!(summary.pages, 11);
 }
 
@@ -96,7 +103,7 @@ fn a_timeout_after_the_write_is_recognised_as_our_own_commit() {
         Some(Fault::TimeoutAfterWrite),
         Some(Fault::ServerError),
     ]);
-    let r = w.commit(batch(1, 3, 1)).unwrap();
+    let r = w.commit(batch(1, 3)).unwrap();
     assert_eq!(r.version, Version(1));
     assert_eq!(w.fenced(), None);
     let puts: Vec<OpKind> = store
@@ -114,7 +121,7 @@ fn a_409_is_retried_with_the_same_bytes() {
     let store = MemoryStore::new();
     let mut w = open(&store, &MemoryState::default());
     store.script([None, Some(Fault::Conflict), Some(Fault::Conflict)]);
-    w.commit(batch(1, 1, 1)).unwrap();
+    w.commit(batch(1, 1)).unwrap();
     assert_eq!(restored(&store).1.commits, 1);
 }
 
@@ -125,7 +132,7 @@ fn an_unresolved_commit_stays_pending_and_lands_on_the_next_round_byte_for_byte(
     let mut w = open(&store, &state);
     // Segment ok, then every request fails: the round gives up with the commit pending.
     store.script(std::iter::once(None).chain(std::iter::repeat_n(Some(Fault::Fail), 100)));
-    let err = w.commit(batch(1, 2, 1)).unwrap_err();
+    let err = w.commit(batch(1, 2)).unwrap_err();
     assert!(matches!(err, ReplicaError::Unresolved { .. }), "{err}");
     let pending = state.clone().load().unwrap().unwrap().pending.unwrap();
     drop(w);
@@ -146,7 +153,7 @@ fn a_second_writer_is_fenced_and_then_sends_nothing() {
     let store = MemoryStore::new();
     let state_a = MemoryState::default();
     let mut a = open(&store, &state_a);
-    a.commit(batch(1, 1, 1)).unwrap();
+    a.commit(batch(1, 1)).unwrap();
     // B is a copy of A's node (same state), e.g. a restored snapshot started twice.
     let state_b = MemoryState::default();
     let mut copy = state_b.clone();
@@ -160,8 +167,8 @@ fn a_second_writer_is_fenced_and_then_sends_nothing() {
         WriterOptions::no_backoff(),
     )
     .unwrap();
-    a.commit(batch(2, 2, 2)).unwrap();
-    let err = b.commit(batch(2, 3, 3)).unwrap_err();
+    a.commit(batch(2, 2)).unwrap();
+    let err = b.commit(batch(2, 3)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -174,7 +181,7 @@ fn a_second_writer_is_fenced_and_then_sends_nothing() {
     );
     let sent = b_store.log().len();
     assert!(matches!(
-        b.commit(batch(2, 3, 3)),
+        b.commit(batch(2, 3)),
         Err(ReplicaError::Fenced { .. })
     ));
     assert!(matches!(
@@ -192,7 +199,7 @@ fn a_second_writer_is_fenced_and_then_sends_nothing() {
 fn takeover_bumps_the_epoch_and_fences_the_old_writer_at_its_next_commit() {
     let store = MemoryStore::new();
     let mut a = open(&store, &MemoryState::default());
-    a.commit(batch(1, 5, 1)).unwrap();
+    a.commit(batch(1, 5)).unwrap();
     // Node B restores: its state names the head but does not own the chain.
     let summary = restore::read_chain(&store, PREFIX, &mut |_| {}).unwrap().1;
     let mut b_state = MemoryState::default();
@@ -206,7 +213,7 @@ fn takeover_bumps_the_epoch_and_fences_the_old_writer_at_its_next_commit() {
     let mut b = open(&store, &b_state);
     assert_eq!(b.epoch(), Some(Epoch(2)));
     assert_eq!(b.head().map(|h| h.version), Some(Version(2)));
-    let err = a.commit(batch(6, 6, 2)).unwrap_err();
+    let err = a.commit(batch(6, 6)).unwrap_err();
     assert!(
         matches!(
             err,
@@ -217,7 +224,7 @@ fn takeover_bumps_the_epoch_and_fences_the_old_writer_at_its_next_commit() {
         ),
         "{err}"
     );
-    b.commit(batch(6, 7, 2)).unwrap();
+    b.commit(batch(6, 7)).unwrap();
     let (map, summary) = restored(&store);
     assert_eq!(map.len(), 7);
     assert_eq!(summary.head_writer, Some((b.writer_id(), Epoch(2))));
@@ -227,12 +234,12 @@ fn takeover_bumps_the_epoch_and_fences_the_old_writer_at_its_next_commit() {
 fn a_restored_node_behind_the_bucket_must_restore_again_before_taking_over() {
     let store = MemoryStore::new();
     let mut a = open(&store, &MemoryState::default());
-    a.commit(batch(1, 1, 1)).unwrap();
+    a.commit(batch(1, 1)).unwrap();
     let head = restore::read_chain(&store, PREFIX, &mut |_| {})
         .unwrap()
         .1
         .head;
-    a.commit(batch(2, 2, 2)).unwrap();
+    a.commit(batch(2, 2)).unwrap();
     let mut stale = MemoryState::default();
     stale
         .save(&LocalState {
@@ -258,7 +265,7 @@ fn a_restored_node_behind_the_bucket_must_restore_again_before_taking_over() {
 fn a_fresh_writer_refuses_a_prefix_that_holds_a_replica() {
     let store = MemoryStore::new();
     open(&store, &MemoryState::default())
-        .commit(batch(1, 1, 1))
+        .commit(batch(1, 1))
         .unwrap();
     let err = Writer::open(
         store,
@@ -274,13 +281,13 @@ fn a_fresh_writer_refuses_a_prefix_that_holds_a_replica() {
 fn batches_that_do_not_follow_the_head_are_refused_before_any_upload() {
     let store = MemoryStore::new();
     let mut w = open(&store, &MemoryState::default());
-    w.commit(batch(1, 2, 1)).unwrap();
+    w.commit(batch(1, 2)).unwrap();
     let before = store.log().len();
     assert!(matches!(
-        w.commit(batch(4, 5, 2)),
+        w.commit(batch(4, 5)),
         Err(ReplicaError::BadBatch(_))
     ));
-    let mut unordered = batch(3, 5, 2);
+    let mut unordered = batch(3, 5);
     unordered.pages.swap(0, 1);
     assert!(matches!(
         w.commit(unordered),
@@ -294,7 +301,7 @@ fn damaged_fixture() -> (MemoryStore, Vec<String>) {
     let store = MemoryStore::new();
     let mut w = open(&store, &MemoryState::default());
     for i in 0..3 {
-        w.commit(batch(i * 10 + 1, i * 10 + 10, i + 1)).unwrap();
+        w.commit(batch(i * 10 + 1, i * 10 + 10)).unwrap();
     }
     let segments = store
         .objects()
@@ -364,6 +371,28 @@ fn restore_hands_nothing_from_a_commit_whose_segment_is_bad() {
     let mut sink = MapSink::default();
     assert!(restore::restore(&store, PREFIX, &mut sink, &mut |_| {}).is_err());
     assert_eq!(sink.0.len(), 20, "only the two good commits' pages");
+}
+
+/// A batch of `todo` as one fold whose ids are the page numbers.
+fn whole(todo: Vec<Page>, range: Option<PageRange>) -> Batch {
+    let range = range.unwrap();
+    Batch {
+        pages: todo,
+        range: Some(range),
+        folds: vec![FoldRef {
+            stream: b"s".to_vec(),
+            stream_no: 0,
+            pages: range,
+            first_id: StreamId {
+                ms: range.first,
+                seq: 0,
+            },
+            watermark: StreamId {
+                ms: range.last,
+                seq: 0,
+            },
+        }],
+    }
 }
 
 /// One step of the fault property test.
@@ -471,7 +500,7 @@ proptest! {
                     }
                     let todo = folded[done..].to_vec();
                     let range = PageRange::new(todo[0].number, todo[todo.len() - 1].number);
-                    let b = Batch { pages: todo, range, watermarks: vec![StreamWatermark { stream: b"s".to_vec(), ms: folded.len() as u64, seq: 0 }] };
+                    let b = whole(todo, range);
                     match w.commit(b) {
                         Ok(r) => { landed.insert(r.version, r.hash); }
                         Err(e) => prop_assert!(!matches!(e, ReplicaError::Fenced { .. } | ReplicaError::CorruptCommit { .. } | ReplicaError::BadBatch(_)), "{e}"),
@@ -488,7 +517,7 @@ proptest! {
         if done < folded.len() {
             let todo = folded[done..].to_vec();
             let range = PageRange::new(todo[0].number, todo[todo.len() - 1].number);
-            let r = w.commit(Batch { pages: todo, range, watermarks: vec![StreamWatermark { stream: b"s".to_vec(), ms: folded.len() as u64 + 1, seq: 0 }] }).unwrap();
+            let r = w.commit(whole(todo, range)).unwrap();
             landed.insert(r.version, r.hash);
         }
         check_invariants(&store, &landed, &folded);

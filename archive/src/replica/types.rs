@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use echomq_engine::StreamId;
 use sha2::{Digest, Sha256};
 
 /// A commit's position in the chain: 1, 2, 3, ... with no gaps. Its object key is
@@ -113,15 +114,20 @@ pub struct Page {
     pub bytes: Vec<u8>,
 }
 
-/// A stream's watermark `W` after a commit: the highest folded id of `stream`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct StreamWatermark {
+/// One fold a commit carries (the archive's fold receipt): the stream, the pages it wrote
+/// and the ids they hold. The stream's `W` after the fold is `watermark`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoldRef {
     /// The stream's key.
     pub stream: Vec<u8>,
-    /// `W` as (ms, seq).
-    pub ms: u64,
-    /// Sequence part of `W`.
-    pub seq: u64,
+    /// The stream's number in the archive file (records carry it).
+    pub stream_no: u64,
+    /// The pages the fold wrote, one record each.
+    pub pages: PageRange,
+    /// The first id folded.
+    pub first_id: StreamId,
+    /// The last id folded: the stream's new `W`.
+    pub watermark: StreamId,
 }
 
 /// 32 bytes that differ between any two calls in any two processes: the time, the process,

@@ -25,7 +25,7 @@ use super::error::{ReplicaError, Result, StoreError};
 use super::segment;
 use super::state::{LocalState, ReplicaHead, StateStore};
 use super::store::{ObjectStore, PutOutcome};
-use super::types::{CommitHash, Epoch, Page, PageRange, StreamWatermark, Version, WriterId};
+use super::types::{CommitHash, Epoch, FoldRef, Page, PageRange, Version, WriterId};
 
 /// Retry and sizing knobs.
 #[derive(Debug, Clone)]
@@ -76,15 +76,15 @@ impl WriterOptions {
 }
 
 /// What one replication round sends: the pages after the head's last page up to
-/// `range.last`, and the watermarks that moved.
+/// `range.last`, and the folds that wrote them.
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     /// The pages, strictly increasing, inside `range`.
     pub pages: Vec<Page>,
     /// The page range this commit covers; `first` must follow the head's last page.
     pub range: Option<PageRange>,
-    /// `W` of each stream that moved (any order; sorted when encoded).
-    pub watermarks: Vec<StreamWatermark>,
+    /// The folds that wrote the pages, in page order, tiling `range`.
+    pub folds: Vec<FoldRef>,
 }
 
 /// A landed commit.
@@ -235,26 +235,13 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
             segment_bytes += bytes.len() as u64;
             segments.push(reference);
         }
-        let mut watermarks = batch.watermarks;
-        watermarks.sort();
-        watermarks.dedup_by(|later, earlier| {
-            // Keep the highest W of a stream named twice.
-            if later.stream == earlier.stream {
-                if (later.ms, later.seq) > (earlier.ms, earlier.seq) {
-                    std::mem::swap(later, earlier);
-                }
-                true
-            } else {
-                false
-            }
-        });
         let commit = Commit {
             version: self.next_version(),
             prev_hash: self.state.head.map_or(CommitHash::GENESIS, |h| h.hash),
             epoch,
             writer: self.state.writer,
             pages: batch.range,
-            watermarks,
+            folds: batch.folds,
             segments,
         };
         let segments = commit.segments.len();
@@ -299,7 +286,7 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
             epoch,
             writer: self.state.writer,
             pages: None,
-            watermarks: Vec::new(),
+            folds: Vec::new(),
             segments: Vec::new(),
         };
         let encoded = commit.encode();
@@ -321,8 +308,10 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
     fn check_batch(&self, batch: &Batch) -> Result<()> {
         let last = self.state.head.and_then(|h| h.last_page);
         match batch.range {
-            None if !batch.pages.is_empty() => {
-                return Err(ReplicaError::BadBatch("pages without a range".into()));
+            None if !batch.pages.is_empty() || !batch.folds.is_empty() => {
+                return Err(ReplicaError::BadBatch(
+                    "pages or folds without a range".into(),
+                ));
             }
             None => {}
             Some(range) => {
@@ -343,6 +332,21 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
                         )));
                     }
                     prev = Some(page.number);
+                }
+                let mut next = Some(range.first);
+                for fold in &batch.folds {
+                    if Some(fold.pages.first) != next || fold.first_id > fold.watermark {
+                        return Err(ReplicaError::BadBatch(format!(
+                            "fold {} does not follow the previous one",
+                            fold.pages
+                        )));
+                    }
+                    next = fold.pages.last.checked_add(1);
+                }
+                if batch.folds.last().map(|f| f.pages.last) != Some(range.last) {
+                    return Err(ReplicaError::BadBatch(format!(
+                        "the folds do not cover {range}"
+                    )));
                 }
             }
         }
