@@ -1,8 +1,49 @@
 //! echomq-archive: the redb page store that trimmed stream entries are folded into, the
-//! watermark, merge-reads of archive and live tail, and S3 replication.
+//! watermark W, merge-reads of archive and live tail, and S3 replication.
 //!
-//! Not built yet: the archive issue fills this crate.
+//! - [`format`]: the on-disk format, every table and key layout, the record encoding (version
+//!   and checksum), what is immutable; the page space split at [`ARCHIVE_BASE`].
+//! - `store`: the [`Archive`] handle: open and recovery checks, stream state, figures,
+//!   `check_invariants`, and the business page API (`put_page`, `get_page`, `pages`), which
+//!   refuses archive pages.
+//! - `fold`: [`Archive::fold`], entries and W in one durable transaction, idempotent at or
+//!   below W, mint order enforced.
+//! - `read`: archive-only range reads, forward and reverse.
+//! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
+//! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
+//!   trim preview says what would go, that is folded durably, then the stream is trimmed.
+//! - [`error`]: the one error enum.
+//! - [`replica`]: replication to an S3-compatible bucket behind a create-only commit fence,
+//!   restore and verification, writer takeover (its own error enum, [`replica::ReplicaError`]).
+//!
+//! # Seam for replication (a module of this crate)
+//! - `self.db` (`pub(crate)`): the redb [`redb::Database`]; [`format::tables`] has every
+//!   table definition, so replication keeps its own tables in the same file and writes them
+//!   in the same transactions.
+//! - `Archive::fold_with(stream, entries, also)` (`pub(crate)`): runs `also(&tx, &receipt)`
+//!   inside the fold's transaction before it commits, e.g. to record "pending" state.
+//! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W.
+//! - [`Archive::raw_pages`]: the stored bytes of archive pages in a range (a segment's body).
+//! - [`Archive::install`]: writes restored pages, their fold receipts and W atomically, after
+//!   checking every record (restore).
+
+pub mod error;
+mod fold;
+pub mod format;
+mod merge;
+mod raw;
+mod read;
+pub mod replica;
+mod store;
+mod trim;
 
 pub use echomq_engine as engine;
+pub use error::{ArchiveError, Result};
+pub use fold::{FoldEntry, FoldReceipt};
+pub use format::{ARCHIVE_BASE, PageNo};
+pub use merge::{LiveRange, MERGE_ATTEMPTS_MAX, RangeQuery};
+pub use store::{Archive, ArchiveStats, StreamState};
+pub use trim::TrimOutcome;
 
-pub mod replica;
+#[cfg(test)]
+mod tests;

@@ -8,7 +8,8 @@
 //!   id, with tombstones; `listpack_size` models the bytes Redis would use so nodes split where
 //!   Redis splits them; `varint` is the number encoding inside nodes.
 //! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
-//!   deletion, trimming, XSETID, and `check_invariants`.
+//!   deletion, trimming (and a preview of what a trim would remove, for the archive's
+//!   fold-before-trim), XSETID, and `check_invariants`.
 //! - [`group`]: consumer groups: cursor, entries-read and lag, pending entries lists shared
 //!   between group and consumer (`chunk_map` is their compact ordered map), claiming.
 //! - [`keyspace`]: binary-safe keys to values behind one lock, one clock snapshot per command,
@@ -46,4 +47,4 @@ pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use reply::{Entries, EntryView, Reply};
-pub use stream::{Stream, Trim, TrimStrategy};
+pub use stream::{Stream, Trim, TrimPreview, TrimStrategy};

@@ -81,6 +81,9 @@ pub enum FeedError {
     /// The stream holds ids outside the branded space (written by something else).
     #[error("stream id {0} does not fit a branded id")]
     ForeignId(StreamId),
+    /// The archive failed (a fold, a merge-read); its message says what to do.
+    #[error(transparent)]
+    Archive(#[from] echomq_archive::ArchiveError),
     /// The backend failed (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),

@@ -6,6 +6,8 @@
 //!   embedded engine, any Redis-compatible server, and a call-recording wrapper.
 //! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
 //!   trim, over streams named `emq:{<queue>}:stream:<name>`.
+//! - With [`Feed::with_archive`], trims fold first and reads merge archive and live stream
+//!   (the `echomq-archive` crate).
 //! - [`projection`]: folds over a window and a cached projection that is reused while the
 //!   window's inputs are unchanged and extended when entries are only appended.
 //!
@@ -23,6 +25,7 @@ use std::collections::HashMap;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
+use echomq_archive::{Archive, RangeQuery};
 use echomq_engine::{Clock, StreamId, SystemClock, Trim};
 use parking_lot::Mutex;
 use time::OffsetDateTime;
@@ -161,6 +164,8 @@ pub struct Feed<B> {
     minters: Mutex<HashMap<String, Arc<Minter>>>,
     /// The brand of entries this feed writes.
     brand: Brand,
+    /// Where trimmed entries are folded, and merge-reads take ids `<= W` from.
+    archive: Option<Arc<Archive>>,
 }
 
 impl<B: std::fmt::Debug> std::fmt::Debug for Feed<B> {
@@ -185,7 +190,48 @@ impl<B: Backend> Feed<B> {
             clock,
             minters: Mutex::new(HashMap::new()),
             brand: Brand::Evt,
+            archive: None,
         }
+    }
+
+    /// This feed with an archive: [`Feed::trim`] folds what it removes first (and never trims
+    /// past the durable watermark W), and `read`, `read_window` and `read_since` merge the
+    /// archive (ids `<= W`) with the live stream (ids `> W`), so they return what a log that
+    /// was never trimmed would.
+    pub fn with_archive(mut self, archive: Arc<Archive>) -> Feed<B> {
+        self.archive = Some(archive);
+        self
+    }
+
+    /// The archive, if one is configured.
+    pub fn archive(&self) -> Option<&Arc<Archive>> {
+        self.archive.as_ref()
+    }
+
+    /// A forward range read: merged with the archive when one is configured.
+    fn range(
+        &self,
+        key: &str,
+        start: StreamId,
+        end: StreamId,
+        count: Option<usize>,
+    ) -> Result<Vec<RawEntry>, FeedError> {
+        let Some(archive) = &self.archive else {
+            return self.backend.range(key, start, end, count, false);
+        };
+        archive.read_merged(
+            key.as_bytes(),
+            RangeQuery::forward(start, end, count),
+            |a: StreamId, b: StreamId, count: Option<usize>, reverse: bool| {
+                self.backend.range(key, a, b, count, reverse)
+            },
+            |entry| RawEntry {
+                id: entry.id,
+                fields: Fields::from_pairs(
+                    entry.fields.iter().map(|(f, v)| (f.as_ref(), v.as_ref())),
+                ),
+            },
+        )
     }
 
     /// The backend.
@@ -293,10 +339,7 @@ impl<B: Backend> Feed<B> {
         if start > end {
             return Ok(Vec::new());
         }
-        self.records(
-            self.backend
-                .range(&stream_key(queue, name), start, end, None, false)?,
-        )
+        self.records(self.range(&stream_key(queue, name), start, end, None)?)
     }
 
     /// Entries minted in `[t0, t1]` (both edges included), at most `count`, in mint order.
@@ -312,10 +355,7 @@ impl<B: Backend> Feed<B> {
             return Err(FeedError::InvertedWindow { t0, t1 });
         }
         let (start, end) = (minid_floor(t0)?, maxid_ceil(t1)?);
-        self.records(
-            self.backend
-                .range(&stream_key(queue, name), start, end, count, false)?,
-        )
+        self.records(self.range(&stream_key(queue, name), start, end, count)?)
     }
 
     /// Entries minted at or after `t0`, at most `count`, in mint order.
@@ -327,19 +367,19 @@ impl<B: Backend> Feed<B> {
         count: Option<usize>,
     ) -> Result<Vec<Record>, FeedError> {
         let start = minid_floor(t0)?;
-        self.records(self.backend.range(
-            &stream_key(queue, name),
-            start,
-            StreamId::MAX,
-            count,
-            false,
-        )?)
+        self.records(self.range(&stream_key(queue, name), start, StreamId::MAX, count)?)
     }
 
-    /// Trims the stream by `policy`; returns the entries removed.
+    /// Trims the stream by `policy`; returns the entries removed. With an archive, the
+    /// entries the trim removes are folded durably first, and nothing above the archive's
+    /// watermark is ever removed ([`Backend::fold_then_trim`]).
     pub fn trim(&self, queue: &str, name: &str, policy: TrimPolicy) -> Result<u64, FeedError> {
         let trim = policy.to_trim()?;
-        self.backend.trim(&stream_key(queue, name), &trim)
+        let key = stream_key(queue, name);
+        match &self.archive {
+            Some(archive) => self.backend.fold_then_trim(&key, &trim, archive),
+            None => self.backend.trim(&key, &trim),
+        }
     }
 
     /// The stream's bookkeeping numbers, `None` if it does not exist.
@@ -348,5 +388,7 @@ impl<B: Backend> Feed<B> {
     }
 }
 
+#[cfg(test)]
+mod archive_tests;
 #[cfg(test)]
 mod tests;

@@ -20,12 +20,14 @@
 
 mod range;
 mod trim;
+mod trim_preview;
 
 use std::collections::BTreeMap;
 
 pub(crate) use range::lookup;
 pub use range::{Range, RevRange};
 pub use trim::{Trim, TrimStrategy};
+pub use trim_preview::TrimPreview;
 
 use bytes::Bytes;
 

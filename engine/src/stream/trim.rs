@@ -80,7 +80,7 @@ impl Trim {
     }
 
     /// The limit in force: 0 means none.
-    fn effective_limit(&self, limits: NodeLimits) -> u64 {
+    pub(super) fn effective_limit(&self, limits: NodeLimits) -> u64 {
         if !self.approx {
             return 0;
         }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use echomq_archive::Archive;
 use echomq_engine::{AddId, EntryRef, Keyspace, StreamId, Trim};
 
 use super::{Backend, RawEntry, StreamMeta};
@@ -116,6 +117,23 @@ impl Backend for Embedded {
                 db.touch(key.as_bytes());
             }
             Ok(removed)
+        })
+    }
+
+    /// The engine previews the trim, so exactly the entries it removes are folded. The
+    /// keyspace lock is held through the fold's fsync: nothing can be appended or trimmed
+    /// between the preview and the trim (commands on other keys wait, as they would behind
+    /// Redis's `appendfsync always`).
+    fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
+        self.keyspace.run(|db, snapshot| {
+            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(backend)? else {
+                return Ok(0);
+            };
+            let outcome = archive.fold_then_trim(key.as_bytes(), stream, trim, snapshot.limits)?;
+            if outcome.removed > 0 {
+                db.touch(key.as_bytes());
+            }
+            Ok(outcome.removed)
         })
     }
 }

@@ -4,9 +4,11 @@
 //! every call, to prove that bad input is refused before any call is made.
 
 mod embedded;
+mod fold_trim;
 mod recording;
 mod redis;
 
+use echomq_archive::Archive;
 use echomq_engine::{StreamId, Trim};
 
 pub use embedded::Embedded;
@@ -58,6 +60,15 @@ pub trait Backend: Send + Sync {
     fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError>;
     /// XTRIM; returns the entries removed.
     fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError>;
+    /// Fold-before-trim: folds into `archive` the entries `trim` will remove, durably, then
+    /// trims, never past the archive's watermark W. Returns the entries removed.
+    ///
+    /// The default works over any server: it folds what an exact trim would remove and trims
+    /// by `MINID` at or below W (see `fold_trim`). The embedded engine overrides it with the
+    /// engine's exact preview, so `~` folds only the whole nodes it drops.
+    fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
+        fold_trim::fold_superset_then_trim(self, key, trim, archive)
+    }
 }
 
 impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
@@ -82,6 +93,10 @@ impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
 
     fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
         (**self).trim(key, trim)
+    }
+
+    fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
+        (**self).fold_then_trim(key, trim, archive)
     }
 }
 

@@ -59,4 +59,14 @@ impl<B: Backend> Backend for Recording<B> {
         self.log("trim", key);
         self.inner.trim(key, trim)
     }
+
+    fn fold_then_trim(
+        &self,
+        key: &str,
+        trim: &Trim,
+        archive: &echomq_archive::Archive,
+    ) -> Result<u64, FeedError> {
+        self.log("fold_then_trim", key);
+        self.inner.fold_then_trim(key, trim, archive)
+    }
 }

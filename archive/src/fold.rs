@@ -1,0 +1,186 @@
+//! Fold: entries about to be trimmed become archive records, one per page, and the stream's
+//! watermark W advances, all in one durable transaction.
+//!
+//! Rules:
+//! - the input is a mint-ordered slice: ids strictly increasing, or [`ArchiveError::OutOfOrder`]
+//!   and nothing is written;
+//! - entries at or below W are already archived and are skipped, so folding the same slice
+//!   twice (a crash between fold and trim, a retried trim) is a no-op;
+//! - pages are allocated upwards from `next_page`, always at or above [`ARCHIVE_BASE`];
+//! - the transaction commits with `Durability::Immediate` (fsync) because the trim that follows
+//!   relies on it: after a crash, a commit made with `Durability::None` would be gone and so
+//!   would the trimmed entries. One fold is one transaction however many entries it holds
+//!   (group commit: the fsync is paid once per fold, not per record).
+
+use echomq_engine::{Entry, EntryRef, StreamId};
+use redb::{Durability, ReadableTable, WriteTransaction};
+
+use crate::Archive;
+use crate::error::{ArchiveError, Result};
+use crate::format::record;
+use crate::format::tables::{EXTENTS, META, META_NEXT_PAGE, META_NEXT_STREAM, PAGES, STREAMS};
+use crate::format::{ARCHIVE_BASE, PageNo};
+use crate::store::StreamState;
+
+/// An entry that can be folded: an id and its field/value pairs.
+pub trait FoldEntry {
+    /// The entry's stream id.
+    fn id(&self) -> StreamId;
+    /// Field/value pairs in order.
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])>;
+}
+
+impl FoldEntry for Entry {
+    fn id(&self) -> StreamId {
+        self.id
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.fields.iter().map(|(f, v)| (f.as_ref(), v.as_ref()))
+    }
+}
+
+impl FoldEntry for EntryRef<'_> {
+    fn id(&self) -> StreamId {
+        self.id
+    }
+
+    fn pairs(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.fields()
+    }
+}
+
+/// What one committed fold wrote: the unit replication ships.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoldReceipt {
+    /// The stream's key.
+    pub stream: Vec<u8>,
+    /// The stream's number in the file.
+    pub stream_no: u64,
+    /// The first page written.
+    pub first_page: PageNo,
+    /// The last page written (pages `first_page..=last_page`, one record each).
+    pub last_page: PageNo,
+    /// The first id folded.
+    pub first_id: StreamId,
+    /// The new watermark: the last id folded.
+    pub watermark: StreamId,
+}
+
+impl FoldReceipt {
+    /// Records written.
+    pub fn records(&self) -> u64 {
+        self.last_page.0 - self.first_page.0 + 1
+    }
+}
+
+/// Checks that ids strictly increase.
+fn check_order<E: FoldEntry>(entries: &[E]) -> Result<()> {
+    for pair in entries.windows(2) {
+        let (prev, next) = (pair[0].id(), pair[1].id());
+        if next <= prev {
+            return Err(ArchiveError::OutOfOrder { prev, next });
+        }
+    }
+    Ok(())
+}
+
+impl Archive {
+    /// Folds a mint-ordered slice of `stream`'s entries; returns the receipt, or `None` when
+    /// every entry was already at or below W (nothing written).
+    pub fn fold<E: FoldEntry>(&self, stream: &[u8], entries: &[E]) -> Result<Option<FoldReceipt>> {
+        self.fold_with(stream, entries, |_, _| Ok(()))
+    }
+
+    /// [`Archive::fold`], running `also` inside the fold's transaction before it commits (the
+    /// seam replication uses to record its state atomically with the fold). If `also` fails,
+    /// nothing is committed.
+    pub(crate) fn fold_with<E: FoldEntry>(
+        &self,
+        stream: &[u8],
+        entries: &[E],
+        also: impl FnOnce(&WriteTransaction, &FoldReceipt) -> Result<()>,
+    ) -> Result<Option<FoldReceipt>> {
+        check_order(entries)?;
+        let mut tx = self.db.begin_write()?;
+        tx.set_durability(Durability::Immediate)?;
+        let receipt = {
+            let mut streams = tx.open_table(STREAMS)?;
+            let mut meta = tx.open_table(META)?;
+            let existing = streams
+                .get(stream)?
+                .map(|r| StreamState::from_row(r.value()));
+            let watermark = existing.and_then(|s| s.watermark);
+            let fresh = match watermark {
+                Some(w) => entries.partition_point(|e| e.id() <= w),
+                None => 0,
+            };
+            let entries = &entries[fresh..];
+            let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+                return Ok(None);
+            };
+            let mut state = match existing {
+                Some(state) => state,
+                None => {
+                    let stream_no = meta.get(META_NEXT_STREAM)?.map_or(0, |v| v.value());
+                    meta.insert(META_NEXT_STREAM, stream_no + 1)?;
+                    StreamState {
+                        stream_no,
+                        watermark: None,
+                        records: 0,
+                    }
+                }
+            };
+            let first_page = meta
+                .get(META_NEXT_PAGE)?
+                .map_or(ARCHIVE_BASE, |v| v.value());
+            if first_page < ARCHIVE_BASE {
+                return Err(ArchiveError::Inconsistent(format!(
+                    "next_page {} is below the archive line",
+                    PageNo(first_page)
+                )));
+            }
+            let count = entries.len() as u64;
+            let last_page = first_page
+                .checked_add(count - 1)
+                .filter(|&p| p < u64::MAX)
+                .ok_or(ArchiveError::PagesExhausted)?;
+            let mut pages = tx.open_table(PAGES)?;
+            let mut buf = Vec::with_capacity(256);
+            for (page, entry) in (first_page..).zip(entries) {
+                debug_assert!(
+                    page >= ARCHIVE_BASE,
+                    "the archive never writes below the line"
+                );
+                record::encode(
+                    &mut buf,
+                    PageNo(page),
+                    state.stream_no,
+                    entry.id(),
+                    entry.pairs(),
+                );
+                pages.insert(page, buf.as_slice())?;
+            }
+            let (first_id, last_id) = (first.id(), last.id());
+            tx.open_table(EXTENTS)?.insert(
+                (state.stream_no, first_id.ms, first_id.seq),
+                (first_page, last_page, last_id.ms, last_id.seq),
+            )?;
+            state.watermark = Some(last_id);
+            state.records += count;
+            streams.insert(stream, state.to_row())?;
+            meta.insert(META_NEXT_PAGE, last_page + 1)?;
+            FoldReceipt {
+                stream: stream.to_vec(),
+                stream_no: state.stream_no,
+                first_page: PageNo(first_page),
+                last_page: PageNo(last_page),
+                first_id,
+                watermark: last_id,
+            }
+        };
+        also(&tx, &receipt)?;
+        tx.commit()?;
+        Ok(Some(receipt))
+    }
+}

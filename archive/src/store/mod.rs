@@ -1,0 +1,328 @@
+//! The [`Archive`] handle: opening (and recovery), stream state, figures, and the full
+//! invariant walk.
+//!
+//! Opening creates the tables if the file is new, checks the format version, and checks that
+//! every stream's W agrees with its last extent and that the last record of each stream
+//! decodes to W. redb itself guarantees that a commit is wholly there or wholly absent after a
+//! crash (its commit slots are checksummed and it repairs the allocator on open), so a fold
+//! interrupted by a crash is simply absent; the checks here catch a file damaged in other ways.
+//!
+//! One writer at a time (redb's rule): `fold` and `put_page` take redb's write lock; readers
+//! use MVCC snapshots and never wait for the writer.
+
+mod business;
+
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use echomq_engine::StreamId;
+use redb::{Database, ReadableDatabase, ReadableTable};
+
+use crate::error::{ArchiveError, Result};
+use crate::format::record::{self, Record};
+use crate::format::tables::{
+    EXTENTS, FORMAT_VERSION, META, META_FORMAT_VERSION, META_NEXT_PAGE, META_NEXT_STREAM, PAGES,
+    STREAMS,
+};
+use crate::format::{ARCHIVE_BASE, PageNo};
+
+/// The redb page cache the archive asks for: enough to keep the recent pages of a busy feed
+/// hot without taking much of a small machine's memory.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// One stream's state in the archive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamState {
+    /// The stream's number in `extents` and records.
+    pub stream_no: u64,
+    /// The watermark: the highest folded id, `None` before the first fold.
+    pub watermark: Option<StreamId>,
+    /// Records folded.
+    pub records: u64,
+}
+
+impl StreamState {
+    pub(crate) fn from_row((stream_no, ms, seq, records): (u64, u64, u64, u64)) -> StreamState {
+        StreamState {
+            stream_no,
+            watermark: (records > 0).then(|| StreamId::new(ms, seq)),
+            records,
+        }
+    }
+
+    pub(crate) fn to_row(self) -> (u64, u64, u64, u64) {
+        let w = self.watermark.unwrap_or(StreamId::MIN);
+        (self.stream_no, w.ms, w.seq, self.records)
+    }
+}
+
+/// Archive-wide figures (INFO's `archive` section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArchiveStats {
+    /// Streams with at least one fold.
+    pub streams: u64,
+    /// Records folded, all streams.
+    pub records: u64,
+    /// Archive pages allocated.
+    pub archive_pages: u64,
+    /// Size of the file on disk.
+    pub file_bytes: u64,
+}
+
+/// The archive: one redb file of business pages and folded stream records.
+#[derive(Debug)]
+pub struct Archive {
+    pub(crate) db: Database,
+    path: PathBuf,
+}
+
+pub(crate) fn corrupt(page: u64, fault: record::RecordFault) -> ArchiveError {
+    ArchiveError::CorruptRecord {
+        page: PageNo(page),
+        fault,
+    }
+}
+
+impl Archive {
+    /// Opens the archive at `path`, creating the file if it does not exist.
+    ///
+    /// A damaged or truncated file is [`ArchiveError::CorruptFile`]; a file whose tables
+    /// disagree is [`ArchiveError::Inconsistent`]. Neither changes the file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Archive> {
+        let path = path.as_ref().to_path_buf();
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create(&path)?;
+        let archive = Archive { db, path };
+        archive.init()?;
+        archive.check_streams()?;
+        Ok(archive)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates missing tables and checks the format version.
+    fn init(&self) -> Result<()> {
+        let read = self.db.begin_read()?;
+        let version = match read.open_table(META) {
+            Ok(meta) => meta.get(META_FORMAT_VERSION)?.map(|v| v.value()),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        drop(read);
+        match version {
+            Some(FORMAT_VERSION) => Ok(()),
+            Some(found) => Err(ArchiveError::UnsupportedFormat {
+                found,
+                supported: FORMAT_VERSION,
+            }),
+            None => {
+                let tx = self.db.begin_write()?;
+                {
+                    tx.open_table(PAGES)?;
+                    tx.open_table(STREAMS)?;
+                    tx.open_table(EXTENTS)?;
+                    let mut meta = tx.open_table(META)?;
+                    meta.insert(META_FORMAT_VERSION, FORMAT_VERSION)?;
+                    meta.insert(META_NEXT_PAGE, ARCHIVE_BASE)?;
+                    meta.insert(META_NEXT_STREAM, 0)?;
+                }
+                tx.commit()?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The recovery check on open: every stream's W is its last extent's last id, and that
+    /// extent's last page holds a record of the stream with id W.
+    fn check_streams(&self) -> Result<()> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        let extents = read.open_table(EXTENTS)?;
+        let pages = read.open_table(PAGES)?;
+        for row in streams.iter()? {
+            let (key, state) = row?;
+            let state = StreamState::from_row(state.value());
+            let name = String::from_utf8_lossy(key.value()).into_owned();
+            let last = extents
+                .range((state.stream_no, 0, 0)..=(state.stream_no, u64::MAX, u64::MAX))?
+                .next_back()
+                .transpose()?;
+            match (state.watermark, last) {
+                (None, None) => {}
+                (Some(w), Some((_, extent))) => {
+                    let (_, last_page, ms, seq) = extent.value();
+                    if StreamId::new(ms, seq) != w {
+                        return Err(ArchiveError::Inconsistent(format!(
+                            "stream {name}: W {w} but its last fold ends at {ms}-{seq}"
+                        )));
+                    }
+                    let bytes = pages.get(last_page)?.ok_or_else(|| {
+                        ArchiveError::Inconsistent(format!(
+                            "stream {name}: page {} of its last fold is missing",
+                            PageNo(last_page)
+                        ))
+                    })?;
+                    let record =
+                        record::decode(PageNo(last_page), Bytes::copy_from_slice(bytes.value()))
+                            .map_err(|f| corrupt(last_page, f))?;
+                    if record.stream_no != state.stream_no || record.entry.id != w {
+                        return Err(ArchiveError::Inconsistent(format!(
+                            "stream {name}: the record at W's page is not W"
+                        )));
+                    }
+                }
+                _ => {
+                    return Err(ArchiveError::Inconsistent(format!(
+                        "stream {name}: W and its folds disagree"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The state of `stream`, `None` if it was never folded into.
+    pub fn stream_state(&self, stream: &[u8]) -> Result<Option<StreamState>> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        Ok(streams
+            .get(stream)?
+            .map(|row| StreamState::from_row(row.value())))
+    }
+
+    /// The durable watermark of `stream`: the highest id folded, `None` before any fold.
+    pub fn watermark(&self, stream: &[u8]) -> Result<Option<StreamId>> {
+        Ok(self.stream_state(stream)?.and_then(|s| s.watermark))
+    }
+
+    /// Every stream with its state, in key order.
+    pub fn streams(&self) -> Result<Vec<(Vec<u8>, StreamState)>> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        streams
+            .iter()?
+            .map(|row| {
+                let (key, state) = row?;
+                Ok((key.value().to_vec(), StreamState::from_row(state.value())))
+            })
+            .collect()
+    }
+
+    /// Archive-wide figures.
+    pub fn stats(&self) -> Result<ArchiveStats> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        let meta = read.open_table(META)?;
+        let mut stats = ArchiveStats::default();
+        for row in streams.iter()? {
+            let state = StreamState::from_row(row?.1.value());
+            stats.streams += u64::from(state.records > 0);
+            stats.records += state.records;
+        }
+        stats.archive_pages = meta
+            .get(META_NEXT_PAGE)?
+            .map_or(0, |v| v.value().saturating_sub(ARCHIVE_BASE));
+        stats.file_bytes = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        Ok(stats)
+    }
+
+    /// Walks every table and record and checks the invariants in [`crate::format`]: extents
+    /// ordered, disjoint and covering every archive page exactly once; every record decoding,
+    /// in its stream and in id order; W and record counts agreeing with the extents.
+    pub fn check_invariants(&self) -> Result<()> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        let extents = read.open_table(EXTENTS)?;
+        let pages = read.open_table(PAGES)?;
+        let meta = read.open_table(META)?;
+        let bad = |text: String| Err(ArchiveError::Inconsistent(text));
+        let next_page = meta
+            .get(META_NEXT_PAGE)?
+            .map_or(ARCHIVE_BASE, |v| v.value());
+        let next_stream = meta.get(META_NEXT_STREAM)?.map_or(0, |v| v.value());
+        let mut covered = 0u64;
+        for row in streams.iter()? {
+            let (key, state) = row?;
+            let name = String::from_utf8_lossy(key.value()).into_owned();
+            let state = StreamState::from_row(state.value());
+            if state.stream_no >= next_stream {
+                return bad(format!("stream {name} has a number past next_stream"));
+            }
+            let mut records = 0u64;
+            let mut prev: Option<StreamId> = None;
+            let mut prev_page: Option<u64> = None;
+            for extent in
+                extents.range((state.stream_no, 0, 0)..=(state.stream_no, u64::MAX, u64::MAX))?
+            {
+                let (key, value) = extent?;
+                let (_, first_ms, first_seq) = key.value();
+                let (first_page, last_page, last_ms, last_seq) = value.value();
+                if first_page < ARCHIVE_BASE || last_page < first_page || last_page >= next_page {
+                    return bad(format!(
+                        "stream {name}: extent pages out of the archive range"
+                    ));
+                }
+                if prev_page.is_some_and(|p| p >= first_page) {
+                    return bad(format!("stream {name}: extents overlap in pages"));
+                }
+                prev_page = Some(last_page);
+                let mut expect_first = Some(StreamId::new(first_ms, first_seq));
+                let mut in_extent = 0u64;
+                for page in pages.range(first_page..=last_page)? {
+                    let (page_no, bytes) = page?;
+                    let page_no = page_no.value();
+                    let record =
+                        record::decode(PageNo(page_no), Bytes::copy_from_slice(bytes.value()))
+                            .map_err(|f| corrupt(page_no, f))?;
+                    let Record { stream_no, entry } = record;
+                    if stream_no != state.stream_no {
+                        return bad(format!(
+                            "page {}: record of another stream",
+                            PageNo(page_no)
+                        ));
+                    }
+                    if let Some(first) = expect_first.take()
+                        && entry.id != first
+                    {
+                        return bad(format!("stream {name}: extent key is not its first record"));
+                    }
+                    if prev.is_some_and(|p| p >= entry.id) {
+                        return bad(format!("stream {name}: records out of id order"));
+                    }
+                    prev = Some(entry.id);
+                    in_extent += 1;
+                }
+                records += in_extent;
+                if in_extent != last_page - first_page + 1 {
+                    return bad(format!("stream {name}: an extent has missing pages"));
+                }
+                if prev != Some(StreamId::new(last_ms, last_seq)) {
+                    return bad(format!(
+                        "stream {name}: extent's last id is not its last record"
+                    ));
+                }
+                covered += in_extent;
+            }
+            if records != state.records {
+                return bad(format!(
+                    "stream {name}: {} records recorded, {records} found",
+                    state.records
+                ));
+            }
+            if prev != state.watermark {
+                return bad(format!("stream {name}: W is not the last folded id"));
+            }
+        }
+        let archive_pages = pages.range(ARCHIVE_BASE..)?.count() as u64;
+        if archive_pages != covered {
+            return bad(format!(
+                "{archive_pages} archive pages but extents cover {covered}"
+            ));
+        }
+        Ok(())
+    }
+}
