@@ -1,7 +1,7 @@
 //! The replication layer's one error enum: every variant names the object or the setting at
 //! fault and says what the caller can do about it.
 
-use super::types::{CommitHash, Epoch, Version, WriterId};
+use super::types::{Epoch, Version, WriterId};
 
 /// What went wrong talking to the object store. `key` is the object's full key (prefix
 /// included) or the bucket when the request had no object.
@@ -118,16 +118,15 @@ pub enum ReplicaError {
     /// A commit reached over the wire hashes to a value that is not the one pending locally.
     #[error("local replication state: {0}")]
     LocalState(String),
+    /// The local archive failed (its error says what to do).
+    #[error(transparent)]
+    Archive(#[from] crate::ArchiveError),
+    /// Restore needs an archive with nothing folded and no replication state.
+    #[error("{path} already holds an archive ({what}); restore into a new, empty directory")]
+    NotEmpty { path: String, what: String },
     /// The restore sink (the local archive) refused the pages.
     #[error("installing restored pages: {0}")]
     Sink(String),
-    /// A hash mismatch between a commit read back and the one this writer sent (internal).
-    #[error("commit {key} read back with hash {found}, expected {expected}")]
-    HashMismatch {
-        key: String,
-        found: CommitHash,
-        expected: CommitHash,
-    },
 }
 
 /// The replication layer's result.

@@ -16,6 +16,9 @@
 //!   handling; fencing; takeover by epoch bump).
 //! - [`state`]: the writer's local state and where it is kept.
 //! - [`restore`]: walking and checking the chain, fetching segments, verify.
+//! - [`local`]: the archive side: state in the archive's redb file, the next batch from its
+//!   fold receipts, restored commits installed into it.
+//! - [`replicator`]: rounds of replication, on a thread of their own.
 //! - [`location`]: parsing `s3://bucket/prefix` locations.
 //!
 //! Invariants: versions are gap-free from 1; each commit's `prev_hash` is its predecessor's
@@ -25,7 +28,9 @@
 mod codec;
 pub mod commit;
 pub mod error;
+pub mod local;
 pub mod location;
+pub mod replicator;
 pub mod restore;
 pub mod segment;
 pub mod state;
@@ -35,9 +40,13 @@ pub mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_archive;
 
 pub use error::{ReplicaError, StoreError};
+pub use local::{ArchiveState, load_state, next_batch, restore_into};
 pub use location::Location;
+pub use replicator::{Replicator, ReplicatorHandle, ReplicatorStatus};
 pub use state::{LocalState, MemoryState, ReplicaHead, StateStore};
 pub use store::memory::MemoryStore;
 pub use store::s3::{S3Config, S3Store};
