@@ -5,6 +5,8 @@
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
+//! - `replica`: archive replication against the in-memory store and a real moto server:
+//!   racing writers, round trips, bad buckets and credentials.
 
 // Helpers here sit outside `#[test]` functions, where clippy's allow-unwrap-in-tests does not
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
@@ -13,5 +15,6 @@
 mod cli;
 mod differential;
 mod feed;
+mod replica;
 mod server;
 mod support;

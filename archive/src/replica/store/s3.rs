@@ -119,6 +119,7 @@ pub fn is_tigris(endpoint: &str) -> bool {
 }
 
 /// An S3 bucket.
+#[derive(Clone)]
 pub struct S3Store {
     /// Plain requests.
     bucket: Box<Bucket>,
