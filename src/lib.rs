@@ -13,9 +13,12 @@
 //!   Redis-compatible server, so the same code runs in-process, against `echomq serve`, or
 //!   against Redis or Valkey (planned, in this crate).
 //!
-//! Trimmed entries can be folded into an archive (the `echomq-archive` crate; planned), so a range
-//! read returns the same entries as a log that was never trimmed.
+//! Trimmed entries can be folded into an archive (the `echomq-archive` crate, re-exported as
+//! [`archive`]): `Feed::with_archive` and `echomq serve --archive` fold what a trim removes
+//! before removing it, so a range read returns the same entries as a log that was never
+//! trimmed.
 
+pub use echomq_archive as archive;
 pub use echomq_engine as engine;
 pub use echomq_protocol as protocol;
 

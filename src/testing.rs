@@ -35,6 +35,8 @@ pub struct TestServerOptions {
     pub resp3: bool,
     /// Read the wall clock instead of a manual clock.
     pub system_clock: bool,
+    /// An archive that trims fold into (as `echomq serve --archive`).
+    pub archive: Option<Arc<echomq_archive::Archive>>,
 }
 
 /// A server running in-process; stops when dropped.
@@ -75,6 +77,7 @@ impl TestServer {
             } else {
                 Protocol::Resp2
             },
+            archive: options.archive,
             ..ServerConfig::default()
         };
         let (ready, started) = mpsc::channel();

@@ -226,10 +226,19 @@ impl EntryReplies {
 
     /// Adds `[id, [f1, v1, ...]]`.
     pub fn push(&mut self, entry: &EntryRef<'_>) {
-        let id = self.put_id(entry.id);
-        self.put_header(b'*', 2 * entry.len());
+        self.push_fields(entry.id, entry.fields());
+    }
+
+    /// Adds `[id, [f1, v1, ...]]` from an id and its field/value pairs (an archived entry).
+    pub fn push_fields<'a>(
+        &mut self,
+        id: StreamId,
+        pairs: impl ExactSizeIterator<Item = (&'a [u8], &'a [u8])>,
+    ) {
+        let id = self.put_id(id);
+        self.put_header(b'*', 2 * pairs.len());
         let from = self.spans.len();
-        for (field, value) in entry.fields() {
+        for (field, value) in pairs {
             let field = self.put(field);
             let value = self.put(value);
             self.spans.push(field);

@@ -1,16 +1,29 @@
 //! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
-//! [--threads N]`
+//! [--threads N] [--archive [DIR]]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
 //! config file holds Redis-style `name value` lines (comments with `#`), applied like
 //! `CONFIG SET` before the first client connects.
+//!
+//! `--archive DIR` opens (or creates) `DIR/archive.redb`; `--archive` alone uses
+//! [`ARCHIVE_DIR_DEFAULT`] in the working directory. Trims of streams matching the
+//! `archive-streams` glob (default `*`, database 0) then fold into it first, and EMQ.XRANGE /
+//! EMQ.XREVRANGE read archive and live stream as one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
+use echomq_archive::Archive;
 use echomq_protocol::resp::Protocol;
 use echomq_protocol::server::settings::param;
 use echomq_protocol::{Server, ServerConfig};
+
+/// The archive directory `--archive` uses without a value (relative to the working directory,
+/// like Redis's `dir ./`).
+pub const ARCHIVE_DIR_DEFAULT: &str = "echomq-archive";
+/// The archive's file name inside its directory.
+pub const ARCHIVE_FILE: &str = "archive.redb";
 
 /// Options of `echomq serve`.
 #[derive(Debug, Args)]
@@ -35,6 +48,19 @@ pub struct ServeArgs {
     /// reading, parsing and writing, and leave less CPU to everything else on the machine.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Fold trimmed entries into an archive in DIR (default: ./echomq-archive) before trimming.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ARCHIVE_DIR_DEFAULT)]
+    archive: Option<PathBuf>,
+}
+
+/// Opens the archive in `dir`, creating the directory if needed.
+fn open_archive(dir: &Path) -> Result<Arc<Archive>, String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the archive directory {}: {e}", dir.display()))?;
+    let path = dir.join(ARCHIVE_FILE);
+    Archive::open(&path)
+        .map(Arc::new)
+        .map_err(|e| format!("cannot open the archive {}: {e}", path.display()))
 }
 
 /// Runs the server until a signal stops it.
@@ -58,6 +84,7 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
+    let archive = args.archive.as_deref().map(open_archive).transpose()?;
     let config = ServerConfig {
         bind: args.bind.clone(),
         port: args.port,
@@ -67,6 +94,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         } else {
             Protocol::Resp2
         },
+        archive: archive.clone(),
         ..ServerConfig::default()
     };
     let server = Server::bind(config)
@@ -77,6 +105,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
+    if let Some(archive) = &archive {
+        // Not on stdout: its first line is the address, and callers may stop reading there.
+        tracing::info!(path = %archive.path().display(), "archive open");
+    }
     tracing::info!(%addr, "ready to accept connections");
     let handle = server.handle();
     tokio::spawn(async move {

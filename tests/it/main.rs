@@ -2,6 +2,8 @@
 //! test executable instead of one per file.
 //!
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
+//! - `archive`: fold-before-trim and merge-reads through the server and the feed, and the
+//!   crash test.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
@@ -12,6 +14,7 @@
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod archive;
 mod cli;
 mod differential;
 mod feed;

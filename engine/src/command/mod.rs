@@ -24,6 +24,9 @@ mod xsetid;
 mod xtrim;
 
 pub use args::{parse_i64, parse_u64_nonneg};
+pub use xadd::{Trimmer, XAdd};
+pub use xrange::{RangeArgs, parse_range};
+pub use xtrim::parse_xtrim;
 
 use bytes::Bytes;
 

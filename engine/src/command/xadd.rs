@@ -8,11 +8,15 @@ use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
 use bytes::Bytes;
 
+use crate::config::NodeLimits;
 use crate::keyspace::{Db, Snapshot, Value};
 use crate::reply::Reply;
 use crate::stream::{Stream, Trim};
 
 use super::trim_args;
+
+/// Runs XADD's trim: `(key, stream, trim, node limits)`.
+pub type Trimmer<'t> = dyn FnMut(&[u8], &mut Stream, &Trim, NodeLimits) + 't;
 
 /// A parsed XADD.
 #[derive(Debug)]
@@ -46,12 +50,12 @@ impl<'a> XAdd<'a> {
         })
     }
 
-    fn apply(self, db: &mut Db, snapshot: &Snapshot) -> Result<Reply> {
+    fn apply(self, db: &mut Db, snapshot: &Snapshot, trimmer: &mut Trimmer<'_>) -> Result<Reply> {
         // The common case, an existing stream, looks the key up once.
         if let Some(stream) = db.stream_mut(self.key)? {
             let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
             if let Some(trim) = &self.trim {
-                stream.trim(trim, snapshot.limits);
+                trimmer(self.key, stream, trim, snapshot.limits);
             }
             db.touch(self.key);
             db.signal_ready(self.key);
@@ -64,7 +68,7 @@ impl<'a> XAdd<'a> {
         // Only an oversized entry fails on a new stream, and then no key is created.
         let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
         if let Some(trim) = &self.trim {
-            stream.trim(trim, snapshot.limits);
+            trimmer(self.key, &mut stream, trim, snapshot.limits);
         }
         db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
         Ok(Reply::id(id))
@@ -72,6 +76,19 @@ impl<'a> XAdd<'a> {
 
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        XAdd::parse(argv)?.apply(db, snapshot)
+        XAdd::parse(argv)?.apply(db, snapshot, &mut |_, stream, trim, limits| {
+            stream.trim(trim, limits);
+        })
+    }
+
+    /// Parses and applies, with `trimmer` doing the trim XADD's options ask for (the archive
+    /// folds before it trims). The entry is added whatever the trimmer does.
+    pub fn run_trimming(
+        db: &mut Db,
+        snapshot: &Snapshot,
+        argv: &[&[u8]],
+        trimmer: &mut Trimmer<'_>,
+    ) -> Result<Reply> {
+        XAdd::parse(argv)?.apply(db, snapshot, trimmer)
     }
 }

@@ -16,6 +16,46 @@ use super::args::{is, parse_i64};
 #[derive(Debug)]
 pub struct XRange;
 
+/// XRANGE's (or XREVRANGE's) parsed arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeArgs {
+    /// The lowest id, exclusive bounds resolved.
+    pub start: StreamId,
+    /// The highest id, exclusive bounds resolved.
+    pub end: StreamId,
+    /// COUNT, negative counted as 0; `None` without COUNT.
+    pub count: Option<usize>,
+}
+
+/// Parses `key start end [COUNT n]` (XREVRANGE: `key end start ...`) with Redis's errors,
+/// for commands that read ranges the way XRANGE does (the archive's merge-read).
+pub fn parse_range(argv: &[&[u8]], reverse: bool) -> Result<RangeArgs> {
+    if argv.len() < 4 {
+        return Err(Error::WrongArity(
+            String::from_utf8_lossy(argv.first().copied().unwrap_or_default()).to_lowercase(),
+        ));
+    }
+    let (start_arg, end_arg) = if reverse {
+        (argv[3], argv[2])
+    } else {
+        (argv[2], argv[3])
+    };
+    let start = StreamId::parse_range_start(start_arg)?;
+    let end = StreamId::parse_range_end(end_arg)?;
+    let mut count: Option<usize> = None;
+    let mut i = 4;
+    while i < argv.len() {
+        if is(argv[i], "count") && i + 1 < argv.len() {
+            let n = parse_i64(argv[i + 1])?;
+            count = Some(usize::try_from(n.max(0)).unwrap_or(usize::MAX));
+            i += 2;
+        } else {
+            return Err(Error::Syntax);
+        }
+    }
+    Ok(RangeArgs { start, end, count })
+}
+
 impl XRange {
     /// XRANGE.
     pub fn run_forward(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
@@ -28,24 +68,7 @@ impl XRange {
     }
 
     fn run(db: &Db, argv: &[&[u8]], reverse: bool) -> Result<Reply> {
-        let (start_arg, end_arg) = if reverse {
-            (argv[3], argv[2])
-        } else {
-            (argv[2], argv[3])
-        };
-        let start = StreamId::parse_range_start(start_arg)?;
-        let end = StreamId::parse_range_end(end_arg)?;
-        let mut count: Option<usize> = None;
-        let mut i = 4;
-        while i < argv.len() {
-            if is(argv[i], "count") && i + 1 < argv.len() {
-                let n = parse_i64(argv[i + 1])?;
-                count = Some(usize::try_from(n.max(0)).unwrap_or(usize::MAX));
-                i += 2;
-            } else {
-                return Err(Error::Syntax);
-            }
-        }
+        let RangeArgs { start, end, count } = parse_range(argv, reverse)?;
         let Some(stream) = db.stream(argv[1])? else {
             return Ok(Reply::Array(Vec::new()));
         };

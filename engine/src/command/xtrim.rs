@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
+use crate::stream::Trim;
 
 use super::trim_args;
 
@@ -12,12 +13,17 @@ use super::trim_args;
 #[derive(Debug)]
 pub struct XTrim;
 
+/// Parses XTRIM's options into the trim it asks for, with Redis's errors.
+pub fn parse_xtrim(argv: &[&[u8]]) -> Result<Trim> {
+    trim_args::parse(argv, false)?
+        .trim
+        .ok_or(Error::XtrimWithoutStrategy)
+}
+
 impl XTrim {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let trim = trim_args::parse(argv, false)?
-            .trim
-            .ok_or(Error::XtrimWithoutStrategy)?;
+        let trim = parse_xtrim(argv)?;
         let Some(stream) = db.stream_mut(argv[1])? else {
             return Ok(Reply::Int(0));
         };

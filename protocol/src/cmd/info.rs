@@ -18,6 +18,7 @@ const ALL_SECTIONS: &[&str] = &[
     "commandstats",
     "errorstats",
     "keyspace",
+    "archive",
 ];
 
 /// `1.23M`-style sizes, as Redis's `bytesToHuman`.
@@ -145,6 +146,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
                 line(&format!("errorstat_{code}"), &format!("count={count}"));
             }
         }
+        "archive" => write_archive(shared, &settings.archive_streams, &mut line),
         _ => {
             for (index, db) in ctx.dbs.iter().enumerate() {
                 let keys = db.len();
@@ -157,4 +159,38 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             }
         }
     }
+}
+
+/// The `archive` section: whether an archive is configured, its policy, file and figures.
+fn write_archive(
+    shared: &crate::server::Shared,
+    pattern: &str,
+    line: &mut dyn FnMut(&str, &dyn std::fmt::Display),
+) {
+    let Some(archive) = &shared.archive else {
+        line("archive_enabled", &0);
+        return;
+    };
+    line("archive_enabled", &1);
+    line("archive_path", &archive.archive.path().display());
+    line("archive_streams_pattern", &pattern);
+    match archive.archive.stats() {
+        Ok(stats) => {
+            line("archive_streams", &stats.streams);
+            line("archive_records", &stats.records);
+            line("archive_pages", &stats.archive_pages);
+            line("archive_file_bytes", &stats.file_bytes);
+            line("archive_file_human", &human(stats.file_bytes));
+        }
+        Err(e) => line("archive_error", &e.to_string().replace(['\r', '\n'], " ")),
+    }
+    line("archive_folds", &archive.folds.load(Ordering::Relaxed));
+    line(
+        "archive_records_folded",
+        &archive.records_folded.load(Ordering::Relaxed),
+    );
+    line(
+        "archive_fold_errors",
+        &archive.fold_errors.load(Ordering::Relaxed),
+    );
 }

@@ -6,6 +6,7 @@
 //! XREAD/XREADGROUP possibly blocking), and count it for INFO. Server commands run under the
 //! keyspace lock with one time snapshot, through a [`Ctx`].
 
+mod archive;
 mod config;
 mod connection;
 mod info;
@@ -270,6 +271,18 @@ const COMMANDS: &[Command] = &[
         run: introspection::accept,
     },
     Command {
+        name: "emq.xrange",
+        arity: -4,
+        flags: 0,
+        run: archive::xrange,
+    },
+    Command {
+        name: "emq.xrevrange",
+        arity: -4,
+        flags: 0,
+        run: archive::xrevrange,
+    },
+    Command {
         name: "debug",
         arity: -2,
         flags: 0,
@@ -506,6 +519,11 @@ pub(crate) fn execute(
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
+        None if archive::intercepts(shared, client.db, name, argv) => {
+            Action::Reply(shared.keyspace.run_db(client.db, |db, snapshot| {
+                archive::run_trim_command(shared, db, snapshot, name, argv)
+            }))
+        }
         None => Action::Reply(
             shared
                 .keyspace
@@ -533,6 +551,11 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let reply = match server_command(argv[0]) {
         Some(command) => (command.run)(ctx, argv),
+        None if archive::intercepts(ctx.shared, ctx.client.db, name, argv) => {
+            let snapshot = *ctx.snapshot;
+            let shared = ctx.shared;
+            archive::run_trim_command(shared, ctx.db(), &snapshot, name, argv)
+        }
         None => {
             let snapshot = *ctx.snapshot;
             stream::execute(ctx.db(), &snapshot, argv).unwrap_or_else(error)

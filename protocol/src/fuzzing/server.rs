@@ -308,6 +308,7 @@ fn run_logged(data: &[u8]) -> Vec<String> {
             Protocol::Resp2
         },
         databases: DATABASES,
+        archive: None,
         memory_used,
     };
     let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));

@@ -3,8 +3,10 @@
 //! [`Server::bind`] binds (port 0 picks a free port) and [`Server::run`] serves until
 //! [`ServerHandle::shutdown`] or the future is dropped. Everything connections share lives in
 //! [`Shared`]: the keyspace (16 databases), the run-time [`Settings`], the [`Stats`] and the
-//! table of connected clients (CLIENT LIST / KILL, `connected_clients`).
+//! table of connected clients (CLIENT LIST / KILL, `connected_clients`), and the archive
+//! trims fold into when one is configured ([`archive`]).
 
+pub mod archive;
 pub(crate) mod client;
 mod connection;
 pub mod settings;
@@ -16,12 +18,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use echomq_archive::Archive;
 use echomq_engine::{Clock, Config as EngineConfig, Keyspace, SystemClock};
 use parking_lot::{Mutex, RwLock};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
+pub use archive::ServerArchive;
 pub use client::ClientInfo;
 pub use settings::Settings;
 pub use stats::Stats;
@@ -45,6 +49,8 @@ pub struct ServerConfig {
     /// Bytes of memory in use, for INFO and `maxmemory` (by default the resident set size;
     /// an embedder with a counting allocator can pass its figure).
     pub memory_used: fn() -> u64,
+    /// The archive that trims of covered streams fold into (`echomq serve --archive`).
+    pub archive: Option<Arc<Archive>>,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +62,7 @@ impl Default for ServerConfig {
             default_protocol: Protocol::Resp2,
             databases: 16,
             memory_used: resident_bytes,
+            archive: None,
         }
     }
 }
@@ -84,6 +91,8 @@ pub struct Shared {
     /// The last `memory_used` reading and when it was taken: write commands check
     /// `maxmemory` against it instead of measuring each time.
     memory_sample: Mutex<Option<(Instant, u64)>>,
+    /// The archive, when the server has one.
+    pub archive: Option<ServerArchive>,
     /// Signalled to stop the server.
     shutdown: Notify,
 }
@@ -199,6 +208,7 @@ impl Server {
             default_protocol: config.default_protocol,
             memory_used: config.memory_used,
             memory_sample: Mutex::new(None),
+            archive: config.archive.map(ServerArchive::new),
             shutdown: Notify::new(),
         });
         Ok(Server { listener, shared })

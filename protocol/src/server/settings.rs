@@ -47,6 +47,9 @@ pub struct Settings {
     pub bind: String,
     /// `databases` (immutable).
     pub databases: u64,
+    /// `archive-streams`: a glob of the stream keys (database 0) whose trims fold into the
+    /// archive first, when the server has an archive. Default `*`: every stream.
+    pub archive_streams: String,
 }
 
 impl Default for Settings {
@@ -67,6 +70,7 @@ impl Default for Settings {
             port: 6379,
             bind: "127.0.0.1".into(),
             databases: 16,
+            archive_streams: "*".into(),
         }
     }
 }
@@ -282,6 +286,14 @@ pub const PARAMS: &[Param] = &[
         name: "databases",
         get: |s, _| s.databases.to_string(),
         set: None,
+    },
+    Param {
+        name: "archive-streams",
+        get: |s, _| s.archive_streams.clone(),
+        set: Some(|s, _, v| {
+            s.archive_streams = v.to_string();
+            Ok(())
+        }),
     },
 ];
 

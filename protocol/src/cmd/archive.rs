@@ -1,0 +1,163 @@
+//! The archive's commands and hooks (policy in [`crate::server::archive`]).
+//!
+//! - XTRIM on an archived stream: the engine previews the trim, the entries it removes are
+//!   folded in one durable transaction, then the stream is trimmed; if the fold fails the
+//!   reply is the archive's error and nothing is trimmed.
+//! - XADD with MAXLEN/MINID on an archived stream: the entry is added, then the same
+//!   fold-before-trim; if the fold fails the entry stays added, the trim is skipped (it runs
+//!   again on the next trim) and `archive_fold_errors` counts it, because the client's XADD
+//!   did succeed and an error reply would make it retry a write that is already there.
+//! - `EMQ.XRANGE key start end [COUNT n]` / `EMQ.XREVRANGE key end start [COUNT n]`: XRANGE's
+//!   syntax, errors and reply, over archive (ids `<= W`) and live stream (ids `> W`). Without
+//!   an archive, or outside its policy, they are XRANGE and XREVRANGE.
+//!
+//! Everything runs under the keyspace lock, so no trim can run between the split on W and the
+//! live read, and the fold's fsync holds other commands back for its duration (as Redis's
+//! `appendfsync always` does).
+
+use bytes::Bytes;
+use echomq_archive::{ArchiveError, RangeQuery};
+use echomq_engine::command::{self as stream, RangeArgs};
+use echomq_engine::reply::EntryReplies;
+use echomq_engine::{Db, Entry, Reply, Snapshot, StreamId};
+
+use super::{Ctx, error};
+use crate::server::Shared;
+
+/// An archive error as a reply: `ERR archive: ...` with the archive's advice.
+fn archive_error(e: &ArchiveError) -> Reply {
+    Reply::Error(format!("ERR archive: {e}"))
+}
+
+/// Whether `argv` is an XTRIM or XADD the archive must see, in database `db`.
+pub(crate) fn intercepts(shared: &Shared, db: usize, name: &str, argv: &[&[u8]]) -> bool {
+    let Some(archive) = &shared.archive else {
+        return false;
+    };
+    if name != "xtrim" && name != "xadd" {
+        return false;
+    }
+    let Some(key) = argv.get(1) else {
+        return false;
+    };
+    archive.covers(&shared.settings.read().archive_streams, db, key)
+}
+
+/// Runs an intercepted XTRIM or XADD on `db`.
+pub(crate) fn run_trim_command(
+    shared: &Shared,
+    db: &mut Db,
+    snapshot: &Snapshot,
+    name: &str,
+    argv: &[&[u8]],
+) -> Reply {
+    let Some(server_archive) = &shared.archive else {
+        return stream::execute(db, snapshot, argv).unwrap_or_else(error);
+    };
+    let archive = &server_archive.archive;
+    if name == "xadd" {
+        return stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
+            let outcome = archive.fold_then_trim(key, live, trim, limits);
+            server_archive.count(&outcome);
+        })
+        .unwrap_or_else(error);
+    }
+    let trim = match stream::parse_xtrim(argv) {
+        Ok(trim) => trim,
+        Err(e) => return error(e),
+    };
+    let key = argv[1];
+    let live = match db.stream_mut(key) {
+        Ok(Some(live)) => live,
+        Ok(None) => return Reply::Int(0),
+        Err(e) => return error(e),
+    };
+    let outcome = archive.fold_then_trim(key, live, &trim, snapshot.limits);
+    server_archive.count(&outcome);
+    match outcome {
+        Ok(outcome) => {
+            if outcome.removed > 0 {
+                db.touch(key);
+            }
+            Reply::Int(outcome.removed as i64)
+        }
+        Err(e) => archive_error(&e),
+    }
+}
+
+/// `EMQ.XRANGE`.
+pub(crate) fn xrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    merged_range(ctx, argv, false)
+}
+
+/// `EMQ.XREVRANGE`.
+pub(crate) fn xrevrange(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    merged_range(ctx, argv, true)
+}
+
+fn merged_range(ctx: &mut Ctx<'_>, argv: &[&[u8]], reverse: bool) -> Reply {
+    let RangeArgs { start, end, count } = match stream::parse_range(argv, reverse) {
+        Ok(args) => args,
+        Err(e) => return error(e),
+    };
+    let key = argv[1];
+    let shared = ctx.shared;
+    let db_index = ctx.client.db;
+    let db = ctx.db();
+    let live = match db.stream(key) {
+        Ok(live) => live,
+        Err(e) => return error(e),
+    };
+    let archive = shared
+        .archive
+        .as_ref()
+        .filter(|a| a.covers(&shared.settings.read().archive_streams, db_index, key));
+    let watermark = match archive.map(|a| a.archive.watermark(key)) {
+        Some(Ok(w)) => w,
+        Some(Err(e)) => return archive_error(&e),
+        None => None,
+    };
+    // XRANGE's order: a missing key is an empty array, then COUNT 0 a null array.
+    if live.is_none() && watermark.is_none() {
+        return Reply::Array(Vec::new());
+    }
+    if count == Some(0) {
+        return Reply::NullArray;
+    }
+    let live_read = |a: StreamId, b: StreamId, n: Option<usize>, rev: bool| {
+        let n = n.unwrap_or(usize::MAX);
+        let entries: Vec<Entry> = match live {
+            None => Vec::new(),
+            Some(s) if rev => s.rev_range(a, b).take(n).map(|e| e.to_entry()).collect(),
+            Some(s) => s.range(a, b).take(n).map(|e| e.to_entry()).collect(),
+        };
+        Ok::<_, ArchiveError>(entries)
+    };
+    let query = RangeQuery {
+        start,
+        end,
+        count,
+        reverse,
+    };
+    let entries = match archive {
+        Some(a) => match a.archive.read_merged(key, query, live_read, |e| e) {
+            Ok(entries) => entries,
+            Err(e) => return archive_error(&e),
+        },
+        None => match live_read(start, end, count, reverse) {
+            Ok(entries) => entries,
+            Err(e) => return archive_error(&e),
+        },
+    };
+    let mut replies = EntryReplies::new();
+    for entry in &entries {
+        replies.push_fields(
+            entry.id,
+            entry
+                .fields
+                .iter()
+                .map(|(f, v): &(Bytes, Bytes)| (f.as_ref(), v.as_ref())),
+        );
+    }
+    replies.into_reply()
+}

@@ -1,0 +1,67 @@
+//! The server's archive: the open [`Archive`], which streams it covers, and its counters.
+//!
+//! Policy: a stream has an archive policy when the server was started with an archive, the
+//! stream is in database 0 (where the feed's streams live; the archive's stream names are the
+//! keys, so other databases are not covered and trim as plain Redis does), and its key matches
+//! the `archive-streams` glob (CONFIG SET; default `*`, every stream). For such a stream,
+//! XTRIM and XADD's MAXLEN/MINID fold the entries they remove into the archive, durably,
+//! before removing them, and EMQ.XRANGE / EMQ.XREVRANGE read archive and live stream as one.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use echomq_archive::{Archive, TrimOutcome};
+
+use crate::glob;
+
+/// The database whose streams the archive covers.
+pub const ARCHIVE_DB: usize = 0;
+
+/// The archive a server folds into, with INFO's counters.
+#[derive(Debug)]
+pub struct ServerArchive {
+    /// The archive file.
+    pub archive: Arc<Archive>,
+    /// Folds committed by trims.
+    pub folds: AtomicU64,
+    /// Records those folds wrote.
+    pub records_folded: AtomicU64,
+    /// Trims refused (XTRIM) or skipped (XADD) because the fold failed.
+    pub fold_errors: AtomicU64,
+}
+
+impl ServerArchive {
+    /// Wraps an open archive.
+    pub fn new(archive: Arc<Archive>) -> ServerArchive {
+        ServerArchive {
+            archive,
+            folds: AtomicU64::new(0),
+            records_folded: AtomicU64::new(0),
+            fold_errors: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether `key` in database `db` has an archive policy under `pattern`.
+    pub fn covers(&self, pattern: &str, db: usize, key: &[u8]) -> bool {
+        db == ARCHIVE_DB && glob::matches(pattern.as_bytes(), key, false)
+    }
+
+    /// Counts a fold-before-trim's outcome.
+    pub fn count(&self, outcome: &Result<TrimOutcome, echomq_archive::ArchiveError>) {
+        match outcome {
+            Ok(TrimOutcome {
+                folded: Some(receipt),
+                ..
+            }) => {
+                self.folds.fetch_add(1, Ordering::Relaxed);
+                self.records_folded
+                    .fetch_add(receipt.records(), Ordering::Relaxed);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "archive fold failed; the trim did not run");
+                self.fold_errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
