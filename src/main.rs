@@ -1,5 +1,5 @@
 //! The `echomq` command line: `echomq serve` runs the Redis-protocol server on the embedded
-//! engine.
+//! engine; `echomq archive` inspects, restores and verifies an archive and its replica.
 
 mod cli;
 
@@ -19,6 +19,8 @@ struct Args {
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
     Serve(cli::serve::ServeArgs),
+    /// Inspect, restore or verify an archive and its S3 replica.
+    Archive(cli::archive::ArchiveArgs),
 }
 
 fn main() -> ExitCode {
@@ -26,6 +28,7 @@ fn main() -> ExitCode {
     cli::init_logging();
     let result = match args.command {
         Command::Serve(serve) => cli::serve::run(serve),
+        Command::Archive(archive) => cli::archive::run(archive),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,7 @@
 //! The subcommands of the `echomq` binary, one file each.
 
+pub mod archive;
+pub mod replica;
 pub mod serve;
 
 /// Logs to stderr; `RUST_LOG` picks the level (default `info`).

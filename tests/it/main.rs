@@ -19,5 +19,6 @@ mod cli;
 mod differential;
 mod feed;
 mod replica;
+mod replica_cli;
 mod server;
 mod support;
