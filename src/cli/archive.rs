@@ -133,9 +133,16 @@ fn status(dir: &Path, replica: Option<&str>, s3: &ReplicaArgs) -> Result<(), Str
     if let Some(url) = replica {
         let location = parse_location(url)?;
         let store = s3.store(&location)?;
-        let (_, summary) = restore::read_chain(&store, &location.prefix, &mut |_| {})
+        let (chain, summary) = restore::read_chain(&store, &location.prefix, &mut |_| {})
             .map_err(|e| e.to_string())?;
         print_summary(&location.to_string(), &summary);
+        let orphans = restore::orphan_segments(&store, &location.prefix, &chain)
+            .map_err(|e| e.to_string())?;
+        println!(
+            "orphan segments (uploaded, never committed; safe to delete): {} ({} bytes)",
+            orphans.len(),
+            orphans.iter().map(|m| m.len).sum::<u64>()
+        );
         let remote = summary.head.map_or(0, |h| h.version.0);
         let local = local_version.map_or(0, |v| v.0);
         println!("lag: {} commits", remote.saturating_sub(local));

@@ -180,6 +180,20 @@ fn race<S: ObjectStore + Clone + 'static>(connect: impl Fn() -> S, prefix: &str,
         assert_eq!(commit.commit.writer, WriterId([*who; 16]));
     }
     restore::verify(&store, prefix, &mut |_| {}).unwrap();
+    // Each loser uploaded its segment before it lost: exactly one orphan per round.
+    let orphans = restore::orphan_segments(&store, prefix, &chain).unwrap();
+    assert_eq!(orphans.len() as u64, rounds);
+    // Listing in pages with start_after sees every segment once, in key order.
+    let segments = format!("{prefix}/segments/");
+    let all = store.list(&segments, None, 10_000).unwrap();
+    assert_eq!(all.len() as u64, 2 * rounds);
+    let first = store.list(&segments, None, 150).unwrap();
+    let rest = store
+        .list(&segments, Some(&first.last().unwrap().key), 10_000)
+        .unwrap();
+    let joined: Vec<_> = first.into_iter().chain(rest).collect();
+    assert_eq!(joined, all);
+    assert!(all.windows(2).all(|w| w[0].key < w[1].key));
 }
 
 #[test]

@@ -241,3 +241,38 @@ pub fn verify(
 ) -> Result<ChainSummary> {
     restore(store, prefix, &mut DiscardSink::default(), progress)
 }
+
+/// Keys listed per request when scanning segments.
+const LIST_PAGE_KEYS: usize = 1000;
+
+/// Segment objects under `prefix` that no commit of `chain` names: uploads of rounds that
+/// never committed (a crash, a fenced writer). Garbage, safe to delete; nothing else is.
+pub fn orphan_segments(
+    store: &dyn ObjectStore,
+    prefix: &str,
+    chain: &[EncodedCommit],
+) -> Result<Vec<super::store::ObjectMeta>> {
+    let prefix = prefix.trim_matches('/');
+    let named: std::collections::HashSet<&str> = chain
+        .iter()
+        .flat_map(|c| c.commit.segments.iter().map(|s| s.key.as_str()))
+        .collect();
+    let segments = if prefix.is_empty() {
+        "segments/".to_owned()
+    } else {
+        format!("{prefix}/segments/")
+    };
+    let mut orphans = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = with_retries(|| store.list(&segments, after.as_deref(), LIST_PAGE_KEYS))?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.key.clone());
+        let full = page.len() == LIST_PAGE_KEYS;
+        orphans.extend(page.into_iter().filter(|m| !named.contains(m.key.as_str())));
+        if !full {
+            break;
+        }
+    }
+    Ok(orphans)
+}

@@ -482,6 +482,49 @@ mod tests {
     }
 
     #[test]
+    fn tigris_gets_the_consistency_header_on_strong_requests_only() {
+        let config = S3Config {
+            bucket: "fence".into(),
+            endpoint: Some(TIGRIS_ENDPOINT.into()),
+            region: "auto".into(),
+            access_key: "tid_x".into(),
+            secret_key: "tsec_y".into(),
+            session_token: None,
+            tigris: true,
+            request_timeout: REQUEST_TIMEOUT,
+        };
+        let store = S3Store::new(config.clone()).unwrap();
+        assert_eq!(
+            store
+                .strong
+                .extra_headers()
+                .get(TIGRIS_CONSISTENT)
+                .map(|v| v.as_bytes()),
+            Some(&b"true"[..])
+        );
+        assert!(
+            store
+                .bucket
+                .extra_headers()
+                .get(TIGRIS_CONSISTENT)
+                .is_none()
+        );
+        assert!(store.bucket.is_path_style());
+        let plain = S3Store::new(S3Config {
+            tigris: false,
+            ..config
+        })
+        .unwrap();
+        assert!(
+            plain
+                .strong
+                .extra_headers()
+                .get(TIGRIS_CONSISTENT)
+                .is_none()
+        );
+    }
+
+    #[test]
     fn bad_configuration_is_refused_before_any_request() {
         let config = S3Config {
             bucket: "ok-bucket".into(),
