@@ -12,6 +12,9 @@
 //! 3. latency: 200 rounds of one 1,000-record fold each (segment PUT + commit PUT): median
 //!    and p99.
 
+// A bench program: a failed setup step should stop it loudly, not be handled.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
