@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use echomq_engine::{Entry, StreamId};
 
+use super::restore;
 use super::*;
 use crate::Archive;
 use crate::tests::{archive, entry};
@@ -104,6 +105,64 @@ fn the_replicator_thread_keeps_up_and_stops() {
     );
     let status = handle.stop();
     assert!(status.stopped && !status.fenced, "{status:?}");
+    let (_db, b) = archive();
+    restore_into(&b, &store, PREFIX, &mut |_| {}).unwrap();
+    same_reads(&a, &b);
+}
+
+#[test]
+fn replication_through_faults_and_restarts_ends_with_an_exact_copy() {
+    use super::store::memory::{Fault, RandomFaults};
+    let store = MemoryStore::new();
+    let (_da, a) = archive();
+    let a = Arc::new(a);
+    let options = WriterOptions {
+        attempts_max: 2,
+        ..WriterOptions::no_backoff()
+    };
+    let mut ms = 1;
+    let (mut failed, mut landed) = (0, 0);
+    for round in 0..60u64 {
+        fold(&a, if round % 3 == 0 { b"x" } else { b"y" }, ms..ms + 7);
+        ms += 7;
+        // A new process each round, its requests failing a third of the time.
+        let client = store.connect();
+        client.set_random_faults(Some(RandomFaults {
+            seed: round + 1,
+            percent: 35,
+            kinds: vec![
+                Fault::Fail,
+                Fault::TimeoutAfterWrite,
+                Fault::ServerError,
+                Fault::Conflict,
+            ],
+        }));
+        if let Ok(mut replicator) =
+            Replicator::open(Arc::clone(&a), client, PREFIX, options.clone())
+        {
+            match replicator.round() {
+                Ok(_) => landed += 1,
+                Err(ReplicaError::Unresolved { .. } | ReplicaError::Store(_)) => failed += 1,
+                Err(e) => panic!("round {round}: {e}"),
+            }
+        } else {
+            failed += 1;
+        }
+        // Whatever happened, the bucket holds a valid chain.
+        restore::verify(&store.connect(), PREFIX, &mut |_| {}).unwrap();
+    }
+    assert!(
+        failed > 5 && landed > 5,
+        "faults {failed}, commits {landed}"
+    );
+    let mut replicator = Replicator::open(
+        Arc::clone(&a),
+        store.connect(),
+        PREFIX,
+        WriterOptions::no_backoff(),
+    )
+    .unwrap();
+    replicator.drain().unwrap();
     let (_db, b) = archive();
     restore_into(&b, &store, PREFIX, &mut |_| {}).unwrap();
     same_reads(&a, &b);
