@@ -312,6 +312,22 @@ fn bad_buckets_and_credentials_are_typed_errors_naming_the_object() {
         }
         other => panic!("expected NoSuchBucket, got {other:?}"),
     }
+    // A writer on it is refused at open with the same error.
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = Arc::new(Archive::open(dir.path().join("n.redb")).unwrap());
+    match Replicator::open(
+        nowhere,
+        moto.store("no-such-bucket"),
+        "p",
+        WriterOptions::no_backoff(),
+    ) {
+        Err(ReplicaError::Store(StoreError::NoSuchBucket { .. })) => {}
+        other => panic!("expected NoSuchBucket, got {other:?}"),
+    }
+    match moto.store("no-such-bucket").put("p/segments/x", b"x") {
+        Err(StoreError::NoSuchBucket { .. }) => {}
+        other => panic!("expected NoSuchBucket, got {other:?}"),
+    }
     // A foreign object where commit 1 should be: verify names it, a new writer refuses it.
     let store = moto.bucket("foreign");
     store

@@ -143,7 +143,10 @@ impl<S: ObjectStore> Replicator<S> {
 }
 
 fn report(e: &ReplicaError) {
-    eprintln!("echomq replication: {e}");
+    match e {
+        ReplicaError::Fenced { .. } => tracing::error!(error = %e, "replication stopped"),
+        _ => tracing::warn!(error = %e, "replication round failed; retrying"),
+    }
 }
 
 /// What a running replicator reports.

@@ -132,7 +132,8 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
             Some(state) => state,
             None => {
                 let first = commit_key(prefix, Version(1));
-                if store.head(&first, true)?.is_some() {
+                // A GET rather than a HEAD: its error body tells a missing bucket apart.
+                if store.get(&first, true)?.is_some() {
                     return Err(ReplicaError::PrefixInUse { key: first });
                 }
                 let state = LocalState::fresh();

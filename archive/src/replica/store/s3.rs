@@ -360,6 +360,9 @@ impl ObjectStore for S3Store {
             412 => Ok(PutOutcome::Exists),
             409 => Ok(PutOutcome::Conflict),
             status @ (408 | 429 | 500..=599) => Ok(PutOutcome::Unknown(format!("HTTP {status}"))),
+            // rust-s3 hands back a PUT's ETag in place of its body; a PUT can only miss the
+            // bucket.
+            404 => Err(self.status_error(key, 404, "NoSuchBucket")),
             status => {
                 Err(self.status_error(key, status, &String::from_utf8_lossy(response.as_slice())))
             }
@@ -373,6 +376,7 @@ impl ObjectStore for S3Store {
             .map_err(|e| self.transport(key, e))?;
         match response.status_code() {
             200..=299 => Ok(()),
+            404 => Err(self.status_error(key, 404, "NoSuchBucket")),
             status => {
                 Err(self.status_error(key, status, &String::from_utf8_lossy(response.as_slice())))
             }
