@@ -37,6 +37,17 @@ pub enum ArchiveError {
     /// A merge-read kept racing folds that moved W; the read returned nothing.
     #[error("the watermark kept moving during a merge-read; retry the read")]
     WatermarkMoving,
+    /// A live entry at or below W is not in the archive: the live stream was recreated (or
+    /// written with explicit ids) below W after the archive was folded into.
+    #[error(
+        "live entry {id} is at or below the watermark {watermark} but not in the archive (the stream was recreated below W); nothing was trimmed: add entries above W, or fold them under another stream key"
+    )]
+    NotArchived {
+        /// The live entry.
+        id: StreamId,
+        /// The stream's W.
+        watermark: StreamId,
+    },
     /// The archive page space is used up.
     #[error("the archive page space is exhausted; start a new archive file")]
     PagesExhausted,

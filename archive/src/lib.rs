@@ -12,7 +12,7 @@
 //! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
 //!   trim preview says what would go, that is folded durably, then the stream is trimmed.
-//! - [`error`]: the one error enum.
+//! - [`error`]: the one error enum; `fuzzing`: the record decoder's fuzz target.
 //! - [`replica`]: replication to an S3-compatible bucket behind a create-only commit fence,
 //!   restore and verification, writer takeover (its own error enum, [`replica::ReplicaError`]).
 //!
@@ -22,7 +22,8 @@
 //!   in the same transactions.
 //! - `Archive::fold_with(stream, entries, also)` (`pub(crate)`): runs `also(&tx, &receipt)`
 //!   inside the fold's transaction before it commits, e.g. to record "pending" state.
-//! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W.
+//! - [`FoldReceipt`]: stream, stream number, page range, first id and the new W;
+//!   [`Archive::receipts_after`] lists the receipts of folds committed after a page.
 //! - [`Archive::raw_pages`]: the stored bytes of archive pages in a range (a segment's body).
 //! - [`Archive::install`]: writes restored pages, their fold receipts and W atomically, after
 //!   checking every record (restore).
@@ -30,6 +31,8 @@
 pub mod error;
 mod fold;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod merge;
 mod raw;
 mod read;

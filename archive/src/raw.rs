@@ -34,6 +34,43 @@ impl Archive {
         Ok(out)
     }
 
+    /// The receipts of every committed fold whose pages start after `after` (all folds for
+    /// `None`), in page order (= commit order): what a replica has not shipped yet. Walks every
+    /// extent (one row per fold).
+    pub fn receipts_after(&self, after: Option<PageNo>) -> Result<Vec<FoldReceipt>> {
+        let read = self.db.begin_read()?;
+        let streams = read.open_table(STREAMS)?;
+        let extents = read.open_table(EXTENTS)?;
+        let mut names = std::collections::HashMap::new();
+        for row in streams.iter()? {
+            let (key, state) = row?;
+            let state = StreamState::from_row(state.value());
+            names.insert(state.stream_no, key.value().to_vec());
+        }
+        let mut out = Vec::new();
+        for row in extents.iter()? {
+            let (key, value) = row?;
+            let (stream_no, first_ms, first_seq) = key.value();
+            let (first_page, last_page, last_ms, last_seq) = value.value();
+            if after.is_some_and(|a| first_page <= a.0) {
+                continue;
+            }
+            let stream = names.get(&stream_no).cloned().ok_or_else(|| {
+                ArchiveError::Inconsistent(format!("a fold of unknown stream number {stream_no}"))
+            })?;
+            out.push(FoldReceipt {
+                stream,
+                stream_no,
+                first_page: PageNo(first_page),
+                last_page: PageNo(last_page),
+                first_id: echomq_engine::StreamId::new(first_ms, first_seq),
+                watermark: echomq_engine::StreamId::new(last_ms, last_seq),
+            });
+        }
+        out.sort_by_key(|r| r.first_page);
+        Ok(out)
+    }
+
     /// Installs restored folds: for each receipt (in fold order), its pages from `pages`, its
     /// extent, and the stream's W, all in one durable transaction. Every record must decode,
     /// belong to the receipt's stream and run from its first id to its W; a receipt must start

@@ -7,6 +7,10 @@
 //! trimmed in between and the trim removes exactly what was previewed; the check that the
 //! preview's last id is at or below the durable W is the guard that a trim never passes W.
 //!
+//! Live entries at or below W are taken as already archived (a crash between fold and trim,
+//! or a `~` trim after a wider fold, leaves some); [`Archive::check_archived`] makes sure they
+//! are, so a stream recreated below W is refused instead of losing entries.
+//!
 //! Callers that cannot preview (a remote Redis) fold a superset and trim by `MINID` below W
 //! instead; see `echomq::feed`.
 
@@ -14,7 +18,7 @@ use echomq_engine::{EntryRef, NodeLimits, Stream, StreamId, Trim};
 
 use crate::Archive;
 use crate::error::{ArchiveError, Result};
-use crate::fold::FoldReceipt;
+use crate::fold::{FoldEntry, FoldReceipt};
 
 /// What a fold-before-trim did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +30,47 @@ pub struct TrimOutcome {
 }
 
 impl Archive {
+    /// The check every trim of an archived stream passes first: a trim that removes entries up
+    /// to `last` may run only if the durable W of `key` is at or above `last`. Returns W, or
+    /// [`ArchiveError::TrimPastWatermark`] (fold first; nothing may be trimmed).
+    pub fn guard_trim(&self, key: &[u8], last: StreamId) -> Result<StreamId> {
+        match self.watermark(key)? {
+            Some(w) if w >= last => Ok(w),
+            watermark => Err(ArchiveError::TrimPastWatermark {
+                requested: last,
+                watermark,
+            }),
+        }
+    }
+
+    /// Checks that every entry in `live` (ascending, all at or below W) is in the archive, same
+    /// id and same fields: live entries a trim would drop as "already archived" must really be
+    /// there, or a stream recreated below W would lose them. Costs one archive range read over
+    /// their span, and nothing in the common case where no live entry is at or below W.
+    pub fn check_archived<E: FoldEntry>(&self, key: &[u8], live: &[E]) -> Result<()> {
+        let (Some(first), Some(last)) = (live.first(), live.last()) else {
+            return Ok(());
+        };
+        let watermark = self.guard_trim(key, last.id())?;
+        let archived = self.range(key, first.id(), last.id(), None)?;
+        let mut archived = archived.iter().peekable();
+        for entry in live {
+            let id = entry.id();
+            while archived.next_if(|a| a.id < id).is_some() {}
+            let same = archived.next_if(|a| a.id == id).is_some_and(|a| {
+                a.fields.len() == entry.pairs().count()
+                    && a.fields
+                        .iter()
+                        .zip(entry.pairs())
+                        .all(|((f, v), (lf, lv))| f.as_ref() == lf && v.as_ref() == lv)
+            });
+            if !same {
+                return Err(ArchiveError::NotArchived { id, watermark });
+            }
+        }
+        Ok(())
+    }
+
     /// Folds what `trim` would remove from `stream` (archived under `key`), then trims it.
     /// On an error nothing was trimmed (a fold that committed stays: it is idempotent).
     pub fn fold_then_trim(
@@ -42,20 +87,18 @@ impl Archive {
                 folded: None,
             });
         };
-        let mut watermark = self.watermark(key)?;
+        let watermark = self.watermark(key)?;
+        if let Some(w) = watermark {
+            let below: Vec<EntryRef<'_>> = stream.range(StreamId::MIN, w.min(last)).collect();
+            self.check_archived(key, &below)?;
+        }
         let mut folded = None;
         if watermark < Some(last) {
             let from = watermark.and_then(StreamId::next).unwrap_or(StreamId::MIN);
             let entries: Vec<EntryRef<'_>> = stream.range(from, last).collect();
             folded = self.fold(key, &entries)?;
-            watermark = folded.as_ref().map(|r| r.watermark).or(watermark);
         }
-        if watermark < Some(last) {
-            return Err(ArchiveError::TrimPastWatermark {
-                requested: last,
-                watermark,
-            });
-        }
+        self.guard_trim(key, last)?;
         let removed = stream.trim(trim, limits);
         debug_assert_eq!(
             removed, preview.removed,

@@ -41,6 +41,11 @@
 //! - a stream's W is the `last` id of its last extent and `records` the sum of its extents;
 //! - no archive write lands below [`ARCHIVE_BASE`] and no business write at or above it.
 //!
+//! Record size: a record is stored at its natural size, never padded to a "page" of fixed
+//! size. redb's own pages are 4 KiB and a value that does not fit one with its key and header
+//! is rounded up to the next allocation (a 4096-byte value takes 8 KiB), so padding records to
+//! 4 KiB would double the file; small feed entries (~100 bytes) pack about 30 to a redb page.
+//!
 //! Why extents rather than an id-to-page index: a fold writes a run of consecutive pages, so
 //! one extent row per fold locates every record, and a range read scans pages in key order
 //! (redb's fastest path) instead of one index lookup per record.

@@ -35,6 +35,34 @@ fn fold_advances_w_and_refolding_is_a_no_op() {
 }
 
 #[test]
+fn a_fold_whose_transaction_fails_before_commit_leaves_nothing() {
+    let (_dir, archive) = archive();
+    archive.fold(b"s", &[entry(1, 0)]).unwrap();
+    let err = archive
+        .fold_with(b"s", &[entry(2, 0), entry(3, 0)], |_, receipt| {
+            assert_eq!(receipt.records(), 2);
+            Err(ArchiveError::Storage("injected".into()))
+        })
+        .unwrap_err();
+    assert!(matches!(err, ArchiveError::Storage(_)));
+    assert_eq!(archive.watermark(b"s").unwrap(), Some(StreamId::new(1, 0)));
+    assert_eq!(archive.stats().unwrap().records, 1);
+    assert_eq!(
+        archive.stats().unwrap().archive_pages,
+        1,
+        "next_page did not move"
+    );
+    archive.check_invariants().unwrap();
+    // The same entries fold normally afterwards, on the pages the failed fold would have used.
+    let receipt = archive
+        .fold(b"s", &[entry(2, 0), entry(3, 0)])
+        .unwrap()
+        .unwrap();
+    assert_eq!(receipt.first_page.0, crate::ARCHIVE_BASE + 1);
+    archive.check_invariants().unwrap();
+}
+
+#[test]
 fn out_of_order_input_is_refused_and_writes_nothing() {
     let (_dir, archive) = archive();
     let batch = vec![entry(1, 0), entry(3, 0), entry(2, 0)];
@@ -176,4 +204,65 @@ proptest! {
             archive.check_invariants().unwrap();
         }
     }
+}
+
+#[test]
+fn receipts_raw_pages_and_install_restore_an_archive() {
+    let (_dir, source) = archive();
+    let r1 = source
+        .fold(b"a", &[entry(1, 0), entry(2, 0)])
+        .unwrap()
+        .unwrap();
+    let r2 = source.fold(b"b", &[entry(1, 1)]).unwrap().unwrap();
+    let r3 = source.fold(b"a", &[entry(3, 0)]).unwrap().unwrap();
+    assert_eq!(
+        source.receipts_after(None).unwrap(),
+        vec![r1.clone(), r2.clone(), r3.clone()]
+    );
+    assert_eq!(
+        source.receipts_after(Some(r1.last_page)).unwrap(),
+        vec![r2.clone(), r3.clone()]
+    );
+    let pages: std::collections::BTreeMap<_, _> = source
+        .raw_pages(r1.first_page..=r3.last_page)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(pages.len(), 4);
+    let (_dir2, target) = archive();
+    target
+        .install(&[r1.clone(), r2.clone(), r3.clone()], &pages)
+        .unwrap();
+    target.check_invariants().unwrap();
+    for key in [&b"a"[..], b"b"] {
+        assert_eq!(
+            target.watermark(key).unwrap(),
+            source.watermark(key).unwrap()
+        );
+        assert_eq!(
+            target
+                .range(key, StreamId::MIN, StreamId::MAX, None)
+                .unwrap(),
+            source
+                .range(key, StreamId::MIN, StreamId::MAX, None)
+                .unwrap()
+        );
+    }
+    // Installing again is refused whole: the folds are at or below W now.
+    assert!(matches!(
+        target.install(std::slice::from_ref(&r3), &pages),
+        Err(ArchiveError::Inconsistent(_))
+    ));
+    // A corrupted page is refused, and nothing is installed.
+    let (_dir3, other) = archive();
+    let mut bad = pages.clone();
+    let mut bytes = bad[&r2.first_page].to_vec();
+    bytes[20] ^= 1;
+    bad.insert(r2.first_page, bytes.into());
+    assert!(matches!(
+        other.install(&[r1, r2, r3], &bad),
+        Err(ArchiveError::CorruptRecord { .. })
+    ));
+    assert_eq!(other.stats().unwrap().records, 0);
+    other.check_invariants().unwrap();
 }

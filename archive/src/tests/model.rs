@@ -196,3 +196,84 @@ fn a_fold_and_trim_racing_a_merge_read_makes_it_start_over() {
     assert_eq!(calls, 2, "W moved, so the read started over");
     assert_eq!(got, all);
 }
+
+#[test]
+fn a_trim_past_w_is_refused() {
+    let (_dir, archive) = archive();
+    let err = archive.guard_trim(b"s", StreamId::new(1, 1)).unwrap_err();
+    assert!(matches!(
+        err,
+        ArchiveError::TrimPastWatermark {
+            watermark: None,
+            ..
+        }
+    ));
+    assert!(err.to_string().contains("fold first"));
+    archive
+        .fold(b"s", &[super::entry(1, 1), super::entry(1, 2)])
+        .unwrap();
+    assert_eq!(
+        archive.guard_trim(b"s", StreamId::new(1, 2)).unwrap(),
+        StreamId::new(1, 2)
+    );
+    assert!(matches!(
+        archive.guard_trim(b"s", StreamId::new(1, 3)),
+        Err(ArchiveError::TrimPastWatermark { watermark: Some(w), .. }) if w == StreamId::new(1, 2)
+    ));
+}
+
+#[test]
+fn a_stream_recreated_below_w_is_refused_not_trimmed() {
+    let limits = NodeLimits {
+        entries_max: 2,
+        bytes_max: 4096,
+    };
+    let (_dir, archive) = archive();
+    let mut live = Stream::new();
+    for seq in 1..=6 {
+        live.add(
+            AddId::Explicit(StreamId::new(1, seq)),
+            &["f", "old"],
+            0,
+            limits,
+        )
+        .unwrap();
+    }
+    archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap();
+    assert_eq!(archive.watermark(b"s").unwrap(), Some(StreamId::new(1, 6)));
+    // The live stream starts over (a restart of an in-memory server) with ids below W.
+    let mut live = Stream::new();
+    for seq in [2, 7, 8] {
+        live.add(
+            AddId::Explicit(StreamId::new(1, seq)),
+            &["f", "new"],
+            0,
+            limits,
+        )
+        .unwrap();
+    }
+    let err = archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap_err();
+    assert!(matches!(err, ArchiveError::NotArchived { .. }), "{err}");
+    assert_eq!(live.len(), 3, "nothing was trimmed");
+    // A new id below W that the archive lacks fails too.
+    let mut live = Stream::new();
+    live.add(
+        AddId::Explicit(StreamId::new(0, 5)),
+        &["f", "new"],
+        0,
+        limits,
+    )
+    .unwrap();
+    let err = archive
+        .fold_then_trim(b"s", &mut live, &Trim::maxlen(0), limits)
+        .unwrap_err();
+    assert!(
+        matches!(err, ArchiveError::NotArchived { id, .. } if id == StreamId::new(0, 5)),
+        "{err}"
+    );
+    assert_eq!(live.len(), 1, "nothing was trimmed");
+}

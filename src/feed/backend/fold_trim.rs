@@ -60,18 +60,12 @@ pub(crate) fn fold_superset_then_trim<B: Backend + ?Sized>(
         return Ok(0);
     };
     let entries: Vec<Entry> = doomed.iter().map(to_entry).collect();
-    let folded = archive.fold(key.as_bytes(), &entries)?;
-    let watermark = match folded {
-        Some(receipt) => Some(receipt.watermark),
-        None => archive.watermark(key.as_bytes())?,
-    };
-    let Some(watermark) = watermark else {
-        return Err(echomq_archive::ArchiveError::TrimPastWatermark {
-            requested: last,
-            watermark: None,
-        }
-        .into());
-    };
+    if let Some(w) = archive.watermark(key.as_bytes())? {
+        let below = entries.partition_point(|e| e.id <= w);
+        archive.check_archived(key.as_bytes(), &entries[..below])?;
+    }
+    archive.fold(key.as_bytes(), &entries)?;
+    let watermark = archive.guard_trim(key.as_bytes(), last)?;
     // Remove ids below `bound`: never above W, never past what `=` would remove.
     let covered = watermark.min(last);
     let Some(bound) = covered.next() else {
