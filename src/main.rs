@@ -1,5 +1,7 @@
 //! The `echomq` command line: `echomq serve` runs the Redis-protocol server on the embedded
-//! engine; `echomq archive` inspects, restores and verifies an archive and its replica.
+//! engine; `echomq archive` inspects, restores and verifies an archive and its replica;
+//! `echomq bench` measures window reads, trims, appends and group reads on the engine and on
+//! Redis-protocol servers.
 
 mod cli;
 
@@ -21,6 +23,8 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// Inspect, restore or verify an archive and its S3 replica.
     Archive(cli::archive::ArchiveArgs),
+    /// Measure window reads, trims, appends and group reads, embedded and over RESP.
+    Bench(cli::bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -29,6 +33,7 @@ fn main() -> ExitCode {
     let result = match args.command {
         Command::Serve(serve) => cli::serve::run(serve),
         Command::Archive(archive) => cli::archive::run(archive),
+        Command::Bench(bench) => cli::bench::run(bench),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

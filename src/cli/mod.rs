@@ -1,6 +1,7 @@
 //! The subcommands of the `echomq` binary, one file each.
 
 pub mod archive;
+pub mod bench;
 pub mod replica;
 pub mod serve;
 

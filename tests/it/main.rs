@@ -4,6 +4,7 @@
 //! - `support`: real servers (Redis, Valkey), a RESP2 reader, the differential harness.
 //! - `archive`: fold-before-trim and merge-reads through the server and the feed, and the
 //!   crash test.
+//! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
@@ -15,6 +16,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod archive;
+mod bench;
 mod cli;
 mod differential;
 mod feed;

@@ -1,0 +1,191 @@
+//! `echomq bench window|trim|append|consume|all [--entries 1e4,1e5,1e6] [--fields N]
+//! [--value-bytes B] [--target embedded|redis://host:port ...] [--json FILE] [--plot FILE.svg]`
+//!
+//! What a retention policy or a "last five minutes" read costs at a user's volume, how that
+//! grows with the stream, and how the embedded engine compares with a server. For each size
+//! the bench loads one stream per target, then measures window reads, trims, appends and
+//! consumer-group reads, the targets taking turns measurement by measurement so that their
+//! ratios stay fair on a noisy machine. Then it deletes the streams and goes to the next size.
+//!
+//! - [`args`]: options, sizes and targets; [`target`]: connecting (with the probe that turns
+//!   a dead or non-Redis port into a clear error) and the commands the bench sends.
+//! - [`timeline`]: ids that map to instants; [`loader`]: pipelined loading; [`stage`]: the
+//!   streams of one size and the entries they hold.
+//! - [`window`], [`trim`], [`append`], [`consume`]: the measurements.
+//! - [`results`]: the figures (the `--json` file); [`table`], [`plot`]: how they are shown.
+//! - [`memory`]: refusing sizes that do not fit; [`cleanup`]: the run's own key prefix, and
+//!   removing its keys at the end and on Ctrl-C.
+
+pub mod append;
+pub mod args;
+pub mod cleanup;
+pub mod consume;
+pub mod error;
+pub mod loader;
+pub mod memory;
+pub mod plot;
+pub mod results;
+pub mod stage;
+pub mod table;
+pub mod target;
+pub mod timeline;
+pub mod trim;
+pub mod window;
+
+pub use args::BenchArgs;
+
+use args::{Operation, TargetSpec};
+use cleanup::RunKeys;
+use error::BenchError;
+use loader::Payload;
+use results::{Config, LoadRow, Report, TargetInfo};
+use stage::Stage;
+use target::Target;
+
+/// Runs the bench; an interrupted run removes its keys and exits with status 130.
+pub fn run(args: BenchArgs) -> Result<(), String> {
+    match bench(&args) {
+        Ok(()) => Ok(()),
+        Err(BenchError::Interrupted) => {
+            eprintln!("echomq bench: {}", BenchError::Interrupted);
+            std::process::exit(cleanup::INTERRUPTED_EXIT);
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn bench(args: &BenchArgs) -> Result<(), BenchError> {
+    args.validate()?;
+    let mut sizes = args
+        .entries
+        .iter()
+        .map(|s| args::parse_entries(s))
+        .collect::<Result<Vec<u64>, _>>()?;
+    sizes.sort_unstable();
+    sizes.dedup();
+    let specs = args
+        .targets
+        .iter()
+        .map(|t| TargetSpec::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    cleanup::install_signal_handler();
+    let mut targets = specs
+        .iter()
+        .map(target::connect)
+        .collect::<Result<Vec<_>, _>>()?;
+    let entry_bytes = memory::entry_bytes(args.fields, args.value_bytes);
+    if let Some(&largest) = sizes.last() {
+        // Plain appends and the consume producer grow the stream past its size.
+        let extra = 2 * (args.ops + args.batch);
+        memory::check(
+            &targets,
+            largest,
+            extra,
+            entry_bytes,
+            memory::available_bytes(),
+        )?;
+    }
+    let keys = RunKeys::new();
+    let mut report = Report {
+        // `echomq` rather than the binary's path, which says nothing about the run.
+        command: std::iter::once("echomq".to_string())
+            .chain(std::env::args().skip(1))
+            .collect::<Vec<_>>()
+            .join(" "),
+        load_average: load_average(),
+        config: Config {
+            entries: sizes.clone(),
+            fields: args.fields,
+            value_bytes: args.value_bytes,
+            rate: args.rate,
+            samples: args.samples,
+            trim_repeats: args.trim_repeats,
+            trim_limit: args.trim_limit,
+            ops: args.ops,
+            batch: args.batch,
+            estimated_entry_bytes: entry_bytes,
+        },
+        targets: targets
+            .iter()
+            .map(|t| TargetInfo {
+                label: t.label(),
+                server: t.server.clone(),
+            })
+            .collect(),
+        consume_method: consume::METHOD.to_string(),
+        ..Report::default()
+    };
+    let measured = measure_all(args, &sizes, &mut targets, &keys, &mut report);
+    let cleaned = remove_keys(&mut targets, &keys);
+    measured?;
+    cleaned?;
+    print!("{}", table::render(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| BenchError::Output {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        std::fs::write(path, text + "\n").map_err(|e| BenchError::Output {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+    }
+    if let Some(path) = &args.plot {
+        plot::draw(&report, path)?;
+    }
+    Ok(())
+}
+
+fn measure_all(
+    args: &BenchArgs,
+    sizes: &[u64],
+    targets: &mut [Target],
+    keys: &RunKeys,
+    report: &mut Report,
+) -> Result<(), BenchError> {
+    let payload = Payload::new(args.fields, args.value_bytes);
+    for &entries in sizes {
+        let mut stage = Stage::new(targets, keys, &payload, entries, args);
+        for t in 0..stage.targets.len() {
+            let took = stage.grow(t, entries)?;
+            report.load.push(LoadRow {
+                target: stage.targets[t].label(),
+                entries,
+                seconds: took.as_secs_f64(),
+                entries_per_s: entries as f64 / took.as_secs_f64(),
+            });
+        }
+        if args.runs(Operation::Window) {
+            window::measure(&mut stage, &mut report.window)?;
+        }
+        if args.runs(Operation::Trim) {
+            trim::measure(&mut stage, &mut report.trim)?;
+        }
+        if args.runs(Operation::Append) {
+            append::measure(&mut stage, &mut report.append)?;
+        }
+        if args.runs(Operation::Consume) {
+            consume::measure(&mut stage, &mut report.consume)?;
+        }
+        remove_keys(stage.targets, keys)?;
+    }
+    Ok(())
+}
+
+/// Deletes every key of the run on every target; tries them all before reporting a failure.
+fn remove_keys(targets: &mut [Target], keys: &RunKeys) -> Result<(), BenchError> {
+    let mut first_error = None;
+    for target in targets.iter_mut() {
+        if let Err(e) = target.delete_matching(&keys.pattern()) {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The 1-, 5- and 15-minute load averages (zeros where /proc is missing).
+fn load_average() -> [f64; 3] {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let mut fields = text.split_whitespace().map(|f| f.parse().unwrap_or(0.0));
+    [(); 3].map(|()| fields.next().unwrap_or(0.0))
+}

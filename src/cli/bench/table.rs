@@ -1,0 +1,180 @@
+//! The terminal tables: one per operation, rows grouped by size, targets side by side in
+//! consecutive rows so their figures read as a comparison.
+
+use std::fmt::Write;
+
+use super::results::Report;
+
+/// A count the way people read it: `1.0M`, `10k`, `950`.
+pub fn human(n: f64) -> String {
+    match n {
+        n if n >= 1e9 => format!("{:.1}G", n / 1e9),
+        n if n >= 1e6 => format!("{:.1}M", n / 1e6),
+        n if n >= 1e4 => format!("{:.0}k", n / 1e3),
+        n if n >= 1e3 => format!("{:.1}k", n / 1e3),
+        n => format!("{n:.0}"),
+    }
+}
+
+/// A duration in microseconds with a fitting unit.
+pub fn duration(us: f64) -> String {
+    match us {
+        us if us >= 1e6 => format!("{:.2} s", us / 1e6),
+        us if us >= 1e3 => format!("{:.2} ms", us / 1e3),
+        us if us >= 10.0 => format!("{us:.1} us"),
+        us => format!("{us:.2} us"),
+    }
+}
+
+/// The whole report as text.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let [l1, l5, l15] = report.load_average;
+    let _ = writeln!(w, "load average at start: {l1:.2} {l5:.2} {l15:.2}");
+    for t in &report.targets {
+        let _ = writeln!(w, "target: {}", t.label);
+    }
+    if !report.load.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nload (pipelined XADD over RESP; direct adds in process)"
+        );
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:>10} {:>12}",
+            "entries", "target", "time", "entries/s"
+        );
+        for r in &report.load {
+            let _ = writeln!(
+                w,
+                "{:>8}  {:<30} {:>10} {:>12}",
+                human(r.entries as f64),
+                r.target,
+                duration(r.seconds * 1e6),
+                human(r.entries_per_s)
+            );
+        }
+    }
+    if !report.window.is_empty() {
+        let _ = writeln!(
+            w,
+            "\nwindow: Feed::read_window (rate {}/s)",
+            report.config.rate
+        );
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
+            "entries", "target", "span", "where", "read", "p50", "p99", "entries/s"
+        );
+        for r in &report.window {
+            let _ = writeln!(
+                w,
+                "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
+                human(r.entries as f64),
+                r.target,
+                r.span,
+                r.position,
+                r.read_entries,
+                duration(r.p50_us),
+                duration(r.p99_us),
+                human(r.entries_per_s)
+            );
+        }
+    }
+    if !report.trim.is_empty() {
+        let _ = writeln!(
+            w,
+            "\ntrim: XTRIM (median of {}; `~` with LIMIT {})",
+            report.config.trim_repeats, report.config.trim_limit
+        );
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:<9} {:>4} {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
+            "entries",
+            "target",
+            "trim",
+            "ask",
+            "removed",
+            "left",
+            "under",
+            "nodes",
+            "time",
+            "ns/entry"
+        );
+        for r in &report.trim {
+            let ns = r
+                .ns_per_entry
+                .map_or("-".to_string(), |ns| format!("{ns:.1}"));
+            let _ = writeln!(
+                w,
+                "{:>8}  {:<30} {:<9} {:>3.0}% {:>8} {:>8} {:>8} {:>7} {:>10} {:>9}",
+                human(r.entries as f64),
+                r.target,
+                r.strategy,
+                r.fraction * 100.0,
+                r.removed,
+                r.left,
+                r.under_trim,
+                r.nodes_freed,
+                duration(r.time_us),
+                ns
+            );
+        }
+    }
+    if !report.append.is_empty() {
+        let _ = writeln!(w, "\nappend: one XADD per round trip");
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+            "entries", "target", "mode", "per XADD", "XADD/s"
+        );
+        for r in &report.append {
+            let _ = writeln!(
+                w,
+                "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+                human(r.entries as f64),
+                r.target,
+                r.mode,
+                duration(r.us_per_op),
+                human(r.ops_per_s)
+            );
+        }
+    }
+    if !report.consume.is_empty() {
+        let _ = writeln!(w, "\nconsume: {}", report.consume_method);
+        let _ = writeln!(
+            w,
+            "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+            "entries", "target", "mode", "per entry", "entries/s"
+        );
+        for r in &report.consume {
+            let _ = writeln!(
+                w,
+                "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+                human(r.entries as f64),
+                r.target,
+                r.mode,
+                duration(r.us_per_entry),
+                human(r.entries_per_s)
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_like_people_write_them() {
+        assert_eq!(human(950.0), "950");
+        assert_eq!(human(1500.0), "1.5k");
+        assert_eq!(human(10_000.0), "10k");
+        assert_eq!(human(1_000_000.0), "1.0M");
+        assert_eq!(duration(0.5), "0.50 us");
+        assert_eq!(duration(1500.0), "1.50 ms");
+        assert_eq!(duration(2.5e6), "2.50 s");
+    }
+}

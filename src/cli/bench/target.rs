@@ -1,0 +1,524 @@
+//! A place streams live during a bench: the engine in this process, or a Redis-protocol server
+//! on our own connection.
+//!
+//! Remote targets are probed before use: a TCP connect and a raw `PING` with short timeouts, so
+//! an unreachable address or a port that speaks something else (HTTP, SSH) is a clear error
+//! instead of a hang. Every later command has a read timeout too. Window reads go through the
+//! feed's `read_window` on both kinds (the path applications use); trims, appends and group
+//! reads send the same command argv to both, through [`Keyspace::execute`] in process and over
+//! RESP otherwise, so the two differ only by the network and the protocol.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use echomq::engine::{Keyspace, Reply, SystemClock};
+use echomq::feed::{Embedded, Feed, RedisBackend};
+use redis::Value;
+use time::OffsetDateTime;
+
+use super::args::TargetSpec;
+use super::error::BenchError;
+
+/// How long a TCP connect, and the first reply, may take before the target counts as dead.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// A reply slower than this means a hung server; a 50% exact trim of a large stream stays
+/// well below it.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bytes of a non-RESP reply quoted in the error.
+const PREVIEW_BYTES: usize = 40;
+
+/// One command's arguments.
+pub type Argv = Vec<Vec<u8>>;
+
+/// Where the streams live.
+// One value per target, made once and never moved in a measured path: its size is no cost.
+#[allow(clippy::large_enum_variant)]
+enum Place {
+    Embedded {
+        keyspace: Arc<Keyspace>,
+        feed: Feed<Embedded>,
+    },
+    Remote {
+        connection: redis::Connection,
+        feed: Feed<RedisBackend>,
+    },
+}
+
+/// What the bench knows about a target's memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServerMemory {
+    /// `used_memory`.
+    pub used_bytes: u64,
+    /// `maxmemory` (0: none).
+    pub max_bytes: u64,
+    /// `total_system_memory`, when the server reports it.
+    pub system_bytes: u64,
+}
+
+/// A connected target.
+pub struct Target {
+    /// How the user named it.
+    pub spec: TargetSpec,
+    /// What answers there: `embedded`, `echomq serve 0.1.0`, `redis 7.0.15`.
+    pub server: String,
+    /// A short name of what answers: `echomq-serve`, `redis-7.0.15`, `valkey-8.1.1`.
+    kind: String,
+    /// Whether the target's memory is this machine's (embedded or a loopback address).
+    pub local: bool,
+    /// Memory figures of a server (zeros for embedded).
+    pub memory: ServerMemory,
+    place: Place,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("spec", &self.spec)
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+fn server_error(target: &str, e: impl std::fmt::Display) -> BenchError {
+    BenchError::Server {
+        target: target.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Connects to the target, or says why it cannot be used.
+pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
+    match spec {
+        TargetSpec::Embedded => {
+            let keyspace = Arc::new(Keyspace::new(Arc::new(SystemClock)));
+            let feed = Feed::new(Embedded::new(Arc::clone(&keyspace)));
+            Ok(Target {
+                spec: spec.clone(),
+                server: "embedded".to_string(),
+                kind: "embedded".to_string(),
+                local: true,
+                memory: ServerMemory::default(),
+                place: Place::Embedded { keyspace, feed },
+            })
+        }
+        TargetSpec::Remote { url, addr } => {
+            let resolved = probe(url, addr)?;
+            let unreachable = |e: redis::RedisError| BenchError::Unreachable {
+                target: url.clone(),
+                reason: e.to_string(),
+            };
+            let client = redis::Client::open(url.as_str()).map_err(unreachable)?;
+            let connection = client
+                .get_connection_with_timeout(PROBE_TIMEOUT)
+                .map_err(unreachable)?;
+            connection
+                .set_read_timeout(Some(COMMAND_TIMEOUT))
+                .and_then(|()| connection.set_write_timeout(Some(COMMAND_TIMEOUT)))
+                .map_err(unreachable)?;
+            let feed = Feed::new(RedisBackend::connect(url).map_err(|e| server_error(url, e))?);
+            let mut target = Target {
+                spec: spec.clone(),
+                server: String::new(),
+                kind: String::new(),
+                local: resolved.iter().all(|a| a.ip().is_loopback()),
+                memory: ServerMemory::default(),
+                place: Place::Remote { connection, feed },
+            };
+            target.read_info()?;
+            Ok(target)
+        }
+    }
+}
+
+/// A TCP connect and a raw RESP `PING`: any `+` or `-` reply is the Redis protocol (`-NOAUTH`
+/// included; the client authenticates from the URL afterwards).
+fn probe(url: &str, addr: &str) -> Result<Vec<SocketAddr>, BenchError> {
+    let unreachable = |reason: String| BenchError::Unreachable {
+        target: url.to_string(),
+        reason,
+    };
+    let not_redis = |reason: String| BenchError::NotRedis {
+        target: url.to_string(),
+        reason,
+    };
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| unreachable(format!("cannot resolve {addr}: {e}")))?
+        .collect();
+    let mut last = format!("{addr} resolves to no address");
+    let mut stream = None;
+    for a in &addrs {
+        match TcpStream::connect_timeout(a, PROBE_TIMEOUT) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = format!("connecting to {a}: {e}"),
+        }
+    }
+    let mut stream = stream.ok_or_else(|| unreachable(last))?;
+    let io =
+        |e: std::io::Error| not_redis(format!("no reply to PING within {PROBE_TIMEOUT:?}: {e}"));
+    stream.set_read_timeout(Some(PROBE_TIMEOUT)).map_err(io)?;
+    stream.set_write_timeout(Some(PROBE_TIMEOUT)).map_err(io)?;
+    stream.write_all(b"*1\r\n$4\r\nPING\r\n").map_err(io)?;
+    let mut reply = [0u8; PREVIEW_BYTES];
+    let n = stream.read(&mut reply).map_err(io)?;
+    match reply.first() {
+        _ if n == 0 => Err(not_redis("it closed the connection on PING".into())),
+        Some(b'+' | b'-') => Ok(addrs),
+        _ => Err(not_redis(format!(
+            "it answered PING with {:?}",
+            String::from_utf8_lossy(&reply[..n])
+        ))),
+    }
+}
+
+/// `name:value` from INFO text.
+fn info_field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines().find_map(|line| {
+        line.strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(str::trim)
+    })
+}
+
+fn as_bytes(value: &Value) -> Option<&[u8]> {
+    match value {
+        Value::BulkString(b) => Some(b),
+        Value::SimpleString(s) => Some(s.as_bytes()),
+        Value::VerbatimString { text, .. } => Some(text.as_bytes()),
+        _ => None,
+    }
+}
+
+fn as_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+impl Target {
+    /// The label of tables and plots.
+    pub fn label(&self) -> String {
+        match &self.spec {
+            TargetSpec::Embedded => "embedded".to_string(),
+            TargetSpec::Remote { addr, .. } => format!("{}@{addr}", self.kind),
+        }
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> BenchError {
+        server_error(&self.spec.label(), e)
+    }
+
+    fn read_info(&mut self) -> Result<(), BenchError> {
+        let text = self.info()?;
+        let version = |name| info_field(&text, name).unwrap_or("?");
+        (self.kind, self.server) = if let Some(v) = info_field(&text, "echomq_version") {
+            // This build's server: its version says nothing a reader needs in every row.
+            ("echomq-serve".to_string(), format!("echomq serve {v}"))
+        } else if let Some(v) = info_field(&text, "valkey_version") {
+            (format!("valkey-{v}"), format!("valkey {v}"))
+        } else {
+            let v = version("redis_version");
+            (format!("redis-{v}"), format!("redis {v}"))
+        };
+        let number = |name| info_field(&text, name).and_then(|v| v.parse().ok());
+        self.memory = ServerMemory {
+            used_bytes: number("used_memory").unwrap_or(0),
+            max_bytes: number("maxmemory").unwrap_or(0),
+            system_bytes: number("total_system_memory").unwrap_or(0),
+        };
+        Ok(())
+    }
+
+    fn info(&mut self) -> Result<String, BenchError> {
+        let Place::Remote { connection, .. } = &mut self.place else {
+            return Ok(String::new());
+        };
+        let reply: Value = redis::cmd("INFO")
+            .query(connection)
+            .map_err(|e| server_error(&self.spec.label(), e))?;
+        Ok(as_bytes(&reply)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default())
+    }
+
+    /// The in-process keyspace, for the embedded target.
+    pub fn keyspace(&self) -> Option<&Arc<Keyspace>> {
+        match &self.place {
+            Place::Embedded { keyspace, .. } => Some(keyspace),
+            Place::Remote { .. } => None,
+        }
+    }
+
+    /// Sends `commands` in one pipeline (remote) or runs them in turn (embedded); any error
+    /// reply fails the batch.
+    pub fn pipeline(&mut self, commands: &[Argv]) -> Result<(), BenchError> {
+        let label = self.spec.label();
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => {
+                for argv in commands {
+                    keyspace
+                        .execute(argv)
+                        .map_err(|e| server_error(&label, e))?;
+                }
+                Ok(())
+            }
+            Place::Remote { connection, .. } => {
+                let mut pipe = redis::pipe();
+                for argv in commands {
+                    let mut command = redis::Cmd::new();
+                    for arg in argv {
+                        command.arg(arg.as_slice());
+                    }
+                    pipe.add_command(command);
+                }
+                let replies: Vec<Value> = pipe
+                    .query(connection)
+                    .map_err(|e| server_error(&label, e))?;
+                match replies.iter().find(|v| matches!(v, Value::ServerError(_))) {
+                    Some(Value::ServerError(e)) => Err(server_error(&label, format!("{e:?}"))),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// Runs a command whose reply is an integer (XTRIM, XACK, DEL).
+    pub fn int(&mut self, argv: &Argv) -> Result<i64, BenchError> {
+        let label = self.spec.label();
+        let bad = |what: &str| server_error(&label, format!("unexpected reply to {what}"));
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => match keyspace.execute(argv) {
+                Ok(Reply::Int(n)) => Ok(n),
+                Ok(_) => Err(bad("an integer command")),
+                Err(e) => Err(server_error(&label, e)),
+            },
+            Place::Remote { connection, .. } => {
+                let reply: Value = command(argv)
+                    .query(connection)
+                    .map_err(|e| server_error(&label, e))?;
+                as_int(&reply).ok_or_else(|| bad("an integer command"))
+            }
+        }
+    }
+
+    /// Runs a command and ignores its (non-error) reply (XADD, XGROUP CREATE).
+    pub fn run(&mut self, argv: &Argv) -> Result<(), BenchError> {
+        let label = self.spec.label();
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => keyspace
+                .execute(argv)
+                .map(drop)
+                .map_err(|e| server_error(&label, e)),
+            Place::Remote { connection, .. } => command(argv)
+                .query::<Value>(connection)
+                .map(drop)
+                .map_err(|e| server_error(&label, e)),
+        }
+    }
+
+    /// XREADGROUP on one stream: the ids delivered.
+    pub fn read_group_ids(&mut self, argv: &Argv) -> Result<Vec<Vec<u8>>, BenchError> {
+        let label = self.spec.label();
+        let bad = || server_error(&label, "unexpected XREADGROUP reply");
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => {
+                let reply = keyspace
+                    .execute(argv)
+                    .map_err(|e| server_error(&label, e))?;
+                let pairs = match reply {
+                    Reply::StreamMap(pairs) | Reply::Map(pairs) => pairs,
+                    Reply::NullArray | Reply::Null => return Ok(Vec::new()),
+                    _ => return Err(bad()),
+                };
+                let mut ids = Vec::new();
+                for (_, entries) in pairs {
+                    match entries {
+                        Reply::Entries(entries) => {
+                            ids.extend(entries.iter().map(|e| e.id.to_vec()));
+                        }
+                        Reply::Array(items) => {
+                            for item in items {
+                                match item {
+                                    Reply::Array(pair) => match pair.first() {
+                                        Some(Reply::Bulk(id)) => ids.push(id.to_vec()),
+                                        _ => return Err(bad()),
+                                    },
+                                    _ => return Err(bad()),
+                                }
+                            }
+                        }
+                        _ => return Err(bad()),
+                    }
+                }
+                Ok(ids)
+            }
+            Place::Remote { connection, .. } => {
+                let reply: Value = command(argv)
+                    .query(connection)
+                    .map_err(|e| server_error(&label, e))?;
+                let streams = match reply {
+                    Value::Array(streams) => streams,
+                    Value::Map(pairs) => pairs
+                        .into_iter()
+                        .map(|(k, v)| Value::Array(vec![k, v]))
+                        .collect(),
+                    Value::Nil => return Ok(Vec::new()),
+                    _ => return Err(bad()),
+                };
+                let mut ids = Vec::new();
+                for stream in &streams {
+                    let Value::Array(pair) = stream else {
+                        return Err(bad());
+                    };
+                    let Some(Value::Array(entries)) = pair.get(1) else {
+                        return Err(bad());
+                    };
+                    for entry in entries {
+                        let Value::Array(entry) = entry else {
+                            return Err(bad());
+                        };
+                        let id = entry.first().and_then(as_bytes).ok_or_else(bad)?;
+                        ids.push(id.to_vec());
+                    }
+                }
+                Ok(ids)
+            }
+        }
+    }
+
+    /// XINFO STREAM's `length` and `radix-tree-keys` (macro nodes).
+    pub fn stream_info(&mut self, key: &str) -> Result<(u64, u64), BenchError> {
+        let label = self.spec.label();
+        let bad = || server_error(&label, "unexpected XINFO STREAM reply");
+        let argv: Argv = vec![
+            b"XINFO".to_vec(),
+            b"STREAM".to_vec(),
+            key.as_bytes().to_vec(),
+        ];
+        let mut length = None;
+        let mut nodes = None;
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => {
+                let reply = keyspace
+                    .execute(&argv)
+                    .map_err(|e| server_error(&label, e))?;
+                let pairs = match reply {
+                    Reply::Map(pairs) => pairs,
+                    _ => return Err(bad()),
+                };
+                for (k, v) in pairs {
+                    match (k, v) {
+                        (Reply::Bulk(k), Reply::Int(n)) if &k[..] == b"length" => length = Some(n),
+                        (Reply::Bulk(k), Reply::Int(n)) if &k[..] == b"radix-tree-keys" => {
+                            nodes = Some(n)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Place::Remote { connection, .. } => {
+                let reply: Value = command(&argv)
+                    .query(connection)
+                    .map_err(|e| server_error(&label, e))?;
+                let pairs: Vec<(Value, Value)> = match reply {
+                    Value::Map(pairs) => pairs,
+                    Value::Array(flat) => flat
+                        .chunks(2)
+                        .filter_map(|kv| match kv {
+                            [k, v] => Some((k.clone(), v.clone())),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => return Err(bad()),
+                };
+                for (k, v) in &pairs {
+                    match as_bytes(k) {
+                        Some(b"length") => length = as_int(v),
+                        Some(b"radix-tree-keys") => nodes = as_int(v),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        match (length, nodes) {
+            (Some(l), Some(n)) if l >= 0 && n >= 0 => Ok((l as u64, n as u64)),
+            _ => Err(bad()),
+        }
+    }
+
+    /// `read_window` through the feed; returns the entries read.
+    pub fn read_window(
+        &self,
+        queue: &str,
+        name: &str,
+        t0: OffsetDateTime,
+        t1: OffsetDateTime,
+    ) -> Result<usize, BenchError> {
+        let read = match &self.place {
+            Place::Embedded { feed, .. } => feed.read_window(queue, name, t0, t1, None),
+            Place::Remote { feed, .. } => feed.read_window(queue, name, t0, t1, None),
+        };
+        read.map(|records| records.len()).map_err(|e| self.error(e))
+    }
+
+    /// Deletes every key matching `pattern` (SCAN + DEL, so a big keyspace is not blocked);
+    /// returns how many were deleted.
+    pub fn delete_matching(&mut self, pattern: &str) -> Result<u64, BenchError> {
+        let label = self.spec.label();
+        match &mut self.place {
+            Place::Embedded { keyspace, .. } => {
+                let prefix = pattern.trim_end_matches('*').as_bytes().to_vec();
+                Ok(keyspace.run(|db, _| {
+                    let keys: Vec<_> = db
+                        .keys()
+                        .filter(|k| k.starts_with(&prefix))
+                        .cloned()
+                        .collect();
+                    for key in &keys {
+                        db.remove(key);
+                    }
+                    keys.len() as u64
+                }))
+            }
+            Place::Remote { connection, .. } => {
+                let mut cursor = 0u64;
+                let mut deleted = 0u64;
+                loop {
+                    let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .query(connection)
+                        .map_err(|e| server_error(&label, e))?;
+                    if !keys.is_empty() {
+                        let n: u64 = redis::cmd("DEL")
+                            .arg(&keys)
+                            .query(connection)
+                            .map_err(|e| server_error(&label, e))?;
+                        deleted += n;
+                    }
+                    if next == 0 {
+                        return Ok(deleted);
+                    }
+                    cursor = next;
+                }
+            }
+        }
+    }
+}
+
+fn command(argv: &Argv) -> redis::Cmd {
+    let mut command = redis::Cmd::new();
+    for arg in argv {
+        command.arg(arg.as_slice());
+    }
+    command
+}
