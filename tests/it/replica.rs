@@ -155,7 +155,13 @@ fn race<S: ObjectStore + Clone + 'static>(connect: impl Fn() -> S, prefix: &str,
             .collect();
         let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         let won: Vec<_> = results.iter().filter(|r| r.1.is_ok()).collect();
-        assert_eq!(won.len(), 1, "round {round}: {} winners", won.len());
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: {} winners: {:?}",
+            won.len(),
+            results.iter().map(|r| (r.0, &r.1)).collect::<Vec<_>>()
+        );
         for (who, result, again, sent_before, sent_after, _) in &results {
             if result.is_err() {
                 assert!(

@@ -1,6 +1,12 @@
-//! A real S3-compatible server for replication tests: moto's `moto_server` (PyPI `moto[s3]`,
-//! installed by `scripts/install-peers` into the peers venv), which honours
-//! `If-None-Match: *` atomically (see `reference/archive.md` §5).
+//! A real S3-compatible server for replication tests: moto (PyPI `moto[s3]`, installed by
+//! `scripts/install-peers` into the peers venv), which honours `If-None-Match: *` on PutObject
+//! (see `reference/archive.md` §5).
+//!
+//! `moto_server` serves each request on its own thread and its create-only check is
+//! check-then-put without a lock: under load two racing creators can both get 200 (seen here
+//! in about one of four parallel runs of the 100-round race). S3 and Tigris are atomic, so
+//! the helper runs moto's own WSGI app and request handler from the venv's Python behind one
+//! lock ([`SERIALIZED_MOTO`]): connections stay concurrent, requests apply one at a time.
 //!
 //! [`Moto::start`] picks a free loopback port, starts the server, waits until it answers,
 //! and kills it by pid when dropped (also when the test panics). A missing binary skips the
@@ -8,7 +14,8 @@
 //! access key works.
 //!
 //! Binary lookup: `ECHOMQ_MOTO_SERVER`, then `PATH`, then
-//! `${ECHOMQ_PEERS:-~/.cache/echomq/peers}/venv/bin/moto_server`.
+//! `${ECHOMQ_PEERS:-~/.cache/echomq/peers}/venv/bin/moto_server`; the Python that runs it is
+//! the `python` beside it (the venv's).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -33,6 +40,20 @@ pub const SECRET_KEY: &str = "testing";
 /// for `us-east-1`; any other region works.
 pub const REGION: &str = "eu-west-1";
 
+/// moto's server with every request applied under one lock (argv: host, port). The response
+/// body is read inside the lock so a request has fully taken effect before the next starts.
+pub const SERIALIZED_MOTO: &str = r#"
+import sys, threading
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+def serialized(environ, start_response):
+    with lock:
+        return [b"".join(app(environ, start_response))]
+run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=MotoRequestHandler)
+"#;
+
 /// A running moto server.
 #[derive(Debug)]
 pub struct Moto {
@@ -49,8 +70,11 @@ impl Moto {
 
     /// [`Moto::start`] with extra environment variables for the server.
     pub fn start_with_env(vars: &[(&str, &str)]) -> Option<Moto> {
-        let Some(binary) = find_binary() else {
-            let why = "moto_server not found (set ECHOMQ_MOTO_SERVER or run scripts/install-peers)";
+        let Some(python) = find_binary().and_then(|b| {
+            let python = b.parent()?.join("python");
+            python.is_file().then_some(python)
+        }) else {
+            let why = "moto_server and its python not found (set ECHOMQ_MOTO_SERVER or run scripts/install-peers)";
             if env::var("CI").as_deref() == Ok("true") {
                 panic!("CI=true requires moto: {why}");
             }
@@ -59,22 +83,23 @@ impl Moto {
         };
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS_MAX {
-            match Moto::try_start(&binary, vars) {
+            match Moto::try_start(&python, vars) {
                 Ok(moto) => return Some(moto),
                 Err(why) => failures.push(why),
             }
         }
-        panic!("starting {}: {failures:?}", binary.display());
+        panic!("starting moto with {}: {failures:?}", python.display());
     }
 
-    fn try_start(binary: &Path, vars: &[(&str, &str)]) -> Result<Moto, String> {
+    fn try_start(python: &Path, vars: &[(&str, &str)]) -> Result<Moto, String> {
         let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("probing a free port: {e}"))?
             .port();
-        let mut command = Command::new(binary);
+        let mut command = Command::new(python);
         command
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-c", SERIALIZED_MOTO, "127.0.0.1", &port.to_string()])
+            .env("MOTO_PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
