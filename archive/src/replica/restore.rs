@@ -121,8 +121,10 @@ pub fn read_chain(
         let c = &encoded.commit;
         for s in &c.segments {
             summary.segments += 1;
-            summary.segment_bytes += s.len;
-            summary.pages += u64::from(s.page_count);
+            // Saturating: the lengths come from the bucket; a lie is caught when the segment
+            // is fetched, not by overflowing here.
+            summary.segment_bytes = summary.segment_bytes.saturating_add(s.len);
+            summary.pages = summary.pages.saturating_add(u64::from(s.page_count));
         }
         summary.head = Some(ReplicaHead {
             version: c.version,
@@ -152,7 +154,7 @@ fn fetch_segment(
     let mut bytes = Vec::with_capacity(usize::try_from(reference.len).unwrap_or(0).min(64 << 20));
     let mut at = 0u64;
     loop {
-        let end = (at + FETCH_CHUNK_BYTES).min(reference.len);
+        let end = at.saturating_add(FETCH_CHUNK_BYTES).min(reference.len);
         let chunk = with_retries(|| store.get_range(&reference.key, at..end.max(at)))?;
         let Some(chunk) = chunk else {
             return Err(ReplicaError::MissingSegment {

@@ -525,3 +525,57 @@ proptest! {
         prop_assert_eq!(map.len(), folded.len());
     }
 }
+
+#[test]
+fn a_forged_commit_with_absurd_lengths_and_epochs_is_an_error_not_a_panic() {
+    let (store, segments) = damaged_fixture();
+    let key3 = commit_key(PREFIX, Version(3));
+    let mut forged = Commit::decode(&store.objects()[&key3]).unwrap().commit;
+    forged.segments[0].len = u64::MAX;
+    forged.segments[0].page_count = u32::MAX;
+    forged.epoch = Epoch(u64::MAX);
+    store.tamper(&key3, Some(forged.encode().bytes));
+    assert!(matches!(
+        restore_err(&store),
+        ReplicaError::CorruptSegment { key, .. } if key == segments[2]
+    ));
+    // A node restored from it cannot bump the epoch past the maximum: a typed error.
+    let head = restore::read_chain(&store, PREFIX, &mut |_| {})
+        .unwrap()
+        .1
+        .head;
+    let mut state = MemoryState::default();
+    state
+        .save(&LocalState {
+            epoch: None,
+            head,
+            ..LocalState::fresh()
+        })
+        .unwrap();
+    let err = Writer::open(store, PREFIX, state, WriterOptions::no_backoff()).unwrap_err();
+    assert!(matches!(err, ReplicaError::LocalState(_)), "{err}");
+}
+
+proptest! {
+    #[test]
+    fn decoding_arbitrary_bytes_never_panics(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        count in 0u32..4,
+    ) {
+        let _ = Commit::decode(&bytes);
+        let _ = LocalState::decode(&bytes);
+        // A segment body with the right magic and a checksum that matches, so decoding gets
+        // past the checksum into the page layout.
+        let mut segment = b"EMQS\x01".to_vec();
+        segment.extend_from_slice(&count.to_be_bytes());
+        segment.extend_from_slice(&bytes);
+        let reference = super::commit::SegmentRef {
+            key: "k".into(),
+            pages: PageRange { first: 0, last: u64::MAX },
+            page_count: count,
+            len: segment.len() as u64,
+            sha256: <sha2::Sha256 as sha2::Digest>::digest(&segment).into(),
+        };
+        let _ = super::segment::decode(&reference, &segment);
+    }
+}

@@ -278,7 +278,16 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
             });
         }
         let seen = self.state.head.map_or(Epoch(0), |h| h.epoch);
-        let epoch = Epoch(seen.0.max(self.state.epoch.map_or(0, |e| e.0)) + 1);
+        let epoch = seen
+            .0
+            .max(self.state.epoch.map_or(0, |e| e.0))
+            .checked_add(1)
+            .map(Epoch)
+            .ok_or_else(|| {
+                ReplicaError::LocalState(
+                    "the chain's epoch is at its maximum: replicate to a fresh prefix".into(),
+                )
+            })?;
         self.state.epoch = Some(epoch);
         self.state.fenced = None;
         let commit = Commit {
