@@ -195,6 +195,33 @@ fn a_fold_and_trim_racing_a_merge_read_makes_it_start_over() {
         .unwrap();
     assert_eq!(calls, 2, "W moved, so the read started over");
     assert_eq!(got, all);
+
+    // The same race on a reverse read, which reads the live side first.
+    let mut calls = 0;
+    let got = archive
+        .read_merged::<Entry, ArchiveError>(
+            b"s",
+            RangeQuery::reverse(StreamId::MIN, StreamId::MAX, None),
+            |a: StreamId, b: StreamId, _count: Option<usize>, _reverse: bool| {
+                calls += 1;
+                if calls == 1 {
+                    archive
+                        .fold_then_trim(b"s", &mut live.borrow_mut(), &Trim::maxlen(3), limits)
+                        .unwrap();
+                }
+                Ok(live
+                    .borrow()
+                    .rev_range(a, b)
+                    .map(|e| e.to_entry())
+                    .collect())
+            },
+            |e| e,
+        )
+        .unwrap();
+    assert_eq!(calls, 2, "W moved, so the reverse read started over");
+    let mut reversed = all.clone();
+    reversed.reverse();
+    assert_eq!(got, reversed);
 }
 
 #[test]
