@@ -107,6 +107,11 @@ pub enum ReplicaError {
         "{key} already exists: the prefix holds another replica; restore from it (echomq archive restore) and take over, or pick a fresh prefix"
     )]
     PrefixInUse { key: String },
+    /// The archive's last replicated commit is not at this location.
+    #[error(
+        "this archive's last replicated commit {key} (version {version}) is not in this bucket: point --replicate at the replica this archive wrote (echomq archive status shows it), or restore a new archive from this one"
+    )]
+    WrongReplica { key: String, version: Version },
     /// The local archive is behind the bucket's head and cannot take over without restoring.
     #[error(
         "the bucket's head is version {remote} but this archive has replicated only {local}: restore before taking over"

@@ -167,3 +167,48 @@ fn replication_through_faults_and_restarts_ends_with_an_exact_copy() {
     restore_into(&b, &store, PREFIX, &mut |_| {}).unwrap();
     same_reads(&a, &b);
 }
+
+#[test]
+fn an_archive_refuses_to_continue_its_chain_in_another_replica() {
+    let store = MemoryStore::new();
+    let (_da, a) = archive();
+    let a = Arc::new(a);
+    fold(&a, b"s", 1..5);
+    Replicator::open(
+        Arc::clone(&a),
+        store.connect(),
+        "one",
+        WriterOptions::no_backoff(),
+    )
+    .unwrap()
+    .drain()
+    .unwrap();
+    fold(&a, b"s", 5..9);
+    let before = store.objects().len();
+    match Replicator::open(
+        Arc::clone(&a),
+        store.connect(),
+        "two",
+        WriterOptions::no_backoff(),
+    ) {
+        Err(ReplicaError::WrongReplica { key, .. }) => {
+            assert_eq!(key, "two/commits/00000000000000000001")
+        }
+        other => panic!("expected WrongReplica, got {other:?}"),
+    }
+    assert_eq!(
+        store.objects().len(),
+        before,
+        "nothing written to the other prefix"
+    );
+    // The right one still works.
+    Replicator::open(
+        Arc::clone(&a),
+        store.connect(),
+        "/one/",
+        WriterOptions::no_backoff(),
+    )
+    .unwrap()
+    .drain()
+    .unwrap();
+}

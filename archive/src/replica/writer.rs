@@ -128,6 +128,7 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
         mut state_store: L,
         options: WriterOptions,
     ) -> Result<Self> {
+        let prefix = prefix.trim_matches('/');
         let state = match state_store.load()? {
             Some(state) => state,
             None => {
@@ -143,12 +144,13 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
         };
         let mut writer = Writer {
             store,
-            prefix: prefix.trim_matches('/').to_owned(),
+            prefix: prefix.to_owned(),
             state_store,
             state,
             options,
         };
         writer.check_not_fenced()?;
+        writer.check_same_replica()?;
         writer.resolve_pending()?;
         if writer.state.epoch.is_none() {
             writer.take_over()?;
@@ -184,6 +186,23 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
     /// The store.
     pub fn store(&self) -> &S {
         &self.store
+    }
+
+    /// The head this archive recorded must be in this bucket under this prefix, byte for
+    /// byte: otherwise `--replicate` names some other replica, and writing there would start
+    /// a chain in the middle that no restore can read.
+    fn check_same_replica(&self) -> Result<()> {
+        let Some(head) = self.state.head else {
+            return Ok(());
+        };
+        let key = commit_key(&self.prefix, head.version);
+        match self.get_retrying(&key)? {
+            Some(bytes) if Commit::decode(&bytes).is_ok_and(|c| c.hash == head.hash) => Ok(()),
+            _ => Err(ReplicaError::WrongReplica {
+                key,
+                version: head.version,
+            }),
+        }
     }
 
     fn check_not_fenced(&self) -> Result<()> {
