@@ -1,5 +1,5 @@
 //! echomq-archive: the redb page store that trimmed stream entries are folded into, the
-//! watermark W, and merge-reads of archive and live tail.
+//! watermark W, merge-reads of archive and live tail, and S3 replication.
 //!
 //! - [`format`](mod@format): the on-disk format, every table and key layout, the record encoding (version
 //!   and checksum), what is immutable; the page space split at [`ARCHIVE_BASE`].
@@ -13,6 +13,8 @@
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
 //!   trim preview says what would go, that is folded durably, then the stream is trimmed.
 //! - [`error`]: the one error enum; `fuzzing`: the record decoder's fuzz target.
+//! - [`replica`]: replication to an S3-compatible bucket behind a create-only commit fence,
+//!   restore and verification, writer takeover (its own error enum, [`replica::ReplicaError`]).
 //!
 //! # Seam for replication (a module of this crate)
 //! - `self.db` (`pub(crate)`): the redb [`redb::Database`]; [`format::tables`] has every
@@ -36,6 +38,7 @@ pub mod fuzzing;
 mod merge;
 mod raw;
 mod read;
+pub mod replica;
 mod store;
 mod trim;
 

@@ -1,6 +1,8 @@
 //! The subcommands of the `echomq` binary, one file each.
 
+pub mod archive;
 pub mod bench;
+pub mod replica;
 pub mod serve;
 
 /// Logs to stderr; `RUST_LOG` picks the level (default `info`).

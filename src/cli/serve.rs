@@ -1,5 +1,5 @@
 //! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
-//! [--threads N] [--archive [DIR]]`
+//! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
 //! config file holds Redis-style `name value` lines (comments with `#`), applied like
@@ -51,6 +51,12 @@ pub struct ServeArgs {
     /// Fold trimmed entries into an archive in DIR (default: ./echomq-archive) before trimming.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = ARCHIVE_DIR_DEFAULT)]
     archive: Option<PathBuf>,
+    /// Replicate the archive to s3://BUCKET/PREFIX (credentials from AWS_ACCESS_KEY_ID and
+    /// AWS_SECRET_ACCESS_KEY). Needs --archive.
+    #[arg(long, value_name = "S3_URL")]
+    replicate: Option<String>,
+    #[command(flatten)]
+    s3: super::replica::ReplicaArgs,
 }
 
 /// Opens the archive in `dir`, creating the directory if needed.
@@ -85,6 +91,11 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let archive = args.archive.as_deref().map(open_archive).transpose()?;
+    let replication = match (&args.replicate, &archive) {
+        (None, _) => None,
+        (Some(_), None) => return Err("--replicate needs --archive DIR".into()),
+        (Some(url), Some(archive)) => Some(super::replica::start(url, &args.s3, archive)?),
+    };
     let config = ServerConfig {
         bind: args.bind.clone(),
         port: args.port,
@@ -117,6 +128,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         handle.shutdown();
     });
     server.run().await;
+    if let (Some(handle), Some(archive)) = (replication, &archive) {
+        super::replica::finish(handle, archive);
+    }
     Ok(())
 }
 

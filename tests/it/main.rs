@@ -10,6 +10,8 @@
 //! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
 //!   family.
+//! - `replica`: archive replication against the in-memory store and a real moto server:
+//!   racing writers, round trips, bad buckets and credentials.
 
 // Helpers here sit outside `#[test]` functions, where clippy's allow-unwrap-in-tests does not
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
@@ -22,5 +24,7 @@ mod consumer;
 mod differential;
 mod feed;
 mod feed_timeouts;
+mod replica;
+mod replica_cli;
 mod server;
 mod support;

@@ -7,12 +7,14 @@
 //!   the same form.
 //! - [`differ`]: run each command on a server and on the engine and compare the bytes, plus the
 //!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
+//! - [`moto`]: a local S3-compatible server (moto) for replication tests.
 //! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
 //!   two clocks, blanked on both sides before comparing.
 //! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
 //!   RESP2 and RESP3, with pipelining and transactions.
 
 pub mod differ;
+pub mod moto;
 pub mod normalize;
 pub mod peer;
 pub mod resp;

@@ -1,0 +1,240 @@
+//! The replicator: after local folds commit, their pages go up as segments plus one commit.
+//!
+//! [`Replicator::round`] is one step (settle a pending commit, read the folds after the
+//! head, commit them); [`Replicator::spawn`] runs rounds on a thread of its own, woken by
+//! [`ReplicatorHandle::notify`] after a fold or every [`POLL_INTERVAL`]. Several folds that
+//! land while a commit is in flight go up together in the next one, so replication keeps pace
+//! with folding however slow a single PUT is. A fenced replicator stops and reports it;
+//! transient failures back off and retry (the commit stays pending in the archive's state).
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::error::{ReplicaError, Result};
+use super::local::{SharedArchiveState, next_batch};
+use super::state::ReplicaHead;
+use super::store::ObjectStore;
+use super::writer::{Receipt, Writer, WriterOptions};
+use crate::Archive;
+
+/// How often an idle replicator looks for new folds without being notified.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// Pause after a failed round before the next one.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
+
+/// Replicates one archive.
+#[derive(Debug)]
+pub struct Replicator<S: ObjectStore> {
+    archive: Arc<Archive>,
+    writer: Writer<S, SharedArchiveState>,
+}
+
+impl<S: ObjectStore> Replicator<S> {
+    /// Opens the writer on the archive's state (taking over if the archive was restored).
+    pub fn open(
+        archive: Arc<Archive>,
+        store: S,
+        prefix: &str,
+        options: WriterOptions,
+    ) -> Result<Self> {
+        let writer = Writer::open(
+            store,
+            prefix,
+            SharedArchiveState(Arc::clone(&archive)),
+            options,
+        )?;
+        Ok(Replicator { archive, writer })
+    }
+
+    /// The last commit in the bucket.
+    pub fn head(&self) -> Option<ReplicaHead> {
+        self.writer.head()
+    }
+
+    /// The writer underneath.
+    pub fn writer(&self) -> &Writer<S, SharedArchiveState> {
+        &self.writer
+    }
+
+    /// One round: `None` when there was nothing new.
+    pub fn round(&mut self) -> Result<Option<Receipt>> {
+        self.writer.resolve_pending()?;
+        let after = self.writer.head().and_then(|h| h.last_page);
+        match next_batch(&self.archive, after)? {
+            None => Ok(None),
+            Some(batch) => self.writer.commit(batch).map(Some),
+        }
+    }
+
+    /// Rounds until nothing is new (tests, shutdown, `archive status --sync`).
+    pub fn drain(&mut self) -> Result<u64> {
+        let mut commits = 0;
+        while self.round()?.is_some() {
+            commits += 1;
+        }
+        Ok(commits)
+    }
+
+    /// Runs rounds on a new thread until the handle is stopped or the writer is fenced.
+    pub fn spawn(mut self) -> ReplicatorHandle
+    where
+        S: 'static,
+    {
+        let shared = Arc::new(Shared::default());
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("echomq-replicator".into())
+            .spawn(move || {
+                loop {
+                    let result = self.round();
+                    let mut status = thread_shared.status.lock();
+                    let pause = match result {
+                        Ok(Some(receipt)) => {
+                            status.commits += 1;
+                            status.head = self.head();
+                            status.last_error = None;
+                            status.segment_bytes += receipt.segment_bytes;
+                            Duration::ZERO
+                        }
+                        Ok(None) => {
+                            status.head = self.head();
+                            POLL_INTERVAL
+                        }
+                        Err(e @ ReplicaError::Fenced { .. }) => {
+                            report(&e);
+                            status.fenced = true;
+                            status.last_error = Some(e.to_string());
+                            status.stopped = true;
+                            thread_shared.changed.notify_all();
+                            return;
+                        }
+                        Err(e) => {
+                            report(&e);
+                            status.errors += 1;
+                            status.last_error = Some(e.to_string());
+                            RETRY_PAUSE
+                        }
+                    };
+                    thread_shared.changed.notify_all();
+                    if status.stop {
+                        status.stopped = true;
+                        thread_shared.changed.notify_all();
+                        return;
+                    }
+                    if !pause.is_zero() && !status.wake {
+                        thread_shared.changed.wait_for(&mut status, pause);
+                    }
+                    status.wake = false;
+                    if status.stop {
+                        status.stopped = true;
+                        thread_shared.changed.notify_all();
+                        return;
+                    }
+                }
+            });
+        ReplicatorHandle {
+            shared,
+            thread: thread.ok(),
+        }
+    }
+}
+
+fn report(e: &ReplicaError) {
+    match e {
+        ReplicaError::Fenced { .. } => tracing::error!(error = %e, "replication stopped"),
+        _ => tracing::warn!(error = %e, "replication round failed; retrying"),
+    }
+}
+
+/// What a running replicator reports.
+#[derive(Debug, Clone, Default)]
+pub struct ReplicatorStatus {
+    /// The last commit in the bucket.
+    pub head: Option<ReplicaHead>,
+    /// Commits made by this thread.
+    pub commits: u64,
+    /// Segment bytes uploaded by this thread.
+    pub segment_bytes: u64,
+    /// Failed rounds.
+    pub errors: u64,
+    /// The last failure, cleared by the next success.
+    pub last_error: Option<String>,
+    /// Another writer holds the chain: replication stopped.
+    pub fenced: bool,
+    /// The thread has ended.
+    pub stopped: bool,
+    stop: bool,
+    wake: bool,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    status: Mutex<ReplicatorStatus>,
+    changed: Condvar,
+}
+
+/// Controls a replicator thread; stops it when dropped.
+#[derive(Debug)]
+pub struct ReplicatorHandle {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ReplicatorHandle {
+    /// Wakes the thread (call after a fold committed).
+    pub fn notify(&self) {
+        let mut status = self.shared.status.lock();
+        status.wake = true;
+        self.shared.changed.notify_all();
+    }
+
+    /// A snapshot of the status.
+    pub fn status(&self) -> ReplicatorStatus {
+        self.shared.status.lock().clone()
+    }
+
+    /// Waits until the head's last page reaches `page` (or the thread stops, or `timeout`
+    /// passes); returns the status then.
+    pub fn wait_for_page(&self, page: u64, timeout: Duration) -> ReplicatorStatus {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut status = self.shared.status.lock();
+        loop {
+            let reached = status
+                .head
+                .and_then(|h| h.last_page)
+                .is_some_and(|p| p >= page);
+            if reached || status.stopped || std::time::Instant::now() >= deadline {
+                return status.clone();
+            }
+            status.wake = true;
+            self.shared.changed.notify_all();
+            self.shared.changed.wait_until(&mut status, deadline);
+        }
+    }
+
+    /// Stops the thread after its current round and waits for it.
+    pub fn stop(mut self) -> ReplicatorStatus {
+        self.stop_inner();
+        self.status()
+    }
+
+    fn stop_inner(&mut self) {
+        {
+            let mut status = self.shared.status.lock();
+            status.stop = true;
+            self.shared.changed.notify_all();
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ReplicatorHandle {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
