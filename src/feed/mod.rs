@@ -165,12 +165,21 @@ impl TrimPolicy {
     }
 }
 
+/// This feed's writer for one stream: its minter, and the lock that makes mint-then-XADD one
+/// step, so threads sharing a feed append in mint order and the single-writer rule (an XADD is
+/// never rejected) holds for them too. Other writers are still caught up with by re-seeding.
+#[derive(Debug)]
+struct StreamWriter {
+    minter: Minter,
+    append: Mutex<()>,
+}
+
 /// The feed API over a backend.
 pub struct Feed<B> {
     backend: B,
     clock: Arc<dyn Clock>,
-    /// One minter per stream key, seeded from the stream top on first use.
-    minters: Mutex<HashMap<String, Arc<Minter>>>,
+    /// One writer per stream key, its minter seeded from the stream top on first use.
+    writers: Mutex<HashMap<String, Arc<StreamWriter>>>,
     /// The brand of entries this feed writes.
     brand: Brand,
     /// Where trimmed entries are folded, and merge-reads take ids `<= W` from.
@@ -197,7 +206,7 @@ impl<B: Backend> Feed<B> {
         Feed {
             backend,
             clock,
-            minters: Mutex::new(HashMap::new()),
+            writers: Mutex::new(HashMap::new()),
             brand: Brand::Evt,
             archive: None,
         }
@@ -248,17 +257,20 @@ impl<B: Backend> Feed<B> {
         &self.backend
     }
 
-    /// The minter of `key`, seeded from the stream's last id the first time.
-    fn minter(&self, key: &str) -> Result<Arc<Minter>, FeedError> {
-        if let Some(minter) = self.minters.lock().get(key) {
-            return Ok(Arc::clone(minter));
+    /// The writer of `key`, its minter seeded from the stream's last id the first time.
+    fn writer(&self, key: &str) -> Result<Arc<StreamWriter>, FeedError> {
+        if let Some(writer) = self.writers.lock().get(key) {
+            return Ok(Arc::clone(writer));
         }
-        let minter = Arc::new(Minter::new());
+        let writer = Arc::new(StreamWriter {
+            minter: Minter::new(),
+            append: Mutex::new(()),
+        });
         if let Some(meta) = self.backend.meta(key)? {
-            minter.seed(meta.last_id);
+            writer.minter.seed(meta.last_id);
         }
         Ok(Arc::clone(
-            self.minters.lock().entry(key.to_string()).or_insert(minter),
+            self.writers.lock().entry(key.to_string()).or_insert(writer),
         ))
     }
 
@@ -290,7 +302,9 @@ impl<B: Backend> Feed<B> {
             return Err(FeedError::ReservedField);
         }
         let key = stream_key(queue, name);
-        let minter = self.minter(&key)?;
+        let writer = self.writer(&key)?;
+        let _in_mint_order = writer.append.lock();
+        let minter = &writer.minter;
         let mut attempt = 0;
         loop {
             let id = minter.mint(self.brand, self.clock.now_ms())?;
