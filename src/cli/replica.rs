@@ -73,7 +73,8 @@ pub fn finish(
         .map(|s| echomq_archive::ARCHIVE_BASE + s.archive_pages - 1);
     if let Some(last) = last {
         let status = handle.wait_for_page(last, FLUSH_TIMEOUT);
-        if status.head.and_then(|h| h.last_page) < Some(last) {
+        // A fenced replicator is reported below: no later run of this node sends them.
+        if status.head.and_then(|h| h.last_page) < Some(last) && !status.fenced {
             tracing::warn!(
                 error = status.last_error.as_deref().unwrap_or("timed out"),
                 "the last folds are not replicated yet; the next `serve --replicate` sends them"

@@ -208,10 +208,14 @@ impl ReplicatorStatus {
     /// Pages the archive holds that are not replicated yet, given how many pages it holds
     /// (`ArchiveStats::archive_pages`; pages are numbered from [`ARCHIVE_BASE`] without gaps).
     pub fn lag_pages(&self, archive_pages: u64) -> u64 {
-        let replicated = self
-            .replicated_page()
-            .map_or(0, |p| p.saturating_sub(ARCHIVE_BASE).saturating_add(1));
-        archive_pages.saturating_sub(replicated)
+        archive_pages.saturating_sub(self.replicated_pages())
+    }
+
+    /// How many pages are replicated (pages are numbered from [`ARCHIVE_BASE`] without gaps,
+    /// so this compares with `ArchiveStats::archive_pages`).
+    pub fn replicated_pages(&self) -> u64 {
+        self.replicated_page()
+            .map_or(0, |p| p.saturating_sub(ARCHIVE_BASE).saturating_add(1))
     }
 }
 

@@ -158,6 +158,7 @@ fn lag_counts_pages_from_the_archive_base() {
         epoch: Epoch(1),
         last_page: Some(crate::ARCHIVE_BASE + 2),
     });
+    assert_eq!(status.replicated_pages(), 3);
     assert_eq!(status.lag_pages(7), 4);
     assert_eq!(status.lag_pages(3), 0);
     assert_eq!(status.lag_pages(2), 0, "never negative");

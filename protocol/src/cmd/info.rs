@@ -225,6 +225,7 @@ fn write_replica(
         &known(status.head.map(|h| h.version.0)),
     );
     line("archive_replica_page", &known(status.replicated_page()));
+    line("archive_replica_pages", &status.replicated_pages());
     line(
         "archive_replica_lag_pages",
         &known(archive_pages.map(|pages| status.lag_pages(pages))),

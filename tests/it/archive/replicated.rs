@@ -108,6 +108,7 @@ fn a_fold_on_the_server_is_replicated_at_once_and_info_follows_it() {
         ("archive_replica_epoch", "1"),
         ("archive_replica_version", "-1"),
         ("archive_replica_page", "-1"),
+        ("archive_replica_pages", "0"),
         ("archive_replica_lag_pages", "0"),
         ("archive_replica_pending", "0"),
         ("archive_replica_fenced", "0"),
@@ -132,6 +133,7 @@ fn a_fold_on_the_server_is_replicated_at_once_and_info_follows_it() {
     for (field, value) in [
         ("archive_replica_version", "1".to_string()),
         ("archive_replica_page", page.to_string()),
+        ("archive_replica_pages", after["archive_pages"].clone()),
         ("archive_replica_lag_pages", "0".into()),
         ("archive_replica_pending", "0".into()),
         ("archive_replica_commits", "1".into()),
