@@ -37,6 +37,9 @@ pub struct TestServerOptions {
     pub system_clock: bool,
     /// An archive that trims fold into (as `echomq serve --archive`).
     pub archive: Option<Arc<echomq_archive::Archive>>,
+    /// The archive's replicator (as `echomq serve --replicate`): notified after each fold,
+    /// reported in INFO.
+    pub archive_replica: Option<echomq_protocol::server::ArchiveReplica>,
 }
 
 /// A server running in-process; stops when dropped.
@@ -78,6 +81,7 @@ impl TestServer {
                 Protocol::Resp2
             },
             archive: options.archive,
+            archive_replica: options.archive_replica,
             ..ServerConfig::default()
         };
         let (ready, started) = mpsc::channel();

@@ -29,6 +29,10 @@ pub fn parse_location(text: &str) -> Result<Location, String> {
     text.parse::<Location>().map_err(|e| e.to_string())
 }
 
+/// How often the replicator under `serve` looks for folds unasked. Only a safety net: the
+/// server notifies it after every fold it commits.
+const FALLBACK_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long `serve` waits at shutdown for the last folds to reach the bucket.
 const FLUSH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -54,7 +58,7 @@ pub fn start(
         head = ?replicator.head().map(|h| h.version.0),
         "replicating the archive"
     );
-    Ok(replicator.spawn())
+    Ok(replicator.spawn_polling(FALLBACK_POLL_INTERVAL))
 }
 
 /// Waits (bounded) until everything folded so far is replicated, then stops the thread.
@@ -69,7 +73,8 @@ pub fn finish(
         .map(|s| echomq_archive::ARCHIVE_BASE + s.archive_pages - 1);
     if let Some(last) = last {
         let status = handle.wait_for_page(last, FLUSH_TIMEOUT);
-        if status.head.and_then(|h| h.last_page) < Some(last) {
+        // A fenced replicator is reported below: no later run of this node sends them.
+        if status.head.and_then(|h| h.last_page) < Some(last) && !status.fenced {
             tracing::warn!(
                 error = status.last_error.as_deref().unwrap_or("timed out"),
                 "the last folds are not replicated yet; the next `serve --replicate` sends them"

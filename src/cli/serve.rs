@@ -9,6 +9,10 @@
 //! [`ARCHIVE_DIR_DEFAULT`] in the working directory. Trims of streams matching the
 //! `archive-streams` glob (default `*`, database 0) then fold into it first, and EMQ.XRANGE /
 //! EMQ.XREVRANGE read archive and live stream as one.
+//!
+//! `--replicate s3://BUCKET/PREFIX` (needs `--archive`) replicates the archive: every fold the
+//! server commits wakes the replicator, and INFO's `archive` section reports its
+//! `archive_replica_*` figures. At shutdown the server waits (bounded) for the last folds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +20,7 @@ use std::sync::Arc;
 use clap::Args;
 use echomq_archive::Archive;
 use echomq_protocol::resp::Protocol;
+use echomq_protocol::server::ArchiveReplica;
 use echomq_protocol::server::settings::param;
 use echomq_protocol::{Server, ServerConfig};
 
@@ -96,6 +101,13 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         (Some(_), None) => return Err("--replicate needs --archive DIR".into()),
         (Some(url), Some(archive)) => Some(super::replica::start(url, &args.s3, archive)?),
     };
+    let archive_replica = match (&args.replicate, &replication) {
+        (Some(location), Some(handle)) => Some(ArchiveReplica {
+            location: location.clone(),
+            link: handle.link(),
+        }),
+        _ => None,
+    };
     let config = ServerConfig {
         bind: args.bind.clone(),
         port: args.port,
@@ -106,6 +118,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             Protocol::Resp2
         },
         archive: archive.clone(),
+        archive_replica,
         ..ServerConfig::default()
     };
     let server = Server::bind(config)

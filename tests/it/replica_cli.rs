@@ -138,6 +138,31 @@ fn serve_replicates_and_archive_restore_verify_status_work() {
     };
     assert_eq!(before.len(), 40);
     wait_for(&store, "node", |s| s.pages == 40);
+    // INFO reports the replicator the fold woke (its status follows the bucket closely).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let info = loop {
+        let Resp::Bulk(info) = c.call(&["INFO", "archive"]) else {
+            panic!("INFO")
+        };
+        let info = String::from_utf8(info).unwrap();
+        if info.contains("archive_replica_pages:40\r\n") || Instant::now() > deadline {
+            break info;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for line in [
+        "archive_replica_enabled:1",
+        "archive_replica_location:s3://cli-bucket/node",
+        "archive_replica_epoch:1",
+        "archive_replica_pages:40",
+        "archive_replica_lag_pages:0",
+        "archive_replica_pending:0",
+        "archive_replica_fenced:0",
+        "archive_replica_notifications:1",
+        "archive_replica_last_error:\r\n",
+    ] {
+        assert!(info.contains(line), "{line} missing from\n{info}");
+    }
     running.stop();
 
     let status = archive_cmd(

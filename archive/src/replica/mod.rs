@@ -46,7 +46,7 @@ mod tests_archive;
 pub use error::{ReplicaError, StoreError};
 pub use local::{ArchiveState, load_state, next_batch, restore_into};
 pub use location::Location;
-pub use replicator::{Replicator, ReplicatorHandle, ReplicatorStatus};
+pub use replicator::{Replicator, ReplicatorHandle, ReplicatorLink, ReplicatorStatus};
 pub use state::{LocalState, MemoryState, ReplicaHead, StateStore};
 pub use store::memory::MemoryStore;
 pub use store::s3::{S3Config, S3Store};

@@ -111,6 +111,60 @@ fn the_replicator_thread_keeps_up_and_stops() {
 }
 
 #[test]
+fn a_notification_replicates_a_fold_without_the_poll_and_the_status_reports_lag() {
+    /// So long that a test passing within its timeout was woken by the notification.
+    const NEVER: std::time::Duration = std::time::Duration::from_secs(3600);
+    let store = MemoryStore::new();
+    let (_da, a) = archive();
+    let a = Arc::new(a);
+    fold(&a, b"s", 1..11);
+    let handle = Replicator::open(
+        Arc::clone(&a),
+        store.connect(),
+        PREFIX,
+        WriterOptions::no_backoff(),
+    )
+    .unwrap()
+    .spawn_polling(NEVER);
+    let link = handle.link();
+    let first = crate::ARCHIVE_BASE + 9;
+    let timeout = std::time::Duration::from_secs(20);
+    // The first round runs at start, unasked.
+    let status = link.wait_for(timeout, |s| s.replicated_page() == Some(first));
+    assert_eq!(status.replicated_page(), Some(first), "{status:?}");
+    assert_eq!(status.epoch, Some(Epoch(1)));
+    assert!(!status.pending && !status.fenced);
+    assert_eq!(status.lag_pages(10), 0);
+
+    fold(&a, b"s", 11..16);
+    assert_eq!(link.status().lag_pages(15), 5, "folded, not replicated");
+    link.notify();
+    let status = link.wait_for(timeout, |s| s.replicated_page() == Some(first + 5));
+    assert_eq!(status.replicated_page(), Some(first + 5), "{status:?}");
+    assert_eq!(status.notifications, 1);
+    assert_eq!(status.commits, 2);
+    assert_eq!(status.lag_pages(15), 0);
+    handle.stop();
+}
+
+#[test]
+fn lag_counts_pages_from_the_archive_base() {
+    let mut status = ReplicatorStatus::default();
+    assert_eq!(status.lag_pages(0), 0);
+    assert_eq!(status.lag_pages(7), 7, "nothing replicated yet");
+    status.head = Some(ReplicaHead {
+        version: Version(1),
+        hash: CommitHash([0; 32]),
+        epoch: Epoch(1),
+        last_page: Some(crate::ARCHIVE_BASE + 2),
+    });
+    assert_eq!(status.replicated_pages(), 3);
+    assert_eq!(status.lag_pages(7), 4);
+    assert_eq!(status.lag_pages(3), 0);
+    assert_eq!(status.lag_pages(2), 0, "never negative");
+}
+
+#[test]
 fn replication_through_faults_and_restarts_ends_with_an_exact_copy() {
     use super::store::memory::{Fault, RandomFaults};
     let store = MemoryStore::new();

@@ -173,6 +173,11 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
         self.state.epoch
     }
 
+    /// Whether a commit is saved as pending: sent (or about to be) but not yet settled.
+    pub fn has_pending(&self) -> bool {
+        self.state.pending.is_some()
+    }
+
     /// The version it was fenced at, if it was.
     pub fn fenced(&self) -> Option<Version> {
         self.state.fenced

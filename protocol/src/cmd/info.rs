@@ -8,6 +8,7 @@ use echomq_engine::Reply;
 
 use super::Ctx;
 use super::connection::REDIS_VERSION;
+use crate::server::ArchiveReplica;
 
 const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
 const ALL_SECTIONS: &[&str] = &[
@@ -174,7 +175,8 @@ fn write_archive(
     line("archive_enabled", &1);
     line("archive_path", &archive.archive.path().display());
     line("archive_streams_pattern", &pattern);
-    match archive.archive.stats() {
+    let stats = archive.archive.stats();
+    match &stats {
         Ok(stats) => {
             line("archive_streams", &stats.streams);
             line("archive_records", &stats.records);
@@ -182,7 +184,7 @@ fn write_archive(
             line("archive_file_bytes", &stats.file_bytes);
             line("archive_file_human", &human(stats.file_bytes));
         }
-        Err(e) => line("archive_error", &e.to_string().replace(['\r', '\n'], " ")),
+        Err(e) => line("archive_error", &one_line(&e.to_string())),
     }
     line("archive_folds", &archive.folds.load(Ordering::Relaxed));
     line(
@@ -193,4 +195,55 @@ fn write_archive(
         "archive_fold_errors",
         &archive.fold_errors.load(Ordering::Relaxed),
     );
+    write_replica(
+        archive.replica.as_ref(),
+        stats.ok().map(|s| s.archive_pages),
+        line,
+    );
+}
+
+/// The `archive_replica_*` fields: where the archive replicates to and how far it got.
+/// Numbers with nothing to report yet (no commit, no page) are -1, as Redis reports an
+/// unknown `master_last_io_seconds_ago`; `archive_replica_lag_pages` is -1 when the archive's
+/// own page count cannot be read.
+fn write_replica(
+    replica: Option<&ArchiveReplica>,
+    archive_pages: Option<u64>,
+    line: &mut dyn FnMut(&str, &dyn std::fmt::Display),
+) {
+    let Some(replica) = replica else {
+        line("archive_replica_enabled", &0);
+        return;
+    };
+    let status = replica.link.status();
+    let known = |n: Option<u64>| n.map_or(-1, i128::from);
+    line("archive_replica_enabled", &1);
+    line("archive_replica_location", &one_line(&replica.location));
+    line("archive_replica_epoch", &known(status.epoch.map(|e| e.0)));
+    line(
+        "archive_replica_version",
+        &known(status.head.map(|h| h.version.0)),
+    );
+    line("archive_replica_page", &known(status.replicated_page()));
+    line("archive_replica_pages", &status.replicated_pages());
+    line(
+        "archive_replica_lag_pages",
+        &known(archive_pages.map(|pages| status.lag_pages(pages))),
+    );
+    line("archive_replica_pending", &u8::from(status.pending));
+    line("archive_replica_fenced", &u8::from(status.fenced));
+    line("archive_replica_running", &u8::from(!status.stopped));
+    line("archive_replica_commits", &status.commits);
+    line("archive_replica_segment_bytes", &status.segment_bytes);
+    line("archive_replica_errors", &status.errors);
+    line("archive_replica_notifications", &status.notifications);
+    line(
+        "archive_replica_last_error",
+        &one_line(status.last_error.as_deref().unwrap_or("")),
+    );
+}
+
+/// `text` fit for an INFO value: no CR or LF, which would end the field.
+fn one_line(text: &str) -> String {
+    text.replace(['\r', '\n'], " ")
 }

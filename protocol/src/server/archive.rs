@@ -6,16 +6,31 @@
 //! the `archive-streams` glob (CONFIG SET; default `*`, every stream). For such a stream,
 //! XTRIM and XADD's MAXLEN/MINID fold the entries they remove into the archive, durably,
 //! before removing them, and EMQ.XRANGE / EMQ.XREVRANGE read archive and live stream as one.
+//!
+//! Replication (`echomq serve --replicate`): when the server holds an [`ArchiveReplica`],
+//! every fold that commits notifies its replicator, so the fold's pages go up at once instead
+//! of at the replicator's next poll; INFO's `archive` section reports the replicator's status.
+//! A fenced or failing replicator never blocks trims or reads: folds still commit locally.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use echomq_archive::replica::ReplicatorLink;
 use echomq_archive::{Archive, TrimOutcome};
 
 use crate::glob;
 
 /// The database whose streams the archive covers.
 pub const ARCHIVE_DB: usize = 0;
+
+/// The replicator an archive's folds go up through, and where to.
+#[derive(Debug, Clone)]
+pub struct ArchiveReplica {
+    /// The replica's location as the user gave it (`s3://bucket/prefix`), for INFO.
+    pub location: String,
+    /// The running replicator.
+    pub link: ReplicatorLink,
+}
 
 /// The archive a server folds into, with INFO's counters.
 #[derive(Debug)]
@@ -28,16 +43,19 @@ pub struct ServerArchive {
     pub records_folded: AtomicU64,
     /// Trims refused (XTRIM) or skipped (XADD) because the fold failed.
     pub fold_errors: AtomicU64,
+    /// The replicator, when the archive is replicated.
+    pub replica: Option<ArchiveReplica>,
 }
 
 impl ServerArchive {
-    /// Wraps an open archive.
-    pub fn new(archive: Arc<Archive>) -> ServerArchive {
+    /// Wraps an open archive, replicated through `replica` when given.
+    pub fn new(archive: Arc<Archive>, replica: Option<ArchiveReplica>) -> ServerArchive {
         ServerArchive {
             archive,
             folds: AtomicU64::new(0),
             records_folded: AtomicU64::new(0),
             fold_errors: AtomicU64::new(0),
+            replica,
         }
     }
 
@@ -46,7 +64,7 @@ impl ServerArchive {
         db == ARCHIVE_DB && glob::matches(pattern.as_bytes(), key, false)
     }
 
-    /// Counts a fold-before-trim's outcome.
+    /// Counts a fold-before-trim's outcome and, when a fold committed, wakes the replicator.
     pub fn count(&self, outcome: &Result<TrimOutcome, echomq_archive::ArchiveError>) {
         match outcome {
             Ok(TrimOutcome {
@@ -56,6 +74,9 @@ impl ServerArchive {
                 self.folds.fetch_add(1, Ordering::Relaxed);
                 self.records_folded
                     .fetch_add(receipt.records(), Ordering::Relaxed);
+                if let Some(replica) = &self.replica {
+                    replica.link.notify();
+                }
             }
             Ok(_) => {}
             Err(e) => {

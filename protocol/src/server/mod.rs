@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
-pub use archive::ServerArchive;
+pub use archive::{ArchiveReplica, ServerArchive};
 pub use client::ClientInfo;
 pub use settings::Settings;
 pub use stats::Stats;
@@ -51,6 +51,9 @@ pub struct ServerConfig {
     pub memory_used: fn() -> u64,
     /// The archive that trims of covered streams fold into (`echomq serve --archive`).
     pub archive: Option<Arc<Archive>>,
+    /// The replicator of `archive` (`echomq serve --replicate`): notified after each fold,
+    /// reported in INFO. Ignored without an archive.
+    pub archive_replica: Option<ArchiveReplica>,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +66,7 @@ impl Default for ServerConfig {
             databases: 16,
             memory_used: resident_bytes,
             archive: None,
+            archive_replica: None,
         }
     }
 }
@@ -208,7 +212,9 @@ impl Server {
             default_protocol: config.default_protocol,
             memory_used: config.memory_used,
             memory_sample: Mutex::new(None),
-            archive: config.archive.map(ServerArchive::new),
+            archive: config
+                .archive
+                .map(|archive| ServerArchive::new(archive, config.archive_replica)),
             shutdown: Notify::new(),
         });
         Ok(Server { listener, shared })

@@ -1,9 +1,11 @@
 //! The archive through the server and the feed: XTRIM and XADD-with-trim fold before they
 //! trim, EMQ.XRANGE / EMQ.XREVRANGE equal XRANGE on a log that was never trimmed (an untrimmed
 //! copy, and a real Redis stream), INFO's archive section, `echomq serve --archive`, the feed
-//! over a remote server, and the crash test.
+//! over a remote server, the crash test, and a replicated archive behind the server (the
+//! replicator woken by folds, INFO's `archive_replica_*` fields, fencing).
 
 mod crash;
+mod replicated;
 mod server;
 
 use std::io::{BufReader, Write};

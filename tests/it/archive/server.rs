@@ -221,6 +221,7 @@ fn xadd_with_trim_inside_multi_folds_and_info_reports_the_archive() {
         "archive_folds:2",
         "archive_records_folded:5",
         "archive_fold_errors:0",
+        "archive_replica_enabled:0",
         "archive_streams_pattern:*",
     ] {
         assert!(info.contains(line), "{line} missing from\n{info}");
