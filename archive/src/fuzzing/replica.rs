@@ -1,9 +1,13 @@
 //! The `replica_decode` fuzz target: bytes from the bucket (commit and segment objects) or from
 //! the archive's redb file (the writer's local state) through the replica's decoders.
 //!
-//! Input: the first byte picks the decoder (`selector % 4`), the rest is its input:
-//! - [`COMMIT`]: a commit object through [`Commit::decode`], then through the chain check
-//!   restore runs on the first commit ([`ChainState::advance`]).
+//! Input: the first byte picks the decoder (`selector % 5`), the rest is its input:
+//! - [`COMMIT`]: a commit object through [`Commit::decode`] (the function restore runs on
+//!   every commit it fetches), then through the chain check restore runs on the first commit
+//!   ([`ChainState::advance`]).
+//! - [`COMMIT_BODY`]: a commit object without its hash: the target appends the SHA-256 of the
+//!   body, so the fuzzer, which cannot forge a hash, reaches the field parser and the
+//!   invariant checks behind the hash check.
 //! - [`SEGMENT`]: `first u64 | last u64 | page_count u32` (big-endian) build the reference,
 //!   the rest is the segment object. The reference's length and SHA-256 are computed from
 //!   those bytes, so the fuzzer gets past the checksum into the page parser (a mismatching
@@ -31,14 +35,18 @@ use crate::replica::commit::{ChainState, Commit, SegmentRef};
 use crate::replica::segment;
 use crate::replica::{LocalState, PageRange, ReplicaError};
 
-/// Selector value (modulo 4) for the commit decoder.
+/// How many decoders the first byte chooses from.
+pub const DECODERS: u8 = 5;
+/// Selector value (modulo [`DECODERS`]) for the commit decoder.
 pub const COMMIT: u8 = 0;
-/// Selector value (modulo 4) for the segment decoder.
-pub const SEGMENT: u8 = 1;
-/// Selector value (modulo 4) for the local state decoder.
-pub const STATE: u8 = 2;
-/// Selector value (modulo 4) for the reader script.
-pub const READER: u8 = 3;
+/// Selector value for the commit decoder with the hash made to match.
+pub const COMMIT_BODY: u8 = 1;
+/// Selector value for the segment decoder.
+pub const SEGMENT: u8 = 2;
+/// Selector value for the local state decoder.
+pub const STATE: u8 = 3;
+/// Selector value for the reader script.
+pub const READER: u8 = 4;
 
 /// Length of the reference header in a segment input: first, last, page count.
 pub const SEGMENT_HEADER_BYTES: usize = 8 + 8 + 4;
@@ -54,12 +62,17 @@ pub(super) fn run(data: &[u8]) -> bool {
     let Some((&selector, body)) = data.split_first() else {
         return false;
     };
-    match selector % 4 {
+    match selector % DECODERS {
         COMMIT => commit(body),
+        COMMIT_BODY => {
+            let mut bytes = body.to_vec();
+            bytes.extend_from_slice(&Sha256::digest(body));
+            commit(&bytes)
+        }
         SEGMENT => segment(body),
         STATE => state(body),
         READER => reader(body),
-        // `% 4` leaves no other value.
+        // `% DECODERS` leaves no other value.
         _ => false,
     }
 }

@@ -6,7 +6,7 @@ use echomq_engine::StreamId;
 
 use sha2::{Digest, Sha256};
 
-use super::replica::{COMMIT, READER, SEGMENT, STATE, replica_decode, run};
+use super::replica::{COMMIT, COMMIT_BODY, DECODERS, READER, SEGMENT, STATE, replica_decode, run};
 use crate::replica::commit::{Commit, SegmentRef};
 use crate::replica::segment;
 use crate::replica::{
@@ -155,6 +155,11 @@ fn seeds() -> Vec<Vec<u8>> {
         .iter()
         .map(|c| with_selector(COMMIT, c))
         .collect();
+    out.extend(
+        commit_seeds()
+            .iter()
+            .map(|c| with_selector(COMMIT_BODY, &c[..c.len() - 32])),
+    );
     out.extend(segment_seeds().iter().map(|(r, b)| segment_input(r, b)));
     out.extend(state_seeds().iter().map(|s| with_selector(STATE, s)));
     // A reader script: eight ops of every kind over a dozen bytes.
@@ -306,11 +311,11 @@ fn pseudo_random_inputs_run_clean() {
         // Give each decoder its share, and a real magic half of the time, so the random bytes
         // reach past the first check.
         if let Some(first) = data.first_mut() {
-            *first = (i % 4) as u8;
+            *first = (i % u32::from(DECODERS)) as u8;
         }
-        let magic: &[u8] = match i % 8 {
-            0 => b"EMQC\x01",
-            2 => b"EMQR\x01",
+        let magic: &[u8] = match i % 10 {
+            0 | 1 => b"EMQC\x01",
+            3 => b"EMQR\x01",
             _ => b"",
         };
         if data.len() > magic.len() {
