@@ -1,4 +1,8 @@
-//! Fuzzing support for the record decoder, the code that reads bytes from disk.
+//! Fuzzing support for the decoders that read bytes from disk or from the bucket.
+//!
+//! - [`record_decode`] (below): the archive record decoder.
+//! - [`replica_decode`] (in `fuzzing/replica.rs`): the replica's commit, segment, local state
+//!   and bounds-checked reader decoders.
 //!
 //! [`record_decode`] is the whole fuzz target: `fuzz/fuzz_targets/record_decode.rs` calls it
 //! under libFuzzer, and this module's tests replay the committed corpus
@@ -14,6 +18,12 @@ use bytes::Bytes;
 
 use crate::format::PageNo;
 use crate::format::record;
+
+mod replica;
+#[cfg(test)]
+mod replica_tests;
+
+pub use replica::replica_decode;
 
 /// Runs one input; panics only if a property fails.
 pub fn record_decode(data: &[u8]) {

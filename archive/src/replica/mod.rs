@@ -25,7 +25,7 @@
 //! hash; page ranges follow each other; epochs never decrease; a version holds exactly one
 //! commit and a writer that finds another writer's commit at its version stops (fenced).
 
-mod codec;
+pub(crate) mod codec;
 pub mod commit;
 pub mod error;
 pub mod local;
