@@ -50,6 +50,20 @@ impl RunKeys {
     }
 }
 
+/// Whether a signal arrived, waiting up to `wait` for its flag.
+pub fn interrupted_within(wait: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Fails with [`BenchError::Interrupted`] once a signal arrived.
 pub fn check() -> Result<(), BenchError> {
     if INTERRUPTED.load(Ordering::Relaxed) {

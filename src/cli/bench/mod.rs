@@ -43,12 +43,22 @@ use results::{Config, LoadRow, Report, TargetInfo};
 use stage::Stage;
 use target::Target;
 
+/// How long a failed run waits for a signal's flag before reporting the failure as its own.
+const SIGNAL_FLAG_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Runs the bench; an interrupted run removes its keys and exits with status 130.
 pub fn run(args: BenchArgs) -> Result<(), String> {
     match bench(&args) {
         Ok(()) => Ok(()),
         Err(BenchError::Interrupted) => {
             eprintln!("echomq bench: {}", BenchError::Interrupted);
+            std::process::exit(cleanup::INTERRUPTED_EXIT);
+        }
+        // A signal interrupts socket reads that have a timeout (EINTR, even with SA_RESTART), so
+        // the first error after Ctrl-C may be that read's, seen before the signal thread has
+        // raised the flag: give it a moment before calling the error a failure.
+        Err(e) if cleanup::interrupted_within(SIGNAL_FLAG_WAIT) => {
+            eprintln!("echomq bench: {} ({e})", BenchError::Interrupted);
             std::process::exit(cleanup::INTERRUPTED_EXIT);
         }
         Err(e) => Err(e.to_string()),
@@ -174,10 +184,20 @@ fn measure_all(
 }
 
 /// Deletes every key of the run on every target; tries them all before reporting a failure.
+/// A target whose connection failed (a signal can interrupt a socket read that has a timeout,
+/// leaving a reply half read) is reconnected once and tried again.
 fn remove_keys(targets: &mut [Target], keys: &RunKeys) -> Result<(), BenchError> {
     let mut first_error = None;
     for target in targets.iter_mut() {
-        if let Err(e) = target.delete_matching(&keys.pattern()) {
+        if target.delete_matching(&keys.pattern()).is_ok() {
+            continue;
+        }
+        let retried = target::connect(&target.spec).and_then(|mut fresh| {
+            fresh.delete_matching(&keys.pattern())?;
+            *target = fresh;
+            Ok(())
+        });
+        if let Err(e) = retried {
             first_error.get_or_insert(e);
         }
     }
