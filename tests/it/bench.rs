@@ -2,15 +2,15 @@
 //! writes every figure to JSON and draws a well-formed SVG; bad targets and sizes are refused
 //! with clear errors before anything is written; Ctrl-C mid-run leaves no keys on the server.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::support::peer::{Peer, PeerKind};
+use crate::support::process::{self, Running, echomq};
 use crate::support::resp::Resp;
 
 /// A bench run that takes longer than this hung (a small run takes seconds).
@@ -18,35 +18,9 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long the interrupted run may take to start writing keys.
 const KEYS_APPEAR_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Kills a child process by pid if the test stops early.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn binary() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_echomq"))
-}
-
 /// `echomq serve` on a free port, and its `redis://` URL.
 fn serve() -> (Running, String) {
-    let mut running = Running(
-        binary()
-            .args(["serve", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    BufReader::new(running.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().rsplit(' ').next().unwrap().to_string();
+    let (running, addr) = process::serve(echomq(), &[]);
     (running, format!("redis://{addr}"))
 }
 
@@ -65,7 +39,7 @@ fn wait(running: &mut Running) -> ExitStatus {
 /// Runs `echomq bench <args>` to completion within [`RUN_TIMEOUT`].
 fn bench(args: &[&str]) -> Output {
     let mut running = Running(
-        binary()
+        echomq()
             .arg("bench")
             .args(args)
             .stdout(Stdio::piped())
@@ -320,7 +294,7 @@ fn ctrl_c_mid_run_removes_the_bench_keys_from_redis() {
     ];
     for (args, settle) in runs {
         let mut running = Running(
-            binary()
+            echomq()
                 .arg("bench")
                 .args(args)
                 .args(["--target", &url])

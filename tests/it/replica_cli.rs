@@ -2,10 +2,9 @@
 //! status|restore|verify` against a real moto server: trims fold, folds replicate, a restored
 //! node serves the same EMQ.XRANGE, and taking over bumps the epoch.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use echomq_archive::replica::restore::{self, ChainSummary};
@@ -13,17 +12,8 @@ use echomq_archive::replica::{Epoch, S3Store};
 
 use crate::archive::Client;
 use crate::support::moto::{ACCESS_KEY, Moto, REGION, SECRET_KEY};
+use crate::support::process::{self, Running};
 use crate::support::resp::Resp;
-
-/// Kills the server by pid if the test stops early.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 impl Running {
     /// SIGTERM, then wait for a clean exit (the replicator flushes on the way out).
@@ -40,7 +30,7 @@ impl Running {
 
 /// The binary with moto's credentials in the environment, as a user would run it.
 fn echomq() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_echomq"));
+    let mut command = process::echomq();
     command
         .env("AWS_ACCESS_KEY_ID", ACCESS_KEY)
         .env("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
@@ -51,26 +41,7 @@ fn echomq() -> Command {
 }
 
 fn serve(args: &[&str]) -> (Running, SocketAddr) {
-    let mut child = echomq()
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let running = Running(child);
-    let addr = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("serve printed {line:?}"));
-    (running, addr)
+    process::serve(echomq(), args)
 }
 
 fn archive_cmd(moto: &Moto, args: &[&str]) -> Output {

@@ -1,7 +1,5 @@
 //! The server with an archive.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use echomq::archive::Archive;
@@ -10,6 +8,7 @@ use echomq::testing::{TestServer, TestServerOptions};
 
 use super::{Client, Lcg};
 use crate::support::peer::{Peer, PeerKind};
+use crate::support::process::{self, Running};
 use crate::support::resp::Resp;
 
 fn archived_server(dir: &std::path::Path) -> (TestServer, Arc<Archive>) {
@@ -255,33 +254,11 @@ fn info_without_an_archive_says_so() {
     assert_eq!(c.call(&["EMQ.XRANGE", "s", "-", "+"]), Resp::Array(vec![]));
 }
 
-/// Kills the server by pid if the test stops early.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Starts `echomq serve --port 0` with `args` in `cwd`; returns it and its address.
 fn serve(cwd: &std::path::Path, args: &[&str]) -> (Running, std::net::SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_echomq"))
-        .args(["serve", "--port", "0"])
-        .args(args)
-        .current_dir(cwd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let running = Running(child);
-    let addr = line.trim().rsplit(' ').next().unwrap().parse().unwrap();
-    (running, addr)
+    let mut command = process::echomq();
+    command.current_dir(cwd);
+    process::serve(command, args)
 }
 
 #[test]

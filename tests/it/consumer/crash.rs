@@ -3,7 +3,7 @@
 //! `echomq serve`; restarted under the same name, it gets exactly what it held first.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use echomq::feed::backend::{GroupBackend, GroupStart};
 use echomq::feed::consumer::Origin;
@@ -12,6 +12,7 @@ use echomq::feed::{
 };
 
 use super::{Log, Target, append, wait_until};
+use crate::support::process::Running;
 
 /// The variable that turns the helper on, holding the server's URL.
 const CHILD_URL: &str = "ECHOMQ_CONSUMER_CHILD_URL";
@@ -31,16 +32,6 @@ fn settings() -> ConsumerSettings {
 
 fn subscription() -> Subscription {
     Subscription::new("cm", "crash", "notify", "c1")
-}
-
-/// Kills the child by pid if the test fails early.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// The child's consumer: handles entries until `n == STUCK_AT`, then hangs there until killed.

@@ -8,6 +8,7 @@
 //! - [`differ`]: run each command on a server and on the engine and compare the bytes, plus the
 //!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
 //! - [`moto`]: a local S3-compatible server (moto) for replication tests.
+//! - [`process`]: child processes (`echomq serve` among them), killed by pid when dropped.
 //! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
 //!   two clocks, blanked on both sides before comparing.
 //! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
@@ -17,5 +18,6 @@ pub mod differ;
 pub mod moto;
 pub mod normalize;
 pub mod peer;
+pub mod process;
 pub mod resp;
 pub mod wire;
