@@ -390,11 +390,25 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
     /// Plain PUT of an immutable segment, retried on transient errors (same key, same bytes:
     /// repeating it is harmless).
     fn upload(&self, key: &str, bytes: &[u8]) -> Result<()> {
+        self.retrying(key, || self.store.put(key, bytes))
+    }
+
+    fn get_retrying(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.retrying(key, || self.store.get(key, true))
+    }
+
+    /// Runs `op` on `key` at most `attempts_max` times, pausing between attempts; only
+    /// transient store errors are tried again.
+    fn retrying<T>(
+        &self,
+        key: &str,
+        mut op: impl FnMut() -> std::result::Result<T, StoreError>,
+    ) -> Result<T> {
         let mut last = None;
         for attempt in 0..self.options.attempts_max {
             self.options.pause(attempt);
-            match self.store.put(key, bytes) {
-                Ok(()) => return Ok(()),
+            match op() {
+                Ok(value) => return Ok(value),
                 Err(e) if e.is_transient() => last = Some(e),
                 Err(e) => return Err(e.into()),
             }
@@ -403,24 +417,6 @@ impl<S: ObjectStore, L: StateStore> Writer<S, L> {
             .unwrap_or_else(|| StoreError::Transient {
                 key: key.to_owned(),
                 reason: "no attempt allowed (attempts_max = 0)".into(),
-            })
-            .into())
-    }
-
-    fn get_retrying(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let mut last = None;
-        for attempt in 0..self.options.attempts_max {
-            self.options.pause(attempt);
-            match self.store.get(key, true) {
-                Ok(found) => return Ok(found),
-                Err(e) if e.is_transient() => last = Some(e),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(last
-            .unwrap_or_else(|| StoreError::Transient {
-                key: key.to_owned(),
-                reason: "no attempt allowed".into(),
             })
             .into())
     }
