@@ -6,8 +6,10 @@
 //! it fails: CI must never pass by skipping the comparison.
 //!
 //! Binary lookup, first hit wins: the environment variable (`ECHOMQ_REDIS_SERVER`,
-//! `ECHOMQ_VALKEY_SERVER`, written by `scripts/install-peers` into the env file `scripts/test`
-//! sources), then `PATH`, then `${ECHOMQ_PEERS:-~/.cache/echomq/peers}/bin`.
+//! `ECHOMQ_VALKEY_SERVER`, `ECHOMQ_REDIS8_SERVER`, written by `scripts/install-peers` into the env
+//! file `scripts/test` sources), then `PATH`, then `${ECHOMQ_PEERS:-~/.cache/echomq/peers}/bin`.
+//! Redis 8.8 is never looked up on `PATH` (that `redis-server` is Debian's 7.0): only the
+//! variable or its build under the peers directory (`redis-8.8.0-<checksum>/bin`).
 
 use std::io::{BufReader, Read};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -39,12 +41,14 @@ pub enum PeerKind {
     Redis,
     /// `valkey-server` (8.1, a fork of Redis 7.2.4).
     Valkey,
+    /// `redis-server` 8.8.0, built by `scripts/install-peers` from `shared/peers`.
+    Redis8,
 }
 
 impl PeerKind {
     fn binary(self) -> &'static str {
         match self {
-            PeerKind::Redis => "redis-server",
+            PeerKind::Redis | PeerKind::Redis8 => "redis-server",
             PeerKind::Valkey => "valkey-server",
         }
     }
@@ -53,6 +57,7 @@ impl PeerKind {
         match self {
             PeerKind::Redis => "ECHOMQ_REDIS_SERVER",
             PeerKind::Valkey => "ECHOMQ_VALKEY_SERVER",
+            PeerKind::Redis8 => "ECHOMQ_REDIS8_SERVER",
         }
     }
 }
@@ -62,6 +67,7 @@ impl fmt::Display for PeerKind {
         f.write_str(match self {
             PeerKind::Redis => "redis",
             PeerKind::Valkey => "valkey",
+            PeerKind::Redis8 => "redis8",
         })
     }
 }
@@ -78,7 +84,7 @@ pub struct PeerInfo {
 impl PeerInfo {
     /// Redis older than `major.minor`; always false for Valkey.
     pub fn is_redis_before(&self, major: u32, minor: u32) -> bool {
-        self.kind == PeerKind::Redis && self.version < (major, minor, 0)
+        matches!(self.kind, PeerKind::Redis | PeerKind::Redis8) && self.version < (major, minor, 0)
     }
 }
 
@@ -238,7 +244,7 @@ impl Peer {
         }
         let version = match self.info.kind {
             PeerKind::Valkey => field("valkey_version").or_else(|| field("redis_version")),
-            PeerKind::Redis => field("redis_version"),
+            PeerKind::Redis | PeerKind::Redis8 => field("redis_version"),
         }
         .ok_or("INFO server has no version")?;
         let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
@@ -348,16 +354,24 @@ fn find_binary(kind: PeerKind) -> Option<PathBuf> {
         let path = PathBuf::from(path);
         return path.is_file().then_some(path);
     }
+    let peers = env::var_os("ECHOMQ_PEERS")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cache/echomq/peers")));
+    if kind == PeerKind::Redis8 {
+        let builds = std::fs::read_dir(peers?).ok()?;
+        return builds
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("redis-8.8.0-"))
+            .map(|e| e.path().join("bin").join(kind.binary()))
+            .find(|p| p.is_file());
+    }
     let on_path = env::var_os("PATH")
         .into_iter()
         .flat_map(|paths| env::split_paths(&paths).collect::<Vec<_>>())
         .map(|dir| dir.join(kind.binary()))
         .find(|p| p.is_file());
     on_path.or_else(|| {
-        let peers = env::var_os("ECHOMQ_PEERS")
-            .map(PathBuf::from)
-            .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cache/echomq/peers")))?;
-        let path = peers.join("bin").join(kind.binary());
+        let path = peers?.join("bin").join(kind.binary());
         path.is_file().then_some(path)
     })
 }
