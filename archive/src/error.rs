@@ -86,6 +86,23 @@ pub enum ArchiveError {
     /// Any other storage error from redb.
     #[error("archive storage error: {0}; retry, or reopen the archive")]
     Storage(String),
+    /// The archive's handle is closed: a reopen after an I/O error has not succeeded yet.
+    #[error(
+        "the archive is closed after an I/O error and not reopened yet; check the disk, it is retried"
+    )]
+    Closed,
+}
+
+impl ArchiveError {
+    /// Whether the error is the storage failing (I/O, redb's "previous I/O error", a closed
+    /// handle) rather than the call being wrong: after one the archive must be reopened
+    /// ([`crate::Archive::reopen`]) before it can fold again.
+    pub fn needs_reopen(&self) -> bool {
+        matches!(
+            self,
+            ArchiveError::Io(_) | ArchiveError::Storage(_) | ArchiveError::Closed
+        )
+    }
 }
 
 /// Results of archive calls.

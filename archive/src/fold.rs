@@ -102,7 +102,7 @@ impl Archive {
         also: impl FnOnce(&WriteTransaction, &FoldReceipt) -> Result<()>,
     ) -> Result<Option<FoldReceipt>> {
         check_order(entries)?;
-        let mut tx = self.db.begin_write()?;
+        let mut tx = self.db()?.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
         let receipt = {
             let mut streams = tx.open_table(STREAMS)?;

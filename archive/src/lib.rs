@@ -12,6 +12,8 @@
 //! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
 //!   trim preview says what would go, that is folded durably, then the stream is trimmed.
+//! - [`fault`]: a storage backend whose writes fail on demand (a full disk), for tests of
+//!   [`Archive::reopen`].
 //! - [`error`]: the one error enum; `fuzzing`: the fuzz targets of the record and replica
 //!   decoders.
 //! - [`replica`]: replication to an S3-compatible bucket behind a create-only commit fence,
@@ -32,6 +34,7 @@
 //!   checking every record (restore).
 
 pub mod error;
+pub mod fault;
 mod fold;
 pub mod format;
 #[doc(hidden)]

@@ -24,7 +24,7 @@ impl Archive {
                 "raw page reads are for archive pages; {start} is a business page"
             )));
         }
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let pages = read.open_table(PAGES)?;
         let mut out = Vec::new();
         for row in pages.range(start.0..=end.0)? {
@@ -38,7 +38,7 @@ impl Archive {
     /// `None`), in page order (= commit order): what a replica has not shipped yet. Walks every
     /// extent (one row per fold).
     pub fn receipts_after(&self, after: Option<PageNo>) -> Result<Vec<FoldReceipt>> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         let extents = read.open_table(EXTENTS)?;
         let mut names = std::collections::HashMap::new();
@@ -78,7 +78,7 @@ impl Archive {
     /// installed.
     pub fn install(&self, receipts: &[FoldReceipt], pages: &BTreeMap<PageNo, Bytes>) -> Result<()> {
         let bad = |text: String| ArchiveError::Inconsistent(format!("restore: {text}"));
-        let mut tx = self.db.begin_write()?;
+        let mut tx = self.db()?.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
         {
             let mut streams = tx.open_table(STREAMS)?;

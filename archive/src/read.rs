@@ -193,7 +193,7 @@ impl Snapshot {
 impl Archive {
     /// A consistent view of `stream`'s archive.
     pub(crate) fn snapshot(&self, stream: &[u8]) -> Result<Snapshot> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let state = read
             .open_table(STREAMS)?
             .get(stream)?

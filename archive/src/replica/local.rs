@@ -44,7 +44,7 @@ pub struct ArchiveState<'a>(pub &'a Archive);
 
 /// Reads the replication state of `archive` (`None` if it never replicated or restored).
 pub fn load_state(archive: &Archive) -> Result<Option<LocalState>> {
-    let read = archive.db.begin_read().map_err(db_err)?;
+    let read = archive.db()?.begin_read().map_err(db_err)?;
     let table = match read.open_table(REPLICA) {
         Ok(t) => t,
         Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
@@ -55,7 +55,7 @@ pub fn load_state(archive: &Archive) -> Result<Option<LocalState>> {
 }
 
 fn save_state(archive: &Archive, state: &LocalState) -> Result<()> {
-    let mut tx = archive.db.begin_write().map_err(db_err)?;
+    let mut tx = archive.db()?.begin_write().map_err(db_err)?;
     tx.set_durability(Durability::Immediate).map_err(db_err)?;
     {
         let mut table = tx.open_table(REPLICA).map_err(db_err)?;
@@ -94,7 +94,7 @@ impl StateStore for SharedArchiveState {
 /// most [`BATCH_PAGES_MAX`] pages (always at least one fold). `None` when nothing is new.
 pub fn next_batch(archive: &Archive, after: Option<u64>) -> Result<Option<Batch>> {
     let start = after.map_or(ARCHIVE_BASE, |p| p.saturating_add(1));
-    let read = archive.db.begin_read().map_err(db_err)?;
+    let read = archive.db()?.begin_read().map_err(db_err)?;
     let meta = read.open_table(META).map_err(db_err)?;
     let next_page = meta
         .get(META_NEXT_PAGE)

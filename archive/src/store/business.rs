@@ -23,7 +23,7 @@ impl Archive {
     /// Writes a business page durably, replacing what it held.
     pub fn put_page(&self, page: PageNo, bytes: &[u8]) -> Result<()> {
         let page = business(page)?;
-        let mut tx = self.db.begin_write()?;
+        let mut tx = self.db()?.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
         tx.open_table(PAGES)?.insert(page, bytes)?;
         tx.commit()?;
@@ -33,7 +33,7 @@ impl Archive {
     /// Removes a business page; returns whether it existed.
     pub fn delete_page(&self, page: PageNo) -> Result<bool> {
         let page = business(page)?;
-        let mut tx = self.db.begin_write()?;
+        let mut tx = self.db()?.begin_write()?;
         tx.set_durability(Durability::Immediate)?;
         let existed = tx.open_table(PAGES)?.remove(page)?.is_some();
         tx.commit()?;
@@ -43,7 +43,7 @@ impl Archive {
     /// Reads a business page.
     pub fn get_page(&self, page: PageNo) -> Result<Option<Vec<u8>>> {
         let page = business(page)?;
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let pages = read.open_table(PAGES)?;
         Ok(pages.get(page)?.map(|v| v.value().to_vec()))
     }
@@ -51,7 +51,7 @@ impl Archive {
     /// The business pages in `range`, in page order. Both ends must be business pages.
     pub fn pages(&self, range: RangeInclusive<PageNo>) -> Result<Vec<(PageNo, Vec<u8>)>> {
         let (start, end) = (business(*range.start())?, business(*range.end())?);
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let pages = read.open_table(PAGES)?;
         let mut out = Vec::new();
         if start > end {

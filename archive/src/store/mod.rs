@@ -14,11 +14,12 @@
 mod business;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use echomq_engine::StreamId;
-use redb::{Database, ReadableDatabase, ReadableTable};
+use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
+use redb::{Database, ReadableDatabase, ReadableTable, StorageBackend};
 
 use crate::error::{ArchiveError, Result};
 use crate::format::record::{self, Record};
@@ -75,9 +76,28 @@ pub struct ArchiveStats {
 pub(crate) type FoldHook =
     Box<dyn Fn(&redb::WriteTransaction, &crate::FoldReceipt) -> Result<()> + Send + Sync>;
 
+/// Opens the redb database of an archive on a storage backend (see
+/// [`Archive::open_with_backend`]).
+type BackendOpener =
+    Arc<dyn Fn(&redb::Builder) -> std::result::Result<Database, redb::DatabaseError> + Send + Sync>;
+
+/// Where the archive's bytes live.
+enum Source {
+    /// Its file, at the archive's path.
+    File,
+    /// A storage backend opened anew at each (re)open (tests inject faults through it).
+    Backend(BackendOpener),
+}
+
 /// The archive: one redb file of business pages and folded stream records.
+///
+/// The redb handle sits behind a lock so that [`Archive::reopen`] can replace it after an I/O
+/// error (redb refuses every later call with "Previous I/O error ... re-open the database"):
+/// every call takes the handle for as long as it starts its transaction, never longer, and
+/// while the handle is closed calls fail with [`ArchiveError::Closed`].
 pub struct Archive {
-    pub(crate) db: Database,
+    pub(crate) db: RwLock<Option<Database>>,
+    source: Source,
     path: PathBuf,
     /// Set once (by replication) to write its own state in every fold's transaction.
     pub(crate) fold_hook: OnceLock<FoldHook>,
@@ -99,6 +119,12 @@ pub(crate) fn corrupt(page: u64, fault: record::RecordFault) -> ArchiveError {
     }
 }
 
+fn builder() -> redb::Builder {
+    let mut builder = Database::builder();
+    builder.set_cache_size(CACHE_BYTES);
+    builder
+}
+
 impl Archive {
     /// Opens the archive at `path`, creating the file if it does not exist.
     ///
@@ -109,17 +135,66 @@ impl Archive {
         if !path.exists() {
             Archive::create(&path)?;
         }
-        let db = Database::builder()
-            .set_cache_size(CACHE_BYTES)
-            .open(&path)?;
+        let db = builder().open(&path)?;
+        Archive::start(db, Source::File, path)
+    }
+
+    /// Opens (creating if empty) an archive stored on the backend `open` returns; `path` is
+    /// only named in messages and figures. `open` runs again at each [`Archive::reopen`], so
+    /// it should return a fresh handle on the same storage. This is the seam tests use to
+    /// make the storage fail (a full disk) and recover.
+    pub fn open_with_backend<B, F>(path: impl AsRef<Path>, open: F) -> Result<Archive>
+    where
+        B: StorageBackend,
+        F: Fn() -> std::io::Result<B> + Send + Sync + 'static,
+    {
+        let opener: BackendOpener = Arc::new(move |builder: &redb::Builder| {
+            let backend = open().map_err(|e| redb::DatabaseError::Storage(e.into()))?;
+            builder.create_with_backend(backend)
+        });
+        let db = opener(&builder())?;
+        Archive::start(db, Source::Backend(opener), path.as_ref().to_path_buf())
+    }
+
+    fn start(db: Database, source: Source, path: PathBuf) -> Result<Archive> {
         let archive = Archive {
-            db,
+            db: RwLock::new(Some(db)),
+            source,
             path,
             fold_hook: OnceLock::new(),
         };
         archive.init()?;
         archive.check_streams()?;
         Ok(archive)
+    }
+
+    /// The open redb handle, for starting one transaction; [`ArchiveError::Closed`] while a
+    /// [`Archive::reopen`] has not succeeded.
+    pub(crate) fn db(&self) -> Result<MappedRwLockReadGuard<'_, Database>> {
+        RwLockReadGuard::try_map(self.db.read(), Option::as_ref).map_err(|_| ArchiveError::Closed)
+    }
+
+    /// Closes the redb handle and opens the file again, with the same checks as
+    /// [`Archive::open`]: what a caller does after an I/O error (after one, redb refuses
+    /// every call until it is reopened). Committed folds are all there after it; a fold that
+    /// failed is absent. On an error the archive stays closed ([`ArchiveError::Closed`])
+    /// until a later `reopen` succeeds. A transaction still running on the old handle (a
+    /// replicator's) keeps the file locked until it ends: the reopen then fails with
+    /// [`ArchiveError::AlreadyOpen`] and can be retried.
+    pub fn reopen(&self) -> Result<()> {
+        let mut slot = self.db.write();
+        drop(slot.take());
+        let db = match &self.source {
+            Source::File => builder().open(&self.path)?,
+            Source::Backend(open) => open(&builder())?,
+        };
+        *slot = Some(db);
+        drop(slot);
+        let checked = self.init().and_then(|()| self.check_streams());
+        if checked.is_err() {
+            drop(self.db.write().take());
+        }
+        checked
     }
 
     /// Installs the hook every fold runs inside its transaction, after writing its pages and
@@ -142,11 +217,10 @@ impl Archive {
         let temporary = path.with_file_name(name);
         let _ = std::fs::remove_file(&temporary);
         {
-            let db = Database::builder()
-                .set_cache_size(CACHE_BYTES)
-                .create(&temporary)?;
+            let db = builder().create(&temporary)?;
             Archive {
-                db,
+                db: RwLock::new(Some(db)),
+                source: Source::File,
                 path: temporary.clone(),
                 fold_hook: OnceLock::new(),
             }
@@ -167,7 +241,7 @@ impl Archive {
 
     /// Creates missing tables and checks the format version.
     fn init(&self) -> Result<()> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let version = match read.open_table(META) {
             Ok(meta) => meta.get(META_FORMAT_VERSION)?.map(|v| v.value()),
             Err(redb::TableError::TableDoesNotExist(_)) => None,
@@ -181,7 +255,7 @@ impl Archive {
                 supported: FORMAT_VERSION,
             }),
             None => {
-                let tx = self.db.begin_write()?;
+                let tx = self.db()?.begin_write()?;
                 {
                     tx.open_table(PAGES)?;
                     tx.open_table(STREAMS)?;
@@ -200,7 +274,7 @@ impl Archive {
     /// The recovery check on open: every stream's W is its last extent's last id, and that
     /// extent's last page holds a record of the stream with id W.
     fn check_streams(&self) -> Result<()> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         let extents = read.open_table(EXTENTS)?;
         let pages = read.open_table(PAGES)?;
@@ -248,7 +322,7 @@ impl Archive {
 
     /// The state of `stream`, `None` if it was never folded into.
     pub fn stream_state(&self, stream: &[u8]) -> Result<Option<StreamState>> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         Ok(streams
             .get(stream)?
@@ -262,7 +336,7 @@ impl Archive {
 
     /// Every stream with its state, in key order.
     pub fn streams(&self) -> Result<Vec<(Vec<u8>, StreamState)>> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         streams
             .iter()?
@@ -275,7 +349,7 @@ impl Archive {
 
     /// Archive-wide figures.
     pub fn stats(&self) -> Result<ArchiveStats> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         let meta = read.open_table(META)?;
         let mut stats = ArchiveStats::default();
@@ -295,7 +369,7 @@ impl Archive {
     /// ordered, disjoint and covering every archive page exactly once; every record decoding,
     /// in its stream and in id order; W and record counts agreeing with the extents.
     pub fn check_invariants(&self) -> Result<()> {
-        let read = self.db.begin_read()?;
+        let read = self.db()?.begin_read()?;
         let streams = read.open_table(STREAMS)?;
         let extents = read.open_table(EXTENTS)?;
         let pages = read.open_table(PAGES)?;

@@ -289,7 +289,7 @@ fn the_fold_hook_writes_in_the_folds_transaction_and_can_abort_it() {
         .fold(b"s", &[entry(1, 0), entry(2, 0)])
         .unwrap()
         .unwrap();
-    let read = archive.db.begin_read().unwrap();
+    let read = archive.db().unwrap().begin_read().unwrap();
     let pending = read.open_table(PENDING).unwrap();
     assert_eq!(
         pending.get("last_page").unwrap().unwrap().value(),

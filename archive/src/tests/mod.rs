@@ -5,6 +5,7 @@ mod corrupt;
 mod fold_read;
 mod model;
 mod pages;
+mod reopen;
 
 use echomq_engine::{Entry, StreamId};
 use tempfile::TempDir;

@@ -112,7 +112,7 @@ proptest! {
             }
             // Everything below the line is exactly the business model; everything at or
             // above it is an archive record.
-            let read = archive.db.begin_read().unwrap();
+            let read = archive.db().unwrap().begin_read().unwrap();
             let pages = read.open_table(PAGES).unwrap();
             let below: BTreeMap<u64, Vec<u8>> = pages
                 .range(..ARCHIVE_BASE)
