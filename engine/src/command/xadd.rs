@@ -81,6 +81,11 @@ impl<'a> XAdd<'a> {
         })
     }
 
+    /// Whether `argv` is a well-formed XADD that trims (MAXLEN or MINID).
+    pub fn trims(argv: &[&[u8]]) -> bool {
+        XAdd::parse(argv).is_ok_and(|add| add.trim.is_some())
+    }
+
     /// Parses and applies, with `trimmer` doing the trim XADD's options ask for (the archive
     /// folds before it trims). The entry is added whatever the trimmer does.
     pub fn run_trimming(

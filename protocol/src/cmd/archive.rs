@@ -7,6 +7,9 @@
 //!   fold-before-trim; if the fold fails the entry stays added, the trim is skipped (it runs
 //!   again on the next trim) and `archive_fold_errors` counts it, because the client's XADD
 //!   did succeed and an error reply would make it retry a write that is already there.
+//! - While the archive cannot fold (a storage failure, until it is reopened), XTRIM and a
+//!   trimming XADD on an archived stream answer `-MISCONF ...` naming the failure and change
+//!   nothing; XADD without MAXLEN/MINID still appends.
 //! - `EMQ.XRANGE key start end [COUNT n]` / `EMQ.XREVRANGE key end start [COUNT n]`: XRANGE's
 //!   syntax, errors and reply, over archive (ids `<= W`) and live stream (ids `> W`). Without
 //!   an archive, or outside its policy, they are XRANGE and XREVRANGE.
@@ -54,6 +57,11 @@ pub(crate) fn run_trim_command(
     let Some(server_archive) = &shared.archive else {
         return stream::execute(db, snapshot, argv).unwrap_or_else(error);
     };
+    if let Some(refusal) = server_archive.refusal()
+        && (name == "xtrim" || stream::XAdd::trims(argv))
+    {
+        return refusal;
+    }
     let archive = &server_archive.archive;
     if name == "xadd" {
         return stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {

@@ -195,6 +195,19 @@ fn write_archive(
         "archive_fold_errors",
         &archive.fold_errors.load(Ordering::Relaxed),
     );
+    match archive.failure() {
+        None => line("archive_status", &"ok"),
+        Some(failure) => {
+            line("archive_status", &"failed");
+            line("archive_failure", &one_line(&failure.error));
+            line("archive_failed_seconds", &failure.since.elapsed().as_secs());
+            line("archive_reopen_attempts", &failure.attempts);
+            if let Some(last) = &failure.last_attempt_error {
+                line("archive_reopen_last_error", &one_line(last));
+            }
+        }
+    }
+    line("archive_reopens", &archive.reopens.load(Ordering::Relaxed));
     write_replica(
         archive.replica.as_ref(),
         stats.ok().map(|s| s.archive_pages),

@@ -11,14 +11,51 @@
 //! every fold that commits notifies its replicator, so the fold's pages go up at once instead
 //! of at the replicator's next poll; INFO's `archive` section reports the replicator's status.
 //! A fenced or failing replicator never blocks trims or reads: folds still commit locally.
+//!
+//! Health (Redis's `-MISCONF` posture): a fold that fails because the storage failed (an I/O
+//! error such as a full disk; after one redb refuses every call until reopened) marks the
+//! archive failed. While it is, a write that would trim an archived stream (XTRIM, XADD with
+//! MAXLEN/MINID) is refused with [`ServerArchive::refusal`] and changes nothing, so the live
+//! stream cannot lose unarchived entries and cannot grow silently either; other writes and
+//! reads go on. [`ServerArchive::keep_open`] (a task of the running server) reopens the
+//! archive with a doubling backoff, from [`REOPEN_BACKOFF_FIRST`] up to
+//! [`REOPEN_BACKOFF_MAX`], logging each failed attempt and the recovery; INFO reports
+//! `archive_status`, the failure and the attempts.
+//!
+//! Start (Redis's XSETID): [`ServerArchive::seed_watermarks`] gives each archived stream a live
+//! last id of at least its W, so `*` continues above W and an explicit id at or below W gets
+//! XADD's "equal or smaller" error instead of landing where EMQ.XRANGE never shows it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
-use echomq_archive::{Archive, TrimOutcome};
+use echomq_archive::{Archive, ArchiveError, TrimOutcome};
+use echomq_engine::{Keyspace, Reply, Stream, Value};
+use parking_lot::Mutex;
+use tokio::sync::Notify;
 
 use crate::glob;
+
+/// The first wait before reopening a failed archive.
+pub const REOPEN_BACKOFF_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between reopen attempts.
+pub const REOPEN_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// Why the archive cannot fold, while it cannot.
+#[derive(Debug, Clone)]
+pub struct ArchiveFailure {
+    /// The storage error that failed the fold.
+    pub error: String,
+    /// When it failed.
+    pub since: Instant,
+    /// Reopen attempts that failed since.
+    pub attempts: u64,
+    /// The last failed attempt's error, if any.
+    pub last_attempt_error: Option<String>,
+}
 
 /// The database whose streams the archive covers.
 pub const ARCHIVE_DB: usize = 0;
@@ -45,6 +82,12 @@ pub struct ServerArchive {
     pub fold_errors: AtomicU64,
     /// The replicator, when the archive is replicated.
     pub replica: Option<ArchiveReplica>,
+    /// Set while the archive cannot fold (see the module doc).
+    failure: Mutex<Option<ArchiveFailure>>,
+    /// Successful reopens after a failure.
+    pub reopens: AtomicU64,
+    /// Wakes [`ServerArchive::keep_open`] when the archive fails.
+    failed: Notify,
 }
 
 impl ServerArchive {
@@ -56,7 +99,120 @@ impl ServerArchive {
             records_folded: AtomicU64::new(0),
             fold_errors: AtomicU64::new(0),
             replica,
+            failure: Mutex::new(None),
+            reopens: AtomicU64::new(0),
+            failed: Notify::new(),
         }
+    }
+
+    /// The current failure, `None` while the archive folds.
+    pub fn failure(&self) -> Option<ArchiveFailure> {
+        self.failure.lock().clone()
+    }
+
+    /// The reply to a write that would trim an archived stream while the archive cannot fold;
+    /// `None` when it can.
+    pub fn refusal(&self) -> Option<Reply> {
+        let failure = self.failure.lock();
+        let failure = failure.as_ref()?;
+        Some(Reply::Error(format!(
+            "MISCONF the archive cannot fold ({}); writes that would trim an archived stream are refused until it is reopened (retried with backoff; see INFO archive)",
+            failure.error.replace(['\r', '\n'], " ")
+        )))
+    }
+
+    /// Marks the archive failed by `e` (if it is a storage failure) and wakes the reopener.
+    fn fail(&self, e: &ArchiveError) {
+        if !e.needs_reopen() {
+            return;
+        }
+        let mut failure = self.failure.lock();
+        if failure.is_none() {
+            tracing::error!(
+                error = %e,
+                "archive failed; trims of archived streams are refused until it is reopened"
+            );
+            *failure = Some(ArchiveFailure {
+                error: e.to_string(),
+                since: Instant::now(),
+                attempts: 0,
+                last_attempt_error: None,
+            });
+        }
+        drop(failure);
+        self.failed.notify_one();
+    }
+
+    /// Reopens the archive whenever it has failed, with a doubling backoff, until the future
+    /// is dropped (the server stops).
+    pub async fn keep_open(&self) {
+        loop {
+            if self.failure.lock().is_none() {
+                self.failed.notified().await;
+                continue;
+            }
+            let mut backoff = REOPEN_BACKOFF_FIRST;
+            loop {
+                tokio::time::sleep(backoff).await;
+                let archive = Arc::clone(&self.archive);
+                let outcome = tokio::task::spawn_blocking(move || archive.reopen()).await;
+                let mut failure = self.failure.lock();
+                match outcome {
+                    Ok(Ok(())) => {
+                        let attempts = failure.take().map_or(0, |f| f.attempts) + 1;
+                        self.reopens.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(attempts, "archive reopened; trims fold again");
+                        break;
+                    }
+                    Ok(Err(e)) => {
+                        if let Some(f) = failure.as_mut() {
+                            f.attempts += 1;
+                            f.last_attempt_error = Some(e.to_string());
+                            tracing::warn!(
+                                attempt = f.attempts,
+                                error = %e,
+                                retry_in_ms = (backoff * 2).min(REOPEN_BACKOFF_MAX).as_millis() as u64,
+                                "archive reopen failed"
+                            );
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "archive reopen task failed"),
+                }
+                backoff = (backoff * 2).min(REOPEN_BACKOFF_MAX);
+            }
+        }
+    }
+
+    /// Gives each archived stream (database 0) a live last id of at least its W, as XSETID
+    /// would: a missing stream is created empty with last id W and `entries_added` the
+    /// records folded. Run once at start, before any client connects.
+    pub fn seed_watermarks(&self, keyspace: &Keyspace) -> Result<(), ArchiveError> {
+        let streams = self.archive.streams()?;
+        keyspace.run_db(ARCHIVE_DB, |db, _| {
+            for (key, state) in streams {
+                let Some(w) = state.watermark else {
+                    continue;
+                };
+                match db.stream_mut(&key) {
+                    Ok(Some(live)) => {
+                        if live.last_id() < w {
+                            // The live top is below W (it always is: W is the highest folded
+                            // id), so this cannot fail.
+                            let _ = live.set_id(w, None, None);
+                        }
+                    }
+                    Ok(None) => {
+                        let mut live = Stream::new();
+                        if live.set_id(w, Some(state.records), None).is_ok() {
+                            db.insert(Bytes::from(key), Value::Stream(live));
+                        }
+                    }
+                    // Another type under the key: not a stream this archive can guard.
+                    Err(_) => {}
+                }
+            }
+        });
+        Ok(())
     }
 
     /// Whether `key` in database `db` has an archive policy under `pattern`.
@@ -82,6 +238,7 @@ impl ServerArchive {
             Err(e) => {
                 tracing::warn!(error = %e, "archive fold failed; the trim did not run");
                 self.fold_errors.fetch_add(1, Ordering::Relaxed);
+                self.fail(e);
             }
         }
     }

@@ -217,6 +217,11 @@ impl Server {
                 .map(|archive| ServerArchive::new(archive, config.archive_replica)),
             shutdown: Notify::new(),
         });
+        if let Some(archive) = &shared.archive {
+            archive
+                .seed_watermarks(&shared.keyspace)
+                .map_err(std::io::Error::other)?;
+        }
         Ok(Server { listener, shared })
     }
 
@@ -236,6 +241,14 @@ impl Server {
     pub async fn run(self) {
         let Server { listener, shared } = self;
         let mut connections = JoinSet::new();
+        let reopener = shared.archive.is_some().then(|| {
+            let shared = Arc::clone(&shared);
+            tokio::spawn(async move {
+                if let Some(archive) = &shared.archive {
+                    archive.keep_open().await;
+                }
+            })
+        });
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
@@ -263,6 +276,9 @@ impl Server {
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 () = shared.shutdown.notified() => break,
             }
+        }
+        if let Some(reopener) = reopener {
+            reopener.abort();
         }
         connections.abort_all();
         while connections.join_next().await.is_some() {}

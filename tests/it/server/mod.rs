@@ -17,6 +17,7 @@
 mod blocking;
 mod clients;
 mod connection;
+mod hardening;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};
