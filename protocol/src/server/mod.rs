@@ -6,9 +6,11 @@
 //! table of connected clients (CLIENT LIST / KILL, `connected_clients`), and the archive
 //! trims fold into when one is configured ([`archive`]).
 
+pub mod accept;
 pub mod archive;
 pub(crate) mod client;
 mod connection;
+pub mod fd_limit;
 pub mod settings;
 pub mod stats;
 
@@ -195,7 +197,11 @@ impl Server {
             Arc::new(EngineConfig::default()),
             config.databases,
         ));
+        // Room for maxclients descriptors, or fewer clients (Redis's adjustOpenFilesLimit).
+        let maxclients = fd_limit::adjust_at_start(settings::MAXCLIENTS_DEFAULT)
+            .map_err(std::io::Error::other)?;
         let settings = Settings {
+            maxclients,
             requirepass: config.requirepass.clone(),
             port,
             bind: config.bind.clone(),
@@ -241,6 +247,7 @@ impl Server {
     pub async fn run(self) {
         let Server { listener, shared } = self;
         let mut connections = JoinSet::new();
+        let mut accept_errors = accept::AcceptErrors::default();
         let reopener = shared.archive.is_some().then(|| {
             let shared = Arc::clone(&shared);
             tokio::spawn(async move {
@@ -253,9 +260,15 @@ impl Server {
             tokio::select! {
                 accepted = listener.accept() => {
                     let (socket, peer) = match accepted {
-                        Ok(pair) => pair,
+                        Ok(pair) => {
+                            accept_errors.succeeded();
+                            pair
+                        }
                         Err(e) => {
-                            tracing::warn!(error = %e, "accept failed");
+                            let pause = accept_errors.failed(&e);
+                            if !pause.is_zero() {
+                                tokio::time::sleep(pause).await;
+                            }
                             continue;
                         }
                     };

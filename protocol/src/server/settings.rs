@@ -20,7 +20,8 @@ const BUFFER_LIMIT_MIN: u64 = 1024 * 1024;
 pub struct Settings {
     /// `requirepass`: clients must AUTH with it; empty = no password.
     pub requirepass: String,
-    /// `maxclients`.
+    /// `maxclients`: at start lowered to what `RLIMIT_NOFILE` allows, and CONFIG SET refuses
+    /// more than it allows ([`super::fd_limit`]).
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
@@ -167,7 +168,11 @@ pub const PARAMS: &[Param] = &[
         name: "maxclients",
         get: |s, _| s.maxclients.to_string(),
         set: Some(|s, _, v| {
-            s.maxclients = int_in("maxclients", v, 1, u64::from(u32::MAX))?;
+            let n = int_in("maxclients", v, 1, u64::from(u32::MAX))?;
+            super::fd_limit::check_config_set(n).map_err(|e| {
+                format!("CONFIG SET failed (possibly related to argument 'maxclients') - {e}")
+            })?;
+            s.maxclients = n;
             Ok(())
         }),
     },

@@ -72,6 +72,15 @@ impl fmt::Display for PeerKind {
     }
 }
 
+/// How to start a peer beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// Extra command-line arguments (`--protected-mode`, `--client-output-buffer-limit`, ...).
+    pub args: Vec<String>,
+    /// Run under `ulimit -n` of this (through `sh`).
+    pub nofile: Option<u64>,
+}
+
 /// What a test may ask about the running server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerInfo {
@@ -112,6 +121,11 @@ impl Peer {
     /// Starts a server of `kind`, or returns `None` (after printing why) if its binary is not
     /// installed. Under `CI=true` a missing binary panics instead.
     pub fn start(kind: PeerKind) -> Option<Peer> {
+        Peer::start_with(kind, &Launch::default())
+    }
+
+    /// [`Peer::start`] with extra arguments, and optionally under a shell `ulimit -n`.
+    pub fn start_with(kind: PeerKind, launch: &Launch) -> Option<Peer> {
         let Some(binary) = find_binary(kind) else {
             let why = format!(
                 "{} not found (set {} or run scripts/install-peers)",
@@ -126,7 +140,7 @@ impl Peer {
         };
         let mut failures = Vec::new();
         for _ in 0..START_ATTEMPTS_MAX {
-            match Peer::try_start(kind, &binary) {
+            match Peer::try_start(kind, &binary, launch) {
                 Ok(peer) => return Some(peer),
                 Err(Start::PortTaken(why)) => failures.push(why),
                 Err(Start::Failed(why)) => panic!("starting {}: {why}", binary.display()),
@@ -138,14 +152,25 @@ impl Peer {
         );
     }
 
-    fn try_start(kind: PeerKind, binary: &Path) -> Result<Peer, Start> {
+    fn try_start(kind: PeerKind, binary: &Path, launch: &Launch) -> Result<Peer, Start> {
         let port = free_port().map_err(|e| Start::Failed(format!("probing a free port: {e}")))?;
-        let mut child = Command::new(binary)
+        let mut command = match launch.nofile {
+            None => Command::new(binary),
+            Some(n) => {
+                let mut shell = Command::new("sh");
+                shell
+                    .args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\"")])
+                    .arg(binary);
+                shell
+            }
+        };
+        let mut child = command
             .args(["--port", &port.to_string()])
             .args(["--bind", "127.0.0.1"])
             .args(["--save", ""])
             .args(["--appendonly", "no"])
             .args(["--daemonize", "no"])
+            .args(&launch.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

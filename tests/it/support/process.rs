@@ -21,15 +21,29 @@ pub fn echomq() -> Command {
     Command::new(env!("CARGO_BIN_EXE_echomq"))
 }
 
+/// The `echomq` binary under `ulimit -n nofile` (soft and hard), through `sh`.
+pub fn echomq_with_nofile(nofile: u64) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", &format!("ulimit -n {nofile} && exec \"$0\" \"$@\"")])
+        .arg(env!("CARGO_BIN_EXE_echomq"));
+    command
+}
+
 /// Runs `command serve --port 0 <args>` (`command` being [`echomq`] with its environment and
 /// directory set) and waits for the line `echomq serve` prints first, ending in its address.
-pub fn serve(mut command: Command, args: &[&str]) -> (Running, SocketAddr) {
+pub fn serve(command: Command, args: &[&str]) -> (Running, SocketAddr) {
+    serve_logging(command, args, Stdio::null())
+}
+
+/// [`serve`] with the server's log (stderr) going to `log`.
+pub fn serve_logging(mut command: Command, args: &[&str], log: Stdio) -> (Running, SocketAddr) {
     let mut running = Running(
         command
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap(),
     );

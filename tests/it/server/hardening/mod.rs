@@ -10,4 +10,5 @@
 //!   refused with Redis's error, and an accept loop out of descriptors backing off.
 
 mod archive_failure;
+mod descriptors;
 mod watermark;
