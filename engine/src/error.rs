@@ -167,6 +167,9 @@ pub enum Error {
     /// A negative BLOCK timeout.
     #[error("ERR timeout is negative")]
     TimeoutNegative,
+    /// A BLOCK timeout whose deadline (now + timeout) would overflow.
+    #[error("ERR timeout is out of range")]
+    TimeoutOutOfRange,
     /// XAUTOCLAIM COUNT out of range.
     #[error("ERR COUNT must be > 0")]
     CountNotPositive,

@@ -1,4 +1,5 @@
 //! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
+//! [--protected-mode yes|no] [--tcp-backlog N]
 //! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
@@ -45,6 +46,15 @@ pub struct ServeArgs {
     /// A file of `name value` lines, as CONFIG SET takes them.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Protected mode (`yes` unless a config file says otherwise, as in Redis): without a
+    /// password, refuse clients that do not connect over loopback with Redis's -DENIED reply.
+    /// Wins over a config file's `protected-mode` line.
+    #[arg(long, value_name = "yes|no", value_parser = ["yes", "no"])]
+    protected_mode: Option<String>,
+    /// The listen backlog (Redis's `tcp-backlog`; the kernel caps it at somaxconn). A config
+    /// file's `tcp-backlog` line wins over the default, this option over both.
+    #[arg(long, value_name = "N")]
+    tcp_backlog: Option<u32>,
     /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
     #[arg(long)]
     resp3: bool,
@@ -119,6 +129,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         },
         archive: archive.clone(),
         archive_replica,
+        tcp_backlog: match args.tcp_backlog {
+            Some(n) => n,
+            None => config_backlog(args.config.as_deref())?,
+        },
         ..ServerConfig::default()
     };
     let server = Server::bind(config)
@@ -126,6 +140,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
     if let Some(path) = &args.config {
         apply_config_file(&server, path)?;
+    }
+    if let Some(mode) = &args.protected_mode {
+        server.handle().shared().settings.write().protected_mode = mode == "yes";
     }
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
@@ -167,6 +184,33 @@ async fn wait_for_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// The `tcp-backlog` a config file sets (read before binding: the listen call takes it), else
+/// Redis's default.
+fn config_backlog(path: Option<&Path>) -> Result<u32, String> {
+    let default = echomq_protocol::server::settings::TCP_BACKLOG_DEFAULT;
+    let Some(path) = path else {
+        return Ok(default);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut backlog = default;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if name.eq_ignore_ascii_case("tcp-backlog") {
+            let value = value.trim().trim_matches('"');
+            backlog = value.parse().map_err(|_| {
+                format!(
+                    "{}:{}: tcp-backlog must be a number, not '{value}'",
+                    path.display(),
+                    n + 1
+                )
+            })?;
+        }
+    }
+    Ok(backlog)
 }
 
 fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {

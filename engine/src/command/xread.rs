@@ -57,6 +57,10 @@ impl XRead {
             if is(opt, "block") && more > 0 {
                 let ms = parse_i64(argv[i + 1]).map_err(|_| Error::TimeoutNotInteger)?;
                 block_ms = Some(u64::try_from(ms).map_err(|_| Error::TimeoutNegative)?);
+                // Redis adds now to the timeout and refuses a sum past i64::MAX.
+                if ms > 0 && ms > i64::MAX - i64::try_from(snapshot.now_ms).unwrap_or(i64::MAX) {
+                    return Err(Error::TimeoutOutOfRange);
+                }
                 i += 2;
             } else if is(opt, "count") && more > 0 {
                 count = usize::try_from(parse_i64(argv[i + 1])?.max(0)).unwrap_or(usize::MAX);

@@ -143,13 +143,62 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// DEBUG: `LOG`, `SLEEP 0` and `QUICKLIST-PACKED-THRESHOLD`-style switches are accepted;
-/// anything else is refused as on a server with `enable-debug-command no`.
+/// DEBUG: `LOG` and `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds`
+/// sleeps; anything else is refused as on a server with `enable-debug-command no`.
+///
+/// `DEBUG SLEEP` sleeps with the keyspace lock held, so every other client waits for it, as
+/// in Redis (whose one thread sleeps). The seconds are read as C's `strtod` reads them: the
+/// longest leading decimal number, 0 if there is none; a negative figure does not sleep.
 pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
-    if is(sub, "log") || is(sub, "sleep") || is(sub, "set-active-expire") {
+    if is(sub, "sleep") {
+        if argv.len() != 3 {
+            return Reply::Error(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+                String::from_utf8_lossy(sub)
+            ));
+        }
+        if let Ok(pause) = std::time::Duration::try_from_secs_f64(leading_f64(argv[2])) {
+            std::thread::sleep(pause);
+        }
+        return Reply::OK;
+    }
+    if is(sub, "log") || is(sub, "set-active-expire") {
         Reply::OK
     } else {
         Reply::Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into())
+    }
+}
+
+/// The longest prefix of `text` that is a decimal number, as C's `strtod` reads it (leading
+/// spaces skipped); 0 when none is.
+fn leading_f64(text: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(text);
+    let text = text.trim_start();
+    let numeric = text
+        .char_indices()
+        .take_while(|(_, c)| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+        .map(|(i, c)| i + c.len_utf8())
+        .last()
+        .unwrap_or(0);
+    (0..=numeric)
+        .rev()
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leading_f64;
+
+    #[test]
+    fn sleep_seconds_read_like_strtod() {
+        assert_eq!(leading_f64(b"0.25"), 0.25);
+        assert_eq!(leading_f64(b"0.1x"), 0.1);
+        assert_eq!(leading_f64(b" 2"), 2.0);
+        assert_eq!(leading_f64(b"abc"), 0.0);
+        assert_eq!(leading_f64(b""), 0.0);
+        assert_eq!(leading_f64(b"-1"), -1.0);
+        assert_eq!(leading_f64(b"1e-3s"), 0.001);
     }
 }

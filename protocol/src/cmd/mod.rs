@@ -14,6 +14,7 @@ mod introspection;
 mod keys;
 mod strings;
 mod transaction;
+mod unknown;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,6 +26,8 @@ use echomq_engine::{BlockedHandle, Db, Error as EngineError, Execution, Reply, S
 use crate::server::Shared;
 use crate::server::client::ClientState;
 use crate::server::stats::CallOutcome;
+
+pub(crate) use unknown::raw_unknown_command;
 
 /// What the connection does after a command.
 #[derive(Debug)]
@@ -471,6 +474,17 @@ pub(crate) fn execute(
     let server = server_command(argv[0]);
     let flags = server.map_or(0, |c| c.flags);
     if !client.authenticated && flags & NO_AUTH == 0 {
+        // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
+        if name == "exec" {
+            client.multi = None;
+            return reject(
+                client,
+                Reply::Error(
+                    "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
+                        .into(),
+                ),
+            );
+        }
         return reject(
             client,
             Reply::Error("NOAUTH Authentication required.".into()),

@@ -310,6 +310,7 @@ fn run_logged(data: &[u8]) -> Vec<String> {
         databases: DATABASES,
         archive: None,
         archive_replica: None,
+        tcp_backlog: crate::server::settings::TCP_BACKLOG_DEFAULT,
         memory_used,
     };
     let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));

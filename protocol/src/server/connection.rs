@@ -15,11 +15,12 @@ use bytes::{Buf, BytesMut};
 use echomq_engine::{BlockedHandle, Reply, Wake};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
-use super::Shared;
 use super::client::{ClientInfo, ClientState};
+use super::output_limit::{self, OutputGuard};
+use super::{Shared, security};
 use crate::cmd::{self, Action};
 use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
 
@@ -36,6 +37,45 @@ struct TaskWake(Notify);
 impl Wake for TaskWake {
     fn wake(&self) {
         self.0.notify_one();
+    }
+}
+
+/// Answers a non-loopback connection in protected mode with Redis's `-DENIED` and closes it.
+pub(super) async fn deny(mut socket: TcpStream) {
+    let _ = socket.write_all(super::protected::DENIED.as_bytes()).await;
+}
+
+/// Writes `output` to `writer`, watching the client's `client-output-buffer-limit` while
+/// bytes stay unwritten: a client over its limit is dropped (an error ends the connection).
+async fn write_out(
+    writer: &mut OwnedWriteHalf,
+    output: &[u8],
+    shared: &Shared,
+    client: &ClientState,
+    guard: &mut OutputGuard,
+) -> std::io::Result<()> {
+    let mut written = 0;
+    loop {
+        let limit = shared.settings.read().client_output_buffer_limit.normal;
+        let pending = output_limit::counted(output.len() - written);
+        if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
+            output_limit::log_drop(&client.info.line(), overrun);
+            return Err(std::io::Error::other("over client-output-buffer-limit"));
+        }
+        if written == output.len() {
+            return Ok(());
+        }
+        let wrote = match guard.soft_deadline(&limit) {
+            None => writer.write(&output[written..]).await?,
+            Some(deadline) => tokio::select! {
+                wrote = writer.write(&output[written..]) => wrote?,
+                () = tokio::time::sleep_until(deadline.into()) => continue,
+            },
+        };
+        if wrote == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        written += wrote;
     }
 }
 
@@ -78,6 +118,7 @@ async fn run(
     let mut output = BytesMut::with_capacity(READ_BUFFER_BYTES);
     let task_wake = Arc::new(TaskWake(Notify::new()));
     let waker: Arc<dyn Wake> = task_wake.clone();
+    let mut guard = OutputGuard::default();
     loop {
         let bulk_bytes_max =
             i64::try_from(shared.settings.read().proto_max_bulk_len).unwrap_or(i64::MAX);
@@ -92,7 +133,7 @@ async fn run(
                 Err(e) => {
                     shared.stats.record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
-                    writer.write_all(&output).await?;
+                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
                     return Ok(());
                 }
             };
@@ -108,6 +149,18 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
+            // A cross-protocol attack (an HTTP request's lines): close at once, running and
+            // answering nothing more, replies still pending included, as Redis does.
+            if security::is_attack(argv[0]) {
+                security::warn(client.info.addr);
+                return Ok(());
+            }
+            if let Some(line) = cmd::raw_unknown_command(shared, client, &argv) {
+                drop(argv);
+                input.advance(used);
+                output.extend_from_slice(&line);
+                continue;
+            }
             let action = cmd::execute(shared, client, &argv, &waker);
             drop(argv);
             input.advance(used);
@@ -115,11 +168,11 @@ async fn run(
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
-                    writer.write_all(&output).await?;
+                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
                     return Ok(());
                 }
                 Action::Block(handle) => {
-                    writer.write_all(&output).await?;
+                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
                     output.clear();
                     client.info.blocked.store(true, Ordering::Relaxed);
                     let waited = wait_blocked(
@@ -143,12 +196,12 @@ async fn run(
                 }
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
-                writer.write_all(&output).await?;
+                write_out(&mut writer, &output, shared, client, &mut guard).await?;
                 output.clear();
             }
         }
         if !output.is_empty() {
-            writer.write_all(&output).await?;
+            write_out(&mut writer, &output, shared, client, &mut guard).await?;
             output.clear();
         }
         let (query_limit, timeout_s) = {

@@ -11,6 +11,9 @@ pub mod archive;
 pub(crate) mod client;
 mod connection;
 pub mod fd_limit;
+pub mod output_limit;
+pub mod protected;
+pub mod security;
 pub mod settings;
 pub mod stats;
 
@@ -56,6 +59,9 @@ pub struct ServerConfig {
     /// The replicator of `archive` (`echomq serve --replicate`): notified after each fold,
     /// reported in INFO. Ignored without an archive.
     pub archive_replica: Option<ArchiveReplica>,
+    /// `tcp-backlog`: the listen backlog (Redis's default 511; the kernel caps it at
+    /// `net.core.somaxconn`).
+    pub tcp_backlog: u32,
 }
 
 impl Default for ServerConfig {
@@ -69,6 +75,7 @@ impl Default for ServerConfig {
             memory_used: resident_bytes,
             archive: None,
             archive_replica: None,
+            tcp_backlog: settings::TCP_BACKLOG_DEFAULT,
         }
     }
 }
@@ -190,7 +197,7 @@ impl Server {
         config: ServerConfig,
         clock: Arc<dyn Clock>,
     ) -> std::io::Result<Server> {
-        let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
+        let listener = listen(&config.bind, config.port, config.tcp_backlog).await?;
         let port = listener.local_addr()?.port();
         let keyspace = Arc::new(Keyspace::with_databases(
             clock,
@@ -206,6 +213,7 @@ impl Server {
             port,
             bind: config.bind.clone(),
             databases: config.databases as u64,
+            tcp_backlog: config.tcp_backlog,
             ..Settings::default()
         };
         let shared = Arc::new(Shared {
@@ -273,10 +281,22 @@ impl Server {
                         }
                     };
                     shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
-                    let maxclients = shared.settings.read().maxclients;
+                    let (maxclients, denied) = {
+                        let settings = shared.settings.read();
+                        (
+                            settings.maxclients,
+                            protected::refuses(settings.protected_mode, &settings.requirepass, &peer),
+                        )
+                    };
                     if shared.clients.lock().len() as u64 >= maxclients {
                         shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
                         connections.spawn(connection::refuse(socket));
+                        continue;
+                    }
+                    if denied {
+                        shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+                        tracing::debug!(%peer, "protected mode: refused a client not on loopback");
+                        connections.spawn(connection::deny(socket));
                         continue;
                     }
                     let _ = socket.set_nodelay(true);
@@ -297,6 +317,27 @@ impl Server {
         while connections.join_next().await.is_some() {}
         shared.clients.lock().clear();
     }
+}
+
+/// Binds `host:port` (the first address it resolves to) and listens with `backlog`.
+async fn listen(host: &str, port: u16, backlog: u32) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for addr in tokio::net::lookup_host((host, port)).await? {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(addr).and_then(|()| socket.listen(backlog)) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to bind")
+    }))
 }
 
 /// Client names may not contain spaces or special characters.

@@ -10,6 +10,8 @@ use echomq_engine::Config as EngineConfig;
 pub const PROTO_MAX_BULK_LEN_DEFAULT: u64 = 512 * 1024 * 1024;
 /// Redis's `client-query-buffer-limit` default: 1 GiB.
 pub const CLIENT_QUERY_BUFFER_LIMIT_DEFAULT: u64 = 1024 * 1024 * 1024;
+/// Redis's `tcp-backlog` default.
+pub const TCP_BACKLOG_DEFAULT: u32 = 511;
 /// Redis's `maxclients` default.
 pub const MAXCLIENTS_DEFAULT: u64 = 10_000;
 /// Redis's smallest `proto-max-bulk-len` and `client-query-buffer-limit`: 1 MiB.
@@ -33,9 +35,14 @@ pub struct Settings {
     pub client_query_buffer_limit: u64,
     /// `timeout`: seconds an idle client may stay connected; 0 = forever.
     pub timeout_s: u64,
-    /// `client-output-buffer-limit`, kept as given: replies are written with backpressure, so
-    /// a slow reader holds at most one batch of replies in memory whatever this says.
-    pub client_output_buffer_limit: String,
+    /// `client-output-buffer-limit`: unread reply bytes past which a client is dropped
+    /// ([`super::output_limit`]).
+    pub client_output_buffer_limit: super::output_limit::OutputLimits,
+    /// `protected-mode`: without a password, refuse clients not on loopback
+    /// ([`super::protected`]).
+    pub protected_mode: bool,
+    /// `tcp-backlog`: the listen backlog (immutable; set at start).
+    pub tcp_backlog: u32,
     /// `notify-keyspace-events`, kept as given (no keyspace notifications are sent).
     pub notify_keyspace_events: String,
     /// `save`, kept as given (echomq does not persist the keyspace).
@@ -63,8 +70,9 @@ impl Default for Settings {
             proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
             client_query_buffer_limit: CLIENT_QUERY_BUFFER_LIMIT_DEFAULT,
             timeout_s: 0,
-            client_output_buffer_limit:
-                "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60".into(),
+            client_output_buffer_limit: super::output_limit::OutputLimits::default(),
+            protected_mode: true,
+            tcp_backlog: TCP_BACKLOG_DEFAULT,
             notify_keyspace_events: String::new(),
             save: String::new(),
             appendonly: false,
@@ -225,11 +233,28 @@ pub const PARAMS: &[Param] = &[
     },
     Param {
         name: "client-output-buffer-limit",
-        get: |s, _| s.client_output_buffer_limit.clone(),
+        get: |s, _| s.client_output_buffer_limit.to_string(),
         set: Some(|s, _, v| {
-            s.client_output_buffer_limit = v.to_string();
+            s.client_output_buffer_limit = s.client_output_buffer_limit.with(v).map_err(|e| {
+                format!(
+                    "CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - {e}"
+                )
+            })?;
             Ok(())
         }),
+    },
+    Param {
+        name: "protected-mode",
+        get: |s, _| if s.protected_mode { "yes" } else { "no" }.into(),
+        set: Some(|s, _, v| {
+            s.protected_mode = yes_no("protected-mode", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "tcp-backlog",
+        get: |s, _| s.tcp_backlog.to_string(),
+        set: None,
     },
     Param {
         name: "requirepass",
