@@ -143,11 +143,15 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
+/// The longest DEBUG SLEEP.
+const DEBUG_SLEEP_MAX: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// DEBUG: `LOG` and `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds`
 /// sleeps; anything else is refused as on a server with `enable-debug-command no`.
 ///
 /// `DEBUG SLEEP` sleeps with the keyspace lock held, so every other client waits for it, as
-/// in Redis (whose one thread sleeps). The seconds are read as C's `strtod` reads them: the
+/// in Redis (whose one thread sleeps), for at most [`DEBUG_SLEEP_MAX`] (Redis has no cap: a
+/// typo must not stop the server for good, nor a fuzz input the fuzzer). The seconds are read as C's `strtod` reads them: the
 /// longest leading decimal number, 0 if there is none; a negative figure does not sleep.
 pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
@@ -159,7 +163,7 @@ pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             ));
         }
         if let Ok(pause) = std::time::Duration::try_from_secs_f64(leading_f64(argv[2])) {
-            std::thread::sleep(pause);
+            std::thread::sleep(pause.min(DEBUG_SLEEP_MAX));
         }
         return Reply::OK;
     }
