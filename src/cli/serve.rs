@@ -144,6 +144,17 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(mode) = &args.protected_mode {
         server.handle().shared().settings.write().protected_mode = mode == "yes";
     }
+    {
+        let handle = server.handle();
+        let settings = handle.shared().settings.read();
+        if let Some(warning) = echomq_protocol::server::protected::startup_warning(
+            settings.protected_mode,
+            &settings.requirepass,
+            &settings.bind,
+        ) {
+            tracing::warn!("{warning}");
+        }
+    }
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     if let Some(archive) = &archive {

@@ -18,6 +18,34 @@ pub fn is_loopback(peer: &SocketAddr) -> bool {
     }
 }
 
+/// What the server logs at start when no password is set (Redis's warnings): whether anyone
+/// on the network, on the bound interface, or only local clients can connect. `None` with a
+/// password.
+pub fn startup_warning(
+    protected_mode: bool,
+    requirepass: &str,
+    bind: &str,
+) -> Option<&'static str> {
+    if !requirepass.is_empty() {
+        return None;
+    }
+    let all_interfaces = bind
+        .split_whitespace()
+        .map(|a| a.trim_start_matches('-'))
+        .any(|a| matches!(a, "*" | "0.0.0.0" | "::" | "::*"));
+    Some(match (protected_mode, all_interfaces) {
+        (false, true) => {
+            "WARNING: echomq does not require authentication and is not protected by network restrictions. It will accept connections from any IP address on any network interface."
+        }
+        (false, false) => {
+            "WARNING: echomq does not require authentication. It will accept connections from any IP address on the configured network interface."
+        }
+        (true, _) => {
+            "WARNING: echomq does not require authentication. It will accept connections from any local client."
+        }
+    })
+}
+
 /// Whether a client from `peer` is refused: protected mode on, no password, not loopback.
 pub fn refuses(protected_mode: bool, requirepass: &str, peer: &SocketAddr) -> bool {
     protected_mode && requirepass.is_empty() && !is_loopback(peer)
@@ -58,5 +86,21 @@ mod tests {
         assert!(!refuses(false, "", &remote));
         assert!(!refuses(true, "", &local));
         assert!(DENIED.starts_with("-DENIED ") && DENIED.ends_with(".\r\n"));
+        assert!(startup_warning(true, "pw", "0.0.0.0").is_none());
+        assert!(
+            startup_warning(false, "", "0.0.0.0")
+                .unwrap()
+                .contains("any network interface")
+        );
+        assert!(
+            startup_warning(false, "", "10.0.0.1")
+                .unwrap()
+                .contains("configured")
+        );
+        assert!(
+            startup_warning(true, "", "0.0.0.0")
+                .unwrap()
+                .contains("local client")
+        );
     }
 }
