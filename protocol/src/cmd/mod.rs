@@ -12,6 +12,7 @@ mod connection;
 mod info;
 mod introspection;
 mod keys;
+mod security;
 mod strings;
 mod transaction;
 mod unknown;
@@ -27,8 +28,6 @@ use crate::server::Shared;
 use crate::server::client::ClientState;
 use crate::server::stats::CallOutcome;
 
-pub(crate) use unknown::raw_unknown_command;
-
 /// What the connection does after a command.
 #[derive(Debug)]
 pub(crate) enum Action {
@@ -38,6 +37,12 @@ pub(crate) enum Action {
     Block(BlockedHandle),
     /// Send this reply, then close the connection (QUIT).
     Close(Reply),
+    /// Send these bytes as they are: a reply [`Reply`] cannot hold (an error echoing bytes that
+    /// are not UTF-8).
+    Raw(Vec<u8>),
+    /// Close the connection at once, dropping the replies not sent yet (a cross-protocol
+    /// attack).
+    Drop,
 }
 
 /// What a server command sees.
@@ -435,6 +440,14 @@ pub(crate) fn execute(
 ) -> Action {
     let started = Instant::now();
     let Some((name, arity)) = lookup(argv[0]) else {
+        // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
+        if security::is_attack(argv[0]) {
+            security::warn(client.info.addr);
+            return Action::Drop;
+        }
+        if let Some(line) = unknown::raw_unknown_command(shared, client, argv) {
+            return Action::Raw(line);
+        }
         let reply = error(stream::unknown_command(argv[0], &argv[1..]));
         if client.multi.is_some() {
             client.multi_failed = true;
@@ -552,7 +565,7 @@ pub(crate) fn execute(
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
         }
-        Action::Block(_) => CallOutcome::Ok,
+        Action::Block(_) | Action::Raw(_) | Action::Drop => CallOutcome::Ok,
     };
     shared.stats.record(name, usec, outcome);
     action

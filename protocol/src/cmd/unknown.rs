@@ -3,7 +3,8 @@
 //! Redis echoes the name and first arguments as they are (`unknown command '%.128s', with
 //! args beginning with: '...' `), invalid UTF-8 included, with CR and LF turned into spaces
 //! and each C string ending at its first NUL byte. A [`Reply::Error`] holds text, so when the
-//! echo is not UTF-8 the connection writes [`raw_unknown_command`]'s bytes itself instead.
+//! echo is not UTF-8, `execute` answers [`raw_unknown_command`]'s bytes as
+//! [`super::Action::Raw`] instead.
 
 use crate::server::Shared;
 use crate::server::client::ClientState;

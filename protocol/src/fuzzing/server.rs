@@ -497,6 +497,20 @@ impl Fuzz<'_> {
                 self.clients[index].blocked = Some(handle);
                 "(blocked)".into()
             }
+            Action::Raw(bytes) => {
+                let protocol = self.clients[index].state.protocol;
+                if let Err(e) = check_reply(&bytes, protocol == Protocol::Resp3) {
+                    self.fail(&format!(
+                        "malformed raw reply ({e}): {:?}",
+                        String::from_utf8_lossy(&bytes)
+                    ));
+                }
+                format!("{} (raw)", String::from_utf8_lossy(&bytes).trim_end())
+            }
+            Action::Drop => {
+                self.disconnect(index);
+                "dropped".into()
+            }
         }
     }
 

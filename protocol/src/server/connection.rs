@@ -18,9 +18,9 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
+use super::Shared;
 use super::client::{ClientInfo, ClientState};
 use super::output_limit::{self, OutputGuard};
-use super::{Shared, security};
 use crate::cmd::{self, Action};
 use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
 
@@ -149,23 +149,14 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
-            // A cross-protocol attack (an HTTP request's lines): close at once, running and
-            // answering nothing more, replies still pending included, as Redis does.
-            if security::is_attack(argv[0]) {
-                security::warn(client.info.addr);
-                return Ok(());
-            }
-            if let Some(line) = cmd::raw_unknown_command(shared, client, &argv) {
-                drop(argv);
-                input.advance(used);
-                output.extend_from_slice(&line);
-                continue;
-            }
             let action = cmd::execute(shared, client, &argv, &waker);
             drop(argv);
             input.advance(used);
             match action {
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
+                Action::Raw(bytes) => output.extend_from_slice(&bytes),
+                // Running and answering nothing more, replies still pending included.
+                Action::Drop => return Ok(()),
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
                     write_out(&mut writer, &output, shared, client, &mut guard).await?;

@@ -13,7 +13,6 @@ mod connection;
 pub mod fd_limit;
 pub mod output_limit;
 pub mod protected;
-pub mod security;
 pub mod settings;
 pub mod stats;
 

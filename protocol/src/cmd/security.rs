@@ -3,7 +3,8 @@
 //! `Host: x`, then a body of the attacker's choosing). Redis treats `POST` and `Host:` (any
 //! case) as commands that close the connection at once, with nothing more run or answered
 //! (replies still pending are dropped too), and logs a warning at most once a minute;
-//! [`is_attack`] and [`warn`] are the same.
+//! [`is_attack`] and [`warn`] are the same; `execute` answers such a request with
+//! [`super::Action::Drop`].
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
