@@ -3,35 +3,7 @@
 use echomq_engine::StreamId;
 use thiserror::Error;
 
-use super::brand::Brand;
-
-/// A branded id that does not parse or is not the expected kind.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum BrandedError {
-    /// No `_` between brand and digits.
-    #[error("a branded id is <BRAND>_<13 base32 digits>")]
-    Malformed,
-    /// An unknown brand prefix.
-    #[error("unknown brand '{0}'")]
-    UnknownBrand(String),
-    /// Not 13 digits.
-    #[error("a branded id has 13 digits, not {0}")]
-    Length(usize),
-    /// A character outside Crockford's upper-case alphabet.
-    #[error("'{0}' is not a Crockford base32 digit")]
-    InvalidChar(char),
-    /// A value past the 42 + 22-bit space.
-    #[error("the value does not fit 42 bits of milliseconds and 22 of sequence")]
-    OutOfRange,
-    /// Another brand than the one required.
-    #[error("expected a {expected} id, got a {found} id")]
-    WrongBrand {
-        /// The brand required.
-        expected: Brand,
-        /// The brand given.
-        found: Brand,
-    },
-}
+use super::brand::BrandedError;
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
 /// [`FeedError::Backend`], where the backend says what happened, and

@@ -38,9 +38,9 @@ use parking_lot::Mutex;
 use time::OffsetDateTime;
 
 pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
-pub use brand::{Brand, Branded, SEQ_MAX};
+pub use brand::{Brand, Branded, BrandedError, SEQ_MAX};
 pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
-pub use error::{BrandedError, FeedError};
+pub use error::FeedError;
 pub use fields::Fields;
 pub use minter::Minter;
 pub use projection::{CachedProjection, Refresh, Window};
