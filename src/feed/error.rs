@@ -8,6 +8,13 @@ use super::brand::BrandedError;
 /// An error from the feed layer. Nothing was written when a call returns one, except
 /// [`FeedError::Backend`], where the backend says what happened, and
 /// [`FeedError::ReplyTimeout`], where the command may or may not have run.
+///
+/// The refusals callers act on have their own variants ([`FeedError::NoGroup`],
+/// [`FeedError::BusyGroup`], [`FeedError::WrongType`], [`FeedError::NoSuchKey`],
+/// [`FeedError::IdNotAboveTop`]), each carrying the engine's or the server's error text. Each
+/// backend maps its errors to them in one function (the embedded backend from the engine's
+/// typed errors, the server backend from the reply's error code), so callers match variants,
+/// never text.
 #[derive(Debug, Error)]
 pub enum FeedError {
     /// A branded id argument is malformed or of the wrong brand.
@@ -57,7 +64,23 @@ pub enum FeedError {
     /// The archive failed (a fold, a merge-read); its message says what to do.
     #[error(transparent)]
     Archive(#[from] echomq_archive::ArchiveError),
-    /// The backend failed (the engine's or the server's error text).
+    /// The key or the consumer group does not exist (`NOGROUP`): the group was destroyed or
+    /// the stream deleted.
+    #[error("backend: {0}")]
+    NoGroup(String),
+    /// XGROUP CREATE of a group that exists (`BUSYGROUP`).
+    #[error("backend: {0}")]
+    BusyGroup(String),
+    /// The key holds another type than a stream (`WRONGTYPE`).
+    #[error("backend: {0}")]
+    WrongType(String),
+    /// The command needs the key to exist and it does not (`ERR no such key`).
+    #[error("backend: {0}")]
+    NoSuchKey(String),
+    /// An XADD id is not above the stream's top (another writer appended first).
+    #[error("backend: {0}")]
+    IdNotAboveTop(String),
+    /// The backend failed otherwise (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
     /// Connecting to a server (TCP connect and handshake) took longer than the connect

@@ -319,9 +319,7 @@ impl<B: Backend> Feed<B> {
             match self.backend.add(&key, id.stream_id(), &all) {
                 Ok(_) => return Ok(id),
                 // Another writer moved the stream top: catch up and mint again.
-                Err(FeedError::Backend(text))
-                    if text.contains("equal or smaller") && attempt < APPEND_ATTEMPTS_MAX =>
-                {
+                Err(FeedError::IdNotAboveTop(_)) if attempt < APPEND_ATTEMPTS_MAX => {
                     attempt += 1;
                     if let Some(meta) = self.backend.meta(&key)? {
                         minter.seed(meta.last_id);
