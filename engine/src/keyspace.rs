@@ -6,18 +6,21 @@
 //! holding it. [`Keyspace::run`] takes the lock and one clock snapshot, runs a closure over the
 //! [`Db`], then serves blocked readers of the keys that closure signalled (see
 //! [`crate::blocking`]), and wakes them once the lock is released.
+//!
+//! Layering: the keyspace knows values, expiry, WATCH versions and the blocked-reader registry,
+//! not the commands. A blocked command is re-run with the `Rerun` its caller registered it
+//! with; the command entry points ([`Keyspace::execute`] and its blocking forms) live in
+//! `execute.rs`, above both this module and [`crate::command`].
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use crate::blocking::{Parker, Registry, Signal, Slot, Wake};
+use crate::blocking::{BlockRequest, Outcome, Registry, Signal, Slot, Waiter, Wake};
 use crate::clock::{Clock, SystemClock};
-use crate::command::{self, Outcome};
 use crate::config::{Config, NodeLimits};
 use crate::error::{Error, Result};
 use crate::reply::Reply;
@@ -51,6 +54,10 @@ pub struct Snapshot {
     pub limits: NodeLimits,
 }
 
+/// How a blocked command is run again when one of its keys is signalled: the command
+/// dispatcher, handed in with the command when it blocks.
+pub(crate) type Rerun = fn(&mut Db, &Snapshot, &[Bytes]) -> Result<Outcome>;
+
 /// The data behind the lock.
 #[derive(Default)]
 pub struct Db {
@@ -64,7 +71,7 @@ pub struct Db {
     /// Keys signalled by the running command, in signal order, for blocked readers.
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
-    blocked: Registry,
+    blocked: Registry<Rerun>,
 }
 
 impl fmt::Debug for Db {
@@ -314,7 +321,7 @@ impl Db {
                 let Some(waiter) = self.blocked.unregister(id) else {
                     continue;
                 };
-                match command::execute_outcome(self, snapshot, &waiter.request.argv) {
+                match (waiter.rerun)(self, snapshot, &waiter.request.argv) {
                     Ok(Outcome::Block(_)) => self.blocked.requeue(id, waiter),
                     Ok(Outcome::Reply(reply)) => wakers.push(waiter.slot.complete(Ok(reply))),
                     Err(e) => wakers.push(waiter.slot.complete(Err(e))),
@@ -468,75 +475,29 @@ impl Keyspace {
         result
     }
 
-    /// Executes one stream command given as arguments (`["XADD", "k", "*", "f", "v"]`),
-    /// with Redis's parsing, errors and reply shapes. A command that would block replies as if
-    /// it timed out (a null array), as in MULTI/EXEC; see [`Keyspace::execute_blocking`].
-    pub fn execute<A: AsRef<[u8]>>(&self, argv: &[A]) -> Result<Reply> {
-        self.run(|db, snapshot| command::execute(db, snapshot, argv))
-    }
-
-    /// Executes a command that may block (XREAD/XREADGROUP with BLOCK). If it blocks, `waker`
-    /// is called when its reply is ready (data arrived, an error such as NOGROUP, or
-    /// [`Keyspace::expire_blocked`] timed it out), and the reply is taken from the handle.
-    pub fn execute_blocking<A: AsRef<[u8]>>(
+    /// Registers a blocked command in database `index` (the one `db` is): it waits for its
+    /// keys and is re-run with `rerun`; `waker` is called once it has a reply.
+    pub(crate) fn block(
         self: &Arc<Self>,
-        argv: &[A],
-        waker: Arc<dyn Wake>,
-    ) -> Execution {
-        self.execute_blocking_in(0, argv, waker)
-    }
-
-    /// [`Keyspace::execute_blocking`] in database `index`.
-    pub fn execute_blocking_in<A: AsRef<[u8]>>(
-        self: &Arc<Self>,
+        db: &mut Db,
         index: usize,
-        argv: &[A],
+        request: BlockRequest,
+        rerun: Rerun,
         waker: Arc<dyn Wake>,
-    ) -> Execution {
-        self.run_db(index, |db, snapshot| {
-            match command::execute_outcome(db, snapshot, argv) {
-                Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
-                Err(e) => Execution::Done(Err(e)),
-                Ok(Outcome::Block(request)) => {
-                    let deadline_ms = request.deadline_ms;
-                    let slot = Arc::new(Slot::new(waker));
-                    let id = db.blocked.register(request, Arc::clone(&slot));
-                    Execution::Blocked(BlockedHandle {
-                        db: index,
-                        id,
-                        slot,
-                        deadline_ms,
-                        keyspace: Arc::downgrade(self),
-                    })
-                }
-            }
-        })
-    }
-
-    /// Executes a command, blocking the calling thread while it is blocked (until data, an
-    /// error, or its deadline by this keyspace's clock).
-    pub fn execute_wait<A: AsRef<[u8]>>(self: &Arc<Self>, argv: &[A]) -> Result<Reply> {
-        /// Longest sleep between deadline checks: a manual clock can be moved at any time.
-        const POLL_MS_MAX: u64 = 20;
-        let parker = Arc::new(Parker::default());
-        let handle = match self.execute_blocking(argv, parker.clone()) {
-            Execution::Done(result) => return result,
-            Execution::Blocked(handle) => handle,
-        };
-        loop {
-            if let Some(result) = handle.try_take() {
-                return result;
-            }
-            let now = self.clock.now_ms();
-            let wait_ms = match handle.deadline_ms() {
-                Some(deadline) if deadline <= now => {
-                    self.expire_blocked();
-                    continue;
-                }
-                Some(deadline) => (deadline - now).min(POLL_MS_MAX),
-                None => POLL_MS_MAX,
-            };
-            parker.park_timeout(Duration::from_millis(wait_ms));
+    ) -> BlockedHandle {
+        let deadline_ms = request.deadline_ms;
+        let slot = Arc::new(Slot::new(waker));
+        let id = db.blocked.register(Waiter {
+            request,
+            slot: Arc::clone(&slot),
+            rerun,
+        });
+        BlockedHandle {
+            db: index,
+            id,
+            slot,
+            deadline_ms,
+            keyspace: Arc::downgrade(self),
         }
     }
 

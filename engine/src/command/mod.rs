@@ -28,34 +28,10 @@ pub use xadd::{Trimmer, XAdd};
 pub use xrange::{RangeArgs, parse_range};
 pub use xtrim::parse_xtrim;
 
-use bytes::Bytes;
-
+use crate::blocking::Outcome;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
-
-/// What running a command led to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The reply.
-    Reply(Reply),
-    /// Nothing to serve yet and BLOCK was given: the caller may block (see
-    /// [`crate::Keyspace::execute_blocking`]) or treat it as an immediate timeout.
-    Block(BlockRequest),
-}
-
-/// How a command wants to block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockRequest {
-    /// The command to run again when woken (`$` ids replaced by concrete ids).
-    pub argv: Vec<Bytes>,
-    /// The keys to wait on, each once, in argument order.
-    pub keys: Vec<Bytes>,
-    /// When to give up (the clock's ms), `None` to wait forever (BLOCK 0).
-    pub deadline_ms: Option<u64>,
-    /// Wake also when a key is deleted, overwritten or its group destroyed (XREADGROUP).
-    pub wake_on_delete: bool,
-}
 
 type PlainRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Reply>;
 type BlockingRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Outcome>;
