@@ -17,6 +17,11 @@
 //! [`archive`]): `Feed::with_archive` and `echomq serve --archive` fold what a trim removes
 //! before removing it, so a range read returns the same entries as a log that was never
 //! trimmed.
+//!
+//! The `echomq` binary is not part of this crate: it is the `echomq-cli` package (`cli/`), and
+//! `echomq bench` the `echomq-bench` crate (`bench/`), so their argument parsing, logging
+//! setup, progress bars, plots and JSON report are not dependencies of code that embeds
+//! echomq.
 
 pub use echomq_archive as archive;
 pub use echomq_engine as engine;

@@ -12,8 +12,8 @@
 //! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
 //!   trim preview says what would go, that is folded durably, then the stream is trimmed.
-//! - [`error`]: the one error enum; `fuzzing`: the fuzz targets of the record and replica
-//!   decoders.
+//! - [`error`]: the one error enum; `fuzzing` (the `fuzzing` feature, and this crate's tests):
+//!   the fuzz targets of the record and replica decoders.
 //! - [`replica`]: replication to an S3-compatible bucket behind a create-only commit fence,
 //!   restore and verification, writer takeover (its own error enum, [`replica::ReplicaError`]).
 //!
@@ -40,6 +40,8 @@
 pub mod error;
 mod fold;
 pub mod format;
+// The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod merge;

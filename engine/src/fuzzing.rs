@@ -396,7 +396,6 @@ fn show(argv: &[Vec<u8>]) -> String {
 mod tests {
     use super::*;
 
-    const CORPUS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/engine_ops");
     /// Pseudo-random inputs per test run, and their longest length.
     const RANDOM_INPUTS: usize = 3000;
     const RANDOM_INPUT_LEN_MAX: usize = 600;
@@ -418,32 +417,12 @@ mod tests {
 
     #[test]
     fn the_committed_corpus_runs_clean() {
-        let entries = std::fs::read_dir(CORPUS_DIR)
-            .unwrap_or_else(|e| panic!("corpus folder {CORPUS_DIR} missing: {e}"));
-        let mut files = 0;
-        for entry in entries {
-            let path = entry.unwrap().path();
-            let data = std::fs::read(&path).unwrap();
-            let result = std::panic::catch_unwind(|| run(&data));
-            assert!(result.is_ok(), "corpus file {} fails", path.display());
-            files += 1;
-        }
-        assert!(files > 0, "corpus folder {CORPUS_DIR} is empty");
+        echomq_testkit::replay_corpus("engine_ops", run);
     }
 
     #[test]
     fn pseudo_random_inputs_run_clean() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            // xorshift64*
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
-        for _ in 0..RANDOM_INPUTS {
-            let len = (next() % RANDOM_INPUT_LEN_MAX as u64) as usize;
-            let data: Vec<u8> = (0..len).map(|_| (next() >> 56) as u8).collect();
+        for data in echomq_testkit::inputs(RANDOM_INPUTS, RANDOM_INPUT_LEN_MAX) {
             run(&data);
         }
     }

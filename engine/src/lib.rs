@@ -27,6 +27,7 @@
 //!   through them.
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
+//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
 
 pub mod blocking;
 mod chunk_map;
@@ -35,6 +36,8 @@ pub mod command;
 pub mod config;
 pub mod error;
 mod execute;
+// The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;

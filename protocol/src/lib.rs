@@ -8,9 +8,13 @@
 //! - `cmd`: the commands the server adds around the engine's stream commands (connection,
 //!   keyspace, strings, transactions, CONFIG, INFO, COMMAND), one file per family.
 //! - [`error`]: protocol errors.
+//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
+//!   `server_commands` fuzz targets.
 
 mod cmd;
 pub mod error;
+// The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod glob;

@@ -239,7 +239,8 @@ fn redis_cli_pipe_mode_loads_ten_thousand_xadds() {
 fn redis_py_drives_streams_and_pipelines_in_resp2_and_resp3() {
     let Some(python) = python() else { return };
     let server = TestServer::start().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/server/redis_py_client.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/server/redis_py_client.py");
     let output = run(
         Command::new(&python)
             .arg(&script)
