@@ -16,6 +16,7 @@ pub mod fuzzing;
 pub mod glob;
 pub mod resp;
 pub mod server;
+mod state;
 
 pub use error::ProtocolError;
 pub use server::{Server, ServerConfig, ServerHandle};

@@ -6,7 +6,7 @@ use echomq_engine::Reply;
 
 use super::{Ctx, unknown_subcommand};
 use crate::glob;
-use crate::server::settings::{PARAMS, param};
+use crate::state::settings::{PARAMS, param};
 
 const HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -31,7 +31,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "get" if argc >= 3 => get(ctx, &argv[2..]),
         "set" if argc >= 4 && argc % 2 == 0 => set(ctx, &argv[2..]),
         "resetstat" if argc == 2 => {
-            ctx.shared.stats.reset();
+            ctx.state.stats().reset();
             Reply::OK
         }
         "rewrite" if argc == 2 => {
@@ -46,8 +46,8 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 }
 
 fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
-    let settings = ctx.shared.settings.read();
-    let engine = ctx.shared.engine_config();
+    let settings = ctx.state.settings();
+    let engine = ctx.state.engine_config();
     let pairs = PARAMS
         .iter()
         .filter(|p| {
@@ -66,8 +66,8 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
 }
 
 fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
-    let mut updated = ctx.shared.settings.read().clone();
-    let engine = ctx.shared.engine_config();
+    let mut updated = ctx.state.settings().clone();
+    let engine = ctx.state.engine_config();
     let before = engine.node_limits();
     let mut seen: Vec<&str> = Vec::new();
     for pair in pairs.chunks(2) {
@@ -96,6 +96,6 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             return Reply::Error(format!("ERR {text}"));
         }
     }
-    *ctx.shared.settings.write() = updated;
+    ctx.state.replace_settings(updated);
     Reply::OK
 }

@@ -5,7 +5,7 @@ use echomq_engine::Reply;
 
 use super::{Ctx, error, int_arg, is, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
-use crate::server::valid_client_name;
+use crate::state::client::valid_client_name;
 
 /// The version echomq reports: the Redis whose stream behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "7.4.0";
@@ -28,7 +28,7 @@ pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// Checks a password (and user) against `requirepass`.
 fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
-    let required = ctx.shared.settings.read().requirepass.clone();
+    let required = ctx.state.settings().requirepass.clone();
     if user.is_some_and(|u| u != b"default") {
         return Err(Reply::Error(WRONGPASS.into()));
     }
@@ -147,7 +147,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.multi_failed = false;
     ctx.client.select(0);
     ctx.client.set_protocol(Protocol::Resp2);
-    ctx.client.authenticated = ctx.shared.settings.read().requirepass.is_empty();
+    ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
     ctx.client.info.names.lock().name = None;
     Reply::Status("RESET")
 }
@@ -216,7 +216,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     } else if is(sub, "info") && argc == 2 {
         Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line())))
     } else if is(sub, "list") {
-        let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
+        let clients = ctx.state.clients();
         let mut ids: Option<Vec<u64>> = None;
         let mut i = 2;
         while i < argc {
@@ -267,7 +267,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
 fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
+    let clients = ctx.state.clients();
     let me = ctx.client.info.id;
     if argv.len() == 3 {
         let addr = String::from_utf8_lossy(argv[2]);

@@ -118,7 +118,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `TIME`: seconds and microseconds, by the server's clock.
 pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
-    let ms = ctx.shared.clock().now_ms();
+    let ms = ctx.state.clock().now_ms();
     Reply::Array(vec![
         Reply::bulk((ms / 1000).to_string()),
         Reply::bulk(((ms % 1000) * 1000).to_string()),

@@ -20,26 +20,14 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use echomq_engine::command as stream;
-use echomq_engine::{BlockedHandle, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
+use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
-use crate::server::Shared;
-use crate::server::client::ClientState;
-use crate::server::stats::CallOutcome;
-
-/// What the connection does after a command.
-#[derive(Debug)]
-pub(crate) enum Action {
-    /// Send this reply.
-    Reply(Reply),
-    /// The command is blocked; send its reply when the handle has one.
-    Block(BlockedHandle),
-    /// Send this reply, then close the connection (QUIT).
-    Close(Reply),
-}
+use crate::state::stats::CallOutcome;
+use crate::state::{Action, ClientState, ServerState};
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
-    pub shared: &'a Shared,
+    pub state: &'a ServerState,
     pub client: &'a mut ClientState,
     pub dbs: &'a mut [Db],
     pub snapshot: &'a Snapshot,
@@ -425,7 +413,7 @@ fn upper(name: &str) -> &'static str {
 
 /// Runs one request from a client.
 pub(crate) fn execute(
-    shared: &Arc<Shared>,
+    state: &ServerState,
     client: &mut ClientState,
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
@@ -436,8 +424,8 @@ pub(crate) fn execute(
         if client.multi.is_some() {
             client.multi_failed = true;
         }
-        shared
-            .stats
+        state
+            .stats()
             .record_error(error_text(&reply).unwrap_or("ERR"));
         return Action::Reply(reply);
     };
@@ -447,8 +435,8 @@ pub(crate) fn execute(
             if client.multi.is_some() {
                 client.multi_failed = true;
             }
-            shared
-                .stats
+            state
+                .stats()
                 .record_error(error_text(&reply).unwrap_or("ERR"));
             return Action::Reply(reply);
         }
@@ -458,7 +446,7 @@ pub(crate) fn execute(
         if client.multi.is_some() {
             client.multi_failed = true;
         }
-        shared.stats.record(
+        state.stats().record(
             name,
             0,
             CallOutcome::Rejected(error_text(&reply).unwrap_or("ERR")),
@@ -483,7 +471,7 @@ pub(crate) fn execute(
         return Action::Reply(Reply::Status("QUEUED"));
     }
     let deny_oom = flags & DENY_OOM != 0 || STREAM_DENY_OOM.contains(&name);
-    if deny_oom && over_maxmemory(shared) {
+    if deny_oom && state.over_maxmemory() {
         return reject(
             client,
             Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into()),
@@ -492,9 +480,9 @@ pub(crate) fn execute(
     let action = match server {
         Some(command) => {
             let mut close = false;
-            let reply = shared.keyspace.run_all(|dbs, snapshot| {
+            let reply = state.keyspace().run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
-                    shared,
+                    state,
                     client,
                     dbs,
                     snapshot,
@@ -511,22 +499,22 @@ pub(crate) fn execute(
             }
         }
         None if name == "xread" || name == "xreadgroup" => {
-            match shared
-                .keyspace
+            match state
+                .keyspace()
                 .execute_blocking_in(client.db, argv, Arc::clone(waker))
             {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
-        None if archive::intercepts(shared, client.db, name, argv) => {
-            Action::Reply(shared.keyspace.run_db(client.db, |db, snapshot| {
-                archive::run_trim_command(shared, db, snapshot, name, argv)
+        None if archive::intercepts(state, client.db, name, argv) => {
+            Action::Reply(state.keyspace().run_db(client.db, |db, snapshot| {
+                archive::run_trim_command(state, db, snapshot, name, argv)
             }))
         }
         None => Action::Reply(
-            shared
-                .keyspace
+            state
+                .keyspace()
                 .run_db(client.db, |db, snapshot| {
                     stream::execute(db, snapshot, argv)
                 })
@@ -540,7 +528,7 @@ pub(crate) fn execute(
         }
         Action::Block(_) => CallOutcome::Ok,
     };
-    shared.stats.record(name, usec, outcome);
+    state.stats().record(name, usec, outcome);
     action
 }
 
@@ -551,10 +539,10 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let reply = match server_command(argv[0]) {
         Some(command) => (command.run)(ctx, argv),
-        None if archive::intercepts(ctx.shared, ctx.client.db, name, argv) => {
+        None if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
-            let shared = ctx.shared;
-            archive::run_trim_command(shared, ctx.db(), &snapshot, name, argv)
+            let state = ctx.state;
+            archive::run_trim_command(state, ctx.db(), &snapshot, name, argv)
         }
         None => {
             let snapshot = *ctx.snapshot;
@@ -562,13 +550,8 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    ctx.shared.stats.record(name, 0, outcome);
+    ctx.state.stats().record(name, 0, outcome);
     reply
-}
-
-fn over_maxmemory(shared: &Shared) -> bool {
-    let maxmemory = shared.settings.read().maxmemory;
-    maxmemory > 0 && shared.memory_in_use() > maxmemory
 }
 
 /// Parses an integer argument strictly, as Redis does.

@@ -172,3 +172,8 @@ impl ClientState {
         self.info.db.store(db, Ordering::Relaxed);
     }
 }
+
+/// Client names may not contain spaces or special characters.
+pub fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+}
