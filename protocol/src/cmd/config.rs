@@ -4,7 +4,9 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, unknown_subcommand};
+use echomq_engine::Error as EngineError;
+
+use super::{Ctx, error, subcommand_of, unknown_subcommand};
 use crate::glob;
 use crate::state::settings::{PARAMS, param};
 
@@ -24,24 +26,24 @@ const HELP: &[&str] = &[
 
 /// CONFIG.
 pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
-    let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
+    let Some(sub) = subcommand_of(argv) else {
+        return unknown_subcommand(argv);
+    };
     let argc = argv.len();
-    match name.as_str() {
-        "get" if argc >= 3 => get(ctx, &argv[2..]),
-        "set" if argc >= 4 && argc % 2 == 0 => set(ctx, &argv[2..]),
-        "resetstat" if argc == 2 => {
+    // SET takes name-value pairs, as Redis checks beyond the table's arity.
+    if !sub.arity_ok(argc) || (sub.name() == "set" && argc % 2 != 0) {
+        return error(EngineError::WrongArity(sub.full_name.to_string()));
+    }
+    match sub.name() {
+        "get" => get(ctx, &argv[2..]),
+        "set" => set(ctx, &argv[2..]),
+        "resetstat" => {
             ctx.state.stats().reset();
             Reply::OK
         }
-        "rewrite" if argc == 2 => {
-            Reply::Error("ERR The server is running without a config file".into())
-        }
-        "help" if argc == 2 => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
-        "get" | "set" | "resetstat" | "rewrite" | "help" => Reply::Error(format!(
-            "ERR wrong number of arguments for 'config|{name}' command"
-        )),
-        _ => unknown_subcommand(sub, "CONFIG"),
+        "rewrite" => Reply::Error("ERR The server is running without a config file".into()),
+        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        _ => unknown_subcommand(argv),
     }
 }
 

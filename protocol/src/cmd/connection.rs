@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, error, int_arg, is, subcommand_syntax, unknown_subcommand};
+use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
 use crate::state::client::valid_client_name;
 
@@ -178,91 +178,93 @@ const CLIENT_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`.
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`. A known
+/// subcommand with the wrong number of arguments (its arity in the table) is CLIENT's syntax
+/// error.
 pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
+    let Some(sub) = subcommand_of(argv) else {
+        return unknown_subcommand(argv);
+    };
     let argc = argv.len();
-    let syntax = || subcommand_syntax(sub, "CLIENT");
-    if is(sub, "id") && argc == 2 {
-        Reply::Int(ctx.client.info.id as i64)
-    } else if is(sub, "getname") && argc == 2 {
-        ctx.client
+    if !sub.arity_ok(argc) {
+        return subcommand_syntax(argv);
+    }
+    match sub.name() {
+        "id" => Reply::Int(ctx.client.info.id as i64),
+        "getname" => ctx
+            .client
             .info
             .names
             .lock()
             .name
             .clone()
-            .map_or(Reply::Null, Reply::Bulk)
-    } else if is(sub, "setname") && argc == 3 {
-        if !valid_client_name(argv[2]) {
-            return invalid_name();
+            .map_or(Reply::Null, Reply::Bulk),
+        "setname" => {
+            if !valid_client_name(argv[2]) {
+                return invalid_name();
+            }
+            ctx.client.info.names.lock().name =
+                (!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2]));
+            Reply::OK
         }
-        ctx.client.info.names.lock().name =
-            (!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2]));
-        Reply::OK
-    } else if is(sub, "setinfo") && argc == 4 {
-        let mut names = ctx.client.info.names.lock();
-        if is(argv[2], "lib-name") {
-            names.lib_name = Some(Bytes::copy_from_slice(argv[3]));
-        } else if is(argv[2], "lib-ver") {
-            names.lib_ver = Some(Bytes::copy_from_slice(argv[3]));
-        } else {
-            return Reply::Error(format!(
-                "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(argv[2])
-            ));
-        }
-        Reply::OK
-    } else if is(sub, "info") && argc == 2 {
-        Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line())))
-    } else if is(sub, "list") {
-        let clients = ctx.state.clients();
-        let mut ids: Option<Vec<u64>> = None;
-        let mut i = 2;
-        while i < argc {
-            if is(argv[i], "type") && i + 1 < argc {
-                i += 2;
-            } else if is(argv[i], "id") && i + 1 < argc {
-                let mut list = Vec::new();
-                for arg in &argv[i + 1..] {
-                    match int_arg(arg) {
-                        Ok(id) if id > 0 => list.push(id as u64),
-                        _ => return Reply::Error("ERR Invalid client ID".into()),
-                    }
-                }
-                ids = Some(list);
-                i = argc;
+        "setinfo" => {
+            let mut names = ctx.client.info.names.lock();
+            if is(argv[2], "lib-name") {
+                names.lib_name = Some(Bytes::copy_from_slice(argv[3]));
+            } else if is(argv[2], "lib-ver") {
+                names.lib_ver = Some(Bytes::copy_from_slice(argv[3]));
             } else {
-                return error(echomq_engine::Error::Syntax);
+                return Reply::Error(format!(
+                    "ERR Unrecognized option '{}'",
+                    String::from_utf8_lossy(argv[2])
+                ));
+            }
+            Reply::OK
+        }
+        "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
+        "list" => list(ctx, argv),
+        "kill" => kill(ctx, argv),
+        "no-evict" | "no-touch" => {
+            if is(argv[2], "on") || is(argv[2], "off") {
+                Reply::OK
+            } else {
+                error(echomq_engine::Error::Syntax)
             }
         }
-        let text: String = clients
-            .iter()
-            .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-            .map(|c| format!("{}\n", c.line()))
-            .collect();
-        Reply::Verbatim(Bytes::from(text))
-    } else if is(sub, "kill") && argc >= 3 {
-        kill(ctx, argv)
-    } else if (is(sub, "no-evict") || is(sub, "no-touch")) && argc == 3 {
-        if is(argv[2], "on") || is(argv[2], "off") {
-            Reply::OK
-        } else {
-            error(echomq_engine::Error::Syntax)
-        }
-    } else if is(sub, "help") && argc == 2 {
-        Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect())
-    } else if [
-        "id", "getname", "setname", "setinfo", "info", "list", "kill", "no-evict", "no-touch",
-        "help",
-    ]
-    .iter()
-    .any(|s| is(sub, s))
-    {
-        syntax()
-    } else {
-        unknown_subcommand(sub, "CLIENT")
+        "help" => Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect()),
+        _ => unknown_subcommand(argv),
     }
+}
+
+/// `CLIENT LIST [TYPE type] [ID id [id ...]]`.
+fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let argc = argv.len();
+    let clients = ctx.state.clients();
+    let mut ids: Option<Vec<u64>> = None;
+    let mut i = 2;
+    while i < argc {
+        if is(argv[i], "type") && i + 1 < argc {
+            i += 2;
+        } else if is(argv[i], "id") && i + 1 < argc {
+            let mut list = Vec::new();
+            for arg in &argv[i + 1..] {
+                match int_arg(arg) {
+                    Ok(id) if id > 0 => list.push(id as u64),
+                    _ => return Reply::Error("ERR Invalid client ID".into()),
+                }
+            }
+            ids = Some(list);
+            i = argc;
+        } else {
+            return error(echomq_engine::Error::Syntax);
+        }
+    }
+    let text: String = clients
+        .iter()
+        .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
+        .map(|c| format!("{}\n", c.line()))
+        .collect();
+    Reply::Verbatim(Bytes::from(text))
 }
 
 /// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
