@@ -97,8 +97,9 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(name) = name {
-        ctx.client.info.names.lock().name =
-            (!name.is_empty()).then(|| Bytes::copy_from_slice(name));
+        ctx.client
+            .info
+            .set_name((!name.is_empty()).then(|| Bytes::copy_from_slice(name)));
     }
     ctx.client.set_protocol(protocol);
     Reply::Map(vec![
@@ -148,7 +149,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.select(0);
     ctx.client.set_protocol(Protocol::Resp2);
     ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
-    ctx.client.info.names.lock().name = None;
+    ctx.client.info.set_name(None);
     Reply::Status("RESET")
 }
 
@@ -191,28 +192,22 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     match sub.name() {
         "id" => Reply::Int(ctx.client.info.id as i64),
-        "getname" => ctx
-            .client
-            .info
-            .names
-            .lock()
-            .name
-            .clone()
-            .map_or(Reply::Null, Reply::Bulk),
+        "getname" => ctx.client.info.name().map_or(Reply::Null, Reply::Bulk),
         "setname" => {
             if !valid_client_name(argv[2]) {
                 return invalid_name();
             }
-            ctx.client.info.names.lock().name =
-                (!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2]));
+            ctx.client
+                .info
+                .set_name((!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2])));
             Reply::OK
         }
         "setinfo" => {
-            let mut names = ctx.client.info.names.lock();
+            let info = &ctx.client.info;
             if is(argv[2], "lib-name") {
-                names.lib_name = Some(Bytes::copy_from_slice(argv[3]));
+                info.set_lib_name(Bytes::copy_from_slice(argv[3]));
             } else if is(argv[2], "lib-ver") {
-                names.lib_ver = Some(Bytes::copy_from_slice(argv[3]));
+                info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
             } else {
                 return Reply::Error(format!(
                     "ERR Unrecognized option '{}'",
@@ -275,7 +270,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         let addr = String::from_utf8_lossy(argv[2]);
         return match clients.iter().find(|c| c.addr.to_string() == addr) {
             Some(c) => {
-                c.kill.notify_one();
+                c.kill();
                 Reply::OK
             }
             None => Reply::Error("ERR No such client".into()),
@@ -325,7 +320,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         {
             continue;
         }
-        c.kill.notify_one();
+        c.kill();
         killed += 1;
     }
     Reply::Int(killed)

@@ -526,7 +526,7 @@ impl Fuzz<'_> {
         }
         for index in 0..CLIENTS {
             let killed = {
-                let kill = pin!(self.clients[index].state.info.kill.notified());
+                let kill = pin!(self.clients[index].state.info.killed());
                 kill.poll(&mut Context::from_waker(Waker::noop()))
                     .is_ready()
             };

@@ -11,7 +11,6 @@
 //! and acts on the [`Action`] that comes back.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -113,7 +112,7 @@ async fn run(
                 Action::Block(handle) => {
                     writer.write_all(&output).await?;
                     output.clear();
-                    client.info.blocked.store(true, Ordering::Relaxed);
+                    client.info.set_blocked(true);
                     let waited = wait_blocked(
                         state,
                         &handle,
@@ -123,7 +122,7 @@ async fn run(
                         &mut input,
                     )
                     .await;
-                    client.info.blocked.store(false, Ordering::Relaxed);
+                    client.info.set_blocked(false);
                     let Some(result) = waited? else {
                         return Ok(());
                     };
@@ -160,7 +159,7 @@ async fn run(
                 }
                 client.info.mark_active();
             }
-            () = client.info.kill.notified() => return Ok(()),
+            () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
         }
         if input.len() as u64 > query_limit {
@@ -205,7 +204,7 @@ async fn wait_blocked(
                     return Ok(None);
                 }
             }
-            () = info.kill.notified() => return Ok(None),
+            () = info.killed() => return Ok(None),
         }
     }
 }

@@ -2,10 +2,10 @@
 //!
 //! [`Server::bind`] binds (port 0 picks a free port) and [`Server::run`] serves until
 //! [`ServerHandle::shutdown`] or the future is dropped. What connections share is the
-//! [`crate::state`] module's server state; each connection ([`connection`]) runs its requests
-//! through the [`Execute`] function it is given, the commands' dispatcher, so the connection
-//! loop never names a command. Embedders reach a running server through [`ServerHandle`]:
-//! its keyspace, CONFIG SET by name, and shutdown.
+//! crate's `state` module's server state; each connection (`connection.rs`) runs its requests
+//! through the dispatcher function it is handed (the commands' `execute`, wired here), so the
+//! connection loop never names a command. Embedders reach a running server through
+//! [`ServerHandle`]: its keyspace, CONFIG SET by name, and shutdown.
 
 mod connection;
 
