@@ -5,9 +5,10 @@
 //! against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
 //! command, is the one place a command's name, arity, flags, subcommands and key positions are
 //! declared (the protocol crate reads it through [`spec`] and [`specs`]); arity is checked
-//! once, here, from it, and a container's subcommand by its row. Option parsing happens before any key lookup where Redis does it that way, so a
-//! failed command changes nothing. The embedded API, the server and the fuzz target all go
-//! through [`execute`], so they cannot disagree.
+//! once, here, from it, and a container's subcommand by its row. Option parsing happens before
+//! any key lookup where Redis does it that way, so a failed command changes nothing. The
+//! embedded API, the server and the fuzz target all go through [`execute`], so they cannot
+//! disagree.
 
 mod args;
 mod spec;

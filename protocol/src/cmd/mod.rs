@@ -30,6 +30,8 @@ use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
+use table::Found;
+pub(crate) use table::lookup;
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
@@ -48,9 +50,6 @@ impl Ctx<'_> {
         &mut self.dbs[index]
     }
 }
-
-use table::Found;
-pub(crate) use table::lookup;
 
 /// An error reply from an engine error.
 pub(crate) fn error(e: impl std::fmt::Display) -> Reply {
@@ -195,7 +194,8 @@ pub(crate) fn execute(
 }
 
 /// Runs a queued command inside EXEC (already under the lock, blocking impossible). The call
-/// is counted under the command's own name, subcommand or not, as before the table.
+/// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
+/// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(found) = lookup(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
@@ -240,6 +240,11 @@ fn container_of(argv: &[&[u8]]) -> &'static str {
     lookup(argv[0]).map_or("", |found| found.spec().container)
 }
 
+/// `argv[1]` as an error shows it.
+fn typed_sub(argv: &[&[u8]]) -> String {
+    String::from_utf8_lossy(argv.get(1).copied().unwrap_or_default()).into_owned()
+}
+
 fn unknown_subcommand_in(spec: &CommandSpec, sub: &[u8]) -> Reply {
     error(EngineError::UnknownSubcommand {
         sub: String::from_utf8_lossy(sub).into_owned(),
@@ -250,7 +255,7 @@ fn unknown_subcommand_in(spec: &CommandSpec, sub: &[u8]) -> Reply {
 /// Redis's `unknown subcommand` error for `argv`'s container command.
 pub(crate) fn unknown_subcommand(argv: &[&[u8]]) -> Reply {
     error(EngineError::UnknownSubcommand {
-        sub: String::from_utf8_lossy(argv.get(1).copied().unwrap_or_default()).into_owned(),
+        sub: typed_sub(argv),
         command: container_of(argv),
     })
 }
@@ -258,7 +263,7 @@ pub(crate) fn unknown_subcommand(argv: &[&[u8]]) -> Reply {
 /// Redis's `unknown subcommand or wrong number of arguments` error for `argv`'s container.
 pub(crate) fn subcommand_syntax(argv: &[&[u8]]) -> Reply {
     error(EngineError::SubcommandSyntax {
-        sub: String::from_utf8_lossy(argv.get(1).copied().unwrap_or_default()).into_owned(),
+        sub: typed_sub(argv),
         command: container_of(argv),
     })
 }

@@ -179,7 +179,8 @@ impl Server {
                     let _ = socket.set_nodelay(true);
                     let local = socket.local_addr().ok();
                     let client = state.connect(peer, local);
-                    connections.spawn(connection::serve(socket, Arc::clone(&state), client, EXECUTE));
+                    let serve = connection::serve(socket, Arc::clone(&state), client, EXECUTE);
+                    connections.spawn(serve);
                 }
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 () = state.stopping() => break,
