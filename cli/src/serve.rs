@@ -21,7 +21,7 @@ use clap::Args;
 use echomq_archive::Archive;
 use echomq_protocol::resp::Protocol;
 use echomq_protocol::server::ArchiveReplica;
-use echomq_protocol::server::settings::param;
+use echomq_protocol::server::SettingError;
 use echomq_protocol::{Server, ServerConfig};
 
 /// The archive directory `--archive` uses without a value (relative to the working directory,
@@ -173,7 +173,6 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let handle = server.handle();
-    let shared = handle.shared();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -182,13 +181,14 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
         let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let value = value.trim().trim_matches('"');
         let at = || format!("{}:{}", path.display(), n + 1);
-        let p = param(name).ok_or_else(|| format!("{}: unknown setting '{name}'", at()))?;
-        let Some(set) = p.set else {
+        match handle.config_set(name, value) {
             // Immutable settings (port, bind) come from the command line.
-            continue;
-        };
-        let mut settings = shared.settings.write();
-        set(&mut settings, shared.engine_config(), value).map_err(|e| format!("{}: {e}", at()))?;
+            Ok(()) | Err(SettingError::Immutable(_)) => {}
+            Err(SettingError::Unknown(_)) => {
+                return Err(format!("{}: unknown setting '{name}'", at()));
+            }
+            Err(e) => return Err(format!("{}: {e}", at())),
+        }
     }
     Ok(())
 }

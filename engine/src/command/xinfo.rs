@@ -12,9 +12,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
 use crate::stream::Stream;
 
-use super::args::{help, is, parse_i64, subcommand};
-
-const SUBCOMMANDS: &[(&str, i32)] = &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
+use super::args::{help, is, parse_i64};
 
 const HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -46,7 +44,7 @@ fn opt_int(v: Option<i64>) -> Reply {
 impl XInfo {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let sub = subcommand(argv, "XINFO", SUBCOMMANDS)?;
+        let sub = super::subcommand(argv)?;
         if sub == "help" {
             return Ok(help(HELP));
         }

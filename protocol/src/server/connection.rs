@@ -6,9 +6,11 @@
 //! XREAD/XREADGROUP waits for its engine wake-up, its deadline, the socket closing, or CLIENT
 //! KILL; requests arriving meanwhile wait their turn, as in Redis. A malformed request gets
 //! Redis's protocol error and closes only this connection.
+//!
+//! The loop knows no command: it hands each request to the [`Execute`] function it was given
+//! and acts on the [`Action`] that comes back.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -18,10 +20,8 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::Notify;
 
-use super::Shared;
-use super::client::{ClientInfo, ClientState};
-use crate::cmd::{self, Action};
 use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
+use crate::state::{Action, ClientInfo, ClientState, Execute, ServerState};
 
 /// Reply bytes that make the connection write before decoding more requests.
 const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
@@ -47,31 +47,23 @@ pub(super) async fn refuse(mut socket: TcpStream) {
 }
 
 /// Serves one client until it quits, is killed, errs, or the server stops.
-pub(super) async fn serve(socket: TcpStream, shared: Arc<Shared>, info: Arc<ClientInfo>) {
-    let id = info.id;
-    let authenticated = shared.settings.read().requirepass.is_empty();
-    let mut client = ClientState::new(Arc::clone(&info), shared.default_protocol, authenticated);
-    if let Err(e) = run(socket, &shared, &mut client).await {
-        tracing::debug!(client = id, error = %e, "connection ended");
+pub(super) async fn serve(
+    socket: TcpStream,
+    state: Arc<ServerState>,
+    mut client: ClientState,
+    execute: Execute,
+) {
+    if let Err(e) = run(socket, &state, &mut client, execute).await {
+        tracing::debug!(client = client.info.id, error = %e, "connection ended");
     }
-    // Release watches, then forget the client.
-    let watched = std::mem::take(&mut client.watched);
-    if !watched.is_empty() {
-        shared.keyspace.run_all(|dbs, _| {
-            for (db, key, _) in watched {
-                if let Some(db) = dbs.get_mut(db) {
-                    db.unwatch(&key);
-                }
-            }
-        });
-    }
-    shared.clients.lock().remove(&id);
+    state.disconnect(client);
 }
 
 async fn run(
     socket: TcpStream,
-    shared: &Arc<Shared>,
+    state: &ServerState,
     client: &mut ClientState,
+    execute: Execute,
 ) -> std::io::Result<()> {
     let (mut reader, mut writer) = socket.into_split();
     let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
@@ -79,8 +71,7 @@ async fn run(
     let task_wake = Arc::new(TaskWake(Notify::new()));
     let waker: Arc<dyn Wake> = task_wake.clone();
     loop {
-        let bulk_bytes_max =
-            i64::try_from(shared.settings.read().proto_max_bulk_len).unwrap_or(i64::MAX);
+        let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
         loop {
             let limits = DecodeLimits {
                 bulk_bytes_max,
@@ -90,7 +81,7 @@ async fn run(
                 Ok(DecodedArgs::Incomplete) => break,
                 Ok(DecodedArgs::Command(args, used)) => (args, used),
                 Err(e) => {
-                    shared.stats.record_error("ERR");
+                    state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
                     writer.write_all(&output).await?;
                     return Ok(());
@@ -108,7 +99,7 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
-            let action = cmd::execute(shared, client, &argv, &waker);
+            let action = execute(state, client, &argv, &waker);
             drop(argv);
             input.advance(used);
             match action {
@@ -121,9 +112,9 @@ async fn run(
                 Action::Block(handle) => {
                     writer.write_all(&output).await?;
                     output.clear();
-                    client.info.blocked.store(true, Ordering::Relaxed);
+                    client.info.set_blocked(true);
                     let waited = wait_blocked(
-                        shared,
+                        state,
                         &handle,
                         &task_wake,
                         &client.info,
@@ -131,13 +122,13 @@ async fn run(
                         &mut input,
                     )
                     .await;
-                    client.info.blocked.store(false, Ordering::Relaxed);
+                    client.info.set_blocked(false);
                     let Some(result) = waited? else {
                         return Ok(());
                     };
-                    let reply = result.unwrap_or_else(cmd::error);
+                    let reply = result.unwrap_or_else(|e| Reply::Error(e.to_string()));
                     if let Reply::Error(text) = &reply {
-                        shared.stats.record_error(text);
+                        state.stats().record_error(text);
                     }
                     encode(&reply, client.protocol, &mut output);
                 }
@@ -152,7 +143,7 @@ async fn run(
             output.clear();
         }
         let (query_limit, timeout_s) = {
-            let settings = shared.settings.read();
+            let settings = state.settings();
             (settings.client_query_buffer_limit, settings.timeout_s)
         };
         let idle = async {
@@ -168,7 +159,7 @@ async fn run(
                 }
                 client.info.mark_active();
             }
-            () = client.info.kill.notified() => return Ok(()),
+            () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
         }
         if input.len() as u64 > query_limit {
@@ -184,22 +175,22 @@ async fn run(
 /// Waits for a blocked command's reply. `None` means the client went away (or was killed):
 /// dropping the handle unblocks the command.
 async fn wait_blocked(
-    shared: &Shared,
+    state: &ServerState,
     handle: &BlockedHandle,
     wake: &TaskWake,
     info: &ClientInfo,
     reader: &mut OwnedReadHalf,
     input: &mut BytesMut,
 ) -> std::io::Result<Option<echomq_engine::Result<Reply>>> {
-    let query_limit = shared.settings.read().client_query_buffer_limit;
+    let query_limit = state.settings().client_query_buffer_limit;
     loop {
         if let Some(result) = handle.try_take() {
             return Ok(Some(result));
         }
-        let now = shared.clock().now_ms();
+        let now = state.clock().now_ms();
         let poll_ms = match handle.deadline_ms() {
             Some(deadline) if deadline <= now => {
-                shared.keyspace.expire_blocked();
+                state.keyspace().expire_blocked();
                 continue;
             }
             Some(deadline) => (deadline - now).min(BLOCK_POLL_MS_MAX),
@@ -213,7 +204,7 @@ async fn wait_blocked(
                     return Ok(None);
                 }
             }
-            () = info.kill.notified() => return Ok(None),
+            () = info.killed() => return Ok(None),
         }
     }
 }

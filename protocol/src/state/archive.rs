@@ -36,15 +36,15 @@ pub struct ArchiveReplica {
 #[derive(Debug)]
 pub struct ServerArchive {
     /// The archive file.
-    pub archive: Arc<Archive>,
+    archive: Arc<Archive>,
     /// Folds committed by trims.
-    pub folds: AtomicU64,
+    folds: AtomicU64,
     /// Records those folds wrote.
-    pub records_folded: AtomicU64,
+    records_folded: AtomicU64,
     /// Trims refused (XTRIM) or skipped (XADD) because the fold failed.
-    pub fold_errors: AtomicU64,
+    fold_errors: AtomicU64,
     /// The replicator, when the archive is replicated.
-    pub replica: Option<ArchiveReplica>,
+    replica: Option<ArchiveReplica>,
 }
 
 impl ServerArchive {
@@ -57,6 +57,25 @@ impl ServerArchive {
             fold_errors: AtomicU64::new(0),
             replica,
         }
+    }
+
+    /// The archive file.
+    pub fn archive(&self) -> &Arc<Archive> {
+        &self.archive
+    }
+
+    /// The replicator, when the archive is replicated.
+    pub fn replica(&self) -> Option<&ArchiveReplica> {
+        self.replica.as_ref()
+    }
+
+    /// INFO's `archive_folds`, `archive_records_folded` and `archive_fold_errors`.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        (
+            self.folds.load(Ordering::Relaxed),
+            self.records_folded.load(Ordering::Relaxed),
+            self.fold_errors.load(Ordering::Relaxed),
+        )
     }
 
     /// Whether `key` in database `db` has an archive policy under `pattern`.

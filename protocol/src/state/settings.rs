@@ -302,6 +302,34 @@ pub fn param(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 
+/// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// No parameter has this name.
+    #[error("unknown setting '{0}'")]
+    Unknown(String),
+    /// The parameter is fixed when the server starts (`port`, `bind`, `databases`).
+    #[error("setting '{0}' is immutable")]
+    Immutable(String),
+    /// The value is refused; the text is CONFIG SET's, without the `ERR ` prefix.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Sets one parameter by name, as a `CONFIG SET name value` of one pair would.
+pub(crate) fn set_one(
+    settings: &mut Settings,
+    engine: &EngineConfig,
+    name: &str,
+    value: &str,
+) -> Result<(), SettingError> {
+    let p = param(name).ok_or_else(|| SettingError::Unknown(name.to_string()))?;
+    let set = p
+        .set
+        .ok_or_else(|| SettingError::Immutable(p.name.to_string()))?;
+    set(settings, engine, value).map_err(SettingError::Invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
