@@ -101,6 +101,7 @@ impl ServerHandle {
 
     /// The state behind the server, for the crate's fuzz target (which runs requests without
     /// connections).
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn state(&self) -> &Arc<ServerState> {
         &self.state
     }
