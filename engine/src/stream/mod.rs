@@ -18,6 +18,7 @@
 //! XDEL empties it, but an exact MINID trim can leave the head node with tombstones only (when
 //! its last element is a tombstone at or above the trim point), and so do we.
 
+pub mod idmp;
 mod range;
 mod trim;
 mod trim_preview;
@@ -57,6 +58,8 @@ pub struct Stream {
     entries_added: u64,
     /// Consumer groups by name, in byte order.
     pub(crate) groups: BTreeMap<Bytes, Group>,
+    /// Idempotent-production state (IDMP); see [`idmp`].
+    pub(crate) idmp: idmp::Idmp,
 }
 
 impl Stream {
@@ -340,7 +343,10 @@ impl Stream {
                 self.entries_added, self.length
             ));
         }
-        self.check_groups()
+        self.check_groups()?;
+        self.idmp
+            .check_invariants()
+            .map_err(|e| format!("idmp: {e}"))
     }
 }
 
