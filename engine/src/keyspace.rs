@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use crate::blocking::{Parker, Registry, Signal, Slot, Wake};
 use crate::clock::{Clock, SystemClock};
 use crate::command::{self, Outcome};
-use crate::config::{Config, NodeLimits};
+use crate::config::{Config, IdmpConfig, NodeLimits};
 use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
@@ -49,6 +49,8 @@ pub struct Snapshot {
     pub now_ms: u64,
     /// Node limits (`stream-node-max-entries`, `stream-node-max-bytes`).
     pub limits: NodeLimits,
+    /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
+    pub idmp: IdmpConfig,
 }
 
 /// The data behind the lock.
@@ -59,6 +61,8 @@ pub struct Db {
     expires: HashMap<Bytes, u64>,
     /// The running command's time snapshot, for expiry.
     now_ms: u64,
+    /// The running command's IDMP bounds for new streams.
+    idmp_defaults: IdmpConfig,
     /// Keys under WATCH: how many watchers, and a version bumped on every change.
     watched: HashMap<Bytes, (u32, u64)>,
     /// Keys signalled by the running command, in signal order, for blocked readers.
@@ -160,8 +164,9 @@ impl Db {
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         self.reap(key);
         if !self.values.contains_key(key) {
+            let stream = Stream::with_idmp_config(self.idmp_defaults);
             self.values
-                .insert(Bytes::copy_from_slice(key), Value::Stream(Stream::new()));
+                .insert(Bytes::copy_from_slice(key), Value::Stream(stream));
             self.signal_ready(key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
@@ -421,6 +426,7 @@ impl Keyspace {
         Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
+            idmp: self.config.idmp_defaults(),
         }
     }
 
@@ -438,6 +444,7 @@ impl Keyspace {
             let index = if index < dbs.len() { index } else { 0 };
             let db = &mut dbs[index];
             db.now_ms = snapshot.now_ms;
+            db.idmp_defaults = snapshot.idmp;
             let result = f(db, &snapshot);
             (result, db.serve_signalled(&snapshot))
         };
@@ -454,6 +461,7 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             for db in dbs.iter_mut() {
                 db.now_ms = snapshot.now_ms;
+                db.idmp_defaults = snapshot.idmp;
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();

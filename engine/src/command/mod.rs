@@ -12,9 +12,11 @@ mod trim_args;
 mod xack;
 mod xadd;
 mod xautoclaim;
+mod xcfgset;
 mod xclaim;
 mod xdel;
 mod xgroup;
+mod xidmprecord;
 mod xinfo;
 mod xlen;
 mod xpending;
@@ -153,6 +155,16 @@ const COMMANDS: &[Spec] = &[
         arity: -2,
         run: Run::Plain(xinfo::XInfo::run),
     },
+    Spec {
+        name: "xcfgset",
+        arity: -2,
+        run: Run::Plain(xcfgset::XCfgSet::run),
+    },
+    Spec {
+        name: "xidmprecord",
+        arity: 5,
+        run: Run::Plain(xidmprecord::XIdmpRecord::run),
+    },
 ];
 
 /// Redis's arity of a command [`execute`] handles (negative = at least), by name in any case.
@@ -248,5 +260,7 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
     }
 }
 
+#[cfg(test)]
+mod idmp_tests;
 #[cfg(test)]
 mod tests;

@@ -291,7 +291,13 @@ const COMMANDS: &[Command] = &[
 ];
 
 /// Stream commands refused over `maxmemory` (Redis's `denyoom` ones).
-const STREAM_DENY_OOM: &[&str] = &["xadd", "xgroup|create", "xgroup|createconsumer", "xsetid"];
+const STREAM_DENY_OOM: &[&str] = &[
+    "xadd",
+    "xgroup|create",
+    "xgroup|createconsumer",
+    "xsetid",
+    "xidmprecord",
+];
 
 fn server_command(name: &[u8]) -> Option<&'static Command> {
     COMMANDS
