@@ -81,6 +81,49 @@ fn rax_nodes(reply: &mut Resp) -> bool {
     changed
 }
 
+/// The fields XINFO STREAM gained in Redis 8.6 (reference 8.x §3.5), which echomq shows.
+pub const IDMP_FIELDS: [&str; 6] = [
+    "idmp-duration",
+    "idmp-maxsize",
+    "pids-tracked",
+    "iids-tracked",
+    "iids-added",
+    "iids-duplicates",
+];
+
+/// For a peer older than Redis 8.6 (or Valkey), which has no idempotent production: removes
+/// [`IDMP_FIELDS`] from an `XINFO STREAM key [FULL]` reply, so the rest is compared as before.
+/// Returns whether anything was removed.
+pub fn drop_idmp_fields<A: AsRef<[u8]>>(argv: &[A], reply: &mut Resp) -> bool {
+    let word = |i: usize| argv.get(i).map(|a| a.as_ref().to_ascii_lowercase());
+    if word(0).as_deref() != Some(b"xinfo") || word(1).as_deref() != Some(b"stream") {
+        return false;
+    }
+    let idmp = |key: &Resp| key.as_text().is_some_and(|k| IDMP_FIELDS.contains(&k));
+    match reply {
+        Resp::Array(flat) => {
+            let before = flat.len();
+            let pairs: Vec<Resp> = std::mem::take(flat);
+            let mut kept = Vec::with_capacity(before);
+            let mut it = pairs.into_iter();
+            while let (Some(key), Some(value)) = (it.next(), it.next()) {
+                if !idmp(&key) {
+                    kept.push(key);
+                    kept.push(value);
+                }
+            }
+            *flat = kept;
+            flat.len() != before
+        }
+        Resp::Map(pairs) => {
+            let before = pairs.len();
+            pairs.retain(|(key, _)| !idmp(key));
+            pairs.len() != before
+        }
+        _ => false,
+    }
+}
+
 /// Whether two replies (parsed, and their raw bytes) are the same: byte for byte, or if
 /// `normalize` replaces time fields in either, byte for byte once both are normalized.
 pub fn same(
