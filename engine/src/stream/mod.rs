@@ -103,15 +103,16 @@ impl Stream {
         self.nodes.len() as u64
     }
 
-    /// Heap bytes held by node buffers plus a per-node estimate of the index, for INFO and
-    /// benchmarks.
+    /// Heap bytes held by node buffers plus a per-node estimate of the index, and the IDMP
+    /// state's, for INFO and benchmarks.
     pub fn memory_bytes(&self) -> usize {
         const INDEX_BYTES_PER_NODE: usize =
             std::mem::size_of::<StreamId>() + std::mem::size_of::<Node>() + 8;
         self.nodes
             .values()
             .map(|n| n.heap_bytes() + INDEX_BYTES_PER_NODE)
-            .sum()
+            .sum::<usize>()
+            + self.idmp.memory_bytes()
     }
 
     /// Appends an entry (XADD without trimming). `fields` is `field, value, field, value, ...`.
