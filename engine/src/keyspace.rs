@@ -7,7 +7,7 @@
 //! [`Db`], then serves blocked readers of the keys that closure signalled (see
 //! [`crate::blocking`]), and wakes them once the lock is released.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -63,6 +63,11 @@ pub struct Db {
     now_ms: u64,
     /// The running command's IDMP bounds for new streams.
     idmp_defaults: IdmpConfig,
+    /// Keys whose streams may hold IDMP state, for [`Db::sweep_idmp`] (a superset: a key is
+    /// dropped from it when a sweep finds nothing there).
+    idmp_keys: HashSet<Bytes>,
+    /// The clock time of the last IDMP sweep.
+    idmp_swept_ms: u64,
     /// Keys under WATCH: how many watchers, and a version bumped on every change.
     watched: HashMap<Bytes, (u32, u64)>,
     /// Keys signalled by the running command, in signal order, for blocked readers.
@@ -172,11 +177,44 @@ impl Db {
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
     }
 
+    /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.
+    pub fn track_idmp(&mut self, key: &[u8]) {
+        if !self.idmp_keys.contains(key) {
+            self.idmp_keys.insert(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// Expires the IIDs of every tracked stream, at most once a second of the clock (Redis's
+    /// cron rate), so streams no command touches free their expired IIDs too. Every observable
+    /// answer is already exact without it (see [`crate::stream::idmp`]): this is for memory.
+    pub fn sweep_idmp(&mut self, now_ms: u64) {
+        const SWEEP_INTERVAL_MS: u64 = 1000;
+        if self.idmp_keys.is_empty()
+            || now_ms.saturating_sub(self.idmp_swept_ms) < SWEEP_INTERVAL_MS
+        {
+            return;
+        }
+        self.idmp_swept_ms = now_ms;
+        let values = &mut self.values;
+        self.idmp_keys.retain(|key| match values.get_mut(key) {
+            Some(Value::Stream(stream)) => {
+                stream.idmp_mut().expire(now_ms);
+                stream.idmp().pids_tracked() > 0
+            }
+            _ => false,
+        });
+    }
+
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
     /// stream with another type signals a deletion; storing a stream signals ready.
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
         let is_stream = matches!(value, Value::Stream(_));
+        if let Value::Stream(stream) = &value
+            && stream.idmp().pids_tracked() > 0
+        {
+            self.track_idmp(&key);
+        }
         self.expires.remove(&key);
         let previous = self.values.insert(key.clone(), value);
         self.touch(&key);
@@ -238,6 +276,7 @@ impl Db {
         }
         self.values.clear();
         self.expires.clear();
+        self.idmp_keys.clear();
         for key in streams {
             self.signal_deleted(&key);
         }
@@ -445,6 +484,7 @@ impl Keyspace {
             let db = &mut dbs[index];
             db.now_ms = snapshot.now_ms;
             db.idmp_defaults = snapshot.idmp;
+            db.sweep_idmp(snapshot.now_ms);
             let result = f(db, &snapshot);
             (result, db.serve_signalled(&snapshot))
         };
@@ -462,6 +502,7 @@ impl Keyspace {
             for db in dbs.iter_mut() {
                 db.now_ms = snapshot.now_ms;
                 db.idmp_defaults = snapshot.idmp;
+                db.sweep_idmp(snapshot.now_ms);
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();

@@ -483,3 +483,26 @@ fn the_map_lives_in_the_value_and_follows_it() {
     ok(&ks, "XADD t IDMP p i * f v");
     assert_eq!(int(&ks, "t", "iids-added"), 1);
 }
+
+#[test]
+fn idle_streams_free_expired_iids_at_the_next_command_a_second_on() {
+    let (ks, clock) = keyspace();
+    ok(&ks, "XADD idle IDMP p i * f v");
+    ok(&ks, "XADD idle IDMP q i * f v");
+    ok(&ks, "XCFGSET idle IDMP-DURATION 1");
+    ok(&ks, "XADD idle IDMP p i * f v");
+    // Renamed: the value carries its state and the new key is tracked.
+    ks.run(|db, _| {
+        let value = db.remove(b"idle").unwrap();
+        db.insert("moved".into(), value);
+    });
+    let held =
+        |ks: &Keyspace| ks.run(|db, _| db.stream(b"moved").unwrap().unwrap().idmp().iids_tracked());
+    assert_eq!(held(&ks), 1);
+    clock.advance(1_000);
+    // Any command runs the sweep once a second of the clock: the idle stream's iid is freed,
+    // not only hidden from XINFO.
+    ok(&ks, "XLEN other");
+    assert_eq!(held(&ks), 0);
+    assert_eq!(int(&ks, "moved", "iids-added"), 3);
+}

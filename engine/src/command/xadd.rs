@@ -105,6 +105,9 @@ impl<'a> XAdd<'a> {
             let id = self.add_to(self.key, stream, idmp, snapshot, trimmer)?;
             db.touch(self.key);
             db.signal_ready(self.key);
+            if idmp.is_some() {
+                db.track_idmp(self.key);
+            }
             return Ok(Reply::id(id));
         }
         if self.no_mkstream {

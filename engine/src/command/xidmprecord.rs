@@ -38,6 +38,7 @@ impl XIdmpRecord {
             None => {
                 stream.idmp_mut().insert(pid, iid, id, now);
                 db.touch(key);
+                db.track_idmp(key);
                 Ok(Reply::OK)
             }
         }

@@ -17,9 +17,10 @@
 //! - `iids-added` counts every insert, `iids-duplicates` every duplicate hit; neither is reset.
 //!
 //! Expiry is driven by the command's clock snapshot, never by a timer: before a producer is
-//! looked up it is expired exactly, the other producers are swept at most once a second of the
-//! clock (Redis's cron rate, for memory only), and XINFO reports the counts as expiry at its
-//! `now` would leave them. So every observable answer is exact at the command's time, where
+//! looked up it is expired exactly, the stream's other producers are swept at most once a
+//! second of the clock, and so is every stream of a database that holds IDMP state
+//! (`Db::sweep_idmp`, run before a command at Redis's cron rate; both for memory only). XINFO
+//! reports the counts as expiry at its `now` would leave them. So every observable answer is exact at the command's time, where
 //! Redis's lazy cron may still answer an IID up to a second past its expiry.
 //!
 //! Memory per tracked IID: `17 + len(iid)` record bytes (one more from 128-byte IIDs on), about
