@@ -1,7 +1,7 @@
 //! A stream's idempotency state (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD; reference 8.x §3).
 //!
 //! Per producer id (`pid`, binary-safe) a FIFO of IIDs, each remembering the stream id it
-//! produced ([`producer`]). The state belongs to the stream value, so it follows the key through
+//! produced (`producer`). The state belongs to the stream value, so it follows the key through
 //! RENAME and goes with it on DEL, FLUSHDB and FLUSHALL. It is independent of the stream's
 //! content: XDEL and trimming remove no IID.
 //!
