@@ -19,7 +19,7 @@ use crate::reply::Reply;
 use crate::stream::{Stream, Trim};
 
 use super::trim_args::{self, IdmpArg};
-use crate::stream::idmp::auto_iid;
+use crate::stream::idmp::{AUTO_IID_BYTES, auto_iid};
 
 /// Runs XADD's trim: `(key, stream, trim, node limits)`.
 pub type Trimmer<'t> = dyn FnMut(&[u8], &mut Stream, &Trim, NodeLimits) + 't;
@@ -59,7 +59,10 @@ impl<'a> XAdd<'a> {
     }
 
     /// The producer and iid of an IDMP/IDMPAUTO XADD (`scratch` holds IDMPAUTO's digest).
-    fn producer_iid<'s>(&self, scratch: &'s mut [u8; 16]) -> Option<(&'a [u8], &'s [u8])>
+    fn producer_iid<'s>(
+        &self,
+        scratch: &'s mut [u8; AUTO_IID_BYTES],
+    ) -> Option<(&'a [u8], &'s [u8])>
     where
         'a: 's,
     {
@@ -92,7 +95,7 @@ impl<'a> XAdd<'a> {
     }
 
     fn apply(self, db: &mut Db, snapshot: &Snapshot, trimmer: &mut Trimmer<'_>) -> Result<Reply> {
-        let mut scratch = [0u8; 16];
+        let mut scratch = [0u8; AUTO_IID_BYTES];
         let idmp = self.producer_iid(&mut scratch);
         // The common case, an existing stream, looks the key up once.
         if let Some(stream) = db.stream_mut(self.key)? {
