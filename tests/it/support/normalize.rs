@@ -27,6 +27,10 @@
 //! approximation is fine"); the estimate is exact for up to two macro nodes (1, 2 and 6), which
 //! stay compared.
 //!
+//! Against a peer older than Redis 8.6 (and Valkey), which has no idempotent production, the six
+//! IDMP fields of `XINFO STREAM key [FULL]` ([`IDMP_FIELDS`]) are removed from echomq's reply
+//! before the comparison ([`drop_idmp_fields`]); against Redis 8.8 they are compared.
+//!
 //! Separately, and only where a random sequence asks for it ([`lag`]), `entries-read` and `lag`
 //! of the groups in `XINFO GROUPS` and `XINFO STREAM FULL` become `+<lag>` (any value, null
 //! included) for keys whose history reaches the 8.0 lag rules that the peer lacks: see
