@@ -300,6 +300,38 @@ mod tests {
     }
 
     #[test]
+    fn idmp_fields_are_dropped_from_xinfo_stream_only() {
+        let mut flat = vec![bulk("length"), Resp::Int(1)];
+        for name in IDMP_FIELDS {
+            flat.extend([bulk(name), Resp::Int(0)]);
+        }
+        flat.extend([bulk("groups"), Resp::Int(0)]);
+        let mut resp2 = Resp::Array(flat.clone());
+        assert!(drop_idmp_fields(&["XINFO", "STREAM", "s"], &mut resp2));
+        let kept = vec![bulk("length"), Resp::Int(1), bulk("groups"), Resp::Int(0)];
+        assert_eq!(resp2, Resp::Array(kept.clone()));
+        assert!(!drop_idmp_fields(&["XINFO", "STREAM", "s"], &mut resp2));
+        let pairs: Vec<(Resp, Resp)> = flat
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        let mut resp3 = Resp::Map(pairs);
+        assert!(drop_idmp_fields(
+            &["xinfo", "stream", "s", "FULL"],
+            &mut resp3
+        ));
+        assert_eq!(
+            resp3,
+            Resp::Map(vec![
+                (kept[0].clone(), kept[1].clone()),
+                (kept[2].clone(), kept[3].clone())
+            ])
+        );
+        let mut groups = Resp::Array(flat);
+        assert!(!drop_idmp_fields(&["XINFO", "GROUPS", "s"], &mut groups));
+    }
+
+    #[test]
     fn radix_tree_nodes_are_compared_up_to_two_macro_nodes() {
         let info = |keys, nodes| {
             Resp::Array(vec![
