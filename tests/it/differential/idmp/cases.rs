@@ -1,40 +1,26 @@
-//! Idempotent production against Redis 8.8 over the wire (reference 8.x §3): every form and
-//! error of `XADD … IDMP pid iid` / `IDMPAUTO pid`, `XCFGSET` and `XIDMPRECORD`, the XINFO STREAM
-//! fields, the `stream-idmp-*` settings, and the maps following their key through RENAME, DEL,
-//! FLUSHDB and FLUSHALL. Each case runs on `echomq serve` and Redis 8.8 in RESP2 and RESP3,
-//! replies compared byte for byte.
-//!
-//! `*` ids come from each server's own clock, so every stream a case appends to with `*` is
-//! first seeded with an entry in the year 2286 (`9999999999999-0`): `*` then gives the next
-//! sequence number on both sides, and the ids IDMP answers are compared exactly. For the same
-//! reason no case waits for expiry (Redis expires in a once-a-second cron; the engine's tests
-//! move a manual clock instead: `engine/src/command/idmp_tests.rs`).
-//!
-//! Not compared (documented departures): an XADD IDMP that fails on a stream whose last id is
-//! the largest possible leaves an empty producer in Redis (`pids-tracked` counts it) and none in
-//! echomq.
+//! The hand-written cases: every form and error, in Redis's checking order (see `super`).
 
 use echomq_engine::stream::idmp::auto_iid;
 
 use crate::support::differ::Mismatch;
-use crate::support::peer::PeerKind;
 use crate::support::wire::{WireDiffer, words};
 
-/// The seed entry: far in the future, so `*` is deterministic after it.
-const SEED: &str = "9999999999999-0";
+use super::SEED;
 
 /// What goes out at once.
 #[derive(Debug, Clone)]
-enum Batch {
+pub enum Batch {
     One(Vec<Vec<u8>>),
     Transaction(Vec<Vec<Vec<u8>>>),
 }
 
 /// A scripted case.
 #[derive(Debug)]
-struct Case {
-    name: &'static str,
-    batches: Vec<Batch>,
+pub struct Case {
+    /// What the case shows.
+    pub name: &'static str,
+    /// What it sends.
+    pub batches: Vec<Batch>,
 }
 
 impl Case {
@@ -82,7 +68,8 @@ fn bytes(parts: &[&[u8]]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.to_vec()).collect()
 }
 
-fn cases() -> Vec<Case> {
+/// Every case.
+pub fn cases() -> Vec<Case> {
     // IDMPAUTO's iid for `a 1 b 2`, computed by the engine: Redis must take the same 16 bytes
     // given to IDMP as the same iid.
     let ab = auto_iid(&["a", "1", "b", "2"]);
@@ -399,40 +386,10 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn send(differ: &mut WireDiffer, batch: &Batch) -> Result<(), Mismatch> {
+/// Sends one batch to both servers and compares.
+pub fn send(differ: &mut WireDiffer, batch: &Batch) -> Result<(), Mismatch> {
     match batch {
         Batch::One(argv) => differ.run(argv).map(drop),
         Batch::Transaction(commands) => differ.transaction(commands),
     }
-}
-
-#[test]
-fn idmp_cases_match_redis_8_8() {
-    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
-        return;
-    };
-    let peer = differ.info();
-    let all = cases();
-    let mut failures = Vec::new();
-    for case in &all {
-        for protocol in [2, 3] {
-            let outcome = differ.reset(protocol).and_then(|()| {
-                // Settings survive FLUSHALL: each case starts from the defaults.
-                for name in ["stream-idmp-duration", "stream-idmp-maxsize"] {
-                    differ.run(&["CONFIG", "SET", name, "100"])?;
-                }
-                case.batches.iter().try_for_each(|b| send(&mut differ, b))
-            });
-            if let Err(mismatch) = outcome {
-                failures.push(format!("idmp case {:?}: {mismatch}", case.name));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failures in {} idmp cases x 2 protocols on {peer}:\n\n{}",
-        failures.len(),
-        all.len(),
-        failures.join("\n")
-    );
 }
