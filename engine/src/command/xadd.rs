@@ -6,8 +6,8 @@
 //!
 //! With IDMP/IDMPAUTO (reference 8.x §3.2), after the key lookup (NOMKSTREAM on a missing key
 //! still replies null) the producer's iid is looked up: a duplicate replies the id the iid
-//! first produced and changes nothing else (no append, no trim, no wake-up; `iids-duplicates`
-//! counts it); a miss appends, records the iid against the new id, then trims.
+//! first produced and changes nothing else (no append, no trim, no wake-up, no WATCH touched;
+//! `iids-duplicates` counts it); a miss appends, records the iid against the new id, then trims.
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
@@ -102,7 +102,7 @@ impl<'a> XAdd<'a> {
             if let Some((pid, iid)) = idmp
                 && let Some(original) = stream.idmp_mut().duplicate_of(pid, iid, snapshot.now_ms)
             {
-                db.touch(self.key);
+                // Redis marks the key modified without signalling it: no WATCH is touched.
                 return Ok(Reply::id(original));
             }
             let id = self.add_to(self.key, stream, idmp, snapshot, trimmer)?;

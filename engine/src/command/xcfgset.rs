@@ -64,9 +64,9 @@ impl XCfgSet {
             return Err(Error::XcfgsetNothing);
         }
         let stream = db.stream_mut(key)?.ok_or(Error::NoSuchKey)?;
-        if stream.idmp_mut().configure(duration, maxsize) {
-            db.touch(key);
-        }
+        // As in Redis 8.8, a change marks the key modified without signalling it: no WATCH of
+        // it is touched.
+        stream.idmp_mut().configure(duration, maxsize);
         Ok(Reply::OK)
     }
 }

@@ -5,7 +5,7 @@
 //! the key exists and is a stream, the entry exists. A pair already mapped to the same id
 //! replies OK and changes nothing; mapped to another id, it is an error. Otherwise the iid is
 //! inserted as the producer's newest (evicting beyond `idmp-maxsize`) and counted in
-//! `iids-added`.
+//! `iids-added`; as in Redis 8.8, that does not touch a WATCH of the key.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;
@@ -37,7 +37,7 @@ impl XIdmpRecord {
             Some(_) => Err(Error::IidConflict),
             None => {
                 stream.idmp_mut().insert(pid, iid, id, now);
-                db.touch(key);
+                // Redis marks the key dirty but not modified: a WATCH of it is not touched.
                 db.track_idmp(key);
                 Ok(Reply::OK)
             }
