@@ -12,7 +12,7 @@
 //! with; the command entry points ([`Keyspace::execute`] and its blocking forms) live in
 //! `execute.rs`, above both this module and [`crate::command`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 
 use crate::blocking::{BlockRequest, Outcome, Registry, Signal, Slot, Waiter, Wake};
 use crate::clock::{Clock, SystemClock};
-use crate::config::{Config, NodeLimits};
+use crate::config::{Config, IdmpConfig, NodeLimits};
 use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
@@ -52,6 +52,8 @@ pub struct Snapshot {
     pub now_ms: u64,
     /// Node limits (`stream-node-max-entries`, `stream-node-max-bytes`).
     pub limits: NodeLimits,
+    /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
+    pub idmp: IdmpConfig,
 }
 
 /// How a blocked command is run again when one of its keys is signalled: the command
@@ -66,6 +68,13 @@ pub struct Db {
     expires: HashMap<Bytes, u64>,
     /// The running command's time snapshot, for expiry.
     now_ms: u64,
+    /// The running command's IDMP bounds for new streams.
+    idmp_defaults: IdmpConfig,
+    /// Keys whose streams may hold IDMP state, for [`Db::sweep_idmp`] (a superset: a key is
+    /// dropped from it when a sweep finds nothing there).
+    idmp_keys: HashSet<Bytes>,
+    /// The clock time of the last IDMP sweep.
+    idmp_swept_ms: u64,
     /// Keys under WATCH: how many watchers, and a version bumped on every change.
     watched: HashMap<Bytes, (u32, u64)>,
     /// Keys signalled by the running command, in signal order, for blocked readers.
@@ -167,11 +176,40 @@ impl Db {
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         self.reap(key);
         if !self.values.contains_key(key) {
+            let stream = Stream::with_idmp_config(self.idmp_defaults);
             self.values
-                .insert(Bytes::copy_from_slice(key), Value::Stream(Stream::new()));
+                .insert(Bytes::copy_from_slice(key), Value::Stream(stream));
             self.signal_ready(key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
+    }
+
+    /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.
+    pub fn track_idmp(&mut self, key: &[u8]) {
+        if !self.idmp_keys.contains(key) {
+            self.idmp_keys.insert(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// Expires the IIDs of every tracked stream, at most once a second of the clock (Redis's
+    /// cron rate), so streams no command touches free their expired IIDs too. Every observable
+    /// answer is already exact without it (see [`crate::stream::idmp`]): this is for memory.
+    pub fn sweep_idmp(&mut self, now_ms: u64) {
+        const SWEEP_INTERVAL_MS: u64 = 1000;
+        if self.idmp_keys.is_empty()
+            || now_ms.saturating_sub(self.idmp_swept_ms) < SWEEP_INTERVAL_MS
+        {
+            return;
+        }
+        self.idmp_swept_ms = now_ms;
+        let values = &mut self.values;
+        self.idmp_keys.retain(|key| match values.get_mut(key) {
+            Some(Value::Stream(stream)) => {
+                stream.idmp_mut().expire(now_ms);
+                stream.idmp().pids_tracked() > 0
+            }
+            _ => false,
+        });
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
@@ -179,6 +217,11 @@ impl Db {
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
         let is_stream = matches!(value, Value::Stream(_));
+        if let Value::Stream(stream) = &value
+            && stream.idmp().pids_tracked() > 0
+        {
+            self.track_idmp(&key);
+        }
         self.expires.remove(&key);
         let previous = self.values.insert(key.clone(), value);
         self.touch(&key);
@@ -240,6 +283,7 @@ impl Db {
         }
         self.values.clear();
         self.expires.clear();
+        self.idmp_keys.clear();
         for key in streams {
             self.signal_deleted(&key);
         }
@@ -428,6 +472,7 @@ impl Keyspace {
         Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
+            idmp: self.config.idmp_defaults(),
         }
     }
 
@@ -445,6 +490,8 @@ impl Keyspace {
             let index = if index < dbs.len() { index } else { 0 };
             let db = &mut dbs[index];
             db.now_ms = snapshot.now_ms;
+            db.idmp_defaults = snapshot.idmp;
+            db.sweep_idmp(snapshot.now_ms);
             let result = f(db, &snapshot);
             (result, db.serve_signalled(&snapshot))
         };
@@ -461,6 +508,8 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             for db in dbs.iter_mut() {
                 db.now_ms = snapshot.now_ms;
+                db.idmp_defaults = snapshot.idmp;
+                db.sweep_idmp(snapshot.now_ms);
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();

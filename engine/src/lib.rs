@@ -9,7 +9,8 @@
 //!   Redis splits them; `varint` is the number encoding inside nodes.
 //! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
 //!   deletion, trimming (and a preview of what a trim would remove, for the archive's
-//!   fold-before-trim), XSETID, and `check_invariants`.
+//!   fold-before-trim), XSETID, idempotent production's per-producer IID maps
+//!   ([`stream::idmp`]), and `check_invariants`.
 //! - [`group`]: consumer groups: cursor, entries-read and lag, pending entries lists shared
 //!   between group and consumer (`chunk_map` is their compact ordered map), claiming. A stream
 //!   owns its groups; the group operations are methods of [`group::Group`], and the API callers

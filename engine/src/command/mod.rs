@@ -16,9 +16,11 @@ mod trim_args;
 mod xack;
 mod xadd;
 mod xautoclaim;
+mod xcfgset;
 mod xclaim;
 mod xdel;
 mod xgroup;
+mod xidmprecord;
 mod xinfo;
 mod xlen;
 mod xpending;
@@ -145,6 +147,16 @@ const COMMANDS: &[Entry] = &[
         ),
         xinfo::XInfo::run,
     ),
+    Entry::plain(
+        CommandSpec::new("xcfgset", -2).keys(1, 1, 1),
+        xcfgset::XCfgSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xidmprecord", 5)
+            .flags(flags::DENY_OOM)
+            .keys(1, 1, 1),
+        xidmprecord::XIdmpRecord::run,
+    ),
 ];
 
 /// The spec of a command [`execute`] handles, by name in any case.
@@ -252,5 +264,7 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
     }
 }
 
+#[cfg(test)]
+mod idmp_tests;
 #[cfg(test)]
 mod tests;

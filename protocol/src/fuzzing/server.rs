@@ -129,9 +129,9 @@ pub(super) const NAMES: [&str; 64] = [
     "WATCH",
     "DEL",
     "HELLO",
-    "CLIENT",
+    "XCFGSET",
     "CONFIG",
-    "SELECT",
+    "XIDMPRECORD",
     "XREAD",
 ];
 
