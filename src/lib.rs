@@ -9,14 +9,19 @@
 //!   use the same engine over the network (the `echomq-protocol` crate). [`testing::TestServer`]
 //!   starts one in-process as a test double.
 //! - **Feed layer.** Branded ids, an append/read/window API, projections, a consumer runtime and
-//!   a retention driver over one `Backend` trait, implemented by the embedded engine and by any
-//!   Redis-compatible server, so the same code runs in-process, against `echomq serve`, or
-//!   against Redis or Valkey (planned, in this crate).
+//!   a retention driver over one `Backend` trait, implemented by the embedded engine
+//!   ([`feed::Embedded`]) and by any Redis-compatible server ([`feed::RedisBackend`]), so the
+//!   same code runs in-process, against `echomq serve`, or against Redis or Valkey.
 //!
 //! Trimmed entries can be folded into an archive (the `echomq-archive` crate, re-exported as
 //! [`archive`]): `Feed::with_archive` and `echomq serve --archive` fold what a trim removes
 //! before removing it, so a range read returns the same entries as a log that was never
 //! trimmed.
+//!
+//! The `echomq` binary is not part of this crate: it is the `echomq-cli` package (`cli/`), and
+//! `echomq bench` the `echomq-bench` crate (`bench/`), so their argument parsing, logging
+//! setup, progress bars, plots and JSON report are not dependencies of code that embeds
+//! echomq.
 
 pub use echomq_archive as archive;
 pub use echomq_engine as engine;

@@ -143,7 +143,7 @@ impl TestServer {
 
     /// The engine behind it, for direct inspection (database 0 is what clients see first).
     pub fn keyspace(&self) -> &Arc<Keyspace> {
-        &self.handle.shared().keyspace
+        self.handle.keyspace()
     }
 
     /// The manual clock (unused when started with `system_clock`).
@@ -157,7 +157,7 @@ impl TestServer {
         self.keyspace().expire_blocked();
     }
 
-    /// The server's handle (shared state, shutdown).
+    /// The server's handle (keyspace, CONFIG SET, shutdown).
     pub fn handle(&self) -> &ServerHandle {
         &self.handle
     }

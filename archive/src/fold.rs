@@ -92,9 +92,9 @@ impl Archive {
         self.fold_with(stream, entries, |_, _| Ok(()))
     }
 
-    /// [`Archive::fold`], running `also` inside the fold's transaction before it commits (the
-    /// seam replication uses to record its state atomically with the fold). If `also` fails,
-    /// nothing is committed.
+    /// [`Archive::fold`], running `also` inside the fold's transaction before it commits, for
+    /// state that must commit atomically with the fold (only [`Archive::fold`]'s no-op and
+    /// tests use it today). If `also` fails, nothing is committed.
     pub(crate) fn fold_with<E: FoldEntry>(
         &self,
         stream: &[u8],

@@ -60,7 +60,7 @@ mod tests {
 
     use super::*;
 
-    const CORPUS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/record_decode");
+    const TARGET: &str = "record_decode";
 
     /// Valid inputs: a page number and a record written for it.
     fn seeds() -> Vec<Vec<u8>> {
@@ -91,15 +91,7 @@ mod tests {
 
     #[test]
     fn the_committed_corpus_runs_clean() {
-        let entries = std::fs::read_dir(CORPUS_DIR)
-            .unwrap_or_else(|e| panic!("corpus folder {CORPUS_DIR} missing: {e}"));
-        let mut files = 0;
-        for entry in entries {
-            let path = entry.unwrap().path();
-            record_decode(&std::fs::read(&path).unwrap());
-            files += 1;
-        }
-        assert!(files > 0, "corpus folder {CORPUS_DIR} is empty");
+        echomq_testkit::replay_corpus(TARGET, record_decode);
     }
 
     #[test]
@@ -109,36 +101,24 @@ mod tests {
             let body = &seed[8..];
             let page = PageNo(u64::from_le_bytes(seed[..8].try_into().unwrap()));
             assert!(record::decode(page, Bytes::copy_from_slice(body)).is_ok());
-            for at in 0..seed.len() {
-                for flip in [1u8, 0x80, 0xFF] {
-                    let mut bad = seed.clone();
-                    bad[at] ^= flip;
-                    record_decode(&bad);
-                    let (p, b) = bad.split_at(8);
-                    let p = PageNo(u64::from_le_bytes(p.try_into().unwrap()));
-                    assert!(
-                        record::decode(p, Bytes::copy_from_slice(b)).is_err(),
-                        "byte {at}"
-                    );
-                }
+            for bad in echomq_testkit::flips(&seed) {
+                record_decode(&bad);
+                let (p, b) = bad.split_at(8);
+                let p = PageNo(u64::from_le_bytes(p.try_into().unwrap()));
+                assert!(
+                    record::decode(p, Bytes::copy_from_slice(b)).is_err(),
+                    "{bad:?} decoded"
+                );
             }
-            for cut in 0..seed.len() {
-                record_decode(&seed[..cut]);
+            for cut in echomq_testkit::truncations(&seed) {
+                record_decode(&cut);
             }
         }
     }
 
     #[test]
     fn pseudo_random_inputs_run_clean() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..3000 {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            let len = (state.wrapping_mul(0x2545_F491_4F6C_DD1D) % 200) as usize;
-            let data: Vec<u8> = (0..len)
-                .map(|i| (state.rotate_left(i as u32 % 64) >> 56) as u8)
-                .collect();
+        for data in echomq_testkit::inputs(3000, 200) {
             record_decode(&data);
         }
     }
@@ -148,10 +128,10 @@ mod tests {
     #[test]
     #[ignore = "writes fuzz/corpus/record_decode; run by hand after a format change"]
     fn write_seed_corpus() {
-        std::fs::create_dir_all(CORPUS_DIR).unwrap();
-        for (i, seed) in seeds().into_iter().enumerate() {
-            std::fs::write(format!("{CORPUS_DIR}/seed-{i}"), seed).unwrap();
-        }
-        std::fs::write(format!("{CORPUS_DIR}/short"), [1, 2, 3]).unwrap();
+        let seeds = seeds()
+            .into_iter()
+            .enumerate()
+            .map(|(i, seed)| (format!("seed-{i}"), seed));
+        echomq_testkit::write_corpus(TARGET, seeds.chain([("short".to_string(), vec![1, 2, 3])]));
     }
 }

@@ -1,14 +1,19 @@
 //! Blocked readers: XREAD / XREADGROUP with BLOCK, without any async runtime.
 //!
-//! A command that cannot be served and was given BLOCK returns a [`BlockRequest`]; the
-//! keyspace registers it here, in FIFO order on each of its keys. When a command signals a key
-//! (XADD: ready; DEL, overwrite, FLUSHALL or XGROUP DESTROY: deleted), the keyspace, still
-//! holding its lock and right after that command, re-runs each waiter's command in FIFO order
-//! (Redis ≥ 7.2's model): if it now replies (entries, or an error such as NOGROUP), the reply is
-//! stored in the waiter's [`Slot`] and its [`Wake`] is called once the lock is released; if it
-//! still cannot be served it goes to the back of the queues, keeping its original deadline.
-//! Waiters that only asked for data (XREAD) ignore deletions. Deadlines are read from the
-//! keyspace's clock by [`crate::Keyspace::expire_blocked`], so a manual clock drives timeouts.
+//! This module owns the blocking vocabulary: a command replies or asks to block ([`Outcome`]);
+//! one that cannot be served and was given BLOCK returns a [`BlockRequest`]. The keyspace
+//! registers it here, in FIFO order on each of its keys, with the function that re-runs it
+//! (the command dispatcher's, handed in by the caller that blocks it: the keyspace never calls
+//! into the commands itself).
+//!
+//! When a command signals a key (XADD: ready; DEL, overwrite, FLUSHALL or XGROUP DESTROY:
+//! deleted), the keyspace, still holding its lock and right after that command, re-runs each
+//! waiter's command in FIFO order (Redis ≥ 7.2's model): if it now replies (entries, or an
+//! error such as NOGROUP), the reply is stored in the waiter's [`Slot`] and its [`Wake`] is
+//! called once the lock is released; if it still cannot be served it goes to the back of the
+//! queues, keeping its original deadline. Waiters that only asked for data (XREAD) ignore
+//! deletions. Deadlines are read from the keyspace's clock by
+//! [`crate::Keyspace::expire_blocked`], so a manual clock drives timeouts.
 //!
 //! Invariants: a registered waiter is in the queue of every one of its keys exactly once, and
 //! every queued id is registered.
@@ -21,9 +26,31 @@ use std::time::Duration;
 use bytes::Bytes;
 use parking_lot::{Condvar, Mutex};
 
-use crate::command::BlockRequest;
 use crate::error::Result;
 use crate::reply::Reply;
+
+/// What running a command led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The reply.
+    Reply(Reply),
+    /// Nothing to serve yet and BLOCK was given: the caller may block (see
+    /// [`crate::Keyspace::execute_blocking`]) or treat it as an immediate timeout.
+    Block(BlockRequest),
+}
+
+/// How a command wants to block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockRequest {
+    /// The command to run again when woken (`$` ids replaced by concrete ids).
+    pub argv: Vec<Bytes>,
+    /// The keys to wait on, each once, in argument order.
+    pub keys: Vec<Bytes>,
+    /// When to give up (the clock's ms), `None` to wait forever (BLOCK 0).
+    pub deadline_ms: Option<u64>,
+    /// Wake also when a key is deleted, overwritten or its group destroyed (XREADGROUP).
+    pub wake_on_delete: bool,
+}
 
 /// Something to call when a blocked command has its reply. Must not block or call back into
 /// the keyspace synchronously from within `wake` in a way that waits on the reply's reader.
@@ -66,11 +93,12 @@ impl Slot {
     }
 }
 
-/// One blocked command.
+/// One blocked command; `R` is how it is run again (the keyspace's [`crate::keyspace::Rerun`]).
 #[derive(Debug)]
-pub(crate) struct Waiter {
+pub(crate) struct Waiter<R> {
     pub request: BlockRequest,
     pub slot: Arc<Slot>,
+    pub rerun: R,
 }
 
 /// How a key was signalled.
@@ -83,24 +111,34 @@ pub(crate) enum Signal {
 }
 
 /// The blocked commands of one keyspace.
-#[derive(Debug, Default)]
-pub(crate) struct Registry {
-    waiters: HashMap<u64, Waiter>,
+#[derive(Debug)]
+pub(crate) struct Registry<R> {
+    waiters: HashMap<u64, Waiter<R>>,
     queues: HashMap<Bytes, VecDeque<u64>>,
     next_id: u64,
 }
 
-impl Registry {
+impl<R> Default for Registry<R> {
+    fn default() -> Self {
+        Registry {
+            waiters: HashMap::new(),
+            queues: HashMap::new(),
+            next_id: 0,
+        }
+    }
+}
+
+impl<R> Registry<R> {
     /// Registers a new waiter at the back of its keys' queues; returns its id.
-    pub fn register(&mut self, request: BlockRequest, slot: Arc<Slot>) -> u64 {
+    pub fn register(&mut self, waiter: Waiter<R>) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        self.requeue(id, Waiter { request, slot });
+        self.requeue(id, waiter);
         id
     }
 
     /// Puts a waiter (new or re-run) at the back of its keys' queues.
-    pub fn requeue(&mut self, id: u64, waiter: Waiter) {
+    pub fn requeue(&mut self, id: u64, waiter: Waiter<R>) {
         for key in &waiter.request.keys {
             self.queues.entry(key.clone()).or_default().push_back(id);
         }
@@ -108,7 +146,7 @@ impl Registry {
     }
 
     /// Removes a waiter from every queue.
-    pub fn unregister(&mut self, id: u64) -> Option<Waiter> {
+    pub fn unregister(&mut self, id: u64) -> Option<Waiter<R>> {
         let waiter = self.waiters.remove(&id)?;
         for key in &waiter.request.keys {
             if let Some(queue) = self.queues.get_mut(key) {

@@ -11,6 +11,34 @@ pub const NODE_BYTES_MAX_CEILING: u64 = 1 << 30;
 /// Largest accepted value of either node limit (Redis: `LLONG_MAX`).
 pub const NODE_LIMIT_SETTING_MAX: u64 = i64::MAX as u64;
 
+/// `stream-idmp-duration` default: seconds an IID is remembered.
+pub const IDMP_DURATION_DEFAULT: u64 = 100;
+/// `stream-idmp-duration` (and XCFGSET IDMP-DURATION) range, seconds.
+pub const IDMP_DURATION_RANGE: std::ops::RangeInclusive<u64> = 1..=86_400;
+/// `stream-idmp-maxsize` default: IIDs remembered per producer.
+pub const IDMP_MAXSIZE_DEFAULT: u64 = 100;
+/// `stream-idmp-maxsize` (and XCFGSET IDMP-MAXSIZE) range, IIDs per producer.
+pub const IDMP_MAXSIZE_RANGE: std::ops::RangeInclusive<u64> = 1..=10_000;
+
+/// A stream's IDMP bounds: copied from the settings when the stream is created, changed only by
+/// XCFGSET afterwards (a later CONFIG SET does not touch existing streams).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdmpConfig {
+    /// Seconds an IID is remembered, by its stream id's milliseconds (`idmp-duration`).
+    pub duration_s: u64,
+    /// IIDs remembered per producer (`idmp-maxsize`); the oldest is evicted beyond it.
+    pub maxsize: u64,
+}
+
+impl Default for IdmpConfig {
+    fn default() -> Self {
+        IdmpConfig {
+            duration_s: IDMP_DURATION_DEFAULT,
+            maxsize: IDMP_MAXSIZE_DEFAULT,
+        }
+    }
+}
+
 /// The node split limits in force for one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeLimits {
@@ -56,6 +84,8 @@ impl NodeLimits {
 pub struct Config {
     node_entries_max: AtomicU64,
     node_bytes_max: AtomicU64,
+    idmp_duration_s: AtomicU64,
+    idmp_maxsize: AtomicU64,
 }
 
 impl Default for Config {
@@ -63,6 +93,8 @@ impl Default for Config {
         Config {
             node_entries_max: AtomicU64::new(NODE_ENTRIES_MAX_DEFAULT),
             node_bytes_max: AtomicU64::new(NODE_BYTES_MAX_DEFAULT),
+            idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
+            idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
         }
     }
 }
@@ -86,5 +118,27 @@ impl Config {
     pub fn set_node_bytes_max(&self, n: u64) {
         self.node_bytes_max
             .store(n.min(NODE_LIMIT_SETTING_MAX), Ordering::Relaxed);
+    }
+
+    /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
+    pub fn idmp_defaults(&self) -> IdmpConfig {
+        IdmpConfig {
+            duration_s: self.idmp_duration_s.load(Ordering::Relaxed),
+            maxsize: self.idmp_maxsize.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets `stream-idmp-duration` for streams created from now on, clamped to
+    /// [`IDMP_DURATION_RANGE`] (the server validates first and reports Redis's error).
+    pub fn set_idmp_duration(&self, seconds: u64) {
+        let s = seconds.clamp(*IDMP_DURATION_RANGE.start(), *IDMP_DURATION_RANGE.end());
+        self.idmp_duration_s.store(s, Ordering::Relaxed);
+    }
+
+    /// Sets `stream-idmp-maxsize` for streams created from now on, clamped to
+    /// [`IDMP_MAXSIZE_RANGE`].
+    pub fn set_idmp_maxsize(&self, n: u64) {
+        let n = n.clamp(*IDMP_MAXSIZE_RANGE.start(), *IDMP_MAXSIZE_RANGE.end());
+        self.idmp_maxsize.store(n, Ordering::Relaxed);
     }
 }

@@ -193,6 +193,48 @@ pub enum Error {
         /// The first arguments, each as `'arg' `, as Redis prints them.
         args: String,
     },
+    /// XADD with IDMP or IDMPAUTO given twice (in any combination).
+    #[error("ERR syntax error, IDMP/IDMPAUTO specified multiple times")]
+    IdmpRepeated,
+    /// `XADD ... IDMP "" iid`.
+    #[error("ERR syntax error, IDMP requires a non-empty producer ID")]
+    IdmpEmptyPid,
+    /// `XADD ... IDMP pid ""`.
+    #[error("ERR syntax error, IDMP requires a non-empty idempotent ID")]
+    IdmpEmptyIid,
+    /// `XADD ... IDMPAUTO ""`.
+    #[error("ERR syntax error, IDMPAUTO requires a non-empty producer ID")]
+    IdmpAutoEmptyPid,
+    /// XADD with IDMP or IDMPAUTO and an id other than `*`.
+    #[error("ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs")]
+    IdmpNeedsAutoId,
+    /// XCFGSET IDMP-DURATION outside 1..=86400.
+    #[error("ERR IDMP-DURATION must be between 1 and 86400 seconds")]
+    IdmpDurationRange,
+    /// XCFGSET IDMP-MAXSIZE outside 1..=10000.
+    #[error("ERR IDMP-MAXSIZE must be between 1 and 10000 entries")]
+    IdmpMaxsizeRange,
+    /// XCFGSET with IDMP-DURATION twice.
+    #[error("ERR IDMP-DURATION specified multiple times")]
+    IdmpDurationRepeated,
+    /// XCFGSET with IDMP-MAXSIZE twice.
+    #[error("ERR IDMP-MAXSIZE specified multiple times")]
+    IdmpMaxsizeRepeated,
+    /// `XCFGSET key` alone.
+    #[error("ERR At least one parameter must be specified")]
+    XcfgsetNothing,
+    /// XIDMPRECORD with an empty producer id.
+    #[error("ERR producer ID must be non-empty")]
+    XidmprecordEmptyPid,
+    /// XIDMPRECORD with an empty idempotent id.
+    #[error("ERR idempotent ID must be non-empty")]
+    XidmprecordEmptyIid,
+    /// XIDMPRECORD naming an entry the stream does not hold.
+    #[error("ERR No such message in stream")]
+    NoSuchMessage,
+    /// XIDMPRECORD of a pid/iid pair already mapped to another id.
+    #[error("ERR IID already exists for this producer with a different stream ID")]
+    IidConflict,
     /// A configuration parameter that does not exist or cannot be set.
     #[error("ERR Unknown option or number of arguments for CONFIG SET - '{0}'")]
     UnknownConfig(String),

@@ -18,7 +18,7 @@
 //!        | b (b % 8 == 4) n                         time out blocked commands, drop finished
 //!                                                   handles (and the oldest if n is odd)
 //!        | b command                                run it with `execute`
-//! command := name argc arg{argc}                    NAMES[name % 16] (lower case if name & 16)
+//! command := name argc arg{argc}                    NAMES[name % 18] (lower case if name & 16)
 //! arg   := tag ...                                  tag % 8 picks the kind, tag >> 3 the word:
 //!          0 key, 1 id, 2 number, 3 keyword, 4 word (group, consumer, field, value)
 //!          5 small id from the next byte, 6 number from the next 1..8 bytes, 7 raw bytes
@@ -47,8 +47,8 @@ const LOG_LINES_MAX: usize = 64;
 const BLOCKED_MAX: usize = 8;
 
 /// Command names: every stream command the engine knows (a test checks the list against
-/// [`crate::command::names`]) and one it does not. Sixteen, so a byte picks one evenly.
-pub const NAMES: [&str; 16] = [
+/// [`crate::command::names`]) and one it does not.
+pub const NAMES: [&str; 18] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -65,6 +65,8 @@ pub const NAMES: [&str; 16] = [
     "XAUTOCLAIM",
     "XINFO",
     "XNOSUCHCOMMAND",
+    "XCFGSET",
+    "XIDMPRECORD",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -131,7 +133,7 @@ const NUMBERS: [&str; 24] = [
     "100000000",
 ];
 
-const KEYWORDS: [&str; 32] = [
+const KEYWORDS: [&str; 36] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -164,6 +166,10 @@ const KEYWORDS: [&str; 32] = [
     "FULL",
     "HELP",
     "maxlen",
+    "IDMP",
+    "IDMPAUTO",
+    "IDMP-DURATION",
+    "IDMP-MAXSIZE",
 ];
 
 const WORDS: [&str; 16] = [
@@ -314,7 +320,7 @@ impl Input<'_> {
 
     fn command(&mut self) -> Vec<Vec<u8>> {
         let name = self.byte_or_zero();
-        let mut argv = vec![NAMES[usize::from(name % 16)].as_bytes().to_vec()];
+        let mut argv = vec![NAMES[usize::from(name) % NAMES.len()].as_bytes().to_vec()];
         if name & 0x10 != 0 {
             argv[0].make_ascii_lowercase();
         }
@@ -396,7 +402,6 @@ fn show(argv: &[Vec<u8>]) -> String {
 mod tests {
     use super::*;
 
-    const CORPUS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/engine_ops");
     /// Pseudo-random inputs per test run, and their longest length.
     const RANDOM_INPUTS: usize = 3000;
     const RANDOM_INPUT_LEN_MAX: usize = 600;
@@ -418,32 +423,12 @@ mod tests {
 
     #[test]
     fn the_committed_corpus_runs_clean() {
-        let entries = std::fs::read_dir(CORPUS_DIR)
-            .unwrap_or_else(|e| panic!("corpus folder {CORPUS_DIR} missing: {e}"));
-        let mut files = 0;
-        for entry in entries {
-            let path = entry.unwrap().path();
-            let data = std::fs::read(&path).unwrap();
-            let result = std::panic::catch_unwind(|| run(&data));
-            assert!(result.is_ok(), "corpus file {} fails", path.display());
-            files += 1;
-        }
-        assert!(files > 0, "corpus folder {CORPUS_DIR} is empty");
+        echomq_testkit::replay_corpus("engine_ops", run);
     }
 
     #[test]
     fn pseudo_random_inputs_run_clean() {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            // xorshift64*
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
-        for _ in 0..RANDOM_INPUTS {
-            let len = (next() % RANDOM_INPUT_LEN_MAX as u64) as usize;
-            let data: Vec<u8> = (0..len).map(|_| (next() >> 56) as u8).collect();
+        for data in echomq_testkit::inputs(RANDOM_INPUTS, RANDOM_INPUT_LEN_MAX) {
             run(&data);
         }
     }
@@ -457,9 +442,10 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"XADD", b"s", b"5-1", b"a", b"1"];
         assert_eq!(input.command(), want);
-        // xrange s - +: name 1 in lower case, argc 3, key, ids 16 and 17.
+        // xrange s - +: name 19 (19 % 18 = 1, bit 16 set: lower case), argc 3, key, ids 16
+        // and 17.
         let mut input = Input {
-            data: &[1 | 0x10, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
+            data: &[19, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
             pos: 0,
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];

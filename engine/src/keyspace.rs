@@ -6,19 +6,22 @@
 //! holding it. [`Keyspace::run`] takes the lock and one clock snapshot, runs a closure over the
 //! [`Db`], then serves blocked readers of the keys that closure signalled (see
 //! [`crate::blocking`]), and wakes them once the lock is released.
+//!
+//! Layering: the keyspace knows values, expiry, WATCH versions and the blocked-reader registry,
+//! not the commands. A blocked command is re-run with the `Rerun` its caller registered it
+//! with; the command entry points ([`Keyspace::execute`] and its blocking forms) live in
+//! `execute.rs`, above both this module and [`crate::command`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
 
-use crate::blocking::{Parker, Registry, Signal, Slot, Wake};
+use crate::blocking::{BlockRequest, Outcome, Registry, Signal, Slot, Waiter, Wake};
 use crate::clock::{Clock, SystemClock};
-use crate::command::{self, Outcome};
-use crate::config::{Config, NodeLimits};
+use crate::config::{Config, IdmpConfig, NodeLimits};
 use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
@@ -49,7 +52,13 @@ pub struct Snapshot {
     pub now_ms: u64,
     /// Node limits (`stream-node-max-entries`, `stream-node-max-bytes`).
     pub limits: NodeLimits,
+    /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
+    pub idmp: IdmpConfig,
 }
+
+/// How a blocked command is run again when one of its keys is signalled: the command
+/// dispatcher, handed in with the command when it blocks.
+pub(crate) type Rerun = fn(&mut Db, &Snapshot, &[Bytes]) -> Result<Outcome>;
 
 /// The data behind the lock.
 #[derive(Default)]
@@ -59,12 +68,19 @@ pub struct Db {
     expires: HashMap<Bytes, u64>,
     /// The running command's time snapshot, for expiry.
     now_ms: u64,
+    /// The running command's IDMP bounds for new streams.
+    idmp_defaults: IdmpConfig,
+    /// Keys whose streams may hold IDMP state, for [`Db::sweep_idmp`] (a superset: a key is
+    /// dropped from it when a sweep finds nothing there).
+    idmp_keys: HashSet<Bytes>,
+    /// The clock time of the last IDMP sweep.
+    idmp_swept_ms: u64,
     /// Keys under WATCH: how many watchers, and a version bumped on every change.
     watched: HashMap<Bytes, (u32, u64)>,
     /// Keys signalled by the running command, in signal order, for blocked readers.
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
-    blocked: Registry,
+    blocked: Registry<Rerun>,
 }
 
 impl fmt::Debug for Db {
@@ -160,11 +176,40 @@ impl Db {
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         self.reap(key);
         if !self.values.contains_key(key) {
+            let stream = Stream::with_idmp_config(self.idmp_defaults);
             self.values
-                .insert(Bytes::copy_from_slice(key), Value::Stream(Stream::new()));
+                .insert(Bytes::copy_from_slice(key), Value::Stream(stream));
             self.signal_ready(key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
+    }
+
+    /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.
+    pub fn track_idmp(&mut self, key: &[u8]) {
+        if !self.idmp_keys.contains(key) {
+            self.idmp_keys.insert(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// Expires the IIDs of every tracked stream, at most once a second of the clock (Redis's
+    /// cron rate), so streams no command touches free their expired IIDs too. Every observable
+    /// answer is already exact without it (see [`crate::stream::idmp`]): this is for memory.
+    pub fn sweep_idmp(&mut self, now_ms: u64) {
+        const SWEEP_INTERVAL_MS: u64 = 1000;
+        if self.idmp_keys.is_empty()
+            || now_ms.saturating_sub(self.idmp_swept_ms) < SWEEP_INTERVAL_MS
+        {
+            return;
+        }
+        self.idmp_swept_ms = now_ms;
+        let values = &mut self.values;
+        self.idmp_keys.retain(|key| match values.get_mut(key) {
+            Some(Value::Stream(stream)) => {
+                stream.idmp_mut().expire(now_ms);
+                stream.idmp().pids_tracked() > 0
+            }
+            _ => false,
+        });
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
@@ -172,6 +217,11 @@ impl Db {
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
         let is_stream = matches!(value, Value::Stream(_));
+        if let Value::Stream(stream) = &value
+            && stream.idmp().pids_tracked() > 0
+        {
+            self.track_idmp(&key);
+        }
         self.expires.remove(&key);
         let previous = self.values.insert(key.clone(), value);
         self.touch(&key);
@@ -233,6 +283,7 @@ impl Db {
         }
         self.values.clear();
         self.expires.clear();
+        self.idmp_keys.clear();
         for key in streams {
             self.signal_deleted(&key);
         }
@@ -314,7 +365,7 @@ impl Db {
                 let Some(waiter) = self.blocked.unregister(id) else {
                     continue;
                 };
-                match command::execute_outcome(self, snapshot, &waiter.request.argv) {
+                match (waiter.rerun)(self, snapshot, &waiter.request.argv) {
                     Ok(Outcome::Block(_)) => self.blocked.requeue(id, waiter),
                     Ok(Outcome::Reply(reply)) => wakers.push(waiter.slot.complete(Ok(reply))),
                     Err(e) => wakers.push(waiter.slot.complete(Err(e))),
@@ -421,6 +472,7 @@ impl Keyspace {
         Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
+            idmp: self.config.idmp_defaults(),
         }
     }
 
@@ -438,6 +490,8 @@ impl Keyspace {
             let index = if index < dbs.len() { index } else { 0 };
             let db = &mut dbs[index];
             db.now_ms = snapshot.now_ms;
+            db.idmp_defaults = snapshot.idmp;
+            db.sweep_idmp(snapshot.now_ms);
             let result = f(db, &snapshot);
             (result, db.serve_signalled(&snapshot))
         };
@@ -454,6 +508,8 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             for db in dbs.iter_mut() {
                 db.now_ms = snapshot.now_ms;
+                db.idmp_defaults = snapshot.idmp;
+                db.sweep_idmp(snapshot.now_ms);
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();
@@ -468,75 +524,29 @@ impl Keyspace {
         result
     }
 
-    /// Executes one stream command given as arguments (`["XADD", "k", "*", "f", "v"]`),
-    /// with Redis's parsing, errors and reply shapes. A command that would block replies as if
-    /// it timed out (a null array), as in MULTI/EXEC; see [`Keyspace::execute_blocking`].
-    pub fn execute<A: AsRef<[u8]>>(&self, argv: &[A]) -> Result<Reply> {
-        self.run(|db, snapshot| command::execute(db, snapshot, argv))
-    }
-
-    /// Executes a command that may block (XREAD/XREADGROUP with BLOCK). If it blocks, `waker`
-    /// is called when its reply is ready (data arrived, an error such as NOGROUP, or
-    /// [`Keyspace::expire_blocked`] timed it out), and the reply is taken from the handle.
-    pub fn execute_blocking<A: AsRef<[u8]>>(
+    /// Registers a blocked command in database `index` (the one `db` is): it waits for its
+    /// keys and is re-run with `rerun`; `waker` is called once it has a reply.
+    pub(crate) fn block(
         self: &Arc<Self>,
-        argv: &[A],
-        waker: Arc<dyn Wake>,
-    ) -> Execution {
-        self.execute_blocking_in(0, argv, waker)
-    }
-
-    /// [`Keyspace::execute_blocking`] in database `index`.
-    pub fn execute_blocking_in<A: AsRef<[u8]>>(
-        self: &Arc<Self>,
+        db: &mut Db,
         index: usize,
-        argv: &[A],
+        request: BlockRequest,
+        rerun: Rerun,
         waker: Arc<dyn Wake>,
-    ) -> Execution {
-        self.run_db(index, |db, snapshot| {
-            match command::execute_outcome(db, snapshot, argv) {
-                Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
-                Err(e) => Execution::Done(Err(e)),
-                Ok(Outcome::Block(request)) => {
-                    let deadline_ms = request.deadline_ms;
-                    let slot = Arc::new(Slot::new(waker));
-                    let id = db.blocked.register(request, Arc::clone(&slot));
-                    Execution::Blocked(BlockedHandle {
-                        db: index,
-                        id,
-                        slot,
-                        deadline_ms,
-                        keyspace: Arc::downgrade(self),
-                    })
-                }
-            }
-        })
-    }
-
-    /// Executes a command, blocking the calling thread while it is blocked (until data, an
-    /// error, or its deadline by this keyspace's clock).
-    pub fn execute_wait<A: AsRef<[u8]>>(self: &Arc<Self>, argv: &[A]) -> Result<Reply> {
-        /// Longest sleep between deadline checks: a manual clock can be moved at any time.
-        const POLL_MS_MAX: u64 = 20;
-        let parker = Arc::new(Parker::default());
-        let handle = match self.execute_blocking(argv, parker.clone()) {
-            Execution::Done(result) => return result,
-            Execution::Blocked(handle) => handle,
-        };
-        loop {
-            if let Some(result) = handle.try_take() {
-                return result;
-            }
-            let now = self.clock.now_ms();
-            let wait_ms = match handle.deadline_ms() {
-                Some(deadline) if deadline <= now => {
-                    self.expire_blocked();
-                    continue;
-                }
-                Some(deadline) => (deadline - now).min(POLL_MS_MAX),
-                None => POLL_MS_MAX,
-            };
-            parker.park_timeout(Duration::from_millis(wait_ms));
+    ) -> BlockedHandle {
+        let deadline_ms = request.deadline_ms;
+        let slot = Arc::new(Slot::new(waker));
+        let id = db.blocked.register(Waiter {
+            request,
+            slot: Arc::clone(&slot),
+            rerun,
+        });
+        BlockedHandle {
+            db: index,
+            id,
+            slot,
+            deadline_ms,
+            keyspace: Arc::downgrade(self),
         }
     }
 

@@ -9,17 +9,26 @@
 //!   Redis splits them; `varint` is the number encoding inside nodes.
 //! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
 //!   deletion, trimming (and a preview of what a trim would remove, for the archive's
-//!   fold-before-trim), XSETID, and `check_invariants`.
+//!   fold-before-trim), XSETID, idempotent production's per-producer IID maps
+//!   ([`stream::idmp`]), and `check_invariants`.
 //! - [`group`]: consumer groups: cursor, entries-read and lag, pending entries lists shared
-//!   between group and consumer (`chunk_map` is their compact ordered map), claiming.
+//!   between group and consumer (`chunk_map` is their compact ordered map), claiming. A stream
+//!   owns its groups; the group operations are methods of [`group::Group`], and the API callers
+//!   use is one `impl Stream` block in `group/api.rs`, so `stream/` holds the stream's own
+//!   operations only.
+//! - [`blocking`]: the blocking vocabulary ([`Outcome`], [`BlockRequest`]) and the registry of
+//!   blocked XREAD/XREADGROUP readers, re-run in FIFO order when their keys are signalled, with
+//!   no async runtime: a [`Wake`] callback tells the reader.
 //! - [`keyspace`]: binary-safe keys to values behind one lock, one clock snapshot per command,
-//!   and the signals that serve blocked readers.
-//! - [`blocking`]: blocked XREAD/XREADGROUP readers, re-run in FIFO order when their keys are
-//!   signalled, with no async runtime: a [`Wake`] callback tells the reader.
-//! - [`command`]: the stream commands with Redis's argument grammar, errors and replies
-//!   ([`Keyspace::execute`]), shared by the embedded API, the server and the fuzz target.
+//!   and the signals that serve blocked readers. It knows no command: a blocked command is
+//!   re-run with the function it was registered with.
+//! - [`command`]: the stream commands with Redis's argument grammar, errors and replies, over a
+//!   [`Db`]; `execute` holds [`Keyspace::execute`] and its blocking forms, which join the
+//!   keyspace and the commands. The embedded API, the server and the fuzz target all go
+//!   through them.
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
+//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
 
 pub mod blocking;
 mod chunk_map;
@@ -27,6 +36,9 @@ pub mod clock;
 pub mod command;
 pub mod config;
 pub mod error;
+mod execute;
+// The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
@@ -38,9 +50,8 @@ pub mod reply;
 pub mod stream;
 mod varint;
 
-pub use blocking::{Parker, Wake};
+pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use command::{BlockRequest, Outcome};
 pub use config::{Config, NodeLimits};
 pub use error::{Error, Result};
 pub use id::{AddId, StreamId};

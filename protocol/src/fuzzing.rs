@@ -57,43 +57,15 @@ impl<'a> Input<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
 
     /// Pseudo-random inputs per target and test run, and their longest length.
     const RANDOM_INPUTS: usize = 2000;
     const RANDOM_INPUT_LEN_MAX: usize = 400;
 
-    fn replay_corpus(target: &str, run: fn(&[u8])) {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fuzz/corpus")
-            .join(target);
-        let entries = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("corpus folder {} missing: {e}", dir.display()));
-        let mut files = 0;
-        for entry in entries {
-            let path = entry.unwrap().path();
-            let data = std::fs::read(&path).unwrap();
-            let result = std::panic::catch_unwind(|| run(&data));
-            assert!(result.is_ok(), "corpus file {} fails", path.display());
-            files += 1;
-        }
-        assert!(files > 0, "corpus folder {} is empty", dir.display());
-    }
-
-    /// Inputs from a fixed xorshift64* sequence; `shape` may rewrite each before it runs.
+    /// Inputs from the testkit's fixed sequence; `shape` may rewrite each before it runs.
     fn pseudo_random(run: fn(&[u8]), shape: fn(&mut Vec<u8>)) {
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        };
-        for _ in 0..RANDOM_INPUTS {
-            let len = (next() % RANDOM_INPUT_LEN_MAX as u64) as usize;
-            let mut data: Vec<u8> = (0..len).map(|_| (next() >> 56) as u8).collect();
+        for mut data in echomq_testkit::inputs(RANDOM_INPUTS, RANDOM_INPUT_LEN_MAX) {
             shape(&mut data);
             run(&data);
         }
@@ -101,12 +73,12 @@ mod tests {
 
     #[test]
     fn the_resp_decode_corpus_runs_clean() {
-        replay_corpus("resp_decode", resp_decode);
+        echomq_testkit::replay_corpus("resp_decode", resp_decode);
     }
 
     #[test]
     fn the_server_commands_corpus_runs_clean() {
-        replay_corpus("server_commands", server_commands);
+        echomq_testkit::replay_corpus("server_commands", server_commands);
     }
 
     #[test]

@@ -1,21 +1,40 @@
 //! echomq-protocol: the RESP2/RESP3 codec and a Redis-protocol server over the echomq engine.
 //!
+//! Layers, bottom up; each depends only on those before it:
+//!
 //! - [`resp`]: request decoding (multibulk and inline, Redis's limits and error texts) and
 //!   reply encoding for both protocol versions.
+//! - `state`: what every connection of one server shares, behind private fields and methods:
+//!   the keyspace handle, run-time settings (CONFIG), statistics (INFO), the table of
+//!   connected clients, the archive and its replica, the sampled memory reading for
+//!   `maxmemory`, and the shutdown signal; plus each client's own state and the contract
+//!   between the connection loop and the commands (the `Action` a request leads to).
+//! - `cmd`: the commands. `cmd/table.rs` is the server's command table (name, arity, flags,
+//!   key positions, subcommands, run function), looked up together with the engine's stream
+//!   command table (`echomq_engine::command::specs`); dispatch, arity and subcommand errors,
+//!   deny-OOM, the names calls are counted under and COMMAND INFO/DOCS/COUNT/LIST all come
+//!   from the two tables. One file per command family (connection, keyspace, strings,
+//!   transactions, CONFIG, INFO, COMMAND, the archive's EMQ.XRANGE). Commands see the server
+//!   only through `state`.
 //! - [`server`]: the tokio server: accepting, one task per connection, pipelined reads and
-//!   batched writes, blocking reads, limits, shutdown; [`server::Shared`] holds the keyspace,
-//!   run-time settings and statistics every connection sees.
-//! - `cmd`: the commands the server adds around the engine's stream commands (connection,
-//!   keyspace, strings, transactions, CONFIG, INFO, COMMAND), one file per family.
+//!   batched writes, blocking reads, limits, shutdown. The connection loop knows no command:
+//!   it is handed the dispatcher as a function. Embedders hold a [`ServerHandle`]: the
+//!   keyspace, CONFIG SET by name, shutdown.
+//! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH, CONFIG GET, `archive-streams`).
 //! - [`error`]: protocol errors.
+//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
+//!   `server_commands` fuzz targets.
 
 mod cmd;
 pub mod error;
+// The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod glob;
 pub mod resp;
 pub mod server;
+mod state;
 
 pub use error::ProtocolError;
 pub use server::{Server, ServerConfig, ServerHandle};

@@ -2,14 +2,14 @@
 //!
 //! Text form `<BRAND>_<13 Crockford base32 digits>` (`EVT_01JD3X...`): fixed width and
 //! upper-case, so text order equals numeric order within a brand. The XADD id of a record is
-//! `<v >> 22>-<v & 0x3FFFFF>`, so stream order is mint order.
+//! `<v >> 22>-<v & 0x3FFFFF>`, so stream order is mint order. [`BrandedError`] says why a text
+//! or a value is not a branded id; the feed's error enum wraps it.
 
 use std::fmt;
 use std::str::FromStr;
 
 use echomq_engine::StreamId;
-
-use super::error::BrandedError;
+use thiserror::Error;
 
 /// Bits of the sequence part.
 pub const SEQ_BITS: u32 = 22;
@@ -81,6 +81,34 @@ impl fmt::Display for Brand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A branded id that does not parse or is not the expected kind.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum BrandedError {
+    /// No `_` between brand and digits.
+    #[error("a branded id is <BRAND>_<13 base32 digits>")]
+    Malformed,
+    /// An unknown brand prefix.
+    #[error("unknown brand '{0}'")]
+    UnknownBrand(String),
+    /// Not 13 digits.
+    #[error("a branded id has 13 digits, not {0}")]
+    Length(usize),
+    /// A character outside Crockford's upper-case alphabet.
+    #[error("'{0}' is not a Crockford base32 digit")]
+    InvalidChar(char),
+    /// A value past the 42 + 22-bit space.
+    #[error("the value does not fit 42 bits of milliseconds and 22 of sequence")]
+    OutOfRange,
+    /// Another brand than the one required.
+    #[error("expected a {expected} id, got a {found} id")]
+    WrongBrand {
+        /// The brand required.
+        expected: Brand,
+        /// The brand given.
+        found: Brand,
+    },
 }
 
 /// A branded id.

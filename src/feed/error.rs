@@ -3,39 +3,18 @@
 use echomq_engine::StreamId;
 use thiserror::Error;
 
-use super::brand::Brand;
-
-/// A branded id that does not parse or is not the expected kind.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum BrandedError {
-    /// No `_` between brand and digits.
-    #[error("a branded id is <BRAND>_<13 base32 digits>")]
-    Malformed,
-    /// An unknown brand prefix.
-    #[error("unknown brand '{0}'")]
-    UnknownBrand(String),
-    /// Not 13 digits.
-    #[error("a branded id has 13 digits, not {0}")]
-    Length(usize),
-    /// A character outside Crockford's upper-case alphabet.
-    #[error("'{0}' is not a Crockford base32 digit")]
-    InvalidChar(char),
-    /// A value past the 42 + 22-bit space.
-    #[error("the value does not fit 42 bits of milliseconds and 22 of sequence")]
-    OutOfRange,
-    /// Another brand than the one required.
-    #[error("expected a {expected} id, got a {found} id")]
-    WrongBrand {
-        /// The brand required.
-        expected: Brand,
-        /// The brand given.
-        found: Brand,
-    },
-}
+use super::brand::BrandedError;
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
 /// [`FeedError::Backend`], where the backend says what happened, and
 /// [`FeedError::ReplyTimeout`], where the command may or may not have run.
+///
+/// The refusals callers act on have their own variants ([`FeedError::NoGroup`],
+/// [`FeedError::BusyGroup`], [`FeedError::WrongType`], [`FeedError::NoSuchKey`],
+/// [`FeedError::IdNotAboveTop`]), each carrying the engine's or the server's error text. Each
+/// backend maps its errors to them in one function (the embedded backend from the engine's
+/// typed errors, the server backend from the reply's error code), so callers match variants,
+/// never text.
 #[derive(Debug, Error)]
 pub enum FeedError {
     /// A branded id argument is malformed or of the wrong brand.
@@ -85,7 +64,23 @@ pub enum FeedError {
     /// The archive failed (a fold, a merge-read); its message says what to do.
     #[error(transparent)]
     Archive(#[from] echomq_archive::ArchiveError),
-    /// The backend failed (the engine's or the server's error text).
+    /// The key or the consumer group does not exist (`NOGROUP`): the group was destroyed or
+    /// the stream deleted.
+    #[error("backend: {0}")]
+    NoGroup(String),
+    /// XGROUP CREATE of a group that exists (`BUSYGROUP`).
+    #[error("backend: {0}")]
+    BusyGroup(String),
+    /// The key holds another type than a stream (`WRONGTYPE`).
+    #[error("backend: {0}")]
+    WrongType(String),
+    /// The command needs the key to exist and it does not (`ERR no such key`).
+    #[error("backend: {0}")]
+    NoSuchKey(String),
+    /// An XADD id is not above the stream's top (another writer appended first).
+    #[error("backend: {0}")]
+    IdNotAboveTop(String),
+    /// The backend failed otherwise (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
     /// Connecting to a server (TCP connect and handshake) took longer than the connect

@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use echomq_engine::StreamId;
 
-use super::brand::{Brand, Branded, MS_MAX, SEQ_BITS, SEQ_MAX};
-use super::error::BrandedError;
+use super::brand::{Brand, Branded, BrandedError, MS_MAX, SEQ_BITS, SEQ_MAX};
 
 /// A monotone source of branded ids.
 #[derive(Debug, Default)]

@@ -1,9 +1,10 @@
 //! The feed layer: the API the application writes and reads its event feed through.
 //!
-//! - [`brand`]: branded record ids (`EVT_...`), their text form and XADD-id correspondence;
-//!   [`minter`]: the writer's monotone mint.
+//! - [`brand`]: branded record ids (`EVT_...`), their text form and XADD-id correspondence,
+//!   and [`BrandedError`]; [`minter`]: the writer's monotone mint.
 //! - [`backend`]: the [`Backend`] trait over the stream commands the feed needs, for the
-//!   embedded engine, any Redis-compatible server, and a call-recording wrapper.
+//!   embedded engine, any Redis-compatible server, and a call-recording wrapper. Each backend
+//!   maps its errors once to [`FeedError`]'s typed variants ([`FeedError::NoGroup`], ...).
 //! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
 //!   trim, over streams named `emq:{<queue>}:stream:<name>`.
 //! - With [`Feed::with_archive`], trims fold first and reads merge archive and live stream
@@ -38,9 +39,9 @@ use parking_lot::Mutex;
 use time::OffsetDateTime;
 
 pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
-pub use brand::{Brand, Branded, SEQ_MAX};
+pub use brand::{Brand, Branded, BrandedError, SEQ_MAX};
 pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
-pub use error::{BrandedError, FeedError};
+pub use error::FeedError;
 pub use fields::Fields;
 pub use minter::Minter;
 pub use projection::{CachedProjection, Refresh, Window};
@@ -319,9 +320,7 @@ impl<B: Backend> Feed<B> {
             match self.backend.add(&key, id.stream_id(), &all) {
                 Ok(_) => return Ok(id),
                 // Another writer moved the stream top: catch up and mint again.
-                Err(FeedError::Backend(text))
-                    if text.contains("equal or smaller") && attempt < APPEND_ATTEMPTS_MAX =>
-                {
+                Err(FeedError::IdNotAboveTop(_)) if attempt < APPEND_ATTEMPTS_MAX => {
                     attempt += 1;
                     if let Some(meta) = self.backend.meta(&key)? {
                         minter.seed(meta.last_id);

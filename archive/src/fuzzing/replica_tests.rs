@@ -3,6 +3,7 @@
 //! corruption and truncation of those seeds, and pseudo-random inputs.
 
 use echomq_engine::StreamId;
+use echomq_testkit::corruptions;
 
 use sha2::{Digest, Sha256};
 
@@ -13,7 +14,7 @@ use crate::replica::{
     CommitHash, Epoch, FoldRef, LocalState, Page, PageRange, ReplicaHead, Version, WriterId,
 };
 
-const CORPUS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus/replica_decode");
+const TARGET: &str = "replica_decode";
 
 fn fold(stream: &[u8], stream_no: u64, pages: (u64, u64), ids: (u64, u64)) -> FoldRef {
     FoldRef {
@@ -194,15 +195,7 @@ fn seeds() -> Vec<Vec<u8>> {
 
 #[test]
 fn the_committed_corpus_runs_clean() {
-    let entries = std::fs::read_dir(CORPUS_DIR)
-        .unwrap_or_else(|e| panic!("corpus folder {CORPUS_DIR} missing: {e}"));
-    let mut files = 0;
-    for entry in entries {
-        let path = entry.unwrap().path();
-        replica_decode(&std::fs::read(&path).unwrap());
-        files += 1;
-    }
-    assert!(files > 0, "corpus folder {CORPUS_DIR} is empty");
+    echomq_testkit::replay_corpus(TARGET, replica_decode);
 }
 
 #[test]
@@ -220,18 +213,6 @@ fn the_seeds_decode() {
     for bytes in state_seeds() {
         assert_eq!(LocalState::decode(&bytes).unwrap().encode(), bytes);
     }
-}
-
-/// Each seed input with every byte flipped three ways, and every prefix of it.
-fn corruptions(seed: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
-    let flips = (0..seed.len()).flat_map(move |at| {
-        [1u8, 0x80, 0xFF].into_iter().map(move |flip| {
-            let mut bad = seed.to_vec();
-            bad[at] ^= flip;
-            bad
-        })
-    });
-    flips.chain((0..seed.len()).map(|cut| seed[..cut].to_vec()))
 }
 
 /// Whatever a damaged seed does, the target's properties hold (it may decode: a changed page
@@ -299,15 +280,7 @@ fn lying_segment_headers_are_refused_cleanly() {
 
 #[test]
 fn pseudo_random_inputs_run_clean() {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    for i in 0..4000u32 {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        let len = (state.wrapping_mul(0x2545_F491_4F6C_DD1D) % 300) as usize;
-        let mut data: Vec<u8> = (0..len)
-            .map(|j| (state.rotate_left(j as u32 % 64) >> 56) as u8)
-            .collect();
+    for (i, mut data) in (0u32..).zip(echomq_testkit::inputs(4000, 300)) {
         // Give each decoder its share, and a real magic half of the time, so the random bytes
         // reach past the first check.
         if let Some(first) = data.first_mut() {
@@ -330,8 +303,6 @@ fn pseudo_random_inputs_run_clean() {
 #[test]
 #[ignore = "writes fuzz/corpus/replica_decode; run by hand after a format change"]
 fn write_seed_corpus() {
-    std::fs::create_dir_all(CORPUS_DIR).unwrap();
-    for (i, seed) in seeds().into_iter().enumerate() {
-        std::fs::write(format!("{CORPUS_DIR}/seed-{i}"), seed).unwrap();
-    }
+    let seeds = seeds().into_iter().enumerate();
+    echomq_testkit::write_corpus(TARGET, seeds.map(|(i, seed)| (format!("seed-{i}"), seed)));
 }

@@ -49,6 +49,7 @@ pub use location::Location;
 pub use replicator::{Replicator, ReplicatorHandle, ReplicatorLink, ReplicatorStatus};
 pub use state::{LocalState, MemoryState, ReplicaHead, StateStore};
 pub use store::memory::MemoryStore;
+#[cfg(feature = "s3")]
 pub use store::s3::{S3Config, S3Store};
 pub use store::{ObjectStore, PutOutcome};
 pub use types::{CommitHash, Epoch, FoldRef, Page, PageRange, Version, WriterId};

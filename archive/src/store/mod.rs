@@ -99,7 +99,8 @@ pub struct Archive {
     pub(crate) db: RwLock<Option<Database>>,
     source: Source,
     path: PathBuf,
-    /// Set once (by replication) to write its own state in every fold's transaction.
+    /// Set at most once, to write state in every fold's transaction (nothing sets it outside
+    /// tests: replication keeps its state in its own transactions).
     pub(crate) fold_hook: OnceLock<FoldHook>,
 }
 
@@ -198,11 +199,12 @@ impl Archive {
     }
 
     /// Installs the hook every fold runs inside its transaction, after writing its pages and
-    /// before committing (replication records its pending state there, atomically with the
-    /// fold). A hook error aborts the fold. Only one hook: a second call returns it back.
+    /// before committing, for state that must commit atomically with a fold. A hook error
+    /// aborts the fold. Only one hook: a second call returns it back.
     #[allow(
         dead_code,
-        reason = "the replication module installs it; until it lands only tests do"
+        reason = "a spare seam: replication follows folds through the extents table and its own \
+                  transactions, so only the test installs a hook"
     )]
     pub(crate) fn set_fold_hook(&self, hook: FoldHook) -> Result<(), FoldHook> {
         self.fold_hook.set(hook)

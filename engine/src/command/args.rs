@@ -1,6 +1,6 @@
 //! Small argument readers shared by the commands.
 
-use crate::error::{Error, Result, shown};
+use crate::error::{Error, Result};
 use crate::id::string_to_i64;
 
 /// An integer argument, read strictly as Redis's `getLongLongFromObject` does.
@@ -16,32 +16,6 @@ pub fn parse_u64_nonneg(arg: &[u8], negative: Error) -> Result<u64> {
 /// Whether `arg` is the keyword `word` (ASCII, any case).
 pub fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
-}
-
-/// Finds a container command's subcommand in `table` (name, Redis arity) and checks its arity,
-/// with Redis's errors: `unknown subcommand 'x'. Try XGROUP HELP.` and `wrong number of
-/// arguments for 'xgroup|create' command`. Returns the subcommand's lower-case name.
-pub fn subcommand(
-    argv: &[&[u8]],
-    command: &'static str,
-    table: &[(&'static str, i32)],
-) -> Result<&'static str> {
-    let sub = argv[1];
-    let Some(&(name, arity)) = table.iter().find(|(name, _)| is(sub, name)) else {
-        return Err(Error::UnknownSubcommand {
-            sub: shown(sub),
-            command,
-        });
-    };
-    let argc = argv.len() as i64;
-    let arity = i64::from(arity);
-    if (arity > 0 && argc != arity) || argc < -arity {
-        return Err(Error::WrongArity(format!(
-            "{}|{name}",
-            command.to_ascii_lowercase()
-        )));
-    }
-    Ok(name)
 }
 
 /// The `HELP` reply: each line a status reply.

@@ -2,19 +2,25 @@
 //!
 //! One file per command (or pair of mirror commands), each a struct named after the command
 //! with `parse` (arguments to a typed request, Redis's exact errors) and `apply` (the request
-//! against the keyspace, producing a [`Reply`]). Arity is checked once, here, from the table
-//! below; option parsing happens before any key lookup where Redis does it that way, so a
-//! failed command changes nothing. The embedded API, the server and the fuzz target all go
-//! through [`execute`], so they cannot disagree.
+//! against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
+//! command, is the one place a command's name, arity, flags, subcommands and key positions are
+//! declared (the protocol crate reads it through [`spec`] and [`specs`]); arity is checked
+//! once, here, from it, and a container's subcommand by its row. Option parsing happens before
+//! any key lookup where Redis does it that way, so a failed command changes nothing. The
+//! embedded API, the server and the fuzz target all go through [`execute`], so they cannot
+//! disagree.
 
 mod args;
+mod spec;
 mod trim_args;
 mod xack;
 mod xadd;
 mod xautoclaim;
+mod xcfgset;
 mod xclaim;
 mod xdel;
 mod xgroup;
+mod xidmprecord;
 mod xinfo;
 mod xlen;
 mod xpending;
@@ -24,38 +30,15 @@ mod xsetid;
 mod xtrim;
 
 pub use args::{parse_i64, parse_u64_nonneg};
+pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
 pub use xadd::{Trimmer, XAdd};
 pub use xrange::{RangeArgs, parse_range};
 pub use xtrim::parse_xtrim;
 
-use bytes::Bytes;
-
+use crate::blocking::Outcome;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
-
-/// What running a command led to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// The reply.
-    Reply(Reply),
-    /// Nothing to serve yet and BLOCK was given: the caller may block (see
-    /// [`crate::Keyspace::execute_blocking`]) or treat it as an immediate timeout.
-    Block(BlockRequest),
-}
-
-/// How a command wants to block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockRequest {
-    /// The command to run again when woken (`$` ids replaced by concrete ids).
-    pub argv: Vec<Bytes>,
-    /// The keys to wait on, each once, in argument order.
-    pub keys: Vec<Bytes>,
-    /// When to give up (the clock's ms), `None` to wait forever (BLOCK 0).
-    pub deadline_ms: Option<u64>,
-    /// Wake also when a key is deleted, overwritten or its group destroyed (XREADGROUP).
-    pub wake_on_delete: bool,
-}
 
 type PlainRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Reply>;
 type BlockingRun = fn(&mut Db, &Snapshot, &[&[u8]]) -> Result<Outcome>;
@@ -69,100 +52,126 @@ enum Run {
     Blocking(BlockingRun),
 }
 
-/// A command this module knows: its lower-case name and Redis's arity (negative = at least).
+/// One row of the table: what the command is ([`CommandSpec`]) and how it runs.
 #[derive(Clone, Copy)]
-struct Spec {
-    name: &'static str,
-    arity: i32,
+struct Entry {
+    spec: CommandSpec,
     run: Run,
 }
 
-const COMMANDS: &[Spec] = &[
-    Spec {
-        name: "xadd",
-        arity: -5,
-        run: Run::Plain(xadd::XAdd::run),
-    },
-    Spec {
-        name: "xrange",
-        arity: -4,
-        run: Run::Plain(xrange::XRange::run_forward),
-    },
-    Spec {
-        name: "xrevrange",
-        arity: -4,
-        run: Run::Plain(xrange::XRange::run_reverse),
-    },
-    Spec {
-        name: "xlen",
-        arity: 2,
-        run: Run::Plain(xlen::XLen::run),
-    },
-    Spec {
-        name: "xdel",
-        arity: -3,
-        run: Run::Plain(xdel::XDel::run),
-    },
-    Spec {
-        name: "xtrim",
-        arity: -4,
-        run: Run::Plain(xtrim::XTrim::run),
-    },
-    Spec {
-        name: "xsetid",
-        arity: -3,
-        run: Run::Plain(xsetid::XSetId::run),
-    },
-    Spec {
-        name: "xgroup",
-        arity: -2,
-        run: Run::Plain(xgroup::XGroup::run),
-    },
-    Spec {
-        name: "xread",
-        arity: -4,
-        run: Run::Blocking(xread::XRead::run_plain),
-    },
-    Spec {
-        name: "xreadgroup",
-        arity: -7,
-        run: Run::Blocking(xread::XRead::run_group),
-    },
-    Spec {
-        name: "xack",
-        arity: -4,
-        run: Run::Plain(xack::XAck::run),
-    },
-    Spec {
-        name: "xpending",
-        arity: -3,
-        run: Run::Plain(xpending::XPending::run),
-    },
-    Spec {
-        name: "xclaim",
-        arity: -6,
-        run: Run::Plain(xclaim::XClaim::run),
-    },
-    Spec {
-        name: "xautoclaim",
-        arity: -6,
-        run: Run::Plain(xautoclaim::XAutoClaim::run),
-    },
-    Spec {
-        name: "xinfo",
-        arity: -2,
-        run: Run::Plain(xinfo::XInfo::run),
-    },
+impl Entry {
+    const fn plain(spec: CommandSpec, run: PlainRun) -> Entry {
+        Entry {
+            spec,
+            run: Run::Plain(run),
+        }
+    }
+
+    /// A command that may block carries the BLOCKING flag, so the flag cannot disagree with
+    /// how it runs.
+    const fn blocking(spec: CommandSpec, run: BlockingRun) -> Entry {
+        Entry {
+            spec: spec.flags(flags::BLOCKING),
+            run: Run::Blocking(run),
+        }
+    }
+}
+
+/// The stream commands: the one place their names, arities, flags, subcommands and key
+/// positions are declared.
+const COMMANDS: &[Entry] = &[
+    Entry::plain(
+        CommandSpec::new("xadd", -5)
+            .flags(flags::DENY_OOM)
+            .keys(1, 1, 1),
+        xadd::XAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xrange", -4).keys(1, 1, 1),
+        xrange::XRange::run_forward,
+    ),
+    Entry::plain(
+        CommandSpec::new("xrevrange", -4).keys(1, 1, 1),
+        xrange::XRange::run_reverse,
+    ),
+    Entry::plain(CommandSpec::new("xlen", 2).keys(1, 1, 1), xlen::XLen::run),
+    Entry::plain(CommandSpec::new("xdel", -3).keys(1, 1, 1), xdel::XDel::run),
+    Entry::plain(
+        CommandSpec::new("xtrim", -4).keys(1, 1, 1),
+        xtrim::XTrim::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xsetid", -3)
+            .flags(flags::DENY_OOM)
+            .keys(1, 1, 1),
+        xsetid::XSetId::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xgroup", -2).keys(1, 1, 1).subcommands(
+            "XGROUP",
+            &[
+                Subcommand::new("xgroup|create", -5).flags(flags::DENY_OOM),
+                Subcommand::new("xgroup|setid", -5),
+                Subcommand::new("xgroup|destroy", 4),
+                Subcommand::new("xgroup|createconsumer", 5).flags(flags::DENY_OOM),
+                Subcommand::new("xgroup|delconsumer", 5),
+                Subcommand::new("xgroup|help", 2),
+            ],
+        ),
+        xgroup::XGroup::run,
+    ),
+    Entry::blocking(CommandSpec::new("xread", -4), xread::XRead::run_plain),
+    Entry::blocking(CommandSpec::new("xreadgroup", -7), xread::XRead::run_group),
+    Entry::plain(CommandSpec::new("xack", -4).keys(1, 1, 1), xack::XAck::run),
+    Entry::plain(
+        CommandSpec::new("xpending", -3).keys(1, 1, 1),
+        xpending::XPending::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xclaim", -6).keys(1, 1, 1),
+        xclaim::XClaim::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xautoclaim", -6).keys(1, 1, 1),
+        xautoclaim::XAutoClaim::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xinfo", -2).keys(1, 1, 1).subcommands(
+            "XINFO",
+            &[
+                Subcommand::new("xinfo|consumers", 4),
+                Subcommand::new("xinfo|groups", 3),
+                Subcommand::new("xinfo|stream", -3),
+                Subcommand::new("xinfo|help", 2),
+            ],
+        ),
+        xinfo::XInfo::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xcfgset", -2).keys(1, 1, 1),
+        xcfgset::XCfgSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xidmprecord", 5)
+            .flags(flags::DENY_OOM)
+            .keys(1, 1, 1),
+        xidmprecord::XIdmpRecord::run,
+    ),
 ];
 
-/// Redis's arity of a command [`execute`] handles (negative = at least), by name in any case.
-pub fn arity(name: &[u8]) -> Option<i32> {
-    find(name).map(|spec| spec.arity)
+/// The spec of a command [`execute`] handles, by name in any case.
+pub fn spec(name: &[u8]) -> Option<&'static CommandSpec> {
+    find(name).map(|entry| &entry.spec)
+}
+
+/// The specs of the commands [`execute`] handles, in table order.
+pub fn specs() -> impl Iterator<Item = &'static CommandSpec> {
+    COMMANDS.iter().map(|entry| &entry.spec)
 }
 
 /// The names of the commands [`execute`] handles, lower case.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    COMMANDS.iter().map(|spec| spec.name)
+    specs().map(|spec| spec.name)
 }
 
 /// Whether `name` (any case) is a command [`execute`] handles.
@@ -170,14 +179,23 @@ pub fn is_stream_command(name: &[u8]) -> bool {
     find(name).is_some()
 }
 
-fn find(name: &[u8]) -> Option<&'static Spec> {
+fn find(name: &[u8]) -> Option<&'static Entry> {
     // Every stream command starts with X: most other names are rejected after one byte.
     if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) {
         return None;
     }
-    COMMANDS.iter().find(|spec| {
-        spec.name.len() == name.len() && name.eq_ignore_ascii_case(spec.name.as_bytes())
+    COMMANDS.iter().find(|entry| {
+        entry.spec.name.len() == name.len() && name.eq_ignore_ascii_case(entry.spec.name.as_bytes())
     })
+}
+
+/// A container's subcommand (`argv[1]`), checked against its table row: the subcommand's
+/// lower-case name (`create` for `XGROUP CREATE`), or Redis's unknown-subcommand or arity
+/// error.
+fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
+    let name = argv.first().copied().unwrap_or_default();
+    let spec = spec(name).ok_or_else(|| unknown_command(name, &[]))?;
+    spec.checked_subcommand(argv).map(Subcommand::name)
 }
 
 /// Runs one command where blocking is not possible (as in MULTI/EXEC): a command that would
@@ -211,15 +229,13 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     let Some(&name) = argv.first() else {
         return Err(unknown_command(b"", &[]));
     };
-    let Some(spec) = find(name) else {
+    let Some(entry) = find(name) else {
         return Err(unknown_command(name, &argv[1..]));
     };
-    let argc = argv.len() as i64;
-    let arity = i64::from(spec.arity);
-    if (arity > 0 && argc != arity) || argc < -arity {
-        return Err(Error::WrongArity(spec.name.to_string()));
+    if !entry.spec.arity_ok(argv.len()) {
+        return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
-    match spec.run {
+    match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),
     }
@@ -248,5 +264,7 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
     }
 }
 
+#[cfg(test)]
+mod idmp_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! `[MAXLEN|MINID [=|~] threshold [LIMIT count]]`, shared by XADD and XTRIM (reference §2.1).
+//! `[MAXLEN|MINID [=|~] threshold [LIMIT count]]`, shared by XADD and XTRIM (reference §2.1),
+//! and XADD's `NOMKSTREAM` and `IDMP pid iid | IDMPAUTO pid` (reference 8.x §3.2).
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
@@ -6,20 +7,44 @@ use crate::stream::{Trim, TrimStrategy};
 
 use super::args::{is, parse_u64_nonneg};
 
+/// XADD's idempotency option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdmpArg<'a> {
+    /// `IDMP pid iid`.
+    Explicit {
+        /// The producer id.
+        pid: &'a [u8],
+        /// The idempotent id.
+        iid: &'a [u8],
+    },
+    /// `IDMPAUTO pid`: the iid is derived from the fields.
+    Auto {
+        /// The producer id.
+        pid: &'a [u8],
+    },
+}
+
 /// What the options before XADD's id (or all of XTRIM's options) say.
 #[derive(Debug, Default)]
-pub struct TrimArgs {
+pub struct TrimArgs<'a> {
     /// The trim, if a strategy was given.
     pub trim: Option<Trim>,
     /// XADD's NOMKSTREAM.
     pub no_mkstream: bool,
     /// XADD's id, and the index of the argument after it.
     pub id: Option<(AddId, usize)>,
+    /// XADD's IDMP or IDMPAUTO.
+    pub idmp: Option<IdmpArg<'a>>,
 }
 
 /// Parses options from `argv[2..]`. For XADD, the first argument that is not an option is the
 /// id and ends parsing (a literal `*` always does); for XTRIM, anything else is a syntax error.
-pub fn parse(argv: &[&[u8]], xadd: bool) -> Result<TrimArgs> {
+///
+/// IDMP takes the next two arguments and IDMPAUTO the next one whatever they are (so
+/// `IDMP p *` takes `*` as the iid); with fewer left, the word is read as the id. Redis's
+/// checks come in argument order: repeated IDMP/IDMPAUTO, then empty pid, then empty iid; an
+/// id other than `*` with IDMP is rejected once it parses.
+pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
     let mut out = TrimArgs::default();
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
@@ -54,8 +79,36 @@ pub fn parse(argv: &[&[u8]], xadd: bool) -> Result<TrimArgs> {
         } else if xadd && is(opt, "nomkstream") {
             out.no_mkstream = true;
             i += 1;
+        } else if xadd && is(opt, "idmpauto") && more > 0 {
+            if out.idmp.is_some() {
+                return Err(Error::IdmpRepeated);
+            }
+            let pid = argv[i + 1];
+            if pid.is_empty() {
+                return Err(Error::IdmpAutoEmptyPid);
+            }
+            out.idmp = Some(IdmpArg::Auto { pid });
+            i += 2;
+        } else if xadd && is(opt, "idmp") && more >= 2 {
+            if out.idmp.is_some() {
+                return Err(Error::IdmpRepeated);
+            }
+            let (pid, iid) = (argv[i + 1], argv[i + 2]);
+            if pid.is_empty() {
+                return Err(Error::IdmpEmptyPid);
+            }
+            if iid.is_empty() {
+                return Err(Error::IdmpEmptyIid);
+            }
+            out.idmp = Some(IdmpArg::Explicit { pid, iid });
+            i += 3;
         } else if xadd {
-            out.id = Some((AddId::parse(opt)?, i + 1));
+            let id = AddId::parse(opt)?;
+            // A literal `*` ended the loop above: any id parsed here is not auto-generated.
+            if out.idmp.is_some() {
+                return Err(Error::IdmpNeedsAutoId);
+            }
+            out.id = Some((id, i + 1));
             break;
         } else {
             return Err(Error::Syntax);

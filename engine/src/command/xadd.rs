@@ -1,8 +1,13 @@
-//! `XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] <*|id> field value
-//! [field value ...]`
+//! `XADD key [NOMKSTREAM] [IDMP pid iid | IDMPAUTO pid] [MAXLEN|MINID [=|~] threshold
+//! [LIMIT count]] <*|id> field value [field value ...]` (options in any order)
 //!
 //! Appends, then trims. Replies the new id, or a null with NOMKSTREAM on a missing key. The id
 //! `0-0` is rejected before the key is looked up, so a failed XADD never creates a key.
+//!
+//! With IDMP/IDMPAUTO (reference 8.x §3.2), after the key lookup (NOMKSTREAM on a missing key
+//! still replies null) the producer's iid is looked up: a duplicate replies the id the iid
+//! first produced and changes nothing else (no append, no trim, no wake-up, no WATCH touched;
+//! `iids-duplicates` counts it); a miss appends, records the iid against the new id, then trims.
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
@@ -13,7 +18,8 @@ use crate::keyspace::{Db, Snapshot, Value};
 use crate::reply::Reply;
 use crate::stream::{Stream, Trim};
 
-use super::trim_args;
+use super::trim_args::{self, IdmpArg};
+use crate::stream::idmp::{AUTO_IID_BYTES, auto_iid};
 
 /// Runs XADD's trim: `(key, stream, trim, node limits)`.
 pub type Trimmer<'t> = dyn FnMut(&[u8], &mut Stream, &Trim, NodeLimits) + 't;
@@ -26,6 +32,7 @@ pub struct XAdd<'a> {
     trim: Option<Trim>,
     id: AddId,
     fields: &'a [&'a [u8]],
+    idmp: Option<IdmpArg<'a>>,
 }
 
 impl<'a> XAdd<'a> {
@@ -47,29 +54,72 @@ impl<'a> XAdd<'a> {
             trim: opts.trim,
             id,
             fields,
+            idmp: opts.idmp,
         })
     }
 
+    /// The producer and iid of an IDMP/IDMPAUTO XADD (`scratch` holds IDMPAUTO's digest).
+    fn producer_iid<'s>(
+        &self,
+        scratch: &'s mut [u8; AUTO_IID_BYTES],
+    ) -> Option<(&'a [u8], &'s [u8])>
+    where
+        'a: 's,
+    {
+        match self.idmp? {
+            IdmpArg::Explicit { pid, iid } => Some((pid, iid)),
+            IdmpArg::Auto { pid } => {
+                *scratch = auto_iid(self.fields);
+                Some((pid, &scratch[..]))
+            }
+        }
+    }
+
+    /// Appends, records the iid (if any), trims.
+    fn add_to(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        idmp: Option<(&[u8], &[u8])>,
+        snapshot: &Snapshot,
+        trimmer: &mut Trimmer<'_>,
+    ) -> Result<StreamId> {
+        let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
+        if let Some((pid, iid)) = idmp {
+            stream.idmp_mut().insert(pid, iid, id, snapshot.now_ms);
+        }
+        if let Some(trim) = &self.trim {
+            trimmer(key, stream, trim, snapshot.limits);
+        }
+        Ok(id)
+    }
+
     fn apply(self, db: &mut Db, snapshot: &Snapshot, trimmer: &mut Trimmer<'_>) -> Result<Reply> {
+        let mut scratch = [0u8; AUTO_IID_BYTES];
+        let idmp = self.producer_iid(&mut scratch);
         // The common case, an existing stream, looks the key up once.
         if let Some(stream) = db.stream_mut(self.key)? {
-            let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
-            if let Some(trim) = &self.trim {
-                trimmer(self.key, stream, trim, snapshot.limits);
+            if let Some((pid, iid)) = idmp
+                && let Some(original) = stream.idmp_mut().duplicate_of(pid, iid, snapshot.now_ms)
+            {
+                // Redis marks the key modified without signalling it: no WATCH is touched.
+                return Ok(Reply::id(original));
             }
+            let id = self.add_to(self.key, stream, idmp, snapshot, trimmer)?;
             db.touch(self.key);
             db.signal_ready(self.key);
+            if idmp.is_some() {
+                db.track_idmp(self.key);
+            }
             return Ok(Reply::id(id));
         }
         if self.no_mkstream {
             return Ok(Reply::Null);
         }
-        let mut stream = Stream::new();
-        // Only an oversized entry fails on a new stream, and then no key is created.
-        let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
-        if let Some(trim) = &self.trim {
-            trimmer(self.key, &mut stream, trim, snapshot.limits);
-        }
+        // A new stream holds no iid: no duplicate check. Only an oversized entry fails here,
+        // and then no key is created.
+        let mut stream = Stream::with_idmp_config(snapshot.idmp);
+        let id = self.add_to(self.key, &mut stream, idmp, snapshot, trimmer)?;
         db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
         Ok(Reply::id(id))
     }

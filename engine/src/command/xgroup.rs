@@ -13,16 +13,7 @@ use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
 
-use super::args::{help, is, parse_i64, subcommand};
-
-const SUBCOMMANDS: &[(&str, i32)] = &[
-    ("create", -5),
-    ("setid", -5),
-    ("destroy", 4),
-    ("createconsumer", 5),
-    ("delconsumer", 5),
-    ("help", 2),
-];
+use super::args::{help, is, parse_i64};
 
 const HELP: &[&str] = &[
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -59,7 +50,7 @@ fn entries_read(arg: &[u8]) -> Result<Option<i64>> {
 impl XGroup {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let sub = subcommand(argv, "XGROUP", SUBCOMMANDS)?;
+        let sub = super::subcommand(argv)?;
         let syntax = || Error::SubcommandSyntax {
             sub: shown(argv[1]),
             command: "XGROUP",

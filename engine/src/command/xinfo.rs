@@ -5,6 +5,11 @@
 //! missing first or last entry, are nulls. `radix-tree-nodes` is an estimate of Redis's rax
 //! internals (1 when empty, `4n - 2` for n nodes: 2 for one node, 6 for two, as Redis shows);
 //! no client or test depends on more than that.
+//!
+//! XINFO STREAM (plain and FULL) shows Redis 8.8's six IDMP fields after
+//! `recorded-first-entry-id`: `idmp-duration`, `idmp-maxsize`, `pids-tracked`, `iids-tracked`,
+//! `iids-added`, `iids-duplicates` (the tracked counts as expiry at the command's time leaves
+//! them).
 
 use crate::error::{Error, Result, shown};
 use crate::group::Group;
@@ -12,9 +17,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
 use crate::stream::Stream;
 
-use super::args::{help, is, parse_i64, subcommand};
-
-const SUBCOMMANDS: &[(&str, i32)] = &[("consumers", 4), ("groups", 3), ("stream", -3), ("help", 2)];
+use super::args::{help, is, parse_i64};
 
 const HELP: &[&str] = &[
     "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -46,7 +49,7 @@ fn opt_int(v: Option<i64>) -> Reply {
 impl XInfo {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let sub = subcommand(argv, "XINFO", SUBCOMMANDS)?;
+        let sub = super::subcommand(argv)?;
         if sub == "help" {
             return Ok(help(HELP));
         }
@@ -112,8 +115,8 @@ impl XInfo {
                     _ => return Err(syntax()),
                 };
                 Ok(match full_count {
-                    None => stream_summary(stream),
-                    Some(count) => stream_full(stream, count),
+                    None => stream_summary(stream, now),
+                    Some(count) => stream_full(stream, count, now),
                 })
             }
         }
@@ -132,7 +135,9 @@ fn radix_tree_nodes(stream: &Stream) -> i64 {
     }
 }
 
-fn common(stream: &Stream) -> Vec<(Reply, Reply)> {
+fn common(stream: &Stream, now_ms: u64) -> Vec<(Reply, Reply)> {
+    let idmp = stream.idmp().info(now_ms);
+    let int = |n: u64| Reply::Int(i64::try_from(n).unwrap_or(i64::MAX));
     vec![
         pair("length", Reply::Int(stream.len() as i64)),
         pair("radix-tree-keys", Reply::Int(stream.node_count() as i64)),
@@ -144,11 +149,17 @@ fn common(stream: &Stream) -> Vec<(Reply, Reply)> {
         ),
         pair("entries-added", Reply::Int(stream.entries_added() as i64)),
         pair("recorded-first-entry-id", Reply::id(stream.first_id())),
+        pair("idmp-duration", int(idmp.duration_s)),
+        pair("idmp-maxsize", int(idmp.maxsize)),
+        pair("pids-tracked", int(idmp.pids_tracked)),
+        pair("iids-tracked", int(idmp.iids_tracked)),
+        pair("iids-added", int(idmp.iids_added)),
+        pair("iids-duplicates", int(idmp.iids_duplicates)),
     ]
 }
 
-fn stream_summary(stream: &Stream) -> Reply {
-    let mut fields = common(stream);
+fn stream_summary(stream: &Stream, now_ms: u64) -> Reply {
+    let mut fields = common(stream, now_ms);
     fields.push(pair("groups", Reply::Int(stream.group_count() as i64)));
     fields.push(pair(
         "first-entry",
@@ -165,9 +176,9 @@ fn stream_summary(stream: &Stream) -> Reply {
     Reply::Map(fields)
 }
 
-fn stream_full(stream: &Stream, count: usize) -> Reply {
+fn stream_full(stream: &Stream, count: usize, now_ms: u64) -> Reply {
     let limit = if count == 0 { usize::MAX } else { count };
-    let mut fields = common(stream);
+    let mut fields = common(stream, now_ms);
     let entries = stream
         .range(crate::id::StreamId::MIN, crate::id::StreamId::MAX)
         .take(limit)

@@ -12,13 +12,13 @@
 
 use bytes::Bytes;
 
+use crate::blocking::{BlockRequest, Outcome};
 use crate::error::{Error, Result, shown};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::{EntryReplies, Reply};
 
 use super::args::{is, parse_i64};
-use super::{BlockRequest, Outcome};
 
 /// Where a stream is read from.
 #[derive(Debug, Clone, Copy)]

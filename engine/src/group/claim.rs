@@ -1,4 +1,4 @@
-//! XCLAIM and XAUTOCLAIM: moving pending entries to another consumer.
+//! XCLAIM and XAUTOCLAIM, on one group: moving pending entries to another consumer.
 //!
 //! Both drop a pending entry whose stream entry no longer exists (XAUTOCLAIM reports it), skip
 //! entries idle for less than the minimum, and always create the claiming consumer. A claim
@@ -7,9 +7,8 @@
 
 use crate::id::StreamId;
 use crate::node::EntryRef;
-use crate::stream::{Stream, lookup};
 
-use super::{GroupError, elapsed_ms};
+use super::{Group, StreamView, elapsed_ms};
 
 /// XCLAIM's options, already resolved against the command's clock.
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,35 +51,34 @@ pub struct AutoClaimed {
     pub deleted: Vec<StreamId>,
 }
 
-impl Stream {
+impl Group {
     /// XCLAIM: claims `ids` for `consumer`; `emit` gets each claimed entry.
-    pub fn claim(
+    pub(super) fn claim(
         &mut self,
-        group: &[u8],
+        stream: StreamView<'_>,
         consumer: &[u8],
         ids: &[StreamId],
         options: &ClaimOptions,
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
-    ) -> Result<usize, GroupError> {
-        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
+    ) -> usize {
         if let Some(last_id) = options.last_id
-            && last_id > group.last_id
+            && last_id > self.last_id
         {
-            group.last_id = last_id;
+            self.last_id = last_id;
         }
         let delivery_time = options.delivery_time.unwrap_or(now_ms);
-        let (owner, _) = group.consumer_or_create(consumer, now_ms);
-        if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+        let (owner, _) = self.consumer_or_create(consumer, now_ms);
+        if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
             c.seen_time = now_ms;
         }
         let mut claimed = 0;
         for &id in ids {
-            let Some(entry) = lookup(&self.nodes, id) else {
-                group.remove_pending(id);
+            let Some(entry) = stream.get(id) else {
+                self.remove_pending(id);
                 continue;
             };
-            let (count, forced) = match group.pel.get(&id) {
+            let (count, forced) = match self.pel.get(&id) {
                 Some(nack) => {
                     if options.min_idle_ms > 0
                         && elapsed_ms(now_ms, nack.delivery_time) < options.min_idle_ms as i64
@@ -98,28 +96,28 @@ impl Stream {
                 None if options.just_id => count,
                 None => count.saturating_add(1),
             };
-            debug_assert!(forced || group.pel.contains_key(&id));
-            group.assign(id, &owner, delivery_time, count);
-            if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+            debug_assert!(forced || self.pel.contains_key(&id));
+            self.assign(id, &owner, delivery_time, count);
+            if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
                 c.active_time = Some(now_ms);
             }
             emit(entry);
             claimed += 1;
         }
-        Ok(claimed)
+        claimed
     }
 
     /// XAUTOCLAIM: scans the PEL from `start`, looking at no more than `count * 10` entries,
     /// claiming up to `count` idle ones for `consumer` (a deleted entry uses up one of
     /// `count` too); `emit` gets each claimed entry.
-    pub fn auto_claim(
+    pub(super) fn auto_claim(
         &mut self,
-        group: &[u8],
+        stream: StreamView<'_>,
         consumer: &[u8],
         options: &AutoClaimOptions,
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
-    ) -> Result<AutoClaimed, GroupError> {
+    ) -> AutoClaimed {
         const ATTEMPTS_PER_COUNT: usize = 10;
         let AutoClaimOptions {
             min_idle_ms,
@@ -127,9 +125,8 @@ impl Stream {
             count,
             just_id,
         } = *options;
-        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
-        let (owner, _) = group.consumer_or_create(consumer, now_ms);
-        if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+        let (owner, _) = self.consumer_or_create(consumer, now_ms);
+        if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
             c.seen_time = now_ms;
         }
         let mut attempts = count.saturating_mul(ATTEMPTS_PER_COUNT);
@@ -138,15 +135,15 @@ impl Stream {
         let mut cursor = Some(start);
         while attempts > 0 && budget > 0 {
             let Some(from) = cursor else { break };
-            let Some((&id, nack)) = group.pel.range_from(from).next() else {
+            let Some((&id, nack)) = self.pel.range_from(from).next() else {
                 cursor = None;
                 break;
             };
             let (delivery_time, delivery_count) = (nack.delivery_time, nack.delivery_count);
             attempts -= 1;
             cursor = id.next();
-            let Some(entry) = lookup(&self.nodes, id) else {
-                group.remove_pending(id);
+            let Some(entry) = stream.get(id) else {
+                self.remove_pending(id);
                 deleted.push(id);
                 budget -= 1;
                 continue;
@@ -159,16 +156,16 @@ impl Stream {
             } else {
                 delivery_count.saturating_add(1)
             };
-            group.assign(id, &owner, now_ms, delivery_count);
-            if let Some(c) = group.consumers.get_mut(owner.as_bytes()) {
+            self.assign(id, &owner, now_ms, delivery_count);
+            if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
                 c.active_time = Some(now_ms);
             }
             emit(entry);
             budget -= 1;
         }
         let next = cursor
-            .and_then(|from| group.pel.range_from(from).next().map(|(&id, _)| id))
+            .and_then(|from| self.pel.range_from(from).next().map(|(&id, _)| id))
             .unwrap_or(StreamId::MIN);
-        Ok(AutoClaimed { next, deleted })
+        AutoClaimed { next, deleted }
     }
 }

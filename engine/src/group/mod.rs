@@ -13,8 +13,15 @@
 //!
 //! Both PELs are [`ChunkMap`]s: pending entries arrive in id order, so chunks fill completely
 //! and a pending entry costs about 64 bytes (Redis needs about 84).
+//!
+//! Layout: this file holds the group's state and the moves that keep its two PELs in step;
+//! `deliver`, `claim` and `pending` are the command-sized operations on one [`Group`], and
+//! `counters` computes entries-read and lag. A [`Stream`](crate::Stream) owns its groups; the
+//! group API callers use is the one `impl Stream` block in `api`.
 
+mod api;
 mod claim;
+mod counters;
 mod deliver;
 mod pending;
 
@@ -23,14 +30,18 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::chunk_map::ChunkMap;
 use crate::id::StreamId;
-use crate::stream::Stream;
+use crate::node::{EntryRef, Node};
+use crate::stream::{Range, lookup};
+
+use self::counters::Counters;
 
 pub use claim::{AutoClaimOptions, AutoClaimed, ClaimOptions};
 pub use pending::{PendingEntry, PendingQuery, PendingSummary};
+
+/// A stream's nodes by master id, as [`crate::Stream`] keeps them.
+type Nodes = BTreeMap<StreamId, Node>;
 
 /// A consumer's name: shared between the consumer table and every NACK it owns.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -161,6 +172,18 @@ impl Group {
         (stored, true)
     }
 
+    /// Removes a consumer and its pending entries (from the group PEL too); returns how many it
+    /// had.
+    fn delete_consumer(&mut self, consumer: &[u8]) -> u64 {
+        let Some(removed) = self.consumers.remove(consumer) else {
+            return 0;
+        };
+        for (id, ()) in removed.pel.iter() {
+            self.pel.remove(id);
+        }
+        removed.pel.len() as u64
+    }
+
     /// Removes `id` from the group PEL and its owner's PEL; returns the NACK.
     fn remove_pending(&mut self, id: StreamId) -> Option<Nack> {
         let nack = self.pel.remove(&id)?;
@@ -255,87 +278,6 @@ impl Group {
     }
 }
 
-/// The stream's counters that entries-read and lag are computed from (reference §4.7).
-#[derive(Debug, Clone, Copy)]
-struct Counters {
-    length: u64,
-    last_id: StreamId,
-    first_id: StreamId,
-    max_deleted: StreamId,
-    entries_added: u64,
-}
-
-impl Counters {
-    /// Whether a tombstone may lie in `[start, end]`: decided from max-deleted alone.
-    fn has_tombstones(&self, start: StreamId, end: StreamId) -> bool {
-        self.length > 0
-            && !self.max_deleted.is_zero()
-            && start <= self.max_deleted
-            && self.max_deleted <= end
-    }
-
-    /// The entries-read counter an entry with id `id` would have, if it can be known.
-    fn estimate(&self, id: StreamId) -> Option<i64> {
-        let added = self.entries_added as i64;
-        if self.entries_added == 0 {
-            return Some(0);
-        }
-        if self.length == 0 && id <= self.last_id {
-            return Some(added);
-        }
-        if !id.is_zero() && id < self.max_deleted {
-            return None;
-        }
-        if id == self.last_id {
-            return Some(added);
-        }
-        if id > self.last_id {
-            return None;
-        }
-        if self.max_deleted.is_zero() || self.max_deleted < self.first_id {
-            if id < self.first_id {
-                return Some(added - self.length as i64);
-            }
-            if id == self.first_id {
-                return Some(added - self.length as i64 + 1);
-            }
-        }
-        None
-    }
-
-    /// The group's lag, `None` when it cannot be known.
-    fn lag(&self, group: &Group) -> Option<i64> {
-        let added = self.entries_added as i64;
-        if self.entries_added == 0 || self.length == 0 {
-            return Some(0);
-        }
-        if group.last_id < self.first_id && self.max_deleted < self.first_id {
-            return Some(self.length as i64);
-        }
-        if let Some(read) = group.entries_read
-            && !self.has_tombstones(group.last_id, StreamId::MAX)
-        {
-            return Some(added - read);
-        }
-        self.estimate(group.last_id).map(|read| added - read)
-    }
-
-    /// Advances a group's cursor past a delivered `id` (reference §4.7, "on each delivery").
-    fn on_delivery(&self, last_id: &mut StreamId, entries_read: &mut Option<i64>, id: StreamId) {
-        if id <= *last_id {
-            return;
-        }
-        match *entries_read {
-            Some(read) if !self.has_tombstones(*last_id, StreamId::MAX) => {
-                *entries_read = Some(read + 1);
-            }
-            _ if self.entries_added > 0 => *entries_read = self.estimate(id),
-            _ => {}
-        }
-        *last_id = id;
-    }
-}
-
 /// Why a group operation was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupError {
@@ -345,103 +287,24 @@ pub enum GroupError {
     NoGroup,
 }
 
-impl Stream {
-    fn counters(&self) -> Counters {
-        Counters {
-            length: self.len(),
-            last_id: self.last_id(),
-            first_id: self.first_id(),
-            max_deleted: self.max_deleted_entry_id(),
-            entries_added: self.entries_added(),
-        }
+/// What a group operation reads of its stream: the entries, and the counters entries-read
+/// and lag are computed from. Taken apart from the stream's groups, so one group can change
+/// while the entries are read.
+#[derive(Clone, Copy)]
+pub(super) struct StreamView<'a> {
+    nodes: &'a Nodes,
+    counters: Counters,
+}
+
+impl<'a> StreamView<'a> {
+    /// The live entry with this id.
+    fn get(&self, id: StreamId) -> Option<EntryRef<'a>> {
+        lookup(self.nodes, id)
     }
 
-    /// The groups, in name order.
-    pub fn groups(&self) -> impl Iterator<Item = (&Bytes, &Group)> {
-        self.groups.iter()
-    }
-
-    /// Number of groups.
-    pub fn group_count(&self) -> usize {
-        self.groups.len()
-    }
-
-    /// A group by name.
-    pub fn group(&self, name: &[u8]) -> Option<&Group> {
-        self.groups.get(name)
-    }
-
-    /// XGROUP CREATE: a group delivering entries after `last_id`.
-    pub fn create_group(
-        &mut self,
-        name: &[u8],
-        last_id: StreamId,
-        entries_read: Option<i64>,
-    ) -> Result<(), GroupError> {
-        if self.groups.contains_key(name) {
-            return Err(GroupError::Exists);
-        }
-        self.groups.insert(
-            Bytes::copy_from_slice(name),
-            Group::new(last_id, entries_read),
-        );
-        Ok(())
-    }
-
-    /// XGROUP SETID: moves the cursor and resets `entries_read`; the PEL is untouched.
-    pub fn set_group_id(
-        &mut self,
-        name: &[u8],
-        last_id: StreamId,
-        entries_read: Option<i64>,
-    ) -> Result<(), GroupError> {
-        let group = self.groups.get_mut(name).ok_or(GroupError::NoGroup)?;
-        group.last_id = last_id;
-        group.entries_read = entries_read;
-        Ok(())
-    }
-
-    /// XGROUP DESTROY: whether the group existed.
-    pub fn destroy_group(&mut self, name: &[u8]) -> bool {
-        self.groups.remove(name).is_some()
-    }
-
-    /// XGROUP CREATECONSUMER: whether it was created.
-    pub fn create_consumer(
-        &mut self,
-        group: &[u8],
-        consumer: &[u8],
-        now_ms: u64,
-    ) -> Result<bool, GroupError> {
-        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
-        Ok(group.consumer_or_create(consumer, now_ms).1)
-    }
-
-    /// XGROUP DELCONSUMER: removes the consumer and its pending entries (from the group PEL
-    /// too); returns how many it had.
-    pub fn delete_consumer(&mut self, group: &[u8], consumer: &[u8]) -> Result<u64, GroupError> {
-        let group = self.groups.get_mut(group).ok_or(GroupError::NoGroup)?;
-        let Some(removed) = group.consumers.remove(consumer) else {
-            return Ok(0);
-        };
-        for (id, ()) in removed.pel.iter() {
-            group.pel.remove(id);
-        }
-        Ok(removed.pel.len() as u64)
-    }
-
-    /// The group's lag (entries not yet delivered), `None` when unknown.
-    pub fn group_lag(&self, group: &Group) -> Option<i64> {
-        self.counters().lag(group)
-    }
-
-    pub(crate) fn check_groups(&self) -> Result<(), String> {
-        for (name, group) in &self.groups {
-            group
-                .check()
-                .map_err(|e| format!("group {:?}: {e}", String::from_utf8_lossy(name)))?;
-        }
-        Ok(())
+    /// Live entries from `start` on, in id order.
+    fn from(&self, start: StreamId) -> Range<'a> {
+        Range::new(self.nodes, start, StreamId::MAX)
     }
 }
 

@@ -1,9 +1,8 @@
-//! XPENDING: the summary of a group's PEL, and its entries by range.
+//! XPENDING, on one group: the summary of its PEL, and its entries by range.
 
 use crate::id::StreamId;
-use crate::stream::Stream;
 
-use super::{ConsumerName, GroupError, elapsed_ms};
+use super::{ConsumerName, Group, elapsed_ms};
 
 /// XPENDING's summary form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,32 +43,26 @@ pub struct PendingQuery<'a> {
     pub consumer: Option<&'a [u8]>,
 }
 
-impl Stream {
+impl Group {
     /// XPENDING key group.
-    pub fn pending_summary(&self, group: &[u8]) -> Result<PendingSummary, GroupError> {
-        let group = self.groups.get(group).ok_or(GroupError::NoGroup)?;
-        let bounds = group.pel.first_key().zip(group.pel.last_key());
-        let consumers = group
+    pub(super) fn pending_summary(&self) -> PendingSummary {
+        let bounds = self.pel.first_key().zip(self.pel.last_key());
+        let consumers = self
             .consumers
             .iter()
             .filter(|(_, c)| !c.pel.is_empty())
             .map(|(name, c)| (name.clone(), c.pel.len() as u64))
             .collect();
-        Ok(PendingSummary {
-            count: group.pel.len() as u64,
+        PendingSummary {
+            count: self.pel.len() as u64,
             bounds,
             consumers,
-        })
+        }
     }
 
     /// XPENDING key group [IDLE min] start end count [consumer]: the rows the query selects,
     /// in id order (an unknown consumer has none).
-    pub fn pending_range(
-        &self,
-        group: &[u8],
-        query: &PendingQuery<'_>,
-        now_ms: u64,
-    ) -> Result<Vec<PendingEntry>, GroupError> {
+    pub(super) fn pending_range(&self, query: &PendingQuery<'_>, now_ms: u64) -> Vec<PendingEntry> {
         let PendingQuery {
             start,
             end,
@@ -77,9 +70,8 @@ impl Stream {
             min_idle_ms,
             consumer,
         } = *query;
-        let group = self.groups.get(group).ok_or(GroupError::NoGroup)?;
         let row = |id: StreamId| {
-            let nack = group.pel.get(&id)?;
+            let nack = self.pel.get(&id)?;
             let idle = elapsed_ms(now_ms, nack.delivery_time);
             (min_idle_ms == 0 || idle >= min_idle_ms).then(|| PendingEntry {
                 id,
@@ -88,8 +80,8 @@ impl Stream {
                 delivery_count: nack.delivery_count,
             })
         };
-        let rows = match consumer {
-            Some(name) => match group.consumers.get(name) {
+        match consumer {
+            Some(name) => match self.consumers.get(name) {
                 Some(c) => c
                     .pel
                     .range_from(start)
@@ -100,7 +92,7 @@ impl Stream {
                     .collect(),
                 None => Vec::new(),
             },
-            None => group
+            None => self
                 .pel
                 .range_from(start)
                 .map(|(id, _)| *id)
@@ -108,7 +100,6 @@ impl Stream {
                 .filter_map(row)
                 .take(count)
                 .collect(),
-        };
-        Ok(rows)
+        }
     }
 }

@@ -18,6 +18,7 @@
 //! XDEL empties it, but an exact MINID trim can leave the head node with tombstones only (when
 //! its last element is a tombstone at or above the trim point), and so do we.
 
+pub mod idmp;
 mod range;
 mod trim;
 mod trim_preview;
@@ -57,6 +58,8 @@ pub struct Stream {
     entries_added: u64,
     /// Consumer groups by name, in byte order.
     pub(crate) groups: BTreeMap<Bytes, Group>,
+    /// Idempotent-production state (IDMP); see [`idmp`].
+    pub(crate) idmp: idmp::Idmp,
 }
 
 impl Stream {
@@ -100,15 +103,16 @@ impl Stream {
         self.nodes.len() as u64
     }
 
-    /// Heap bytes held by node buffers plus a per-node estimate of the index, for INFO and
-    /// benchmarks.
+    /// Heap bytes held by node buffers plus a per-node estimate of the index, and the IDMP
+    /// state's, for INFO and benchmarks.
     pub fn memory_bytes(&self) -> usize {
         const INDEX_BYTES_PER_NODE: usize =
             std::mem::size_of::<StreamId>() + std::mem::size_of::<Node>() + 8;
         self.nodes
             .values()
             .map(|n| n.heap_bytes() + INDEX_BYTES_PER_NODE)
-            .sum()
+            .sum::<usize>()
+            + self.idmp.memory_bytes()
     }
 
     /// Appends an entry (XADD without trimming). `fields` is `field, value, field, value, ...`.
@@ -340,7 +344,10 @@ impl Stream {
                 self.entries_added, self.length
             ));
         }
-        self.check_groups()
+        self.check_groups()?;
+        self.idmp
+            .check_invariants()
+            .map_err(|e| format!("idmp: {e}"))
     }
 }
 

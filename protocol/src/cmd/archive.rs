@@ -1,4 +1,4 @@
-//! The archive's commands and hooks (policy in [`crate::server::archive`]).
+//! The archive's commands and hooks (policy in [`crate::state::archive`]).
 //!
 //! - XTRIM on an archived stream: the engine previews the trim, the entries it removes are
 //!   folded in one durable transaction, then the stream is trimmed; if the fold fails the
@@ -25,7 +25,7 @@ use echomq_engine::reply::EntryReplies;
 use echomq_engine::{Db, Entry, Reply, Snapshot, StreamId};
 
 use super::{Ctx, error};
-use crate::server::Shared;
+use crate::state::ServerState;
 
 /// An archive error as a reply: `ERR archive: ...` with the archive's advice.
 fn archive_error(e: &ArchiveError) -> Reply {
@@ -33,8 +33,8 @@ fn archive_error(e: &ArchiveError) -> Reply {
 }
 
 /// Whether `argv` is an XTRIM or XADD the archive must see, in database `db`.
-pub(crate) fn intercepts(shared: &Shared, db: usize, name: &str, argv: &[&[u8]]) -> bool {
-    let Some(archive) = &shared.archive else {
+pub(crate) fn intercepts(state: &ServerState, db: usize, name: &str, argv: &[&[u8]]) -> bool {
+    let Some(archive) = state.archive() else {
         return false;
     };
     if name != "xtrim" && name != "xadd" {
@@ -43,18 +43,18 @@ pub(crate) fn intercepts(shared: &Shared, db: usize, name: &str, argv: &[&[u8]])
     let Some(key) = argv.get(1) else {
         return false;
     };
-    archive.covers(&shared.settings.read().archive_streams, db, key)
+    archive.covers(&state.settings().archive_streams, db, key)
 }
 
 /// Runs an intercepted XTRIM or XADD on `db`.
 pub(crate) fn run_trim_command(
-    shared: &Shared,
+    state: &ServerState,
     db: &mut Db,
     snapshot: &Snapshot,
     name: &str,
     argv: &[&[u8]],
 ) -> Reply {
-    let Some(server_archive) = &shared.archive else {
+    let Some(server_archive) = state.archive() else {
         return stream::execute(db, snapshot, argv).unwrap_or_else(error);
     };
     if let Some(refusal) = server_archive.refusal()
@@ -62,7 +62,7 @@ pub(crate) fn run_trim_command(
     {
         return refusal;
     }
-    let archive = &server_archive.archive;
+    let archive = server_archive.archive();
     if name == "xadd" {
         return stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
             let outcome = archive.fold_then_trim(key, live, trim, limits);
@@ -109,18 +109,17 @@ fn merged_range(ctx: &mut Ctx<'_>, argv: &[&[u8]], reverse: bool) -> Reply {
         Err(e) => return error(e),
     };
     let key = argv[1];
-    let shared = ctx.shared;
+    let state = ctx.state;
     let db_index = ctx.client.db;
     let db = ctx.db();
     let live = match db.stream(key) {
         Ok(live) => live,
         Err(e) => return error(e),
     };
-    let archive = shared
-        .archive
-        .as_ref()
-        .filter(|a| a.covers(&shared.settings.read().archive_streams, db_index, key));
-    let watermark = match archive.map(|a| a.archive.watermark(key)) {
+    let archive = state
+        .archive()
+        .filter(|a| a.covers(&state.settings().archive_streams, db_index, key));
+    let watermark = match archive.map(|a| a.archive().watermark(key)) {
         Some(Ok(w)) => w,
         Some(Err(e)) => return archive_error(&e),
         None => None,
@@ -148,7 +147,7 @@ fn merged_range(ctx: &mut Ctx<'_>, argv: &[&[u8]], reverse: bool) -> Reply {
         reverse,
     };
     let entries = match archive {
-        Some(a) => match a.archive.read_merged(key, query, live_read, |e| e) {
+        Some(a) => match a.archive().read_merged(key, query, live_read, |e| e) {
             Ok(entries) => entries,
             Err(e) => return archive_error(&e),
         },

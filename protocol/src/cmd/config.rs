@@ -4,9 +4,11 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, unknown_subcommand};
+use echomq_engine::Error as EngineError;
+
+use super::{Ctx, error, subcommand_of, unknown_subcommand};
 use crate::glob;
-use crate::server::settings::{PARAMS, param};
+use crate::state::settings::{PARAMS, param};
 
 const HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -24,30 +26,30 @@ const HELP: &[&str] = &[
 
 /// CONFIG.
 pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
-    let name = String::from_utf8_lossy(sub).to_ascii_lowercase();
+    let Some(sub) = subcommand_of(argv) else {
+        return unknown_subcommand(argv);
+    };
     let argc = argv.len();
-    match name.as_str() {
-        "get" if argc >= 3 => get(ctx, &argv[2..]),
-        "set" if argc >= 4 && argc % 2 == 0 => set(ctx, &argv[2..]),
-        "resetstat" if argc == 2 => {
-            ctx.shared.stats.reset();
+    // SET takes name-value pairs, as Redis checks beyond the table's arity.
+    if !sub.arity_ok(argc) || (sub.name() == "set" && argc % 2 != 0) {
+        return error(EngineError::WrongArity(sub.full_name.to_string()));
+    }
+    match sub.name() {
+        "get" => get(ctx, &argv[2..]),
+        "set" => set(ctx, &argv[2..]),
+        "resetstat" => {
+            ctx.state.stats().reset();
             Reply::OK
         }
-        "rewrite" if argc == 2 => {
-            Reply::Error("ERR The server is running without a config file".into())
-        }
-        "help" if argc == 2 => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
-        "get" | "set" | "resetstat" | "rewrite" | "help" => Reply::Error(format!(
-            "ERR wrong number of arguments for 'config|{name}' command"
-        )),
-        _ => unknown_subcommand(sub, "CONFIG"),
+        "rewrite" => Reply::Error("ERR The server is running without a config file".into()),
+        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        _ => unknown_subcommand(argv),
     }
 }
 
 fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
-    let settings = ctx.shared.settings.read();
-    let engine = ctx.shared.engine_config();
+    let settings = ctx.state.settings();
+    let engine = ctx.state.engine_config();
     let pairs = PARAMS
         .iter()
         .filter(|p| {
@@ -66,8 +68,8 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
 }
 
 fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
-    let mut updated = ctx.shared.settings.read().clone();
-    let engine = ctx.shared.engine_config();
+    let mut updated = ctx.state.settings().clone();
+    let engine = ctx.state.engine_config();
     let before = engine.node_limits();
     let mut seen: Vec<&str> = Vec::new();
     for pair in pairs.chunks(2) {
@@ -96,6 +98,6 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             return Reply::Error(format!("ERR {text}"));
         }
     }
-    *ctx.shared.settings.write() = updated;
+    ctx.state.replace_settings(updated);
     Reply::OK
 }

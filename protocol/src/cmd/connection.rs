@@ -3,9 +3,9 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, error, int_arg, is, subcommand_syntax, unknown_subcommand};
+use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
-use crate::server::valid_client_name;
+use crate::state::client::valid_client_name;
 
 /// The version echomq reports: the Redis whose stream behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "7.4.0";
@@ -28,7 +28,7 @@ pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// Checks a password (and user) against `requirepass`.
 fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
-    let required = ctx.shared.settings.read().requirepass.clone();
+    let required = ctx.state.settings().requirepass.clone();
     if user.is_some_and(|u| u != b"default") {
         return Err(Reply::Error(WRONGPASS.into()));
     }
@@ -97,8 +97,9 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
     }
     if let Some(name) = name {
-        ctx.client.info.names.lock().name =
-            (!name.is_empty()).then(|| Bytes::copy_from_slice(name));
+        ctx.client
+            .info
+            .set_name((!name.is_empty()).then(|| Bytes::copy_from_slice(name)));
     }
     ctx.client.set_protocol(protocol);
     Reply::Map(vec![
@@ -147,8 +148,8 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.multi_failed = false;
     ctx.client.select(0);
     ctx.client.set_protocol(Protocol::Resp2);
-    ctx.client.authenticated = ctx.shared.settings.read().requirepass.is_empty();
-    ctx.client.info.names.lock().name = None;
+    ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
+    ctx.client.info.set_name(None);
     Reply::Status("RESET")
 }
 
@@ -178,102 +179,98 @@ const CLIENT_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`.
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`. A known
+/// subcommand with the wrong number of arguments (its arity in the table) is CLIENT's syntax
+/// error.
 pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
+    let Some(sub) = subcommand_of(argv) else {
+        return unknown_subcommand(argv);
+    };
     let argc = argv.len();
-    let syntax = || subcommand_syntax(sub, "CLIENT");
-    if is(sub, "id") && argc == 2 {
-        Reply::Int(ctx.client.info.id as i64)
-    } else if is(sub, "getname") && argc == 2 {
-        ctx.client
-            .info
-            .names
-            .lock()
-            .name
-            .clone()
-            .map_or(Reply::Null, Reply::Bulk)
-    } else if is(sub, "setname") && argc == 3 {
-        if !valid_client_name(argv[2]) {
-            return invalid_name();
+    if !sub.arity_ok(argc) {
+        return subcommand_syntax(argv);
+    }
+    match sub.name() {
+        "id" => Reply::Int(ctx.client.info.id as i64),
+        "getname" => ctx.client.info.name().map_or(Reply::Null, Reply::Bulk),
+        "setname" => {
+            if !valid_client_name(argv[2]) {
+                return invalid_name();
+            }
+            ctx.client
+                .info
+                .set_name((!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2])));
+            Reply::OK
         }
-        ctx.client.info.names.lock().name =
-            (!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2]));
-        Reply::OK
-    } else if is(sub, "setinfo") && argc == 4 {
-        let mut names = ctx.client.info.names.lock();
-        if is(argv[2], "lib-name") {
-            names.lib_name = Some(Bytes::copy_from_slice(argv[3]));
-        } else if is(argv[2], "lib-ver") {
-            names.lib_ver = Some(Bytes::copy_from_slice(argv[3]));
-        } else {
-            return Reply::Error(format!(
-                "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(argv[2])
-            ));
-        }
-        Reply::OK
-    } else if is(sub, "info") && argc == 2 {
-        Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line())))
-    } else if is(sub, "list") {
-        let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
-        let mut ids: Option<Vec<u64>> = None;
-        let mut i = 2;
-        while i < argc {
-            if is(argv[i], "type") && i + 1 < argc {
-                i += 2;
-            } else if is(argv[i], "id") && i + 1 < argc {
-                let mut list = Vec::new();
-                for arg in &argv[i + 1..] {
-                    match int_arg(arg) {
-                        Ok(id) if id > 0 => list.push(id as u64),
-                        _ => return Reply::Error("ERR Invalid client ID".into()),
-                    }
-                }
-                ids = Some(list);
-                i = argc;
+        "setinfo" => {
+            let info = &ctx.client.info;
+            if is(argv[2], "lib-name") {
+                info.set_lib_name(Bytes::copy_from_slice(argv[3]));
+            } else if is(argv[2], "lib-ver") {
+                info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
             } else {
-                return error(echomq_engine::Error::Syntax);
+                return Reply::Error(format!(
+                    "ERR Unrecognized option '{}'",
+                    String::from_utf8_lossy(argv[2])
+                ));
+            }
+            Reply::OK
+        }
+        "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
+        "list" => list(ctx, argv),
+        "kill" => kill(ctx, argv),
+        "no-evict" | "no-touch" => {
+            if is(argv[2], "on") || is(argv[2], "off") {
+                Reply::OK
+            } else {
+                error(echomq_engine::Error::Syntax)
             }
         }
-        let text: String = clients
-            .iter()
-            .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-            .map(|c| format!("{}\n", c.line()))
-            .collect();
-        Reply::Verbatim(Bytes::from(text))
-    } else if is(sub, "kill") && argc >= 3 {
-        kill(ctx, argv)
-    } else if (is(sub, "no-evict") || is(sub, "no-touch")) && argc == 3 {
-        if is(argv[2], "on") || is(argv[2], "off") {
-            Reply::OK
-        } else {
-            error(echomq_engine::Error::Syntax)
-        }
-    } else if is(sub, "help") && argc == 2 {
-        Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect())
-    } else if [
-        "id", "getname", "setname", "setinfo", "info", "list", "kill", "no-evict", "no-touch",
-        "help",
-    ]
-    .iter()
-    .any(|s| is(sub, s))
-    {
-        syntax()
-    } else {
-        unknown_subcommand(sub, "CLIENT")
+        "help" => Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect()),
+        _ => unknown_subcommand(argv),
     }
+}
+
+/// `CLIENT LIST [TYPE type] [ID id [id ...]]`.
+fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let argc = argv.len();
+    let clients = ctx.state.clients();
+    let mut ids: Option<Vec<u64>> = None;
+    let mut i = 2;
+    while i < argc {
+        if is(argv[i], "type") && i + 1 < argc {
+            i += 2;
+        } else if is(argv[i], "id") && i + 1 < argc {
+            let mut list = Vec::new();
+            for arg in &argv[i + 1..] {
+                match int_arg(arg) {
+                    Ok(id) if id > 0 => list.push(id as u64),
+                    _ => return Reply::Error("ERR Invalid client ID".into()),
+                }
+            }
+            ids = Some(list);
+            i = argc;
+        } else {
+            return error(echomq_engine::Error::Syntax);
+        }
+    }
+    let text: String = clients
+        .iter()
+        .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
+        .map(|c| format!("{}\n", c.line()))
+        .collect();
+    Reply::Verbatim(Bytes::from(text))
 }
 
 /// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
 fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let clients: Vec<_> = ctx.shared.clients.lock().values().cloned().collect();
+    let clients = ctx.state.clients();
     let me = ctx.client.info.id;
     if argv.len() == 3 {
         let addr = String::from_utf8_lossy(argv[2]);
         return match clients.iter().find(|c| c.addr.to_string() == addr) {
             Some(c) => {
-                c.kill.notify_one();
+                c.kill();
                 Reply::OK
             }
             None => Reply::Error("ERR No such client".into()),
@@ -323,7 +320,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         {
             continue;
         }
-        c.kill.notify_one();
+        c.kill();
         killed += 1;
     }
     Reply::Int(killed)

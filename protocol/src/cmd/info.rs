@@ -1,14 +1,14 @@
 //! `INFO [section ...]`: Redis's sections and field names, lines ending in CRLF.
 
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use echomq_engine::Reply;
 
 use super::Ctx;
 use super::connection::REDIS_VERSION;
-use crate::server::ArchiveReplica;
+use crate::state::ServerState;
+use crate::state::archive::ArchiveReplica;
 
 const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
 const ALL_SECTIONS: &[&str] = &[
@@ -61,8 +61,8 @@ pub(crate) fn info(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 }
 
 fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
-    let shared = ctx.shared;
-    let settings = shared.settings.read().clone();
+    let state = ctx.state;
+    let settings = state.settings().clone();
     let title = match section {
         "commandstats" => "Commandstats".to_string(),
         "errorstats" => "Errorstats".to_string(),
@@ -74,7 +74,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
     };
     match section {
         "server" => {
-            let uptime = shared.started.elapsed().as_secs();
+            let uptime = state.uptime_s();
             line("redis_version", &REDIS_VERSION);
             line("echomq_version", &env!("CARGO_PKG_VERSION"));
             line("redis_mode", &"standalone");
@@ -82,14 +82,14 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             line("arch_bits", &64);
             line("process_id", &std::process::id());
             line("tcp_port", &settings.port);
-            line("server_time_usec", &(shared.clock().now_ms() * 1000));
+            line("server_time_usec", &(state.clock().now_ms() * 1000));
             line("uptime_in_seconds", &uptime);
             line("uptime_in_days", &(uptime / 86_400));
             line("hz", &10);
             line("config_file", &"");
         }
         "clients" => {
-            line("connected_clients", &shared.clients.lock().len());
+            line("connected_clients", &state.client_count());
             line("maxclients", &settings.maxclients);
             line(
                 "blocked_clients",
@@ -97,37 +97,31 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             );
         }
         "memory" => {
-            let used = (shared.memory_used)();
+            let used = state.memory_used();
             line("used_memory", &used);
             line("used_memory_human", &human(used));
-            line("used_memory_rss", &crate::server::resident_bytes());
+            line("used_memory_rss", &crate::state::resident_bytes());
             line("maxmemory", &settings.maxmemory);
             line("maxmemory_human", &human(settings.maxmemory));
             line("maxmemory_policy", &settings.maxmemory_policy);
         }
         "stats" => {
-            let stats = &shared.stats;
+            let stats = state.stats();
             line(
                 "total_connections_received",
-                &stats.total_connections_received.load(Ordering::Relaxed),
+                &stats.total_connections_received(),
             );
             line(
                 "total_commands_processed",
-                &stats.total_commands_processed.load(Ordering::Relaxed),
+                &stats.total_commands_processed(),
             );
-            line(
-                "rejected_connections",
-                &stats.rejected_connections.load(Ordering::Relaxed),
-            );
+            line("rejected_connections", &stats.rejected_connections());
             line("expired_keys", &0);
             line("evicted_keys", &0);
-            line(
-                "total_error_replies",
-                &stats.total_error_replies.load(Ordering::Relaxed),
-            );
+            line("total_error_replies", &stats.total_error_replies());
         }
         "commandstats" => {
-            for (name, s) in shared.stats.commands() {
+            for (name, s) in state.stats().commands() {
                 let per_call = if s.calls == 0 {
                     0.0
                 } else {
@@ -143,11 +137,11 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             }
         }
         "errorstats" => {
-            for (code, count) in shared.stats.errors() {
+            for (code, count) in state.stats().errors() {
                 line(&format!("errorstat_{code}"), &format!("count={count}"));
             }
         }
-        "archive" => write_archive(shared, &settings.archive_streams, &mut line),
+        "archive" => write_archive(state, &settings.archive_streams, &mut line),
         _ => {
             for (index, db) in ctx.dbs.iter().enumerate() {
                 let keys = db.len();
@@ -164,18 +158,18 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
 
 /// The `archive` section: whether an archive is configured, its policy, file and figures.
 fn write_archive(
-    shared: &crate::server::Shared,
+    state: &ServerState,
     pattern: &str,
     line: &mut dyn FnMut(&str, &dyn std::fmt::Display),
 ) {
-    let Some(archive) = &shared.archive else {
+    let Some(archive) = state.archive() else {
         line("archive_enabled", &0);
         return;
     };
     line("archive_enabled", &1);
-    line("archive_path", &archive.archive.path().display());
+    line("archive_path", &archive.archive().path().display());
     line("archive_streams_pattern", &pattern);
-    let stats = archive.archive.stats();
+    let stats = archive.archive().stats();
     match &stats {
         Ok(stats) => {
             line("archive_streams", &stats.streams);
@@ -186,15 +180,10 @@ fn write_archive(
         }
         Err(e) => line("archive_error", &one_line(&e.to_string())),
     }
-    line("archive_folds", &archive.folds.load(Ordering::Relaxed));
-    line(
-        "archive_records_folded",
-        &archive.records_folded.load(Ordering::Relaxed),
-    );
-    line(
-        "archive_fold_errors",
-        &archive.fold_errors.load(Ordering::Relaxed),
-    );
+    let (folds, records_folded, fold_errors) = archive.counters();
+    line("archive_folds", &folds);
+    line("archive_records_folded", &records_folded);
+    line("archive_fold_errors", &fold_errors);
     match archive.failure() {
         None => line("archive_status", &"ok"),
         Some(failure) => {
@@ -207,12 +196,8 @@ fn write_archive(
             }
         }
     }
-    line("archive_reopens", &archive.reopens.load(Ordering::Relaxed));
-    write_replica(
-        archive.replica.as_ref(),
-        stats.ok().map(|s| s.archive_pages),
-        line,
-    );
+    line("archive_reopens", &archive.reopens());
+    write_replica(archive.replica(), stats.ok().map(|s| s.archive_pages), line);
 }
 
 /// The `archive_replica_*` fields: where the archive replicates to and how far it got.

@@ -3,63 +3,22 @@
 
 use echomq_engine::Reply;
 
-use super::{COMMANDS, Ctx, is, lookup, unknown_subcommand};
+use echomq_engine::command::CommandSpec;
 
-/// Every command name the server knows, server commands first.
-fn all_names() -> impl Iterator<Item = &'static str> {
-    COMMANDS
-        .iter()
-        .map(|c| c.name)
-        .chain(echomq_engine::command::names())
-}
+use super::table::all;
+use super::{Ctx, is, lookup, unknown_subcommand};
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
-/// key-specs, subcommands]`.
-fn info_entry(name: &'static str) -> Reply {
-    let Some((_, arity)) = lookup(name.as_bytes()) else {
-        return Reply::NullArray;
-    };
-    let keyless = matches!(
-        name,
-        "ping"
-            | "echo"
-            | "hello"
-            | "auth"
-            | "select"
-            | "quit"
-            | "reset"
-            | "client"
-            | "keys"
-            | "scan"
-            | "dbsize"
-            | "flushdb"
-            | "flushall"
-            | "multi"
-            | "exec"
-            | "discard"
-            | "unwatch"
-            | "config"
-            | "info"
-            | "command"
-            | "time"
-            | "function"
-            | "script"
-            | "debug"
-    );
-    let (first, last, step) = match name {
-        _ if keyless => (0, 0, 0),
-        "xread" | "xreadgroup" => (0, 0, 0),
-        "del" | "unlink" | "exists" | "watch" => (1, -1, 1),
-        "rename" | "renamenx" => (1, 2, 1),
-        _ => (1, 1, 1),
-    };
+/// key-specs, subcommands]`, from the command's table row. Flags, categories, tips, key specs
+/// and subcommands are reported empty.
+fn info_entry(spec: &CommandSpec) -> Reply {
     Reply::Array(vec![
-        Reply::bulk(name),
-        Reply::Int(i64::from(arity)),
+        Reply::bulk(spec.name),
+        Reply::Int(i64::from(spec.arity)),
         Reply::Array(vec![]),
-        Reply::Int(first),
-        Reply::Int(last),
-        Reply::Int(step),
+        Reply::Int(spec.keys.first),
+        Reply::Int(spec.keys.last),
+        Reply::Int(spec.keys.step),
         Reply::Array(vec![]),
         Reply::Array(vec![]),
         Reply::Array(vec![]),
@@ -71,29 +30,29 @@ fn info_entry(name: &'static str) -> Reply {
 /// `COMMAND LIST`.
 pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = argv.get(1) else {
-        return Reply::Array(all_names().map(info_entry).collect());
+        return Reply::Array(all().map(info_entry).collect());
     };
     if is(sub, "count") && argv.len() == 2 {
-        Reply::Int(all_names().count() as i64)
+        Reply::Int(all().count() as i64)
     } else if is(sub, "list") {
-        Reply::Array(all_names().map(Reply::bulk).collect())
+        Reply::Array(all().map(|spec| Reply::bulk(spec.name)).collect())
     } else if is(sub, "info") {
         if argv.len() == 2 {
-            return Reply::Array(all_names().map(info_entry).collect());
+            return Reply::Array(all().map(info_entry).collect());
         }
         Reply::Array(
             argv[2..]
                 .iter()
-                .map(|n| lookup(n).map_or(Reply::NullArray, |(name, _)| info_entry(name)))
+                .map(|n| lookup(n).map_or(Reply::NullArray, |found| info_entry(found.spec())))
                 .collect(),
         )
     } else if is(sub, "docs") {
         let names: Vec<&'static str> = if argv.len() == 2 {
-            all_names().collect()
+            all().map(|spec| spec.name).collect()
         } else {
             argv[2..]
                 .iter()
-                .filter_map(|n| lookup(n).map(|(name, _)| name))
+                .filter_map(|n| lookup(n).map(|found| found.spec().name))
                 .collect()
         };
         Reply::Map(
@@ -112,13 +71,13 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .collect(),
         )
     } else {
-        unknown_subcommand(sub, "COMMAND")
+        unknown_subcommand(argv)
     }
 }
 
 /// `TIME`: seconds and microseconds, by the server's clock.
 pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
-    let ms = ctx.shared.clock().now_ms();
+    let ms = ctx.state.clock().now_ms();
     Reply::Array(vec![
         Reply::bulk((ms / 1000).to_string()),
         Reply::bulk(((ms % 1000) * 1000).to_string()),
@@ -134,12 +93,7 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     } else if is(sub, "list") {
         Reply::Array(vec![])
     } else {
-        let command = if is(argv[0], "function") {
-            "FUNCTION"
-        } else {
-            "SCRIPT"
-        };
-        unknown_subcommand(sub, command)
+        unknown_subcommand(argv)
     }
 }
 

@@ -1,10 +1,14 @@
 //! Command dispatch: the server's own commands (this folder, one file per family) around the
 //! engine's stream commands.
 //!
-//! [`execute`] is the one path every request takes: look the command up, check arity,
-//! authentication, MULTI queuing and `maxmemory`, run it (stream commands in the engine,
-//! XREAD/XREADGROUP possibly blocking), and count it for INFO. Server commands run under the
-//! keyspace lock with one time snapshot, through a [`Ctx`].
+//! [`execute`] is the one path every request takes: look the command up in the tables
+//! ([`table`]: the server's, then the engine's), name the call (`xgroup|create` for a
+//! subcommand) or refuse an unknown subcommand, check arity, authentication, MULTI queuing and
+//! `maxmemory` (the table's DENY_OOM flag, of the command or its subcommand), run it (stream
+//! commands in the engine, BLOCKING ones possibly blocking), and count it for INFO. A request
+//! refused before it runs goes through [`refuse`]: inside MULTI it makes EXEC abort, and its
+//! error is counted. Server commands run under the keyspace lock with one time snapshot,
+//! through a [`Ctx`]. The commands see the server only through [`ServerState`].
 
 mod archive;
 mod config;
@@ -14,6 +18,7 @@ mod introspection;
 mod keys;
 mod security;
 mod strings;
+mod table;
 mod transaction;
 mod unknown;
 
@@ -21,33 +26,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use echomq_engine::command as stream;
-use echomq_engine::{BlockedHandle, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
+use echomq_engine::command::flags::{BLOCKING, DENY_OOM, NO_AUTH, TX_CONTROL};
+use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
+use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
-use crate::server::Shared;
-use crate::server::client::ClientState;
-use crate::server::stats::CallOutcome;
-
-/// What the connection does after a command.
-#[derive(Debug)]
-pub(crate) enum Action {
-    /// Send this reply.
-    Reply(Reply),
-    /// The command is blocked; send its reply when the handle has one.
-    Block(BlockedHandle),
-    /// Send this reply, then close the connection (QUIT).
-    Close(Reply),
-    /// Send these bytes as they are: a reply [`Reply`] cannot hold (an error echoing bytes that
-    /// are not UTF-8).
-    Raw(Vec<u8>),
-    /// Close the connection at once, dropping the replies not sent yet (a cross-protocol
-    /// attack).
-    Drop,
-}
+use crate::state::stats::CallOutcome;
+use crate::state::{Action, ClientState, ServerState};
+use table::Found;
+pub(crate) use table::lookup;
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
-    pub shared: &'a Shared,
+    pub state: &'a ServerState,
     pub client: &'a mut ClientState,
     pub dbs: &'a mut [Db],
     pub snapshot: &'a Snapshot,
@@ -63,266 +53,6 @@ impl Ctx<'_> {
     }
 }
 
-type Run = fn(&mut Ctx<'_>, &[&[u8]]) -> Reply;
-
-/// Allowed before AUTH.
-const NO_AUTH: u8 = 1;
-/// Runs at once inside MULTI instead of being queued.
-const TX_CONTROL: u8 = 2;
-/// Refused when over `maxmemory`.
-const DENY_OOM: u8 = 4;
-
-struct Command {
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    run: Run,
-}
-
-const COMMANDS: &[Command] = &[
-    Command {
-        name: "ping",
-        arity: -1,
-        flags: 0,
-        run: connection::ping,
-    },
-    Command {
-        name: "echo",
-        arity: 2,
-        flags: 0,
-        run: connection::echo,
-    },
-    Command {
-        name: "hello",
-        arity: -1,
-        flags: NO_AUTH,
-        run: connection::hello,
-    },
-    Command {
-        name: "auth",
-        arity: -2,
-        flags: NO_AUTH,
-        run: connection::auth,
-    },
-    Command {
-        name: "select",
-        arity: 2,
-        flags: 0,
-        run: connection::select,
-    },
-    Command {
-        name: "quit",
-        arity: -1,
-        flags: NO_AUTH | TX_CONTROL,
-        run: connection::quit,
-    },
-    Command {
-        name: "reset",
-        arity: 1,
-        flags: NO_AUTH | TX_CONTROL,
-        run: connection::reset,
-    },
-    Command {
-        name: "client",
-        arity: -2,
-        flags: 0,
-        run: connection::client,
-    },
-    Command {
-        name: "del",
-        arity: -2,
-        flags: 0,
-        run: keys::del,
-    },
-    Command {
-        name: "unlink",
-        arity: -2,
-        flags: 0,
-        run: keys::del,
-    },
-    Command {
-        name: "exists",
-        arity: -2,
-        flags: 0,
-        run: keys::exists,
-    },
-    Command {
-        name: "type",
-        arity: 2,
-        flags: 0,
-        run: keys::type_,
-    },
-    Command {
-        name: "keys",
-        arity: 2,
-        flags: 0,
-        run: keys::keys,
-    },
-    Command {
-        name: "scan",
-        arity: -2,
-        flags: 0,
-        run: keys::scan,
-    },
-    Command {
-        name: "dbsize",
-        arity: 1,
-        flags: 0,
-        run: keys::dbsize,
-    },
-    Command {
-        name: "rename",
-        arity: 3,
-        flags: 0,
-        run: keys::rename,
-    },
-    Command {
-        name: "renamenx",
-        arity: 3,
-        flags: 0,
-        run: keys::renamenx,
-    },
-    Command {
-        name: "flushdb",
-        arity: -1,
-        flags: 0,
-        run: keys::flushdb,
-    },
-    Command {
-        name: "flushall",
-        arity: -1,
-        flags: 0,
-        run: keys::flushall,
-    },
-    Command {
-        name: "set",
-        arity: -3,
-        flags: DENY_OOM,
-        run: strings::set,
-    },
-    Command {
-        name: "get",
-        arity: 2,
-        flags: 0,
-        run: strings::get,
-    },
-    Command {
-        name: "incr",
-        arity: 2,
-        flags: DENY_OOM,
-        run: strings::incr,
-    },
-    Command {
-        name: "multi",
-        arity: 1,
-        flags: TX_CONTROL,
-        run: transaction::multi,
-    },
-    Command {
-        name: "exec",
-        arity: 1,
-        flags: TX_CONTROL,
-        run: transaction::exec,
-    },
-    Command {
-        name: "discard",
-        arity: 1,
-        flags: TX_CONTROL,
-        run: transaction::discard,
-    },
-    Command {
-        name: "watch",
-        arity: -2,
-        flags: TX_CONTROL,
-        run: transaction::watch,
-    },
-    Command {
-        name: "unwatch",
-        arity: 1,
-        flags: 0,
-        run: transaction::unwatch,
-    },
-    Command {
-        name: "config",
-        arity: -2,
-        flags: 0,
-        run: config::config,
-    },
-    Command {
-        name: "info",
-        arity: -1,
-        flags: 0,
-        run: info::info,
-    },
-    Command {
-        name: "command",
-        arity: -1,
-        flags: 0,
-        run: introspection::command,
-    },
-    Command {
-        name: "time",
-        arity: 1,
-        flags: 0,
-        run: introspection::time,
-    },
-    Command {
-        name: "function",
-        arity: -2,
-        flags: 0,
-        run: introspection::accept,
-    },
-    Command {
-        name: "script",
-        arity: -2,
-        flags: 0,
-        run: introspection::accept,
-    },
-    Command {
-        name: "emq.xrange",
-        arity: -4,
-        flags: 0,
-        run: archive::xrange,
-    },
-    Command {
-        name: "emq.xrevrange",
-        arity: -4,
-        flags: 0,
-        run: archive::xrevrange,
-    },
-    Command {
-        name: "debug",
-        arity: -2,
-        flags: 0,
-        run: introspection::debug,
-    },
-];
-
-/// Stream commands refused over `maxmemory` (Redis's `denyoom` ones).
-const STREAM_DENY_OOM: &[&str] = &["xadd", "xgroup|create", "xgroup|createconsumer", "xsetid"];
-
-fn server_command(name: &[u8]) -> Option<&'static Command> {
-    COMMANDS
-        .iter()
-        .find(|c| name.eq_ignore_ascii_case(c.name.as_bytes()))
-}
-
-/// A command's lower-case name and arity, server or stream; `None` if unknown.
-pub(crate) fn lookup(name: &[u8]) -> Option<(&'static str, i32)> {
-    if let Some(c) = server_command(name) {
-        return Some((c.name, c.arity));
-    }
-    let arity = stream::arity(name)?;
-    stream::names()
-        .find(|n| name.eq_ignore_ascii_case(n.as_bytes()))
-        .map(|n| (n, arity))
-}
-
-fn arity_ok(arity: i32, argc: usize) -> bool {
-    let (arity, argc) = (i64::from(arity), argc as i64);
-    !((arity > 0 && argc != arity) || argc < -arity)
-}
-
 /// An error reply from an engine error.
 pub(crate) fn error(e: impl std::fmt::Display) -> Reply {
     Reply::Error(e.to_string())
@@ -336,192 +66,108 @@ fn error_text(reply: &Reply) -> Option<&str> {
     }
 }
 
-/// Container commands and their subcommands. Redis names and counts calls per subcommand
-/// (`cmdstat_xgroup|create`), and an unknown subcommand is refused before it counts as a call.
-const SUBCOMMANDS: &[(&str, &[&str])] = &[
-    (
-        "xgroup",
-        &[
-            "xgroup|create",
-            "xgroup|setid",
-            "xgroup|destroy",
-            "xgroup|createconsumer",
-            "xgroup|delconsumer",
-            "xgroup|help",
-        ],
-    ),
-    (
-        "xinfo",
-        &[
-            "xinfo|consumers",
-            "xinfo|groups",
-            "xinfo|stream",
-            "xinfo|help",
-        ],
-    ),
-    (
-        "config",
-        &[
-            "config|get",
-            "config|set",
-            "config|resetstat",
-            "config|rewrite",
-            "config|help",
-        ],
-    ),
-    (
-        "client",
-        &[
-            "client|id",
-            "client|getname",
-            "client|setname",
-            "client|setinfo",
-            "client|info",
-            "client|list",
-            "client|kill",
-            "client|no-evict",
-            "client|no-touch",
-            "client|help",
-        ],
-    ),
-    (
-        "command",
-        &[
-            "command|count",
-            "command|docs",
-            "command|info",
-            "command|list",
-        ],
-    ),
-    (
-        "function",
-        &["function|flush", "function|list", "function|kill"],
-    ),
-    ("script", &["script|flush", "script|kill"]),
-];
-
-/// The name a call is counted under: `xgroup|create` for a container's subcommand, the
-/// command's own name otherwise. An unknown subcommand is Redis's error.
-fn stat_name(name: &'static str, argv: &[&[u8]]) -> Result<&'static str, Reply> {
-    let Some((_, subs)) = SUBCOMMANDS.iter().find(|(container, _)| *container == name) else {
-        return Ok(name);
+/// The name a call is counted under, and its subcommand: `xgroup|create` for a container's
+/// subcommand, the command's own name otherwise (a container without a subcommand argument
+/// included, which then fails its arity). Redis refuses an unknown subcommand before it
+/// counts as a call.
+fn counted_as(
+    spec: &'static CommandSpec,
+    argv: &[&[u8]],
+) -> Result<(&'static str, Option<&'static Subcommand>), Reply> {
+    let Some(sub) = argv.get(1).filter(|_| !spec.subcommands.is_empty()) else {
+        return Ok((spec.name, None));
     };
-    let Some(sub) = argv.get(1) else {
-        return Ok(name);
-    };
-    subs.iter()
-        .copied()
-        .find(|full| {
-            full.split_once('|')
-                .is_some_and(|(_, s)| sub.eq_ignore_ascii_case(s.as_bytes()))
-        })
-        .ok_or_else(|| unknown_subcommand(sub, upper(name)))
+    match spec.subcommand(sub) {
+        Some(found) => Ok((found.full_name, Some(found))),
+        None => Err(unknown_subcommand_in(spec, sub)),
+    }
 }
 
-/// The upper-case name Redis shows in `Try XGROUP HELP.`.
-fn upper(name: &str) -> &'static str {
-    match name {
-        "xgroup" => "XGROUP",
-        "xinfo" => "XINFO",
-        "config" => "CONFIG",
-        "client" => "CLIENT",
-        "command" => "COMMAND",
-        "function" => "FUNCTION",
-        _ => "SCRIPT",
+/// Answers a request refused before it ran: inside MULTI the transaction is marked failed, so
+/// EXEC aborts; the error is counted, as a rejected call of `counted` when the call has a name
+/// (an unknown command or subcommand has none).
+fn refuse(
+    state: &ServerState,
+    client: &mut ClientState,
+    counted: Option<&str>,
+    reply: Reply,
+) -> Action {
+    if client.multi.is_some() {
+        client.multi_failed = true;
     }
+    let text = error_text(&reply).unwrap_or("ERR");
+    match counted {
+        Some(name) => state.stats().record(name, 0, CallOutcome::Rejected(text)),
+        None => state.stats().record_error(text),
+    }
+    Action::Reply(reply)
 }
 
 /// Runs one request from a client.
 pub(crate) fn execute(
-    shared: &Arc<Shared>,
+    state: &ServerState,
     client: &mut ClientState,
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
     let started = Instant::now();
-    let Some((name, arity)) = lookup(argv[0]) else {
+    let Some(found) = lookup(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
             security::warn(client.info.addr);
             return Action::Drop;
         }
-        if let Some(line) = unknown::raw_unknown_command(shared, client, argv) {
-            return Action::Raw(line);
-        }
-        let reply = error(stream::unknown_command(argv[0], &argv[1..]));
-        if client.multi.is_some() {
-            client.multi_failed = true;
-        }
-        shared
-            .stats
-            .record_error(error_text(&reply).unwrap_or("ERR"));
-        return Action::Reply(reply);
-    };
-    let name = match stat_name(name, argv) {
-        Ok(name) => name,
-        Err(reply) => {
+        // An echo that is not UTF-8 goes out as raw bytes, counted as any unknown command.
+        if let Some(line) = unknown::raw_unknown_command(argv) {
             if client.multi.is_some() {
                 client.multi_failed = true;
             }
-            shared
-                .stats
-                .record_error(error_text(&reply).unwrap_or("ERR"));
-            return Action::Reply(reply);
+            state.stats().record_error("ERR");
+            return Action::Raw(line);
         }
+        let reply = error(stream::unknown_command(argv[0], &argv[1..]));
+        return refuse(state, client, None, reply);
+    };
+    let spec = found.spec();
+    let (name, sub) = match counted_as(spec, argv) {
+        Ok(counted) => counted,
+        Err(reply) => return refuse(state, client, None, reply),
     };
     client.info.touch(name);
-    let reject = |client: &mut ClientState, reply: Reply| {
-        if client.multi.is_some() {
-            client.multi_failed = true;
-        }
-        shared.stats.record(
-            name,
-            0,
-            CallOutcome::Rejected(error_text(&reply).unwrap_or("ERR")),
-        );
-        Action::Reply(reply)
-    };
-    if !arity_ok(arity, argv.len()) {
-        return reject(client, error(EngineError::WrongArity(name.to_string())));
+    if !spec.arity_ok(argv.len()) {
+        let reply = error(EngineError::WrongArity(name.to_string()));
+        return refuse(state, client, Some(name), reply);
     }
-    let server = server_command(argv[0]);
-    let flags = server.map_or(0, |c| c.flags);
-    if !client.authenticated && flags & NO_AUTH == 0 {
+    if !client.authenticated && !spec.has(NO_AUTH) {
         // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
         if name == "exec" {
             client.multi = None;
-            return reject(
-                client,
-                Reply::Error(
-                    "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
-                        .into(),
-                ),
+            let reply = Reply::Error(
+                "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
+                    .into(),
             );
+            return refuse(state, client, Some(name), reply);
         }
-        return reject(
-            client,
-            Reply::Error("NOAUTH Authentication required.".into()),
-        );
+        let reply = Reply::Error("NOAUTH Authentication required.".into());
+        return refuse(state, client, Some(name), reply);
     }
     if let Some(queue) = client.multi.as_mut()
-        && flags & TX_CONTROL == 0
+        && !spec.has(TX_CONTROL)
     {
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
-    let deny_oom = flags & DENY_OOM != 0 || STREAM_DENY_OOM.contains(&name);
-    if deny_oom && over_maxmemory(shared) {
-        return reject(
-            client,
-            Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into()),
-        );
+    let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
+    if deny_oom && state.over_maxmemory() {
+        let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
+        return refuse(state, client, Some(name), reply);
     }
-    let action = match server {
-        Some(command) => {
+    let action = match found {
+        Found::Server(command) => {
             let mut close = false;
-            let reply = shared.keyspace.run_all(|dbs, snapshot| {
+            let reply = state.keyspace().run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
-                    shared,
+                    state,
                     client,
                     dbs,
                     snapshot,
@@ -537,23 +183,23 @@ pub(crate) fn execute(
                 Action::Reply(reply)
             }
         }
-        None if name == "xread" || name == "xreadgroup" => {
-            match shared
-                .keyspace
+        Found::Stream(spec) if spec.has(BLOCKING) => {
+            match state
+                .keyspace()
                 .execute_blocking_in(client.db, argv, Arc::clone(waker))
             {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
-        None if archive::intercepts(shared, client.db, name, argv) => {
-            Action::Reply(shared.keyspace.run_db(client.db, |db, snapshot| {
-                archive::run_trim_command(shared, db, snapshot, name, argv)
+        Found::Stream(spec) if archive::intercepts(state, client.db, spec.name, argv) => {
+            Action::Reply(state.keyspace().run_db(client.db, |db, snapshot| {
+                archive::run_trim_command(state, db, snapshot, spec.name, argv)
             }))
         }
-        None => Action::Reply(
-            shared
-                .keyspace
+        Found::Stream(_) => Action::Reply(
+            state
+                .keyspace()
                 .run_db(client.db, |db, snapshot| {
                     stream::execute(db, snapshot, argv)
                 })
@@ -567,35 +213,33 @@ pub(crate) fn execute(
         }
         Action::Block(_) | Action::Raw(_) | Action::Drop => CallOutcome::Ok,
     };
-    shared.stats.record(name, usec, outcome);
+    state.stats().record(name, usec, outcome);
     action
 }
 
-/// Runs a queued command inside EXEC (already under the lock, blocking impossible).
+/// Runs a queued command inside EXEC (already under the lock, blocking impossible). The call
+/// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
+/// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let Some((name, _)) = lookup(argv[0]) else {
+    let Some(found) = lookup(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
-    let reply = match server_command(argv[0]) {
-        Some(command) => (command.run)(ctx, argv),
-        None if archive::intercepts(ctx.shared, ctx.client.db, name, argv) => {
+    let name = found.spec().name;
+    let reply = match found {
+        Found::Server(command) => (command.run)(ctx, argv),
+        Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
-            let shared = ctx.shared;
-            archive::run_trim_command(shared, ctx.db(), &snapshot, name, argv)
+            let state = ctx.state;
+            archive::run_trim_command(state, ctx.db(), &snapshot, name, argv)
         }
-        None => {
+        Found::Stream(_) => {
             let snapshot = *ctx.snapshot;
             stream::execute(ctx.db(), &snapshot, argv).unwrap_or_else(error)
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    ctx.shared.stats.record(name, 0, outcome);
+    ctx.state.stats().record(name, 0, outcome);
     reply
-}
-
-fn over_maxmemory(shared: &Shared) -> bool {
-    let maxmemory = shared.settings.read().maxmemory;
-    maxmemory > 0 && shared.memory_in_use() > maxmemory
 }
 
 /// Parses an integer argument strictly, as Redis does.
@@ -608,18 +252,42 @@ pub(crate) fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }
 
-/// Redis's `unknown subcommand` error for a container command.
-pub(crate) fn unknown_subcommand(sub: &[u8], command: &'static str) -> Reply {
+/// The table row of `argv`'s container command (`argv[0]`) and the subcommand it names
+/// (`argv[1]`), `None` when that is not one of the container's.
+pub(crate) fn subcommand_of(argv: &[&[u8]]) -> Option<&'static Subcommand> {
+    let spec = lookup(argv[0])?.spec();
+    spec.subcommand(argv.get(1)?)
+}
+
+/// The upper-case name `argv`'s container shows in its errors (`Try CLIENT HELP.`).
+fn container_of(argv: &[&[u8]]) -> &'static str {
+    lookup(argv[0]).map_or("", |found| found.spec().container)
+}
+
+/// `argv[1]` as an error shows it.
+fn typed_sub(argv: &[&[u8]]) -> String {
+    String::from_utf8_lossy(argv.get(1).copied().unwrap_or_default()).into_owned()
+}
+
+fn unknown_subcommand_in(spec: &CommandSpec, sub: &[u8]) -> Reply {
     error(EngineError::UnknownSubcommand {
         sub: String::from_utf8_lossy(sub).into_owned(),
-        command,
+        command: spec.container,
     })
 }
 
-/// Redis's `unknown subcommand or wrong number of arguments` error.
-pub(crate) fn subcommand_syntax(sub: &[u8], command: &'static str) -> Reply {
+/// Redis's `unknown subcommand` error for `argv`'s container command.
+pub(crate) fn unknown_subcommand(argv: &[&[u8]]) -> Reply {
+    error(EngineError::UnknownSubcommand {
+        sub: typed_sub(argv),
+        command: container_of(argv),
+    })
+}
+
+/// Redis's `unknown subcommand or wrong number of arguments` error for `argv`'s container.
+pub(crate) fn subcommand_syntax(argv: &[&[u8]]) -> Reply {
     error(EngineError::SubcommandSyntax {
-        sub: String::from_utf8_lossy(sub).into_owned(),
-        command,
+        sub: typed_sub(argv),
+        command: container_of(argv),
     })
 }

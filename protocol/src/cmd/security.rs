@@ -4,7 +4,7 @@
 //! case) as commands that close the connection at once, with nothing more run or answered
 //! (replies still pending are dropped too), and logs a warning at most once a minute;
 //! [`is_attack`] and [`warn`] are the same; `execute` answers such a request with
-//! [`super::Action::Drop`].
+//! `Action::Drop`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

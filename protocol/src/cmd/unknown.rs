@@ -2,14 +2,9 @@
 //!
 //! Redis echoes the name and first arguments as they are (`unknown command '%.128s', with
 //! args beginning with: '...' `), invalid UTF-8 included, with CR and LF turned into spaces
-//! and each C string ending at its first NUL byte. A [`Reply::Error`] holds text, so when the
+//! and each C string ending at its first NUL byte. A reply error holds text, so when the
 //! echo is not UTF-8, `execute` answers [`raw_unknown_command`]'s bytes as
-//! [`super::Action::Raw`] instead.
-
-use crate::server::Shared;
-use crate::server::client::ClientState;
-
-use super::lookup;
+//! `Action::Raw` instead.
 
 /// Bytes of the name, and of all arguments together, that the message shows at most.
 const SHOWN_BYTES_MAX: usize = 128;
@@ -46,26 +41,11 @@ pub(crate) fn unknown_command_line(argv: &[&[u8]]) -> Vec<u8> {
     line
 }
 
-/// For an unknown command whose echo is not valid UTF-8: its error line, with the
-/// bookkeeping `execute` does for unknown commands (the error counted, a transaction
-/// flagged to abort). `None` for everything else, which `execute` answers.
-pub(crate) fn raw_unknown_command(
-    shared: &Shared,
-    client: &mut ClientState,
-    argv: &[&[u8]],
-) -> Option<Vec<u8>> {
-    if lookup(argv[0]).is_some() {
-        return None;
-    }
+/// For an unknown command whose echo is not valid UTF-8: its error line; `None` when the
+/// echo is text, which a [`echomq_engine::Reply::Error`] carries.
+pub(crate) fn raw_unknown_command(argv: &[&[u8]]) -> Option<Vec<u8>> {
     let line = unknown_command_line(argv);
-    if std::str::from_utf8(&line).is_ok() {
-        return None;
-    }
-    if client.multi.is_some() {
-        client.multi_failed = true;
-    }
-    shared.stats.record_error("ERR");
-    Some(line)
+    std::str::from_utf8(&line).is_err().then_some(line)
 }
 
 #[cfg(test)]

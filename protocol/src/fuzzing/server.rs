@@ -40,10 +40,10 @@ use echomq_engine::{BlockedHandle, Clock, ManualClock, Reply, Wake};
 use super::Input;
 use super::decode::multibulk;
 use super::resp_check::check_reply;
-use crate::cmd::{self, Action};
+use crate::cmd;
 use crate::resp::{DecodeLimits, Decoded, Protocol, decode, encode};
-use crate::server::client::{ClientInfo, ClientState};
-use crate::server::{Server, ServerConfig, Shared};
+use crate::server::{Server, ServerConfig};
+use crate::state::{Action, ClientState, ServerState};
 
 /// Operations per input, at most.
 const OPS_MAX: usize = 256;
@@ -127,12 +127,12 @@ pub(super) const NAMES: [&str; 64] = [
     "SET",
     "MULTI",
     "EXEC",
-    "WATCH",
-    "DEL",
     "POST",
     "Host:",
+    "HELLO",
+    "XCFGSET",
     "CONFIG",
-    "SELECT",
+    "XIDMPRECORD",
     "XREAD",
 ];
 
@@ -263,7 +263,7 @@ struct Client {
 
 /// One fuzz run's state.
 struct Fuzz<'a> {
-    shared: Arc<Shared>,
+    state: Arc<ServerState>,
     clock: Arc<ManualClock>,
     clients: Vec<Client>,
     current: usize,
@@ -311,7 +311,7 @@ fn run_logged(data: &[u8]) -> Vec<String> {
         databases: DATABASES,
         archive: None,
         archive_replica: None,
-        tcp_backlog: crate::server::settings::TCP_BACKLOG_DEFAULT,
+        tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
         memory_used,
     };
     let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));
@@ -319,10 +319,10 @@ fn run_logged(data: &[u8]) -> Vec<String> {
         Ok(server) => server,
         Err(e) => panic!("cannot bind the fuzz target's server: {e}"),
     };
-    let shared = Arc::clone(server.handle().shared());
+    let state = Arc::clone(server.handle().state());
     drop(server);
     let mut fuzz = Fuzz {
-        shared,
+        state,
         clock,
         clients: Vec::new(),
         current: 0,
@@ -369,12 +369,15 @@ impl Fuzz<'_> {
         let port = 10_000 + (id % 50_000) as u16;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let local = SocketAddr::from(([127, 0, 0, 1], 6379));
-        let protocol = self.shared.default_protocol;
-        let info = Arc::new(ClientInfo::new(id, addr, Some(local), protocol));
-        self.shared.clients.lock().insert(id, Arc::clone(&info));
-        let authenticated = self.shared.settings.read().requirepass.is_empty();
+        let state = self.state.connect(addr, Some(local));
+        if state.info.id != id {
+            self.fail(&format!(
+                "the server gave client id {}, expected {id}",
+                state.info.id
+            ));
+        }
         Client {
-            state: ClientState::new(info, protocol, authenticated),
+            state,
             blocked: None,
         }
     }
@@ -390,17 +393,7 @@ impl Fuzz<'_> {
     /// released, and it is forgotten.
     fn hang_up(&self, old: Client) {
         drop(old.blocked);
-        let watched = old.state.watched;
-        if !watched.is_empty() {
-            self.shared.keyspace.run_all(|dbs, _| {
-                for (db, key, _) in watched {
-                    if let Some(db) = dbs.get_mut(db) {
-                        db.unwatch(&key);
-                    }
-                }
-            });
-        }
-        self.shared.clients.lock().remove(&old.state.info.id);
+        self.state.disconnect(old.state);
     }
 
     /// Runs one operation; returns it as a line for the log.
@@ -428,7 +421,7 @@ impl Fuzz<'_> {
                 format!("(client {} disconnects)", self.current)
             }
             3 => {
-                let expired = self.shared.keyspace.expire_blocked();
+                let expired = self.state.keyspace().expire_blocked();
                 format!("(expired {expired})")
             }
             _ => {
@@ -457,7 +450,7 @@ impl Fuzz<'_> {
             multibulk(argv)
         };
         let bulk_bytes_max =
-            i64::try_from(self.shared.settings.read().proto_max_bulk_len).unwrap_or(i64::MAX);
+            i64::try_from(self.state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
         let limits = DecodeLimits {
             bulk_bytes_max,
             unauthenticated: !self.clients[index].state.authenticated,
@@ -486,7 +479,7 @@ impl Fuzz<'_> {
         };
         let client = &mut self.clients[index];
         let decoded: Vec<&[u8]> = decoded.iter().map(|a| a.as_ref()).collect();
-        match cmd::execute(&self.shared, &mut client.state, &decoded, &self.waker) {
+        match cmd::execute(&self.state, &mut client.state, &decoded, &self.waker) {
             Action::Reply(reply) => self.check(index, &reply),
             Action::Close(reply) => {
                 let line = self.check(index, &reply);
@@ -549,7 +542,7 @@ impl Fuzz<'_> {
         }
         for index in 0..CLIENTS {
             let killed = {
-                let kill = pin!(self.clients[index].state.info.kill.notified());
+                let kill = pin!(self.clients[index].state.info.killed());
                 kill.poll(&mut Context::from_waker(Waker::noop()))
                     .is_ready()
             };
@@ -558,11 +551,11 @@ impl Fuzz<'_> {
                 self.record(format!("(client {index} killed, disconnected)"));
             }
         }
-        if let Err(e) = self.shared.keyspace.check_invariants() {
+        if let Err(e) = self.state.keyspace().check_invariants() {
             self.fail(&format!("invariant broken: {e}"));
         }
         let waiting = self.clients.iter().filter(|c| c.blocked.is_some()).count();
-        let blocked = self.shared.keyspace.blocked_count();
+        let blocked = self.state.keyspace().blocked_count();
         if blocked != waiting {
             self.fail(&format!(
                 "{blocked} commands blocked in the keyspace, {waiting} clients waiting"
@@ -575,8 +568,8 @@ impl Fuzz<'_> {
         for client in std::mem::take(&mut self.clients) {
             self.hang_up(client);
         }
-        let blocked = self.shared.keyspace.blocked_count();
-        let clients = self.shared.clients.lock().len();
+        let blocked = self.state.keyspace().blocked_count();
+        let clients = self.state.client_count();
         if blocked != 0 || clients != 0 {
             self.fail(&format!(
                 "with every client gone, {blocked} commands stay blocked and {clients} clients registered"

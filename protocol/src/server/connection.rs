@@ -6,9 +6,11 @@
 //! XREAD/XREADGROUP waits for its engine wake-up, its deadline, the socket closing, or CLIENT
 //! KILL; requests arriving meanwhile wait their turn, as in Redis. A malformed request gets
 //! Redis's protocol error and closes only this connection.
+//!
+//! The loop knows no command: it hands each request to the [`Execute`] function it was given
+//! and acts on the [`Action`] that comes back.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
@@ -18,11 +20,9 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
-use super::Shared;
-use super::client::{ClientInfo, ClientState};
-use super::output_limit::{self, OutputGuard};
-use crate::cmd::{self, Action};
 use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
+use crate::state::output_limit::{self, OutputGuard};
+use crate::state::{Action, ClientInfo, ClientState, Execute, ServerState};
 
 /// Reply bytes that make the connection write before decoding more requests.
 const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
@@ -50,13 +50,13 @@ pub(super) async fn deny(mut socket: TcpStream) {
 async fn write_out(
     writer: &mut OwnedWriteHalf,
     output: &[u8],
-    shared: &Shared,
+    state: &ServerState,
     client: &ClientState,
     guard: &mut OutputGuard,
 ) -> std::io::Result<()> {
     let mut written = 0;
     loop {
-        let limit = shared.settings.read().client_output_buffer_limit.normal;
+        let limit = state.settings().client_output_buffer_limit.normal;
         let pending = output_limit::counted(output.len() - written);
         if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
             output_limit::log_drop(&client.info.line(), overrun);
@@ -87,31 +87,23 @@ pub(super) async fn refuse(mut socket: TcpStream) {
 }
 
 /// Serves one client until it quits, is killed, errs, or the server stops.
-pub(super) async fn serve(socket: TcpStream, shared: Arc<Shared>, info: Arc<ClientInfo>) {
-    let id = info.id;
-    let authenticated = shared.settings.read().requirepass.is_empty();
-    let mut client = ClientState::new(Arc::clone(&info), shared.default_protocol, authenticated);
-    if let Err(e) = run(socket, &shared, &mut client).await {
-        tracing::debug!(client = id, error = %e, "connection ended");
+pub(super) async fn serve(
+    socket: TcpStream,
+    state: Arc<ServerState>,
+    mut client: ClientState,
+    execute: Execute,
+) {
+    if let Err(e) = run(socket, &state, &mut client, execute).await {
+        tracing::debug!(client = client.info.id, error = %e, "connection ended");
     }
-    // Release watches, then forget the client.
-    let watched = std::mem::take(&mut client.watched);
-    if !watched.is_empty() {
-        shared.keyspace.run_all(|dbs, _| {
-            for (db, key, _) in watched {
-                if let Some(db) = dbs.get_mut(db) {
-                    db.unwatch(&key);
-                }
-            }
-        });
-    }
-    shared.clients.lock().remove(&id);
+    state.disconnect(client);
 }
 
 async fn run(
     socket: TcpStream,
-    shared: &Arc<Shared>,
+    state: &ServerState,
     client: &mut ClientState,
+    execute: Execute,
 ) -> std::io::Result<()> {
     let (mut reader, mut writer) = socket.into_split();
     let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
@@ -120,8 +112,7 @@ async fn run(
     let waker: Arc<dyn Wake> = task_wake.clone();
     let mut guard = OutputGuard::default();
     loop {
-        let bulk_bytes_max =
-            i64::try_from(shared.settings.read().proto_max_bulk_len).unwrap_or(i64::MAX);
+        let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
         loop {
             let limits = DecodeLimits {
                 bulk_bytes_max,
@@ -131,9 +122,9 @@ async fn run(
                 Ok(DecodedArgs::Incomplete) => break,
                 Ok(DecodedArgs::Command(args, used)) => (args, used),
                 Err(e) => {
-                    shared.stats.record_error("ERR");
+                    state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
-                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
+                    write_out(&mut writer, &output, state, client, &mut guard).await?;
                     return Ok(());
                 }
             };
@@ -149,7 +140,7 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
-            let action = cmd::execute(shared, client, &argv, &waker);
+            let action = execute(state, client, &argv, &waker);
             drop(argv);
             input.advance(used);
             match action {
@@ -159,15 +150,15 @@ async fn run(
                 Action::Drop => return Ok(()),
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
-                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
+                    write_out(&mut writer, &output, state, client, &mut guard).await?;
                     return Ok(());
                 }
                 Action::Block(handle) => {
-                    write_out(&mut writer, &output, shared, client, &mut guard).await?;
+                    write_out(&mut writer, &output, state, client, &mut guard).await?;
                     output.clear();
-                    client.info.blocked.store(true, Ordering::Relaxed);
+                    client.info.set_blocked(true);
                     let waited = wait_blocked(
-                        shared,
+                        state,
                         &handle,
                         &task_wake,
                         &client.info,
@@ -175,28 +166,28 @@ async fn run(
                         &mut input,
                     )
                     .await;
-                    client.info.blocked.store(false, Ordering::Relaxed);
+                    client.info.set_blocked(false);
                     let Some(result) = waited? else {
                         return Ok(());
                     };
-                    let reply = result.unwrap_or_else(cmd::error);
+                    let reply = result.unwrap_or_else(|e| Reply::Error(e.to_string()));
                     if let Reply::Error(text) = &reply {
-                        shared.stats.record_error(text);
+                        state.stats().record_error(text);
                     }
                     encode(&reply, client.protocol, &mut output);
                 }
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
-                write_out(&mut writer, &output, shared, client, &mut guard).await?;
+                write_out(&mut writer, &output, state, client, &mut guard).await?;
                 output.clear();
             }
         }
         if !output.is_empty() {
-            write_out(&mut writer, &output, shared, client, &mut guard).await?;
+            write_out(&mut writer, &output, state, client, &mut guard).await?;
             output.clear();
         }
         let (query_limit, timeout_s) = {
-            let settings = shared.settings.read();
+            let settings = state.settings();
             (settings.client_query_buffer_limit, settings.timeout_s)
         };
         let idle = async {
@@ -212,7 +203,7 @@ async fn run(
                 }
                 client.info.mark_active();
             }
-            () = client.info.kill.notified() => return Ok(()),
+            () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
         }
         if input.len() as u64 > query_limit {
@@ -228,22 +219,22 @@ async fn run(
 /// Waits for a blocked command's reply. `None` means the client went away (or was killed):
 /// dropping the handle unblocks the command.
 async fn wait_blocked(
-    shared: &Shared,
+    state: &ServerState,
     handle: &BlockedHandle,
     wake: &TaskWake,
     info: &ClientInfo,
     reader: &mut OwnedReadHalf,
     input: &mut BytesMut,
 ) -> std::io::Result<Option<echomq_engine::Result<Reply>>> {
-    let query_limit = shared.settings.read().client_query_buffer_limit;
+    let query_limit = state.settings().client_query_buffer_limit;
     loop {
         if let Some(result) = handle.try_take() {
             return Ok(Some(result));
         }
-        let now = shared.clock().now_ms();
+        let now = state.clock().now_ms();
         let poll_ms = match handle.deadline_ms() {
             Some(deadline) if deadline <= now => {
-                shared.keyspace.expire_blocked();
+                state.keyspace().expire_blocked();
                 continue;
             }
             Some(deadline) => (deadline - now).min(BLOCK_POLL_MS_MAX),
@@ -257,7 +248,7 @@ async fn wait_blocked(
                     return Ok(None);
                 }
             }
-            () = info.kill.notified() => return Ok(None),
+            () = info.killed() => return Ok(None),
         }
     }
 }

@@ -1,40 +1,34 @@
 //! The Redis-protocol server: accepts connections and runs one task per client.
 //!
 //! [`Server::bind`] binds (port 0 picks a free port) and [`Server::run`] serves until
-//! [`ServerHandle::shutdown`] or the future is dropped. Everything connections share lives in
-//! [`Shared`]: the keyspace (16 databases), the run-time [`Settings`], the [`Stats`] and the
-//! table of connected clients (CLIENT LIST / KILL, `connected_clients`), and the archive
-//! trims fold into when one is configured ([`archive`]).
+//! [`ServerHandle::shutdown`] or the future is dropped. What connections share is the
+//! crate's `state` module's server state; each connection (`connection.rs`) runs its requests
+//! through the dispatcher function it is handed (the commands' `execute`, wired here), so the
+//! connection loop never names a command. Embedders reach a running server through
+//! [`ServerHandle`]: its keyspace, CONFIG SET by name, and shutdown.
 
 pub mod accept;
-pub mod archive;
-pub(crate) mod client;
 mod connection;
-pub mod fd_limit;
-pub mod output_limit;
 pub mod protected;
-pub mod settings;
-pub mod stats;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use echomq_archive::Archive;
 use echomq_engine::{Clock, Config as EngineConfig, Keyspace, SystemClock};
-use parking_lot::{Mutex, RwLock};
 use tokio::net::TcpListener;
-use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
-pub use archive::{ArchiveReplica, ServerArchive};
-pub use client::ClientInfo;
-pub use settings::Settings;
-pub use stats::Stats;
+pub use crate::state::MEMORY_SAMPLE_MS;
+pub use crate::state::archive::ArchiveReplica;
+pub use crate::state::resident_bytes;
+pub use crate::state::settings::{SettingError, TCP_BACKLOG_DEFAULT};
 
 use crate::resp::Protocol;
+use crate::state::{Execute, ServerArchive, ServerState, Settings};
+
+/// The dispatcher every connection runs its requests through.
+const EXECUTE: Execute = crate::cmd::execute;
 
 /// How to start a server.
 #[derive(Debug, Clone)]
@@ -74,89 +68,8 @@ impl Default for ServerConfig {
             memory_used: resident_bytes,
             archive: None,
             archive_replica: None,
-            tcp_backlog: settings::TCP_BACKLOG_DEFAULT,
+            tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
         }
-    }
-}
-
-/// How long a memory reading stays good for the `maxmemory` check.
-pub const MEMORY_SAMPLE_MS: u64 = 100;
-
-/// What every connection shares.
-pub struct Shared {
-    /// The data.
-    pub keyspace: Arc<Keyspace>,
-    /// Run-time settings (CONFIG).
-    pub settings: RwLock<Settings>,
-    /// Counters (INFO).
-    pub stats: Stats,
-    /// Connected clients by id.
-    pub clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
-    /// The next client id.
-    next_client_id: AtomicU64,
-    /// When the server started.
-    pub started: Instant,
-    /// Protocol of new connections.
-    pub default_protocol: Protocol,
-    /// Bytes of memory in use, as INFO reports it and `maxmemory` checks it.
-    pub memory_used: fn() -> u64,
-    /// The last `memory_used` reading and when it was taken: write commands check
-    /// `maxmemory` against it instead of measuring each time.
-    memory_sample: Mutex<Option<(Instant, u64)>>,
-    /// The archive, when the server has one.
-    pub archive: Option<ServerArchive>,
-    /// Signalled to stop the server.
-    shutdown: Notify,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("keyspace", &self.keyspace)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Resident set size from `/proc/self/statm`, the default memory measure; 0 if unreadable.
-pub fn resident_bytes() -> u64 {
-    const PAGE_BYTES: u64 = 4096;
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|pages| pages.parse::<u64>().ok())
-        })
-        .map_or(0, |pages| pages * PAGE_BYTES)
-}
-
-impl Shared {
-    /// The keyspace's clock.
-    pub fn clock(&self) -> &Arc<dyn Clock> {
-        self.keyspace.clock()
-    }
-
-    /// The engine's settings (stream node limits).
-    pub fn engine_config(&self) -> &EngineConfig {
-        self.keyspace.config()
-    }
-
-    /// Memory in use for the `maxmemory` check, measured at most every
-    /// [`MEMORY_SAMPLE_MS`] milliseconds (reading it costs a file read by default).
-    pub fn memory_in_use(&self) -> u64 {
-        let mut sample = self.memory_sample.lock();
-        match *sample {
-            Some((at, bytes)) if at.elapsed().as_millis() < u128::from(MEMORY_SAMPLE_MS) => bytes,
-            _ => {
-                let bytes = (self.memory_used)();
-                *sample = Some((Instant::now(), bytes));
-                bytes
-            }
-        }
-    }
-
-    fn next_id(&self) -> u64 {
-        self.next_client_id.fetch_add(1, Ordering::Relaxed)
     }
 }
 
@@ -164,24 +77,39 @@ impl Shared {
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
-    shared: Arc<Shared>,
+    state: Arc<ServerState>,
 }
 
-/// Stops a running server from elsewhere.
+/// A running server as its embedder sees it: the data, CONFIG SET by name, and shutdown.
+/// Cheap to clone; every clone reaches the same server.
 #[derive(Debug, Clone)]
 pub struct ServerHandle {
-    shared: Arc<Shared>,
+    state: Arc<ServerState>,
 }
 
 impl ServerHandle {
     /// Stops accepting and closes every connection.
     pub fn shutdown(&self) {
-        self.shared.shutdown.notify_one();
+        self.state.shutdown();
     }
 
-    /// The shared state (keyspace, settings, stats).
-    pub fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// The keyspace the server serves (database 0 is what clients see first).
+    pub fn keyspace(&self) -> &Arc<Keyspace> {
+        self.state.keyspace()
+    }
+
+    /// Sets one run-time parameter, as `CONFIG SET name value` does (names as CONFIG GET
+    /// lists them, any case). Immutable parameters (`port`, `bind`, `databases`) and unknown
+    /// names are refused with their own [`SettingError`].
+    pub fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
+        self.state.config_set(name, value)
+    }
+
+    /// The state behind the server, for the crate's fuzz target (which runs requests without
+    /// connections).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn state(&self) -> &Arc<ServerState> {
+        &self.state
     }
 }
 
@@ -204,8 +132,9 @@ impl Server {
             config.databases,
         ));
         // Room for maxclients descriptors, or fewer clients (Redis's adjustOpenFilesLimit).
-        let maxclients = fd_limit::adjust_at_start(settings::MAXCLIENTS_DEFAULT)
-            .map_err(std::io::Error::other)?;
+        let maxclients =
+            crate::state::fd_limit::adjust_at_start(crate::state::settings::MAXCLIENTS_DEFAULT)
+                .map_err(std::io::Error::other)?;
         let settings = Settings {
             maxclients,
             requirepass: config.requirepass.clone(),
@@ -215,27 +144,22 @@ impl Server {
             tcp_backlog: config.tcp_backlog,
             ..Settings::default()
         };
-        let shared = Arc::new(Shared {
+        let archive = config
+            .archive
+            .map(|archive| ServerArchive::new(archive, config.archive_replica));
+        let state = Arc::new(ServerState::new(
             keyspace,
-            settings: RwLock::new(settings),
-            stats: Stats::default(),
-            clients: Mutex::new(BTreeMap::new()),
-            next_client_id: AtomicU64::new(1),
-            started: Instant::now(),
-            default_protocol: config.default_protocol,
-            memory_used: config.memory_used,
-            memory_sample: Mutex::new(None),
-            archive: config
-                .archive
-                .map(|archive| ServerArchive::new(archive, config.archive_replica)),
-            shutdown: Notify::new(),
-        });
-        if let Some(archive) = &shared.archive {
+            settings,
+            config.default_protocol,
+            config.memory_used,
+            archive,
+        ));
+        if let Some(archive) = state.archive() {
             archive
-                .seed_watermarks(&shared.keyspace)
+                .seed_watermarks(state.keyspace())
                 .map_err(std::io::Error::other)?;
         }
-        Ok(Server { listener, shared })
+        Ok(Server { listener, state })
     }
 
     /// The address it listens on.
@@ -246,19 +170,30 @@ impl Server {
     /// A handle to stop it and reach its state.
     pub fn handle(&self) -> ServerHandle {
         ServerHandle {
-            shared: Arc::clone(&self.shared),
+            state: Arc::clone(&self.state),
         }
     }
 
     /// Serves until shut down.
     pub async fn run(self) {
-        let Server { listener, shared } = self;
+        let Server { listener, state } = self;
+        {
+            let settings = state.settings();
+            let warning = protected::startup_warning(
+                settings.protected_mode,
+                &settings.requirepass,
+                &settings.bind,
+            );
+            if let Some(warning) = warning {
+                tracing::warn!("{warning}");
+            }
+        }
         let mut connections = JoinSet::new();
         let mut accept_errors = accept::AcceptErrors::default();
-        let reopener = shared.archive.is_some().then(|| {
-            let shared = Arc::clone(&shared);
+        let reopener = state.archive().is_some().then(|| {
+            let state = Arc::clone(&state);
             tokio::spawn(async move {
-                if let Some(archive) = &shared.archive {
+                if let Some(archive) = state.archive() {
                     archive.keep_open().await;
                 }
             })
@@ -279,34 +214,30 @@ impl Server {
                             continue;
                         }
                     };
-                    shared.stats.total_connections_received.fetch_add(1, Ordering::Relaxed);
-                    let (maxclients, denied) = {
-                        let settings = shared.settings.read();
-                        (
-                            settings.maxclients,
-                            protected::refuses(settings.protected_mode, &settings.requirepass, &peer),
-                        )
+                    state.stats().connection_received();
+                    let denied = {
+                        let settings = state.settings();
+                        protected::refuses(settings.protected_mode, &settings.requirepass, &peer)
                     };
-                    if shared.clients.lock().len() as u64 >= maxclients {
-                        shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+                    if !state.has_room() {
+                        state.stats().connection_rejected();
                         connections.spawn(connection::refuse(socket));
                         continue;
                     }
                     if denied {
-                        shared.stats.rejected_connections.fetch_add(1, Ordering::Relaxed);
+                        state.stats().connection_rejected();
                         tracing::debug!(%peer, "protected mode: refused a client not on loopback");
                         connections.spawn(connection::deny(socket));
                         continue;
                     }
                     let _ = socket.set_nodelay(true);
                     let local = socket.local_addr().ok();
-                    let id = shared.next_id();
-                    let info = Arc::new(ClientInfo::new(id, peer, local, shared.default_protocol));
-                    shared.clients.lock().insert(id, Arc::clone(&info));
-                    connections.spawn(connection::serve(socket, Arc::clone(&shared), info));
+                    let client = state.connect(peer, local);
+                    let serve = connection::serve(socket, Arc::clone(&state), client, EXECUTE);
+                    connections.spawn(serve);
                 }
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                () = shared.shutdown.notified() => break,
+                () = state.stopping() => break,
             }
         }
         if let Some(reopener) = reopener {
@@ -314,7 +245,7 @@ impl Server {
         }
         connections.abort_all();
         while connections.join_next().await.is_some() {}
-        shared.clients.lock().clear();
+        state.forget_clients();
     }
 }
 
@@ -337,9 +268,4 @@ async fn listen(host: &str, port: u16, backlog: u32) -> std::io::Result<TcpListe
     Err(last.unwrap_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to bind")
     }))
-}
-
-/// Client names may not contain spaces or special characters.
-pub fn valid_client_name(name: &[u8]) -> bool {
-    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
 }

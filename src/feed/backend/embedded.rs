@@ -27,14 +27,28 @@ impl Embedded {
     }
 }
 
-fn backend(e: echomq_engine::Error) -> FeedError {
-    FeedError::Backend(e.to_string())
+/// The one mapping from the engine's errors to the feed's: the refusals callers act on get
+/// their own variant, every other error keeps the engine's text (Redis's) as
+/// [`FeedError::Backend`].
+pub(super) fn engine_error(e: echomq_engine::Error) -> FeedError {
+    use echomq_engine::Error;
+    let text = e.to_string();
+    match e {
+        Error::NoGroupForKey { .. }
+        | Error::NoKeyOrGroup { .. }
+        | Error::NoKeyOrGroupXreadgroup { .. } => FeedError::NoGroup(text),
+        Error::BusyGroup => FeedError::BusyGroup(text),
+        Error::WrongType => FeedError::WrongType(text),
+        Error::NoSuchKey => FeedError::NoSuchKey(text),
+        Error::XaddIdTooSmall => FeedError::IdNotAboveTop(text),
+        _ => FeedError::Backend(text),
+    }
 }
 
 impl Backend for Embedded {
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.keyspace.run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(backend)?;
+            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
             let id = stream
                 .add(
                     AddId::Explicit(id),
@@ -42,7 +56,7 @@ impl Backend for Embedded {
                     snapshot.now_ms,
                     snapshot.limits,
                 )
-                .map_err(backend)?;
+                .map_err(engine_error)?;
             db.touch(key.as_bytes());
             db.signal_ready(key.as_bytes());
             Ok(id)
@@ -58,7 +72,7 @@ impl Backend for Embedded {
         reverse: bool,
     ) -> Result<Vec<RawEntry>, FeedError> {
         self.keyspace.run(|db, _| {
-            let Some(stream) = db.stream(key.as_bytes()).map_err(backend)? else {
+            let Some(stream) = db.stream(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(Vec::new());
             };
             let limit = count.unwrap_or(usize::MAX);
@@ -96,7 +110,7 @@ impl Backend for Embedded {
         self.keyspace.run(|db, _| {
             Ok(db
                 .stream(key.as_bytes())
-                .map_err(backend)?
+                .map_err(engine_error)?
                 .map(|s| StreamMeta {
                     length: s.len(),
                     last_id: s.last_id(),
@@ -109,7 +123,7 @@ impl Backend for Embedded {
 
     fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(backend)? else {
+            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(0);
             };
             let removed = stream.trim(trim, snapshot.limits);
@@ -126,7 +140,7 @@ impl Backend for Embedded {
     /// Redis's `appendfsync always`).
     fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(backend)? else {
+            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(0);
             };
             let outcome = archive.fold_then_trim(key.as_bytes(), stream, trim, snapshot.limits)?;

@@ -10,9 +10,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use echomq_engine::{AddId, Clock, EntryRef, Execution, Keyspace, Reply, StreamId};
+use echomq_engine::{AddId, Clock, EntryRef, Error, Execution, Keyspace, Reply, StreamId};
 
 use super::Embedded;
+use super::embedded::engine_error;
 use super::groups::{Block, Claimed, GroupBackend, GroupEntry, GroupStart, ReadFrom};
 use crate::feed::error::FeedError;
 use crate::feed::fields::{Fields, FieldsBuilder};
@@ -21,15 +22,26 @@ use crate::feed::fields::{Fields, FieldsBuilder};
 /// moved at any moment, and a raised interrupt wakes the wait at once anyway.
 const POLL_MS_MAX: u64 = 20;
 
-fn backend(e: impl std::fmt::Display) -> FeedError {
-    FeedError::Backend(e.to_string())
+/// A reply the engine should not have given.
+fn unexpected(what: String) -> FeedError {
+    FeedError::Backend(what)
 }
 
-/// The engine's XREADGROUP error for a missing key or group.
+/// XREADGROUP's error for a missing key or group, as the engine's command gives it.
+fn no_group_read(key: &str, group: &str) -> FeedError {
+    engine_error(Error::NoKeyOrGroupXreadgroup {
+        key: key.to_string(),
+        group: group.to_string(),
+    })
+}
+
+/// XAUTOCLAIM's and XPENDING's error for a missing key or group, as the engine's commands give
+/// it.
 fn no_group(key: &str, group: &str) -> FeedError {
-    FeedError::Backend(format!(
-        "NOGROUP No such key '{key}' or consumer group '{group}' in XREADGROUP with GROUP option"
-    ))
+    engine_error(Error::NoKeyOrGroup {
+        key: key.to_string(),
+        group: group.to_string(),
+    })
 }
 
 /// Buffer bytes reserved per entry of a read, so a typical batch fills its buffer without
@@ -101,15 +113,17 @@ impl Embedded {
             let now = snapshot.now_ms;
             let stream = db
                 .stream_mut(key.as_bytes())
-                .map_err(backend)?
-                .ok_or_else(|| no_group(key, group))?;
+                .map_err(engine_error)?
+                .ok_or_else(|| no_group_read(key, group))?;
             let serve = match from {
-                ReadFrom::New => stream.group_has_new(g).map_err(|_| no_group(key, group))?,
+                ReadFrom::New => stream
+                    .group_has_new(g)
+                    .map_err(|_| no_group_read(key, group))?,
                 ReadFrom::Pending(_) => true,
             };
             stream
                 .touch_consumer(g, c, now)
-                .map_err(|_| no_group(key, group))?;
+                .map_err(|_| no_group_read(key, group))?;
             if !serve {
                 return Ok(Vec::new());
             }
@@ -118,7 +132,7 @@ impl Embedded {
                 ReadFrom::New => {
                     stream
                         .deliver_new(g, c, count, false, now, &mut |e| out.push(&e, 1))
-                        .map_err(|_| no_group(key, group))?;
+                        .map_err(|_| no_group_read(key, group))?;
                 }
                 ReadFrom::Pending(after) => {
                     stream
@@ -126,7 +140,7 @@ impl Embedded {
                             Some(e) => out.push(&e, 0),
                             None => out.push_deleted(id),
                         })
-                        .map_err(|_| no_group(key, group))?;
+                        .map_err(|_| no_group_read(key, group))?;
                     if let Some(group) = stream.group(g) {
                         for entry in &mut out.entries {
                             entry.delivery_count =
@@ -165,12 +179,12 @@ impl Embedded {
         let keyspace: &Arc<Keyspace> = self.keyspace();
         let parker = Arc::clone(block.interrupt.parker());
         let handle = match keyspace.execute_blocking(&argv, parker.clone()) {
-            Execution::Done(result) => return entries_of(result.map_err(backend)?),
+            Execution::Done(result) => return entries_of(result.map_err(engine_error)?),
             Execution::Blocked(handle) => handle,
         };
         loop {
             if let Some(result) = handle.try_take() {
-                return entries_of(result.map_err(backend)?);
+                return entries_of(result.map_err(engine_error)?);
             }
             if block.interrupt.is_raised() {
                 return Ok(Vec::new());
@@ -194,15 +208,15 @@ fn entries_of(reply: Reply) -> Result<Vec<GroupEntry>, FeedError> {
     let streams = match reply {
         Reply::NullArray | Reply::Null => return Ok(Vec::new()),
         Reply::StreamMap(streams) => streams,
-        other => return Err(backend(format!("unexpected XREADGROUP reply {other:?}"))),
+        other => return Err(unexpected(format!("unexpected XREADGROUP reply {other:?}"))),
     };
     let mut out = Vec::new();
     for (_, entries) in streams {
         let Reply::Entries(entries) = entries else {
-            return Err(backend("unexpected XREADGROUP entries"));
+            return Err(unexpected("unexpected XREADGROUP entries".into()));
         };
         for view in entries.iter() {
-            let id = StreamId::parse_strict(view.id).map_err(backend)?;
+            let id = StreamId::parse_strict(view.id).map_err(engine_error)?;
             let fields = view.items.map(|items| {
                 Fields::from_pairs(items.chunks(2).filter_map(|kv| match kv {
                     [f, v] => Some((view.bytes(*f), view.bytes(*v))),
@@ -230,8 +244,10 @@ impl GroupBackend for Embedded {
             .execute(&["XGROUP", "CREATE", key, group, start, "MKSTREAM"])
         {
             Ok(_) => Ok(true),
-            Err(e) if e.to_string().starts_with("BUSYGROUP") => Ok(false),
-            Err(e) => Err(backend(e)),
+            Err(e) => match engine_error(e) {
+                FeedError::BusyGroup(_) => Ok(false),
+                e => Err(e),
+            },
         }
     }
 
@@ -262,7 +278,7 @@ impl GroupBackend for Embedded {
         let mut newest_first = ids.to_vec();
         newest_first.sort_unstable_by(|a, b| b.cmp(a));
         self.keyspace().run(|db, _| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(backend)? else {
+            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(0);
             };
             // XACK on a missing group replies 0, as Redis does.
@@ -283,7 +299,7 @@ impl GroupBackend for Embedded {
         self.keyspace().run(|db, snapshot| {
             let stream = db
                 .stream_mut(key.as_bytes())
-                .map_err(backend)?
+                .map_err(engine_error)?
                 .ok_or_else(|| no_group(key, group))?;
             let options = echomq_engine::group::AutoClaimOptions {
                 min_idle_ms,
@@ -318,7 +334,7 @@ impl GroupBackend for Embedded {
         self.keyspace().run(|db, _| {
             let stream = db
                 .stream(key.as_bytes())
-                .map_err(backend)?
+                .map_err(engine_error)?
                 .ok_or_else(|| no_group(key, group))?;
             let group = stream
                 .group(group.as_bytes())
@@ -331,10 +347,10 @@ impl GroupBackend for Embedded {
 
     fn add_auto(&self, key: &str, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.keyspace().run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(backend)?;
+            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
             let id = stream
                 .add(AddId::Auto, fields, snapshot.now_ms, snapshot.limits)
-                .map_err(backend)?;
+                .map_err(engine_error)?;
             db.touch(key.as_bytes());
             db.signal_ready(key.as_bytes());
             Ok(id)

@@ -111,11 +111,6 @@ pub struct Block<'a> {
     pub interrupt: &'a Interrupt,
 }
 
-/// Whether `error` is a server's or the engine's NOGROUP: the key or the group is gone.
-pub fn is_no_group(error: &FeedError) -> bool {
-    matches!(error, FeedError::Backend(text) if text.contains("NOGROUP"))
-}
-
 /// The group commands the consumer runtime uses.
 pub trait GroupBackend: Send + Sync {
     /// XGROUP CREATE `key` `group` (`0` or `$`) MKSTREAM. `Ok(false)` if the group exists.
@@ -123,7 +118,7 @@ pub trait GroupBackend: Send + Sync {
 
     /// XREADGROUP GROUP `group` `consumer` COUNT `count` `[BLOCK ms]` STREAMS `key` `from`. A read
     /// of new entries with `block` waits for entries up to its time; history reads never
-    /// block. A missing key or group is an error [`is_no_group`] recognises.
+    /// block. A missing key or group is [`FeedError::NoGroup`].
     fn read_group(
         &self,
         key: &str,

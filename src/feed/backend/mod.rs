@@ -17,9 +17,7 @@ use echomq_archive::Archive;
 use echomq_engine::{StreamId, Trim};
 
 pub use embedded::Embedded;
-pub use groups::{
-    Block, Claimed, GroupBackend, GroupEntry, GroupStart, Interrupt, ReadFrom, is_no_group,
-};
+pub use groups::{Block, Claimed, GroupBackend, GroupEntry, GroupStart, Interrupt, ReadFrom};
 pub use recording::Recording;
 pub use redis::RedisBackend;
 
@@ -131,3 +129,6 @@ pub(crate) fn trim_args(trim: &Trim) -> Vec<String> {
     }
     args
 }
+
+#[cfg(test)]
+mod error_tests;

@@ -53,6 +53,26 @@ pub(super) fn backend(e: impl std::fmt::Display) -> FeedError {
     FeedError::Backend(e.to_string())
 }
 
+/// The one mapping from a failed command's error to the feed's: a server error reply is told
+/// apart by its code (`NOGROUP`, `BUSYGROUP`, `WRONGTYPE`) or, for the generic `ERR` code, by
+/// the start of Redis's message; anything else keeps its text as [`FeedError::Backend`].
+pub(super) fn server_error(e: redis::RedisError) -> FeedError {
+    /// Redis's XINFO STREAM (and other commands') message for a missing key, after `ERR`.
+    const NO_SUCH_KEY: &str = "no such key";
+    /// Redis's XADD message for an id at or below the top, after `ERR`.
+    const ID_NOT_ABOVE_TOP: &str = "The ID specified in XADD is equal or smaller";
+    let text = e.to_string();
+    let detail = e.detail().unwrap_or_default();
+    match e.code() {
+        Some("NOGROUP") => FeedError::NoGroup(text),
+        Some("BUSYGROUP") => FeedError::BusyGroup(text),
+        Some("WRONGTYPE") => FeedError::WrongType(text),
+        Some("ERR") if detail.starts_with(NO_SUCH_KEY) => FeedError::NoSuchKey(text),
+        Some("ERR") if detail.starts_with(ID_NOT_ABOVE_TOP) => FeedError::IdNotAboveTop(text),
+        _ => FeedError::Backend(text),
+    }
+}
+
 pub(super) fn malformed(what: &str) -> FeedError {
     FeedError::Backend(format!("unexpected reply shape for {what}"))
 }
@@ -232,7 +252,7 @@ impl RedisBackend {
                         after_ms: millis(waited),
                     })
                 } else {
-                    Err(backend(e))
+                    Err(server_error(e))
                 }
             }
         }
@@ -286,7 +306,7 @@ impl Backend for RedisBackend {
         command.arg("STREAM").arg(key);
         let reply = match self.query(&command) {
             Ok(reply) => reply,
-            Err(FeedError::Backend(text)) if text.contains("no such key") => return Ok(None),
+            Err(FeedError::NoSuchKey(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
         let pairs: Vec<(String, Value)> = match reply {

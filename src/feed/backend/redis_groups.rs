@@ -124,7 +124,7 @@ impl GroupBackend for RedisBackend {
         command.arg("MKSTREAM");
         match self.query(&command) {
             Ok(_) => Ok(true),
-            Err(FeedError::Backend(text)) if text.contains("BUSYGROUP") => Ok(false),
+            Err(FeedError::BusyGroup(_)) => Ok(false),
             Err(e) => Err(e),
         }
     }

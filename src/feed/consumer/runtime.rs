@@ -22,7 +22,7 @@ use std::time::Duration;
 use echomq_engine::{Clock, StreamId};
 use tracing::{debug, error, info, warn};
 
-use crate::feed::backend::{Block, GroupBackend, GroupEntry, Interrupt, ReadFrom, is_no_group};
+use crate::feed::backend::{Block, GroupBackend, GroupEntry, Interrupt, ReadFrom};
 use crate::feed::brand::{Brand, Branded};
 use crate::feed::error::FeedError;
 use crate::feed::fields::Fields;
@@ -427,7 +427,7 @@ where
 
     /// Deals with a failed backend call: group lost (recreate or stop) or back off.
     fn recover(&mut self, e: FeedError) -> Result<Recovery, ConsumerError> {
-        if is_no_group(&e) {
+        if matches!(e, FeedError::NoGroup(_)) {
             let lost = || ConsumerError::GroupLost {
                 key: self.key.clone(),
                 group: self.group.to_string(),

@@ -7,10 +7,13 @@
 //! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
 //! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
 //!   and XREAD.
+//! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
+//!   over the wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
+mod idmp;
 mod known_differences;
 mod server;
 mod streams;

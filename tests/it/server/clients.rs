@@ -183,14 +183,17 @@ fn redis_cli_drives_the_stream_commands() {
     );
     let info = "length\n2\nradix-tree-keys\n1\nradix-tree-nodes\n2\n\
         last-generated-id\n2-1\nmax-deleted-entry-id\n0-0\nentries-added\n2\n\
-        recorded-first-entry-id\n1-1\ngroups\n1\n\
+        recorded-first-entry-id\n1-1\nidmp-duration\n100\nidmp-maxsize\n100\n\
+        pids-tracked\n0\niids-tracked\n0\niids-added\n0\niids-duplicates\n0\ngroups\n1\n\
         first-entry\n1-1\nf\nv\nlast-entry\n2-1\nf\nw\ng\nx\n";
     assert_eq!(cli(&["XINFO", "STREAM", "s"]), info);
     // RESP3 (redis-cli -3 sends HELLO 3): the map is shown as key-value lines.
     assert_eq!(
         cli(&["-3", "XINFO", "STREAM", "s"]),
         "length 2\nradix-tree-keys 1\nradix-tree-nodes 2\nlast-generated-id 2-1\n\
-         max-deleted-entry-id 0-0\nentries-added 2\nrecorded-first-entry-id 1-1\ngroups 1\n\
+         max-deleted-entry-id 0-0\nentries-added 2\nrecorded-first-entry-id 1-1\n\
+         idmp-duration 100\nidmp-maxsize 100\npids-tracked 0\niids-tracked 0\n\
+         iids-added 0\niids-duplicates 0\ngroups 1\n\
          first-entry 1-1\nf\nv\nlast-entry 2-1\nf\nw\ng\nx\n"
     );
     assert_eq!(
@@ -239,7 +242,8 @@ fn redis_cli_pipe_mode_loads_ten_thousand_xadds() {
 fn redis_py_drives_streams_and_pipelines_in_resp2_and_resp3() {
     let Some(python) = python() else { return };
     let server = TestServer::start().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/server/redis_py_client.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/server/redis_py_client.py");
     let output = run(
         Command::new(&python)
             .arg(&script)
@@ -394,6 +398,12 @@ fn redis_rs_session(server: &TestServer, resp3: bool) {
             "max-deleted-entry-id",
             "entries-added",
             "recorded-first-entry-id",
+            "idmp-duration",
+            "idmp-maxsize",
+            "pids-tracked",
+            "iids-tracked",
+            "iids-added",
+            "iids-duplicates",
             "groups",
             "first-entry",
             "last-entry"

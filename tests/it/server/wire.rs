@@ -154,6 +154,12 @@ fn xinfo_is_flat_arrays_in_resp2_and_maps_in_resp3() {
         $20\r\nmax-deleted-entry-id\r\n$3\r\n1-1\r\n\
         $13\r\nentries-added\r\n:2\r\n\
         $23\r\nrecorded-first-entry-id\r\n$3\r\n2-1\r\n\
+        $13\r\nidmp-duration\r\n:100\r\n\
+        $12\r\nidmp-maxsize\r\n:100\r\n\
+        $12\r\npids-tracked\r\n:0\r\n\
+        $12\r\niids-tracked\r\n:0\r\n\
+        $10\r\niids-added\r\n:0\r\n\
+        $15\r\niids-duplicates\r\n:0\r\n\
         $6\r\ngroups\r\n:1\r\n\
         $11\r\nfirst-entry\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n\
         $10\r\nlast-entry\r\n*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n";
@@ -165,7 +171,7 @@ fn xinfo_is_flat_arrays_in_resp2_and_maps_in_resp3() {
         $3\r\nlag\r\n:1\r\n";
     wire.expect(
         b"XINFO STREAM s\r\n",
-        &[&b"*20\r\n"[..], stream_fields].concat(),
+        &[&b"*32\r\n"[..], stream_fields].concat(),
     );
     wire.expect(
         b"XINFO GROUPS s\r\n",
@@ -174,7 +180,7 @@ fn xinfo_is_flat_arrays_in_resp2_and_maps_in_resp3() {
     let mut wire3 = Wire::connect_resp3(&server);
     wire3.expect(
         b"XINFO STREAM s\r\n",
-        &[&b"%10\r\n"[..], stream_fields].concat(),
+        &[&b"%16\r\n"[..], stream_fields].concat(),
     );
     let group_fields3 = String::from_utf8_lossy(group_fields).replace("$-1", "_");
     wire3.expect(
@@ -191,14 +197,20 @@ fn xinfo_is_flat_arrays_in_resp2_and_maps_in_resp3() {
         $20\r\nmax-deleted-entry-id\r\n$3\r\n0-0\r\n\
         $13\r\nentries-added\r\n:0\r\n\
         $23\r\nrecorded-first-entry-id\r\n$3\r\n0-0\r\n\
+        $13\r\nidmp-duration\r\n:100\r\n\
+        $12\r\nidmp-maxsize\r\n:100\r\n\
+        $12\r\npids-tracked\r\n:0\r\n\
+        $12\r\niids-tracked\r\n:0\r\n\
+        $10\r\niids-added\r\n:0\r\n\
+        $15\r\niids-duplicates\r\n:0\r\n\
         $6\r\ngroups\r\n:1\r\n\
         $11\r\nfirst-entry\r\n$-1\r\n\
         $10\r\nlast-entry\r\n$-1\r\n";
-    wire.expect(b"XINFO STREAM e\r\n", &[&b"*20\r\n"[..], empty].concat());
+    wire.expect(b"XINFO STREAM e\r\n", &[&b"*32\r\n"[..], empty].concat());
     let empty3 = String::from_utf8_lossy(empty).replace("$-1", "_");
     wire3.expect(
         b"XINFO STREAM e\r\n",
-        &[&b"%10\r\n"[..], empty3.as_bytes()].concat(),
+        &[&b"%16\r\n"[..], empty3.as_bytes()].concat(),
     );
 }
 
@@ -440,6 +452,9 @@ fn xinfo_stream_full_nests_maps_in_resp3_and_reads_times_from_the_manual_clock()
              $16\r\nradix-tree-nodes\r\n:2\r\n$17\r\nlast-generated-id\r\n$3\r\n2-1\r\n\
              $20\r\nmax-deleted-entry-id\r\n$3\r\n0-0\r\n$13\r\nentries-added\r\n:2\r\n\
              $23\r\nrecorded-first-entry-id\r\n$3\r\n1-1\r\n\
+             $13\r\nidmp-duration\r\n:100\r\n$12\r\nidmp-maxsize\r\n:100\r\n\
+             $12\r\npids-tracked\r\n:0\r\n$12\r\niids-tracked\r\n:0\r\n\
+             $10\r\niids-added\r\n:0\r\n$15\r\niids-duplicates\r\n:0\r\n\
              $7\r\nentries\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n\
              $6\r\ngroups\r\n*1\r\n{group}$4\r\nname\r\n$1\r\ng\r\n\
              $17\r\nlast-delivered-id\r\n$3\r\n1-1\r\n$12\r\nentries-read\r\n:1\r\n\
@@ -452,11 +467,11 @@ fn xinfo_stream_full_nests_maps_in_resp3_and_reads_times_from_the_manual_clock()
     };
     wire.expect(
         b"XINFO STREAM s FULL COUNT 1\r\n",
-        body("*18\r\n", "*14\r\n", "*10\r\n").as_bytes(),
+        body("*30\r\n", "*14\r\n", "*10\r\n").as_bytes(),
     );
     let mut wire3 = Wire::connect_resp3(&server);
     wire3.expect(
         b"XINFO STREAM s FULL COUNT 1\r\n",
-        body("%9\r\n", "%7\r\n", "%5\r\n").as_bytes(),
+        body("%15\r\n", "%7\r\n", "%5\r\n").as_bytes(),
     );
 }

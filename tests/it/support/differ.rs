@@ -103,6 +103,12 @@ const STATE_FIELDS: [(&str, bool); 7] = [
     ("groups", false),
 ];
 
+/// Whether `peer` predates idempotent production (Redis 8.6): its XINFO STREAM lacks
+/// [`normalize::IDMP_FIELDS`], which are then left out of the comparison.
+pub fn lacks_idmp(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey || peer.is_redis_before(8, 6)
+}
+
 /// The wall clock in Unix milliseconds.
 pub fn wall_ms() -> u64 {
     SystemTime::now()
@@ -360,7 +366,8 @@ impl Differ {
         normalize::same(
             |reply| {
                 let masked = |key: &[u8]| self.lag_masked.contains(key);
-                normalize::times(argv, reply) | normalize::lag(argv, reply, masked)
+                let idmp = lacks_idmp(&self.info()) && normalize::drop_idmp_fields(argv, reply);
+                normalize::times(argv, reply) | normalize::lag(argv, reply, masked) | idmp
             },
             (theirs, raw),
             (ours, &ours.to_bytes()),

@@ -27,6 +27,10 @@
 //! approximation is fine"); the estimate is exact for up to two macro nodes (1, 2 and 6), which
 //! stay compared.
 //!
+//! Against a peer older than Redis 8.6 (and Valkey), which has no idempotent production, the six
+//! IDMP fields of `XINFO STREAM key [FULL]` ([`IDMP_FIELDS`]) are removed from echomq's reply
+//! before the comparison ([`drop_idmp_fields`]); against Redis 8.8 they are compared.
+//!
 //! Separately, and only where a random sequence asks for it ([`lag`]), `entries-read` and `lag`
 //! of the groups in `XINFO GROUPS` and `XINFO STREAM FULL` become `+<lag>` (any value, null
 //! included) for keys whose history reaches the 8.0 lag rules that the peer lacks: see
@@ -79,6 +83,49 @@ fn rax_nodes(reply: &mut Resp) -> bool {
         changed = true;
     });
     changed
+}
+
+/// The fields XINFO STREAM gained in Redis 8.6 (reference 8.x §3.5), which echomq shows.
+pub const IDMP_FIELDS: [&str; 6] = [
+    "idmp-duration",
+    "idmp-maxsize",
+    "pids-tracked",
+    "iids-tracked",
+    "iids-added",
+    "iids-duplicates",
+];
+
+/// For a peer older than Redis 8.6 (or Valkey), which has no idempotent production: removes
+/// [`IDMP_FIELDS`] from an `XINFO STREAM key [FULL]` reply, so the rest is compared as before.
+/// Returns whether anything was removed.
+pub fn drop_idmp_fields<A: AsRef<[u8]>>(argv: &[A], reply: &mut Resp) -> bool {
+    let word = |i: usize| argv.get(i).map(|a| a.as_ref().to_ascii_lowercase());
+    if word(0).as_deref() != Some(b"xinfo") || word(1).as_deref() != Some(b"stream") {
+        return false;
+    }
+    let idmp = |key: &Resp| key.as_text().is_some_and(|k| IDMP_FIELDS.contains(&k));
+    match reply {
+        Resp::Array(flat) => {
+            let before = flat.len();
+            let pairs: Vec<Resp> = std::mem::take(flat);
+            let mut kept = Vec::with_capacity(before);
+            let mut it = pairs.into_iter();
+            while let (Some(key), Some(value)) = (it.next(), it.next()) {
+                if !idmp(&key) {
+                    kept.push(key);
+                    kept.push(value);
+                }
+            }
+            *flat = kept;
+            flat.len() != before
+        }
+        Resp::Map(pairs) => {
+            let before = pairs.len();
+            pairs.retain(|(key, _)| !idmp(key));
+            pairs.len() != before
+        }
+        _ => false,
+    }
 }
 
 /// Whether two replies (parsed, and their raw bytes) are the same: byte for byte, or if
@@ -250,6 +297,38 @@ mod tests {
         assert_eq!(reply, Resp::Array(vec![row.clone(), row]));
         let mut summary = Resp::Array(vec![Resp::Int(1), bulk("1-0"), bulk("1-0")]);
         assert!(!times(&["XPENDING", "s", "g"], &mut summary));
+    }
+
+    #[test]
+    fn idmp_fields_are_dropped_from_xinfo_stream_only() {
+        let mut flat = vec![bulk("length"), Resp::Int(1)];
+        for name in IDMP_FIELDS {
+            flat.extend([bulk(name), Resp::Int(0)]);
+        }
+        flat.extend([bulk("groups"), Resp::Int(0)]);
+        let mut resp2 = Resp::Array(flat.clone());
+        assert!(drop_idmp_fields(&["XINFO", "STREAM", "s"], &mut resp2));
+        let kept = vec![bulk("length"), Resp::Int(1), bulk("groups"), Resp::Int(0)];
+        assert_eq!(resp2, Resp::Array(kept.clone()));
+        assert!(!drop_idmp_fields(&["XINFO", "STREAM", "s"], &mut resp2));
+        let pairs: Vec<(Resp, Resp)> = flat
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        let mut resp3 = Resp::Map(pairs);
+        assert!(drop_idmp_fields(
+            &["xinfo", "stream", "s", "FULL"],
+            &mut resp3
+        ));
+        assert_eq!(
+            resp3,
+            Resp::Map(vec![
+                (kept[0].clone(), kept[1].clone()),
+                (kept[2].clone(), kept[3].clone())
+            ])
+        );
+        let mut groups = Resp::Array(flat);
+        assert!(!drop_idmp_fields(&["XINFO", "GROUPS", "s"], &mut groups));
     }
 
     #[test]

@@ -268,8 +268,10 @@ impl WireDiffer {
         (ours, ours_raw): &(Resp, Vec<u8>),
     ) -> Result<(), Mismatch> {
         let masked = |key: &[u8]| self.lag_masked.contains(key);
+        let lacks_idmp = super::differ::lacks_idmp(&self.info());
         let one = |argv: &[Vec<u8>], reply: &mut Resp| {
-            normalize::times(argv, reply) | normalize::lag(argv, reply, masked)
+            let idmp = lacks_idmp && normalize::drop_idmp_fields(argv, reply);
+            normalize::times(argv, reply) | normalize::lag(argv, reply, masked) | idmp
         };
         let same = normalize::same(
             |reply| match (argv[0].eq_ignore_ascii_case(b"exec"), reply) {

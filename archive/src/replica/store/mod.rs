@@ -12,6 +12,7 @@
 //! - `get` returns `Ok(None)` only for a missing object, never for an error.
 
 pub mod memory;
+#[cfg(feature = "s3")]
 pub mod s3;
 
 use std::ops::Range;

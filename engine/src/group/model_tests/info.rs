@@ -119,6 +119,13 @@ impl GroupModel {
             ),
             pair("entries-added", Reply::Int(stream.entries_added as i64)),
             pair("recorded-first-entry-id", id_reply(stream.first_id)),
+            // The model streams never use IDMP: the defaults and zero counters.
+            pair("idmp-duration", Reply::Int(100)),
+            pair("idmp-maxsize", Reply::Int(100)),
+            pair("pids-tracked", Reply::Int(0)),
+            pair("iids-tracked", Reply::Int(0)),
+            pair("iids-added", Reply::Int(0)),
+            pair("iids-duplicates", Reply::Int(0)),
         ];
         let Some(count) = full else {
             fields.push(pair(

@@ -204,7 +204,7 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::bench::results::{TrimRow, WindowRow};
+    use crate::results::{TrimRow, WindowRow};
 
     fn window(target: &str, entries: u64, p50_us: f64) -> WindowRow {
         WindowRow {

@@ -22,13 +22,13 @@ pub struct CommandStat {
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Connections accepted.
-    pub total_connections_received: AtomicU64,
+    total_connections_received: AtomicU64,
     /// Connections refused (maxclients).
-    pub rejected_connections: AtomicU64,
+    rejected_connections: AtomicU64,
     /// Commands run.
-    pub total_commands_processed: AtomicU64,
+    total_commands_processed: AtomicU64,
     /// Error replies sent.
-    pub total_error_replies: AtomicU64,
+    total_error_replies: AtomicU64,
     /// Per command, by lower-case name.
     commands: Mutex<BTreeMap<String, CommandStat>>,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
@@ -36,6 +36,37 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Counts a connection accepted (before the `maxclients` check, as Redis).
+    pub fn connection_received(&self) {
+        self.total_connections_received
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection refused for `maxclients`.
+    pub fn connection_rejected(&self) {
+        self.rejected_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// INFO's `total_connections_received`.
+    pub fn total_connections_received(&self) -> u64 {
+        self.total_connections_received.load(Ordering::Relaxed)
+    }
+
+    /// INFO's `rejected_connections`.
+    pub fn rejected_connections(&self) -> u64 {
+        self.rejected_connections.load(Ordering::Relaxed)
+    }
+
+    /// INFO's `total_commands_processed`.
+    pub fn total_commands_processed(&self) -> u64 {
+        self.total_commands_processed.load(Ordering::Relaxed)
+    }
+
+    /// INFO's `total_error_replies`.
+    pub fn total_error_replies(&self) -> u64 {
+        self.total_error_replies.load(Ordering::Relaxed)
+    }
+
     /// Records one call of `name`; `error` is the error reply's text if it failed.
     pub fn record(&self, name: &str, usec: u64, outcome: CallOutcome<'_>) {
         self.total_commands_processed.fetch_add(

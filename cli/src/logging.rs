@@ -1,12 +1,7 @@
-//! The subcommands of the `echomq` binary, one file each.
-
-pub mod archive;
-pub mod bench;
-pub mod replica;
-pub mod serve;
+//! Logging for every subcommand.
 
 /// Logs to stderr; `RUST_LOG` picks the level (default `info`).
-pub fn init_logging() {
+pub fn init() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()

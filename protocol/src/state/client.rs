@@ -1,5 +1,9 @@
 //! Per-client state: what CLIENT LIST shows ([`ClientInfo`], shared) and what only the
 //! connection uses ([`ClientState`]: protocol, database, authentication, transaction, watches).
+//!
+//! A [`ClientInfo`] is read by other clients' commands (CLIENT LIST, KILL) while its own
+//! connection runs, so its changing parts sit behind atomics and a lock, reached only through
+//! its methods; [`ClientState`] keeps the shared view's database and protocol in step.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,6 +13,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 use crate::resp::Protocol;
 
@@ -22,26 +27,26 @@ pub struct ClientInfo {
     /// The local address.
     pub laddr: Option<SocketAddr>,
     /// When it connected.
-    pub created: Instant,
+    created: Instant,
     /// Milliseconds since `created` of its last command.
-    pub last_command_ms: AtomicU64,
+    last_command_ms: AtomicU64,
     /// Its database.
-    pub db: AtomicUsize,
+    db: AtomicUsize,
     /// Whether it speaks RESP3.
-    pub resp3: AtomicBool,
+    resp3: AtomicBool,
     /// CLIENT SETNAME, CLIENT SETINFO LIB-NAME and LIB-VER.
-    pub names: Mutex<Names>,
+    names: Mutex<Names>,
     /// The last command's name.
-    pub last_command: Mutex<&'static str>,
+    last_command: Mutex<&'static str>,
     /// Signalled by CLIENT KILL.
-    pub kill: Notify,
+    kill: Notify,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
-    pub blocked: AtomicBool,
+    blocked: AtomicBool,
 }
 
 /// A client's self-declared names.
 #[derive(Debug, Default, Clone)]
-pub struct Names {
+pub(crate) struct Names {
     /// CLIENT SETNAME.
     pub name: Option<Bytes>,
     /// CLIENT SETINFO LIB-NAME.
@@ -71,6 +76,41 @@ impl ClientInfo {
             kill: Notify::new(),
             blocked: AtomicBool::new(false),
         }
+    }
+
+    /// CLIENT SETNAME's name, if set.
+    pub fn name(&self) -> Option<Bytes> {
+        self.names.lock().name.clone()
+    }
+
+    /// Sets or (with `None`) clears the name.
+    pub fn set_name(&self, name: Option<Bytes>) {
+        self.names.lock().name = name;
+    }
+
+    /// CLIENT SETINFO LIB-NAME.
+    pub fn set_lib_name(&self, lib_name: Bytes) {
+        self.names.lock().lib_name = Some(lib_name);
+    }
+
+    /// CLIENT SETINFO LIB-VER.
+    pub fn set_lib_ver(&self, lib_ver: Bytes) {
+        self.names.lock().lib_ver = Some(lib_ver);
+    }
+
+    /// CLIENT KILL: its connection closes at its next wait.
+    pub fn kill(&self) {
+        self.kill.notify_one();
+    }
+
+    /// Completes once the client was killed.
+    pub fn killed(&self) -> Notified<'_> {
+        self.kill.notified()
+    }
+
+    /// Marks it waiting in a blocking command, or no longer.
+    pub fn set_blocked(&self, blocked: bool) {
+        self.blocked.store(blocked, Ordering::Relaxed);
     }
 
     /// Records the command being run (CLIENT LIST's `cmd`).
@@ -171,4 +211,9 @@ impl ClientState {
         self.db = db;
         self.info.db.store(db, Ordering::Relaxed);
     }
+}
+
+/// Client names may not contain spaces or special characters.
+pub fn valid_client_name(name: &[u8]) -> bool {
+    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
 }

@@ -8,30 +8,38 @@
 //! by measurement so that their ratios stay fair on a noisy machine. Then it deletes the
 //! streams and goes to the next size.
 //!
-//! - [`args`]: options, sizes and targets; [`target`]: connecting (with the probe that turns
+//! This crate (`echomq-bench`) is the command only: the `echomq` binary (`echomq-cli`) parses
+//! [`BenchArgs`] as its `bench` subcommand and calls [`run`]. It links the `echomq` library as
+//! any user would; the library does not depend on it, so the bench's plots (`plotters`),
+//! progress bars (`indicatif`), JSON report (`serde`) and argument parsing (`clap`) are not
+//! in what embedders build.
+//!
+//! Modules (private; the command is the interface):
+//!
+//! - `args`: options, sizes and targets; `target`: connecting (with the probe that turns
 //!   a dead or non-Redis port into a clear error) and the commands the bench sends.
-//! - [`timeline`]: ids that map to instants; [`loader`]: pipelined loading; [`stage`]: the
+//! - `timeline`: ids that map to instants; `loader`: pipelined loading; `stage`: the
 //!   streams of one size and the entries they hold.
-//! - [`window`], [`trim`], [`append`], [`consume`]: the measurements.
-//! - [`results`]: the figures (the `--json` file); [`table`], [`plot`]: how they are shown.
-//! - [`memory`]: refusing sizes that do not fit; [`cleanup`]: the run's own key prefix, and
+//! - `window`, `trim`, `append`, `consume`: the measurements.
+//! - `results`: the figures (the `--json` file); `table`, `plot`: how they are shown.
+//! - `memory`: refusing sizes that do not fit; `cleanup`: the run's own key prefix, and
 //!   removing its keys at the end and on Ctrl-C.
 
-pub mod append;
-pub mod args;
-pub mod cleanup;
-pub mod consume;
-pub mod error;
-pub mod loader;
-pub mod memory;
-pub mod plot;
-pub mod results;
-pub mod stage;
-pub mod table;
-pub mod target;
-pub mod timeline;
-pub mod trim;
-pub mod window;
+mod append;
+mod args;
+mod cleanup;
+mod consume;
+mod error;
+mod loader;
+mod memory;
+mod plot;
+mod results;
+mod stage;
+mod table;
+mod target;
+mod timeline;
+mod trim;
+mod window;
 
 pub use args::BenchArgs;
 

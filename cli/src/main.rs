@@ -2,8 +2,16 @@
 //! engine; `echomq archive` inspects, restores and verifies an archive and its replica;
 //! `echomq bench` measures window reads, trims, appends and group reads on the engine and on
 //! Redis-protocol servers.
+//!
+//! This package (`echomq-cli`) holds the binary and nothing a library user links: the
+//! subcommands are one file each ([`serve`], [`archive`] with [`replica`]'s S3 options,
+//! [`logging`]), and `bench` is the `echomq-bench` crate. It also owns the integration tests
+//! (`tests/it` at the repository root), which start this binary.
 
-mod cli;
+mod archive;
+mod logging;
+mod replica;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -20,20 +28,20 @@ struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
-    Serve(cli::serve::ServeArgs),
+    Serve(serve::ServeArgs),
     /// Inspect, restore or verify an archive and its S3 replica.
-    Archive(cli::archive::ArchiveArgs),
+    Archive(archive::ArchiveArgs),
     /// Measure window reads, trims, appends and group reads, embedded and over RESP.
-    Bench(cli::bench::BenchArgs),
+    Bench(echomq_bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    cli::init_logging();
+    logging::init();
     let result = match args.command {
-        Command::Serve(serve) => cli::serve::run(serve),
-        Command::Archive(archive) => cli::archive::run(archive),
-        Command::Bench(bench) => cli::bench::run(bench),
+        Command::Serve(serve) => serve::run(serve),
+        Command::Archive(archive) => archive::run(archive),
+        Command::Bench(bench) => echomq_bench::run(bench),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -22,7 +22,7 @@ use clap::Args;
 use echomq_archive::Archive;
 use echomq_protocol::resp::Protocol;
 use echomq_protocol::server::ArchiveReplica;
-use echomq_protocol::server::settings::param;
+use echomq_protocol::server::SettingError;
 use echomq_protocol::{Server, ServerConfig};
 
 /// The archive directory `--archive` uses without a value (relative to the working directory,
@@ -142,18 +142,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         apply_config_file(&server, path)?;
     }
     if let Some(mode) = &args.protected_mode {
-        server.handle().shared().settings.write().protected_mode = mode == "yes";
-    }
-    {
-        let handle = server.handle();
-        let settings = handle.shared().settings.read();
-        if let Some(warning) = echomq_protocol::server::protected::startup_warning(
-            settings.protected_mode,
-            &settings.requirepass,
-            &settings.bind,
-        ) {
-            tracing::warn!("{warning}");
-        }
+        server
+            .handle()
+            .config_set("protected-mode", mode)
+            .map_err(|e| format!("--protected-mode: {e}"))?;
     }
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
@@ -200,7 +192,7 @@ async fn wait_for_signal() {
 /// The `tcp-backlog` a config file sets (read before binding: the listen call takes it), else
 /// Redis's default.
 fn config_backlog(path: Option<&Path>) -> Result<u32, String> {
-    let default = echomq_protocol::server::settings::TCP_BACKLOG_DEFAULT;
+    let default = echomq_protocol::server::TCP_BACKLOG_DEFAULT;
     let Some(path) = path else {
         return Ok(default);
     };
@@ -228,7 +220,6 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let handle = server.handle();
-    let shared = handle.shared();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -237,13 +228,14 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
         let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let value = value.trim().trim_matches('"');
         let at = || format!("{}:{}", path.display(), n + 1);
-        let p = param(name).ok_or_else(|| format!("{}: unknown setting '{name}'", at()))?;
-        let Some(set) = p.set else {
+        match handle.config_set(name, value) {
             // Immutable settings (port, bind) come from the command line.
-            continue;
-        };
-        let mut settings = shared.settings.write();
-        set(&mut settings, shared.engine_config(), value).map_err(|e| format!("{}: {e}", at()))?;
+            Ok(()) | Err(SettingError::Immutable(_)) => {}
+            Err(SettingError::Unknown(_)) => {
+                return Err(format!("{}: unknown setting '{name}'", at()));
+            }
+            Err(e) => return Err(format!("{}: {e}", at())),
+        }
     }
     Ok(())
 }

@@ -73,19 +73,19 @@ pub struct ArchiveReplica {
 #[derive(Debug)]
 pub struct ServerArchive {
     /// The archive file.
-    pub archive: Arc<Archive>,
+    archive: Arc<Archive>,
     /// Folds committed by trims.
-    pub folds: AtomicU64,
+    folds: AtomicU64,
     /// Records those folds wrote.
-    pub records_folded: AtomicU64,
+    records_folded: AtomicU64,
     /// Trims refused (XTRIM) or skipped (XADD) because the fold failed.
-    pub fold_errors: AtomicU64,
+    fold_errors: AtomicU64,
     /// The replicator, when the archive is replicated.
-    pub replica: Option<ArchiveReplica>,
+    replica: Option<ArchiveReplica>,
     /// Set while the archive cannot fold (see the module doc).
     failure: Mutex<Option<ArchiveFailure>>,
     /// Successful reopens after a failure.
-    pub reopens: AtomicU64,
+    reopens: AtomicU64,
     /// Wakes [`ServerArchive::keep_open`] when the archive fails.
     failed: Notify,
 }
@@ -103,6 +103,30 @@ impl ServerArchive {
             reopens: AtomicU64::new(0),
             failed: Notify::new(),
         }
+    }
+
+    /// The archive file.
+    pub fn archive(&self) -> &Arc<Archive> {
+        &self.archive
+    }
+
+    /// The replicator, when the archive is replicated.
+    pub fn replica(&self) -> Option<&ArchiveReplica> {
+        self.replica.as_ref()
+    }
+
+    /// INFO's `archive_folds`, `archive_records_folded` and `archive_fold_errors`.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        (
+            self.folds.load(Ordering::Relaxed),
+            self.records_folded.load(Ordering::Relaxed),
+            self.fold_errors.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Successful reopens after a failure (INFO's `archive_reopens`).
+    pub fn reopens(&self) -> u64 {
+        self.reopens.load(Ordering::Relaxed)
     }
 
     /// The current failure, `None` while the archive folds.

@@ -1,10 +1,12 @@
 //! Run-time settings with Redis's names (CONFIG GET/SET), defaults and value forms.
 //!
 //! The table [`PARAMS`] is the one place a parameter is declared: its name, how it is read,
-//! and how it is set (or that it cannot be). Stream node limits live in the engine's
+//! and how it is set (or that it cannot be). Stream node limits and the IDMP defaults of new
+//! streams (`stream-idmp-duration`, `stream-idmp-maxsize`) live in the engine's
 //! [`echomq_engine::Config`]; everything else here.
 
 use echomq_engine::Config as EngineConfig;
+use echomq_engine::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE};
 
 /// Redis's `proto-max-bulk-len` default: 512 MiB.
 pub const PROTO_MAX_BULK_LEN_DEFAULT: u64 = 512 * 1024 * 1024;
@@ -173,6 +175,24 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "stream-idmp-duration",
+        get: |_, e| e.idmp_defaults().duration_s.to_string(),
+        set: Some(|_, e, v| {
+            let (min, max) = (IDMP_DURATION_RANGE.start(), IDMP_DURATION_RANGE.end());
+            e.set_idmp_duration(int_in("stream-idmp-duration", v, *min, *max)?);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "stream-idmp-maxsize",
+        get: |_, e| e.idmp_defaults().maxsize.to_string(),
+        set: Some(|_, e, v| {
+            let (min, max) = (IDMP_MAXSIZE_RANGE.start(), IDMP_MAXSIZE_RANGE.end());
+            e.set_idmp_maxsize(int_in("stream-idmp-maxsize", v, *min, *max)?);
+            Ok(())
+        }),
+    },
+    Param {
         name: "maxclients",
         get: |s, _| s.maxclients.to_string(),
         set: Some(|s, _, v| {
@@ -332,6 +352,34 @@ pub fn param(name: &str) -> Option<&'static Param> {
     PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 
+/// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    /// No parameter has this name.
+    #[error("unknown setting '{0}'")]
+    Unknown(String),
+    /// The parameter is fixed when the server starts (`port`, `bind`, `databases`).
+    #[error("setting '{0}' is immutable")]
+    Immutable(String),
+    /// The value is refused; the text is CONFIG SET's, without the `ERR ` prefix.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Sets one parameter by name, as a `CONFIG SET name value` of one pair would.
+pub(crate) fn set_one(
+    settings: &mut Settings,
+    engine: &EngineConfig,
+    name: &str,
+    value: &str,
+) -> Result<(), SettingError> {
+    let p = param(name).ok_or_else(|| SettingError::Unknown(name.to_string()))?;
+    let set = p
+        .set
+        .ok_or_else(|| SettingError::Immutable(p.name.to_string()))?;
+    set(settings, engine, value).map_err(SettingError::Invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,5 +409,25 @@ mod tests {
         (param("stream-node-max-entries").unwrap().set.unwrap())(&mut s, &e, "7").unwrap();
         assert_eq!(e.node_limits().entries_max, 7);
         assert!(param("port").unwrap().set.is_none());
+        let duration = param("stream-idmp-duration").unwrap();
+        assert_eq!((duration.get)(&s, &e), "100");
+        for bad in ["0", "86401"] {
+            assert!(
+                (duration.set.unwrap())(&mut s, &e, bad)
+                    .unwrap_err()
+                    .ends_with("argument must be between 1 and 86400 inclusive")
+            );
+        }
+        (duration.set.unwrap())(&mut s, &e, "86400").unwrap();
+        assert_eq!(e.idmp_defaults().duration_s, 86_400);
+        let maxsize = param("stream-idmp-maxsize").unwrap();
+        assert_eq!((maxsize.get)(&s, &e), "100");
+        assert!(
+            (maxsize.set.unwrap())(&mut s, &e, "10001")
+                .unwrap_err()
+                .ends_with("argument must be between 1 and 10000 inclusive")
+        );
+        (maxsize.set.unwrap())(&mut s, &e, "1").unwrap();
+        assert_eq!(e.idmp_defaults().maxsize, 1);
     }
 }

@@ -1,0 +1,216 @@
+//! The server's command table, and the lookup over it and the engine's stream commands.
+//!
+//! [`COMMANDS`] is the one place a server command is declared: its [`CommandSpec`] (name,
+//! arity, flags, key positions, subcommands with their own arity, flags and counted name) and
+//! the function that runs it. The stream commands are declared in the engine's table
+//! ([`echomq_engine::command::specs`]); [`lookup`] finds a name in either, server commands
+//! first, and [`all`] lists both in that order (COMMAND, COMMAND LIST, COMMAND COUNT).
+
+use echomq_engine::Reply;
+use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
+
+use super::{Ctx, archive, config, connection, info, introspection, keys, strings, transaction};
+use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
+
+/// How a server command runs.
+pub(crate) type Run = fn(&mut Ctx<'_>, &[&[u8]]) -> Reply;
+
+/// One server command: what it is and how it runs.
+pub(crate) struct Command {
+    pub spec: CommandSpec,
+    pub run: Run,
+}
+
+const fn command(spec: CommandSpec, run: Run) -> Command {
+    Command { spec, run }
+}
+
+const fn spec(name: &'static str, arity: i32) -> CommandSpec {
+    CommandSpec::new(name, arity)
+}
+
+const fn sub(full_name: &'static str, arity: i32) -> Subcommand {
+    Subcommand::new(full_name, arity)
+}
+
+/// The server commands, in COMMAND's order.
+pub(crate) const COMMANDS: &[Command] = &[
+    command(spec("ping", -1), connection::ping),
+    command(spec("echo", 2), connection::echo),
+    command(spec("hello", -1).flags(NO_AUTH), connection::hello),
+    command(spec("auth", -2).flags(NO_AUTH), connection::auth),
+    command(spec("select", 2), connection::select),
+    command(
+        spec("quit", -1).flags(NO_AUTH | TX_CONTROL),
+        connection::quit,
+    ),
+    command(
+        spec("reset", 1).flags(NO_AUTH | TX_CONTROL),
+        connection::reset,
+    ),
+    command(
+        spec("client", -2).subcommands(
+            "CLIENT",
+            &[
+                sub("client|id", 2),
+                sub("client|getname", 2),
+                sub("client|setname", 3),
+                sub("client|setinfo", 4),
+                sub("client|info", 2),
+                sub("client|list", -2),
+                sub("client|kill", -3),
+                sub("client|no-evict", 3),
+                sub("client|no-touch", 3),
+                sub("client|help", 2),
+            ],
+        ),
+        connection::client,
+    ),
+    command(spec("del", -2).keys(1, -1, 1), keys::del),
+    command(spec("unlink", -2).keys(1, -1, 1), keys::del),
+    command(spec("exists", -2).keys(1, -1, 1), keys::exists),
+    command(spec("type", 2).keys(1, 1, 1), keys::type_),
+    command(spec("keys", 2), keys::keys),
+    command(spec("scan", -2), keys::scan),
+    command(spec("dbsize", 1), keys::dbsize),
+    command(spec("rename", 3).keys(1, 2, 1), keys::rename),
+    command(spec("renamenx", 3).keys(1, 2, 1), keys::renamenx),
+    command(spec("flushdb", -1), keys::flushdb),
+    command(spec("flushall", -1), keys::flushall),
+    command(spec("set", -3).flags(DENY_OOM).keys(1, 1, 1), strings::set),
+    command(spec("get", 2).keys(1, 1, 1), strings::get),
+    command(spec("incr", 2).flags(DENY_OOM).keys(1, 1, 1), strings::incr),
+    command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
+    command(spec("exec", 1).flags(TX_CONTROL), transaction::exec),
+    command(spec("discard", 1).flags(TX_CONTROL), transaction::discard),
+    command(
+        spec("watch", -2).flags(TX_CONTROL).keys(1, -1, 1),
+        transaction::watch,
+    ),
+    command(spec("unwatch", 1), transaction::unwatch),
+    command(
+        spec("config", -2).subcommands(
+            "CONFIG",
+            &[
+                sub("config|get", -3),
+                sub("config|set", -4),
+                sub("config|resetstat", 2),
+                sub("config|rewrite", 2),
+                sub("config|help", 2),
+            ],
+        ),
+        config::config,
+    ),
+    command(spec("info", -1), info::info),
+    command(
+        spec("command", -1).subcommands(
+            "COMMAND",
+            &[
+                sub("command|count", 2),
+                sub("command|docs", -2),
+                sub("command|info", -2),
+                sub("command|list", -2),
+            ],
+        ),
+        introspection::command,
+    ),
+    command(spec("time", 1), introspection::time),
+    command(
+        spec("function", -2).subcommands(
+            "FUNCTION",
+            &[
+                sub("function|flush", -2),
+                sub("function|list", -2),
+                sub("function|kill", 2),
+            ],
+        ),
+        introspection::accept,
+    ),
+    command(
+        spec("script", -2).subcommands("SCRIPT", &[sub("script|flush", -2), sub("script|kill", 2)]),
+        introspection::accept,
+    ),
+    command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
+    command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
+    command(spec("debug", -2), introspection::debug),
+];
+
+/// A command found by name.
+#[derive(Clone, Copy)]
+pub(crate) enum Found {
+    /// A server command: it runs here, under the keyspace lock, through a [`Ctx`].
+    Server(&'static Command),
+    /// A stream command: the engine runs it.
+    Stream(&'static CommandSpec),
+}
+
+impl Found {
+    /// What the table says about it.
+    pub fn spec(self) -> &'static CommandSpec {
+        match self {
+            Found::Server(command) => &command.spec,
+            Found::Stream(spec) => spec,
+        }
+    }
+}
+
+/// The command called `name` (any case), server or stream; `None` if unknown.
+pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
+    if let Some(command) = COMMANDS
+        .iter()
+        .find(|c| name.eq_ignore_ascii_case(c.spec.name.as_bytes()))
+    {
+        return Some(Found::Server(command));
+    }
+    stream::spec(name).map(Found::Stream)
+}
+
+/// Every command the server knows, server commands first.
+pub(crate) fn all() -> impl Iterator<Item = &'static CommandSpec> {
+    COMMANDS.iter().map(|c| &c.spec).chain(stream::specs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_declared_once_across_both_tables() {
+        let names: Vec<&str> = all().map(|spec| spec.name).collect();
+        for (i, name) in names.iter().enumerate() {
+            assert!(!names[i + 1..].contains(name), "{name} declared twice");
+            assert_eq!(*name, name.to_ascii_lowercase());
+        }
+    }
+
+    #[test]
+    fn containers_name_themselves_and_their_subcommands_consistently() {
+        for spec in all() {
+            if spec.subcommands.is_empty() {
+                assert!(
+                    spec.container.is_empty(),
+                    "{} has a container name",
+                    spec.name
+                );
+                continue;
+            }
+            assert_eq!(spec.container, spec.name.to_ascii_uppercase());
+            for sub in spec.subcommands {
+                let (container, name) = sub.full_name.split_once('|').unwrap();
+                assert_eq!(container, spec.name);
+                assert_eq!(sub.name(), name);
+                assert_eq!(
+                    spec.subcommand(name.to_ascii_uppercase().as_bytes()),
+                    Some(sub)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_ignores_case_and_finds_server_commands_before_stream_ones() {
+        assert!(matches!(lookup(b"PiNg"), Some(Found::Server(c)) if c.spec.name == "ping"));
+        assert!(matches!(lookup(b"XADD"), Some(Found::Stream(s)) if s.name == "xadd"));
+        assert!(lookup(b"nosuchcommand").is_none());
+    }
+}

@@ -1,0 +1,254 @@
+//! What every connection of one server shares: [`ServerState`], and the contract between the
+//! connection loop and the commands.
+//!
+//! The state module sits under both: the connection loop (`crate::server`) and the commands
+//! (`crate::cmd`) read and change the server only through [`ServerState`]'s methods and the
+//! per-client [`ClientState`], and neither imports the other. The server wires them together
+//! by handing each connection an [`Execute`] function (the commands' dispatcher).
+//!
+//! - [`ServerState`]: the keyspace handle, the run-time [`Settings`] (CONFIG), the [`Stats`]
+//!   (INFO), the table of connected clients ([`clients`]), the archive and its replica
+//!   ([`archive`]), the sampled memory reading for `maxmemory`, and the shutdown signal. Its
+//!   fields are private; embedders reach it through [`crate::ServerHandle`].
+//! - [`client`]: one client as others see it ([`ClientInfo`]: CLIENT LIST, KILL) and as only
+//!   its connection sees it ([`ClientState`]: protocol, database, AUTH, MULTI, WATCH).
+//! - [`Action`] and [`Execute`]: what running one request leads to, and the signature of the
+//!   function that runs it.
+
+pub(crate) mod archive;
+pub(crate) mod client;
+pub(crate) mod clients;
+pub(crate) mod fd_limit;
+pub(crate) mod output_limit;
+pub(crate) mod settings;
+pub(crate) mod stats;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use echomq_engine::{BlockedHandle, Clock, Config as EngineConfig, Keyspace, Reply, Wake};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
+
+pub(crate) use archive::ServerArchive;
+pub(crate) use client::{ClientInfo, ClientState};
+use clients::Clients;
+pub(crate) use settings::{SettingError, Settings};
+pub(crate) use stats::Stats;
+
+use crate::resp::Protocol;
+
+/// How long a memory reading stays good for the `maxmemory` check.
+pub const MEMORY_SAMPLE_MS: u64 = 100;
+
+/// Resident set size from `/proc/self/statm`, the default memory measure; 0 if unreadable.
+pub fn resident_bytes() -> u64 {
+    const PAGE_BYTES: u64 = 4096;
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|pages| pages.parse::<u64>().ok())
+        })
+        .map_or(0, |pages| pages * PAGE_BYTES)
+}
+
+/// What the connection does after a command.
+#[derive(Debug)]
+pub(crate) enum Action {
+    /// Send this reply.
+    Reply(Reply),
+    /// The command is blocked; send its reply when the handle has one.
+    Block(BlockedHandle),
+    /// Send this reply, then close the connection (QUIT).
+    Close(Reply),
+    /// Send these bytes as they are: a reply [`Reply`] cannot hold (an error echoing bytes that
+    /// are not UTF-8).
+    Raw(Vec<u8>),
+    /// Close the connection at once, dropping the replies not sent yet (a cross-protocol
+    /// attack).
+    Drop,
+}
+
+/// Runs one request (`argv`, name first) from a client; `waker` is woken when a blocked
+/// command has its reply.
+pub(crate) type Execute = fn(&ServerState, &mut ClientState, &[&[u8]], &Arc<dyn Wake>) -> Action;
+
+/// What every connection of one server shares.
+pub(crate) struct ServerState {
+    keyspace: Arc<Keyspace>,
+    settings: RwLock<Settings>,
+    stats: Stats,
+    clients: Clients,
+    started: Instant,
+    /// Protocol of new connections.
+    default_protocol: Protocol,
+    /// Bytes of memory in use, as INFO reports it and `maxmemory` checks it.
+    memory_used: fn() -> u64,
+    /// The last `memory_used` reading and when it was taken: write commands check
+    /// `maxmemory` against it instead of measuring each time.
+    memory_sample: Mutex<Option<(Instant, u64)>>,
+    archive: Option<ServerArchive>,
+    shutdown: Notify,
+}
+
+impl std::fmt::Debug for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerState")
+            .field("keyspace", &self.keyspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerState {
+    /// A server's state before any client connects.
+    pub(crate) fn new(
+        keyspace: Arc<Keyspace>,
+        settings: Settings,
+        default_protocol: Protocol,
+        memory_used: fn() -> u64,
+        archive: Option<ServerArchive>,
+    ) -> ServerState {
+        ServerState {
+            keyspace,
+            settings: RwLock::new(settings),
+            stats: Stats::default(),
+            clients: Clients::default(),
+            started: Instant::now(),
+            default_protocol,
+            memory_used,
+            memory_sample: Mutex::new(None),
+            archive,
+            shutdown: Notify::new(),
+        }
+    }
+
+    /// The data.
+    pub(crate) fn keyspace(&self) -> &Arc<Keyspace> {
+        &self.keyspace
+    }
+
+    /// The keyspace's clock.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        self.keyspace.clock()
+    }
+
+    /// The engine's settings (stream node limits).
+    pub(crate) fn engine_config(&self) -> &EngineConfig {
+        self.keyspace.config()
+    }
+
+    /// The run-time settings, read-locked: hold the guard only for the reads at hand.
+    pub(crate) fn settings(&self) -> RwLockReadGuard<'_, Settings> {
+        self.settings.read()
+    }
+
+    /// Replaces the settings at once (CONFIG SET applies all its pairs or none).
+    pub(crate) fn replace_settings(&self, settings: Settings) {
+        *self.settings.write() = settings;
+    }
+
+    /// Sets one parameter by its CONFIG name.
+    pub(crate) fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
+        let mut settings = self.settings.write();
+        settings::set_one(&mut settings, self.engine_config(), name, value)
+    }
+
+    /// The counters.
+    pub(crate) fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Seconds since the server started.
+    pub(crate) fn uptime_s(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    /// Memory in use, measured now (INFO).
+    pub(crate) fn memory_used(&self) -> u64 {
+        (self.memory_used)()
+    }
+
+    /// Memory in use for the `maxmemory` check, measured at most every
+    /// [`MEMORY_SAMPLE_MS`] milliseconds (reading it costs a file read by default).
+    pub(crate) fn memory_in_use(&self) -> u64 {
+        let mut sample = self.memory_sample.lock();
+        match *sample {
+            Some((at, bytes)) if at.elapsed().as_millis() < u128::from(MEMORY_SAMPLE_MS) => bytes,
+            _ => {
+                let bytes = (self.memory_used)();
+                *sample = Some((Instant::now(), bytes));
+                bytes
+            }
+        }
+    }
+
+    /// Whether `maxmemory` is set and memory in use is over it.
+    pub(crate) fn over_maxmemory(&self) -> bool {
+        let maxmemory = self.settings.read().maxmemory;
+        maxmemory > 0 && self.memory_in_use() > maxmemory
+    }
+
+    /// The archive, when the server has one.
+    pub(crate) fn archive(&self) -> Option<&ServerArchive> {
+        self.archive.as_ref()
+    }
+
+    /// Whether another client may connect under `maxclients`.
+    pub(crate) fn has_room(&self) -> bool {
+        (self.clients.len() as u64) < self.settings.read().maxclients
+    }
+
+    /// Registers a new client and returns its connection's state: the default protocol,
+    /// database 0, authenticated when no password is required.
+    pub(crate) fn connect(&self, peer: SocketAddr, local: Option<SocketAddr>) -> ClientState {
+        let id = self.clients.next_id();
+        let info = Arc::new(ClientInfo::new(id, peer, local, self.default_protocol));
+        self.clients.insert(Arc::clone(&info));
+        let authenticated = self.settings.read().requirepass.is_empty();
+        ClientState::new(info, self.default_protocol, authenticated)
+    }
+
+    /// A client's connection ended: releases its watches and forgets it.
+    pub(crate) fn disconnect(&self, client: ClientState) {
+        let watched = client.watched;
+        if !watched.is_empty() {
+            self.keyspace.run_all(|dbs, _| {
+                for (db, key, _) in watched {
+                    if let Some(db) = dbs.get_mut(db) {
+                        db.unwatch(&key);
+                    }
+                }
+            });
+        }
+        self.clients.remove(client.info.id);
+    }
+
+    /// The connected clients, in id order.
+    pub(crate) fn clients(&self) -> Vec<Arc<ClientInfo>> {
+        self.clients.list()
+    }
+
+    /// How many clients are connected.
+    pub(crate) fn client_count(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// Forgets every client (the server stopped and aborted its connections).
+    pub(crate) fn forget_clients(&self) {
+        self.clients.clear();
+    }
+
+    /// Asks the server to stop.
+    pub(crate) fn shutdown(&self) {
+        self.shutdown.notify_one();
+    }
+
+    /// Completes once [`ServerState::shutdown`] was called.
+    pub(crate) fn stopping(&self) -> Notified<'_> {
+        self.shutdown.notified()
+    }
+}
