@@ -119,6 +119,10 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             line("expired_keys", &0);
             line("evicted_keys", &0);
             line("total_error_replies", &stats.total_error_replies());
+            line(
+                "client_output_buffer_limit_disconnections",
+                &stats.output_limit_disconnections(),
+            );
         }
         "commandstats" => {
             for (name, s) in state.stats().commands() {

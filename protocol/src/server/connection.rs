@@ -60,6 +60,7 @@ async fn write_out(
         let pending = output_limit::counted(output.len() - written);
         if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
             output_limit::log_drop(&client.info.line(), overrun);
+            state.stats().output_limit_disconnection();
             return Err(std::io::Error::other("over client-output-buffer-limit"));
         }
         if written == output.len() {

@@ -25,6 +25,8 @@ pub struct Stats {
     total_connections_received: AtomicU64,
     /// Connections refused (maxclients).
     rejected_connections: AtomicU64,
+    /// Clients dropped for `client-output-buffer-limit`.
+    output_limit_disconnections: AtomicU64,
     /// Commands run.
     total_commands_processed: AtomicU64,
     /// Error replies sent.
@@ -50,6 +52,17 @@ impl Stats {
     /// INFO's `total_connections_received`.
     pub fn total_connections_received(&self) -> u64 {
         self.total_connections_received.load(Ordering::Relaxed)
+    }
+
+    /// Counts a client dropped for `client-output-buffer-limit`.
+    pub fn output_limit_disconnection(&self) {
+        self.output_limit_disconnections
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// INFO's `client_output_buffer_limit_disconnections`.
+    pub fn output_limit_disconnections(&self) -> u64 {
+        self.output_limit_disconnections.load(Ordering::Relaxed)
     }
 
     /// INFO's `rejected_connections`.
@@ -120,6 +133,7 @@ impl Stats {
     pub fn reset(&self) {
         self.total_connections_received.store(0, Ordering::Relaxed);
         self.rejected_connections.store(0, Ordering::Relaxed);
+        self.output_limit_disconnections.store(0, Ordering::Relaxed);
         self.total_commands_processed.store(0, Ordering::Relaxed);
         self.total_error_replies.store(0, Ordering::Relaxed);
         self.commands.lock().clear();

@@ -155,6 +155,7 @@ fn readers_that_never_read_a_huge_reply_are_dropped_as_by_redis() {
         let hard = drop_readers(addr, &mut control, "normal 1mb 0 0", READERS, "big");
         let soft = drop_readers(addr, &mut control, "normal 0 1mb 1", SOFT_READERS, "huge");
         let shown = control.call(&["CONFIG", "GET", "client-output-buffer-limit"]);
+        let disconnections = control.info("stats", "client_output_buffer_limit_disconnections");
         // Without a limit the reply is sent whole.
         assert_eq!(
             control.call(&[
@@ -169,9 +170,10 @@ fn readers_that_never_read_a_huge_reply_are_dropped_as_by_redis() {
             panic!("{name}: XRANGE is not an array");
         };
         assert_eq!(all.len(), ENTRIES, "{name}");
-        results.push((name, errors, default, shown, hard, soft));
+        results.push((name, errors, default, shown, hard, soft, disconnections));
     }
-    let (_, errors, default, shown, hard, soft) = &results[0];
+    let (_, errors, default, shown, hard, soft, disconnections) = &results[0];
+    assert_eq!(*disconnections, (READERS + SOFT_READERS) as u64);
     assert_eq!(
         errors[0],
         Resp::Error("ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration.".into())
@@ -188,7 +190,13 @@ fn readers_that_never_read_a_huge_reply_are_dropped_as_by_redis() {
     );
     // A dropped reader got nothing: its reply was never written.
     assert!(hard.iter().all(|&n| n == 0), "{hard:?}");
-    for (name, errors_peer, default_peer, shown_peer, hard_peer, _) in &results[1..] {
+    for (name, errors_peer, default_peer, shown_peer, hard_peer, _, disconnections_peer) in
+        &results[1..]
+    {
+        assert_eq!(
+            disconnections_peer, disconnections,
+            "{name}: INFO's disconnections"
+        );
         assert_eq!(errors_peer, errors, "{name}: CONFIG SET errors");
         assert_eq!(default_peer, default, "{name}: the default");
         assert_eq!(shown_peer, shown, "{name}: CONFIG GET");
