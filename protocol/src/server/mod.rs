@@ -6,6 +6,11 @@
 //! through the dispatcher function it is handed (the commands' `execute`, wired here), so the
 //! connection loop never names a command. Embedders reach a running server through
 //! [`ServerHandle`]: its keyspace, CONFIG SET by name, and shutdown.
+//!
+//! At the door, as Redis: `maxclients` (fitted to the open-files limit at bind), protected
+//! mode ([`protected`]), and an accept loop that pauses when it runs out of descriptors
+//! ([`accept`]); the listen backlog is `tcp-backlog`. With an archive, a task reopens it after
+//! a storage failure and archived streams start at their W.
 
 pub mod accept;
 mod connection;

@@ -14,6 +14,9 @@
 //!   its connection sees it ([`ClientState`]: protocol, database, AUTH, MULTI, WATCH).
 //! - [`Action`] and [`Execute`]: what running one request leads to, and the signature of the
 //!   function that runs it.
+//! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
+//!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
+//!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
 
 pub(crate) mod archive;
 pub(crate) mod client;
