@@ -38,7 +38,9 @@ use echomq_engine::{Clock, StreamId, SystemClock, Trim};
 use parking_lot::Mutex;
 use time::OffsetDateTime;
 
-pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
+pub use backend::{
+    Backend, ClusterBackend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta,
+};
 pub use brand::{Brand, Branded, BrandedError, SEQ_MAX};
 pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
 pub use error::FeedError;

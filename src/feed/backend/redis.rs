@@ -16,11 +16,12 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use echomq_engine::{StreamId, Trim};
+use echomq_engine::StreamId;
 use parking_lot::Mutex;
 use redis::Value;
 
-use super::{Backend, RawEntry, StreamMeta, trim_args};
+use super::RawEntry;
+use super::wire::{Replication, Wire};
 use crate::feed::error::FeedError;
 use crate::feed::fields::Fields;
 
@@ -32,6 +33,8 @@ pub struct RedisBackend {
     connect_timeout: Duration,
     /// A reply, after any BLOCK time the command asked for.
     response_timeout: Duration,
+    /// The opt-in replicated append.
+    replication: Option<Replication>,
 }
 
 /// An open connection and the read timeout its socket has now.
@@ -53,8 +56,9 @@ pub(super) fn backend(e: impl std::fmt::Display) -> FeedError {
     FeedError::Backend(e.to_string())
 }
 
-/// The one mapping from a failed command's error to the feed's: a server error reply is told
-/// apart by its code (`NOGROUP`, `BUSYGROUP`, `WRONGTYPE`) or, for the generic `ERR` code, by
+/// The one mapping from a server's error reply to the feed's: a server error reply is told
+/// apart by its code (`NOGROUP`, `BUSYGROUP`, `WRONGTYPE`, and a cluster's `CLUSTERDOWN`,
+/// `MOVED`/`ASK`/`TRYAGAIN` once the client's redirects ran out, `CROSSSLOT`) or, for the generic `ERR` code, by
 /// the start of Redis's message; anything else keeps its text as [`FeedError::Backend`].
 pub(super) fn server_error(e: redis::RedisError) -> FeedError {
     /// Redis's XINFO STREAM (and other commands') message for a missing key, after `ERR`.
@@ -65,6 +69,9 @@ pub(super) fn server_error(e: redis::RedisError) -> FeedError {
     let detail = e.detail().unwrap_or_default();
     match e.code() {
         Some("NOGROUP") => FeedError::NoGroup(text),
+        Some("CLUSTERDOWN") => FeedError::ClusterDown(text),
+        Some("MOVED" | "ASK" | "TRYAGAIN") => FeedError::SlotMoved(text),
+        Some("CROSSSLOT") => FeedError::CrossSlot(text),
         Some("BUSYGROUP") => FeedError::BusyGroup(text),
         Some("WRONGTYPE") => FeedError::WrongType(text),
         Some("ERR") if detail.starts_with(NO_SUCH_KEY) => FeedError::NoSuchKey(text),
@@ -158,24 +165,23 @@ impl RedisBackend {
             connection: Mutex::new(None),
             connect_timeout: connect_timeout.max(least),
             response_timeout: response_timeout.max(least),
+            replication: None,
         };
         let live = backend.open()?;
         *backend.connection.lock() = Some(live);
         Ok(backend)
     }
 
-    /// Another connection to the same server with the same timeouts (a consumer's own, for
-    /// its blocking reads).
-    pub(crate) fn fork(&self) -> Result<RedisBackend, FeedError> {
-        let forked = RedisBackend {
-            client: self.client.clone(),
-            connection: Mutex::new(None),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
-        };
-        let live = forked.open()?;
-        *forked.connection.lock() = Some(live);
-        Ok(forked)
+    /// Opts in to replicated appends: after each XADD the backend sends `WAIT replicas
+    /// timeout` and acknowledges the append only when `replicas` replicas hold it, returning
+    /// [`FeedError::NotReplicated`] otherwise (the entry is on the master, maybe not beyond).
+    /// Redis replicates asynchronously; without this a failover can lose acknowledged appends.
+    pub fn with_replicated_append(mut self, replicas: u32, timeout: Duration) -> RedisBackend {
+        self.replication = Some(Replication {
+            replicas: replicas.max(1),
+            timeout,
+        });
+        self
     }
 
     /// The server's address, for errors.
@@ -207,21 +213,6 @@ impl RedisBackend {
         })
     }
 
-    /// Runs one command, reconnecting once if the connection broke.
-    pub(crate) fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
-        self.query_within(command, Duration::ZERO)
-    }
-
-    /// Runs a command that may block for `block_ms` before the server answers
-    /// (`XREADGROUP ... BLOCK block_ms`): its reply may take `response_timeout` longer.
-    pub(crate) fn query_blocking(
-        &self,
-        command: &redis::Cmd,
-        block_ms: u64,
-    ) -> Result<Value, FeedError> {
-        self.query_within(command, Duration::from_millis(block_ms))
-    }
-
     fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
         let mut slot = self.connection.lock();
         if slot.is_none() {
@@ -239,118 +230,81 @@ impl RedisBackend {
             live.read_timeout = needed;
         }
         let waited = live.read_timeout;
-        match command.query::<Value>(&mut live.connection) {
-            Ok(value) => Ok(value),
-            Err(e) => {
-                if e.is_timeout() || e.is_io_error() || e.is_connection_dropped() {
-                    // A late reply would answer the next command: never reuse this one.
-                    *slot = None;
-                }
-                if e.is_timeout() {
-                    Err(FeedError::ReplyTimeout {
-                        server: self.server(),
-                        after_ms: millis(waited),
-                    })
-                } else {
-                    Err(server_error(e))
-                }
+        command.query::<Value>(&mut live.connection).map_err(|e| {
+            let (broken, error) = failure(e, || self.server(), waited);
+            if broken {
+                *slot = None;
             }
-        }
+            error
+        })
     }
 }
 
-fn millis(duration: Duration) -> u64 {
+/// The one mapping from a failed call to the feed's error, for one server and a cluster
+/// alike, and whether the connection is broken: a timed-out or broken connection must never be
+/// reused (a late reply would answer the next command), so the caller drops it and the next
+/// call reconnects. `server` names the server for a timeout; `waited` is the timeout that ran
+/// out.
+pub(super) fn failure(
+    e: redis::RedisError,
+    server: impl FnOnce() -> String,
+    waited: Duration,
+) -> (bool, FeedError) {
+    let broken = e.is_timeout()
+        || e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.kind() == redis::ErrorKind::ClusterConnectionNotFound;
+    let error = if e.is_timeout() {
+        FeedError::ReplyTimeout {
+            server: server(),
+            after_ms: millis(waited),
+        }
+    } else {
+        server_error(e)
+    };
+    (broken, error)
+}
+
+pub(super) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-impl Backend for RedisBackend {
-    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
-        let mut command = redis::cmd("XADD");
-        command.arg(key).arg(id.to_string());
-        for item in fields {
-            command.arg(*item);
-        }
-        parse_id(&self.query(&command)?)
+impl Wire for RedisBackend {
+    /// Runs one command, reconnecting first if the last call broke the connection.
+    fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::ZERO)
     }
 
-    fn range(
+    fn query_blocking(&self, command: &redis::Cmd, block_ms: u64) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::from_millis(block_ms))
+    }
+
+    /// One server, one connection: every command already runs where the key lives.
+    fn query_at(
         &self,
-        key: &str,
-        start: StreamId,
-        end: StreamId,
-        count: Option<usize>,
-        reverse: bool,
-    ) -> Result<Vec<RawEntry>, FeedError> {
-        let mut command = redis::cmd(if reverse { "XREVRANGE" } else { "XRANGE" });
-        command.arg(key);
-        if reverse {
-            command.arg(end.to_string()).arg(start.to_string());
-        } else {
-            command.arg(start.to_string()).arg(end.to_string());
-        }
-        if let Some(n) = count {
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            command.arg("COUNT").arg(n);
-        }
-        match self.query(&command)? {
-            Value::Array(entries) => entries.iter().map(parse_entry).collect(),
-            Value::Nil => Ok(Vec::new()),
-            _ => Err(malformed("XRANGE")),
-        }
+        _key: &str,
+        command: &redis::Cmd,
+        block_ms: u64,
+    ) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::from_millis(block_ms))
     }
 
-    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError> {
-        let mut command = redis::cmd("XINFO");
-        command.arg("STREAM").arg(key);
-        let reply = match self.query(&command) {
-            Ok(reply) => reply,
-            Err(FeedError::NoSuchKey(_)) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let pairs: Vec<(String, Value)> = match reply {
-            Value::Map(pairs) => pairs
-                .into_iter()
-                .filter_map(|(k, v)| {
-                    bytes(&k)
-                        .ok()
-                        .map(|k| (String::from_utf8_lossy(&k).into_owned(), v))
-                })
-                .collect(),
-            Value::Array(flat) => flat
-                .chunks(2)
-                .filter_map(|kv| match kv {
-                    [k, v] => bytes(k)
-                        .ok()
-                        .map(|k| (String::from_utf8_lossy(&k).into_owned(), v.clone())),
-                    _ => None,
-                })
-                .collect(),
-            _ => return Err(malformed("XINFO STREAM")),
-        };
-        let field = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v)
-                .ok_or_else(|| malformed(name))
-        };
-        Ok(Some(StreamMeta {
-            length: int(field("length")?)?,
-            last_id: parse_id(field("last-generated-id")?)?,
-            first_id: parse_id(field("recorded-first-entry-id")?)?,
-            max_deleted_id: parse_id(field("max-deleted-entry-id")?)?,
-            entries_added: int(field("entries-added")?)?,
-        }))
+    fn replication(&self) -> Option<Replication> {
+        self.replication
     }
 
-    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
-        let mut command = redis::cmd("XTRIM");
-        command.arg(key);
-        for arg in trim_args(trim) {
-            command.arg(arg);
-        }
-        int(&self.query(&command)?)
+    /// Another connection to the same server with the same settings.
+    fn fork(&self) -> Result<RedisBackend, FeedError> {
+        let forked = RedisBackend {
+            client: self.client.clone(),
+            connection: Mutex::new(None),
+            connect_timeout: self.connect_timeout,
+            response_timeout: self.response_timeout,
+            replication: self.replication,
+        };
+        let live = forked.open()?;
+        *forked.connection.lock() = Some(live);
+        Ok(forked)
     }
 }
