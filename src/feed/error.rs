@@ -84,6 +84,20 @@ pub enum FeedError {
     /// The backend failed otherwise (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
+    /// The connection to a server or cluster node broke, was refused or failed otherwise on the
+    /// network (a node killed or restarting, a failover under way). The command may or may not
+    /// have run; the connection was dropped and the next call reconnects (on a cluster, from
+    /// the seed nodes, reading the slot map afresh).
+    #[error(
+        "{server}: connection lost or refused ({reason}): the command may or may not have run; \
+         retry with backoff, the next call reconnects"
+    )]
+    Disconnected {
+        /// The server, or the cluster's seed nodes.
+        server: String,
+        /// The client library's words.
+        reason: String,
+    },
     /// A cluster backend was given a key without a `{hash tag}`: the cluster could spread one
     /// queue's keys over many slots. Nothing was sent.
     #[error(
@@ -165,14 +179,16 @@ impl FeedError {
         )
     }
 
-    /// Whether the call may succeed if retried after a backoff: a timeout, a cluster that is
-    /// down or failing over, a slot that moved, an append not yet replicated.
+    /// Whether the call may succeed if retried after a backoff: a timeout, a lost connection,
+    /// a cluster that is down or failing over, a slot that moved, an append not yet
+    /// replicated.
     pub fn is_retryable(&self) -> bool {
         self.is_timeout()
             || matches!(
                 self,
                 FeedError::ClusterDown(_)
                     | FeedError::SlotMoved(_)
+                    | FeedError::Disconnected { .. }
                     | FeedError::NotReplicated { .. }
             )
     }

@@ -26,7 +26,7 @@ use redis::Value;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 
-use super::redis::{backend, failure, millis};
+use super::redis::{backend, connect_failure, failure};
 use super::wire::{Replication, Wire};
 use crate::feed::error::FeedError;
 
@@ -132,16 +132,10 @@ impl ClusterBackend {
     }
 
     fn open(&self) -> Result<Live, FeedError> {
-        let connection = self.client.get_connection().map_err(|e| {
-            if e.is_timeout() {
-                FeedError::ConnectTimeout {
-                    server: self.seeds.clone(),
-                    after_ms: millis(self.connect_timeout),
-                }
-            } else {
-                backend(e)
-            }
-        })?;
+        let connection = self
+            .client
+            .get_connection()
+            .map_err(|e| connect_failure(e, || self.seeds.clone(), self.connect_timeout))?;
         Ok(Live {
             connection,
             read_timeout: self.response_timeout,

@@ -193,16 +193,7 @@ impl RedisBackend {
         let connection = self
             .client
             .get_connection_with_timeout(self.connect_timeout)
-            .map_err(|e| {
-                if e.is_timeout() {
-                    FeedError::ConnectTimeout {
-                        server: self.server(),
-                        after_ms: millis(self.connect_timeout),
-                    }
-                } else {
-                    backend(e)
-                }
-            })?;
+            .map_err(|e| connect_failure(e, || self.server(), self.connect_timeout))?;
         connection
             .set_read_timeout(Some(self.response_timeout))
             .and_then(|()| connection.set_write_timeout(Some(self.response_timeout)))
@@ -240,6 +231,28 @@ impl RedisBackend {
     }
 }
 
+/// The mapping from a failed connect (with the handshake) to the feed's error: a timeout, a
+/// refused or broken connection, or what the server answered the handshake.
+pub(super) fn connect_failure(
+    e: redis::RedisError,
+    server: impl FnOnce() -> String,
+    timeout: Duration,
+) -> FeedError {
+    if e.is_timeout() {
+        FeedError::ConnectTimeout {
+            server: server(),
+            after_ms: millis(timeout),
+        }
+    } else if e.code().is_none() && (e.is_io_error() || e.is_connection_refusal()) {
+        FeedError::Disconnected {
+            server: server(),
+            reason: e.to_string(),
+        }
+    } else {
+        server_error(e)
+    }
+}
+
 /// The one mapping from a failed call to the feed's error, for one server and a cluster
 /// alike, and whether the connection is broken: a timed-out or broken connection must never be
 /// reused (a late reply would answer the next command), so the caller drops it and the next
@@ -259,6 +272,11 @@ pub(super) fn failure(
         FeedError::ReplyTimeout {
             server: server(),
             after_ms: millis(waited),
+        }
+    } else if broken && e.code().is_none() {
+        FeedError::Disconnected {
+            server: server(),
+            reason: e.to_string(),
         }
     } else {
         server_error(e)
