@@ -21,12 +21,12 @@
 
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use redis::Value;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 
-use super::redis::{backend, connect_failure, failure};
+use super::link::{Link, connect_failure};
+use super::redis::backend;
 use super::wire::{Replication, Wire};
 use crate::feed::error::FeedError;
 
@@ -35,16 +35,7 @@ pub struct ClusterBackend {
     client: ClusterClient,
     /// The seed nodes, for errors.
     seeds: String,
-    connection: Mutex<Option<Live>>,
-    connect_timeout: Duration,
-    response_timeout: Duration,
-    replication: Option<Replication>,
-}
-
-/// An open cluster connection and the read timeout its node connections have now.
-struct Live {
-    connection: ClusterConnection,
-    read_timeout: Duration,
+    link: Link<ClusterConnection>,
 }
 
 impl std::fmt::Debug for ClusterBackend {
@@ -90,9 +81,7 @@ impl ClusterBackend {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> Result<ClusterBackend, FeedError> {
-        let least = Duration::from_millis(1);
-        let (connect_timeout, response_timeout) =
-            (connect_timeout.max(least), response_timeout.max(least));
+        let link = Link::new(connect_timeout, response_timeout);
         let urls: Vec<&str> = seeds.iter().map(AsRef::as_ref).collect();
         if urls.is_empty() {
             return Err(FeedError::Backend(
@@ -100,8 +89,8 @@ impl ClusterBackend {
             ));
         }
         let client = ClusterClient::builder(urls.iter().copied())
-            .connection_timeout(connect_timeout)
-            .response_timeout(response_timeout)
+            .connection_timeout(link.connect_timeout)
+            .response_timeout(link.response_timeout)
             .retries(ClusterBackend::REDIRECTS_MAX)
             .min_retry_wait(ClusterBackend::RETRY_WAIT_MS.0)
             .max_retry_wait(ClusterBackend::RETRY_WAIT_MS.1)
@@ -110,13 +99,9 @@ impl ClusterBackend {
         let cluster = ClusterBackend {
             client,
             seeds: urls.join(","),
-            connection: Mutex::new(None),
-            connect_timeout,
-            response_timeout,
-            replication: None,
+            link,
         };
-        let live = cluster.open()?;
-        *cluster.connection.lock() = Some(live);
+        cluster.link.install(cluster.open()?);
         Ok(cluster)
     }
 
@@ -124,54 +109,25 @@ impl ClusterBackend {
     /// replicas timeout` on the key's master after each XADD; the append is acknowledged only
     /// when `replicas` of that master's replicas hold it.
     pub fn with_replicated_append(mut self, replicas: u32, timeout: Duration) -> ClusterBackend {
-        self.replication = Some(Replication {
-            replicas: replicas.max(1),
-            timeout,
-        });
+        self.link.replicate(replicas, timeout);
         self
     }
 
-    fn open(&self) -> Result<Live, FeedError> {
-        let connection = self
-            .client
+    /// A cluster connection through the seeds (the library sets each node connection's
+    /// timeouts from the client's settings).
+    fn open(&self) -> Result<ClusterConnection, FeedError> {
+        self.client
             .get_connection()
-            .map_err(|e| connect_failure(e, || self.seeds.clone(), self.connect_timeout))?;
-        Ok(Live {
-            connection,
-            read_timeout: self.response_timeout,
-        })
+            .map_err(|e| connect_failure(e, || self.seeds.clone(), self.link.connect_timeout))
     }
 
-    /// Runs `call` on the cluster connection (opening it first if the last call dropped it),
-    /// with the read timeout raised by `block`.
     fn run(
         &self,
         block: Duration,
         call: impl FnOnce(&mut ClusterConnection) -> redis::RedisResult<Value>,
     ) -> Result<Value, FeedError> {
-        let mut slot = self.connection.lock();
-        if slot.is_none() {
-            *slot = Some(self.open()?);
-        }
-        let Some(live) = slot.as_mut() else {
-            return Err(FeedError::Backend("no cluster connection".to_string()));
-        };
-        let needed = self.response_timeout.saturating_add(block);
-        if needed > live.read_timeout {
-            if let Err(e) = live.connection.set_read_timeout(Some(needed)) {
-                *slot = None;
-                return Err(backend(e));
-            }
-            live.read_timeout = needed;
-        }
-        let waited = live.read_timeout;
-        call(&mut live.connection).map_err(|e| {
-            let (broken, error) = failure(e, || self.seeds.clone(), waited);
-            if broken {
-                *slot = None;
-            }
-            error
-        })
+        self.link
+            .run(block, || self.open(), || self.seeds.clone(), call)
     }
 }
 
@@ -210,7 +166,7 @@ impl Wire for ClusterBackend {
     }
 
     fn replication(&self) -> Option<Replication> {
-        self.replication
+        self.link.replication
     }
 
     /// Another cluster connection through the same seeds, with the same settings.
@@ -218,13 +174,9 @@ impl Wire for ClusterBackend {
         let forked = ClusterBackend {
             client: self.client.clone(),
             seeds: self.seeds.clone(),
-            connection: Mutex::new(None),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
-            replication: self.replication,
+            link: self.link.settings(),
         };
-        let live = forked.open()?;
-        *forked.connection.lock() = Some(live);
+        forked.link.install(forked.open()?);
         Ok(forked)
     }
 }

@@ -13,6 +13,7 @@ mod embedded;
 mod embedded_groups;
 mod fold_trim;
 pub mod groups;
+mod link;
 mod recording;
 mod redis;
 mod redis_groups;

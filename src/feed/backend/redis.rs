@@ -1,8 +1,9 @@
 //! Any Redis-compatible server as a backend (`echomq serve`, Redis 7, Valkey 8), through the
 //! `redis` crate's synchronous connection.
 //!
-//! One connection behind a mutex; a broken connection is reopened on the next call. Keys keep
-//! the `emq:{queue}:...` hash tag, so a queue's streams share one Cluster slot.
+//! One connection behind a mutex (`link.rs`, shared with the cluster backend); a broken
+//! connection is reopened on the next call. Keys keep the `emq:{queue}:...` hash tag, so a
+//! queue's streams share one Cluster slot.
 //!
 //! Timeouts: connecting (the TCP connect and the client's handshake together) may take
 //! `connect_timeout`, and every reply `response_timeout`, so a server that stops answering
@@ -17,10 +18,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use echomq_engine::StreamId;
-use parking_lot::Mutex;
 use redis::Value;
 
 use super::RawEntry;
+use super::link::{Link, connect_failure};
 use super::wire::{Replication, Wire};
 use crate::feed::error::FeedError;
 use crate::feed::fields::Fields;
@@ -28,20 +29,7 @@ use crate::feed::fields::Fields;
 /// A backend over a Redis-protocol connection.
 pub struct RedisBackend {
     client: redis::Client,
-    connection: Mutex<Option<Live>>,
-    /// The TCP connect and the handshake, together.
-    connect_timeout: Duration,
-    /// A reply, after any BLOCK time the command asked for.
-    response_timeout: Duration,
-    /// The opt-in replicated append.
-    replication: Option<Replication>,
-}
-
-/// An open connection and the read timeout its socket has now.
-struct Live {
-    connection: redis::Connection,
-    /// `response_timeout`, or more after a blocking read raised it.
-    read_timeout: Duration,
+    link: Link<redis::Connection>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -158,17 +146,12 @@ impl RedisBackend {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> Result<RedisBackend, FeedError> {
-        let least = Duration::from_millis(1);
         let client = redis::Client::open(url).map_err(backend)?;
         let backend = RedisBackend {
             client,
-            connection: Mutex::new(None),
-            connect_timeout: connect_timeout.max(least),
-            response_timeout: response_timeout.max(least),
-            replication: None,
+            link: Link::new(connect_timeout, response_timeout),
         };
-        let live = backend.open()?;
-        *backend.connection.lock() = Some(live);
+        backend.link.install(backend.open()?);
         Ok(backend)
     }
 
@@ -177,10 +160,7 @@ impl RedisBackend {
     /// [`FeedError::NotReplicated`] otherwise (the entry is on the master, maybe not beyond).
     /// Redis replicates asynchronously; without this a failover can lose acknowledged appends.
     pub fn with_replicated_append(mut self, replicas: u32, timeout: Duration) -> RedisBackend {
-        self.replication = Some(Replication {
-            replicas: replicas.max(1),
-            timeout,
-        });
+        self.link.replicate(replicas, timeout);
         self
     }
 
@@ -189,103 +169,28 @@ impl RedisBackend {
         self.client.get_connection_info().addr().to_string()
     }
 
-    fn open(&self) -> Result<Live, FeedError> {
+    fn open(&self) -> Result<redis::Connection, FeedError> {
+        let timeout = self.link.connect_timeout;
         let connection = self
             .client
-            .get_connection_with_timeout(self.connect_timeout)
-            .map_err(|e| connect_failure(e, || self.server(), self.connect_timeout))?;
+            .get_connection_with_timeout(timeout)
+            .map_err(|e| connect_failure(e, || self.server(), timeout))?;
+        let response_timeout = Some(self.link.response_timeout);
         connection
-            .set_read_timeout(Some(self.response_timeout))
-            .and_then(|()| connection.set_write_timeout(Some(self.response_timeout)))
+            .set_read_timeout(response_timeout)
+            .and_then(|()| connection.set_write_timeout(response_timeout))
             .map_err(backend)?;
-        Ok(Live {
-            connection,
-            read_timeout: self.response_timeout,
-        })
+        Ok(connection)
     }
 
     fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
-        let mut slot = self.connection.lock();
-        if slot.is_none() {
-            *slot = Some(self.open()?);
-        }
-        let Some(live) = slot.as_mut() else {
-            return Err(malformed("a connection"));
-        };
-        let needed = self.response_timeout.saturating_add(block);
-        if needed > live.read_timeout {
-            if let Err(e) = live.connection.set_read_timeout(Some(needed)) {
-                *slot = None;
-                return Err(backend(e));
-            }
-            live.read_timeout = needed;
-        }
-        let waited = live.read_timeout;
-        command.query::<Value>(&mut live.connection).map_err(|e| {
-            let (broken, error) = failure(e, || self.server(), waited);
-            if broken {
-                *slot = None;
-            }
-            error
-        })
+        self.link.run(
+            block,
+            || self.open(),
+            || self.server(),
+            |c| command.query::<Value>(c),
+        )
     }
-}
-
-/// The mapping from a failed connect (with the handshake) to the feed's error: a timeout, a
-/// refused or broken connection, or what the server answered the handshake.
-pub(super) fn connect_failure(
-    e: redis::RedisError,
-    server: impl FnOnce() -> String,
-    timeout: Duration,
-) -> FeedError {
-    if e.is_timeout() {
-        FeedError::ConnectTimeout {
-            server: server(),
-            after_ms: millis(timeout),
-        }
-    } else if e.code().is_none() && (e.is_io_error() || e.is_connection_refusal()) {
-        FeedError::Disconnected {
-            server: server(),
-            reason: e.to_string(),
-        }
-    } else {
-        server_error(e)
-    }
-}
-
-/// The one mapping from a failed call to the feed's error, for one server and a cluster
-/// alike, and whether the connection is broken: a timed-out or broken connection must never be
-/// reused (a late reply would answer the next command), so the caller drops it and the next
-/// call reconnects. `server` names the server for a timeout; `waited` is the timeout that ran
-/// out.
-pub(super) fn failure(
-    e: redis::RedisError,
-    server: impl FnOnce() -> String,
-    waited: Duration,
-) -> (bool, FeedError) {
-    let broken = e.is_timeout()
-        || e.is_io_error()
-        || e.is_connection_dropped()
-        || e.is_connection_refusal()
-        || e.kind() == redis::ErrorKind::ClusterConnectionNotFound;
-    let error = if e.is_timeout() {
-        FeedError::ReplyTimeout {
-            server: server(),
-            after_ms: millis(waited),
-        }
-    } else if broken && e.code().is_none() {
-        FeedError::Disconnected {
-            server: server(),
-            reason: e.to_string(),
-        }
-    } else {
-        server_error(e)
-    };
-    (broken, error)
-}
-
-pub(super) fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Wire for RedisBackend {
@@ -309,20 +214,16 @@ impl Wire for RedisBackend {
     }
 
     fn replication(&self) -> Option<Replication> {
-        self.replication
+        self.link.replication
     }
 
     /// Another connection to the same server with the same settings.
     fn fork(&self) -> Result<RedisBackend, FeedError> {
         let forked = RedisBackend {
             client: self.client.clone(),
-            connection: Mutex::new(None),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
-            replication: self.replication,
+            link: self.link.settings(),
         };
-        let live = forked.open()?;
-        *forked.connection.lock() = Some(live);
+        forked.link.install(forked.open()?);
         Ok(forked)
     }
 }

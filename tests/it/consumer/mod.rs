@@ -168,29 +168,25 @@ impl Target {
             }
             Target::Cluster(cluster) => {
                 let client = redis::cluster::ClusterClient::new(cluster.seeds()).unwrap();
-                let mut connection = client.get_connection().unwrap();
-                let mut command = redis::cmd(argv[0]);
-                for arg in &argv[1..] {
-                    command.arg(*arg);
-                }
-                match command.query::<redis::Value>(&mut connection) {
-                    Ok(value) => format!("{value:?}"),
-                    Err(e) => e.to_string(),
-                }
+                raw_on(&mut client.get_connection().unwrap(), argv)
             }
             _ => {
                 let client = redis::Client::open(self.url().unwrap()).unwrap();
-                let mut connection = client.get_connection().unwrap();
-                let mut command = redis::cmd(argv[0]);
-                for arg in &argv[1..] {
-                    command.arg(*arg);
-                }
-                match command.query::<redis::Value>(&mut connection) {
-                    Ok(value) => format!("{value:?}"),
-                    Err(e) => e.to_string(),
-                }
+                raw_on(&mut client.get_connection().unwrap(), argv)
             }
         }
+    }
+}
+
+/// Runs `argv` on a server or cluster connection; the reply as text (errors as their text).
+fn raw_on(connection: &mut impl redis::ConnectionLike, argv: &[&str]) -> String {
+    let mut command = redis::cmd(argv[0]);
+    for arg in &argv[1..] {
+        command.arg(*arg);
+    }
+    match command.query::<redis::Value>(connection) {
+        Ok(value) => format!("{value:?}"),
+        Err(e) => e.to_string(),
     }
 }
 
