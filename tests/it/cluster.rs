@@ -2,7 +2,7 @@
 //! cluster as one more backend in `feed` and `consumer`).
 //!
 //! - Bad input: a key without a hash tag is refused before anything is sent; a cluster that
-//!   is down is a typed, retryable error.
+//!   is down and a slot that moves mid-call are typed, retryable errors.
 //! - Resharding: the slot of the queue's hash tag moves to another master, key by key, while a
 //!   producer appends and a `StreamConsumer` reads; both retry with backoff and resume.
 //! - Failover: the master owning the queue is killed with SIGKILL and its replica promoted.
@@ -117,6 +117,46 @@ fn cluster_down_is_a_typed_error_that_says_retry() {
     assert!(matches!(error, FeedError::ClusterDown(_)), "{error:?}");
     assert!(error.is_retryable(), "{error}");
     assert!(error.to_string().contains("retry"), "{error}");
+}
+
+#[test]
+fn cluster_a_slot_moved_mid_call_is_a_typed_error_once_the_redirects_run_out() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let (held, missing) = (stream_key("cm", "held"), stream_key("cm", "missing"));
+    let slot = cluster.slot_of(&held);
+    assert_eq!(cluster.slot_of(&missing), slot, "one queue, one slot");
+    let from = cluster.master_of(slot);
+    let to = cluster.masters().into_iter().find(|m| *m != from).unwrap();
+    let backend = cluster.backend();
+    backend
+        .add(&held, StreamId::new(1, 0), &[b"f", b"v"])
+        .unwrap();
+    // A slot half moved: its owner still serves the keys it holds, and sends clients of any
+    // other key to the destination (ASK), which is not importing and sends them back (MOVED),
+    // until the client's redirects run out.
+    let dest = cluster::text(&cluster::call(to, &["CLUSTER", "MYID"]).unwrap());
+    let slot_text = slot.to_string();
+    cluster::call(
+        from,
+        &["CLUSTER", "SETSLOT", &slot_text, "MIGRATING", &dest],
+    )
+    .unwrap();
+    backend
+        .add(&held, StreamId::new(2, 0), &[b"f", b"v"])
+        .unwrap();
+    let read = |key: &str| backend.range(key, StreamId::MIN, StreamId::MAX, None, false);
+    let error = read(&missing).unwrap_err();
+    assert!(matches!(error, FeedError::SlotMoved(_)), "{error:?}");
+    assert!(
+        error.is_retryable() && error.to_string().contains("retry"),
+        "{error}"
+    );
+    // Once the slot settles, the same call goes through.
+    cluster::call(from, &["CLUSTER", "SETSLOT", &slot_text, "STABLE"]).unwrap();
+    assert!(read(&missing).unwrap().is_empty());
+    assert_eq!(read(&held).unwrap().len(), 2);
 }
 
 /// What the producer did.
