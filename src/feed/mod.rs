@@ -3,7 +3,8 @@
 //! - [`brand`]: branded record ids (`EVT_...`), their text form and XADD-id correspondence,
 //!   and [`BrandedError`]; [`minter`]: the writer's monotone mint.
 //! - [`backend`]: the [`Backend`] trait over the stream commands the feed needs, for the
-//!   embedded engine, any Redis-compatible server, and a call-recording wrapper. Each backend
+//!   embedded engine, any Redis-compatible server, a Redis or Valkey Cluster
+//!   ([`ClusterBackend`]), and a call-recording wrapper. Each backend
 //!   maps its errors once to [`FeedError`]'s typed variants ([`FeedError::NoGroup`], ...).
 //! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
 //!   trim, over streams named `emq:{<queue>}:stream:<name>`.
