@@ -9,14 +9,19 @@
 //! ```text
 //! cargo run --example codemojex                          # embedded engine
 //! cargo run --example codemojex -- --redis redis://127.0.0.1:6379/   # echomq serve, Redis, Valkey
+//! cargo run --example codemojex -- --redis-cluster redis://127.0.0.1:7000   # a Redis Cluster
 //! ```
+//!
+//! On a cluster, `--redis-cluster` takes one or more seed nodes (comma-separated); the queue's
+//! hash tag `{cm}` puts the whole game in one slot, on one master.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use echomq::engine::{Clock, Keyspace, ManualClock};
 use echomq::feed::{
-    Backend, Brand, Branded, CachedProjection, Embedded, Feed, Minter, Record, RedisBackend, Window,
+    Backend, Brand, Branded, CachedProjection, ClusterBackend, Embedded, Feed, Minter, Record,
+    RedisBackend, Window,
 };
 use time::OffsetDateTime;
 
@@ -193,12 +198,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let leaderboard = play(&feed, &clock)?;
             report(&feed, &clock, &leaderboard)
         }
+        [flag, seeds] if flag == "--redis-cluster" => {
+            let seeds: Vec<&str> = seeds.split(',').collect();
+            let feed = Feed::with_clock(ClusterBackend::connect(&seeds)?, clock.clone());
+            let leaderboard = play(&feed, &clock)?;
+            report(&feed, &clock, &leaderboard)
+        }
         [] => {
             let keyspace = Arc::new(Keyspace::new(clock.clone()));
             let feed = Feed::with_clock(Embedded::new(keyspace), clock.clone());
             let leaderboard = play(&feed, &clock)?;
             report(&feed, &clock, &leaderboard)
         }
-        _ => Err("usage: codemojex [--redis redis://host:port/]".into()),
+        _ => Err(
+            "usage: codemojex [--redis redis://host:port/ | --redis-cluster redis://host:port[,...]]"
+                .into(),
+        ),
     }
 }

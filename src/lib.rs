@@ -10,8 +10,9 @@
 //!   starts one in-process as a test double.
 //! - **Feed layer.** Branded ids, an append/read/window API, projections, a consumer runtime and
 //!   a retention driver over one `Backend` trait, implemented by the embedded engine
-//!   ([`feed::Embedded`]) and by any Redis-compatible server ([`feed::RedisBackend`]), so the
-//!   same code runs in-process, against `echomq serve`, or against Redis or Valkey.
+//!   ([`feed::Embedded`]), by any Redis-compatible server ([`feed::RedisBackend`]) and by a
+//!   Redis or Valkey Cluster ([`feed::ClusterBackend`]), so the same code runs in-process,
+//!   against `echomq serve`, against Redis or Valkey, or on a cluster.
 //!
 //! Trimmed entries can be folded into an archive (the `echomq-archive` crate, re-exported as
 //! [`archive`]): `Feed::with_archive` and `echomq serve --archive` fold what a trim removes

@@ -156,13 +156,35 @@ pub enum TargetSpec {
         /// `host:port`, for the reachability probe.
         addr: String,
     },
+    /// A Redis or Valkey Cluster, through these seed nodes.
+    Cluster {
+        /// `redis://host:port` per seed node.
+        seeds: Vec<String>,
+        /// `host:port` per seed node, for the probe and the label.
+        addrs: Vec<String>,
+    },
 }
 
 impl TargetSpec {
-    /// Parses `embedded` or `redis://[user:pass@]host[:port][/db]`.
+    /// Parses `embedded`, `redis://[user:pass@]host[:port][/db]` or
+    /// `redis-cluster://host:port[,host:port...]`.
     pub fn parse(text: &str) -> Result<TargetSpec, BenchError> {
         if text == "embedded" {
             return Ok(TargetSpec::Embedded);
+        }
+        if let Some(nodes) = text.strip_prefix("redis-cluster://") {
+            let mut seeds = Vec::new();
+            let mut addrs = Vec::new();
+            for node in nodes.split(',') {
+                match TargetSpec::parse(&format!("redis://{node}")) {
+                    Ok(TargetSpec::Remote { url, addr }) if !node.contains('/') => {
+                        seeds.push(url);
+                        addrs.push(addr);
+                    }
+                    _ => return Err(BenchError::BadTarget(text.to_string())),
+                }
+            }
+            return Ok(TargetSpec::Cluster { seeds, addrs });
         }
         let bad = || BenchError::BadTarget(text.to_string());
         let rest = text.strip_prefix("redis://").ok_or_else(bad)?;
@@ -201,6 +223,7 @@ impl TargetSpec {
         match self {
             TargetSpec::Embedded => "embedded".to_string(),
             TargetSpec::Remote { addr, .. } => addr.clone(),
+            TargetSpec::Cluster { addrs, .. } => format!("cluster:{}", addrs.join(",")),
         }
     }
 }
@@ -265,6 +288,30 @@ mod tests {
             "localhost:7000"
         );
         for text in ["", "http://x:1", "redis://", "redis://host:notaport", "emb"] {
+            assert!(TargetSpec::parse(text).is_err(), "{text}");
+        }
+        let cluster = TargetSpec::parse("redis-cluster://127.0.0.1:7000,127.0.0.1:7001").unwrap();
+        assert_eq!(
+            cluster,
+            TargetSpec::Cluster {
+                seeds: vec![
+                    "redis://127.0.0.1:7000".to_string(),
+                    "redis://127.0.0.1:7001".to_string()
+                ],
+                addrs: vec!["127.0.0.1:7000".to_string(), "127.0.0.1:7001".to_string()],
+            }
+        );
+        assert_eq!(cluster.label(), "cluster:127.0.0.1:7000,127.0.0.1:7001");
+        assert_eq!(
+            TargetSpec::parse("redis-cluster://h").unwrap().label(),
+            "cluster:h:6379"
+        );
+        for text in [
+            "redis-cluster://",
+            "redis-cluster://h:1,",
+            "redis-cluster://h:x",
+            "redis-cluster://h:1/2",
+        ] {
             assert!(TargetSpec::parse(text).is_err(), "{text}");
         }
     }

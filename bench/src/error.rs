@@ -8,8 +8,11 @@ pub enum BenchError {
     /// An `--entries` item that is not a count.
     #[error("bad --entries value '{0}': give counts like 10000, 1e4 or 10k, at least 1")]
     BadSize(String),
-    /// A `--target` that is neither `embedded` nor a `redis://` URL.
-    #[error("bad --target '{0}': give `embedded` or `redis://host:port`")]
+    /// A `--target` that is neither `embedded`, a `redis://` URL nor a `redis-cluster://` list.
+    #[error(
+        "bad --target '{0}': give `embedded`, `redis://host:port` or \
+         `redis-cluster://host:port[,host:port...]`"
+    )]
     BadTarget(String),
     /// Another option out of range.
     #[error("bad option: {0}")]

@@ -1,5 +1,5 @@
 //! `echomq bench window|trim|append|consume|all [--entries 1e4,1e5,1e6] [--fields N]
-//! [--value-bytes B] [--target embedded|redis://host:port ...] [--json FILE] [--plot FILE.svg]`
+//! [--value-bytes B] [--target embedded|redis://host:port|redis-cluster://host:port,... ...] [--json FILE] [--plot FILE.svg]`
 //!
 //! What a retention policy or a "last five minutes" read costs at a user's volume, how that
 //! grows with the stream, and how the embedded engine compares with a server. For each size
@@ -17,7 +17,8 @@
 //! Modules (private; the command is the interface):
 //!
 //! - `args`: options, sizes and targets; `target`: connecting (with the probe that turns
-//!   a dead or non-Redis port into a clear error) and the commands the bench sends.
+//!   a dead or non-Redis port into a clear error) and the commands the bench sends; `wire`:
+//!   how those reach a server or a cluster.
 //! - `timeline`: ids that map to instants; `loader`: pipelined loading; `stage`: the
 //!   streams of one size and the entries they hold.
 //! - `window`, `trim`, `append`, `consume`: the measurements.
@@ -40,6 +41,7 @@ mod target;
 mod timeline;
 mod trim;
 mod window;
+mod wire;
 
 pub use args::BenchArgs;
 

@@ -1,5 +1,6 @@
-//! A place streams live during a bench: the engine in this process, or a Redis-protocol server
-//! on our own connection.
+//! A place streams live during a bench: the engine in this process, a Redis-protocol server
+//! on our own connection, or a Redis Cluster on a cluster connection (`wire` says how raw
+//! commands reach either; replies are handled here once).
 //!
 //! Remote targets are probed before use: a TCP connect and a raw `PING` with short timeouts, so
 //! an unreachable address or a port that speaks something else (HTTP, SSH) is a clear error
@@ -17,13 +18,15 @@ use std::time::Duration;
 
 use echomq::engine::{Keyspace, Reply, SystemClock};
 use echomq::feed::{
-    ConsumerSettings, Delivery, Embedded, Feed, RedisBackend, StreamConsumer, Subscription,
+    ClusterBackend, ConsumerSettings, Delivery, Embedded, Feed, RedisBackend, StreamConsumer,
+    Subscription,
 };
 use redis::Value;
 use time::OffsetDateTime;
 
 use super::args::TargetSpec;
 use super::error::BenchError;
+use super::wire::Wire;
 
 /// How long a TCP connect, and the first reply, may take before the target counts as dead.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -45,9 +48,17 @@ enum Place {
         feed: Feed<Embedded>,
     },
     Remote {
-        connection: redis::Connection,
-        feed: Feed<RedisBackend>,
+        connection: Box<dyn Wire>,
+        feed: RemoteFeed,
     },
+}
+
+/// The feed over a server or a cluster.
+// One value per target, as `Place`.
+#[allow(clippy::large_enum_variant)]
+enum RemoteFeed {
+    One(Feed<RedisBackend>),
+    Cluster(Feed<ClusterBackend>),
 }
 
 /// What the bench knows about a target's memory.
@@ -128,7 +139,43 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
                 kind: String::new(),
                 local: resolved.iter().all(|a| a.ip().is_loopback()),
                 memory: ServerMemory::default(),
-                place: Place::Remote { connection, feed },
+                place: Place::Remote {
+                    connection: Box::new(connection),
+                    feed: RemoteFeed::One(feed),
+                },
+            };
+            target.read_info()?;
+            Ok(target)
+        }
+        TargetSpec::Cluster { seeds, addrs } => {
+            let label = spec.label();
+            let mut local = true;
+            for (seed, addr) in seeds.iter().zip(addrs) {
+                local &= probe(seed, addr)?.iter().all(|a| a.ip().is_loopback());
+            }
+            let unreachable = |e: redis::RedisError| BenchError::Unreachable {
+                target: label.clone(),
+                reason: e.to_string(),
+            };
+            let connection =
+                redis::cluster::ClusterClient::builder(seeds.iter().map(String::as_str))
+                    .connection_timeout(PROBE_TIMEOUT)
+                    .response_timeout(COMMAND_TIMEOUT)
+                    .build()
+                    .and_then(|client| client.get_connection())
+                    .map_err(unreachable)?;
+            let backend = ClusterBackend::connect_with(seeds, PROBE_TIMEOUT, COMMAND_TIMEOUT)
+                .map_err(|e| server_error(&label, e))?;
+            let mut target = Target {
+                spec: spec.clone(),
+                server: String::new(),
+                kind: String::new(),
+                local,
+                memory: ServerMemory::default(),
+                place: Place::Remote {
+                    connection: Box::new(connection),
+                    feed: RemoteFeed::Cluster(Feed::new(backend)),
+                },
             };
             target.read_info()?;
             Ok(target)
@@ -211,6 +258,7 @@ impl Target {
         match &self.spec {
             TargetSpec::Embedded => "embedded".to_string(),
             TargetSpec::Remote { addr, .. } => format!("{}@{addr}", self.kind),
+            TargetSpec::Cluster { addrs, .. } => format!("{}@{}", self.kind, addrs.join(",")),
         }
     }
 
@@ -230,6 +278,11 @@ impl Target {
             let v = version("redis_version");
             (format!("redis-{v}"), format!("redis {v}"))
         };
+        if let TargetSpec::Cluster { .. } = self.spec {
+            // INFO of one node (a run's keys share one slot, so one master holds them all).
+            self.kind.push_str("-cluster");
+            self.server.push_str(" cluster");
+        }
         let number = |name| info_field(&text, name).and_then(|v| v.parse().ok());
         self.memory = ServerMemory {
             used_bytes: number("used_memory").unwrap_or(0),
@@ -243,9 +296,14 @@ impl Target {
         let Place::Remote { connection, .. } = &mut self.place else {
             return Ok(String::new());
         };
-        let reply: Value = redis::cmd("INFO")
-            .query(connection)
+        let reply = connection
+            .query(&redis::cmd("INFO"))
             .map_err(|e| server_error(&self.spec.label(), e))?;
+        // A cluster connection asks every node: take one node's answer.
+        let reply = match reply {
+            Value::Map(mut nodes) if !nodes.is_empty() => nodes.swap_remove(0).1,
+            other => other,
+        };
         Ok(as_bytes(&reply)
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default())
@@ -273,16 +331,8 @@ impl Target {
                 Ok(())
             }
             Place::Remote { connection, .. } => {
-                let mut pipe = redis::pipe();
-                for argv in commands {
-                    let mut command = redis::Cmd::new();
-                    for arg in argv {
-                        command.arg(arg.as_slice());
-                    }
-                    pipe.add_command(command);
-                }
-                let replies: Vec<Value> = pipe
-                    .query(connection)
+                let replies = connection
+                    .pipeline(commands.iter().map(command).collect())
                     .map_err(|e| server_error(&label, e))?;
                 match replies.iter().find(|v| matches!(v, Value::ServerError(_))) {
                     Some(Value::ServerError(e)) => Err(server_error(&label, format!("{e:?}"))),
@@ -306,13 +356,12 @@ impl Target {
                 Ok(())
             }),
             Place::Remote { connection, .. } => {
-                let mut pipe = redis::pipe();
-                pipe.atomic();
-                for argv in commands {
-                    pipe.add_command(command(argv));
-                }
-                let replies: Vec<Value> = pipe
-                    .query(connection)
+                let key = commands.first().and_then(|argv| argv.get(1));
+                let replies = connection
+                    .atomic(
+                        key.map_or(&[][..], Vec::as_slice),
+                        commands.iter().map(command).collect(),
+                    )
                     .map_err(|e| server_error(&label, e))?;
                 match replies.iter().find(|v| matches!(v, Value::ServerError(_))) {
                     Some(Value::ServerError(e)) => Err(server_error(&label, format!("{e:?}"))),
@@ -338,9 +387,14 @@ impl Target {
             Place::Embedded { feed, .. } => {
                 StreamConsumer::start(feed.backend(), subscription, settings, handler)
             }
-            Place::Remote { feed, .. } => {
-                StreamConsumer::start(feed.backend(), subscription, settings, handler)
-            }
+            Place::Remote {
+                feed: RemoteFeed::One(feed),
+                ..
+            } => StreamConsumer::start(feed.backend(), subscription, settings, handler),
+            Place::Remote {
+                feed: RemoteFeed::Cluster(feed),
+                ..
+            } => StreamConsumer::start(feed.backend(), subscription, settings, handler),
         };
         started.map_err(|e| self.error(e))
     }
@@ -356,8 +410,8 @@ impl Target {
                 Err(e) => Err(server_error(&label, e)),
             },
             Place::Remote { connection, .. } => {
-                let reply: Value = command(argv)
-                    .query(connection)
+                let reply = connection
+                    .query(&command(argv))
                     .map_err(|e| server_error(&label, e))?;
                 as_int(&reply).ok_or_else(|| bad("an integer command"))
             }
@@ -372,8 +426,8 @@ impl Target {
                 .execute(argv)
                 .map(drop)
                 .map_err(|e| server_error(&label, e)),
-            Place::Remote { connection, .. } => command(argv)
-                .query::<Value>(connection)
+            Place::Remote { connection, .. } => connection
+                .query(&command(argv))
                 .map(drop)
                 .map_err(|e| server_error(&label, e)),
         }
@@ -410,8 +464,8 @@ impl Target {
                 }
             }
             Place::Remote { connection, .. } => {
-                let reply: Value = command(&argv)
-                    .query(connection)
+                let reply = connection
+                    .query(&command(&argv))
                     .map_err(|e| server_error(&label, e))?;
                 let pairs: Vec<(Value, Value)> = match reply {
                     Value::Map(pairs) => pairs,
@@ -449,7 +503,14 @@ impl Target {
     ) -> Result<usize, BenchError> {
         let read = match &self.place {
             Place::Embedded { feed, .. } => feed.read_window(queue, name, t0, t1, None),
-            Place::Remote { feed, .. } => feed.read_window(queue, name, t0, t1, None),
+            Place::Remote {
+                feed: RemoteFeed::One(feed),
+                ..
+            } => feed.read_window(queue, name, t0, t1, None),
+            Place::Remote {
+                feed: RemoteFeed::Cluster(feed),
+                ..
+            } => feed.read_window(queue, name, t0, t1, None),
         };
         read.map(|records| records.len()).map_err(|e| self.error(e))
     }
@@ -477,20 +538,16 @@ impl Target {
                 let mut cursor = 0u64;
                 let mut deleted = 0u64;
                 loop {
-                    let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(pattern)
-                        .arg("COUNT")
-                        .arg(1000)
-                        .query(connection)
+                    let (next, keys) = connection
+                        .scan(pattern, cursor)
                         .map_err(|e| server_error(&label, e))?;
                     if !keys.is_empty() {
-                        let n: u64 = redis::cmd("DEL")
-                            .arg(&keys)
-                            .query(connection)
+                        let reply = connection
+                            .query(redis::cmd("DEL").arg(&keys))
                             .map_err(|e| server_error(&label, e))?;
-                        deleted += n;
+                        deleted += as_int(&reply)
+                            .and_then(|n| u64::try_from(n).ok())
+                            .unwrap_or(0);
                     }
                     if next == 0 {
                         return Ok(deleted);

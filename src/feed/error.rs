@@ -6,8 +6,9 @@ use thiserror::Error;
 use super::brand::BrandedError;
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
-/// [`FeedError::Backend`], where the backend says what happened, and
-/// [`FeedError::ReplyTimeout`], where the command may or may not have run.
+/// [`FeedError::Backend`], where the backend says what happened,
+/// [`FeedError::ReplyTimeout`], where the command may or may not have run, and
+/// [`FeedError::NotReplicated`], where the master holds an entry it did not acknowledge.
 ///
 /// The refusals callers act on have their own variants ([`FeedError::NoGroup`],
 /// [`FeedError::BusyGroup`], [`FeedError::WrongType`], [`FeedError::NoSuchKey`],
@@ -83,6 +84,64 @@ pub enum FeedError {
     /// The backend failed otherwise (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
+    /// The connection to a server or cluster node broke, was refused or failed otherwise on the
+    /// network (a node killed or restarting, a failover under way). The command may or may not
+    /// have run; the connection was dropped and the next call reconnects (on a cluster, from
+    /// the seed nodes, reading the slot map afresh).
+    #[error(
+        "{server}: connection lost or refused ({reason}): the command may or may not have run; \
+         retry with backoff, the next call reconnects"
+    )]
+    Disconnected {
+        /// The server, or the cluster's seed nodes.
+        server: String,
+        /// The client library's words.
+        reason: String,
+    },
+    /// A cluster backend was given a key without a `{hash tag}`: the cluster could spread one
+    /// queue's keys over many slots. Nothing was sent.
+    #[error(
+        "key {key:?} has no hash tag: on a cluster every key of a queue must carry the queue in          braces (emq:{{queue}}:...) so its streams share one slot; use the feed's key helpers          or add the tag"
+    )]
+    NoHashTag {
+        /// The refused key.
+        key: String,
+    },
+    /// The cluster is down (`CLUSTERDOWN`): a slot has no reachable master, as while a
+    /// failover elects a replica. The command was not applied; retry with backoff, the cluster
+    /// serves again once the failover completes.
+    #[error(
+        "cluster down, the command was not applied; retry with backoff until a failover          completes: {0}"
+    )]
+    ClusterDown(String),
+    /// The key's slot moved while the call ran (`MOVED`, `ASK` or `TRYAGAIN` after the client
+    /// library's redirects and retries ran out, as during a resharding). The command was not
+    /// applied; retry, the next call follows the refreshed slot map.
+    #[error(
+        "the key's slot moved while the call ran and the redirects ran out; the command was not          applied; retry: {0}"
+    )]
+    SlotMoved(String),
+    /// A multi-key command named keys in different slots (`CROSSSLOT`); put them under one hash
+    /// tag.
+    #[error("keys in different cluster slots; put them under one hash tag: {0}")]
+    CrossSlot(String),
+    /// A replicated append ([`crate::feed::RedisBackend::with_replicated_append`]) reached fewer
+    /// replicas than asked within its timeout. The entry is on the master and may reach the
+    /// replicas later, or be lost if the master fails first: it is not acknowledged. Retry (a
+    /// retry appends it again under a new id) or treat it as not written.
+    #[error(
+        "append {id} reached {acked} of {wanted} replicas within {timeout_ms} ms: not          acknowledged; retry or treat it as not written"
+    )]
+    NotReplicated {
+        /// The id the master stored it under.
+        id: StreamId,
+        /// Replicas that acknowledged it.
+        acked: u64,
+        /// Replicas asked for.
+        wanted: u32,
+        /// WAIT's timeout.
+        timeout_ms: u64,
+    },
     /// Connecting to a server (TCP connect and handshake) took longer than the connect
     /// timeout. Nothing was sent.
     #[error(
@@ -118,5 +177,19 @@ impl FeedError {
             self,
             FeedError::ConnectTimeout { .. } | FeedError::ReplyTimeout { .. }
         )
+    }
+
+    /// Whether the call may succeed if retried after a backoff: a timeout, a lost connection,
+    /// a cluster that is down or failing over, a slot that moved, an append not yet
+    /// replicated.
+    pub fn is_retryable(&self) -> bool {
+        self.is_timeout()
+            || matches!(
+                self,
+                FeedError::ClusterDown(_)
+                    | FeedError::SlotMoved(_)
+                    | FeedError::Disconnected { .. }
+                    | FeedError::NotReplicated { .. }
+            )
     }
 }

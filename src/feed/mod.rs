@@ -3,7 +3,8 @@
 //! - [`brand`]: branded record ids (`EVT_...`), their text form and XADD-id correspondence,
 //!   and [`BrandedError`]; [`minter`]: the writer's monotone mint.
 //! - [`backend`]: the [`Backend`] trait over the stream commands the feed needs, for the
-//!   embedded engine, any Redis-compatible server, and a call-recording wrapper. Each backend
+//!   embedded engine, any Redis-compatible server, a Redis or Valkey Cluster
+//!   ([`ClusterBackend`]), and a call-recording wrapper. Each backend
 //!   maps its errors once to [`FeedError`]'s typed variants ([`FeedError::NoGroup`], ...).
 //! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
 //!   trim, over streams named `emq:{<queue>}:stream:<name>`.
@@ -38,7 +39,9 @@ use echomq_engine::{Clock, StreamId, SystemClock, Trim};
 use parking_lot::Mutex;
 use time::OffsetDateTime;
 
-pub use backend::{Backend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta};
+pub use backend::{
+    Backend, ClusterBackend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta,
+};
 pub use brand::{Brand, Branded, BrandedError, SEQ_MAX};
 pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
 pub use error::FeedError;

@@ -1,6 +1,7 @@
 //! `echomq bench` end to end: a run over the embedded engine, `echomq serve` and a real Redis
 //! writes every figure to JSON and draws a well-formed SVG; bad targets and sizes are refused
-//! with clear errors before anything is written; Ctrl-C mid-run leaves no keys on the server.
+//! with clear errors before anything is written; Ctrl-C mid-run leaves no keys on the server;
+//! a run on a Redis Cluster (`redis-cluster://`) measures every operation and cleans up.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::support::cluster::{self, Cluster};
 use crate::support::peer::{Peer, PeerKind};
 use crate::support::process::{self, Running, echomq};
 use crate::support::resp::Resp;
@@ -205,6 +207,62 @@ fn bench_all_on_three_targets_writes_every_figure_and_a_plot() {
     assert_eq!(dbsize(&mut redis), 0, "the bench left keys on Redis");
     let _ = std::fs::remove_file(json);
     let _ = std::fs::remove_file(svg);
+}
+
+#[test]
+fn bench_all_on_a_redis_cluster_measures_every_operation_and_leaves_no_keys() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let ports = cluster.live_ports();
+    let target = format!(
+        "redis-cluster://127.0.0.1:{},127.0.0.1:{}",
+        ports[0], ports[1]
+    );
+    let json = scratch("cluster.json");
+    let out = bench(&[
+        "all",
+        "--entries",
+        "1e3",
+        "--target",
+        &target,
+        "--samples",
+        "3",
+        "--trim-repeats",
+        "1",
+        "--ops",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let server = report["targets"][0]["server"].as_str().unwrap();
+    assert!(
+        server.starts_with("redis 7") && server.ends_with("cluster"),
+        "{server}"
+    );
+    for section in ["load", "window", "trim", "append", "consume"] {
+        assert!(
+            !report[section].as_array().unwrap().is_empty(),
+            "no {section} rows"
+        );
+    }
+    for row in report["append"].as_array().unwrap() {
+        assert_eq!(count(row, "ops"), 100);
+    }
+    for row in report["consume"].as_array().unwrap() {
+        assert!(count(row, "consumed") >= 100, "{row}");
+    }
+    for port in ports {
+        assert_eq!(
+            cluster::call(port, &["DBSIZE"]).ok(),
+            Some(redis::Value::Int(0)),
+            "the bench left keys on {port}"
+        );
+    }
+    let _ = std::fs::remove_file(json);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The feed layer's backend-independent suite, run on every backend: the embedded engine,
-//! `echomq serve` (in-process, over TCP), and real Redis and Valkey servers.
+//! `echomq serve` (in-process, over TCP), real Redis and Valkey servers, and a 3-master,
+//! 3-replica Redis Cluster.
 //!
 //! Each backend gets the same checks: receipts increase and read back in mint order with the
 //! payload intact, window edges are exact to the millisecond, a restarted writer whose clock is
@@ -15,6 +16,7 @@ use echomq::feed::{
 use echomq::testing::TestServer;
 use time::OffsetDateTime;
 
+use crate::support::cluster::Cluster;
 use crate::support::peer::{Peer, PeerKind};
 use crate::support::resp::Resp;
 
@@ -200,4 +202,12 @@ fn feed_suite_on_valkey() {
     };
     let url = peer_url(&mut peer);
     suite("valkey", || RedisBackend::connect(&url).unwrap());
+}
+
+#[test]
+fn feed_suite_on_a_redis_cluster() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    suite("redis cluster", || cluster.backend());
 }

@@ -5,6 +5,7 @@
 //! - `archive`: fold-before-trim and merge-reads through the server and the feed, and the
 //!   crash test.
 //! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
+//! - `cluster`: the feed on a real Redis Cluster under resharding, failover and bad input.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
 //! - `feed_timeouts`: the Redis backend against servers that stop answering.
 //! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
@@ -20,6 +21,7 @@
 mod archive;
 mod bench;
 mod cli;
+mod cluster;
 mod consumer;
 mod differential;
 mod feed;

@@ -34,6 +34,9 @@ fn kind(error: &FeedError) -> &'static str {
         FeedError::NoSuchKey(_) => "NoSuchKey",
         FeedError::IdNotAboveTop(_) => "IdNotAboveTop",
         FeedError::Backend(_) => "Backend",
+        FeedError::ClusterDown(_) => "ClusterDown",
+        FeedError::SlotMoved(_) => "SlotMoved",
+        FeedError::CrossSlot(_) => "CrossSlot",
         _ => "other",
     }
 }
@@ -54,6 +57,18 @@ fn server_error_replies_map_by_code() {
         (
             "-ERR The ID specified in XADD is equal or smaller than the target stream top item",
             "IdNotAboveTop",
+        ),
+        ("-CLUSTERDOWN The cluster is down", "ClusterDown"),
+        ("-CLUSTERDOWN Hash slot not served", "ClusterDown"),
+        ("-MOVED 3999 127.0.0.1:6381", "SlotMoved"),
+        ("-ASK 3999 127.0.0.1:6381", "SlotMoved"),
+        (
+            "-TRYAGAIN Multiple keys request during rehashing of slot",
+            "SlotMoved",
+        ),
+        (
+            "-CROSSSLOT Keys in request don't hash to the same slot",
+            "CrossSlot",
         ),
         ("-ERR syntax error", "Backend"),
         ("-NOPERM this user has no permissions", "Backend"),
@@ -144,4 +159,18 @@ fn append_catches_up_when_another_writer_moved_the_top() {
         keyspace.execute(&["XLEN", "emq:{q}:stream:s"]).unwrap(),
         Reply::Int(4)
     );
+}
+
+#[test]
+fn cluster_refusals_say_what_to_do_and_are_retryable() {
+    for reply in [
+        "-CLUSTERDOWN The cluster is down",
+        "-MOVED 3999 127.0.0.1:6381",
+    ] {
+        let error = from_reply(reply);
+        assert!(error.is_retryable(), "{error}");
+        assert!(error.to_string().contains("retry"), "{error}");
+    }
+    assert!(!from_reply("-CROSSSLOT Keys in request don't hash to the same slot").is_retryable());
+    assert!(!from_reply("-ERR syntax error").is_retryable());
 }

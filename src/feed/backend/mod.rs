@@ -1,21 +1,29 @@
 //! Where the feed's streams live: one [`Backend`] trait over the stream commands the feed
-//! needs, implemented by the embedded engine ([`Embedded`]) and by any Redis-compatible server
-//! ([`RedisBackend`]: `echomq serve`, Redis, Valkey). [`Recording`] wraps a backend and logs
+//! needs, implemented by the embedded engine ([`Embedded`]), by any Redis-compatible server
+//! ([`RedisBackend`]: `echomq serve`, Redis, Valkey) and by a Redis or Valkey Cluster
+//! ([`ClusterBackend`]). The two server backends share every command (`server.rs`,
+//! `redis_groups.rs`, over the `wire::Wire` trait); they differ only in how a command reaches
+//! its node. [`Recording`] wraps a backend and logs
 //! every call, to prove that bad input is refused before any call is made. [`groups`] holds the
 //! consumer-group commands the consumer runtime needs ([`GroupBackend`]), implemented by the
 //! same two backends in their own files.
 
+mod cluster;
 mod embedded;
 mod embedded_groups;
 mod fold_trim;
 pub mod groups;
+mod link;
 mod recording;
 mod redis;
 mod redis_groups;
+mod server;
+pub(crate) mod wire;
 
 use echomq_archive::Archive;
 use echomq_engine::{StreamId, Trim};
 
+pub use cluster::ClusterBackend;
 pub use embedded::Embedded;
 pub use groups::{Block, Claimed, GroupBackend, GroupEntry, GroupStart, Interrupt, ReadFrom};
 pub use recording::Recording;

@@ -1,8 +1,9 @@
 //! Any Redis-compatible server as a backend (`echomq serve`, Redis 7, Valkey 8), through the
 //! `redis` crate's synchronous connection.
 //!
-//! One connection behind a mutex; a broken connection is reopened on the next call. Keys keep
-//! the `emq:{queue}:...` hash tag, so a queue's streams share one Cluster slot.
+//! One connection behind a mutex (`link.rs`, shared with the cluster backend); a broken
+//! connection is reopened on the next call. Keys keep the `emq:{queue}:...` hash tag, so a
+//! queue's streams share one Cluster slot.
 //!
 //! Timeouts: connecting (the TCP connect and the client's handshake together) may take
 //! `connect_timeout`, and every reply `response_timeout`, so a server that stops answering
@@ -16,29 +17,19 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use echomq_engine::{StreamId, Trim};
-use parking_lot::Mutex;
+use echomq_engine::StreamId;
 use redis::Value;
 
-use super::{Backend, RawEntry, StreamMeta, trim_args};
+use super::RawEntry;
+use super::link::{Link, connect_failure};
+use super::wire::{Replication, Wire};
 use crate::feed::error::FeedError;
 use crate::feed::fields::Fields;
 
 /// A backend over a Redis-protocol connection.
 pub struct RedisBackend {
     client: redis::Client,
-    connection: Mutex<Option<Live>>,
-    /// The TCP connect and the handshake, together.
-    connect_timeout: Duration,
-    /// A reply, after any BLOCK time the command asked for.
-    response_timeout: Duration,
-}
-
-/// An open connection and the read timeout its socket has now.
-struct Live {
-    connection: redis::Connection,
-    /// `response_timeout`, or more after a blocking read raised it.
-    read_timeout: Duration,
+    link: Link<redis::Connection>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -53,8 +44,9 @@ pub(super) fn backend(e: impl std::fmt::Display) -> FeedError {
     FeedError::Backend(e.to_string())
 }
 
-/// The one mapping from a failed command's error to the feed's: a server error reply is told
-/// apart by its code (`NOGROUP`, `BUSYGROUP`, `WRONGTYPE`) or, for the generic `ERR` code, by
+/// The one mapping from a server's error reply to the feed's: a server error reply is told
+/// apart by its code (`NOGROUP`, `BUSYGROUP`, `WRONGTYPE`, and a cluster's `CLUSTERDOWN`,
+/// `MOVED`/`ASK`/`TRYAGAIN` once the client's redirects ran out, `CROSSSLOT`) or, for the generic `ERR` code, by
 /// the start of Redis's message; anything else keeps its text as [`FeedError::Backend`].
 pub(super) fn server_error(e: redis::RedisError) -> FeedError {
     /// Redis's XINFO STREAM (and other commands') message for a missing key, after `ERR`.
@@ -65,6 +57,9 @@ pub(super) fn server_error(e: redis::RedisError) -> FeedError {
     let detail = e.detail().unwrap_or_default();
     match e.code() {
         Some("NOGROUP") => FeedError::NoGroup(text),
+        Some("CLUSTERDOWN") => FeedError::ClusterDown(text),
+        Some("MOVED" | "ASK" | "TRYAGAIN") => FeedError::SlotMoved(text),
+        Some("CROSSSLOT") => FeedError::CrossSlot(text),
         Some("BUSYGROUP") => FeedError::BusyGroup(text),
         Some("WRONGTYPE") => FeedError::WrongType(text),
         Some("ERR") if detail.starts_with(NO_SUCH_KEY) => FeedError::NoSuchKey(text),
@@ -151,31 +146,22 @@ impl RedisBackend {
         connect_timeout: Duration,
         response_timeout: Duration,
     ) -> Result<RedisBackend, FeedError> {
-        let least = Duration::from_millis(1);
         let client = redis::Client::open(url).map_err(backend)?;
         let backend = RedisBackend {
             client,
-            connection: Mutex::new(None),
-            connect_timeout: connect_timeout.max(least),
-            response_timeout: response_timeout.max(least),
+            link: Link::new(connect_timeout, response_timeout),
         };
-        let live = backend.open()?;
-        *backend.connection.lock() = Some(live);
+        backend.link.install(backend.open()?);
         Ok(backend)
     }
 
-    /// Another connection to the same server with the same timeouts (a consumer's own, for
-    /// its blocking reads).
-    pub(crate) fn fork(&self) -> Result<RedisBackend, FeedError> {
-        let forked = RedisBackend {
-            client: self.client.clone(),
-            connection: Mutex::new(None),
-            connect_timeout: self.connect_timeout,
-            response_timeout: self.response_timeout,
-        };
-        let live = forked.open()?;
-        *forked.connection.lock() = Some(live);
-        Ok(forked)
+    /// Opts in to replicated appends: after each XADD the backend sends `WAIT replicas
+    /// timeout` and acknowledges the append only when `replicas` replicas hold it, returning
+    /// [`FeedError::NotReplicated`] otherwise (the entry is on the master, maybe not beyond).
+    /// Redis replicates asynchronously; without this a failover can lose acknowledged appends.
+    pub fn with_replicated_append(mut self, replicas: u32, timeout: Duration) -> RedisBackend {
+        self.link.replicate(replicas, timeout);
+        self
     }
 
     /// The server's address, for errors.
@@ -183,174 +169,61 @@ impl RedisBackend {
         self.client.get_connection_info().addr().to_string()
     }
 
-    fn open(&self) -> Result<Live, FeedError> {
+    fn open(&self) -> Result<redis::Connection, FeedError> {
+        let timeout = self.link.connect_timeout;
         let connection = self
             .client
-            .get_connection_with_timeout(self.connect_timeout)
-            .map_err(|e| {
-                if e.is_timeout() {
-                    FeedError::ConnectTimeout {
-                        server: self.server(),
-                        after_ms: millis(self.connect_timeout),
-                    }
-                } else {
-                    backend(e)
-                }
-            })?;
+            .get_connection_with_timeout(timeout)
+            .map_err(|e| connect_failure(e, || self.server(), timeout))?;
+        let response_timeout = Some(self.link.response_timeout);
         connection
-            .set_read_timeout(Some(self.response_timeout))
-            .and_then(|()| connection.set_write_timeout(Some(self.response_timeout)))
+            .set_read_timeout(response_timeout)
+            .and_then(|()| connection.set_write_timeout(response_timeout))
             .map_err(backend)?;
-        Ok(Live {
-            connection,
-            read_timeout: self.response_timeout,
-        })
+        Ok(connection)
     }
 
-    /// Runs one command, reconnecting once if the connection broke.
-    pub(crate) fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
+    fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
+        self.link.run(
+            block,
+            || self.open(),
+            || self.server(),
+            |c| command.query::<Value>(c),
+        )
+    }
+}
+
+impl Wire for RedisBackend {
+    /// Runs one command, reconnecting first if the last call broke the connection.
+    fn query(&self, command: &redis::Cmd) -> Result<Value, FeedError> {
         self.query_within(command, Duration::ZERO)
     }
 
-    /// Runs a command that may block for `block_ms` before the server answers
-    /// (`XREADGROUP ... BLOCK block_ms`): its reply may take `response_timeout` longer.
-    pub(crate) fn query_blocking(
+    fn query_blocking(&self, command: &redis::Cmd, block_ms: u64) -> Result<Value, FeedError> {
+        self.query_within(command, Duration::from_millis(block_ms))
+    }
+
+    /// One server, one connection: every command already runs where the key lives.
+    fn query_at(
         &self,
+        _key: &str,
         command: &redis::Cmd,
         block_ms: u64,
     ) -> Result<Value, FeedError> {
         self.query_within(command, Duration::from_millis(block_ms))
     }
 
-    fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
-        let mut slot = self.connection.lock();
-        if slot.is_none() {
-            *slot = Some(self.open()?);
-        }
-        let Some(live) = slot.as_mut() else {
-            return Err(malformed("a connection"));
-        };
-        let needed = self.response_timeout.saturating_add(block);
-        if needed > live.read_timeout {
-            if let Err(e) = live.connection.set_read_timeout(Some(needed)) {
-                *slot = None;
-                return Err(backend(e));
-            }
-            live.read_timeout = needed;
-        }
-        let waited = live.read_timeout;
-        match command.query::<Value>(&mut live.connection) {
-            Ok(value) => Ok(value),
-            Err(e) => {
-                if e.is_timeout() || e.is_io_error() || e.is_connection_dropped() {
-                    // A late reply would answer the next command: never reuse this one.
-                    *slot = None;
-                }
-                if e.is_timeout() {
-                    Err(FeedError::ReplyTimeout {
-                        server: self.server(),
-                        after_ms: millis(waited),
-                    })
-                } else {
-                    Err(server_error(e))
-                }
-            }
-        }
-    }
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-impl Backend for RedisBackend {
-    fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
-        let mut command = redis::cmd("XADD");
-        command.arg(key).arg(id.to_string());
-        for item in fields {
-            command.arg(*item);
-        }
-        parse_id(&self.query(&command)?)
+    fn replication(&self) -> Option<Replication> {
+        self.link.replication
     }
 
-    fn range(
-        &self,
-        key: &str,
-        start: StreamId,
-        end: StreamId,
-        count: Option<usize>,
-        reverse: bool,
-    ) -> Result<Vec<RawEntry>, FeedError> {
-        let mut command = redis::cmd(if reverse { "XREVRANGE" } else { "XRANGE" });
-        command.arg(key);
-        if reverse {
-            command.arg(end.to_string()).arg(start.to_string());
-        } else {
-            command.arg(start.to_string()).arg(end.to_string());
-        }
-        if let Some(n) = count {
-            if n == 0 {
-                return Ok(Vec::new());
-            }
-            command.arg("COUNT").arg(n);
-        }
-        match self.query(&command)? {
-            Value::Array(entries) => entries.iter().map(parse_entry).collect(),
-            Value::Nil => Ok(Vec::new()),
-            _ => Err(malformed("XRANGE")),
-        }
-    }
-
-    fn meta(&self, key: &str) -> Result<Option<StreamMeta>, FeedError> {
-        let mut command = redis::cmd("XINFO");
-        command.arg("STREAM").arg(key);
-        let reply = match self.query(&command) {
-            Ok(reply) => reply,
-            Err(FeedError::NoSuchKey(_)) => return Ok(None),
-            Err(e) => return Err(e),
+    /// Another connection to the same server with the same settings.
+    fn fork(&self) -> Result<RedisBackend, FeedError> {
+        let forked = RedisBackend {
+            client: self.client.clone(),
+            link: self.link.settings(),
         };
-        let pairs: Vec<(String, Value)> = match reply {
-            Value::Map(pairs) => pairs
-                .into_iter()
-                .filter_map(|(k, v)| {
-                    bytes(&k)
-                        .ok()
-                        .map(|k| (String::from_utf8_lossy(&k).into_owned(), v))
-                })
-                .collect(),
-            Value::Array(flat) => flat
-                .chunks(2)
-                .filter_map(|kv| match kv {
-                    [k, v] => bytes(k)
-                        .ok()
-                        .map(|k| (String::from_utf8_lossy(&k).into_owned(), v.clone())),
-                    _ => None,
-                })
-                .collect(),
-            _ => return Err(malformed("XINFO STREAM")),
-        };
-        let field = |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v)
-                .ok_or_else(|| malformed(name))
-        };
-        Ok(Some(StreamMeta {
-            length: int(field("length")?)?,
-            last_id: parse_id(field("last-generated-id")?)?,
-            first_id: parse_id(field("recorded-first-entry-id")?)?,
-            max_deleted_id: parse_id(field("max-deleted-entry-id")?)?,
-            entries_added: int(field("entries-added")?)?,
-        }))
-    }
-
-    fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
-        let mut command = redis::cmd("XTRIM");
-        command.arg(key);
-        for arg in trim_args(trim) {
-            command.arg(arg);
-        }
-        int(&self.query(&command)?)
+        forked.link.install(forked.open()?);
+        Ok(forked)
     }
 }

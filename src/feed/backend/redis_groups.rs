@@ -1,4 +1,6 @@
-//! [`GroupBackend`] for any Redis-compatible server (`echomq serve`, Redis 7, Valkey 8).
+//! [`GroupBackend`] for every [`Wire`]: any Redis-compatible server (`echomq serve`, Redis 7,
+//! Valkey 8) through [`super::RedisBackend`], and a Redis or Valkey Cluster through
+//! [`super::ClusterBackend`]. Each command checks its key first ([`Wire::check_key`]).
 //!
 //! XREADGROUP and XAUTOCLAIM do not report delivery counts, so a history read or a claim is
 //! followed by one XPENDING over the ids it returned (new entries are always at count 1). A
@@ -12,9 +14,10 @@ use std::sync::Arc;
 use echomq_engine::{Clock, StreamId, SystemClock};
 use redis::Value;
 
-use super::RedisBackend;
 use super::groups::{Block, Claimed, GroupBackend, GroupEntry, GroupStart, ReadFrom};
 use super::redis::{bytes, int, malformed, parse_entry, parse_id};
+use super::server::{append, keyed};
+use super::wire::Wire;
 use crate::feed::error::FeedError;
 
 /// Rows per XPENDING page when looking up delivery counts.
@@ -60,62 +63,61 @@ fn read_reply(reply: Value) -> Result<Vec<GroupEntry>, FeedError> {
     Ok(out)
 }
 
-impl RedisBackend {
-    /// Sets each entry's delivery count from XPENDING over the ids' span for `consumer`, page
-    /// by page: the consumer may hold other ids inside that span too. An id no longer pending
-    /// (acked meanwhile by another consumer) keeps the count it was read with.
-    fn fill_counts(
-        &self,
-        key: &str,
-        group: &str,
-        consumer: &str,
-        entries: &mut [GroupEntry],
-    ) -> Result<(), FeedError> {
-        let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
-            return Ok(());
+/// Sets each entry's delivery count from XPENDING over the ids' span for `consumer`, page by
+/// page: the consumer may hold other ids inside that span too. An id no longer pending (acked
+/// meanwhile by another consumer) keeps the count it was read with.
+fn fill_counts<W: Wire>(
+    wire: &W,
+    key: &str,
+    group: &str,
+    consumer: &str,
+    entries: &mut [GroupEntry],
+) -> Result<(), FeedError> {
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+        return Ok(());
+    };
+    let (mut start, end) = (first.id, last.id);
+    let page = entries.len().max(PENDING_PAGE_MIN);
+    let mut counts = HashMap::with_capacity(entries.len());
+    loop {
+        let mut command = redis::cmd("XPENDING");
+        command
+            .arg(key)
+            .arg(group)
+            .arg(start.to_string())
+            .arg(end.to_string())
+            .arg(page)
+            .arg(consumer);
+        let Value::Array(rows) = wire.query(&command)? else {
+            return Err(malformed("XPENDING"));
         };
-        let (mut start, end) = (first.id, last.id);
-        let page = entries.len().max(PENDING_PAGE_MIN);
-        let mut counts = HashMap::with_capacity(entries.len());
-        loop {
-            let mut command = redis::cmd("XPENDING");
-            command
-                .arg(key)
-                .arg(group)
-                .arg(start.to_string())
-                .arg(end.to_string())
-                .arg(page)
-                .arg(consumer);
-            let Value::Array(rows) = self.query(&command)? else {
-                return Err(malformed("XPENDING"));
-            };
-            let mut last_seen = None;
-            for row in &rows {
-                match row {
-                    Value::Array(cells) if cells.len() == 4 => {
-                        let id = parse_id(&cells[0])?;
-                        counts.insert(id, int(&cells[3])?);
-                        last_seen = Some(id);
-                    }
-                    _ => return Err(malformed("XPENDING row")),
+        let mut last_seen = None;
+        for row in &rows {
+            match row {
+                Value::Array(cells) if cells.len() == 4 => {
+                    let id = parse_id(&cells[0])?;
+                    counts.insert(id, int(&cells[3])?);
+                    last_seen = Some(id);
                 }
-            }
-            match last_seen.and_then(StreamId::next) {
-                Some(next) if rows.len() == page && next <= end => start = next,
-                _ => break,
+                _ => return Err(malformed("XPENDING row")),
             }
         }
-        for entry in entries {
-            if let Some(&count) = counts.get(&entry.id) {
-                entry.delivery_count = count;
-            }
+        match last_seen.and_then(StreamId::next) {
+            Some(next) if rows.len() == page && next <= end => start = next,
+            _ => break,
         }
-        Ok(())
     }
+    for entry in entries {
+        if let Some(&count) = counts.get(&entry.id) {
+            entry.delivery_count = count;
+        }
+    }
+    Ok(())
 }
 
-impl GroupBackend for RedisBackend {
+impl<W: Wire> GroupBackend for W {
     fn create_group(&self, key: &str, group: &str, start: GroupStart) -> Result<bool, FeedError> {
+        self.check_key(key)?;
         let mut command = redis::cmd("XGROUP");
         command.arg("CREATE").arg(key).arg(group).arg(match start {
             GroupStart::Beginning => "0",
@@ -138,6 +140,7 @@ impl GroupBackend for RedisBackend {
         count: usize,
         block: Option<Block<'_>>,
     ) -> Result<Vec<GroupEntry>, FeedError> {
+        self.check_key(key)?;
         let mut command = redis::cmd("XREADGROUP");
         command
             .arg("GROUP")
@@ -167,7 +170,7 @@ impl GroupBackend for RedisBackend {
             for entry in &mut entries {
                 entry.delivery_count = 2;
             }
-            self.fill_counts(key, group, consumer, &mut entries)?;
+            fill_counts(self, key, group, consumer, &mut entries)?;
         }
         Ok(entries)
     }
@@ -176,8 +179,8 @@ impl GroupBackend for RedisBackend {
         if ids.is_empty() {
             return Ok(0);
         }
-        let mut command = redis::cmd("XACK");
-        command.arg(key).arg(group);
+        let mut command = keyed(self, "XACK", key)?;
+        command.arg(group);
         for id in ids {
             command.arg(id.to_string());
         }
@@ -193,9 +196,8 @@ impl GroupBackend for RedisBackend {
         start: StreamId,
         count: usize,
     ) -> Result<Claimed, FeedError> {
-        let mut command = redis::cmd("XAUTOCLAIM");
+        let mut command = keyed(self, "XAUTOCLAIM", key)?;
         command
-            .arg(key)
             .arg(group)
             .arg(consumer)
             .arg(min_idle_ms)
@@ -231,7 +233,7 @@ impl GroupBackend for RedisBackend {
                 gone.push(parse_id(id)?);
             }
         }
-        self.fill_counts(key, group, consumer, &mut claimed)?;
+        fill_counts(self, key, group, consumer, &mut claimed)?;
         Ok(Claimed {
             next,
             entries: claimed,
@@ -240,8 +242,8 @@ impl GroupBackend for RedisBackend {
     }
 
     fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError> {
-        let mut command = redis::cmd("XPENDING");
-        command.arg(key).arg(group);
+        let mut command = keyed(self, "XPENDING", key)?;
+        command.arg(group);
         let Value::Array(summary) = self.query(&command)? else {
             return Err(malformed("XPENDING"));
         };
@@ -272,15 +274,15 @@ impl GroupBackend for RedisBackend {
     }
 
     fn add_auto(&self, key: &str, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
-        let mut command = redis::cmd("XADD");
-        command.arg(key).arg("*");
+        let mut command = keyed(self, "XADD", key)?;
+        command.arg("*");
         for item in fields {
             command.arg(*item);
         }
-        parse_id(&self.query(&command)?)
+        append(self, key, &command)
     }
 
-    fn dedicated(&self) -> Result<RedisBackend, FeedError> {
+    fn dedicated(&self) -> Result<W, FeedError> {
         self.fork()
     }
 

@@ -6,13 +6,16 @@
 //! server; expiry by the server's clock); done is `SET key done` (with `PX` when
 //! [`RedisDedup::with_done_ttl_ms`] is set, so old marks expire); giving a lease back is
 //! `WATCH key` / `GET` / `MULTI DEL EXEC` only if the lease is still the caller's. The store
-//! uses a connection of its own, so those steps never interleave with another caller's.
+//! uses a connection of its own, so those steps never interleave with another caller's. On a
+//! cluster ([`RedisDedup::on_cluster`]) every step runs on the master serving the mark's slot,
+//! over that node's one connection, so the transaction holds there too.
 
 use parking_lot::Mutex;
 use redis::Value;
 
 use super::{Claim, DedupError, DedupStore};
-use crate::feed::backend::RedisBackend;
+use crate::feed::backend::wire::Wire;
+use crate::feed::backend::{ClusterBackend, RedisBackend};
 use crate::feed::brand::Branded;
 use crate::feed::error::FeedError;
 
@@ -28,7 +31,7 @@ fn server(e: FeedError) -> DedupError {
 /// Marks on a server.
 #[derive(Debug)]
 pub struct RedisDedup {
-    backend: RedisBackend,
+    backend: Box<dyn Wire>,
     queue: String,
     done_ttl_ms: Option<u64>,
     /// Held across each multi-command step on the store's own connection.
@@ -38,12 +41,27 @@ pub struct RedisDedup {
 impl RedisDedup {
     /// A store on `backend`'s server (over a new connection), keyed in `queue`.
     pub fn new(backend: &RedisBackend, queue: &str) -> Result<RedisDedup, DedupError> {
+        RedisDedup::over(Box::new(backend.fork().map_err(server)?), queue)
+    }
+
+    /// A store on `backend`'s cluster (over a new cluster connection), keyed in `queue`: the
+    /// marks share the queue's slot.
+    pub fn on_cluster(backend: &ClusterBackend, queue: &str) -> Result<RedisDedup, DedupError> {
+        RedisDedup::over(Box::new(backend.fork().map_err(server)?), queue)
+    }
+
+    fn over(backend: Box<dyn Wire>, queue: &str) -> Result<RedisDedup, DedupError> {
         Ok(RedisDedup {
-            backend: backend.fork().map_err(server)?,
+            backend,
             queue: queue.to_string(),
             done_ttl_ms: None,
             steps: Mutex::new(()),
         })
+    }
+
+    /// Runs one step of a mark on the node holding `key`.
+    fn at(&self, key: &str, command: &redis::Cmd) -> Result<Value, DedupError> {
+        self.backend.query_at(key, command, 0).map_err(server)
     }
 
     /// Lets done marks expire after `ms` (set it longer than entries can be redelivered).
@@ -58,11 +76,7 @@ impl RedisDedup {
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, DedupError> {
-        match self
-            .backend
-            .query(redis::cmd("GET").arg(key))
-            .map_err(server)?
-        {
+        match self.at(key, redis::cmd("GET").arg(key))? {
             Value::Nil => Ok(None),
             Value::BulkString(b) => Ok(Some(b)),
             Value::SimpleString(s) => Ok(Some(s.into_bytes())),
@@ -88,17 +102,15 @@ impl DedupStore for RedisDedup {
         let ours = lease_value(token);
         let _step = self.steps.lock();
         for _ in 0..BEGIN_ATTEMPTS_MAX {
-            let set = self
-                .backend
-                .query(
-                    redis::cmd("SET")
-                        .arg(&key)
-                        .arg(&ours)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(lease_ms.max(1)),
-                )
-                .map_err(server)?;
+            let set = self.at(
+                &key,
+                redis::cmd("SET")
+                    .arg(&key)
+                    .arg(&ours)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(lease_ms.max(1)),
+            )?;
             if !matches!(set, Value::Nil) {
                 return Ok(Claim::Taken);
             }
@@ -114,32 +126,29 @@ impl DedupStore for RedisDedup {
     }
 
     fn finish(&self, scope: &str, id: Branded, _token: u64) -> Result<(), DedupError> {
+        let key = self.key(scope, id);
         let mut command = redis::cmd("SET");
-        command.arg(self.key(scope, id)).arg(DONE);
+        command.arg(&key).arg(DONE);
         if let Some(ttl) = self.done_ttl_ms {
             command.arg("PX").arg(ttl);
         }
         let _step = self.steps.lock();
-        self.backend.query(&command).map_err(server)?;
+        self.at(&key, &command)?;
         Ok(())
     }
 
     fn abandon(&self, scope: &str, id: Branded, token: u64) -> Result<(), DedupError> {
         let key = self.key(scope, id);
         let _step = self.steps.lock();
-        self.backend
-            .query(redis::cmd("WATCH").arg(&key))
-            .map_err(server)?;
+        self.at(&key, redis::cmd("WATCH").arg(&key))?;
         if self.get(&key)?.as_deref() != Some(lease_value(token).as_bytes()) {
-            self.backend.query(&redis::cmd("UNWATCH")).map_err(server)?;
+            self.at(&key, &redis::cmd("UNWATCH"))?;
             return Ok(());
         }
-        self.backend.query(&redis::cmd("MULTI")).map_err(server)?;
-        self.backend
-            .query(redis::cmd("DEL").arg(&key))
-            .map_err(server)?;
+        self.at(&key, &redis::cmd("MULTI"))?;
+        self.at(&key, redis::cmd("DEL").arg(&key))?;
         // A nil EXEC means the lease changed hands meanwhile: then it is not ours to drop.
-        self.backend.query(&redis::cmd("EXEC")).map_err(server)?;
+        self.at(&key, &redis::cmd("EXEC"))?;
         Ok(())
     }
 

@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use echomq::archive::Archive;
-use echomq::feed::{Feed, RedisBackend, TrimPolicy};
+use echomq::feed::{Backend, Feed, RedisBackend, TrimPolicy};
 use echomq::testing::{TestServer, TestServerOptions};
 
 use super::{Client, Lcg};
+use crate::support::cluster::{self, Cluster};
 use crate::support::peer::{Peer, PeerKind};
 use crate::support::process::{self, Running};
 use crate::support::resp::Resp;
@@ -299,9 +300,27 @@ fn feed_with_an_archive_over_redis_loses_nothing() {
     };
     peer.call(&["CONFIG", "SET", "stream-node-max-entries", "4"]);
     let url = format!("redis://{}/", peer.addr());
+    archived_feed_loses_nothing(RedisBackend::connect(&url).unwrap());
+}
+
+/// The same on a Redis Cluster: the fold and the guarded trim reach the queue's master.
+#[test]
+fn feed_with_an_archive_over_a_redis_cluster_loses_nothing() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    for port in cluster.live_ports() {
+        cluster::call(port, &["CONFIG", "SET", "stream-node-max-entries", "4"]).unwrap();
+    }
+    archived_feed_loses_nothing(cluster.backend());
+}
+
+/// Appends, trims by every policy and reads back: the archive and the stream together hold
+/// every minted entry, in order.
+fn archived_feed_loses_nothing<B: Backend>(backend: B) {
     let dir = tempfile::tempdir().unwrap();
     let archive = Arc::new(Archive::open(dir.path().join("a.redb")).unwrap());
-    let feed = Feed::new(RedisBackend::connect(&url).unwrap()).with_archive(archive.clone());
+    let feed = Feed::new(backend).with_archive(archive.clone());
     let mut minted = Vec::new();
     let mut rng = Lcg(3);
     for _ in 0..30 {

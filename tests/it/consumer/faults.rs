@@ -144,11 +144,22 @@ fn with_dedup_every_entry_is_rendered_exactly_once_embedded() {
 const SERVER_ENTRIES: u64 = 5_000;
 
 fn exactly_once_on(target: &Target) {
-    let backend = RedisBackend::connect(&target.url().unwrap()).unwrap();
-    let stores = [
-        RedisDedup::new(&backend, "cm").unwrap(),
-        RedisDedup::new(&backend, "cm").unwrap(),
-    ];
+    let stores = match target {
+        Target::Cluster(cluster) => {
+            let backend = cluster.backend();
+            [
+                RedisDedup::on_cluster(&backend, "cm").unwrap(),
+                RedisDedup::on_cluster(&backend, "cm").unwrap(),
+            ]
+        }
+        _ => {
+            let backend = RedisBackend::connect(&target.url().unwrap()).unwrap();
+            [
+                RedisDedup::new(&backend, "cm").unwrap(),
+                RedisDedup::new(&backend, "cm").unwrap(),
+            ]
+        }
+    };
     let renders = run(target, SERVER_ENTRIES, Some(stores));
     exactly_once(&renders, target);
 }
@@ -161,6 +172,13 @@ fn with_dedup_every_entry_is_rendered_exactly_once_on_echomq_serve() {
 #[test]
 fn with_dedup_every_entry_is_rendered_exactly_once_on_redis() {
     if let Some(target) = Target::redis() {
+        exactly_once_on(&target);
+    }
+}
+
+#[test]
+fn with_dedup_every_entry_is_rendered_exactly_once_on_a_redis_cluster() {
+    if let Some(target) = Target::cluster() {
         exactly_once_on(&target);
     }
 }

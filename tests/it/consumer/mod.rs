@@ -1,7 +1,8 @@
 //! The consumer runtime, the dedup helper and the retention driver, end to end.
 //!
 //! Each behaviour runs on the embedded engine (with a manual clock where time matters) and,
-//! where the server's part matters, against `echomq serve` and a real `redis-server`:
+//! where the server's part matters, against `echomq serve`, a real `redis-server` and a
+//! 3-master, 3-replica Redis Cluster:
 //!
 //! - `resume`: backlog first, then new entries, after a drop without ack; a clean cold start
 //!   has an empty backlog; `crash`: the same with a child process killed by SIGKILL.
@@ -26,10 +27,11 @@ use std::time::{Duration, Instant};
 use echomq::engine::{Keyspace, ManualClock, SystemClock};
 use echomq::feed::backend::{GroupBackend, ReadFrom};
 use echomq::feed::consumer::Origin;
-use echomq::feed::{Backend, Branded, Delivery, Embedded, Feed, RedisBackend};
+use echomq::feed::{Backend, Branded, ClusterBackend, Delivery, Embedded, Feed, RedisBackend};
 use echomq::testing::{TestServer, TestServerOptions};
 use parking_lot::Mutex;
 
+use crate::support::cluster::Cluster;
 use crate::support::peer::{Peer, PeerKind};
 
 /// 2026-11-30 00:00:00 UTC in ms.
@@ -59,6 +61,8 @@ pub enum Target {
     Serve(TestServer),
     /// A real redis-server.
     Redis(Peer),
+    /// A real Redis Cluster.
+    Cluster(Cluster),
 }
 
 impl fmt::Display for Target {
@@ -68,6 +72,7 @@ impl fmt::Display for Target {
             Target::EmbeddedWall { .. } => "embedded (wall clock)",
             Target::Serve(_) => "echomq serve",
             Target::Redis(_) => "redis-server",
+            Target::Cluster(_) => "redis cluster",
         })
     }
 }
@@ -77,6 +82,7 @@ impl fmt::Display for Target {
 pub enum Either {
     Embedded(Embedded),
     Redis(RedisBackend),
+    Cluster(ClusterBackend),
 }
 
 impl Target {
@@ -109,6 +115,11 @@ impl Target {
         Peer::start(PeerKind::Redis).map(Target::Redis)
     }
 
+    /// `None` (skipped) when redis-server or redis-cli is missing outside CI.
+    pub fn cluster() -> Option<Target> {
+        Cluster::start().map(Target::Cluster)
+    }
+
     pub fn url(&self) -> Option<String> {
         match self {
             Target::Serve(server) => Some(server.url()),
@@ -122,6 +133,7 @@ impl Target {
             Target::Embedded { keyspace, .. } | Target::EmbeddedWall { keyspace } => {
                 Either::Embedded(Embedded::new(keyspace.clone()))
             }
+            Target::Cluster(cluster) => Either::Cluster(cluster.backend()),
             _ => Either::Redis(RedisBackend::connect(&self.url().unwrap()).unwrap()),
         }
     }
@@ -154,19 +166,27 @@ impl Target {
                     Err(e) => e.to_string(),
                 }
             }
+            Target::Cluster(cluster) => {
+                let client = redis::cluster::ClusterClient::new(cluster.seeds()).unwrap();
+                raw_on(&mut client.get_connection().unwrap(), argv)
+            }
             _ => {
                 let client = redis::Client::open(self.url().unwrap()).unwrap();
-                let mut connection = client.get_connection().unwrap();
-                let mut command = redis::cmd(argv[0]);
-                for arg in &argv[1..] {
-                    command.arg(*arg);
-                }
-                match command.query::<redis::Value>(&mut connection) {
-                    Ok(value) => format!("{value:?}"),
-                    Err(e) => e.to_string(),
-                }
+                raw_on(&mut client.get_connection().unwrap(), argv)
             }
         }
+    }
+}
+
+/// Runs `argv` on a server or cluster connection; the reply as text (errors as their text).
+fn raw_on(connection: &mut impl redis::ConnectionLike, argv: &[&str]) -> String {
+    let mut command = redis::cmd(argv[0]);
+    for arg in &argv[1..] {
+        command.arg(*arg);
+    }
+    match command.query::<redis::Value>(connection) {
+        Ok(value) => format!("{value:?}"),
+        Err(e) => e.to_string(),
     }
 }
 
@@ -175,6 +195,7 @@ macro_rules! either {
         match $self {
             Either::Embedded($b) => $e,
             Either::Redis($b) => $e,
+            Either::Cluster($b) => $e,
         }
     };
 }
@@ -264,6 +285,7 @@ impl GroupBackend for Either {
         Ok(match self {
             Either::Embedded(b) => Either::Embedded(b.dedicated()?),
             Either::Redis(b) => Either::Redis(b.dedicated()?),
+            Either::Cluster(b) => Either::Cluster(b.dedicated()?),
         })
     }
     fn clock(&self) -> Arc<dyn echomq::engine::Clock> {
@@ -312,10 +334,11 @@ pub fn append(feed: &Feed<Either>, stream: &str, from: u64, n: u64) -> Vec<Brand
         .collect()
 }
 
-/// Every target a server-side behaviour runs on: embedded, `echomq serve`, redis-server (when
-/// installed, always under CI).
+/// Every target a server-side behaviour runs on: embedded, `echomq serve`, redis-server and a
+/// Redis Cluster (when installed, always under CI).
 pub fn every_target(embedded: Target) -> Vec<Target> {
     let mut targets = vec![embedded, Target::serve()];
     targets.extend(Target::redis());
+    targets.extend(Target::cluster());
     targets
 }

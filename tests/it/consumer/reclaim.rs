@@ -131,6 +131,7 @@ fn reclaim_in_real_time(target: &Target) {
 fn a_second_consumer_reclaims_a_dead_peers_entries_on_servers() {
     let mut targets = vec![Target::serve()];
     targets.extend(Target::redis());
+    targets.extend(Target::cluster());
     for target in targets {
         reclaim_in_real_time(&target);
     }

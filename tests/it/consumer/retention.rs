@@ -145,6 +145,7 @@ fn trimmed_on_the_beat(target: &Target) {
 fn declared_streams_are_trimmed_on_the_beat_and_approx_never_goes_below_n() {
     let mut targets = vec![Target::embedded_wall(), Target::serve()];
     targets.extend(Target::redis());
+    targets.extend(Target::cluster());
     for target in targets {
         trimmed_on_the_beat(&target);
     }

@@ -1,6 +1,8 @@
 //! Shared test support: real servers to compare with, a RESP reader, and the differential
 //! harnesses.
 //!
+//! - [`cluster`]: a 3-master, 3-replica Redis Cluster on loopback, with resharding and
+//!   SIGKILL faults.
 //! - [`peer`]: start and stop `redis-server` / `valkey-server` on a free loopback port; skip (or
 //!   fail under `CI=true`) when the binary is missing.
 //! - [`resp`]: command encoding and a byte-recording RESP2/RESP3 reader; the engine's replies in
@@ -14,6 +16,7 @@
 //! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
 //!   RESP2 and RESP3, with pipelining and transactions.
 
+pub mod cluster;
 pub mod differ;
 pub mod moto;
 pub mod normalize;
