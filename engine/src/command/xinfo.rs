@@ -189,7 +189,7 @@ fn group_full(stream: &Stream, name: &[u8], group: &Group, limit: usize) -> Repl
         .map(|(id, nack)| {
             Reply::Array(vec![
                 Reply::id(*id),
-                Reply::bulk(nack.owner.as_bytes()),
+                Reply::bulk(nack.owner_bytes()),
                 Reply::Int(nack.delivery_time as i64),
                 Reply::Int(nack.delivery_count as i64),
             ])

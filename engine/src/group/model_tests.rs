@@ -165,7 +165,7 @@ fn key_state(stream: &Stream) -> KeyState {
                     .map(|(id, n)| {
                         (
                             *id,
-                            n.owner.as_bytes().to_vec(),
+                            n.owner_bytes().to_vec(),
                             n.delivery_time,
                             n.delivery_count,
                         )

@@ -293,6 +293,9 @@ impl GroupModel {
             }
         }
         let stream_last_id = stream.map_or(StreamId::MIN, |s| s.last_id);
+        // Redis 8.2.2+: ENTRIESREAD above entries-added is capped to entries-added.
+        let added = stream.map_or(0, |s| s.entries_added) as i64;
+        let entries_read = entries_read.map(|n| n.min(added));
         match sub {
             "create" if argc <= 8 => {
                 let id = match argv[4].as_slice() {

@@ -33,7 +33,7 @@ impl View {
                             group
                                 .pending()
                                 .map(|(id, nack)| {
-                                    let owner = String::from_utf8_lossy(nack.owner.as_bytes());
+                                    let owner = String::from_utf8_lossy(nack.owner_bytes());
                                     (*id, owner.into_owned())
                                 })
                                 .collect()
