@@ -14,6 +14,7 @@ mod xadd;
 mod xautoclaim;
 mod xclaim;
 mod xdel;
+mod xdelex;
 mod xgroup;
 mod xinfo;
 mod xlen;
@@ -128,6 +129,16 @@ const COMMANDS: &[Spec] = &[
         name: "xinfo",
         arity: -2,
         run: Run::Plain(xinfo::XInfo::run),
+    },
+    Spec {
+        name: "xdelex",
+        arity: -5,
+        run: Run::Plain(xdelex::XDelEx::run_delex),
+    },
+    Spec {
+        name: "xackdel",
+        arity: -6,
+        run: Run::Plain(xdelex::XDelEx::run_ackdel),
     },
 ];
 

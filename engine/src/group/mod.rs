@@ -247,9 +247,10 @@ impl Group {
         removed.pel.len() as u64
     }
 
-    /// Removes `id` from this group's PEL (DELREF's cleanup); see `take`.
-    pub(crate) fn drop_pending(&mut self, refs: &mut PelRefs, id: StreamId) {
-        self.take(refs, id);
+    /// Removes `id` from this group's PEL (DELREF's cleanup, XACKDEL's ack); see `take`.
+    /// Returns whether it was pending.
+    pub(crate) fn drop_pending(&mut self, refs: &mut PelRefs, id: StreamId) -> bool {
+        self.take(refs, id).is_some()
     }
 
     /// Removes `id` from the group PEL, its owner's PEL, the time order and the stream's

@@ -191,5 +191,121 @@ fn entries_read_above_entries_added_is_capped() {
         assert_eq!(get("entries-read"), Some(int(1)));
         assert_eq!(get("lag"), Some(int(0)));
     }
-    let _ = ints(&[]);
+}
+
+// 2. XDELEX and XACKDEL.
+
+#[test]
+fn xdelex_reports_per_id_and_checks_acked_before_existence() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD x 1-0 f v");
+    ok(&ks, "XADD x 2-0 f v");
+    ok(&ks, "XGROUP CREATE x g 0");
+    assert_eq!(
+        ok(&ks, "XDELEX x ACKED IDS 3 1-0 3-0 9-0"),
+        ints(&[2, 2, 2])
+    );
+    assert_eq!(ok(&ks, "XDELEX x IDS 2 1-0 9-0"), ints(&[1, -1]));
+    assert_eq!(ok(&ks, "XDELEX x KEEPREF IDS 1 1-0"), ints(&[-1]));
+    assert_eq!(ok(&ks, "XLEN x"), int(1));
+}
+
+#[test]
+fn xdelex_delref_drops_pending_entries_even_for_missing_ids() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 2);
+    ok(&ks, "XDEL s 2-0");
+    assert_eq!(ok(&ks, "XDELEX s DELREF IDS 2 1-0 2-0"), ints(&[1, -1]));
+    assert_eq!(pending(&ks, "s", "g"), int(0));
+}
+
+#[test]
+fn xdelex_and_xackdel_errors_and_the_missing_key_reply() {
+    let (ks, _) = keyspace(1000);
+    assert_eq!(ok(&ks, "XDELEX nokey IDS 2 bad 1-0"), ints(&[-1, -1]));
+    assert_eq!(ok(&ks, "XACKDEL nokey g IDS 1 bad"), ints(&[-1]));
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(ok(&ks, "XACKDEL s nogroup IDS 1 1-0"), ints(&[-1]));
+    let cases = [
+        (
+            "XDELEX s DELREF",
+            "ERR wrong number of arguments for 'xdelex' command",
+        ),
+        (
+            "XACKDEL s g IDS 1",
+            "ERR wrong number of arguments for 'xackdel' command",
+        ),
+        (
+            "XDELEX s IDS 0 1-0",
+            "ERR Number of IDs must be a positive integer",
+        ),
+        (
+            "XDELEX s IDS x 1-0",
+            "ERR Number of IDs must be a positive integer",
+        ),
+        (
+            "XDELEX s IDS 3 1-0 2-0",
+            "ERR The `numids` parameter must match the number of arguments",
+        ),
+        ("XDELEX s IDS 1 1-0 2-0", "ERR syntax error"),
+        ("XDELEX s ACKED DELREF IDS 1 1-0", "ERR syntax error"),
+        ("XDELEX s ACKED x 1-0", "ERR syntax error"),
+        ("XDELEX s KEEPREF x IDS", "ERR syntax error"),
+        ("XDELEX s KEEPREF 1 IDS", "ERR syntax error"),
+        (
+            "XDELEX s ACKED IDS 1 bad",
+            "ERR Invalid stream ID specified as stream command argument",
+        ),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(err(&ks, command), expected, "{command}");
+    }
+    assert_eq!(err(&ks, "XDELEX s ACKED ACKED ACKED"), "ERR syntax error");
+    assert_eq!(
+        err(&ks, "XDELEX s KEEPREF KEEPREF KEEPREF"),
+        "ERR syntax error"
+    );
+}
+
+#[test]
+fn xdelex_accepts_options_after_the_ids_block() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(ok(&ks, "XDELEX s IDS 1 1-0 ACKED"), ints(&[1]));
+}
+
+#[test]
+fn xackdel_acks_then_deletes_by_strategy() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XGROUP CREATE s g1 0");
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XREADGROUP GROUP g1 c STREAMS s >");
+    ok(&ks, "XREADGROUP GROUP g2 c STREAMS s >");
+    assert_eq!(ok(&ks, "XACKDEL s g1 ACKED IDS 2 1-0 2-0"), ints(&[2, 2]));
+    assert_eq!(ok(&ks, "XLEN s"), int(2));
+    assert_eq!(pending(&ks, "s", "g1"), int(0));
+    assert_eq!(ok(&ks, "XACKDEL s g1 ACKED IDS 2 1-0 2-0"), ints(&[-1, -1]));
+    assert_eq!(ok(&ks, "XACKDEL s g2 ACKED IDS 2 1-0 2-0"), ints(&[1, 1]));
+    assert_eq!(ok(&ks, "XLEN s"), int(0));
+}
+
+#[test]
+fn xackdel_keepref_leaves_other_groups_dangling_and_delref_cleans_them() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XGROUP CREATE s g1 0");
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XGROUP CREATE s g3 0");
+    for g in ["g1", "g2", "g3"] {
+        ok(&ks, &format!("XREADGROUP GROUP {g} c STREAMS s >"));
+    }
+    assert_eq!(ok(&ks, "XACKDEL s g1 KEEPREF IDS 1 1-0"), ints(&[1]));
+    assert_eq!(pending(&ks, "s", "g2"), int(2));
+    assert_eq!(ok(&ks, "XACKDEL s g2 KEEPREF IDS 1 1-0"), ints(&[1]));
+    assert_eq!(ok(&ks, "XACKDEL s g1 DELREF IDS 1 2-0"), ints(&[1]));
+    assert_eq!(pending(&ks, "s", "g2"), int(0));
+    assert_eq!(pending(&ks, "s", "g3"), int(1));
 }

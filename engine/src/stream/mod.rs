@@ -22,12 +22,14 @@
 //! short, it is the last node such a trim reached, which `check_invariants` accepts when it
 //! is the first empty node.
 
+mod delete_ex;
 mod range;
 mod trim;
 mod trim_preview;
 
 use std::collections::BTreeMap;
 
+pub use delete_ex::DeleteResult;
 pub(crate) use range::lookup;
 pub use range::{Range, RevRange};
 pub use trim::{DeleteStrategy, Trim, TrimStrategy};
