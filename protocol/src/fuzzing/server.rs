@@ -128,10 +128,10 @@ pub(super) const NAMES: [&str; 64] = [
     "EXEC",
     "WATCH",
     "DEL",
-    "HELLO",
-    "CLIENT",
+    "XACKDEL",
+    "XNACK",
     "CONFIG",
-    "SELECT",
+    "XDELEX",
     "XREAD",
 ];
 
