@@ -18,6 +18,7 @@ mod xdelex;
 mod xgroup;
 mod xinfo;
 mod xlen;
+mod xnack;
 mod xpending;
 mod xrange;
 mod xread;
@@ -139,6 +140,11 @@ const COMMANDS: &[Spec] = &[
         name: "xackdel",
         arity: -6,
         run: Run::Plain(xdelex::XDelEx::run_ackdel),
+    },
+    Spec {
+        name: "xnack",
+        arity: -7,
+        run: Run::Plain(xnack::XNack::run),
     },
 ];
 

@@ -228,6 +228,8 @@ fn group_full(stream: &Stream, name: &[u8], group: &Group, limit: usize) -> Repl
         pair("entries-read", opt_int(group.entries_read)),
         pair("lag", opt_int(stream.group_lag(group))),
         pair("pel-count", Reply::Int(group.pending_count() as i64)),
+        // Redis 8.8: the NACK zone's size.
+        pair("nacked-count", Reply::Int(group.nacked_count() as i64)),
         pair("pending", Reply::Array(pending)),
         pair("consumers", Reply::Array(consumers)),
     ])
