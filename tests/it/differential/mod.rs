@@ -7,10 +7,13 @@
 //! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
 //! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
 //!   and XREAD.
+//! - `groups8`: the Redis 8.2–8.8 consumer-group additions against Redis 8.8, in process and
+//!   over the wire.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
+mod groups8;
 mod known_differences;
 mod server;
 mod streams;

@@ -357,7 +357,8 @@ impl Differ {
     /// Whether the server's reply (raw bytes `raw`, parsed `theirs`) and the engine's are the
     /// same, time fields and masked lags aside.
     fn same<A: AsRef<[u8]>>(&self, argv: &[A], theirs: &Resp, raw: &[u8], ours: &Resp) -> bool {
-        normalize::same(
+        normalize::same_aligned(
+            argv,
             |reply| {
                 let masked = |key: &[u8]| self.lag_masked.contains(key);
                 normalize::times(argv, reply) | normalize::lag(argv, reply, masked)

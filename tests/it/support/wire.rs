@@ -271,7 +271,8 @@ impl WireDiffer {
         let one = |argv: &[Vec<u8>], reply: &mut Resp| {
             normalize::times(argv, reply) | normalize::lag(argv, reply, masked)
         };
-        let same = normalize::same(
+        let same = normalize::same_aligned(
+            argv,
             |reply| match (argv[0].eq_ignore_ascii_case(b"exec"), reply) {
                 (true, Resp::Array(replies)) => queued
                     .iter()
