@@ -804,3 +804,64 @@ fn xnack_wakes_a_blocked_claim_reader() {
         )))
     );
 }
+
+// The invariants cover the new indexes: each corruption below is caught.
+
+fn corrupted(corrupt: impl FnOnce(&mut crate::stream::Stream)) -> Result<(), String> {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 3);
+    ok(&ks, "XNACK s g FAIL IDS 1 2-0");
+    ok(&ks, "XTRIM s MAXLEN 3 ACKED");
+    ks.check_invariants()?;
+    ks.run(|db, _| {
+        if let Ok(Some(stream)) = db.stream_mut(b"s") {
+            corrupt(stream);
+        }
+    });
+    ks.check_invariants()
+}
+
+#[test]
+fn check_invariants_catches_a_wrong_cached_minimum_cursor() {
+    let wrong = crate::id::StreamId::new(1, 0);
+    let e = corrupted(|s| s.index.min_last_id = Some(wrong)).unwrap_err();
+    assert!(e.contains("cached minimum cursor"), "{e}");
+}
+
+#[test]
+fn check_invariants_catches_an_entry_indexed_twice_or_not_at_all() {
+    let id = crate::id::StreamId::new(1, 0);
+    let e = corrupted(|s| {
+        let tag = s.groups.values().next().map(|g| g.tag).unwrap_or(0);
+        s.index.refs.link(id, tag);
+    })
+    .unwrap_err();
+    assert!(e.contains("indexed 2 times"), "{e}");
+    let e = corrupted(|s| {
+        s.index.refs.take(id);
+    })
+    .unwrap_err();
+    assert!(e.contains("indexed 0 times"), "{e}");
+}
+
+#[test]
+fn check_invariants_catches_a_nack_zone_that_is_not_the_unowned_entries() {
+    let e = corrupted(|s| {
+        if let Some(g) = s.groups.values_mut().next() {
+            g.nacked += 1;
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("nacked-count"), "{e}");
+    let e = corrupted(|s| {
+        if let Some(g) = s.groups.values_mut().next() {
+            let first = g.by_time.pop_first();
+            if let Some((mut key, id)) = first {
+                key.owned = true;
+                g.by_time.insert(key, id);
+            }
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("time order"), "{e}");
+}
