@@ -359,6 +359,21 @@ fn for_value(map: &mut Resp, name: &str, f: &mut dyn FnMut(&mut Resp)) {
     }
 }
 
+/// [`same`], after [`align_newer_fields`] (on a clone; the replies are not changed).
+pub fn same_aligned<A: AsRef<[u8]>>(
+    argv: &[A],
+    normalize: impl Fn(&mut Resp) -> bool,
+    (theirs, theirs_raw): (&Resp, &[u8]),
+    (ours, ours_raw): (&Resp, &[u8]),
+) -> bool {
+    let (mut t, mut o) = (theirs.clone(), ours.clone());
+    if align_newer_fields(argv, &mut t, &mut o) {
+        let (t_raw, o_raw) = (t.to_bytes(), o.to_bytes());
+        return same(normalize, (&t, &t_raw), (&o, &o_raw));
+    }
+    same(normalize, (theirs, theirs_raw), (ours, ours_raw))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -477,19 +492,4 @@ mod tests {
             ])])
         );
     }
-}
-
-/// [`same`], after [`align_newer_fields`] (on a clone; the replies are not changed).
-pub fn same_aligned<A: AsRef<[u8]>>(
-    argv: &[A],
-    normalize: impl Fn(&mut Resp) -> bool,
-    (theirs, theirs_raw): (&Resp, &[u8]),
-    (ours, ours_raw): (&Resp, &[u8]),
-) -> bool {
-    let (mut t, mut o) = (theirs.clone(), ours.clone());
-    if align_newer_fields(argv, &mut t, &mut o) {
-        let (t_raw, o_raw) = (t.to_bytes(), o.to_bytes());
-        return same(normalize, (&t, &t_raw), (&o, &o_raw));
-    }
-    same(normalize, (theirs, theirs_raw), (ours, ours_raw))
 }
