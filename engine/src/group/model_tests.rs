@@ -5,7 +5,9 @@
 //! ENTRIESREAD), SETID, DESTROY, CREATECONSUMER, DELCONSUMER; XREADGROUP `>` and history reads
 //! (COUNT, NOACK, BLOCK, two streams); XACK; XPENDING summary and extended (IDLE, bounds, COUNT,
 //! consumer); XCLAIM (IDLE, TIME, RETRYCOUNT, FORCE, JUSTID, LASTID); XAUTOCLAIM (cursor, COUNT,
-//! JUSTID); XINFO GROUPS, CONSUMERS and STREAM [FULL]; plain XREAD; and under them XADD, XDEL,
+//! JUSTID); Redis 8.8's XNACK (modes, RETRYCOUNT, FORCE, options before or after IDS) and
+//! XREADGROUP CLAIM (the NACK zone first, then delivery-time order, new entries after);
+//! XINFO GROUPS, CONSUMERS and STREAM [FULL]; plain XREAD; and under them XADD, XDEL,
 //! XTRIM (exact and `~`) and XSETID, so that pending entries outlive their stream entries. A
 //! manual clock moves between commands (mostly forward, sometimes back), so idle times matter.
 //! Group commands are sometimes mangled to reach their errors.
@@ -14,7 +16,8 @@
 //! - the reply, or the error text, equals the model's;
 //! - `check_invariants()` passes (it checks that group and consumer PELs agree);
 //! - every stream key's bookkeeping and live ids, and every group's cursor, entries-read,
-//!   PEL (owner, delivery time and count of each entry) and consumers (seen and active times,
+//!   PEL (owner, delivery time and count of each entry), delivery-time order (the NACK zone
+//!   first) and consumers (seen and active times,
 //!   pending ids) equal the model's. As this compares everything, a failed command that changed
 //!   anything is caught too.
 //!
@@ -23,6 +26,7 @@
 mod claims;
 mod info;
 mod model;
+mod nack;
 mod ops;
 mod reads;
 mod render;
@@ -171,6 +175,7 @@ fn key_state(stream: &Stream) -> KeyState {
                         )
                     })
                     .collect(),
+                time_order: g.pending_by_time().collect(),
                 consumers: g
                     .consumers()
                     .map(|(c, consumer)| {

@@ -197,6 +197,8 @@ pub enum Cmd {
         count: Option<IntTok>,
         block: bool,
         noack: bool,
+        /// CLAIM min-idle-time (Redis 8.4).
+        claim: Option<IntTok>,
         /// The command's key, then maybe another (key index, id).
         first: ReadFrom,
         second: Option<(usize, ReadFrom)>,
@@ -208,6 +210,16 @@ pub enum Cmd {
     Ack {
         group: Index,
         ids: Vec<IdTok>,
+    },
+    /// XNACK (Redis 8.8): mode 0..3 is SILENT, FAIL, FATAL; 3 is a bad mode.
+    Nack {
+        group: Index,
+        mode: u8,
+        ids: Vec<IdTok>,
+        retry_count: Option<IntTok>,
+        force: bool,
+        /// RETRYCOUNT and FORCE before the IDS block.
+        options_first: bool,
     },
     Pending {
         group: Index,
@@ -399,9 +411,10 @@ fn cmd() -> impl Strategy<Value = Cmd> {
             prop::bool::weighted(0.15),
             read_from(),
             prop::option::weighted(0.15, (prop::bool::weighted(0.3).prop_map(usize::from), read_from())),
+            prop::option::weighted(0.3, int_tok(IDLE_MS)),
         )
-            .prop_map(|((group, consumer), count, block, noack, first, second)| Cmd::ReadGroup {
-                group, consumer, count, block, noack, first, second,
+            .prop_map(|((group, consumer), count, block, noack, first, second, claim)| Cmd::ReadGroup {
+                group, consumer, count, block, noack, claim, first, second,
             }),
         1 => (
             prop::option::weighted(0.3, int_tok(COUNTS)),
@@ -413,6 +426,17 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         )
             .prop_map(|(count, from)| Cmd::Read { count, from }),
         5 => (group(), prop::collection::vec(id_tok(), 1..4)).prop_map(|(group, ids)| Cmd::Ack { group, ids }),
+        4 => (
+            group(),
+            prop_oneof![10 => 0u8..3, 1 => Just(3u8)],
+            prop::collection::vec(id_tok(), 1..4),
+            prop::option::weighted(0.3, int_tok(&[0, 1, 3, -1])),
+            prop::bool::weighted(0.3),
+            any::<bool>(),
+        )
+            .prop_map(|(group, mode, ids, retry_count, force, options_first)| Cmd::Nack {
+                group, mode, ids, retry_count, force, options_first,
+            }),
         4 => (group(), prop::option::weighted(0.6, pending_range()))
             .prop_map(|(group, range)| Cmd::Pending { group, range }),
         5 => (

@@ -253,6 +253,7 @@ pub fn render(
             count,
             block,
             noack,
+            claim,
             first,
             second,
         } => {
@@ -262,6 +263,10 @@ pub fn render(
                 s(group_name(group)),
                 s(consumer_name(consumer)),
             ];
+            if let Some(min) = claim {
+                args.push(s("CLAIM"));
+                args.push(int_text(min));
+            }
             if let Some(n) = count {
                 args.push(s("COUNT"));
                 args.push(int_text(n));
@@ -305,6 +310,33 @@ pub fn render(
         Cmd::Ack { group, ids: toks } => {
             let mut args = vec![s("XACK"), k, s(group_name(group))];
             args.extend(toks.iter().map(|t| ids.tok(t)));
+            args
+        }
+        Cmd::Nack {
+            group,
+            mode,
+            ids: toks,
+            retry_count,
+            force,
+            options_first,
+        } => {
+            let mode = ["SILENT", "FAIL", "FATAL", "MAYBE"][usize::from(*mode % 4)];
+            let mut args = vec![s("XNACK"), k, s(group_name(group)), s(mode)];
+            let mut options = Vec::new();
+            if let Some(n) = retry_count {
+                options.push(s("RETRYCOUNT"));
+                options.push(int_text(n));
+            }
+            if *force {
+                options.push(s("FORCE"));
+            }
+            if *options_first {
+                args.append(&mut options);
+            }
+            args.push(s("IDS"));
+            args.push(toks.len().to_string());
+            args.extend(toks.iter().map(|t| ids.tok(t)));
+            args.append(&mut options);
             args
         }
         Cmd::Pending { group, range } => {
