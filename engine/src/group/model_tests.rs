@@ -5,7 +5,7 @@
 //! ENTRIESREAD), SETID, DESTROY, CREATECONSUMER, DELCONSUMER; XREADGROUP `>` and history reads
 //! (COUNT, NOACK, BLOCK, two streams); XACK; XPENDING summary and extended (IDLE, bounds, COUNT,
 //! consumer); XCLAIM (IDLE, TIME, RETRYCOUNT, FORCE, JUSTID, LASTID); XAUTOCLAIM (cursor, COUNT,
-//! JUSTID); Redis 8.8's XNACK (modes, RETRYCOUNT, FORCE, options before or after IDS) and
+//! JUSTID); Redis 8.2's XDELEX and XACKDEL (KEEPREF, DELREF, ACKED); Redis 8.8's XNACK (modes, RETRYCOUNT, FORCE, options before or after IDS) and
 //! XREADGROUP CLAIM (the NACK zone first, then delivery-time order, new entries after);
 //! XINFO GROUPS, CONSUMERS and STREAM [FULL]; plain XREAD; and under them XADD, XDEL,
 //! XTRIM (exact and `~`) and XSETID, so that pending entries outlive their stream entries. A
@@ -24,6 +24,7 @@
 //! Failures the generator found are kept below as plain regression tests.
 
 mod claims;
+mod delex;
 mod info;
 mod model;
 mod nack;

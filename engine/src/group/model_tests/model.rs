@@ -235,6 +235,8 @@ impl GroupModel {
             "xpending" => -3,
             "xclaim" | "xautoclaim" => -6,
             "xnack" => -7,
+            "xdelex" => -5,
+            "xackdel" => -6,
             _ => panic!("the model has no command {name}"),
         };
         let argc = argv.len() as i64;
@@ -252,6 +254,8 @@ impl GroupModel {
             "xpending" => self.xpending(argv, now_ms),
             "xclaim" => self.xclaim(argv, now_ms),
             "xnack" => self.xnack(argv),
+            "xdelex" => self.xdelex(argv, now_ms),
+            "xackdel" => self.xackdel(argv, now_ms),
             _ => self.xautoclaim(argv, now_ms),
         }
     }

@@ -211,6 +211,15 @@ pub enum Cmd {
         group: Index,
         ids: Vec<IdTok>,
     },
+    /// XDELEX (`group: None`) or XACKDEL (Redis 8.2): strategy 0..3 is KEEPREF, DELREF,
+    /// ACKED, none.
+    DelEx {
+        group: Option<Index>,
+        strategy: u8,
+        ids: Vec<IdGen>,
+        /// The strategy after the IDS block.
+        strategy_last: bool,
+    },
     /// XNACK (Redis 8.8): mode 0..3 is SILENT, FAIL, FATAL; 3 is a bad mode.
     Nack {
         group: Index,
@@ -426,6 +435,15 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         )
             .prop_map(|(count, from)| Cmd::Read { count, from }),
         5 => (group(), prop::collection::vec(id_tok(), 1..4)).prop_map(|(group, ids)| Cmd::Ack { group, ids }),
+        3 => (
+            prop::option::weighted(0.6, group()),
+            0u8..4,
+            prop::collection::vec(id_gen(), 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(group, strategy, ids, strategy_last)| Cmd::DelEx {
+                group, strategy, ids, strategy_last,
+            }),
         4 => (
             group(),
             prop_oneof![10 => 0u8..3, 1 => Just(3u8)],

@@ -312,6 +312,28 @@ pub fn render(
             args.extend(toks.iter().map(|t| ids.tok(t)));
             args
         }
+        Cmd::DelEx {
+            group,
+            strategy,
+            ids: gens,
+            strategy_last,
+        } => {
+            let mut args = match group {
+                Some(group) => vec![s("XACKDEL"), k, s(group_name(group))],
+                None => vec![s("XDELEX"), k],
+            };
+            let token = ["KEEPREF", "DELREF", "ACKED"].get(usize::from(*strategy));
+            if !strategy_last && let Some(t) = token {
+                args.push(s(t));
+            }
+            args.push(s("IDS"));
+            args.push(gens.len().to_string());
+            args.extend(gens.iter().map(|g| ids.resolve(g).to_string()));
+            if *strategy_last && let Some(t) = token {
+                args.push(s(t));
+            }
+            args
+        }
         Cmd::Nack {
             group,
             mode,
