@@ -7,6 +7,12 @@
 //! gone) is skipped, stays pending and is not counted. Each claimed entry is reported with its
 //! idle time and its count before the claim, then owned by the reader, counted once more, and
 //! moved to the end of the order. The cost is O(log n) per claimed or skipped entry.
+//!
+//! One guard Redis lacks: the walk takes at most as many steps as there were pending entries
+//! when it began. Without it, after the clock went back (a claimed entry, re-timed to now,
+//! then lands before entries delivered "later") two entries could leapfrog each other forever
+//! under `CLAIM 0` with no COUNT; with a clock that never goes back every entry is visited at
+//! most once anyway, so the guard changes nothing else.
 
 use crate::node::EntryRef;
 
@@ -56,8 +62,13 @@ impl Group {
             return 0;
         };
         let mut claimed = 0;
+        let mut steps = self.by_time.len();
         let mut cursor = self.by_time.first_key_value().map(|(&k, &id)| (k, id));
         while let Some((key, id)) = cursor {
+            if steps == 0 {
+                break;
+            }
+            steps -= 1;
             let next = self
                 .by_time
                 .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))

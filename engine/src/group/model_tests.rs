@@ -40,6 +40,7 @@ mod render;
 )]
 #[path = "../stream/model_tests/model.rs"]
 mod stream_model;
+mod trim8;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

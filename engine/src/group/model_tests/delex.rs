@@ -51,20 +51,6 @@ impl GroupModel {
         Ok((strategy.unwrap_or(Strategy::KeepRef), at, n))
     }
 
-    /// Whether a group references `id`: it has not read it, or holds it pending.
-    fn referenced(&self, key: &[u8], id: StreamId) -> bool {
-        let mut groups = self.groups_of(key).peekable();
-        if groups.peek().is_none() {
-            return false;
-        }
-        let min = self
-            .groups_of(key)
-            .map(|(_, g)| g.last_id)
-            .min()
-            .unwrap_or(StreamId::MAX);
-        id > min || self.groups_of(key).any(|(_, g)| g.pel.contains_key(&id))
-    }
-
     /// DELREF: `id` leaves every PEL.
     fn drop_refs(&mut self, key: &[u8], id: StreamId) {
         if let Some(groups) = self.groups.get_mut(key) {
@@ -94,7 +80,7 @@ impl GroupModel {
             .collect::<Result<Vec<_>, _>>()?;
         let mut out = Vec::new();
         for id in ids {
-            if strategy == Strategy::Acked && self.referenced(key, id) {
+            if strategy == Strategy::Acked && self.is_referenced(key, id) {
                 out.push(Reply::Int(2));
                 continue;
             }
@@ -125,7 +111,7 @@ impl GroupModel {
                 out.push(Reply::Int(-1));
                 continue;
             }
-            if strategy == Strategy::Acked && self.referenced(key, id) {
+            if strategy == Strategy::Acked && self.is_referenced(key, id) {
                 out.push(Reply::Int(2));
                 continue;
             }

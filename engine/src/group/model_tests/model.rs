@@ -219,6 +219,11 @@ impl GroupModel {
     /// Runs one command at time `now_ms`.
     pub fn execute(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Res {
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        if matches!(name.as_str(), "xadd" | "xtrim")
+            && let Some(res) = self.trim_command(argv, now_ms)
+        {
+            return res;
+        }
         if matches!(
             name.as_str(),
             "xadd" | "xdel" | "xtrim" | "xsetid" | "xlen" | "xrange" | "xrevrange"

@@ -143,6 +143,9 @@ pub struct Trim {
     pub approx: bool,
     pub maxlen: u8,
     pub min: IdGen,
+    /// The deletion strategy token (Redis 8.2), first after the key: 0 none, 1 KEEPREF,
+    /// 2 DELREF, 3 ACKED.
+    pub delete: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -340,14 +343,20 @@ fn read_from() -> impl Strategy<Value = ReadFrom> {
 }
 
 fn trim() -> impl Strategy<Value = Trim> {
-    (any::<bool>(), prop::bool::weighted(0.2), 0u8..12, id_gen()).prop_map(
-        |(minid, approx, maxlen, min)| Trim {
+    (
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+        0u8..12,
+        id_gen(),
+        prop_oneof![4 => Just(0u8), 1 => Just(1u8), 2 => Just(2u8), 3 => Just(3u8)],
+    )
+        .prop_map(|(minid, approx, maxlen, min, delete)| Trim {
             minid,
             approx,
             maxlen,
             min,
-        },
-    )
+            delete,
+        })
 }
 
 fn claim_opt() -> impl Strategy<Value = ClaimOpt> {

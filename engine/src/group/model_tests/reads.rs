@@ -212,7 +212,14 @@ impl GroupModel {
             let order = group.time_order();
             let tail = order.last().copied();
             let mut cursor = order.first().copied();
+            // At most one step per entry pending at the start (the engine's guard against
+            // entries leapfrogging forever after the clock went back).
+            let mut steps = order.len();
             while let Some(id) = cursor {
+                if steps == 0 {
+                    break;
+                }
+                steps -= 1;
                 let now_order = group.time_order();
                 let at = now_order.iter().position(|x| *x == id).unwrap_or(0);
                 let next = now_order.get(at + 1).copied();

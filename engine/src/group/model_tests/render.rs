@@ -115,6 +115,16 @@ fn int_text(tok: &IntTok) -> String {
 
 /// Mostly the first group, so that commands meet existing groups; rarely the third, which
 /// is then usually missing.
+/// The strategy token of a trim, if any.
+fn delete_token(t: &Trim) -> Vec<String> {
+    match t.delete {
+        1 => vec!["KEEPREF".into()],
+        2 => vec!["DELREF".into()],
+        3 => vec!["acked".into()],
+        _ => Vec::new(),
+    }
+}
+
 fn group_name(index: &Index) -> &'static str {
     GROUPS[match index.index(20) {
         0..=13 => 0,
@@ -163,6 +173,7 @@ pub fn render(
         Cmd::Add { id, trim, fields } => {
             let mut args = vec![s("XADD"), k];
             if let Some(t) = trim {
+                args.extend(delete_token(t));
                 args.extend(trim_args(t, &ids));
             }
             args.push(match id {
@@ -178,7 +189,7 @@ pub fn render(
             return args.into_iter().map(String::into_bytes).collect();
         }
         Cmd::Trim(t) => {
-            let args = [vec![s("XTRIM"), k], trim_args(t, &ids)].concat();
+            let args = [vec![s("XTRIM"), k], delete_token(t), trim_args(t, &ids)].concat();
             return args.into_iter().map(String::into_bytes).collect();
         }
         Cmd::SetId { id, entries_added } => {
