@@ -366,7 +366,15 @@ impl Db {
                     continue;
                 };
                 match (waiter.rerun)(self, snapshot, &waiter.request.argv) {
-                    Ok(Outcome::Block(_)) => self.blocked.requeue(id, waiter),
+                    Ok(Outcome::Block(again)) => {
+                        let mut waiter = waiter;
+                        // A claim wake-up is never in the past: the next check is at least
+                        // one millisecond on, so a re-run that cannot claim does not spin.
+                        waiter.request.claim_wake_ms = again
+                            .claim_wake_ms
+                            .map(|at| at.max(snapshot.now_ms.saturating_add(1)));
+                        self.blocked.requeue(id, waiter)
+                    }
                     Ok(Outcome::Reply(reply)) => wakers.push(waiter.slot.complete(Ok(reply))),
                     Err(e) => wakers.push(waiter.slot.complete(Err(e))),
                 }
@@ -402,9 +410,14 @@ impl BlockedHandle {
         self.slot.take()
     }
 
-    /// When the command times out, by the keyspace's clock; `None` = never.
+    /// When to call [`Keyspace::expire_blocked`] next for this command, by the keyspace's
+    /// clock: its timeout, or sooner when a CLAIM read's pending entry becomes claimable;
+    /// `None` = never.
     pub fn deadline_ms(&self) -> Option<u64> {
-        self.deadline_ms
+        match (self.deadline_ms, self.slot.claim_wake()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -536,6 +549,7 @@ impl Keyspace {
     ) -> BlockedHandle {
         let deadline_ms = request.deadline_ms;
         let slot = Arc::new(Slot::new(waker));
+        slot.set_claim_wake(request.claim_wake_ms);
         let id = db.blocked.register(Waiter {
             request,
             slot: Arc::clone(&slot),
@@ -553,17 +567,34 @@ impl Keyspace {
     /// Times out every blocked command whose deadline has passed by the clock (its reply is a
     /// null array); returns how many. A server calls this on a timer; a test calls it after
     /// moving a manual clock.
+    ///
+    /// First, the keys of XREADGROUP CLAIM readers whose pending entry became claimable are
+    /// signalled and their waiters re-run (as Redis signals such keys before it sleeps).
     pub fn expire_blocked(&self) -> usize {
-        let now = self.clock.now_ms();
+        let snapshot = self.snapshot();
+        let now = snapshot.now_ms;
         let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
+        let mut served = 0;
         for db in self.dbs.lock().iter_mut() {
+            let due = db.blocked.claim_due(now);
+            if !due.is_empty() {
+                db.now_ms = now;
+                for id in due {
+                    for key in db.blocked.keys_of(id) {
+                        db.signal_ready(&key);
+                    }
+                }
+                let woken = db.serve_signalled(&snapshot);
+                served += woken.len();
+                wakers.extend(woken);
+            }
             for id in db.blocked.expired(now) {
                 if let Some(waiter) = db.blocked.unregister(id) {
                     wakers.push(waiter.slot.complete(Ok(Reply::NullArray)));
                 }
             }
         }
-        let expired = wakers.len();
+        let expired = wakers.len() - served;
         for waker in wakers {
             waker.wake();
         }

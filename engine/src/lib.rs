@@ -58,4 +58,4 @@ pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use reply::{Entries, EntryView, Reply};
-pub use stream::{Stream, Trim, TrimPreview, TrimStrategy};
+pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};

@@ -19,10 +19,12 @@ mod xautoclaim;
 mod xcfgset;
 mod xclaim;
 mod xdel;
+mod xdelex;
 mod xgroup;
 mod xidmprecord;
 mod xinfo;
 mod xlen;
+mod xnack;
 mod xpending;
 mod xrange;
 mod xread;
@@ -156,6 +158,18 @@ const COMMANDS: &[Entry] = &[
             .flags(flags::DENY_OOM)
             .keys(1, 1, 1),
         xidmprecord::XIdmpRecord::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xdelex", -5).keys(1, 1, 1),
+        xdelex::XDelEx::run_delex,
+    ),
+    Entry::plain(
+        CommandSpec::new("xackdel", -6).keys(1, 1, 1),
+        xdelex::XDelEx::run_ackdel,
+    ),
+    Entry::plain(
+        CommandSpec::new("xnack", -7).keys(1, 1, 1),
+        xnack::XNack::run,
     ),
 ];
 

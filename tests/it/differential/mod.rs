@@ -9,10 +9,13 @@
 //!   and XREAD.
 //! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
 //!   over the wire, RESP2 and RESP3.
+//! - `groups8`: the Redis 8.2–8.8 consumer-group additions against Redis 8.8, in process and
+//!   over the wire.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
+mod groups8;
 mod idmp;
 mod known_differences;
 mod server;
