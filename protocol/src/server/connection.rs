@@ -84,6 +84,7 @@ async fn run(
                     state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
                     writer.write_all(&output).await?;
+                    state.stats().write_processed(output.len());
                     return Ok(());
                 }
             };
@@ -107,10 +108,12 @@ async fn run(
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
                     writer.write_all(&output).await?;
+                    state.stats().write_processed(output.len());
                     return Ok(());
                 }
                 Action::Block(handle) => {
                     writer.write_all(&output).await?;
+                    state.stats().write_processed(output.len());
                     output.clear();
                     client.info.set_blocked(true);
                     let waited = wait_blocked(
@@ -135,11 +138,13 @@ async fn run(
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
                 writer.write_all(&output).await?;
+                state.stats().write_processed(output.len());
                 output.clear();
             }
         }
         if !output.is_empty() {
             writer.write_all(&output).await?;
+            state.stats().write_processed(output.len());
             output.clear();
         }
         let (query_limit, timeout_s) = {
@@ -154,9 +159,11 @@ async fn run(
         };
         tokio::select! {
             read = reader.read_buf(&mut input) => {
-                if read? == 0 {
+                let read = read?;
+                if read == 0 {
                     return Ok(());
                 }
+                state.stats().read_processed(read);
                 client.info.mark_active();
             }
             () = client.info.killed() => return Ok(()),

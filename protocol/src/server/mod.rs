@@ -8,6 +8,7 @@
 //! [`ServerHandle`]: its keyspace, CONFIG SET by name, and shutdown.
 
 mod connection;
+mod cron;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -160,6 +161,7 @@ impl Server {
     /// Serves until shut down.
     pub async fn run(self) {
         let Server { listener, state } = self;
+        let cron = tokio::spawn(cron::run(Arc::clone(&state)));
         let mut connections = JoinSet::new();
         loop {
             tokio::select! {
@@ -187,6 +189,7 @@ impl Server {
                 () = state.stopping() => break,
             }
         }
+        cron.abort();
         connections.abort_all();
         while connections.join_next().await.is_some() {}
         state.forget_clients();

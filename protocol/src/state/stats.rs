@@ -1,9 +1,12 @@
-//! Counters for INFO: connections, commands per name, errors per code.
+//! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
+//! latency histogram), errors per code.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
+
+use super::latency::Histogram;
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -33,6 +36,14 @@ pub struct Stats {
     commands: Mutex<BTreeMap<String, CommandStat>>,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
     errors: Mutex<BTreeMap<String, u64>>,
+    /// Per command that ran, its latencies (INFO latencystats).
+    latency: Mutex<BTreeMap<String, Histogram>>,
+    /// Bytes read from and written to clients.
+    net_input_bytes: AtomicU64,
+    net_output_bytes: AtomicU64,
+    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
+    reads_processed: AtomicU64,
+    writes_processed: AtomicU64,
 }
 
 impl Stats {
@@ -67,8 +78,40 @@ impl Stats {
         self.total_error_replies.load(Ordering::Relaxed)
     }
 
-    /// Records one call of `name`; `error` is the error reply's text if it failed.
-    pub fn record(&self, name: &str, usec: u64, outcome: CallOutcome<'_>) {
+    /// Counts one read of `bytes` bytes from a client.
+    pub fn read_processed(&self, bytes: usize) {
+        self.reads_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_input_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one write of `bytes` bytes to a client.
+    pub fn write_processed(&self, bytes: usize) {
+        self.writes_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_output_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
+    pub fn net_bytes(&self) -> (u64, u64) {
+        (
+            self.net_input_bytes.load(Ordering::Relaxed),
+            self.net_output_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// INFO's `total_reads_processed` and `total_writes_processed`.
+    pub fn io_processed(&self) -> (u64, u64) {
+        (
+            self.reads_processed.load(Ordering::Relaxed),
+            self.writes_processed.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
+    /// failed or was refused before running (a refused call has no latency).
+    pub fn record(&self, name: &str, ns: u64, outcome: CallOutcome<'_>) {
+        let usec = ns / 1000;
         self.total_commands_processed.fetch_add(
             u64::from(!matches!(outcome, CallOutcome::Rejected(_))),
             Ordering::Relaxed,
@@ -94,9 +137,25 @@ impl Stats {
                 CallOutcome::Rejected(_) => stat.rejected_calls += 1,
             }
         }
+        if !matches!(outcome, CallOutcome::Rejected(_)) {
+            let mut latency = self.latency.lock();
+            match latency.get_mut(name) {
+                Some(histogram) => histogram.record(ns),
+                None => {
+                    let mut histogram = Histogram::default();
+                    histogram.record(ns);
+                    latency.insert(name.to_string(), histogram);
+                }
+            }
+        }
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
             self.record_error(text);
         }
+    }
+
+    /// A copy of the per-command latency histograms.
+    pub fn latencies(&self) -> BTreeMap<String, Histogram> {
+        self.latency.lock().clone()
     }
 
     /// Records an error reply by its code (the first word).
@@ -124,6 +183,15 @@ impl Stats {
         self.total_error_replies.store(0, Ordering::Relaxed);
         self.commands.lock().clear();
         self.errors.lock().clear();
+        self.latency.lock().clear();
+        for counter in [
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
     }
 }
 

@@ -7,10 +7,15 @@
 //! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
 //! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
 //!   and XREAD.
+//! - `info`: INFO's sections, fields and order against Redis 8.8, and HELLO's role and mode.
+//! - `expiry`: EXPIRE and its family, TTL readers, PERSIST and SET's expiry options against
+//!   Redis 8.8 over the wire.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
+mod expiry;
 mod groups;
+mod info;
 mod known_differences;
 mod server;
 mod streams;
