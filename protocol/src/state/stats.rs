@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -19,6 +20,40 @@ pub struct CommandStat {
     pub rejected_calls: u64,
     /// Ran and replied an error.
     pub failed_calls: u64,
+}
+
+/// Samples kept per instantaneous metric (Redis's `STATS_METRIC_SAMPLES`).
+const METRIC_SAMPLES: usize = 16;
+/// Shortest time between samples (Redis samples every 100 ms of `serverCron`).
+const METRIC_PERIOD_MS: u128 = 100;
+
+/// One instantaneous metric: per-second rates of a counter, sampled by the cron.
+#[derive(Debug, Default, Clone, Copy)]
+struct Metric {
+    last_value: u64,
+    samples: [u64; METRIC_SAMPLES],
+    next: usize,
+}
+
+impl Metric {
+    fn sample(&mut self, value: u64, elapsed_ms: u128) {
+        let delta = u128::from(value.saturating_sub(self.last_value));
+        self.samples[self.next] = (delta * 1000 / elapsed_ms.max(1)) as u64;
+        self.next = (self.next + 1) % METRIC_SAMPLES;
+        self.last_value = value;
+    }
+
+    /// The mean of the samples (slots not yet sampled count as 0, as in Redis).
+    fn rate(&self) -> u64 {
+        self.samples.iter().sum::<u64>() / METRIC_SAMPLES as u64
+    }
+}
+
+/// Commands, input bytes and output bytes per second, and when they were last sampled.
+#[derive(Debug, Default)]
+struct Instantaneous {
+    last: Option<Instant>,
+    metrics: [Metric; 3],
 }
 
 /// Server-wide counters.
@@ -44,6 +79,8 @@ pub struct Stats {
     /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
     reads_processed: AtomicU64,
     writes_processed: AtomicU64,
+    /// INFO's `instantaneous_*` rates.
+    instantaneous: Mutex<Instantaneous>,
 }
 
 impl Stats {
@@ -153,6 +190,37 @@ impl Stats {
         }
     }
 
+    /// Samples the instantaneous rates if [`METRIC_PERIOD_MS`] passed since the last sample
+    /// (the server cron calls this every tick).
+    pub fn sample_instantaneous(&self) {
+        let now = Instant::now();
+        let (input, output) = self.net_bytes();
+        let values = [self.total_commands_processed(), input, output];
+        let mut inst = self.instantaneous.lock();
+        let Some(last) = inst.last else {
+            inst.last = Some(now);
+            for (metric, value) in inst.metrics.iter_mut().zip(values) {
+                metric.last_value = value;
+            }
+            return;
+        };
+        let elapsed = now.duration_since(last).as_millis();
+        if elapsed < METRIC_PERIOD_MS {
+            return;
+        }
+        inst.last = Some(now);
+        for (metric, value) in inst.metrics.iter_mut().zip(values) {
+            metric.sample(value, elapsed);
+        }
+    }
+
+    /// INFO's `instantaneous_ops_per_sec`, and input and output bytes per second.
+    pub fn instantaneous(&self) -> (u64, u64, u64) {
+        let inst = self.instantaneous.lock();
+        let [ops, input, output] = inst.metrics.map(|m| m.rate());
+        (ops, input, output)
+    }
+
     /// A copy of the per-command latency histograms.
     pub fn latencies(&self) -> BTreeMap<String, Histogram> {
         self.latency.lock().clone()
@@ -184,6 +252,7 @@ impl Stats {
         self.commands.lock().clear();
         self.errors.lock().clear();
         self.latency.lock().clear();
+        *self.instantaneous.lock() = Instantaneous::default();
         for counter in [
             &self.net_input_bytes,
             &self.net_output_bytes,
@@ -204,4 +273,19 @@ pub enum CallOutcome<'a> {
     Failed(&'a str),
     /// Refused before running, with this error.
     Rejected(&'a str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_is_the_mean_rate_over_its_samples() {
+        let mut m = Metric::default();
+        m.sample(100, 100);
+        m.sample(300, 100);
+        // 1000/s and 2000/s over 16 slots.
+        assert_eq!(m.rate(), 3000 / 16);
+        assert_eq!(Metric::default().rate(), 0);
+    }
 }

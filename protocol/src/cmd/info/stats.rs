@@ -29,19 +29,17 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         stats.total_connections_received(),
     );
     out.field("total_commands_processed", stats.total_commands_processed());
-    out.field("instantaneous_ops_per_sec", 0);
+    let (ops_per_sec, input_per_sec, output_per_sec) = stats.instantaneous();
+    out.field("instantaneous_ops_per_sec", ops_per_sec);
     out.field("total_net_input_bytes", input);
     out.field("total_net_output_bytes", output);
     out.field("total_net_repl_input_bytes", 0);
     out.field("total_net_repl_output_bytes", 0);
-    for name in [
-        "instantaneous_input_kbps",
-        "instantaneous_output_kbps",
-        "instantaneous_input_repl_kbps",
-        "instantaneous_output_repl_kbps",
-    ] {
-        out.field(name, "0.00");
-    }
+    let kbps = |bytes: u64| format!("{:.2}", bytes as f64 / 1024.0);
+    out.field("instantaneous_input_kbps", kbps(input_per_sec));
+    out.field("instantaneous_output_kbps", kbps(output_per_sec));
+    out.field("instantaneous_input_repl_kbps", "0.00");
+    out.field("instantaneous_output_repl_kbps", "0.00");
     out.field("rejected_connections", stats.rejected_connections());
     out.field("sync_full", 0);
     out.field("sync_partial_ok", 0);
