@@ -354,6 +354,7 @@ mod tests {
         clock.advance(100);
         assert_eq!(keyspace.active_expire_cycle(Duration::from_secs(10)), 200);
         assert_eq!(keyspace.run(|db, _| db.len()), 0);
+        keyspace.check_invariants().unwrap();
         let stats = keyspace.expire_stats();
         assert_eq!((stats.expired_keys, stats.expired_keys_active), (200, 200));
         assert!(stats.cycle.stale_share > 0.0);
@@ -401,5 +402,6 @@ mod tests {
             assert_eq!(db.string_sizes()[1], 2);
         });
         assert_eq!(keyspace.expire_stats().expired_keys, 1);
+        keyspace.check_invariants().unwrap();
     }
 }

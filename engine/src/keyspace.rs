@@ -389,9 +389,24 @@ impl Db {
         self.blocked.len()
     }
 
-    /// Checks every stream's invariants and the blocked-reader registry; the error names the
-    /// key.
+    /// Checks every stream's invariants, the expiry and keysizes bookkeeping, and the
+    /// blocked-reader registry; the error names the key.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        if let Some(key) = self.expires.keys().find(|k| !self.values.contains_key(*k)) {
+            return Err(format!(
+                "expiry kept for missing key {:?}",
+                String::from_utf8_lossy(key)
+            ));
+        }
+        let mut sizes = [0u64; SIZE_CLASSES];
+        for value in self.values.values() {
+            if let Value::String(s) = value {
+                sizes[size_class(s.len())] += 1;
+            }
+        }
+        if sizes != self.string_sizes {
+            return Err("keysizes counts differ from the strings held".into());
+        }
         for (key, value) in &self.values {
             if let Value::Stream(stream) = value {
                 stream
