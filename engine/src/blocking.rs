@@ -240,6 +240,30 @@ impl<R> Registry<R> {
             .min()
     }
 
+    /// Keys with a waiter, and keys with a waiter that wakes on deletion.
+    pub fn key_counts(&self) -> (usize, usize) {
+        let on_delete = self
+            .queues
+            .values()
+            .filter(|q| {
+                q.iter().any(|id| {
+                    self.waiters
+                        .get(id)
+                        .is_some_and(|w| w.request.wake_on_delete)
+                })
+            })
+            .count();
+        (self.queues.len(), on_delete)
+    }
+
+    /// Waiters with a deadline.
+    pub fn with_deadline(&self) -> usize {
+        self.waiters
+            .values()
+            .filter(|w| w.request.deadline_ms.is_some())
+            .count()
+    }
+
     /// Number of blocked commands (INFO's `blocked_clients`).
     pub fn len(&self) -> usize {
         self.waiters.len()

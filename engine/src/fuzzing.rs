@@ -454,10 +454,9 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"XADD", b"s", b"5-1", b"a", b"1"];
         assert_eq!(input.command(), want);
-        // xrange s - +: name 19 (19 % 18 = 1, bit 16 set: lower case), argc 3, key, ids 16
-        // and 17.
+        // xrange s - +: name 1 in lower case, argc 3, key, ids 16 and 17.
         let mut input = Input {
-            data: &[19, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
+            data: &[1 | 0x10, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
             pos: 0,
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];

@@ -12,7 +12,7 @@
 //! with; the command entry points ([`Keyspace::execute`] and its blocking forms) live in
 //! `execute.rs`, above both this module and [`crate::command`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
@@ -60,14 +60,35 @@ pub struct Snapshot {
 /// dispatcher, handed in with the command when it blocks.
 pub(crate) type Rerun = fn(&mut Db, &Snapshot, &[Bytes]) -> Result<Outcome>;
 
+/// Length classes of INFO keysizes: 0, then one per power of two of a `u64`.
+pub const SIZE_CLASSES: usize = 65;
+
+/// The keysizes class of a length: 0 for 0, else one more than its base-2 logarithm.
+fn size_class(len: usize) -> usize {
+    match len {
+        0 => 0,
+        n => (usize::BITS - n.leading_zeros()) as usize,
+    }
+}
+
 /// The data behind the lock.
-#[derive(Default)]
 pub struct Db {
     values: HashMap<Bytes, Value>,
-    /// Expiry times (Unix ms) of keys that have one; only strings set with EX/PX do.
-    expires: HashMap<Bytes, u64>,
+    /// Expiry times (Unix ms) of keys that have one, ordered by key so the active expiry
+    /// cycle can resume its scan where it stopped (see `expire.rs`).
+    pub(crate) expires: BTreeMap<Bytes, u64>,
+    /// Where the active expiry cycle resumes: the last key it sampled.
+    pub(crate) expire_cursor: Option<Bytes>,
+    /// The active expiry cycle's running estimate of the average TTL left (ms).
+    pub(crate) avg_ttl_ms: u64,
+    /// Keys deleted because they expired: on access, and of those by the active cycle.
+    pub(crate) expired_keys: u64,
+    pub(crate) expired_keys_active: u64,
+    /// How many strings have each length class (INFO keysizes): class 0 holds the empty
+    /// string, class `n` lengths in `2^(n-1)..2^n`.
+    string_sizes: [u64; SIZE_CLASSES],
     /// The running command's time snapshot, for expiry.
-    now_ms: u64,
+    pub(crate) now_ms: u64,
     /// The running command's IDMP bounds for new streams.
     idmp_defaults: IdmpConfig,
     /// Keys whose streams may hold IDMP state, for [`Db::sweep_idmp`] (a superset: a key is
@@ -81,6 +102,27 @@ pub struct Db {
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
     blocked: Registry<Rerun>,
+}
+
+impl Default for Db {
+    fn default() -> Self {
+        Db {
+            values: HashMap::new(),
+            expires: BTreeMap::new(),
+            expire_cursor: None,
+            avg_ttl_ms: 0,
+            expired_keys: 0,
+            expired_keys_active: 0,
+            string_sizes: [0; SIZE_CLASSES],
+            now_ms: 0,
+            idmp_defaults: IdmpConfig::default(),
+            idmp_keys: HashSet::new(),
+            idmp_swept_ms: 0,
+            watched: HashMap::new(),
+            signals: Vec::new(),
+            blocked: Registry::default(),
+        }
+    }
 }
 
 impl fmt::Debug for Db {
@@ -136,12 +178,47 @@ impl Db {
         !self.expires.is_empty() && self.expires.get(key).is_some_and(|&at| at <= self.now_ms)
     }
 
-    /// Drops `key` if it has expired, so writers see it as missing.
-    fn reap(&mut self, key: &[u8]) {
-        if self.expired(key) {
-            self.expires.remove(key);
-            self.values.remove(key);
+    /// Deletes `key` if its expiry time has passed, as any access to it does in Redis: a
+    /// watched key counts as changed, and blocked readers of a stream are signalled as after
+    /// DEL. Returns whether it expired.
+    pub fn expire_if_due(&mut self, key: &[u8]) -> bool {
+        if !self.expired(key) {
+            return false;
         }
+        self.expires.remove(key);
+        let previous = self.values.remove(key);
+        self.count_out(previous.as_ref());
+        self.touch(key);
+        self.expired_keys += 1;
+        if matches!(previous, Some(Value::Stream(_))) {
+            self.signal_deleted(key);
+        }
+        true
+    }
+
+    fn reap(&mut self, key: &[u8]) {
+        self.expire_if_due(key);
+    }
+
+    /// Keysizes bookkeeping: a value leaves the keyspace.
+    fn count_out(&mut self, value: Option<&Value>) {
+        if let Some(Value::String(s)) = value {
+            let class = &mut self.string_sizes[size_class(s.len())];
+            *class = class.saturating_sub(1);
+        }
+    }
+
+    /// Keysizes bookkeeping: a value enters the keyspace.
+    fn count_in(&mut self, value: &Value) {
+        if let Value::String(s) = value {
+            self.string_sizes[size_class(s.len())] += 1;
+        }
+    }
+
+    /// How many strings fall in each length class (INFO keysizes), expired ones included
+    /// until they are deleted, as Redis counts them.
+    pub fn string_sizes(&self) -> &[u64; SIZE_CLASSES] {
+        &self.string_sizes
     }
 
     /// The value under `key` (an expired key is missing).
@@ -223,7 +300,9 @@ impl Db {
             self.track_idmp(&key);
         }
         self.expires.remove(&key);
+        self.count_in(&value);
         let previous = self.values.insert(key.clone(), value);
+        self.count_out(previous.as_ref());
         self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
@@ -246,6 +325,45 @@ impl Db {
         }
     }
 
+    /// Removes `key`'s expiry (PERSIST); returns whether it had one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        self.reap(key);
+        let had = self.expires.remove(key).is_some();
+        if had {
+            self.touch(key);
+        }
+        had
+    }
+
+    /// How many live keys have an expiry.
+    pub fn expires_count(&self) -> usize {
+        self.expires
+            .values()
+            .filter(|&&at| at > self.now_ms)
+            .count()
+    }
+
+    /// The active expiry cycle's estimate of the average TTL left (ms), 0 before it ran.
+    pub fn avg_ttl_ms(&self) -> u64 {
+        self.avg_ttl_ms
+    }
+
+    /// Keys with at least one blocked reader, and of those the keys an XREADGROUP waits on
+    /// (INFO's `total_blocking_keys` and `total_blocking_keys_on_nokey`).
+    pub fn blocking_keys(&self) -> (usize, usize) {
+        self.blocked.key_counts()
+    }
+
+    /// Blocked commands that have a timeout (INFO's `clients_in_timeout_table`).
+    pub fn blocked_with_timeout(&self) -> usize {
+        self.blocked.with_deadline()
+    }
+
+    /// Keys under WATCH (INFO's `total_watched_keys`).
+    pub fn watched_count(&self) -> usize {
+        self.watched.len()
+    }
+
     /// When `key` expires, if it has an expiry.
     pub fn expiry(&self, key: &[u8]) -> Option<u64> {
         if self.expired(key) {
@@ -259,6 +377,7 @@ impl Db {
         self.reap(key);
         self.expires.remove(key);
         let previous = self.values.remove(key);
+        self.count_out(previous.as_ref());
         if previous.is_some() {
             self.touch(key);
         }
@@ -284,6 +403,9 @@ impl Db {
         self.values.clear();
         self.expires.clear();
         self.idmp_keys.clear();
+        self.expire_cursor = None;
+        self.avg_ttl_ms = 0;
+        self.string_sizes = [0; SIZE_CLASSES];
         for key in streams {
             self.signal_deleted(&key);
         }
@@ -314,9 +436,24 @@ impl Db {
         self.blocked.len()
     }
 
-    /// Checks every stream's invariants and the blocked-reader registry; the error names the
-    /// key.
+    /// Checks every stream's invariants, the expiry and keysizes bookkeeping, and the
+    /// blocked-reader registry; the error names the key.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        if let Some(key) = self.expires.keys().find(|k| !self.values.contains_key(*k)) {
+            return Err(format!(
+                "expiry kept for missing key {:?}",
+                String::from_utf8_lossy(key)
+            ));
+        }
+        let mut sizes = [0u64; SIZE_CLASSES];
+        for value in self.values.values() {
+            if let Value::String(s) = value {
+                sizes[size_class(s.len())] += 1;
+            }
+        }
+        if sizes != self.string_sizes {
+            return Err("keysizes counts differ from the strings held".into());
+        }
         for (key, value) in &self.values {
             if let Value::Stream(stream) = value {
                 stream
@@ -347,7 +484,7 @@ impl Db {
 
     /// Re-runs the blocked commands of every signalled key, in signal order and per key in
     /// FIFO order. Returns the wakers of those that now have a reply.
-    fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
+    pub(crate) fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
         let mut wakers = Vec::new();
         if self.signals.is_empty() {
             return wakers;
@@ -435,9 +572,11 @@ impl Drop for BlockedHandle {
 /// behind one lock.
 #[derive(Debug)]
 pub struct Keyspace {
-    dbs: Mutex<Vec<Db>>,
+    pub(crate) dbs: Mutex<Vec<Db>>,
     clock: Arc<dyn Clock>,
     config: Arc<Config>,
+    /// The active expiry cycle's own figures (see `expire.rs`).
+    pub(crate) cycle: Mutex<crate::expire::CycleStats>,
 }
 
 impl Default for Keyspace {
@@ -463,6 +602,7 @@ impl Keyspace {
             dbs: Mutex::new(dbs),
             clock,
             config,
+            cycle: Mutex::new(crate::expire::CycleStats::default()),
         }
     }
 
@@ -481,7 +621,7 @@ impl Keyspace {
         self.dbs.lock().len()
     }
 
-    fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),

@@ -249,6 +249,7 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     if !entry.spec.arity_ok(argv.len()) {
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
+    db.expire_keys_of(&entry.spec, argv);
     match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),

@@ -60,7 +60,15 @@ pub struct Settings {
     /// `archive-streams`: a glob of the stream keys (database 0) whose trims fold into the
     /// archive first, when the server has an archive. Default `*`: every stream.
     pub archive_streams: String,
+    /// `hz`: how many times a second the server cron runs (active expiry, timeouts), clamped
+    /// to 1..=500 as Redis clamps it.
+    pub hz: u64,
 }
+
+/// Redis's default `hz` and its clamp.
+pub const HZ_DEFAULT: u64 = 10;
+const HZ_MIN: u64 = 1;
+const HZ_MAX: u64 = 500;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -82,6 +90,7 @@ impl Default for Settings {
             bind: "127.0.0.1".into(),
             databases: 16,
             archive_streams: "*".into(),
+            hz: HZ_DEFAULT,
         }
     }
 }
@@ -336,6 +345,14 @@ pub const PARAMS: &[Param] = &[
         name: "databases",
         get: |s, _| s.databases.to_string(),
         set: None,
+    },
+    Param {
+        name: "hz",
+        get: |s, _| s.hz.to_string(),
+        set: Some(|s, _, v| {
+            s.hz = int_in("hz", v, 0, i32::MAX as u64)?.clamp(HZ_MIN, HZ_MAX);
+            Ok(())
+        }),
     },
     Param {
         name: "archive-streams",

@@ -8,6 +8,8 @@
 //!   AUTH, SELECT and the limits Redis names, over raw RESP.
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
+//! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
+//!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
 //!
 //! Everything here is bounded: a reply that does not come within [`REPLY_TIMEOUT`] fails the
@@ -17,6 +19,7 @@
 mod blocking;
 mod clients;
 mod connection;
+mod expiry;
 mod hardening;
 mod wire;
 
