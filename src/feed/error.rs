@@ -7,7 +7,9 @@ use super::brand::BrandedError;
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
 /// [`FeedError::Backend`], where the backend says what happened, and
-/// [`FeedError::ReplyTimeout`], where the command may or may not have run.
+/// [`FeedError::ReplyTimeout`] and [`FeedError::ConnectionLost`], where the command may or may
+/// not have run ([`FeedError::is_transient`] names the failures worth a retry;
+/// `Feed::append_retrying` retries an append through them without writing it twice).
 ///
 /// The refusals callers act on have their own variants ([`FeedError::NoGroup`],
 /// [`FeedError::BusyGroup`], [`FeedError::WrongType`], [`FeedError::NoSuchKey`],
@@ -108,9 +110,48 @@ pub enum FeedError {
         /// The timeout that ran out.
         after_ms: u64,
     },
+    /// Connecting to a server failed (refused, reset, unreachable) before anything was sent.
+    #[error("could not connect to {server}: {reason}; retry once the server is back")]
+    ConnectFailed {
+        /// The server's address.
+        server: String,
+        /// What the socket layer said.
+        reason: String,
+    },
+    /// The connection broke while a command was sent or its reply read (closed, reset). The
+    /// command may or may not have run; the next call reconnects.
+    #[error(
+        "the connection to {server} broke before the reply ({reason}): the command may or may \
+         not have run; retry, the next call reconnects"
+    )]
+    ConnectionLost {
+        /// The server's address.
+        server: String,
+        /// What the socket layer said.
+        reason: String,
+    },
 }
 
 impl FeedError {
+    /// Whether the failure is the transport's, not the command's (a timeout, a refused or
+    /// broken connection): worth a retry once the server is back. Of these, only
+    /// [`FeedError::ConnectTimeout`] and [`FeedError::ConnectFailed`] say nothing was sent.
+    pub fn is_transient(&self) -> bool {
+        self.is_timeout()
+            || matches!(
+                self,
+                FeedError::ConnectFailed { .. } | FeedError::ConnectionLost { .. }
+            )
+    }
+
+    /// Whether the failure happened before the command was sent (so it did not run).
+    pub fn is_unsent(&self) -> bool {
+        matches!(
+            self,
+            FeedError::ConnectTimeout { .. } | FeedError::ConnectFailed { .. }
+        )
+    }
+
     /// Whether a server did not answer in time (connecting or replying): worth a retry once
     /// the server is back.
     pub fn is_timeout(&self) -> bool {

@@ -11,8 +11,14 @@
 //! first, so its reply may take `response_timeout + BLOCK`; the socket's read timeout is raised
 //! to that and stays raised on that connection (a consumer's own, in practice), which saves two
 //! system calls per read and still bounds every wait. A timed-out connection is dropped (a late
-//! reply would answer the wrong command) and the next call reconnects.
+//! reply would answer the wrong command) and the next call reconnects. A connection that breaks
+//! mid-command fails the call with [`FeedError::ConnectionLost`] and is dropped the same way;
+//! one that cannot be opened fails it with [`FeedError::ConnectFailed`].
+//!
+//! Appends are recorded in the stream's IDMP map (XIDMPRECORD in one MULTI/EXEC with the XADD)
+//! when the server has XIDMPRECORD, asked once per backend (and shared by its forks).
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -20,7 +26,7 @@ use echomq_engine::{StreamId, Trim};
 use parking_lot::Mutex;
 use redis::Value;
 
-use super::{Backend, RawEntry, StreamMeta, trim_args};
+use super::{Backend, RawEntry, Recorded, StreamMeta, trim_args};
 use crate::feed::error::FeedError;
 use crate::feed::fields::Fields;
 
@@ -32,6 +38,8 @@ pub struct RedisBackend {
     connect_timeout: Duration,
     /// A reply, after any BLOCK time the command asked for.
     response_timeout: Duration,
+    /// Whether the server has XIDMPRECORD, once asked ([`Backend::records_appends`]).
+    records: OnceLock<bool>,
 }
 
 /// An open connection and the read timeout its socket has now.
@@ -158,6 +166,7 @@ impl RedisBackend {
             connection: Mutex::new(None),
             connect_timeout: connect_timeout.max(least),
             response_timeout: response_timeout.max(least),
+            records: OnceLock::new(),
         };
         let live = backend.open()?;
         *backend.connection.lock() = Some(live);
@@ -172,6 +181,7 @@ impl RedisBackend {
             connection: Mutex::new(None),
             connect_timeout: self.connect_timeout,
             response_timeout: self.response_timeout,
+            records: self.records.clone(),
         };
         let live = forked.open()?;
         *forked.connection.lock() = Some(live);
@@ -192,6 +202,12 @@ impl RedisBackend {
                     FeedError::ConnectTimeout {
                         server: self.server(),
                         after_ms: millis(self.connect_timeout),
+                    }
+                } else if e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped()
+                {
+                    FeedError::ConnectFailed {
+                        server: self.server(),
+                        reason: e.to_string(),
                     }
                 } else {
                     backend(e)
@@ -223,6 +239,18 @@ impl RedisBackend {
     }
 
     fn query_within(&self, command: &redis::Cmd, block: Duration) -> Result<Value, FeedError> {
+        self.on_connection(block, |connection| command.query::<Value>(connection))
+    }
+
+    /// Runs `call` on the connection (opened if there is none), its replies allowed
+    /// `response_timeout + block`; maps a failure once: a timeout to
+    /// [`FeedError::ReplyTimeout`], a broken connection to [`FeedError::ConnectionLost`] (both
+    /// drop the connection), an error reply through [`server_error`].
+    fn on_connection<T>(
+        &self,
+        block: Duration,
+        call: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, FeedError> {
         let mut slot = self.connection.lock();
         if slot.is_none() {
             *slot = Some(self.open()?);
@@ -239,10 +267,11 @@ impl RedisBackend {
             live.read_timeout = needed;
         }
         let waited = live.read_timeout;
-        match command.query::<Value>(&mut live.connection) {
+        match call(&mut live.connection) {
             Ok(value) => Ok(value),
             Err(e) => {
-                if e.is_timeout() || e.is_io_error() || e.is_connection_dropped() {
+                let broken = e.is_io_error() || e.is_connection_dropped();
+                if e.is_timeout() || broken {
                     // A late reply would answer the next command: never reuse this one.
                     *slot = None;
                 }
@@ -250,6 +279,11 @@ impl RedisBackend {
                     Err(FeedError::ReplyTimeout {
                         server: self.server(),
                         after_ms: millis(waited),
+                    })
+                } else if broken {
+                    Err(FeedError::ConnectionLost {
+                        server: self.server(),
+                        reason: e.to_string(),
                     })
                 } else {
                     Err(server_error(e))
@@ -271,6 +305,65 @@ impl Backend for RedisBackend {
             command.arg(*item);
         }
         parse_id(&self.query(&command)?)
+    }
+
+    /// Asks once: `COMMAND INFO xidmprecord` names the command on Redis 8.6.2 and later and on
+    /// `echomq serve`, and answers nil where it is unknown. An error reply (COMMAND refused by
+    /// an ACL, say) counts as no; a transport failure is returned and asked again next time.
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        if let Some(&known) = self.records.get() {
+            return Ok(known);
+        }
+        let mut command = redis::cmd("COMMAND");
+        command.arg("INFO").arg("XIDMPRECORD");
+        let known = match self.query(&command) {
+            Ok(Value::Array(items)) => matches!(items.first(), Some(Value::Array(_))),
+            Ok(_) => false,
+            Err(e) if e.is_transient() => return Err(e),
+            Err(_) => false,
+        };
+        Ok(*self.records.get_or_init(|| known))
+    }
+
+    /// `MULTI`, `XADD key id fields...`, `XIDMPRECORD key pid iid id`, `EXEC`, written in one
+    /// go: the server runs both or neither.
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        let id_text = id.to_string();
+        let mut xadd = redis::cmd("XADD");
+        xadd.arg(key).arg(&id_text);
+        for item in fields {
+            xadd.arg(*item);
+        }
+        let mut record = redis::cmd("XIDMPRECORD");
+        record.arg(key).arg(pid).arg(iid).arg(&id_text);
+        let mut transaction = redis::pipe();
+        transaction
+            .atomic()
+            .ignore_errors()
+            .add_command(xadd)
+            .add_command(record);
+        let replies: Vec<Value> =
+            self.on_connection(Duration::ZERO, |connection| transaction.query(connection))?;
+        let [added, recorded] = replies.as_slice() else {
+            return Err(malformed("EXEC of XADD and XIDMPRECORD"));
+        };
+        match added {
+            Value::ServerError(e) => match server_error(e.clone().into()) {
+                FeedError::IdNotAboveTop(_) => Ok(match recorded {
+                    Value::ServerError(_) => Recorded::Absent,
+                    _ => Recorded::Exists,
+                }),
+                other => Err(other),
+            },
+            value => Ok(Recorded::Added(parse_id(value)?)),
+        }
     }
 
     fn range(
