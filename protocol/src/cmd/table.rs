@@ -9,7 +9,9 @@
 use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
-use super::{Ctx, archive, config, connection, info, introspection, keys, strings, transaction};
+use super::{
+    Ctx, archive, config, connection, copy, info, introspection, keys, strings, transaction,
+};
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
 /// How a server command runs.
@@ -75,6 +77,9 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("dbsize", 1), keys::dbsize),
     command(spec("rename", 3).keys(1, 2, 1), keys::rename),
     command(spec("renamenx", 3).keys(1, 2, 1), keys::renamenx),
+    command(spec("copy", -3).flags(DENY_OOM).keys(1, 2, 1), copy::copy),
+    command(spec("move", 3).keys(1, 1, 1), copy::move_),
+    command(spec("swapdb", 3), copy::swapdb),
     command(spec("flushdb", -1), keys::flushdb),
     command(spec("flushall", -1), keys::flushall),
     command(spec("set", -3).flags(DENY_OOM).keys(1, 1, 1), strings::set),

@@ -8,6 +8,7 @@
 //!   AUTH, SELECT and the limits Redis names, over raw RESP.
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
+//! - `copy`: COPY, MOVE and SWAPDB carry expiry times (the manual clock shows it).
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
 //!
 //! Everything here is bounded: a reply that does not come within [`REPLY_TIMEOUT`] fails the
@@ -17,6 +18,7 @@
 mod blocking;
 mod clients;
 mod connection;
+mod copy;
 mod hardening;
 mod wire;
 
@@ -48,7 +50,12 @@ pub struct Wire {
 impl Wire {
     /// Connects to `server`.
     pub fn connect(server: &TestServer) -> Wire {
-        let stream = TcpStream::connect(server.addr()).unwrap();
+        Wire::connect_to(server.addr())
+    }
+
+    /// Connects to any server at `addr`.
+    pub fn connect_to(addr: std::net::SocketAddr) -> Wire {
+        let stream = TcpStream::connect(addr).unwrap();
         stream.set_nodelay(true).unwrap();
         Wire {
             stream,
