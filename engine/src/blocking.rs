@@ -186,6 +186,11 @@ impl<R> Registry<R> {
         self.queues.contains_key(key)
     }
 
+    /// Every key someone waits on (in no particular order).
+    pub fn waited_keys(&self) -> impl Iterator<Item = &Bytes> {
+        self.queues.keys()
+    }
+
     /// The waiters on `key`, in FIFO order, as they are now.
     pub fn queued(&self, key: &[u8]) -> Vec<u64> {
         self.queues

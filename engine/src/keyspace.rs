@@ -411,6 +411,62 @@ impl Db {
         }
     }
 
+    /// Swaps this database's data (values, expiry times, IDMP tracking) with `other`'s, as
+    /// SWAPDB does: WATCH registrations and blocked readers stay with their database. A watched
+    /// key that exists on either side counts as changed; a blocked reader's key that held a
+    /// stream and now is gone or of another type is signalled deleted, one that now holds a
+    /// stream is signalled ready (Redis 8.8's `dbSwapDatabases`).
+    pub fn swap_contents(&mut self, other: &mut Db) {
+        self.before_swap(other);
+        other.before_swap(self);
+        std::mem::swap(&mut self.values, &mut other.values);
+        std::mem::swap(&mut self.expires, &mut other.expires);
+        std::mem::swap(&mut self.idmp_keys, &mut other.idmp_keys);
+        std::mem::swap(&mut self.idmp_swept_ms, &mut other.idmp_swept_ms);
+        self.after_swap();
+        other.after_swap();
+    }
+
+    /// Touches and signals what [`Db::swap_contents`] changes in this database, before the
+    /// swap puts `replaced_with`'s data here.
+    fn before_swap(&mut self, replaced_with: &Db) {
+        let kind = |db: &Db, key: &[u8]| db.values.get(key).map(Value::type_name);
+        let touched: Vec<Bytes> = self
+            .watched
+            .keys()
+            .filter(|k| self.values.contains_key(*k) || replaced_with.values.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in touched {
+            self.touch(&key);
+        }
+        let deleted: Vec<Bytes> = self
+            .blocked
+            .waited_keys()
+            .filter(|k| {
+                let was = kind(self, k);
+                was == Some("stream") && kind(replaced_with, k) != was
+            })
+            .cloned()
+            .collect();
+        for key in deleted {
+            self.signal_deleted(&key);
+        }
+    }
+
+    /// Signals ready the waited-on keys that hold a stream after a swap.
+    fn after_swap(&mut self) {
+        let ready: Vec<Bytes> = self
+            .blocked
+            .waited_keys()
+            .filter(|k| matches!(self.values.get(*k), Some(Value::Stream(_))))
+            .cloned()
+            .collect();
+        for key in ready {
+            self.signal_ready(&key);
+        }
+    }
+
     /// Number of keys (expired ones not counted).
     pub fn len(&self) -> usize {
         let expired = self

@@ -13,6 +13,7 @@
 mod archive;
 mod config;
 mod connection;
+mod copy;
 mod expire;
 mod info;
 mod introspection;

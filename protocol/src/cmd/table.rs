@@ -10,7 +10,7 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, config, connection, expire, info, introspection, keys, strings, transaction,
+    Ctx, archive, config, connection, copy, expire, info, introspection, keys, strings, transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -77,6 +77,9 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("dbsize", 1), keys::dbsize),
     command(spec("rename", 3).keys(1, 2, 1), keys::rename),
     command(spec("renamenx", 3).keys(1, 2, 1), keys::renamenx),
+    command(spec("copy", -3).flags(DENY_OOM).keys(1, 2, 1), copy::copy),
+    command(spec("move", 3).keys(1, 1, 1), copy::move_),
+    command(spec("swapdb", 3), copy::swapdb),
     command(spec("flushdb", -1), keys::flushdb),
     command(spec("flushall", -1), keys::flushall),
     command(spec("expire", -3).keys(1, 1, 1), expire::expire),

@@ -8,6 +8,7 @@
 //!   AUTH, SELECT and the limits Redis names, over raw RESP.
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
+//! - `copy`: COPY, MOVE and SWAPDB carry expiry times (the manual clock shows it).
 //! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
 //!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
@@ -19,6 +20,7 @@
 mod blocking;
 mod clients;
 mod connection;
+mod copy;
 mod expiry;
 mod hardening;
 mod wire;
@@ -51,7 +53,12 @@ pub struct Wire {
 impl Wire {
     /// Connects to `server`.
     pub fn connect(server: &TestServer) -> Wire {
-        let stream = TcpStream::connect(server.addr()).unwrap();
+        Wire::connect_to(server.addr())
+    }
+
+    /// Connects to any server at `addr`.
+    pub fn connect_to(addr: std::net::SocketAddr) -> Wire {
+        let stream = TcpStream::connect(addr).unwrap();
         stream.set_nodelay(true).unwrap();
         Wire {
             stream,
