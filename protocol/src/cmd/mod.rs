@@ -16,6 +16,7 @@ mod connection;
 mod info;
 mod introspection;
 mod keys;
+mod pubsub;
 mod security;
 mod strings;
 mod table;
@@ -30,6 +31,7 @@ use echomq_engine::command::flags::{BLOCKING, DENY_OOM, NO_AUTH, TX_CONTROL};
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
+use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 use table::Found;
@@ -43,6 +45,9 @@ pub(crate) struct Ctx<'a> {
     pub snapshot: &'a Snapshot,
     /// Set by QUIT: close after replying.
     pub close: bool,
+    /// Set by a command whose reply is not one value (SUBSCRIBE's confirmations): these
+    /// bytes go out instead of the reply.
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Ctx<'_> {
@@ -151,6 +156,13 @@ pub(crate) fn execute(
         let reply = Reply::Error("NOAUTH Authentication required.".into());
         return refuse(state, client, Some(name), reply);
     }
+    // RESP2 pub/sub mode: only (un)subscribing, PING, QUIT and RESET.
+    if client.protocol == Protocol::Resp2
+        && client.info.pubsub.is_subscribed()
+        && !pubsub::allowed_when_subscribed(spec.name)
+    {
+        return refuse(state, client, Some(name), pubsub::subscribed_mode_error(name));
+    }
     if let Some(queue) = client.multi.as_mut()
         && !spec.has(TX_CONTROL)
     {
@@ -164,7 +176,7 @@ pub(crate) fn execute(
     }
     let action = match found {
         Found::Server(command) => {
-            let mut close = false;
+            let (mut close, mut raw) = (false, None);
             let reply = state.keyspace().run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
                     state,
@@ -172,12 +184,16 @@ pub(crate) fn execute(
                     dbs,
                     snapshot,
                     close: false,
+                    raw: None,
                 };
                 let reply = (command.run)(&mut ctx, argv);
                 close = ctx.close;
+                raw = ctx.raw;
                 reply
             });
-            if close {
+            if let Some(raw) = raw {
+                Action::Raw(raw)
+            } else if close {
                 Action::Close(reply)
             } else {
                 Action::Reply(reply)

@@ -9,7 +9,9 @@
 use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
-use super::{Ctx, archive, config, connection, info, introspection, keys, strings, transaction};
+use super::{
+    Ctx, archive, config, connection, info, introspection, keys, pubsub, strings, transaction,
+};
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
 /// How a server command runs.
@@ -133,6 +135,28 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
     command(spec("debug", -2), introspection::debug),
+    command(spec("subscribe", -2), pubsub::subscribe),
+    command(spec("unsubscribe", -1), pubsub::unsubscribe),
+    command(spec("psubscribe", -2), pubsub::psubscribe),
+    command(spec("punsubscribe", -1), pubsub::punsubscribe),
+    command(spec("ssubscribe", -2).keys(1, -1, 1), pubsub::ssubscribe),
+    command(spec("sunsubscribe", -1).keys(1, -1, 1), pubsub::sunsubscribe),
+    command(spec("publish", 3), pubsub::publish),
+    command(spec("spublish", 3).keys(1, 1, 1), pubsub::spublish),
+    command(
+        spec("pubsub", -2).subcommands(
+            "PUBSUB",
+            &[
+                sub("pubsub|channels", -2),
+                sub("pubsub|numsub", -2),
+                sub("pubsub|numpat", 2),
+                sub("pubsub|shardchannels", -2),
+                sub("pubsub|shardnumsub", -2),
+                sub("pubsub|help", 2),
+            ],
+        ),
+        pubsub::pubsub,
+    ),
 ];
 
 /// A command found by name.

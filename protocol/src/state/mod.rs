@@ -17,12 +17,14 @@
 //! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
+//! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
 
 pub(crate) mod archive;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
 pub(crate) mod output_limit;
+pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod stats;
 
@@ -86,6 +88,7 @@ pub(crate) struct ServerState {
     settings: RwLock<Settings>,
     stats: Stats,
     clients: Clients,
+    pubsub: pubsub::Registry,
     started: Instant,
     /// Protocol of new connections.
     default_protocol: Protocol,
@@ -120,6 +123,7 @@ impl ServerState {
             settings: RwLock::new(settings),
             stats: Stats::default(),
             clients: Clients::default(),
+            pubsub: pubsub::Registry::default(),
             started: Instant::now(),
             default_protocol,
             memory_used,
@@ -227,7 +231,22 @@ impl ServerState {
                 }
             });
         }
+        self.pubsub.forget(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// Who subscribes to what ([`pubsub`]).
+    pub(crate) fn pubsub(&self) -> &pubsub::Registry {
+        &self.pubsub
+    }
+
+    /// Publishes `message` to `channel` (SPUBLISH when `shard`); returns the receivers.
+    pub(crate) fn publish(&self, channel: &[u8], message: &[u8], shard: bool) -> usize {
+        let limits = pubsub::Limits {
+            limit: self.settings.read().client_output_buffer_limit.pubsub,
+            stats: &self.stats,
+        };
+        self.pubsub.publish(channel, message, shard, &limits)
     }
 
     /// The connected clients, in id order.
