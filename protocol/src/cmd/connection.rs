@@ -15,7 +15,8 @@ const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is dis
 /// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
 pub(crate) fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if ctx.client.protocol == Protocol::Resp2 && ctx.client.info.pubsub.is_subscribed() {
-        let pong = |message: &[u8]| Reply::Array(vec![Reply::bulk_static("pong"), Reply::bulk(message)]);
+        let pong =
+            |message: &[u8]| Reply::Array(vec![Reply::bulk_static("pong"), Reply::bulk(message)]);
         match argv {
             [_] => return pong(b""),
             [_, message] => return pong(message),

@@ -161,7 +161,12 @@ pub(crate) fn execute(
         && client.info.pubsub.is_subscribed()
         && !pubsub::allowed_when_subscribed(spec.name)
     {
-        return refuse(state, client, Some(name), pubsub::subscribed_mode_error(name));
+        return refuse(
+            state,
+            client,
+            Some(name),
+            pubsub::subscribed_mode_error(name),
+        );
     }
     if let Some(queue) = client.multi.as_mut()
         && !spec.has(TX_CONTROL)

@@ -140,7 +140,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("psubscribe", -2), pubsub::psubscribe),
     command(spec("punsubscribe", -1), pubsub::punsubscribe),
     command(spec("ssubscribe", -2).keys(1, -1, 1), pubsub::ssubscribe),
-    command(spec("sunsubscribe", -1).keys(1, -1, 1), pubsub::sunsubscribe),
+    command(
+        spec("sunsubscribe", -1).keys(1, -1, 1),
+        pubsub::sunsubscribe,
+    ),
     command(spec("publish", 3), pubsub::publish),
     command(spec("spublish", 3).keys(1, 1, 1), pubsub::spublish),
     command(

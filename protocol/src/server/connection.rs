@@ -8,8 +8,9 @@
 //! Redis's protocol error and closes only this connection.
 //!
 //! A subscriber's messages wait in its mailbox (`state::pubsub`): the loop writes them when
-//! woken for them, and before each reply it makes, so a message published before a command
-//! ran reaches the client before that command's reply.
+//! woken for them, and before each command it runs, so a message published before a command
+//! ran reaches the client before that command's reply, and one the command itself published
+//! to its own client after it, as in Redis.
 //!
 //! The loop knows no command: it hands each request to the [`Execute`] function it was given
 //! and acts on the [`Action`] that comes back.
@@ -160,11 +161,12 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
+            // Messages published before the command ran go out before its reply; those it
+            // published to its own client go after (Redis defers a client's own pushes).
+            output.extend_from_slice(&client.info.pubsub.take());
             let action = execute(state, client, &argv, &waker);
             drop(argv);
             input.advance(used);
-            // Messages published before the reply was made go out before it.
-            output.extend_from_slice(&client.info.pubsub.take());
             match action {
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Raw(bytes) => output.extend_from_slice(&bytes),

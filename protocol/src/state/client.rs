@@ -156,7 +156,10 @@ impl ClientInfo {
             text(&names.name),
             self.created.elapsed().as_secs(),
             self.idle_s(),
-            match (self.blocked.load(Ordering::Relaxed), self.pubsub.is_subscribed()) {
+            match (
+                self.blocked.load(Ordering::Relaxed),
+                self.pubsub.is_subscribed()
+            ) {
                 (true, _) => "b",
                 (false, true) => "P",
                 (false, false) => "N",

@@ -192,7 +192,12 @@ pub(crate) struct Limits<'a> {
 
 impl Registry {
     /// Subscribes `client` to each of `names` as `kind`; returns the confirmations.
-    pub(crate) fn subscribe(&self, client: &Arc<ClientInfo>, kind: Kind, names: &[&[u8]]) -> Frames {
+    pub(crate) fn subscribe(
+        &self,
+        client: &Arc<ClientInfo>,
+        kind: Kind,
+        names: &[&[u8]],
+    ) -> Frames {
         let mut tables = self.tables.lock();
         let Tables { by_name, by_client } = &mut *tables;
         let own = by_client.entry(client.id).or_default();
@@ -445,16 +450,28 @@ mod tests {
         let registry = Registry::default();
         let a = client(1);
         let frames = registry.subscribe(&a, Kind::Channel, &[b"x", b"y", b"x"]);
-        assert_eq!(raw(&frames[0]), b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:1\r\n");
-        assert_eq!(raw(&frames[2]), b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:2\r\n");
+        assert_eq!(
+            raw(&frames[0]),
+            b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:1\r\n"
+        );
+        assert_eq!(
+            raw(&frames[2]),
+            b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:2\r\n"
+        );
         registry.subscribe(&a, Kind::Pattern, &[b"h*"]);
         assert_eq!(a.pubsub.count(Kind::Channel), 2);
         assert_eq!(registry.distinct(Kind::Pattern), 1);
         let frames = registry.unsubscribe(&a, Kind::Channel, &[]);
         assert_eq!(frames.len(), 2);
-        assert_eq!(raw(&frames[1]), b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:1\r\n");
+        assert_eq!(
+            raw(&frames[1]),
+            b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:1\r\n"
+        );
         let frames = registry.unsubscribe(&a, Kind::Channel, &[]);
-        assert_eq!(raw(&frames[0]), b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n");
+        assert_eq!(
+            raw(&frames[0]),
+            b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n"
+        );
         assert!(a.pubsub.is_subscribed());
         registry.forget(&a);
         assert!(!a.pubsub.is_subscribed());

@@ -9,11 +9,13 @@
 //!   and XREAD.
 //! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
 //!   over the wire, RESP2 and RESP3.
+//! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
 mod idmp;
 mod known_differences;
+mod pubsub;
 mod server;
 mod streams;
