@@ -224,3 +224,78 @@ fn pubsub_resp3_pushes_interleave_with_replies_like_redis8() {
     ];
     run("resp3 interleaving", 3, 2, &script);
 }
+
+/// A numeric INFO field over `conn`.
+fn info_field(conn: &mut Conn, section: &str, field: &str) -> u64 {
+    conn.send(&["INFO", section]);
+    let (Resp::Bulk(info), _) = conn.read() else {
+        panic!("INFO is not a bulk string");
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .strip_prefix(':')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+}
+
+/// Publishes 64 KiB messages to a subscriber that never reads until the server drops it
+/// (`client-output-buffer-limit pubsub 1mb 0 0`), seen as PUBSUB NUMSUB's count falling to 0;
+/// returns INFO's disconnections and a PUBLISH's reply after.
+fn drop_a_silent_subscriber(addr: SocketAddr) -> (u64, Resp) {
+    let mut control = Conn::open(addr);
+    control.send(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "pubsub 1mb 0 0",
+    ]);
+    assert_eq!(control.read().0, Resp::Simple("OK".into()));
+    let mut subscriber = Conn::open(addr);
+    subscriber.send(&["SUBSCRIBE", "c"]);
+    subscriber.read();
+    let message = "m".repeat(64 * 1024);
+    let mut dropped = false;
+    // 2000 messages are 128 MiB: far past what the kernel's socket buffers hold.
+    for _ in 0..2000 {
+        control.send(&["PUBLISH", "c", &message]);
+        control.read();
+        control.send(&["PUBSUB", "NUMSUB", "c"]);
+        if control.read().0 == Resp::Array(vec![Resp::Bulk(b"c".to_vec()), Resp::Int(0)]) {
+            dropped = true;
+            break;
+        }
+    }
+    assert!(dropped, "the subscriber was never dropped");
+    control.send(&["PUBLISH", "c", "after"]);
+    let after = control.read().0;
+    (
+        info_field(
+            &mut control,
+            "stats",
+            "client_output_buffer_limit_disconnections",
+        ),
+        after,
+    )
+}
+
+#[test]
+fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_limit_like_redis8() {
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let (disconnections, after) = drop_a_silent_subscriber(ours.addr());
+    assert_eq!((disconnections, &after), (1, &Resp::Int(0)));
+    let mut control = Conn::open(ours.addr());
+    crate::server::wait_until("the subscriber's connection is gone", || {
+        info_field(&mut control, "clients", "connected_clients") == 1
+    });
+    if let Some(peer) = Peer::start(PeerKind::Redis8) {
+        assert_eq!(
+            drop_a_silent_subscriber(peer.addr()),
+            (disconnections, after)
+        );
+    }
+}
