@@ -16,6 +16,7 @@ mod connection;
 mod info;
 mod introspection;
 mod keys;
+mod object;
 mod pubsub;
 mod security;
 mod strings;
@@ -228,6 +229,11 @@ pub(crate) fn execute(
         ),
     };
     let usec = started.elapsed().as_micros() as u64;
+    // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
+    // show a password.
+    if !matches!(name, "exec" | "auth" | "hello") {
+        state.log_if_slow(&client.info, argv, usec);
+    }
     let outcome = match &action {
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)

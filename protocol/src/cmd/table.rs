@@ -10,7 +10,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, config, connection, info, introspection, keys, pubsub, strings, transaction,
+    Ctx, archive, config, connection, info, introspection, keys, object, pubsub, strings,
+    transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -112,6 +113,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|docs", -2),
                 sub("command|info", -2),
                 sub("command|list", -2),
+                sub("command|getkeys", -3),
             ],
         ),
         introspection::command,
@@ -160,6 +162,58 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         pubsub::pubsub,
     ),
+    command(
+        spec("object", -2).subcommands(
+            "OBJECT",
+            &[
+                sub("object|encoding", 3),
+                sub("object|refcount", 3),
+                sub("object|idletime", 3),
+                sub("object|freq", 3),
+                sub("object|help", 2),
+            ],
+        ),
+        object::object,
+    ),
+    command(
+        spec("memory", -2).subcommands(
+            "MEMORY",
+            &[
+                sub("memory|usage", -3),
+                sub("memory|stats", 2),
+                sub("memory|doctor", 2),
+                sub("memory|malloc-stats", 2),
+                sub("memory|purge", 2),
+                sub("memory|help", 2),
+            ],
+        ),
+        object::memory,
+    ),
+    command(
+        spec("slowlog", -2).subcommands(
+            "SLOWLOG",
+            &[
+                sub("slowlog|get", -2),
+                sub("slowlog|len", 2),
+                sub("slowlog|reset", 2),
+                sub("slowlog|help", 2),
+            ],
+        ),
+        object::slowlog,
+    ),
+    command(
+        spec("latency", -2).subcommands(
+            "LATENCY",
+            &[
+                sub("latency|latest", 2),
+                sub("latency|history", 3),
+                sub("latency|reset", -2),
+                sub("latency|help", 2),
+            ],
+        ),
+        object::latency,
+    ),
+    command(spec("wait", 3), object::wait),
 ];
 
 /// A command found by name.

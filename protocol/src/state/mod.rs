@@ -17,6 +17,7 @@
 //! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
+//! - [`slowlog`]: SLOWLOG's entries.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
 
 pub(crate) mod archive;
@@ -26,6 +27,7 @@ pub(crate) mod fd_limit;
 pub(crate) mod output_limit;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
+pub(crate) mod slowlog;
 pub(crate) mod stats;
 
 use std::net::SocketAddr;
@@ -89,6 +91,7 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
+    slowlog: slowlog::SlowLog,
     started: Instant,
     /// Protocol of new connections.
     default_protocol: Protocol,
@@ -124,6 +127,7 @@ impl ServerState {
             stats: Stats::default(),
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
+            slowlog: slowlog::SlowLog::default(),
             started: Instant::now(),
             default_protocol,
             memory_used,
@@ -233,6 +237,26 @@ impl ServerState {
         }
         self.pubsub.forget(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// The slow log ([`slowlog`]).
+    pub(crate) fn slowlog(&self) -> &slowlog::SlowLog {
+        &self.slowlog
+    }
+
+    /// Logs `argv` in the slow log if it ran long enough by the settings.
+    pub(crate) fn log_if_slow(&self, client: &ClientInfo, argv: &[&[u8]], usec: u64) {
+        let (slower_than, max_len) = {
+            let settings = self.settings.read();
+            (settings.slowlog_log_slower_than, settings.slowlog_max_len)
+        };
+        self.slowlog.trim(max_len);
+        self.slowlog
+            .record(slower_than, max_len, argv, usec, || slowlog::Caller {
+                peer: client.addr.to_string(),
+                name: client.name().unwrap_or_default(),
+                time_s: self.clock().now_ms() / 1000,
+            });
     }
 
     /// Who subscribes to what ([`pubsub`]).

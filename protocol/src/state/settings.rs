@@ -60,6 +60,11 @@ pub struct Settings {
     /// `archive-streams`: a glob of the stream keys (database 0) whose trims fold into the
     /// archive first, when the server has an archive. Default `*`: every stream.
     pub archive_streams: String,
+    /// `slowlog-log-slower-than`: microseconds from which a command is logged; negative
+    /// disables the slow log.
+    pub slowlog_log_slower_than: i64,
+    /// `slowlog-max-len`: entries kept.
+    pub slowlog_max_len: u64,
 }
 
 impl Default for Settings {
@@ -82,6 +87,8 @@ impl Default for Settings {
             bind: "127.0.0.1".into(),
             databases: 16,
             archive_streams: "*".into(),
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
         }
     }
 }
@@ -281,6 +288,24 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.requirepass.clone(),
         set: Some(|s, _, v| {
             s.requirepass = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-log-slower-than",
+        get: |s, _| s.slowlog_log_slower_than.to_string(),
+        set: Some(|s, _, v| {
+            s.slowlog_log_slower_than = v.parse().map_err(|_| {
+                "CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument couldn't be parsed into an integer".to_string()
+            })?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-max-len",
+        get: |s, _| s.slowlog_max_len.to_string(),
+        set: Some(|s, _, v| {
+            s.slowlog_max_len = int_in("slowlog-max-len", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },

@@ -9,12 +9,14 @@
 //!   and XREAD.
 //! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
 //!   over the wire, RESP2 and RESP3.
+//! - `introspection`: OBJECT, MEMORY, SLOWLOG, LATENCY, WAIT, COMMAND GETKEYS against Redis 8.8.
 //! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
 mod groups;
 mod idmp;
+mod introspection;
 mod known_differences;
 mod pubsub;
 mod server;
