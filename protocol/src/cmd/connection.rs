@@ -153,6 +153,7 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 /// `RESET`: back to a fresh connection's state, subscriptions dropped.
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.state.pubsub().forget(&ctx.client.info);
+    ctx.state.monitors().remove(ctx.client.info.id);
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;

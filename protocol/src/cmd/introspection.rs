@@ -127,6 +127,25 @@ fn getkeys(call: &[&[u8]]) -> Reply {
     Reply::Array(keys)
 }
 
+/// Whether MONITOR does not show calls of `name` (a full name, `config|set`): Redis's admin
+/// commands, and AUTH and HELLO, whose arguments may hold a password.
+pub(crate) fn hidden_from_monitors(name: &str) -> bool {
+    let container = name.split_once('|').map_or(name, |(c, _)| c);
+    matches!(
+        container,
+        "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
+    ) || matches!(
+        name,
+        "client|kill" | "client|list" | "client|pause" | "client|unpause"
+    )
+}
+
+/// `MONITOR`: from now on this client sees every command the server runs.
+pub(crate) fn monitor(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    ctx.state.monitors().add(&ctx.client.info);
+    Reply::OK
+}
+
 /// `TIME`: seconds and microseconds, by the server's clock.
 pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let ms = ctx.state.clock().now_ms();

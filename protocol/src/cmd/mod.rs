@@ -234,6 +234,9 @@ pub(crate) fn execute(
     if !matches!(name, "exec" | "auth" | "hello") {
         state.log_if_slow(&client.info, argv, usec);
     }
+    if !introspection::hidden_from_monitors(name) {
+        state.feed_monitors(&client.info, client.db, argv);
+    }
     let outcome = match &action {
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
@@ -266,6 +269,10 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
     ctx.state.stats().record(name, 0, outcome);
+    if !introspection::hidden_from_monitors(name) {
+        ctx.state
+            .feed_monitors(&ctx.client.info, ctx.client.db, argv);
+    }
     reply
 }
 

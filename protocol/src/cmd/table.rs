@@ -214,6 +214,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         object::latency,
     ),
     command(spec("wait", 3), object::wait),
+    command(spec("monitor", 1), introspection::monitor),
 ];
 
 /// A command found by name.

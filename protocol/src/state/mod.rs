@@ -17,13 +17,14 @@
 //! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
-//! - [`slowlog`]: SLOWLOG's entries.
+//! - [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
 
 pub(crate) mod archive;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
+pub(crate) mod monitor;
 pub(crate) mod output_limit;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
@@ -92,6 +93,7 @@ pub(crate) struct ServerState {
     clients: Clients,
     pubsub: pubsub::Registry,
     slowlog: slowlog::SlowLog,
+    monitors: monitor::Monitors,
     started: Instant,
     /// Protocol of new connections.
     default_protocol: Protocol,
@@ -128,6 +130,7 @@ impl ServerState {
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
             slowlog: slowlog::SlowLog::default(),
+            monitors: monitor::Monitors::default(),
             started: Instant::now(),
             default_protocol,
             memory_used,
@@ -236,7 +239,27 @@ impl ServerState {
             });
         }
         self.pubsub.forget(&client.info);
+        self.monitors.remove(client.info.id);
         self.clients.remove(client.info.id);
+    }
+
+    /// The MONITOR clients ([`monitor`]).
+    pub(crate) fn monitors(&self) -> &monitor::Monitors {
+        &self.monitors
+    }
+
+    /// Shows `argv`, run by `client` in `db`, to every monitor.
+    pub(crate) fn feed_monitors(&self, client: &ClientInfo, db: usize, argv: &[&[u8]]) {
+        if !self.monitors.any() {
+            return;
+        }
+        let now_us = self.clock().now_ms() * 1000;
+        let line = monitor::line(now_us, db, &client.addr.to_string(), argv);
+        let limits = pubsub::Limits {
+            limit: self.settings.read().client_output_buffer_limit.normal,
+            stats: &self.stats,
+        };
+        self.monitors.feed(client.id, &line, &limits);
     }
 
     /// The slow log ([`slowlog`]).

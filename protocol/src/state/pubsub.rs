@@ -396,7 +396,7 @@ impl Tables {
 
 /// Appends one message to `client`'s mailbox and wakes its connection, unless the client is
 /// over its output limit: then its mailbox is emptied and it is disconnected.
-fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
+pub(crate) fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
     let subscriber = &client.pubsub;
     let mut mailbox = subscriber.mailbox.lock();
     if mailbox.overrun {

@@ -226,3 +226,65 @@ fn slowlog_logs_what_redis8_logs() {
     assert_eq!(results[1], results[0], "echomq, then redis 8.8");
     assert_eq!(results[1].0, Resp::Int(4));
 }
+
+/// A MONITOR line with its time and client port blanked: `+T [db 127.0.0.1:P] args`.
+fn monitor_line(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let rest = text.split_once(' ').map_or("", |(_, rest)| rest);
+    let (db, rest) = rest
+        .trim_start_matches('[')
+        .split_once(' ')
+        .unwrap_or_default();
+    let args = rest.split_once("] ").map_or("", |(_, args)| args);
+    format!("+T [{db} 127.0.0.1:P] {}", args.trim_end())
+}
+
+/// What a monitor sees while another client runs a script, up to `ECHO done`.
+fn monitored(addr: SocketAddr, script: &[&[&str]]) -> Vec<String> {
+    let mut monitor = Conn::open(addr);
+    assert_eq!(monitor.call("MONITOR"), Resp::Simple("OK".into()));
+    let mut client = Conn::open(addr);
+    for argv in script {
+        write_command(&mut client.writer, argv).unwrap();
+        let mut raw = Vec::new();
+        Resp::read(&mut client.reader, &mut raw).unwrap();
+    }
+    client.call("ECHO done");
+    let mut lines = Vec::new();
+    loop {
+        let mut raw = Vec::new();
+        Resp::read(&mut monitor.reader, &mut raw).unwrap();
+        let line = monitor_line(&raw);
+        let done = line.ends_with("\"ECHO\" \"done\"");
+        lines.push(line);
+        if done {
+            return lines;
+        }
+    }
+}
+
+#[test]
+fn monitor_shows_commands_as_redis8_does() {
+    let Some(peer) = Peer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let script: &[&[&str]] = &[
+        &["SET", "k", "v"],
+        &["GET", "k"],
+        &["XADD", "s", "1-0", "f", "a b\"c\\\n\t\x01"],
+        &["CONFIG", "GET", "maxmemory"],
+        &["SELECT", "2"],
+        &["PING"],
+        &["NOSUCHCOMMAND"],
+        &["GET"],
+        &["SLOWLOG", "LEN"],
+        &["MULTI"],
+        &["SET", "x", "1"],
+        &["EXEC"],
+        &["SELECT", "0"],
+    ];
+    let theirs = monitored(peer.addr(), script);
+    let mine = monitored(ours.addr(), script);
+    assert_eq!(mine, theirs, "echomq, then redis 8.8");
+}
