@@ -199,6 +199,10 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let argc = argv.len();
     if !sub.arity_ok(argc) {
+        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
+        if matches!(sub.name(), "pause" | "unpause") {
+            return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
+        }
         return subcommand_syntax(argv);
     }
     match sub.name() {
@@ -230,6 +234,8 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
+        "pause" => super::pause::pause(ctx, argv),
+        "unpause" => super::pause::unpause(ctx, argv),
         "no-evict" | "no-touch" => {
             if is(argv[2], "on") || is(argv[2], "off") {
                 Reply::OK

@@ -17,6 +17,7 @@ mod info;
 mod introspection;
 mod keys;
 mod object;
+mod pause;
 mod pubsub;
 mod security;
 mod strings;
@@ -157,6 +158,9 @@ pub(crate) fn execute(
         let reply = Reply::Error("NOAUTH Authentication required.".into());
         return refuse(state, client, Some(name), reply);
     }
+    if let Some(until) = state.pause().holds(pause::is_write(spec.name)) {
+        return Action::Postpone(until);
+    }
     // RESP2 pub/sub mode: only (un)subscribing, PING, QUIT and RESET.
     if client.protocol == Protocol::Resp2
         && client.info.pubsub.is_subscribed()
@@ -241,7 +245,7 @@ pub(crate) fn execute(
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
         }
-        Action::Block(_) | Action::Raw(_) | Action::Drop => CallOutcome::Ok,
+        Action::Block(_) | Action::Raw(_) | Action::Drop | Action::Postpone(_) => CallOutcome::Ok,
     };
     state.stats().record(name, usec, outcome);
     action

@@ -64,6 +64,8 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|kill", -3),
                 sub("client|no-evict", 3),
                 sub("client|no-touch", 3),
+                sub("client|pause", -3),
+                sub("client|unpause", 2),
                 sub("client|help", 2),
             ],
         ),

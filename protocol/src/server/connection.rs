@@ -16,7 +16,7 @@
 //! and acts on the [`Action`] that comes back.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
 use echomq_engine::{BlockedHandle, Reply, Wake};
@@ -164,12 +164,26 @@ async fn run(
             // Messages published before the command ran go out before its reply; those it
             // published to its own client go after (Redis defers a client's own pushes).
             output.extend_from_slice(&client.info.pubsub.take());
-            let action = execute(state, client, &argv, &waker);
+            let mut action = execute(state, client, &argv, &waker);
+            // CLIENT PAUSE: what came before goes out, then the command waits its turn.
+            while let Action::Postpone(until) = action {
+                if !output.is_empty() {
+                    write_out(&mut writer, &output, state, client, &mut guard).await?;
+                    output.clear();
+                }
+                let poll = until.min(Instant::now() + Duration::from_millis(BLOCK_POLL_MS_MAX));
+                tokio::select! {
+                    () = tokio::time::sleep_until(poll.into()) => {}
+                    () = client.info.killed() => return Ok(()),
+                }
+                action = execute(state, client, &argv, &waker);
+            }
             drop(argv);
             input.advance(used);
             match action {
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Raw(bytes) => output.extend_from_slice(&bytes),
+                Action::Postpone(_) => {}
                 // Running and answering nothing more, replies still pending included.
                 Action::Drop => return Ok(()),
                 Action::Close(reply) => {

@@ -17,7 +17,7 @@
 //! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
-//! - [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
+//! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
 
 pub(crate) mod archive;
@@ -26,6 +26,7 @@ pub(crate) mod clients;
 pub(crate) mod fd_limit;
 pub(crate) mod monitor;
 pub(crate) mod output_limit;
+pub(crate) mod pause;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
@@ -79,6 +80,9 @@ pub(crate) enum Action {
     /// Close the connection at once, dropping the replies not sent yet (a cross-protocol
     /// attack).
     Drop,
+    /// CLIENT PAUSE holds the command: run it again once the pause ends (at the latest at
+    /// this instant).
+    Postpone(Instant),
 }
 
 /// Runs one request (`argv`, name first) from a client; `waker` is woken when a blocked
@@ -94,6 +98,7 @@ pub(crate) struct ServerState {
     pubsub: pubsub::Registry,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
+    pause: pause::Pause,
     started: Instant,
     /// Protocol of new connections.
     default_protocol: Protocol,
@@ -131,6 +136,7 @@ impl ServerState {
             pubsub: pubsub::Registry::default(),
             slowlog: slowlog::SlowLog::default(),
             monitors: monitor::Monitors::default(),
+            pause: pause::Pause::default(),
             started: Instant::now(),
             default_protocol,
             memory_used,
@@ -241,6 +247,11 @@ impl ServerState {
         self.pubsub.forget(&client.info);
         self.monitors.remove(client.info.id);
         self.clients.remove(client.info.id);
+    }
+
+    /// CLIENT PAUSE's state ([`pause`]).
+    pub(crate) fn pause(&self) -> &pause::Pause {
+        &self.pause
     }
 
     /// The MONITOR clients ([`monitor`]).

@@ -288,3 +288,54 @@ fn monitor_shows_commands_as_redis8_does() {
     let mine = monitored(ours.addr(), script);
     assert_eq!(mine, theirs, "echomq, then redis 8.8");
 }
+
+/// CLIENT PAUSE's behaviour on one server: the replies, and whether a held write answered
+/// before CLIENT UNPAUSE.
+fn pause_script(addr: SocketAddr) -> (Vec<Resp>, bool) {
+    let mut control = Conn::open(addr);
+    let mut client = Conn::open(addr);
+    let mut replies = Vec::new();
+    for line in [
+        "CLIENT PAUSE x",
+        "CLIENT PAUSE -1",
+        "CLIENT PAUSE 10 foo",
+        "CLIENT PAUSE 10 write extra",
+        "CLIENT PAUSE",
+        "CLIENT PAUSE 100000 WRITE",
+    ] {
+        replies.push(control.call(line));
+    }
+    // Reads run, writes wait.
+    replies.push(client.call("GET k"));
+    write_command(&mut client.writer, &["SET", "k", "v"]).unwrap();
+    client
+        .writer
+        .set_read_timeout(Some(crate::server::QUIET_WINDOW))
+        .unwrap();
+    let mut raw = Vec::new();
+    let early = Resp::read(&mut client.reader, &mut raw).is_ok();
+    client
+        .writer
+        .set_read_timeout(Some(crate::server::REPLY_TIMEOUT))
+        .unwrap();
+    replies.push(control.call("CLIENT UNPAUSE"));
+    if !early {
+        let mut raw = Vec::new();
+        replies.push(Resp::read(&mut client.reader, &mut raw).unwrap());
+    }
+    // An ALL pause holds reads too, until its timeout.
+    replies.push(control.call("CLIENT PAUSE 200 ALL"));
+    replies.push(client.call("GET k"));
+    (replies, early)
+}
+
+#[test]
+fn client_pause_holds_commands_like_redis8() {
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let mine = pause_script(ours.addr());
+    assert!(!mine.1, "a write ran during CLIENT PAUSE WRITE");
+    assert_eq!(mine.0.last(), Some(&Resp::Bulk(b"v".to_vec())));
+    if let Some(peer) = Peer::start(PeerKind::Redis8) {
+        assert_eq!(mine, pause_script(peer.addr()), "echomq, then redis 8.8");
+    }
+}
