@@ -9,6 +9,7 @@ use super::Ctx;
 use super::connection::REDIS_VERSION;
 use crate::state::ServerState;
 use crate::state::archive::ArchiveReplica;
+use crate::state::pubsub::Kind;
 
 const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
 const ALL_SECTIONS: &[&str] = &[
@@ -95,6 +96,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
                 "blocked_clients",
                 &ctx.dbs.iter().map(|db| db.blocked_count()).sum::<usize>(),
             );
+            line("pubsub_clients", &state.pubsub().clients());
         }
         "memory" => {
             let used = state.memory_used();
@@ -118,6 +120,10 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             line("rejected_connections", &stats.rejected_connections());
             line("expired_keys", &0);
             line("evicted_keys", &0);
+            let pubsub = state.pubsub();
+            line("pubsub_channels", &pubsub.distinct(Kind::Channel));
+            line("pubsub_patterns", &pubsub.distinct(Kind::Pattern));
+            line("pubsubshard_channels", &pubsub.distinct(Kind::Shard));
             line("total_error_replies", &stats.total_error_replies());
             line(
                 "client_output_buffer_limit_disconnections",

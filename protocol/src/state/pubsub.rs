@@ -370,6 +370,11 @@ impl Registry {
     pub(crate) fn distinct(&self, kind: Kind) -> usize {
         self.tables.lock().by_name[kind.index()].len()
     }
+
+    /// How many clients have a subscription (INFO's `pubsub_clients`).
+    pub(crate) fn clients(&self) -> usize {
+        self.tables.lock().by_client.len()
+    }
 }
 
 impl Tables {

@@ -299,3 +299,33 @@ fn a_subscriber_that_never_reads_is_dropped_at_the_pubsub_limit_like_redis8() {
         );
     }
 }
+
+/// INFO's pub/sub counts after a few subscriptions.
+fn pubsub_info(addr: SocketAddr) -> Vec<u64> {
+    let mut a = Conn::open(addr);
+    let mut b = Conn::open(addr);
+    a.send(&["SUBSCRIBE", "x", "y"]);
+    a.read();
+    a.read();
+    b.send(&["PSUBSCRIBE", "p*"]);
+    b.read();
+    b.send(&["SSUBSCRIBE", "s"]);
+    b.read();
+    let mut control = Conn::open(addr);
+    vec![
+        info_field(&mut control, "clients", "pubsub_clients"),
+        info_field(&mut control, "stats", "pubsub_channels"),
+        info_field(&mut control, "stats", "pubsub_patterns"),
+        info_field(&mut control, "stats", "pubsubshard_channels"),
+    ]
+}
+
+#[test]
+fn info_counts_subscriptions_like_redis8() {
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let mine = pubsub_info(ours.addr());
+    assert_eq!(mine, [2, 2, 1, 1]);
+    if let Some(peer) = Peer::start(PeerKind::Redis8) {
+        assert_eq!(mine, pubsub_info(peer.addr()), "echomq, then redis 8.8");
+    }
+}
