@@ -284,7 +284,6 @@ impl ServerState {
             let settings = self.settings.read();
             (settings.slowlog_log_slower_than, settings.slowlog_max_len)
         };
-        self.slowlog.trim(max_len);
         self.slowlog
             .record(slower_than, max_len, argv, usec, || slowlog::Caller {
                 peer: client.addr.to_string(),

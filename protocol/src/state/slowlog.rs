@@ -4,7 +4,8 @@
 //! An entry keeps at most [`ARGS_MAX`] arguments (the last one then says how many more there
 //! were) and at most [`ARG_BYTES_MAX`] bytes of each (the rest counted in a suffix), Redis's
 //! `slowlog-entry-max-argc` and `slowlog-entry-max-string-len` defaults. Ids count from 0
-//! and are not reused after SLOWLOG RESET.
+//! and are not reused after SLOWLOG RESET. A smaller `slowlog-max-len` takes effect at the
+//! next entry, as in Redis.
 
 use std::collections::VecDeque;
 
@@ -122,12 +123,6 @@ impl SlowLog {
     /// Empties it (ids go on counting).
     pub(crate) fn reset(&self) {
         self.inner.lock().entries.clear();
-    }
-
-    /// Trims it to `max_len` (CONFIG SET slowlog-max-len takes effect at the next command).
-    pub(crate) fn trim(&self, max_len: u64) {
-        let max = usize::try_from(max_len).unwrap_or(usize::MAX);
-        self.inner.lock().entries.truncate(max);
     }
 }
 
