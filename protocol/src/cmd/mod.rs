@@ -260,7 +260,12 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let name = found.spec().name;
     let reply = match found {
-        Found::Server(command) => (command.run)(ctx, argv),
+        Found::Server(command) => {
+            let reply = (command.run)(ctx, argv);
+            // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
+            ctx.raw = None;
+            reply
+        }
         Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
             let state = ctx.state;

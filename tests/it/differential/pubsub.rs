@@ -329,3 +329,19 @@ fn info_counts_subscriptions_like_redis8() {
         assert_eq!(mine, pubsub_info(peer.addr()), "echomq, then redis 8.8");
     }
 }
+
+#[test]
+fn subscribe_inside_multi_matches_redis8_resp2() {
+    // Known differences, not covered: in RESP3 Redis nests push frames inside EXEC's array
+    // (echomq sends arrays there), and a multi-channel SUBSCRIBE inside EXEC writes all its
+    // frames as one element of the array (echomq nests them in an array of their own).
+    let script = vec![
+        step(0, "MULTI", 1),
+        step(0, "SUBSCRIBE c", 1),
+        step(0, "EXEC", 1),
+        step(1, "PUBLISH c m", 1),
+        expect(0, 1),
+        step(0, "GET k", 1),
+    ];
+    run("subscribe inside multi", 2, 2, &script);
+}
