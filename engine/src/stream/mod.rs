@@ -125,6 +125,12 @@ impl Stream {
             + self.idmp.memory_bytes()
     }
 
+    /// The bytes each node would take as a Redis listpack, node by node (MEMORY USAGE
+    /// sizes a stream by Redis's rules from these).
+    pub fn listpack_bytes(&self) -> impl Iterator<Item = u64> + '_ {
+        self.nodes.values().map(|n| n.listpack_bytes())
+    }
+
     /// Appends an entry (XADD without trimming). `fields` is `field, value, field, value, ...`.
     ///
     /// `now_ms` is the command's time snapshot, used by `*`. Errors leave the stream unchanged.

@@ -12,8 +12,17 @@ pub(crate) const REDIS_VERSION: &str = "7.4.0";
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
-/// `PING [message]`.
-pub(crate) fn ping(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+/// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
+pub(crate) fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if ctx.client.protocol == Protocol::Resp2 && ctx.client.info.pubsub.is_subscribed() {
+        let pong =
+            |message: &[u8]| Reply::Array(vec![Reply::bulk_static("pong"), Reply::bulk(message)]);
+        match argv {
+            [_] => return pong(b""),
+            [_, message] => return pong(message),
+            _ => {}
+        }
+    }
     match argv {
         [_] => Reply::Status("PONG"),
         [_, message] => Reply::bulk(message),
@@ -141,8 +150,10 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     Reply::OK
 }
 
-/// `RESET`: back to a fresh connection's state.
+/// `RESET`: back to a fresh connection's state, subscriptions dropped.
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    ctx.state.pubsub().forget(&ctx.client.info);
+    ctx.state.monitors().remove(ctx.client.info.id);
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
@@ -188,6 +199,10 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let argc = argv.len();
     if !sub.arity_ok(argc) {
+        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
+        if matches!(sub.name(), "pause" | "unpause") {
+            return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
+        }
         return subcommand_syntax(argv);
     }
     match sub.name() {
@@ -219,6 +234,8 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
+        "pause" => super::pause::pause(ctx, argv),
+        "unpause" => super::pause::unpause(ctx, argv),
         "no-evict" | "no-touch" => {
             if is(argv[2], "on") || is(argv[2], "off") {
                 Reply::OK

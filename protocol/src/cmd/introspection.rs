@@ -46,6 +46,13 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .map(|n| lookup(n).map_or(Reply::NullArray, |found| info_entry(found.spec())))
                 .collect(),
         )
+    } else if is(sub, "getkeys") {
+        if argv.len() < 3 {
+            return Reply::Error(
+                "ERR wrong number of arguments for 'command|getkeys' command".into(),
+            );
+        }
+        getkeys(&argv[2..])
     } else if is(sub, "docs") {
         let names: Vec<&'static str> = if argv.len() == 2 {
             all().map(|spec| spec.name).collect()
@@ -73,6 +80,70 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     } else {
         unknown_subcommand(argv)
     }
+}
+
+/// `COMMAND GETKEYS command [arg ...]`: the keys of a call, from the command's key
+/// positions in the table (a container's subcommand names its key one further on; XREAD and
+/// XREADGROUP name theirs after STREAMS).
+fn getkeys(call: &[&[u8]]) -> Reply {
+    let Some(found) = lookup(call[0]) else {
+        return Reply::Error("ERR Invalid command specified".into());
+    };
+    let spec = found.spec();
+    if !spec.arity_ok(call.len()) {
+        return Reply::Error("ERR Invalid number of arguments specified for command".into());
+    }
+    let no_keys = || Reply::Error("ERR The command has no key arguments".into());
+    let argc = call.len() as i64;
+    let (first, last, step) = if matches!(spec.name, "xread" | "xreadgroup") {
+        let Some(at) = call.iter().position(|a| is(a, "streams")) else {
+            return no_keys();
+        };
+        let rest = call.len() - at - 1;
+        if rest == 0 || rest % 2 != 0 {
+            return no_keys();
+        }
+        (at as i64 + 1, (at + rest / 2) as i64, 1)
+    } else {
+        let keys = spec.keys;
+        if keys.first == 0 {
+            return no_keys();
+        }
+        let shift = i64::from(!spec.subcommands.is_empty());
+        let last = if keys.last < 0 {
+            argc + keys.last
+        } else {
+            keys.last + shift
+        };
+        (keys.first + shift, last, keys.step.max(1))
+    };
+    let keys: Vec<Reply> = (first..=last.min(argc - 1))
+        .step_by(step as usize)
+        .map(|i| Reply::bulk(call[i as usize]))
+        .collect();
+    if keys.is_empty() {
+        return no_keys();
+    }
+    Reply::Array(keys)
+}
+
+/// Whether MONITOR does not show calls of `name` (a full name, `config|set`): Redis's admin
+/// commands, and AUTH and HELLO, whose arguments may hold a password.
+pub(crate) fn hidden_from_monitors(name: &str) -> bool {
+    let container = name.split_once('|').map_or(name, |(c, _)| c);
+    matches!(
+        container,
+        "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
+    ) || matches!(
+        name,
+        "client|kill" | "client|list" | "client|pause" | "client|unpause"
+    )
+}
+
+/// `MONITOR`: from now on this client sees every command the server runs.
+pub(crate) fn monitor(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    ctx.state.monitors().add(&ctx.client.info);
+    Reply::OK
 }
 
 /// `TIME`: seconds and microseconds, by the server's clock.

@@ -18,6 +18,9 @@ mod expire;
 mod info;
 mod introspection;
 mod keys;
+mod object;
+mod pause;
+mod pubsub;
 mod security;
 mod strings;
 mod table;
@@ -32,6 +35,7 @@ use echomq_engine::command::flags::{BLOCKING, DENY_OOM, NO_AUTH, TX_CONTROL};
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
+use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 use table::Found;
@@ -45,6 +49,9 @@ pub(crate) struct Ctx<'a> {
     pub snapshot: &'a Snapshot,
     /// Set by QUIT: close after replying.
     pub close: bool,
+    /// Set by a command whose reply is not one value (SUBSCRIBE's confirmations): these
+    /// bytes go out instead of the reply.
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Ctx<'_> {
@@ -153,6 +160,21 @@ pub(crate) fn execute(
         let reply = Reply::Error("NOAUTH Authentication required.".into());
         return refuse(state, client, Some(name), reply);
     }
+    if let Some(until) = state.pause().holds(pause::is_write(spec.name)) {
+        return Action::Postpone(until);
+    }
+    // RESP2 pub/sub mode: only (un)subscribing, PING, QUIT and RESET.
+    if client.protocol == Protocol::Resp2
+        && client.info.pubsub.is_subscribed()
+        && !pubsub::allowed_when_subscribed(spec.name)
+    {
+        return refuse(
+            state,
+            client,
+            Some(name),
+            pubsub::subscribed_mode_error(name),
+        );
+    }
     if let Some(queue) = client.multi.as_mut()
         && !spec.has(TX_CONTROL)
     {
@@ -166,7 +188,7 @@ pub(crate) fn execute(
     }
     let action = match found {
         Found::Server(command) => {
-            let mut close = false;
+            let (mut close, mut raw) = (false, None);
             let reply = state.keyspace().run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
                     state,
@@ -174,13 +196,17 @@ pub(crate) fn execute(
                     dbs,
                     snapshot,
                     close: false,
+                    raw: None,
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
                 close = ctx.close;
+                raw = ctx.raw;
                 reply
             });
-            if close {
+            if let Some(raw) = raw {
+                Action::Raw(raw)
+            } else if close {
                 Action::Close(reply)
             } else {
                 Action::Reply(reply)
@@ -210,11 +236,20 @@ pub(crate) fn execute(
         ),
     };
     let ns = started.elapsed().as_nanos() as u64;
+    let usec = ns / 1000;
+    // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
+    // show a password.
+    if !matches!(name, "exec" | "auth" | "hello") {
+        state.log_if_slow(&client.info, argv, usec);
+    }
+    if !introspection::hidden_from_monitors(name) {
+        state.feed_monitors(&client.info, client.db, argv);
+    }
     let outcome = match &action {
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
         }
-        Action::Block(_) | Action::Raw(_) | Action::Drop => CallOutcome::Ok,
+        Action::Block(_) | Action::Raw(_) | Action::Drop | Action::Postpone(_) => CallOutcome::Ok,
     };
     state.stats().record(name, ns, outcome);
     action
@@ -232,7 +267,10 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let reply = match found {
         Found::Server(command) => {
             ctx.db().expire_keys_of(&command.spec, argv);
-            (command.run)(ctx, argv)
+            let reply = (command.run)(ctx, argv);
+            // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
+            ctx.raw = None;
+            reply
         }
         Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
@@ -247,6 +285,10 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
     let ns = started.elapsed().as_nanos() as u64;
     ctx.state.stats().record(name, ns, outcome);
+    if !introspection::hidden_from_monitors(name) {
+        ctx.state
+            .feed_monitors(&ctx.client.info, ctx.client.db, argv);
+    }
     reply
 }
 

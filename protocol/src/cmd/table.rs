@@ -10,7 +10,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, config, connection, copy, expire, info, introspection, keys, strings, transaction,
+    Ctx, archive, config, connection, copy, expire, info, introspection, keys, object, pubsub,
+    strings, transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -63,6 +64,8 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|kill", -3),
                 sub("client|no-evict", 3),
                 sub("client|no-touch", 3),
+                sub("client|pause", -3),
+                sub("client|unpause", 2),
                 sub("client|help", 2),
             ],
         ),
@@ -124,6 +127,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|docs", -2),
                 sub("command|info", -2),
                 sub("command|list", -2),
+                sub("command|getkeys", -3),
             ],
         ),
         introspection::command,
@@ -147,6 +151,84 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
     command(spec("debug", -2), introspection::debug),
+    command(spec("subscribe", -2), pubsub::subscribe),
+    command(spec("unsubscribe", -1), pubsub::unsubscribe),
+    command(spec("psubscribe", -2), pubsub::psubscribe),
+    command(spec("punsubscribe", -1), pubsub::punsubscribe),
+    command(spec("ssubscribe", -2).keys(1, -1, 1), pubsub::ssubscribe),
+    command(
+        spec("sunsubscribe", -1).keys(1, -1, 1),
+        pubsub::sunsubscribe,
+    ),
+    command(spec("publish", 3), pubsub::publish),
+    command(spec("spublish", 3).keys(1, 1, 1), pubsub::spublish),
+    command(
+        spec("pubsub", -2).subcommands(
+            "PUBSUB",
+            &[
+                sub("pubsub|channels", -2),
+                sub("pubsub|numsub", -2),
+                sub("pubsub|numpat", 2),
+                sub("pubsub|shardchannels", -2),
+                sub("pubsub|shardnumsub", -2),
+                sub("pubsub|help", 2),
+            ],
+        ),
+        pubsub::pubsub,
+    ),
+    command(
+        spec("object", -2).subcommands(
+            "OBJECT",
+            &[
+                sub("object|encoding", 3),
+                sub("object|refcount", 3),
+                sub("object|idletime", 3),
+                sub("object|freq", 3),
+                sub("object|help", 2),
+            ],
+        ),
+        object::object,
+    ),
+    command(
+        spec("memory", -2).subcommands(
+            "MEMORY",
+            &[
+                sub("memory|usage", -3),
+                sub("memory|stats", 2),
+                sub("memory|doctor", 2),
+                sub("memory|malloc-stats", 2),
+                sub("memory|purge", 2),
+                sub("memory|help", 2),
+            ],
+        ),
+        object::memory,
+    ),
+    command(
+        spec("slowlog", -2).subcommands(
+            "SLOWLOG",
+            &[
+                sub("slowlog|get", -2),
+                sub("slowlog|len", 2),
+                sub("slowlog|reset", 2),
+                sub("slowlog|help", 2),
+            ],
+        ),
+        object::slowlog,
+    ),
+    command(
+        spec("latency", -2).subcommands(
+            "LATENCY",
+            &[
+                sub("latency|latest", 2),
+                sub("latency|history", 3),
+                sub("latency|reset", -2),
+                sub("latency|help", 2),
+            ],
+        ),
+        object::latency,
+    ),
+    command(spec("wait", 3), object::wait),
+    command(spec("monitor", 1), introspection::monitor),
 ];
 
 /// A command found by name.

@@ -507,6 +507,11 @@ impl Fuzz<'_> {
                 self.disconnect(index);
                 "dropped".into()
             }
+            // CLIENT PAUSE: a connection would wait; the harness ends the pause instead.
+            Action::Postpone(_) => {
+                self.state.pause().unpause();
+                "(postponed, unpaused)".into()
+            }
         }
     }
 

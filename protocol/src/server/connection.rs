@@ -7,11 +7,16 @@
 //! KILL; requests arriving meanwhile wait their turn, as in Redis. A malformed request gets
 //! Redis's protocol error and closes only this connection.
 //!
+//! A subscriber's messages wait in its mailbox (`state::pubsub`): the loop writes them when
+//! woken for them, and before each command it runs, so a message published before a command
+//! ran reaches the client before that command's reply, and one the command itself published
+//! to its own client after it, as in Redis.
+//!
 //! The loop knows no command: it hands each request to the [`Execute`] function it was given
 //! and acts on the [`Action`] that comes back.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
 use echomq_engine::{BlockedHandle, Reply, Wake};
@@ -55,23 +60,38 @@ async fn write_out(
     guard: &mut OutputGuard,
 ) -> std::io::Result<()> {
     let mut written = 0;
+    let subscriber = &client.info.pubsub;
     loop {
-        let limit = state.settings().client_output_buffer_limit.normal;
-        let pending = output_limit::counted(output.len() - written);
+        // A subscribed client is in Redis's `pubsub` class; its mailbox counts too.
+        let limits = state.settings().client_output_buffer_limit;
+        let limit = if subscriber.is_subscribed() {
+            limits.pubsub
+        } else {
+            limits.normal
+        };
+        let pending = output_limit::counted(output.len() - written + subscriber.waiting());
         if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
             output_limit::log_drop(&client.info.line(), overrun);
             state.stats().output_limit_disconnection();
             return Err(std::io::Error::other("over client-output-buffer-limit"));
         }
         if written == output.len() {
+            subscriber.written();
             return Ok(());
         }
-        let wrote = match guard.soft_deadline(&limit) {
-            None => writer.write(&output[written..]).await?,
-            Some(deadline) => tokio::select! {
-                wrote = writer.write(&output[written..]) => wrote?,
-                () = tokio::time::sleep_until(deadline.into()) => continue,
-            },
+        let soft_deadline = async {
+            match guard.soft_deadline(&limit) {
+                Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        // A publisher drops a subscriber over its limit by killing it: stop writing then.
+        let wrote = tokio::select! {
+            wrote = writer.write(&output[written..]) => wrote?,
+            () = soft_deadline => continue,
+            () = client.info.killed() => {
+                return Err(std::io::Error::other("killed"));
+            }
         };
         if wrote == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
@@ -142,12 +162,29 @@ async fn run(
                     Arg::Owned(bytes) => bytes.as_ref(),
                 })
                 .collect();
-            let action = execute(state, client, &argv, &waker);
+            // Messages published before the command ran go out before its reply; those it
+            // published to its own client go after (Redis defers a client's own pushes).
+            output.extend_from_slice(&client.info.pubsub.take());
+            let mut action = execute(state, client, &argv, &waker);
+            // CLIENT PAUSE: what came before goes out, then the command waits its turn.
+            while let Action::Postpone(until) = action {
+                if !output.is_empty() {
+                    write_out(&mut writer, &output, state, client, &mut guard).await?;
+                    output.clear();
+                }
+                let poll = until.min(Instant::now() + Duration::from_millis(BLOCK_POLL_MS_MAX));
+                tokio::select! {
+                    () = tokio::time::sleep_until(poll.into()) => {}
+                    () = client.info.killed() => return Ok(()),
+                }
+                action = execute(state, client, &argv, &waker);
+            }
             drop(argv);
             input.advance(used);
             match action {
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Raw(bytes) => output.extend_from_slice(&bytes),
+                Action::Postpone(_) => {}
                 // Running and answering nothing more, replies still pending included.
                 Action::Drop => return Ok(()),
                 Action::Close(reply) => {
@@ -187,6 +224,7 @@ async fn run(
                 output.clear();
             }
         }
+        output.extend_from_slice(&client.info.pubsub.take());
         if !output.is_empty() {
             write_out(&mut writer, &output, state, client, &mut guard).await?;
             state.stats().write_processed(output.len());
@@ -213,6 +251,8 @@ async fn run(
             }
             () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
+            // A message arrived: written at the top of the loop.
+            () = client.info.pubsub.ready() => continue,
         }
         if input.len() as u64 > query_limit {
             tracing::warn!(

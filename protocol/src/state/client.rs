@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
 
+use super::pubsub::{Kind, Subscriber};
 use crate::resp::Protocol;
 
 /// A connected client as others see it (CLIENT LIST, CLIENT KILL).
@@ -44,6 +45,8 @@ pub struct ClientInfo {
     blocked: AtomicBool,
     /// Whether it watches keys (INFO's `watching_clients`).
     watching: AtomicBool,
+    /// Its subscriptions' counts and its mailbox of messages.
+    pub(crate) pubsub: Subscriber,
 }
 
 /// A client's self-declared names.
@@ -78,6 +81,7 @@ impl ClientInfo {
             kill: Notify::new(),
             blocked: AtomicBool::new(false),
             watching: AtomicBool::new(false),
+            pubsub: Subscriber::default(),
         }
     }
 
@@ -109,6 +113,11 @@ impl ClientInfo {
     /// Completes once the client was killed.
     pub fn killed(&self) -> Notified<'_> {
         self.kill.notified()
+    }
+
+    /// Whether it speaks RESP3 (how messages published to it are encoded).
+    pub(crate) fn is_resp3(&self) -> bool {
+        self.resp3.load(Ordering::Relaxed)
     }
 
     /// Marks it waiting in a blocking command, or no longer.
@@ -159,19 +168,25 @@ impl ClientInfo {
                 .unwrap_or_default()
         };
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
             self.created.elapsed().as_secs(),
             self.idle_s(),
-            if self.blocked.load(Ordering::Relaxed) {
-                "b"
-            } else {
-                "N"
+            match (
+                self.blocked.load(Ordering::Relaxed),
+                self.pubsub.is_subscribed()
+            ) {
+                (true, _) => "b",
+                (false, true) => "P",
+                (false, false) => "N",
             },
             self.db.load(Ordering::Relaxed),
+            self.pubsub.count(Kind::Channel),
+            self.pubsub.count(Kind::Pattern),
+            self.pubsub.count(Kind::Shard),
             self.last_command.lock(),
             if self.resp3.load(Ordering::Relaxed) {
                 3

@@ -19,14 +19,20 @@
 //! - [`output_limit`]: `client-output-buffer-limit` (its parse, and the per-client guard the
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
+//! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
+//! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
 
 pub(crate) mod archive;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
 pub(crate) mod latency;
+pub(crate) mod monitor;
 pub(crate) mod output_limit;
+pub(crate) mod pause;
+pub(crate) mod pubsub;
 pub(crate) mod settings;
+pub(crate) mod slowlog;
 pub(crate) mod stats;
 
 use std::net::SocketAddr;
@@ -106,6 +112,9 @@ pub(crate) enum Action {
     /// Close the connection at once, dropping the replies not sent yet (a cross-protocol
     /// attack).
     Drop,
+    /// CLIENT PAUSE holds the command: run it again once the pause ends (at the latest at
+    /// this instant).
+    Postpone(Instant),
 }
 
 /// Runs one request (`argv`, name first) from a client; `waker` is woken when a blocked
@@ -118,6 +127,10 @@ pub(crate) struct ServerState {
     settings: RwLock<Settings>,
     stats: Stats,
     clients: Clients,
+    pubsub: pubsub::Registry,
+    slowlog: slowlog::SlowLog,
+    monitors: monitor::Monitors,
+    pause: pause::Pause,
     started: Instant,
     /// Protocol of new connections.
     default_protocol: Protocol,
@@ -163,6 +176,10 @@ impl ServerState {
             settings: RwLock::new(settings),
             stats: Stats::default(),
             clients: Clients::default(),
+            pubsub: pubsub::Registry::default(),
+            slowlog: slowlog::SlowLog::default(),
+            monitors: monitor::Monitors::default(),
+            pause: pause::Pause::default(),
             started: Instant::now(),
             default_protocol,
             memory_used,
@@ -280,7 +297,66 @@ impl ServerState {
                 }
             });
         }
+        self.pubsub.forget(&client.info);
+        self.monitors.remove(client.info.id);
         self.clients.remove(client.info.id);
+    }
+
+    /// CLIENT PAUSE's state ([`pause`]).
+    pub(crate) fn pause(&self) -> &pause::Pause {
+        &self.pause
+    }
+
+    /// The MONITOR clients ([`monitor`]).
+    pub(crate) fn monitors(&self) -> &monitor::Monitors {
+        &self.monitors
+    }
+
+    /// Shows `argv`, run by `client` in `db`, to every monitor.
+    pub(crate) fn feed_monitors(&self, client: &ClientInfo, db: usize, argv: &[&[u8]]) {
+        if !self.monitors.any() {
+            return;
+        }
+        let now_us = self.clock().now_ms() * 1000;
+        let line = monitor::line(now_us, db, &client.addr.to_string(), argv);
+        let limits = pubsub::Limits {
+            limit: self.settings.read().client_output_buffer_limit.normal,
+            stats: &self.stats,
+        };
+        self.monitors.feed(client.id, &line, &limits);
+    }
+
+    /// The slow log ([`slowlog`]).
+    pub(crate) fn slowlog(&self) -> &slowlog::SlowLog {
+        &self.slowlog
+    }
+
+    /// Logs `argv` in the slow log if it ran long enough by the settings.
+    pub(crate) fn log_if_slow(&self, client: &ClientInfo, argv: &[&[u8]], usec: u64) {
+        let (slower_than, max_len) = {
+            let settings = self.settings.read();
+            (settings.slowlog_log_slower_than, settings.slowlog_max_len)
+        };
+        self.slowlog
+            .record(slower_than, max_len, argv, usec, || slowlog::Caller {
+                peer: client.addr.to_string(),
+                name: client.name().unwrap_or_default(),
+                time_s: self.clock().now_ms() / 1000,
+            });
+    }
+
+    /// Who subscribes to what ([`pubsub`]).
+    pub(crate) fn pubsub(&self) -> &pubsub::Registry {
+        &self.pubsub
+    }
+
+    /// Publishes `message` to `channel` (SPUBLISH when `shard`); returns the receivers.
+    pub(crate) fn publish(&self, channel: &[u8], message: &[u8], shard: bool) -> usize {
+        let limits = pubsub::Limits {
+            limit: self.settings.read().client_output_buffer_limit.pubsub,
+            stats: &self.stats,
+        };
+        self.pubsub.publish(channel, message, shard, &limits)
     }
 
     /// The connected clients, in id order.

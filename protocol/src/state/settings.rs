@@ -63,6 +63,11 @@ pub struct Settings {
     /// `hz`: how many times a second the server cron runs (active expiry, timeouts), clamped
     /// to 1..=500 as Redis clamps it.
     pub hz: u64,
+    /// `slowlog-log-slower-than`: microseconds from which a command is logged; negative
+    /// disables the slow log.
+    pub slowlog_log_slower_than: i64,
+    /// `slowlog-max-len`: entries kept.
+    pub slowlog_max_len: u64,
 }
 
 /// Redis's default `hz` and its clamp.
@@ -91,6 +96,8 @@ impl Default for Settings {
             databases: 16,
             archive_streams: "*".into(),
             hz: HZ_DEFAULT,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
         }
     }
 }
@@ -290,6 +297,24 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.requirepass.clone(),
         set: Some(|s, _, v| {
             s.requirepass = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-log-slower-than",
+        get: |s, _| s.slowlog_log_slower_than.to_string(),
+        set: Some(|s, _, v| {
+            s.slowlog_log_slower_than = v.parse().map_err(|_| {
+                "CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument couldn't be parsed into an integer".to_string()
+            })?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-max-len",
+        get: |s, _| s.slowlog_max_len.to_string(),
+        set: Some(|s, _, v| {
+            s.slowlog_max_len = int_in("slowlog-max-len", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },

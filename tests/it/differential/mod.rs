@@ -14,6 +14,8 @@
 //! - `info`: INFO's sections, fields and order against Redis 8.8, and HELLO's role and mode.
 //! - `expiry`: EXPIRE and its family, TTL readers, PERSIST and SET's expiry options against
 //!   Redis 8.8 over the wire.
+//! - `introspection`: OBJECT, MEMORY, SLOWLOG, LATENCY, WAIT, COMMAND GETKEYS against Redis 8.8.
+//! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
@@ -22,6 +24,8 @@ mod groups;
 mod groups8;
 mod idmp;
 mod info;
+mod introspection;
 mod known_differences;
+mod pubsub;
 mod server;
 mod streams;

@@ -526,3 +526,26 @@ fn redis_rs_blocking_xreadgroup_is_woken_by_another_client() {
         vec![("s".to_string(), vec![entry("1-1", &["f", "v"])])]
     );
 }
+
+#[test]
+fn redis_py_pubsub_receives_messages_in_resp2_and_resp3() {
+    let Some(python) = python() else { return };
+    let server = TestServer::start().unwrap();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/server/redis_py_pubsub.py");
+    let output = run(
+        Command::new(&python)
+            .arg(&script)
+            .arg(server.port().to_string()),
+        b"",
+    );
+    assert!(
+        output.status.success(),
+        "{} {}: {}\nstdout:\n{}\nstderr:\n{}",
+        python.display(),
+        script.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -111,7 +111,7 @@ pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("client_recent_max_output_buffer", 0);
     out.field("blocked_clients", blocked);
     out.field("tracking_clients", 0);
-    out.field("pubsub_clients", 0);
+    out.field("pubsub_clients", state.pubsub().clients());
     out.field(
         "watching_clients",
         clients.iter().filter(|c| c.is_watching()).count(),

@@ -6,6 +6,7 @@
 
 use super::Lines;
 use crate::cmd::Ctx;
+use crate::state::pubsub::Kind;
 
 /// Redis's `latency-tracking-info-percentiles` default and their names.
 const PERCENTILES: &[(&str, f64)] = &[("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
@@ -62,9 +63,14 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "current_eviction_exceeded_time",
         "keyspace_hits",
         "keyspace_misses",
-        "pubsub_channels",
-        "pubsub_patterns",
-        "pubsubshard_channels",
+    ] {
+        out.field(name, 0);
+    }
+    let pubsub = state.pubsub();
+    out.field("pubsub_channels", pubsub.distinct(Kind::Channel));
+    out.field("pubsub_patterns", pubsub.distinct(Kind::Pattern));
+    out.field("pubsubshard_channels", pubsub.distinct(Kind::Shard));
+    for name in [
         "latest_fork_usec",
         "total_forks",
         "migrate_cached_sockets",

@@ -1,0 +1,527 @@
+//! Pub/sub: who listens to which channel, pattern and shard channel ([`Registry`], one per
+//! server), and each client's mailbox of messages not yet written ([`Subscriber`], one per
+//! client, in its [`ClientInfo`]).
+//!
+//! Invariants:
+//! - The registry's tables and every client's own lists say the same thing: a client is in a
+//!   channel's list exactly when the channel is in its own list; a channel or pattern with no
+//!   subscriber left is removed (PUBSUB CHANNELS does not show it). Both change only under the
+//!   registry's lock.
+//! - Publishing never waits for a subscriber: the message is encoded for the subscriber's
+//!   protocol (`*3` in RESP2, a `>3` push in RESP3) and appended to its mailbox, and its
+//!   connection task is woken to write it. The mailbox counts toward the subscriber's
+//!   `client-output-buffer-limit pubsub` (with the bytes its connection is still writing);
+//!   a subscriber over the limit has its mailbox emptied, stops receiving, and is
+//!   disconnected, as Redis does.
+//! - A client's own lists keep subscription order: UNSUBSCRIBE without arguments answers in
+//!   that order (Redis answers in its hash table's order, which tests do not depend on).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
+
+use super::client::ClientInfo;
+use super::output_limit::{self, ClassLimit, OutputGuard};
+use super::stats::Stats;
+use crate::glob;
+
+/// The three kinds of subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// SUBSCRIBE: a channel by name.
+    Channel,
+    /// PSUBSCRIBE: channels matching a glob pattern.
+    Pattern,
+    /// SSUBSCRIBE: a shard channel (SPUBLISH reaches only these).
+    Shard,
+}
+
+impl Kind {
+    fn index(self) -> usize {
+        match self {
+            Kind::Channel => 0,
+            Kind::Pattern => 1,
+            Kind::Shard => 2,
+        }
+    }
+
+    /// The first element of a (un)subscribe confirmation.
+    fn verbs(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Channel => ("subscribe", "unsubscribe"),
+            Kind::Pattern => ("psubscribe", "punsubscribe"),
+            Kind::Shard => ("ssubscribe", "sunsubscribe"),
+        }
+    }
+}
+
+/// Messages waiting for a client's connection to write them.
+#[derive(Debug, Default)]
+struct Mailbox {
+    bytes: BytesMut,
+    guard: OutputGuard,
+    /// Over its output limit: dropped, receives nothing more.
+    overrun: bool,
+}
+
+/// One client's side of pub/sub: its subscription counts (CLIENT LIST's `sub`, `psub`,
+/// `ssub`) and its mailbox.
+#[derive(Debug, Default)]
+pub(crate) struct Subscriber {
+    /// Subscriptions by [`Kind::index`].
+    counts: [AtomicUsize; 3],
+    mailbox: Mutex<Mailbox>,
+    /// Bytes taken from the mailbox that the connection is still writing.
+    in_flight: AtomicUsize,
+    ready: Notify,
+}
+
+impl Subscriber {
+    /// How many subscriptions of `kind` it has.
+    pub(crate) fn count(&self, kind: Kind) -> usize {
+        self.counts[kind.index()].load(Ordering::Relaxed)
+    }
+
+    /// Channels and patterns together: what (un)subscribe confirmations report.
+    fn channels_and_patterns(&self) -> usize {
+        self.count(Kind::Channel) + self.count(Kind::Pattern)
+    }
+
+    /// Whether it has any subscription: Redis's pub/sub mode (the RESP2 command rules, the
+    /// `pubsub` output class, CLIENT LIST's `P` flag).
+    pub(crate) fn is_subscribed(&self) -> bool {
+        self.channels_and_patterns() + self.count(Kind::Shard) > 0
+    }
+
+    /// Takes the messages waiting, to be written; they count as in flight until
+    /// [`Subscriber::written`].
+    pub(crate) fn take(&self) -> BytesMut {
+        let taken = std::mem::take(&mut self.mailbox.lock().bytes);
+        self.in_flight.fetch_add(taken.len(), Ordering::Relaxed);
+        taken
+    }
+
+    /// The bytes taken were written (or the connection ended).
+    pub(crate) fn written(&self) {
+        self.in_flight.store(0, Ordering::Relaxed);
+    }
+
+    /// Bytes waiting in the mailbox.
+    pub(crate) fn waiting(&self) -> usize {
+        self.mailbox.lock().bytes.len()
+    }
+
+    /// Completes once a message arrived (at once if one arrived since the last wait).
+    pub(crate) fn ready(&self) -> Notified<'_> {
+        self.ready.notified()
+    }
+}
+
+/// One (un)subscribe confirmation: verb, name (none: UNSUBSCRIBE without any), and the
+/// client's subscriptions after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Confirmation {
+    /// `subscribe`, `punsubscribe` ...
+    pub verb: &'static str,
+    /// The channel or pattern.
+    pub name: Option<Bytes>,
+    /// Channels and patterns (shard channels for the shard verbs) after it.
+    pub count: usize,
+}
+
+impl Confirmation {
+    /// Its frame: an array in RESP2, a push in RESP3.
+    pub(crate) fn encode(&self, resp3: bool, out: &mut BytesMut) {
+        put_header(out, resp3, 3);
+        put_bulk(out, self.verb.as_bytes());
+        match &self.name {
+            Some(name) => put_bulk(out, name),
+            None if resp3 => out.put_slice(b"_\r\n"),
+            None => out.put_slice(b"$-1\r\n"),
+        }
+        put_line(out, b':', self.count);
+    }
+}
+
+/// What one subscription change answers, in order.
+pub(crate) type Frames = Vec<Confirmation>;
+
+/// Every subscription of every client.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    tables: Mutex<Tables>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    /// Subscribers by channel, pattern and shard channel ([`Kind::index`]).
+    by_name: [HashMap<Bytes, Vec<Arc<ClientInfo>>>; 3],
+    /// Each subscribed client's own lists, in subscription order.
+    by_client: HashMap<u64, [Vec<Bytes>; 3]>,
+}
+
+fn put_bulk(out: &mut BytesMut, bytes: &[u8]) {
+    put_line(out, b'$', bytes.len());
+    out.put_slice(bytes);
+    out.put_slice(b"\r\n");
+}
+
+fn put_line(out: &mut BytesMut, prefix: u8, n: usize) {
+    out.put_u8(prefix);
+    out.put_slice(itoa::Buffer::new().format(n).as_bytes());
+    out.put_slice(b"\r\n");
+}
+
+/// The header of a pub/sub frame of `len` elements: an array in RESP2, a push in RESP3.
+fn put_header(out: &mut BytesMut, resp3: bool, len: usize) {
+    put_line(out, if resp3 { b'>' } else { b'*' }, len);
+}
+
+/// Where a publish must check limits and count drops.
+pub(crate) struct Limits<'a> {
+    /// `client-output-buffer-limit pubsub`.
+    pub limit: ClassLimit,
+    /// For `client_output_buffer_limit_disconnections`.
+    pub stats: &'a Stats,
+}
+
+impl Registry {
+    /// Subscribes `client` to each of `names` as `kind`; returns the confirmations.
+    pub(crate) fn subscribe(
+        &self,
+        client: &Arc<ClientInfo>,
+        kind: Kind,
+        names: &[&[u8]],
+    ) -> Frames {
+        let mut tables = self.tables.lock();
+        let Tables { by_name, by_client } = &mut *tables;
+        let own = by_client.entry(client.id).or_default();
+        let mut frames = Vec::with_capacity(names.len());
+        for &name in names {
+            let list = &mut own[kind.index()];
+            if !list.iter().any(|n| n.as_ref() == name) {
+                let name = Bytes::copy_from_slice(name);
+                list.push(name.clone());
+                by_name[kind.index()]
+                    .entry(name)
+                    .or_default()
+                    .push(Arc::clone(client));
+                client.pubsub.counts[kind.index()].fetch_add(1, Ordering::Relaxed);
+            }
+            let count = match kind {
+                Kind::Shard => client.pubsub.count(Kind::Shard),
+                _ => client.pubsub.channels_and_patterns(),
+            };
+            frames.push(Confirmation {
+                verb: kind.verbs().0,
+                name: Some(Bytes::copy_from_slice(name)),
+                count,
+            });
+        }
+        frames
+    }
+
+    /// Unsubscribes `client` from `names` of `kind`, or from all of that kind when `names`
+    /// is empty (one confirmation with a null name when it had none); returns the
+    /// confirmations.
+    pub(crate) fn unsubscribe(
+        &self,
+        client: &Arc<ClientInfo>,
+        kind: Kind,
+        names: &[&[u8]],
+    ) -> Frames {
+        let mut tables = self.tables.lock();
+        let all: Vec<Bytes>;
+        let names: Vec<&[u8]> = if names.is_empty() {
+            all = tables
+                .by_client
+                .get(&client.id)
+                .map(|own| own[kind.index()].clone())
+                .unwrap_or_default();
+            all.iter().map(|n| n.as_ref()).collect()
+        } else {
+            names.to_vec()
+        };
+        let verb = kind.verbs().1;
+        let mut frames = Vec::with_capacity(names.len().max(1));
+        for &name in &names {
+            tables.remove(client, kind, name);
+            let count = match kind {
+                Kind::Shard => client.pubsub.count(Kind::Shard),
+                _ => client.pubsub.channels_and_patterns(),
+            };
+            frames.push(Confirmation {
+                verb,
+                name: Some(Bytes::copy_from_slice(name)),
+                count,
+            });
+        }
+        if names.is_empty() {
+            let count = match kind {
+                Kind::Shard => client.pubsub.count(Kind::Shard),
+                _ => client.pubsub.channels_and_patterns(),
+            };
+            frames.push(Confirmation {
+                verb,
+                name: None,
+                count,
+            });
+        }
+        if !client.pubsub.is_subscribed() {
+            tables.by_client.remove(&client.id);
+        }
+        frames
+    }
+
+    /// Drops every subscription of `client`, confirming nothing (RESET, disconnect).
+    pub(crate) fn forget(&self, client: &Arc<ClientInfo>) {
+        let mut tables = self.tables.lock();
+        let Some(own) = tables.by_client.remove(&client.id) else {
+            return;
+        };
+        for (index, names) in own.iter().enumerate() {
+            for name in names {
+                let table = &mut tables.by_name[index];
+                if let Some(list) = table.get_mut(name) {
+                    list.retain(|c| c.id != client.id);
+                    if list.is_empty() {
+                        table.remove(name);
+                    }
+                }
+            }
+            client.pubsub.counts[index].store(0, Ordering::Relaxed);
+        }
+        client.pubsub.mailbox.lock().bytes.clear();
+    }
+
+    /// PUBLISH (`shard` false: channel subscribers, then pattern subscribers whose pattern
+    /// matches) or SPUBLISH (`shard` true: shard channel subscribers only); returns how
+    /// many received it.
+    pub(crate) fn publish(
+        &self,
+        channel: &[u8],
+        message: &[u8],
+        shard: bool,
+        limits: &Limits<'_>,
+    ) -> usize {
+        let tables = self.tables.lock();
+        let mut receivers = 0;
+        let (kind, verb) = if shard {
+            (Kind::Shard, "smessage")
+        } else {
+            (Kind::Channel, "message")
+        };
+        if let Some(list) = tables.by_name[kind.index()].get(channel) {
+            for client in list {
+                let mut out = BytesMut::new();
+                put_header(&mut out, client.is_resp3(), 3);
+                put_bulk(&mut out, verb.as_bytes());
+                put_bulk(&mut out, channel);
+                put_bulk(&mut out, message);
+                deliver(client, &out, limits);
+                receivers += 1;
+            }
+        }
+        if shard {
+            return receivers;
+        }
+        for (pattern, list) in &tables.by_name[Kind::Pattern.index()] {
+            if !glob::matches(pattern, channel, false) {
+                continue;
+            }
+            for client in list {
+                let mut out = BytesMut::new();
+                put_header(&mut out, client.is_resp3(), 4);
+                put_bulk(&mut out, b"pmessage");
+                put_bulk(&mut out, pattern);
+                put_bulk(&mut out, channel);
+                put_bulk(&mut out, message);
+                deliver(client, &out, limits);
+                receivers += 1;
+            }
+        }
+        receivers
+    }
+
+    /// The channels (or shard channels) with subscribers, those matching `pattern` if given.
+    pub(crate) fn channels(&self, shard: bool, pattern: Option<&[u8]>) -> Vec<Bytes> {
+        let kind = if shard { Kind::Shard } else { Kind::Channel };
+        self.tables.lock().by_name[kind.index()]
+            .keys()
+            .filter(|name| pattern.is_none_or(|p| glob::matches(p, name, false)))
+            .cloned()
+            .collect()
+    }
+
+    /// How many clients subscribe to `name` as `kind`.
+    pub(crate) fn subscribers(&self, kind: Kind, name: &[u8]) -> usize {
+        self.tables.lock().by_name[kind.index()]
+            .get(name)
+            .map_or(0, Vec::len)
+    }
+
+    /// How many distinct channels, patterns or shard channels have subscribers (INFO's
+    /// `pubsub_channels`, `pubsub_patterns`, `pubsubshard_channels`; PUBSUB NUMPAT).
+    pub(crate) fn distinct(&self, kind: Kind) -> usize {
+        self.tables.lock().by_name[kind.index()].len()
+    }
+
+    /// How many clients have a subscription (INFO's `pubsub_clients`).
+    pub(crate) fn clients(&self) -> usize {
+        self.tables.lock().by_client.len()
+    }
+}
+
+impl Tables {
+    /// Removes one subscription, if `client` has it.
+    fn remove(&mut self, client: &ClientInfo, kind: Kind, name: &[u8]) {
+        let Some(own) = self.by_client.get_mut(&client.id) else {
+            return;
+        };
+        let list = &mut own[kind.index()];
+        let Some(at) = list.iter().position(|n| n.as_ref() == name) else {
+            return;
+        };
+        list.remove(at);
+        client.pubsub.counts[kind.index()].fetch_sub(1, Ordering::Relaxed);
+        let table = &mut self.by_name[kind.index()];
+        if let Some(subscribers) = table.get_mut(name) {
+            subscribers.retain(|c| c.id != client.id);
+            if subscribers.is_empty() {
+                table.remove(name);
+            }
+        }
+    }
+}
+
+/// Appends one message to `client`'s mailbox and wakes its connection, unless the client is
+/// over its output limit: then its mailbox is emptied and it is disconnected.
+pub(crate) fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
+    let subscriber = &client.pubsub;
+    let mut mailbox = subscriber.mailbox.lock();
+    if mailbox.overrun {
+        return;
+    }
+    mailbox.bytes.extend_from_slice(frame);
+    let pending = mailbox.bytes.len() + subscriber.in_flight.load(Ordering::Relaxed);
+    let Mailbox { guard, .. } = &mut *mailbox;
+    if let Err(overrun) = guard.check(output_limit::counted(pending), &limits.limit, false) {
+        mailbox.overrun = true;
+        mailbox.bytes = BytesMut::new();
+        drop(mailbox);
+        output_limit::log_drop(&client.line(), overrun);
+        limits.stats.output_limit_disconnection();
+        client.kill();
+        return;
+    }
+    drop(mailbox);
+    subscriber.ready.notify_one();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::Protocol;
+
+    fn raw(frame: &Confirmation) -> Vec<u8> {
+        let mut out = BytesMut::new();
+        frame.encode(false, &mut out);
+        out.to_vec()
+    }
+
+    fn client(id: u64) -> Arc<ClientInfo> {
+        let addr = "127.0.0.1:1".parse().unwrap();
+        Arc::new(ClientInfo::new(id, addr, None, Protocol::Resp2))
+    }
+
+    fn limits(stats: &Stats) -> Limits<'_> {
+        Limits {
+            limit: ClassLimit {
+                hard: 0,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            stats,
+        }
+    }
+
+    #[test]
+    fn subscriptions_are_counted_confirmed_and_forgotten() {
+        let registry = Registry::default();
+        let a = client(1);
+        let frames = registry.subscribe(&a, Kind::Channel, &[b"x", b"y", b"x"]);
+        assert_eq!(
+            raw(&frames[0]),
+            b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:1\r\n"
+        );
+        assert_eq!(
+            raw(&frames[2]),
+            b"*3\r\n$9\r\nsubscribe\r\n$1\r\nx\r\n:2\r\n"
+        );
+        registry.subscribe(&a, Kind::Pattern, &[b"h*"]);
+        assert_eq!(a.pubsub.count(Kind::Channel), 2);
+        assert_eq!(registry.distinct(Kind::Pattern), 1);
+        let frames = registry.unsubscribe(&a, Kind::Channel, &[]);
+        assert_eq!(frames.len(), 2);
+        assert_eq!(
+            raw(&frames[1]),
+            b"*3\r\n$11\r\nunsubscribe\r\n$1\r\ny\r\n:1\r\n"
+        );
+        let frames = registry.unsubscribe(&a, Kind::Channel, &[]);
+        assert_eq!(
+            raw(&frames[0]),
+            b"*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:1\r\n"
+        );
+        assert!(a.pubsub.is_subscribed());
+        registry.forget(&a);
+        assert!(!a.pubsub.is_subscribed());
+        assert_eq!(registry.distinct(Kind::Pattern), 0);
+    }
+
+    #[test]
+    fn publish_reaches_channels_and_matching_patterns_not_shards() {
+        let stats = Stats::default();
+        let registry = Registry::default();
+        let (a, b) = (client(1), client(2));
+        registry.subscribe(&a, Kind::Channel, &[b"news"]);
+        registry.subscribe(&b, Kind::Pattern, &[b"n*"]);
+        registry.subscribe(&b, Kind::Shard, &[b"news"]);
+        assert_eq!(registry.publish(b"news", b"hi", false, &limits(&stats)), 2);
+        assert_eq!(
+            a.pubsub.take().as_ref(),
+            b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+        );
+        assert_eq!(
+            b.pubsub.take().as_ref(),
+            b"*4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+        );
+        assert_eq!(registry.publish(b"news", b"s", true, &limits(&stats)), 1);
+        assert_eq!(registry.publish(b"other", b"s", false, &limits(&stats)), 0);
+    }
+
+    #[test]
+    fn a_subscriber_over_its_limit_gets_nothing_more() {
+        let stats = Stats::default();
+        let registry = Registry::default();
+        let a = client(1);
+        registry.subscribe(&a, Kind::Channel, &[b"c"]);
+        let tight = Limits {
+            limit: ClassLimit {
+                hard: 1,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            stats: &stats,
+        };
+        let big = vec![b'x'; output_limit::UNCOUNTED_BYTES as usize];
+        assert_eq!(registry.publish(b"c", &big, false, &tight), 1);
+        assert_eq!(a.pubsub.waiting(), 0);
+        assert_eq!(registry.publish(b"c", b"small", false, &limits(&stats)), 1);
+        assert_eq!(a.pubsub.waiting(), 0);
+    }
+}
