@@ -156,6 +156,9 @@ impl Cluster {
         panic!("starting a Redis Cluster failed {START_ATTEMPTS_MAX} times: {failures:#?}");
     }
 
+    /// Seconds `redis-cli --cluster create` may take before the start is retried.
+    const CREATE_TIMEOUT_S: u64 = 60;
+
     fn try_start(server: &Path, cli: &Path, node_timeout_ms: u64) -> Result<Cluster, String> {
         let ports = free_ports(2 * NODES);
         let mut cluster = Cluster {
@@ -176,7 +179,11 @@ impl Cluster {
         for i in 0..NODES {
             cluster.wait_answering(i)?;
         }
-        let mut create = Command::new(cli);
+        // `redis-cli --cluster create` waits for the nodes to meet with no deadline of its
+        // own; a bus port taken between probing and binding would make it wait forever, so it
+        // runs under coreutils' `timeout` and a failed start is retried on fresh ports.
+        let mut create = Command::new("timeout");
+        create.arg(Self::CREATE_TIMEOUT_S.to_string()).arg(cli);
         create.arg("--cluster").arg("create");
         for node in &cluster.nodes {
             create.arg(format!("127.0.0.1:{}", node.port));
