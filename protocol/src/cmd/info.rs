@@ -10,7 +10,9 @@ use super::connection::REDIS_VERSION;
 use crate::state::ServerState;
 use crate::state::archive::ArchiveReplica;
 
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server", "clients", "memory", "stats", "cluster", "keyspace",
+];
 const ALL_SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -18,6 +20,7 @@ const ALL_SECTIONS: &[&str] = &[
     "stats",
     "commandstats",
     "errorstats",
+    "cluster",
     "keyspace",
     "archive",
 ];
@@ -77,7 +80,12 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             let uptime = state.uptime_s();
             line("redis_version", &REDIS_VERSION);
             line("echomq_version", &env!("CARGO_PKG_VERSION"));
-            line("redis_mode", &"standalone");
+            let mode = if settings.cluster_enabled {
+                "cluster"
+            } else {
+                "standalone"
+            };
+            line("redis_mode", &mode);
             line("os", &std::env::consts::OS);
             line("arch_bits", &64);
             line("process_id", &std::process::id());
@@ -145,6 +153,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
                 line(&format!("errorstat_{code}"), &format!("count={count}"));
             }
         }
+        "cluster" => line("cluster_enabled", &u8::from(settings.cluster_enabled)),
         "archive" => write_archive(state, &settings.archive_streams, &mut line),
         _ => {
             for (index, db) in ctx.dbs.iter().enumerate() {

@@ -9,7 +9,9 @@
 use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
-use super::{Ctx, archive, config, connection, info, introspection, keys, strings, transaction};
+use super::{
+    Ctx, archive, cluster, config, connection, info, introspection, keys, strings, transaction,
+};
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
 /// How a server command runs.
@@ -133,6 +135,27 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
     command(spec("debug", -2), introspection::debug),
+    command(
+        spec("cluster", -2).subcommands(
+            "CLUSTER",
+            &[
+                sub("cluster|info", 2),
+                sub("cluster|myid", 2),
+                sub("cluster|myshardid", 2),
+                sub("cluster|slots", 2),
+                sub("cluster|shards", 2),
+                sub("cluster|nodes", 2),
+                sub("cluster|keyslot", 3),
+                sub("cluster|countkeysinslot", 3),
+                sub("cluster|getkeysinslot", 4),
+                sub("cluster|help", 2),
+            ],
+        ),
+        cluster::cluster,
+    ),
+    command(spec("readonly", 1), cluster::mode),
+    command(spec("readwrite", 1), cluster::mode),
+    command(spec("asking", 1), cluster::mode),
 ];
 
 /// A command found by name.

@@ -60,6 +60,8 @@ pub struct ServerConfig {
     /// `tcp-backlog`: the listen backlog (Redis's default 511; the kernel caps it at
     /// `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// `cluster-enabled`: serve as a one-node Redis Cluster owning all 16384 slots.
+    pub cluster_enabled: bool,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +76,7 @@ impl Default for ServerConfig {
             archive: None,
             archive_replica: None,
             tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
+            cluster_enabled: false,
         }
     }
 }
@@ -147,6 +150,8 @@ impl Server {
             bind: config.bind.clone(),
             databases: config.databases as u64,
             tcp_backlog: config.tcp_backlog,
+            cluster_enabled: config.cluster_enabled,
+            cluster_node_id: crate::cmd::new_node_id(),
             ..Settings::default()
         };
         let archive = config
