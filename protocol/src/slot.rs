@@ -65,7 +65,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 /// `STREAMS`, are found by that token; a request too short or malformed to name its keys
 /// names none here (the command itself then answers its own error).
 pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    if matches!(spec.name, "xread" | "xreadgroup") {
+    if has_movable_keys(spec) {
         return streams_keys(argv);
     }
     let positions = spec.keys;
@@ -85,6 +85,12 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
         at += positions.step;
     }
     keys
+}
+
+/// Whether `spec`'s keys are found by a token rather than by its key positions (Redis's
+/// `movablekeys`): XREAD and XREADGROUP.
+pub fn has_movable_keys(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "xread" | "xreadgroup")
 }
 
 /// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as

@@ -20,10 +20,10 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 
 use bytes::Bytes;
-use echomq_engine::Reply;
 use echomq_engine::command::CommandSpec;
+use echomq_engine::{Error as EngineError, Reply};
 
-use super::{Ctx, int_arg, subcommand_of, unknown_subcommand};
+use super::{Ctx, error, int_arg, subcommand_of, unknown_subcommand};
 use crate::slot::{SLOTS, common_slot, key_slot, keys_of};
 use crate::state::{ClientState, ServerState};
 
@@ -168,6 +168,9 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = subcommand_of(argv) else {
         return unknown_subcommand(argv);
     };
+    if !sub.arity_ok(argv.len()) {
+        return error(EngineError::WrongArity(sub.full_name.to_string()));
+    }
     let me = Me::of(ctx);
     match sub.name() {
         "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),

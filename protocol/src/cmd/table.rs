@@ -111,6 +111,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|count", 2),
                 sub("command|docs", -2),
                 sub("command|info", -2),
+                sub("command|getkeys", -3),
                 sub("command|list", -2),
             ],
         ),
