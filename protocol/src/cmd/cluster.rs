@@ -94,7 +94,7 @@ pub(crate) fn refusal(
         let queued = client.multi.as_ref()?;
         let keys = queued.iter().flat_map(|request| {
             let argv: Vec<&[u8]> = request.iter().map(Bytes::as_ref).collect();
-            let keys: Vec<Vec<u8>> = match super::lookup(argv[0]) {
+            let keys: Vec<Vec<u8>> = match argv.first().and_then(|name| super::lookup(name)) {
                 Some(found) => keys_of(found.spec(), &argv)
                     .into_iter()
                     .map(<[u8]>::to_vec)
