@@ -71,6 +71,16 @@ fn normalized(value: &Value, id: &str, port: u16) -> Value {
         Value::Array(items) => {
             Value::Array(items.iter().map(|v| normalized(v, id, port)).collect())
         }
+        Value::Map(pairs) => Value::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (normalized(k, id, port), normalized(v, id, port)))
+                .collect(),
+        ),
+        Value::VerbatimString { format, text } => Value::VerbatimString {
+            format: format.clone(),
+            text: normalized_nodes(text),
+        },
         other => other.clone(),
     }
 }
@@ -461,6 +471,25 @@ fn cluster_replies_match_a_one_node_redis8_cluster() {
             normalized(&call(&mut ours, argv), &our_id, our_port),
             normalized(&call(&mut theirs, argv), &their_id, their_port),
             "{argv:?}"
+        );
+    }
+    // The same in RESP3: maps and verbatim strings.
+    let mut ours3 = connect(&format!("{}?protocol=resp3", server.url()));
+    let mut theirs3 = connect(&format!("redis://{}/?protocol=resp3", peer.addr()));
+    let shards = call(&mut ours3, &["CLUSTER", "SHARDS"]);
+    assert!(
+        matches!(&shards, Value::Array(s) if matches!(s[..], [Value::Map(_)])),
+        "RESP3 CLUSTER SHARDS is an array of maps: {shards:?}"
+    );
+    for argv in [
+        &["CLUSTER", "SLOTS"][..],
+        &["CLUSTER", "SHARDS"],
+        &["CLUSTER", "NODES"],
+    ] {
+        assert_eq!(
+            normalized(&call(&mut ours3, argv), &our_id, our_port),
+            normalized(&call(&mut theirs3, argv), &their_id, their_port),
+            "RESP3 {argv:?}"
         );
     }
     assert_eq!(
