@@ -7,8 +7,8 @@
 //! let server = TestServer::start().expect("server starts");
 //! // Point any Redis client at server.url() (redis://127.0.0.1:<port>/).
 //! server.keyspace().execute(&["XADD", "events", "1-1", "kind", "guess"]).unwrap();
-//! // Idle-time rules (XPENDING IDLE, XCLAIM, XAUTOCLAIM) and BLOCK timeouts follow the
-//! // manual clock: move it instead of sleeping.
+//! // Idle-time rules (XPENDING IDLE, XCLAIM, XAUTOCLAIM), key TTLs (EXPIRE, SET EX) and
+//! // BLOCK timeouts follow the manual clock: move it instead of sleeping.
 //! server.advance_ms(60_000);
 //! // Dropping the server stops it and closes every connection.
 //! // TestServer::start_cluster() serves as a one-node Redis Cluster instead.
@@ -166,9 +166,13 @@ impl TestServer {
         &self.clock
     }
 
-    /// Moves the manual clock forward and times out blocked reads whose deadline passed.
+    /// Moves the manual clock forward, deletes the keys whose TTL ran out (waking blocked
+    /// readers of an expired stream as DEL does), and times out blocked reads whose deadline
+    /// passed. The server's own active expiry cycle also reads this clock, but it samples;
+    /// this deletes every due key at once, so a test sees them gone right after the call.
     pub fn advance_ms(&self, ms: u64) {
         self.clock.advance(ms);
+        self.keyspace().expire_all_due();
         self.keyspace().expire_blocked();
     }
 

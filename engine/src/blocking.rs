@@ -21,6 +21,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -50,6 +51,9 @@ pub struct BlockRequest {
     pub deadline_ms: Option<u64>,
     /// Wake also when a key is deleted, overwritten or its group destroyed (XREADGROUP).
     pub wake_on_delete: bool,
+    /// XREADGROUP CLAIM: when a pending entry becomes claimable (the clock's ms); at that
+    /// time [`crate::Keyspace::expire_blocked`] signals the keys, so the command re-runs.
+    pub claim_wake_ms: Option<u64>,
 }
 
 /// Something to call when a blocked command has its reply. Must not block or call back into
@@ -63,6 +67,8 @@ pub trait Wake: Send + Sync {
 pub struct Slot {
     result: Mutex<Option<Result<Reply>>>,
     waker: Arc<dyn Wake>,
+    /// The blocked command's current claim wake-up time (`u64::MAX`: none), for its handle.
+    claim_wake_ms: AtomicU64,
 }
 
 impl fmt::Debug for Slot {
@@ -78,6 +84,21 @@ impl Slot {
         Slot {
             result: Mutex::new(None),
             waker,
+            claim_wake_ms: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Records the command's claim wake-up time (`None`: none).
+    pub(crate) fn set_claim_wake(&self, at_ms: Option<u64>) {
+        self.claim_wake_ms
+            .store(at_ms.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// The command's claim wake-up time, if it has one.
+    pub(crate) fn claim_wake(&self) -> Option<u64> {
+        match self.claim_wake_ms.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            at => Some(at),
         }
     }
 
@@ -139,6 +160,7 @@ impl<R> Registry<R> {
 
     /// Puts a waiter (new or re-run) at the back of its keys' queues.
     pub fn requeue(&mut self, id: u64, waiter: Waiter<R>) {
+        waiter.slot.set_claim_wake(waiter.request.claim_wake_ms);
         for key in &waiter.request.keys {
             self.queues.entry(key.clone()).or_default().push_back(id);
         }
@@ -162,6 +184,11 @@ impl<R> Registry<R> {
     /// Whether anyone waits on `key`.
     pub fn has_waiters(&self, key: &[u8]) -> bool {
         self.queues.contains_key(key)
+    }
+
+    /// Every key someone waits on (in no particular order).
+    pub fn waited_keys(&self) -> impl Iterator<Item = &Bytes> {
+        self.queues.keys()
     }
 
     /// The waiters on `key`, in FIFO order, as they are now.
@@ -189,12 +216,57 @@ impl<R> Registry<R> {
         ids
     }
 
-    /// The earliest deadline of any waiter.
+    /// Waiters whose claim wake-up time is at or before `now_ms`, in registration order.
+    pub fn claim_due(&self, now_ms: u64) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| w.request.claim_wake_ms.is_some_and(|d| d <= now_ms))
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The keys waiter `id` waits on.
+    pub fn keys_of(&self, id: u64) -> Vec<Bytes> {
+        self.waiters
+            .get(&id)
+            .map(|w| w.request.keys.clone())
+            .unwrap_or_default()
+    }
+
+    /// The earliest deadline or claim wake-up time of any waiter.
     pub fn next_deadline(&self) -> Option<u64> {
         self.waiters
             .values()
-            .filter_map(|w| w.request.deadline_ms)
+            .flat_map(|w| [w.request.deadline_ms, w.request.claim_wake_ms])
+            .flatten()
             .min()
+    }
+
+    /// Keys with a waiter, and keys with a waiter that wakes on deletion.
+    pub fn key_counts(&self) -> (usize, usize) {
+        let on_delete = self
+            .queues
+            .values()
+            .filter(|q| {
+                q.iter().any(|id| {
+                    self.waiters
+                        .get(id)
+                        .is_some_and(|w| w.request.wake_on_delete)
+                })
+            })
+            .count();
+        (self.queues.len(), on_delete)
+    }
+
+    /// Waiters with a deadline.
+    pub fn with_deadline(&self) -> usize {
+        self.waiters
+            .values()
+            .filter(|w| w.request.deadline_ms.is_some())
+            .count()
     }
 
     /// Number of blocked commands (INFO's `blocked_clients`).

@@ -250,6 +250,43 @@ pub enum Error {
         /// The largest accepted value.
         max: i64,
     },
+    // Redis 8.2–8.8 consumer-group commands (XDELEX, XACKDEL, XREADGROUP CLAIM, XNACK).
+    /// XDELEX/XACKDEL: `IDS numids` with numids not an integer from 1 up.
+    #[error("ERR Number of IDs must be a positive integer")]
+    NumIdsNotPositive,
+    /// XDELEX/XACKDEL: fewer ids than numids.
+    #[error("ERR The `numids` parameter must match the number of arguments")]
+    NumIdsMismatch,
+    /// XDELEX/XACKDEL without an IDS block.
+    #[error("ERR IDS option is required")]
+    IdsRequired,
+    /// XREADGROUP CLAIM with a value that is not an integer.
+    #[error("ERR min-idle-time is not an integer or out of range")]
+    ClaimNotInteger,
+    /// XREADGROUP CLAIM with a negative value.
+    #[error("ERR min-idle-time must be a positive integer")]
+    ClaimNegative,
+    /// CLAIM given to XREAD.
+    #[error("ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.")]
+    ClaimOnlyInXreadgroup,
+    /// XNACK's mode is not SILENT, FAIL or FATAL.
+    #[error("ERR mode must be SILENT, FAIL, or FATAL")]
+    NackMode,
+    /// XNACK's numids is not an integer from 1 to INT_MAX.
+    #[error("ERR numids must be a positive integer")]
+    NackNumIds,
+    /// XNACK: fewer ids than numids.
+    #[error("ERR number of IDs doesn't match numids")]
+    NackNumIdsMismatch,
+    /// XNACK RETRYCOUNT below 0.
+    #[error("ERR Invalid RETRYCOUNT value, must be >= 0")]
+    NackRetryCountNegative,
+    /// XNACK: a token that is no option.
+    #[error("ERR Unrecognized XNACK option '{0}'")]
+    NackUnrecognized(String),
+    /// XNACK without an IDS block.
+    #[error("ERR syntax error, expected IDS keyword")]
+    NackExpectedIds,
 }
 
 /// Shorthand for engine results.

@@ -18,7 +18,8 @@
 //!        | b (b % 8 == 4) n                         time out blocked commands, drop finished
 //!                                                   handles (and the oldest if n is odd)
 //!        | b command                                run it with `execute`
-//! command := name argc arg{argc}                    NAMES[name % 18] (lower case if name & 16)
+//! command := name argc arg{argc}                    NAMES[name % 16] (lower case if name & 16),
+//!                                                   NAMES[16 + name % 6] if name >= 0xE0
 //! arg   := tag ...                                  tag % 8 picks the kind, tag >> 3 the word:
 //!          0 key, 1 id, 2 number, 3 keyword, 4 word (group, consumer, field, value)
 //!          5 small id from the next byte, 6 number from the next 1..8 bytes, 7 raw bytes
@@ -47,8 +48,9 @@ const LOG_LINES_MAX: usize = 64;
 const BLOCKED_MAX: usize = 8;
 
 /// Command names: every stream command the engine knows (a test checks the list against
-/// [`crate::command::names`]) and one it does not.
-pub const NAMES: [&str; 18] = [
+/// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
+/// one of them evenly; the Redis 8.x commands follow.
+pub const NAMES: [&str; 22] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -65,6 +67,11 @@ pub const NAMES: [&str; 18] = [
     "XAUTOCLAIM",
     "XINFO",
     "XNOSUCHCOMMAND",
+    // Redis 8.2–8.8, reached by name bytes from 0xE0 on.
+    "XDELEX",
+    "XACKDEL",
+    "XNACK",
+    "XREADGROUP",
     "XCFGSET",
     "XIDMPRECORD",
 ];
@@ -320,7 +327,12 @@ impl Input<'_> {
 
     fn command(&mut self) -> Vec<Vec<u8>> {
         let name = self.byte_or_zero();
-        let mut argv = vec![NAMES[usize::from(name) % NAMES.len()].as_bytes().to_vec()];
+        let index = if name >= 0xE0 {
+            16 + usize::from(name % 6)
+        } else {
+            usize::from(name % 16)
+        };
+        let mut argv = vec![NAMES[index].as_bytes().to_vec()];
         if name & 0x10 != 0 {
             argv[0].make_ascii_lowercase();
         }
@@ -442,10 +454,9 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"XADD", b"s", b"5-1", b"a", b"1"];
         assert_eq!(input.command(), want);
-        // xrange s - +: name 19 (19 % 18 = 1, bit 16 set: lower case), argc 3, key, ids 16
-        // and 17.
+        // xrange s - +: name 1 in lower case, argc 3, key, ids 16 and 17.
         let mut input = Input {
-            data: &[19, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
+            data: &[1 | 0x10, 3, 0, 1 + (16 << 3), 1 + (17 << 3)],
             pos: 0,
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];

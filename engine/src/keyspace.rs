@@ -12,7 +12,7 @@
 //! with; the command entry points ([`Keyspace::execute`] and its blocking forms) live in
 //! `execute.rs`, above both this module and [`crate::command`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
@@ -60,14 +60,35 @@ pub struct Snapshot {
 /// dispatcher, handed in with the command when it blocks.
 pub(crate) type Rerun = fn(&mut Db, &Snapshot, &[Bytes]) -> Result<Outcome>;
 
+/// Length classes of INFO keysizes: 0, then one per power of two of a `u64`.
+pub const SIZE_CLASSES: usize = 65;
+
+/// The keysizes class of a length: 0 for 0, else one more than its base-2 logarithm.
+fn size_class(len: usize) -> usize {
+    match len {
+        0 => 0,
+        n => (usize::BITS - n.leading_zeros()) as usize,
+    }
+}
+
 /// The data behind the lock.
-#[derive(Default)]
 pub struct Db {
     values: HashMap<Bytes, Value>,
-    /// Expiry times (Unix ms) of keys that have one; only strings set with EX/PX do.
-    expires: HashMap<Bytes, u64>,
+    /// Expiry times (Unix ms) of keys that have one, ordered by key so the active expiry
+    /// cycle can resume its scan where it stopped (see `expire.rs`).
+    pub(crate) expires: BTreeMap<Bytes, u64>,
+    /// Where the active expiry cycle resumes: the last key it sampled.
+    pub(crate) expire_cursor: Option<Bytes>,
+    /// The active expiry cycle's running estimate of the average TTL left (ms).
+    pub(crate) avg_ttl_ms: u64,
+    /// Keys deleted because they expired: on access, and of those by the active cycle.
+    pub(crate) expired_keys: u64,
+    pub(crate) expired_keys_active: u64,
+    /// How many strings have each length class (INFO keysizes): class 0 holds the empty
+    /// string, class `n` lengths in `2^(n-1)..2^n`.
+    string_sizes: [u64; SIZE_CLASSES],
     /// The running command's time snapshot, for expiry.
-    now_ms: u64,
+    pub(crate) now_ms: u64,
     /// The running command's IDMP bounds for new streams.
     idmp_defaults: IdmpConfig,
     /// Keys whose streams may hold IDMP state, for [`Db::sweep_idmp`] (a superset: a key is
@@ -81,6 +102,27 @@ pub struct Db {
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
     blocked: Registry<Rerun>,
+}
+
+impl Default for Db {
+    fn default() -> Self {
+        Db {
+            values: HashMap::new(),
+            expires: BTreeMap::new(),
+            expire_cursor: None,
+            avg_ttl_ms: 0,
+            expired_keys: 0,
+            expired_keys_active: 0,
+            string_sizes: [0; SIZE_CLASSES],
+            now_ms: 0,
+            idmp_defaults: IdmpConfig::default(),
+            idmp_keys: HashSet::new(),
+            idmp_swept_ms: 0,
+            watched: HashMap::new(),
+            signals: Vec::new(),
+            blocked: Registry::default(),
+        }
+    }
 }
 
 impl fmt::Debug for Db {
@@ -136,12 +178,47 @@ impl Db {
         !self.expires.is_empty() && self.expires.get(key).is_some_and(|&at| at <= self.now_ms)
     }
 
-    /// Drops `key` if it has expired, so writers see it as missing.
-    fn reap(&mut self, key: &[u8]) {
-        if self.expired(key) {
-            self.expires.remove(key);
-            self.values.remove(key);
+    /// Deletes `key` if its expiry time has passed, as any access to it does in Redis: a
+    /// watched key counts as changed, and blocked readers of a stream are signalled as after
+    /// DEL. Returns whether it expired.
+    pub fn expire_if_due(&mut self, key: &[u8]) -> bool {
+        if !self.expired(key) {
+            return false;
         }
+        self.expires.remove(key);
+        let previous = self.values.remove(key);
+        self.count_out(previous.as_ref());
+        self.touch(key);
+        self.expired_keys += 1;
+        if matches!(previous, Some(Value::Stream(_))) {
+            self.signal_deleted(key);
+        }
+        true
+    }
+
+    fn reap(&mut self, key: &[u8]) {
+        self.expire_if_due(key);
+    }
+
+    /// Keysizes bookkeeping: a value leaves the keyspace.
+    fn count_out(&mut self, value: Option<&Value>) {
+        if let Some(Value::String(s)) = value {
+            let class = &mut self.string_sizes[size_class(s.len())];
+            *class = class.saturating_sub(1);
+        }
+    }
+
+    /// Keysizes bookkeeping: a value enters the keyspace.
+    fn count_in(&mut self, value: &Value) {
+        if let Value::String(s) = value {
+            self.string_sizes[size_class(s.len())] += 1;
+        }
+    }
+
+    /// How many strings fall in each length class (INFO keysizes), expired ones included
+    /// until they are deleted, as Redis counts them.
+    pub fn string_sizes(&self) -> &[u64; SIZE_CLASSES] {
+        &self.string_sizes
     }
 
     /// The value under `key` (an expired key is missing).
@@ -223,7 +300,9 @@ impl Db {
             self.track_idmp(&key);
         }
         self.expires.remove(&key);
+        self.count_in(&value);
         let previous = self.values.insert(key.clone(), value);
+        self.count_out(previous.as_ref());
         self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
@@ -246,6 +325,45 @@ impl Db {
         }
     }
 
+    /// Removes `key`'s expiry (PERSIST); returns whether it had one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        self.reap(key);
+        let had = self.expires.remove(key).is_some();
+        if had {
+            self.touch(key);
+        }
+        had
+    }
+
+    /// How many live keys have an expiry.
+    pub fn expires_count(&self) -> usize {
+        self.expires
+            .values()
+            .filter(|&&at| at > self.now_ms)
+            .count()
+    }
+
+    /// The active expiry cycle's estimate of the average TTL left (ms), 0 before it ran.
+    pub fn avg_ttl_ms(&self) -> u64 {
+        self.avg_ttl_ms
+    }
+
+    /// Keys with at least one blocked reader, and of those the keys an XREADGROUP waits on
+    /// (INFO's `total_blocking_keys` and `total_blocking_keys_on_nokey`).
+    pub fn blocking_keys(&self) -> (usize, usize) {
+        self.blocked.key_counts()
+    }
+
+    /// Blocked commands that have a timeout (INFO's `clients_in_timeout_table`).
+    pub fn blocked_with_timeout(&self) -> usize {
+        self.blocked.with_deadline()
+    }
+
+    /// Keys under WATCH (INFO's `total_watched_keys`).
+    pub fn watched_count(&self) -> usize {
+        self.watched.len()
+    }
+
     /// When `key` expires, if it has an expiry.
     pub fn expiry(&self, key: &[u8]) -> Option<u64> {
         if self.expired(key) {
@@ -259,6 +377,7 @@ impl Db {
         self.reap(key);
         self.expires.remove(key);
         let previous = self.values.remove(key);
+        self.count_out(previous.as_ref());
         if previous.is_some() {
             self.touch(key);
         }
@@ -284,8 +403,67 @@ impl Db {
         self.values.clear();
         self.expires.clear();
         self.idmp_keys.clear();
+        self.expire_cursor = None;
+        self.avg_ttl_ms = 0;
+        self.string_sizes = [0; SIZE_CLASSES];
         for key in streams {
             self.signal_deleted(&key);
+        }
+    }
+
+    /// Swaps this database's data (values, expiry times, IDMP tracking) with `other`'s, as
+    /// SWAPDB does: WATCH registrations and blocked readers stay with their database. A watched
+    /// key that exists on either side counts as changed; a blocked reader's key that held a
+    /// stream and now is gone or of another type is signalled deleted, one that now holds a
+    /// stream is signalled ready (Redis 8.8's `dbSwapDatabases`).
+    pub fn swap_contents(&mut self, other: &mut Db) {
+        self.before_swap(other);
+        other.before_swap(self);
+        std::mem::swap(&mut self.values, &mut other.values);
+        std::mem::swap(&mut self.expires, &mut other.expires);
+        std::mem::swap(&mut self.idmp_keys, &mut other.idmp_keys);
+        std::mem::swap(&mut self.idmp_swept_ms, &mut other.idmp_swept_ms);
+        self.after_swap();
+        other.after_swap();
+    }
+
+    /// Touches and signals what [`Db::swap_contents`] changes in this database, before the
+    /// swap puts `replaced_with`'s data here.
+    fn before_swap(&mut self, replaced_with: &Db) {
+        let kind = |db: &Db, key: &[u8]| db.values.get(key).map(Value::type_name);
+        let touched: Vec<Bytes> = self
+            .watched
+            .keys()
+            .filter(|k| self.values.contains_key(*k) || replaced_with.values.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in touched {
+            self.touch(&key);
+        }
+        let deleted: Vec<Bytes> = self
+            .blocked
+            .waited_keys()
+            .filter(|k| {
+                let was = kind(self, k);
+                was == Some("stream") && kind(replaced_with, k) != was
+            })
+            .cloned()
+            .collect();
+        for key in deleted {
+            self.signal_deleted(&key);
+        }
+    }
+
+    /// Signals ready the waited-on keys that hold a stream after a swap.
+    fn after_swap(&mut self) {
+        let ready: Vec<Bytes> = self
+            .blocked
+            .waited_keys()
+            .filter(|k| matches!(self.values.get(*k), Some(Value::Stream(_))))
+            .cloned()
+            .collect();
+        for key in ready {
+            self.signal_ready(&key);
         }
     }
 
@@ -314,9 +492,24 @@ impl Db {
         self.blocked.len()
     }
 
-    /// Checks every stream's invariants and the blocked-reader registry; the error names the
-    /// key.
+    /// Checks every stream's invariants, the expiry and keysizes bookkeeping, and the
+    /// blocked-reader registry; the error names the key.
     pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        if let Some(key) = self.expires.keys().find(|k| !self.values.contains_key(*k)) {
+            return Err(format!(
+                "expiry kept for missing key {:?}",
+                String::from_utf8_lossy(key)
+            ));
+        }
+        let mut sizes = [0u64; SIZE_CLASSES];
+        for value in self.values.values() {
+            if let Value::String(s) = value {
+                sizes[size_class(s.len())] += 1;
+            }
+        }
+        if sizes != self.string_sizes {
+            return Err("keysizes counts differ from the strings held".into());
+        }
         for (key, value) in &self.values {
             if let Value::Stream(stream) = value {
                 stream
@@ -347,7 +540,7 @@ impl Db {
 
     /// Re-runs the blocked commands of every signalled key, in signal order and per key in
     /// FIFO order. Returns the wakers of those that now have a reply.
-    fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
+    pub(crate) fn serve_signalled(&mut self, snapshot: &Snapshot) -> Vec<Arc<dyn Wake>> {
         let mut wakers = Vec::new();
         if self.signals.is_empty() {
             return wakers;
@@ -366,7 +559,15 @@ impl Db {
                     continue;
                 };
                 match (waiter.rerun)(self, snapshot, &waiter.request.argv) {
-                    Ok(Outcome::Block(_)) => self.blocked.requeue(id, waiter),
+                    Ok(Outcome::Block(again)) => {
+                        let mut waiter = waiter;
+                        // A claim wake-up is never in the past: the next check is at least
+                        // one millisecond on, so a re-run that cannot claim does not spin.
+                        waiter.request.claim_wake_ms = again
+                            .claim_wake_ms
+                            .map(|at| at.max(snapshot.now_ms.saturating_add(1)));
+                        self.blocked.requeue(id, waiter)
+                    }
                     Ok(Outcome::Reply(reply)) => wakers.push(waiter.slot.complete(Ok(reply))),
                     Err(e) => wakers.push(waiter.slot.complete(Err(e))),
                 }
@@ -402,9 +603,14 @@ impl BlockedHandle {
         self.slot.take()
     }
 
-    /// When the command times out, by the keyspace's clock; `None` = never.
+    /// When to call [`Keyspace::expire_blocked`] next for this command, by the keyspace's
+    /// clock: its timeout, or sooner when a CLAIM read's pending entry becomes claimable;
+    /// `None` = never.
     pub fn deadline_ms(&self) -> Option<u64> {
-        self.deadline_ms
+        match (self.deadline_ms, self.slot.claim_wake()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -422,9 +628,11 @@ impl Drop for BlockedHandle {
 /// behind one lock.
 #[derive(Debug)]
 pub struct Keyspace {
-    dbs: Mutex<Vec<Db>>,
+    pub(crate) dbs: Mutex<Vec<Db>>,
     clock: Arc<dyn Clock>,
     config: Arc<Config>,
+    /// The active expiry cycle's own figures (see `expire.rs`).
+    pub(crate) cycle: Mutex<crate::expire::CycleStats>,
 }
 
 impl Default for Keyspace {
@@ -450,6 +658,7 @@ impl Keyspace {
             dbs: Mutex::new(dbs),
             clock,
             config,
+            cycle: Mutex::new(crate::expire::CycleStats::default()),
         }
     }
 
@@ -468,7 +677,7 @@ impl Keyspace {
         self.dbs.lock().len()
     }
 
-    fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
@@ -536,6 +745,7 @@ impl Keyspace {
     ) -> BlockedHandle {
         let deadline_ms = request.deadline_ms;
         let slot = Arc::new(Slot::new(waker));
+        slot.set_claim_wake(request.claim_wake_ms);
         let id = db.blocked.register(Waiter {
             request,
             slot: Arc::clone(&slot),
@@ -553,17 +763,34 @@ impl Keyspace {
     /// Times out every blocked command whose deadline has passed by the clock (its reply is a
     /// null array); returns how many. A server calls this on a timer; a test calls it after
     /// moving a manual clock.
+    ///
+    /// First, the keys of XREADGROUP CLAIM readers whose pending entry became claimable are
+    /// signalled and their waiters re-run (as Redis signals such keys before it sleeps).
     pub fn expire_blocked(&self) -> usize {
-        let now = self.clock.now_ms();
+        let snapshot = self.snapshot();
+        let now = snapshot.now_ms;
         let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
+        let mut served = 0;
         for db in self.dbs.lock().iter_mut() {
+            let due = db.blocked.claim_due(now);
+            if !due.is_empty() {
+                db.now_ms = now;
+                for id in due {
+                    for key in db.blocked.keys_of(id) {
+                        db.signal_ready(&key);
+                    }
+                }
+                let woken = db.serve_signalled(&snapshot);
+                served += woken.len();
+                wakers.extend(woken);
+            }
             for id in db.blocked.expired(now) {
                 if let Some(waiter) = db.blocked.unregister(id) {
                     wakers.push(waiter.slot.complete(Ok(Reply::NullArray)));
                 }
             }
         }
-        let expired = wakers.len();
+        let expired = wakers.len() - served;
         for waker in wakers {
             waker.wake();
         }

@@ -26,6 +26,9 @@
 //!   [`Db`]; `execute` holds [`Keyspace::execute`] and its blocking forms, which join the
 //!   keyspace and the commands. The embedded API, the server and the fuzz target all go
 //!   through them.
+//! - [`expire`]: key expiry: Redis's active expiry cycle (sampling keys with a TTL, `hz`
+//!   times a second, by the injected clock) and a full sweep for test doubles; lazy expiry is
+//!   the [`Db`]'s own ([`Db::expire_if_due`]).
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
@@ -37,6 +40,7 @@ pub mod command;
 pub mod config;
 pub mod error;
 mod execute;
+pub mod expire;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -54,8 +58,9 @@ pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, NodeLimits};
 pub use error::{Error, Result};
+pub use expire::ExpireStats;
 pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use reply::{Entries, EntryView, Reply};
-pub use stream::{Stream, Trim, TrimPreview, TrimStrategy};
+pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};

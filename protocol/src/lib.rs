@@ -13,11 +13,12 @@
 //!   key positions, subcommands, run function), looked up together with the engine's stream
 //!   command table (`echomq_engine::command::specs`); dispatch, arity and subcommand errors,
 //!   deny-OOM, the names calls are counted under and COMMAND INFO/DOCS/COUNT/LIST all come
-//!   from the two tables. One file per command family (connection, keyspace, strings,
-//!   transactions, CONFIG, INFO, COMMAND, the archive's EMQ.XRANGE). Commands see the server
+//!   from the two tables. One file per command family (connection, keyspace, expiry,
+//!   strings, transactions, CONFIG, COMMAND, the archive's EMQ.XRANGE), and a folder for
+//!   INFO's sections. Commands see the server
 //!   only through `state`.
 //! - [`server`]: the tokio server: accepting, one task per connection, pipelined reads and
-//!   batched writes, blocking reads, limits, shutdown. The connection loop knows no command:
+//!   batched writes, blocking reads, limits, shutdown, and the `hz` cron (active expiry). The connection loop knows no command:
 //!   it is handed the dispatcher as a function. Embedders hold a [`ServerHandle`]: the
 //!   keyspace, CONFIG SET by name, shutdown.
 //! - [`slot`]: Redis Cluster's key slots (CRC16, hash tags) and a request's keys, for cluster

@@ -7,8 +7,16 @@ use super::brand::BrandedError;
 
 /// An error from the feed layer. Nothing was written when a call returns one, except
 /// [`FeedError::Backend`], where the backend says what happened,
-/// [`FeedError::ReplyTimeout`], where the command may or may not have run, and
-/// [`FeedError::NotReplicated`], where the master holds an entry it did not acknowledge.
+/// [`FeedError::ReplyTimeout`] and [`FeedError::ConnectionLost`], where the command may or may
+/// not have run, and [`FeedError::NotReplicated`], where the master holds an entry it did not
+/// acknowledge.
+///
+/// Two predicates say what to do: [`FeedError::is_retryable`] names the failures worth a retry
+/// after a backoff (transport failures, a cluster failing over or resharding, an append not yet
+/// replicated), and [`FeedError::is_unsent`] the ones that happened before anything was sent
+/// ([`FeedError::ConnectTimeout`], [`FeedError::ConnectFailed`]), so the command did not run.
+/// `Feed::append_retrying` retries an append through the first kind without writing it twice
+/// where the backend records appends, and through the second kind only where it does not.
 ///
 /// The refusals callers act on have their own variants ([`FeedError::NoGroup`],
 /// [`FeedError::BusyGroup`], [`FeedError::WrongType`], [`FeedError::NoSuchKey`],
@@ -84,24 +92,12 @@ pub enum FeedError {
     /// The backend failed otherwise (the engine's or the server's error text).
     #[error("backend: {0}")]
     Backend(String),
-    /// The connection to a server or cluster node broke, was refused or failed otherwise on the
-    /// network (a node killed or restarting, a failover under way). The command may or may not
-    /// have run; the connection was dropped and the next call reconnects (on a cluster, from
-    /// the seed nodes, reading the slot map afresh).
-    #[error(
-        "{server}: connection lost or refused ({reason}): the command may or may not have run; \
-         retry with backoff, the next call reconnects"
-    )]
-    Disconnected {
-        /// The server, or the cluster's seed nodes.
-        server: String,
-        /// The client library's words.
-        reason: String,
-    },
     /// A cluster backend was given a key without a `{hash tag}`: the cluster could spread one
     /// queue's keys over many slots. Nothing was sent.
     #[error(
-        "key {key:?} has no hash tag: on a cluster every key of a queue must carry the queue in          braces (emq:{{queue}}:...) so its streams share one slot; use the feed's key helpers          or add the tag"
+        "key {key:?} has no hash tag: on a cluster every key of a queue must carry the queue in \
+         braces (emq:{{queue}}:...) so its streams share one slot; use the feed's key helpers \
+         or add the tag"
     )]
     NoHashTag {
         /// The refused key.
@@ -111,14 +107,16 @@ pub enum FeedError {
     /// failover elects a replica. The command was not applied; retry with backoff, the cluster
     /// serves again once the failover completes.
     #[error(
-        "cluster down, the command was not applied; retry with backoff until a failover          completes: {0}"
+        "cluster down, the command was not applied; retry with backoff until a failover \
+         completes: {0}"
     )]
     ClusterDown(String),
     /// The key's slot moved while the call ran (`MOVED`, `ASK` or `TRYAGAIN` after the client
     /// library's redirects and retries ran out, as during a resharding). The command was not
     /// applied; retry, the next call follows the refreshed slot map.
     #[error(
-        "the key's slot moved while the call ran and the redirects ran out; the command was not          applied; retry: {0}"
+        "the key's slot moved while the call ran and the redirects ran out; the command was not \
+         applied; retry: {0}"
     )]
     SlotMoved(String),
     /// A multi-key command named keys in different slots (`CROSSSLOT`); put them under one hash
@@ -130,7 +128,8 @@ pub enum FeedError {
     /// replicas later, or be lost if the master fails first: it is not acknowledged. Retry (a
     /// retry appends it again under a new id) or treat it as not written.
     #[error(
-        "append {id} reached {acked} of {wanted} replicas within {timeout_ms} ms: not          acknowledged; retry or treat it as not written"
+        "append {id} reached {acked} of {wanted} replicas within {timeout_ms} ms: not \
+         acknowledged; retry or treat it as not written"
     )]
     NotReplicated {
         /// The id the master stored it under.
@@ -167,29 +166,61 @@ pub enum FeedError {
         /// The timeout that ran out.
         after_ms: u64,
     },
+    /// Connecting to a server or cluster node failed (refused, reset, unreachable) before
+    /// anything was sent: the command did not run.
+    #[error("could not connect to {server}: {reason}; retry once the server is back")]
+    ConnectFailed {
+        /// The server's address, or the cluster's seed nodes.
+        server: String,
+        /// What the socket layer said.
+        reason: String,
+    },
+    /// The connection to a server or cluster node broke while a command was sent or its reply
+    /// read (closed, reset; a node killed or restarting, a failover under way). The command may
+    /// or may not have run; the connection was dropped and the next call reconnects (on a
+    /// cluster, from the seed nodes, reading the slot map afresh).
+    #[error(
+        "the connection to {server} broke before the reply ({reason}): the command may or may \
+         not have run; retry, the next call reconnects"
+    )]
+    ConnectionLost {
+        /// The server's address, or the cluster's seed nodes.
+        server: String,
+        /// What the socket layer said.
+        reason: String,
+    },
 }
 
 impl FeedError {
-    /// Whether a server did not answer in time (connecting or replying): worth a retry once
-    /// the server is back.
+    /// Whether the call may succeed if retried after a backoff: a timeout, a refused or broken
+    /// connection, a cluster that is down or failing over, a slot that moved, an append not
+    /// yet replicated. Of these, only the [`FeedError::is_unsent`] ones say the command did
+    /// not run; a plain retry of the others may run it twice.
+    pub fn is_retryable(&self) -> bool {
+        self.is_timeout()
+            || matches!(
+                self,
+                FeedError::ConnectFailed { .. }
+                    | FeedError::ConnectionLost { .. }
+                    | FeedError::ClusterDown(_)
+                    | FeedError::SlotMoved(_)
+                    | FeedError::NotReplicated { .. }
+            )
+    }
+
+    /// Whether the failure happened before the command was sent (so it did not run).
+    pub fn is_unsent(&self) -> bool {
+        matches!(
+            self,
+            FeedError::ConnectTimeout { .. } | FeedError::ConnectFailed { .. }
+        )
+    }
+
+    /// Whether a server did not answer in time (connecting or replying).
     pub fn is_timeout(&self) -> bool {
         matches!(
             self,
             FeedError::ConnectTimeout { .. } | FeedError::ReplyTimeout { .. }
         )
-    }
-
-    /// Whether the call may succeed if retried after a backoff: a timeout, a lost connection,
-    /// a cluster that is down or failing over, a slot that moved, an append not yet
-    /// replicated.
-    pub fn is_retryable(&self) -> bool {
-        self.is_timeout()
-            || matches!(
-                self,
-                FeedError::ClusterDown(_)
-                    | FeedError::SlotMoved(_)
-                    | FeedError::Disconnected { .. }
-                    | FeedError::NotReplicated { .. }
-            )
     }
 }

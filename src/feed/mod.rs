@@ -6,8 +6,10 @@
 //!   embedded engine, any Redis-compatible server, a Redis or Valkey Cluster
 //!   ([`ClusterBackend`]), and a call-recording wrapper. Each backend
 //!   maps its errors once to [`FeedError`]'s typed variants ([`FeedError::NoGroup`], ...).
-//! - [`Feed`] (this file): append, read, time windows ([`minid_floor`], [`maxid_ceil`]) and
-//!   trim, over streams named `emq:{<queue>}:stream:<name>`.
+//! - [`Feed`] (this file): read, time windows ([`minid_floor`], [`maxid_ceil`]) and trim, over
+//!   streams named `emq:{<queue>}:stream:<name>`; [`append`]: appends, recorded in the
+//!   stream's IDMP map where the backend can, and [`Feed::append_retrying`], which retries an
+//!   append through transport failures without writing it twice.
 //! - With [`Feed::with_archive`], trims fold first and reads merge archive and live stream
 //!   (the `echomq-archive` crate).
 //! - [`projection`]: folds over a window and a cached projection that is reused while the
@@ -20,6 +22,7 @@
 //! Rules: every branded id argument is checked for its brand, and every window for its order,
 //! before any backend call; an entry's `id` field must agree with its stream id when read back.
 
+mod append;
 pub mod backend;
 pub mod brand;
 pub mod consumer;
@@ -39,8 +42,9 @@ use echomq_engine::{Clock, StreamId, SystemClock, Trim};
 use parking_lot::Mutex;
 use time::OffsetDateTime;
 
+pub use append::RetryPolicy;
 pub use backend::{
-    Backend, ClusterBackend, Embedded, RawEntry, Recording, RedisBackend, StreamMeta,
+    Backend, ClusterBackend, Embedded, RawEntry, Recorded, Recording, RedisBackend, StreamMeta,
 };
 pub use brand::{Brand, Branded, BrandedError, SEQ_MAX};
 pub use consumer::{ConsumerSettings, Delivery, StreamConsumer, Subscription};
@@ -52,8 +56,6 @@ pub use retention::{RetentionPolicy, StreamRetention};
 
 /// The field every feed entry stores its branded id under, first.
 pub const ID_FIELD: &str = "id";
-/// How often `append` re-reads the stream top after another writer got there first.
-const APPEND_ATTEMPTS_MAX: usize = 8;
 
 /// The key of stream `name` in `queue`: `emq:{<queue>}:stream:<name>`. The braces are a Redis
 /// Cluster hash tag, so all streams of one queue live in one slot.
@@ -188,6 +190,8 @@ pub struct Feed<B> {
     brand: Brand,
     /// Where trimmed entries are folded, and merge-reads take ids `<= W` from.
     archive: Option<Arc<Archive>>,
+    /// The IDMP producer id appends are recorded under (see [`append`]).
+    producer: String,
 }
 
 impl<B: std::fmt::Debug> std::fmt::Debug for Feed<B> {
@@ -213,6 +217,7 @@ impl<B: Backend> Feed<B> {
             writers: Mutex::new(HashMap::new()),
             brand: Brand::Evt,
             archive: None,
+            producer: append::default_producer(),
         }
     }
 
@@ -276,62 +281,6 @@ impl<B: Backend> Feed<B> {
         Ok(Arc::clone(
             self.writers.lock().entry(key.to_string()).or_insert(writer),
         ))
-    }
-
-    /// Appends an entry; returns its branded id, the receipt. `fields` must not use `id`.
-    pub fn append(
-        &self,
-        queue: &str,
-        name: &str,
-        fields: &[(&str, &str)],
-    ) -> Result<Branded, FeedError> {
-        let fields: Vec<(&[u8], &[u8])> = fields
-            .iter()
-            .map(|(f, v)| (f.as_bytes(), v.as_bytes()))
-            .collect();
-        self.append_bytes(queue, name, &fields)
-    }
-
-    /// [`Feed::append`] with binary fields.
-    pub fn append_bytes(
-        &self,
-        queue: &str,
-        name: &str,
-        fields: &[(&[u8], &[u8])],
-    ) -> Result<Branded, FeedError> {
-        if fields.is_empty() {
-            return Err(FeedError::NoFields);
-        }
-        if fields.iter().any(|(f, _)| *f == ID_FIELD.as_bytes()) {
-            return Err(FeedError::ReservedField);
-        }
-        let key = stream_key(queue, name);
-        let writer = self.writer(&key)?;
-        let _in_mint_order = writer.append.lock();
-        let minter = &writer.minter;
-        let mut attempt = 0;
-        loop {
-            let id = minter.mint(self.brand, self.clock.now_ms())?;
-            let text = id.to_text();
-            let mut all: Vec<&[u8]> = Vec::with_capacity(2 * fields.len() + 2);
-            all.push(ID_FIELD.as_bytes());
-            all.push(&text);
-            for (f, v) in fields {
-                all.push(f);
-                all.push(v);
-            }
-            match self.backend.add(&key, id.stream_id(), &all) {
-                Ok(_) => return Ok(id),
-                // Another writer moved the stream top: catch up and mint again.
-                Err(FeedError::IdNotAboveTop(_)) if attempt < APPEND_ATTEMPTS_MAX => {
-                    attempt += 1;
-                    if let Some(meta) = self.backend.meta(&key)? {
-                        minter.seed(meta.last_id);
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
     }
 
     fn records(&self, entries: Vec<RawEntry>) -> Result<Vec<Record>, FeedError> {
@@ -413,6 +362,8 @@ impl<B: Backend> Feed<B> {
     }
 }
 
+#[cfg(test)]
+mod append_tests;
 #[cfg(test)]
 mod archive_tests;
 #[cfg(test)]

@@ -88,8 +88,10 @@ fn cluster_a_key_without_a_hash_tag_is_refused_before_anything_is_sent() {
             "nothing was written on {port}"
         );
     }
-    // The feed's own keys carry the tag and go through.
+    // The feed's own keys carry the tag and go through. A cluster does not record appends
+    // (no MULTI/EXEC pinned to one node), so they are plain XADDs.
     let feed = Feed::new(backend);
+    assert!(!feed.idempotent_appends().unwrap());
     feed.append("cm", "tagged", &[("k", "v")]).unwrap();
     assert_eq!(feed.read("cm", "tagged", ..).unwrap().len(), 1);
 }
@@ -175,7 +177,8 @@ fn kind(error: &FeedError) -> &'static str {
         FeedError::ClusterDown(_) => "ClusterDown",
         FeedError::SlotMoved(_) => "SlotMoved",
         FeedError::NotReplicated { .. } => "NotReplicated",
-        FeedError::Disconnected { .. } => "Disconnected",
+        FeedError::ConnectFailed { .. } => "ConnectFailed",
+        FeedError::ConnectionLost { .. } => "ConnectionLost",
         FeedError::ReplyTimeout { .. } | FeedError::ConnectTimeout { .. } => "Timeout",
         _ => "other",
     }

@@ -7,6 +7,8 @@
 //! - `bench`: `echomq bench` end to end against the engine, `echomq serve` and Redis.
 //! - `cluster`: the feed on a real Redis Cluster under resharding, failover and bad input.
 //! - `feed`: the feed layer's backend-independent suite on every backend.
+//! - `feed_idmp`: idempotent appends (IDMP records) per backend, and the proof by fault through
+//!   a proxy that breaks connections around XADDs.
 //! - `feed_timeouts`: the Redis backend against servers that stop answering.
 //! - `consumer`: the consumer runtime, dedup and retention on the engine and on servers.
 //! - `differential`: the engine against a real server, reply by reply, one module per command
@@ -25,6 +27,7 @@ mod cluster;
 mod consumer;
 mod differential;
 mod feed;
+mod feed_idmp;
 mod feed_timeouts;
 mod replica;
 mod replica_cli;

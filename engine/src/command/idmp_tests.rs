@@ -506,3 +506,29 @@ fn idle_streams_free_expired_iids_at_the_next_command_a_second_on() {
     assert_eq!(held(&ks), 0);
     assert_eq!(int(&ks, "moved", "iids-added"), 3);
 }
+
+#[test]
+fn swapped_databases_take_their_streams_idmp_tracking_with_them() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let config = Arc::new(crate::config::Config::default());
+    let ks = Keyspace::with_databases(clock.clone(), config, 2);
+    ok(&ks, "XADD idle IDMP p i * f v");
+    ok(&ks, "XCFGSET idle IDMP-DURATION 1");
+    ok(&ks, "XADD idle IDMP p i * f v");
+    ks.run_all(|dbs, _| {
+        let (zero, one) = dbs.split_at_mut(1);
+        zero[0].swap_contents(&mut one[0]);
+    });
+    ks.check_invariants().unwrap();
+    let held = |ks: &Keyspace| {
+        ks.run_db(1, |db, _| {
+            db.stream(b"idle").unwrap().map(|s| s.idmp().iids_tracked())
+        })
+    };
+    assert_eq!(held(&ks), Some(1));
+    assert_eq!(ks.run(|db, _| db.len()), 0);
+    clock.advance(1_000);
+    // The sweep of database 1 now knows the stream: its expired iid is freed.
+    ks.run_db(1, |_, _| ());
+    assert_eq!(held(&ks), Some(0));
+}

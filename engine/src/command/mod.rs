@@ -19,10 +19,12 @@ mod xautoclaim;
 mod xcfgset;
 mod xclaim;
 mod xdel;
+mod xdelex;
 mod xgroup;
 mod xidmprecord;
 mod xinfo;
 mod xlen;
+mod xnack;
 mod xpending;
 mod xrange;
 mod xread;
@@ -157,6 +159,18 @@ const COMMANDS: &[Entry] = &[
             .keys(1, 1, 1),
         xidmprecord::XIdmpRecord::run,
     ),
+    Entry::plain(
+        CommandSpec::new("xdelex", -5).keys(1, 1, 1),
+        xdelex::XDelEx::run_delex,
+    ),
+    Entry::plain(
+        CommandSpec::new("xackdel", -6).keys(1, 1, 1),
+        xdelex::XDelEx::run_ackdel,
+    ),
+    Entry::plain(
+        CommandSpec::new("xnack", -7).keys(1, 1, 1),
+        xnack::XNack::run,
+    ),
 ];
 
 /// The spec of a command [`execute`] handles, by name in any case.
@@ -235,6 +249,7 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     if !entry.spec.arity_ok(argv.len()) {
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
+    db.expire_keys_of(&entry.spec, argv);
     match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),

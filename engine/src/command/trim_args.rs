@@ -1,9 +1,11 @@
-//! `[MAXLEN|MINID [=|~] threshold [LIMIT count]]`, shared by XADD and XTRIM (reference §2.1),
-//! and XADD's `NOMKSTREAM` and `IDMP pid iid | IDMPAUTO pid` (reference 8.x §3.2).
+//! `[MAXLEN|MINID [=|~] threshold [LIMIT count]] [KEEPREF|DELREF|ACKED]`, shared by XADD and
+//! XTRIM (reference §2.1; the strategy token is Redis 8.2's; only one strategy token is an
+//! option: a second is XADD's id, so an invalid-id error, or XTRIM's syntax error), and XADD's
+//! `NOMKSTREAM` and `IDMP pid iid | IDMPAUTO pid` (reference 8.x §3.2).
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
-use crate::stream::{Trim, TrimStrategy};
+use crate::stream::{DeleteStrategy, Trim, TrimStrategy};
 
 use super::args::{is, parse_u64_nonneg};
 
@@ -49,6 +51,7 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
     let mut limit: Option<u64> = None;
+    let mut delete: Option<DeleteStrategy> = None;
     let mut i = 2;
     while i < argv.len() {
         let more = argv.len() - 1 - i;
@@ -76,6 +79,9 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
         } else if is(opt, "limit") && more > 0 {
             limit = Some(parse_u64_nonneg(argv[i + 1], Error::LimitNegative)?);
             i += 2;
+        } else if let Some(d) = delete_strategy(opt).filter(|_| delete.is_none()) {
+            delete = Some(d);
+            i += 1;
         } else if xadd && is(opt, "nomkstream") {
             out.no_mkstream = true;
             i += 1;
@@ -124,9 +130,23 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
         return Err(Error::LimitWithoutApprox);
     }
     out.trim = strategy.map(|strategy| Trim {
+        delete: delete.unwrap_or_default(),
         strategy,
         approx,
         limit,
     });
     Ok(out)
+}
+
+/// `KEEPREF`, `DELREF` or `ACKED` (any case).
+pub fn delete_strategy(arg: &[u8]) -> Option<DeleteStrategy> {
+    if is(arg, "keepref") {
+        Some(DeleteStrategy::KeepRef)
+    } else if is(arg, "delref") {
+        Some(DeleteStrategy::DelRef)
+    } else if is(arg, "acked") {
+        Some(DeleteStrategy::Acked)
+    } else {
+        None
+    }
 }

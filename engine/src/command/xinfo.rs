@@ -200,7 +200,7 @@ fn group_full(stream: &Stream, name: &[u8], group: &Group, limit: usize) -> Repl
         .map(|(id, nack)| {
             Reply::Array(vec![
                 Reply::id(*id),
-                Reply::bulk(nack.owner.as_bytes()),
+                Reply::bulk(nack.owner_bytes()),
                 Reply::Int(nack.delivery_time as i64),
                 Reply::Int(nack.delivery_count as i64),
             ])
@@ -239,6 +239,8 @@ fn group_full(stream: &Stream, name: &[u8], group: &Group, limit: usize) -> Repl
         pair("entries-read", opt_int(group.entries_read)),
         pair("lag", opt_int(stream.group_lag(group))),
         pair("pel-count", Reply::Int(group.pending_count() as i64)),
+        // Redis 8.8: the NACK zone's size.
+        pair("nacked-count", Reply::Int(group.nacked_count() as i64)),
         pair("pending", Reply::Array(pending)),
         pair("consumers", Reply::Array(consumers)),
     ])

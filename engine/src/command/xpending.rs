@@ -68,8 +68,8 @@ impl XPending {
                 .map(|row| {
                     Reply::Array(vec![
                         Reply::id(row.id),
-                        Reply::bulk(row.consumer.as_bytes()),
-                        Reply::Int(row.idle_ms as i64),
+                        Reply::bulk(row.consumer.as_ref().map_or(&[][..], |c| c.as_bytes())),
+                        Reply::Int(row.idle_ms),
                         Reply::Int(row.delivery_count as i64),
                     ])
                 })

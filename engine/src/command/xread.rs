@@ -1,5 +1,14 @@
 //! `XREAD [COUNT n] [BLOCK ms] STREAMS key... id...` and
-//! `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...`.
+//! `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [CLAIM min-idle] [NOACK] STREAMS
+//! key... id...`.
+//!
+//! CLAIM (Redis 8.4): for a stream read with `>`, pending entries idle for at least min-idle
+//! are claimed first (the NACK zone first, then oldest delivery), then new entries are read,
+//! COUNT capping the total; every entry is `[id, fields, idle, count]` (new ones `0, 0`). A
+//! stream with no new entry is still served if its first existing pending entry is idle
+//! enough. A history read ignores CLAIM, and (Redis's quirk) so does every later stream of
+//! the call. A blocked CLAIM read also wakes when its first pending entry becomes claimable:
+//! the request carries that time (`claim_wake_ms`).
 //!
 //! Options and every key (type, then group, then id, in argument order) are checked before
 //! anything is served. XREAD serves a stream whose last live entry is past the given id (`$`
@@ -48,13 +57,21 @@ impl XRead {
         let mut count = 0usize;
         let mut block_ms: Option<u64> = None;
         let mut noack = false;
+        let mut claim: Option<u64> = None;
         let mut group: Option<(&[u8], &[u8])> = None;
         let mut streams_at = None;
         let mut i = 1;
         while i < argv.len() {
             let more = argv.len() - 1 - i;
             let opt = argv[i];
-            if is(opt, "block") && more > 0 {
+            if is(opt, "claim") && more > 0 {
+                if !grouped {
+                    return Err(Error::ClaimOnlyInXreadgroup);
+                }
+                let ms = parse_i64(argv[i + 1]).map_err(|_| Error::ClaimNotInteger)?;
+                claim = Some(u64::try_from(ms).map_err(|_| Error::ClaimNegative)?);
+                i += 2;
+            } else if is(opt, "block") && more > 0 {
                 let ms = parse_i64(argv[i + 1]).map_err(|_| Error::TimeoutNotInteger)?;
                 block_ms = Some(u64::try_from(ms).map_err(|_| Error::TimeoutNegative)?);
                 // Redis adds now to the timeout and refuses a sum past i64::MAX.
@@ -128,10 +145,22 @@ impl XRead {
         }
 
         let mut served = Vec::new();
+        let mut first_pending_time: Option<u64> = None;
         for (&key, from) in keys.iter().zip(&froms) {
             let entries = match group {
                 Some((g, consumer)) => {
-                    serve_group(db, snapshot, key, g, consumer, *from, count, noack)?
+                    let read = GroupRead {
+                        group: g,
+                        consumer,
+                        count,
+                        noack,
+                    };
+                    let (entries, first) =
+                        serve_group(db, snapshot, key, &read, *from, &mut claim)?;
+                    if let Some(t) = first {
+                        first_pending_time = Some(first_pending_time.map_or(t, |m| m.min(t)));
+                    }
+                    entries
                 }
                 None => serve_plain(db, key, *from, count)?,
             };
@@ -164,6 +193,11 @@ impl XRead {
             keys: block_keys,
             deadline_ms: (timeout_ms > 0).then(|| snapshot.now_ms.saturating_add(timeout_ms)),
             wake_on_delete: grouped,
+            claim_wake_ms: claim.map(|min| {
+                first_pending_time
+                    .unwrap_or(snapshot.now_ms)
+                    .saturating_add(min)
+            }),
         }))
     }
 }
@@ -191,33 +225,76 @@ fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<R
     Ok(Some(entries.into_reply()))
 }
 
-/// XREADGROUP's entries for one stream, or `None` if it is not served.
-#[allow(clippy::too_many_arguments)]
+/// What an XREADGROUP asks of each stream.
+struct GroupRead<'a> {
+    group: &'a [u8],
+    consumer: &'a [u8],
+    count: usize,
+    noack: bool,
+}
+
+/// XREADGROUP's entries for one stream, or `None` if it is not served, and (with CLAIM) the
+/// delivery time of the stream's first pending entry that still exists. A history read turns
+/// `claim` off for this and every later stream, as Redis does.
 fn serve_group(
     db: &mut Db,
     snapshot: &Snapshot,
     key: &[u8],
-    group: &[u8],
-    consumer: &[u8],
+    read: &GroupRead<'_>,
     from: From,
-    count: usize,
-    noack: bool,
-) -> Result<Option<Reply>> {
+    claim: &mut Option<u64>,
+) -> Result<(Option<Reply>, Option<u64>)> {
+    let GroupRead {
+        group,
+        consumer,
+        count,
+        noack,
+    } = *read;
     let no_group = || Error::NoKeyOrGroupXreadgroup {
         key: shown(key),
         group: shown(group),
     };
     let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
     let now = snapshot.now_ms;
-    let serve = match from {
+    let (claimable, first_pending) = match *claim {
+        Some(min) => stream
+            .group_claimable(group, min, now)
+            .map_err(|_| no_group())?,
+        None => (false, None),
+    };
+    let mut serve = match from {
         From::After(_) => true,
         From::New => stream.group_has_new(group).map_err(|_| no_group())?,
     };
     stream
         .touch_consumer(group, consumer, now)
         .map_err(|_| no_group())?;
+    let mut claimed_only = false;
+    if matches!(from, From::After(_)) {
+        *claim = None;
+    } else if !serve && claimable {
+        serve = true;
+        claimed_only = true;
+    }
     if !serve {
-        return Ok(None);
+        return Ok((None, first_pending));
+    }
+    if let (Some(min), From::New) = (*claim, from) {
+        let mut entries = Vec::new();
+        let claimed = stream
+            .claim_idle(group, consumer, min, count, now, &mut |e, idle, n| {
+                entries.push(with_delivery(Reply::entry(&e), idle, n as i64));
+            })
+            .map_err(|_| no_group())?;
+        if !claimed_only && (count == 0 || claimed < count) {
+            let rest = if count == 0 { 0 } else { count - claimed };
+            stream
+                .deliver_new(group, consumer, rest, noack, now, &mut |e| {
+                    entries.push(with_delivery(Reply::entry(&e), 0, 0));
+                })
+                .map_err(|_| no_group())?;
+        }
+        return Ok((Some(Reply::Array(entries)), first_pending));
     }
     let mut entries = EntryReplies::new();
     match from {
@@ -244,5 +321,17 @@ fn serve_group(
                 .map_err(|_| no_group())?;
         }
     }
-    Ok(Some(entries.into_reply()))
+    Ok((Some(entries.into_reply()), first_pending))
+}
+
+/// `[id, fields]` with CLAIM's idle time and delivery count appended.
+fn with_delivery(entry: Reply, idle: i64, count: i64) -> Reply {
+    match entry {
+        Reply::Array(mut items) => {
+            items.push(Reply::Int(idle));
+            items.push(Reply::Int(count));
+            Reply::Array(items)
+        }
+        other => other,
+    }
 }

@@ -17,9 +17,10 @@ use crate::node::EntryRef;
 use crate::stream::Stream;
 
 use super::counters::Counters;
+use super::refs::PelRefs;
 use super::{
-    AutoClaimOptions, AutoClaimed, ClaimOptions, Group, GroupError, PendingEntry, PendingQuery,
-    PendingSummary, StreamView,
+    AutoClaimOptions, AutoClaimed, ClaimOptions, Group, GroupError, NackMode, PendingEntry,
+    PendingQuery, PendingSummary, StreamView,
 };
 
 /// The group called `name`.
@@ -36,13 +37,20 @@ fn find_mut<'a>(
 }
 
 impl Stream {
-    /// The group called `name`, to change, and beside it the entries and counters it reads.
-    fn group_and_view(&mut self, name: &[u8]) -> Result<(&mut Group, StreamView<'_>), GroupError> {
+    /// The group called `name`, to change, and beside it the entries and counters it reads
+    /// and the stream's reference index. Its cursor may move, so the cached minimum of the
+    /// groups' cursors is cleared.
+    fn group_and_view(
+        &mut self,
+        name: &[u8],
+    ) -> Result<(&mut Group, StreamView<'_>, &mut PelRefs), GroupError> {
         let view = StreamView {
             nodes: &self.nodes,
             counters: Counters::of(self),
         };
-        Ok((find_mut(&mut self.groups, name)?, view))
+        let group = find_mut(&mut self.groups, name)?;
+        self.index.min_last_id = None;
+        Ok((group, view, &mut self.index.refs))
     }
 
     // Groups and consumers (XGROUP, XINFO).
@@ -72,10 +80,15 @@ impl Stream {
         if self.groups.contains_key(name) {
             return Err(GroupError::Exists);
         }
-        self.groups.insert(
-            Bytes::copy_from_slice(name),
-            Group::new(last_id, entries_read),
-        );
+        // 8.2.2+: ENTRIESREAD above entries-added is capped to entries-added.
+        let entries_read = entries_read.map(|n| n.min(self.entries_added() as i64));
+        let name = Bytes::copy_from_slice(name);
+        let tag = self.index.next_tag;
+        self.index.next_tag = self.index.next_tag.wrapping_add(1);
+        self.index.tags.insert(tag, name.clone());
+        self.groups
+            .insert(name, Group::new(last_id, entries_read, tag));
+        self.index.min_last_id = None;
         Ok(())
     }
 
@@ -86,15 +99,25 @@ impl Stream {
         last_id: StreamId,
         entries_read: Option<i64>,
     ) -> Result<(), GroupError> {
+        let entries_read = entries_read.map(|n| n.min(self.entries_added() as i64));
         let group = find_mut(&mut self.groups, name)?;
         group.last_id = last_id;
         group.entries_read = entries_read;
+        self.index.min_last_id = None;
         Ok(())
     }
 
-    /// XGROUP DESTROY: whether the group existed.
+    /// XGROUP DESTROY: whether the group existed. Its references leave the index.
     pub fn destroy_group(&mut self, name: &[u8]) -> bool {
-        self.groups.remove(name).is_some()
+        let Some(group) = self.groups.remove(name) else {
+            return false;
+        };
+        for (&id, _) in group.pel.iter() {
+            self.index.refs.unlink(id, group.tag);
+        }
+        self.index.tags.remove(&group.tag);
+        self.index.min_last_id = None;
+        true
     }
 
     /// XGROUP CREATECONSUMER: whether it was created.
@@ -111,7 +134,8 @@ impl Stream {
     /// XGROUP DELCONSUMER: removes the consumer and its pending entries (from the group PEL
     /// too); returns how many it had.
     pub fn delete_consumer(&mut self, group: &[u8], consumer: &[u8]) -> Result<u64, GroupError> {
-        Ok(find_mut(&mut self.groups, group)?.delete_consumer(consumer))
+        let group = find_mut(&mut self.groups, group)?;
+        Ok(group.delete_consumer(&mut self.index.refs, consumer))
     }
 
     /// The group's lag (entries not yet delivered), `None` when unknown.
@@ -150,8 +174,8 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
     ) -> Result<usize, GroupError> {
-        let (group, view) = self.group_and_view(group)?;
-        Ok(group.deliver_new(view, consumer, count, noack, now_ms, emit))
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.deliver_new(view, refs, consumer, count, noack, now_ms, emit))
     }
 
     /// Re-delivers up to `count` (0 = all) of `consumer`'s pending ids greater than `after`.
@@ -165,13 +189,14 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(StreamId, Option<EntryRef<'_>>),
     ) -> Result<usize, GroupError> {
-        let (group, view) = self.group_and_view(group)?;
-        Ok(group.deliver_history(view, consumer, after, count, now_ms, emit))
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.deliver_history(view, refs, consumer, after, count, now_ms, emit))
     }
 
     /// XACK: removes the ids from the PEL; returns how many were pending.
     pub fn ack(&mut self, group: &[u8], ids: &[StreamId]) -> Result<u64, GroupError> {
-        Ok(find_mut(&mut self.groups, group)?.ack(ids))
+        let group = find_mut(&mut self.groups, group)?;
+        Ok(group.ack(&mut self.index.refs, ids))
     }
 
     // Claiming (XCLAIM, XAUTOCLAIM).
@@ -186,8 +211,8 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
     ) -> Result<usize, GroupError> {
-        let (group, view) = self.group_and_view(group)?;
-        Ok(group.claim(view, consumer, ids, options, now_ms, emit))
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.claim(view, refs, consumer, ids, options, now_ms, emit))
     }
 
     /// XAUTOCLAIM: scans the PEL from `start`, looking at no more than `count * 10` entries,
@@ -201,8 +226,56 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
     ) -> Result<AutoClaimed, GroupError> {
-        let (group, view) = self.group_and_view(group)?;
-        Ok(group.auto_claim(view, consumer, options, now_ms, emit))
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.auto_claim(view, refs, consumer, options, now_ms, emit))
+    }
+
+    // Redis 8.4+ reads (XREADGROUP CLAIM) and 8.8's XNACK.
+
+    /// Whether XREADGROUP `... CLAIM min_idle` can claim from `group` now, and the delivery
+    /// time of its first pending entry whose stream entry exists (for the blocking wake-up).
+    pub fn group_claimable(
+        &self,
+        group: &[u8],
+        min_idle_ms: u64,
+        now_ms: u64,
+    ) -> Result<(bool, Option<u64>), GroupError> {
+        let view = StreamView {
+            nodes: &self.nodes,
+            counters: Counters::of(self),
+        };
+        Ok(find(&self.groups, group)?.claimable(view, min_idle_ms, now_ms))
+    }
+
+    /// XREADGROUP CLAIM's claim phase: claims up to `count` (0 = all) pending entries idle
+    /// for at least `min_idle_ms` for `consumer`, in delivery-time order (the NACK zone
+    /// first); `emit` gets each with its idle time and its delivery count before the claim.
+    #[allow(clippy::too_many_arguments)]
+    pub fn claim_idle(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        min_idle_ms: u64,
+        count: usize,
+        now_ms: u64,
+        emit: &mut dyn FnMut(EntryRef<'_>, i64, u64),
+    ) -> Result<usize, GroupError> {
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.claim_idle(view, refs, consumer, min_idle_ms, count, now_ms, emit))
+    }
+
+    /// XNACK: hands `ids` back to the group unowned, at the end of its NACK zone; returns how
+    /// many were NACKed.
+    pub fn nack(
+        &mut self,
+        group: &[u8],
+        ids: &[StreamId],
+        mode: NackMode,
+        retry_count: Option<u64>,
+        force: bool,
+    ) -> Result<u64, GroupError> {
+        let (group, view, refs) = self.group_and_view(group)?;
+        Ok(group.nack_ids(view, refs, ids, mode, retry_count, force))
     }
 
     // The pending entries (XPENDING).
@@ -223,13 +296,53 @@ impl Stream {
         Ok(find(&self.groups, group)?.pending_range(query, now_ms))
     }
 
-    /// Checks every group's invariants ([`Group::check`]); the error names the group.
+    /// Checks every group's invariants ([`Group::check`]) and the reference index (every
+    /// PEL entry indexed once for its group, nothing else indexed, tags naming their groups)
+    /// and the cached minimum cursor; the error names the group.
     pub(crate) fn check_groups(&self) -> Result<(), String> {
+        let mut pending = 0;
         for (name, group) in &self.groups {
-            group
-                .check()
-                .map_err(|e| format!("group {:?}: {e}", String::from_utf8_lossy(name)))?;
+            let named = |e: String| format!("group {:?}: {e}", String::from_utf8_lossy(name));
+            group.check().map_err(named)?;
+            group.check_refs(&self.index.refs).map_err(named)?;
+            if self.index.tags.get(&group.tag) != Some(name) {
+                return Err(named(format!("tag {} does not name this group", group.tag)));
+            }
+            pending += group.pending_count();
+        }
+        if self.index.tags.len() != self.groups.len() {
+            return Err(format!(
+                "{} group tags for {} groups",
+                self.index.tags.len(),
+                self.groups.len()
+            ));
+        }
+        if self.index.refs.links() != pending {
+            return Err(format!(
+                "the reference index has {} links for {pending} pending entries",
+                self.index.refs.links()
+            ));
+        }
+        if let Some(cached) = self.index.min_last_id {
+            let real = self.groups.values().map(|g| g.last_id).min();
+            if real != Some(cached) {
+                return Err(format!(
+                    "cached minimum cursor {cached} but the groups' is {real:?}"
+                ));
+            }
         }
         Ok(())
+    }
+
+    /// The smallest cursor over the groups (`None` without groups), from the cache or
+    /// computed once and cached.
+    pub(crate) fn min_group_last_id(&mut self) -> Option<StreamId> {
+        if self.groups.is_empty() {
+            return None;
+        }
+        if self.index.min_last_id.is_none() {
+            self.index.min_last_id = self.groups.values().map(|g| g.last_id).min();
+        }
+        self.index.min_last_id
     }
 }

@@ -8,6 +8,8 @@
 use crate::id::StreamId;
 use crate::node::EntryRef;
 
+use super::nack::bump;
+use super::refs::PelRefs;
 use super::{Group, StreamView, elapsed_ms};
 
 /// XCLAIM's options, already resolved against the command's clock.
@@ -53,9 +55,11 @@ pub struct AutoClaimed {
 
 impl Group {
     /// XCLAIM: claims `ids` for `consumer`; `emit` gets each claimed entry.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn claim(
         &mut self,
         stream: StreamView<'_>,
+        refs: &mut PelRefs,
         consumer: &[u8],
         ids: &[StreamId],
         options: &ClaimOptions,
@@ -75,12 +79,14 @@ impl Group {
         let mut claimed = 0;
         for &id in ids {
             let Some(entry) = stream.get(id) else {
-                self.remove_pending(id);
+                self.take(refs, id);
                 continue;
             };
             let (count, forced) = match self.pel.get(&id) {
                 Some(nack) => {
+                    // A NACKed entry is claimable whatever the minimum idle time.
                     if options.min_idle_ms > 0
+                        && !nack.is_nacked()
                         && elapsed_ms(now_ms, nack.delivery_time) < options.min_idle_ms as i64
                     {
                         continue;
@@ -94,10 +100,10 @@ impl Group {
             let count = match options.retry_count {
                 Some(n) => n,
                 None if options.just_id => count,
-                None => count.saturating_add(1),
+                None => bump(count),
             };
             debug_assert!(forced || self.pel.contains_key(&id));
-            self.assign(id, &owner, delivery_time, count);
+            self.place(refs, id, Some(&owner), delivery_time, count);
             if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
                 c.active_time = Some(now_ms);
             }
@@ -110,9 +116,11 @@ impl Group {
     /// XAUTOCLAIM: scans the PEL from `start`, looking at no more than `count * 10` entries,
     /// claiming up to `count` idle ones for `consumer` (a deleted entry uses up one of
     /// `count` too); `emit` gets each claimed entry.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn auto_claim(
         &mut self,
         stream: StreamView<'_>,
+        refs: &mut PelRefs,
         consumer: &[u8],
         options: &AutoClaimOptions,
         now_ms: u64,
@@ -139,24 +147,26 @@ impl Group {
                 cursor = None;
                 break;
             };
-            let (delivery_time, delivery_count) = (nack.delivery_time, nack.delivery_count);
+            let (delivery_time, delivery_count, nacked) =
+                (nack.delivery_time, nack.delivery_count, nack.is_nacked());
             attempts -= 1;
             cursor = id.next();
             let Some(entry) = stream.get(id) else {
-                self.remove_pending(id);
+                self.take(refs, id);
                 deleted.push(id);
                 budget -= 1;
                 continue;
             };
-            if min_idle_ms > 0 && elapsed_ms(now_ms, delivery_time) < min_idle_ms as i64 {
+            if min_idle_ms > 0 && !nacked && elapsed_ms(now_ms, delivery_time) < min_idle_ms as i64
+            {
                 continue;
             }
             let delivery_count = if just_id {
                 delivery_count
             } else {
-                delivery_count.saturating_add(1)
+                bump(delivery_count)
             };
-            self.assign(id, &owner, now_ms, delivery_count);
+            self.place(refs, id, Some(&owner), now_ms, delivery_count);
             if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
                 c.active_time = Some(now_ms);
             }

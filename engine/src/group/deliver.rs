@@ -9,7 +9,9 @@
 use crate::id::StreamId;
 use crate::node::EntryRef;
 
-use super::{Group, Nack, StreamView};
+use super::nack::bump;
+use super::refs::PelRefs;
+use super::{Group, StreamView};
 
 impl Group {
     /// Creates `consumer` if missing and marks it seen now.
@@ -22,9 +24,11 @@ impl Group {
 
     /// Delivers up to `count` (0 = all) entries of `stream` after the cursor to `consumer`,
     /// calling `emit` for each; returns how many.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn deliver_new(
         &mut self,
         stream: StreamView<'_>,
+        refs: &mut PelRefs,
         consumer: &[u8],
         count: usize,
         noack: bool,
@@ -42,19 +46,8 @@ impl Group {
                 .counters
                 .on_delivery(&mut self.last_id, &mut self.entries_read, entry.id);
             if !noack {
-                let nack = Nack {
-                    delivery_time: now_ms,
-                    delivery_count: 1,
-                    owner: owner.clone(),
-                };
-                if let Some(previous) = self.pel.insert(entry.id, nack)
-                    && previous.owner != owner
-                    && let Some(c) = self.consumers.get_mut(previous.owner.as_bytes())
-                {
-                    c.pel.remove(&entry.id);
-                }
+                self.place(refs, entry.id, Some(&owner), now_ms, 1);
                 if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
-                    c.pel.insert(entry.id, ());
                     c.active_time = Some(now_ms);
                 }
             }
@@ -66,9 +59,11 @@ impl Group {
 
     /// Re-delivers up to `count` (0 = all) of `consumer`'s pending ids greater than `after`.
     /// `emit` gets each id with its entry in `stream`, or `None` if the entry was deleted.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn deliver_history(
         &mut self,
         stream: StreamView<'_>,
+        refs: &mut PelRefs,
         consumer: &[u8],
         after: StreamId,
         count: usize,
@@ -92,10 +87,9 @@ impl Group {
         for &id in &ids {
             let entry = stream.get(id);
             if entry.is_some()
-                && let Some(nack) = self.pel.get_mut(&id)
+                && let Some(count) = self.pel.get(&id).map(|n| n.delivery_count)
             {
-                nack.delivery_time = now_ms;
-                nack.delivery_count = nack.delivery_count.saturating_add(1);
+                self.place(refs, id, Some(&name), now_ms, bump(count));
             }
             emit(id, entry);
         }
@@ -103,9 +97,9 @@ impl Group {
     }
 
     /// XACK: removes the ids from the PEL; returns how many were pending.
-    pub(super) fn ack(&mut self, ids: &[StreamId]) -> u64 {
+    pub(super) fn ack(&mut self, refs: &mut PelRefs, ids: &[StreamId]) -> u64 {
         ids.iter()
-            .filter(|&&id| self.remove_pending(id).is_some())
+            .filter(|&&id| self.take(refs, id).is_some())
             .count() as u64
     }
 }

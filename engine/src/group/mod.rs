@@ -7,9 +7,13 @@
 //! - a **consumer** has `seen_time` (last read or claim attempt), `active_time` (last
 //!   successful read or claim, `None` if never) and its own PEL.
 //!
-//! Invariants ([`Group::check`]): every id in the group PEL is in exactly one consumer's PEL,
-//! the consumer named by its NACK; every id in a consumer's PEL is in the group PEL with that
-//! owner. Group and consumer names iterate in byte order, as Redis's rax does.
+//! Invariants ([`Group::check`]): every owned id in the group PEL is in exactly one consumer's
+//! PEL, the consumer named by its NACK; every id in a consumer's PEL is in the group PEL with
+//! that owner; an unowned id (handed back with XNACK, Redis 8.8) is in no consumer's PEL and has
+//! delivery time 0. Every pending id has exactly one place in the delivery-time order
+//! (`by_time`), whose head is the NACK zone: exactly the unowned ids, in NACK order. The
+//! stream's reference index (`refs`) lists the group under each of its pending ids once
+//! (checked by the stream). Group and consumer names iterate in byte order, as Redis's rax does.
 //!
 //! Both PELs are [`ChunkMap`]s: pending entries arrive in id order, so chunks fill completely
 //! and a pending entry costs about 64 bytes (Redis needs about 84).
@@ -21,9 +25,12 @@
 
 mod api;
 mod claim;
+mod claim_read;
 mod counters;
 mod deliver;
+mod nack;
 mod pending;
+pub(crate) mod refs;
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -36,8 +43,10 @@ use crate::node::{EntryRef, Node};
 use crate::stream::{Range, lookup};
 
 use self::counters::Counters;
+use self::refs::PelRefs;
 
 pub use claim::{AutoClaimOptions, AutoClaimed, ClaimOptions};
+pub use nack::NackMode;
 pub use pending::{PendingEntry, PendingQuery, PendingSummary};
 
 /// A stream's nodes by master id, as [`crate::Stream`] keeps them.
@@ -74,12 +83,44 @@ impl fmt::Debug for ConsumerName {
 /// One pending entry.
 #[derive(Debug, Clone)]
 pub struct Nack {
-    /// Unix ms of the last delivery (or what XCLAIM set).
+    /// Unix ms of the last delivery (or what XCLAIM set); 0 while NACKed (unowned).
     pub delivery_time: u64,
     /// Times delivered.
     pub delivery_count: u64,
-    /// The consumer holding it.
-    pub owner: ConsumerName,
+    /// The consumer holding it; `None` for an entry handed back with XNACK (the NACK zone).
+    pub owner: Option<ConsumerName>,
+    /// Placement order in the group's delivery-time index (ties keep placement order).
+    seq: u64,
+}
+
+impl Nack {
+    /// The owner's name, empty for an unowned (NACKed) entry, as Redis shows it.
+    pub fn owner_bytes(&self) -> &[u8] {
+        self.owner.as_ref().map_or(&[], |o| o.as_bytes())
+    }
+
+    /// Whether this entry is in the NACK zone (has no owner).
+    pub fn is_nacked(&self) -> bool {
+        self.owner.is_none()
+    }
+
+    fn time_key(&self) -> TimeKey {
+        TimeKey {
+            owned: self.owner.is_some(),
+            time: self.delivery_time,
+            seq: self.seq,
+        }
+    }
+}
+
+/// A pending entry's place in its group's delivery-time order (Redis 8.4's time list): the
+/// NACK zone first, in the order entries were NACKed, then owned entries by delivery time,
+/// equal times in the order they were placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TimeKey {
+    owned: bool,
+    time: u64,
+    seq: u64,
 }
 
 /// A consumer of a group.
@@ -124,21 +165,38 @@ pub struct Group {
     pel: ChunkMap<StreamId, Nack>,
     /// Consumers by name, in byte order.
     consumers: BTreeMap<ConsumerName, Consumer>,
+    /// The pending ids in delivery-time order (the NACK zone first): XREADGROUP CLAIM walks it.
+    by_time: BTreeMap<TimeKey, StreamId>,
+    /// The next placement number for `by_time`.
+    next_seq: u64,
+    /// Entries in the NACK zone (unowned).
+    nacked: usize,
+    /// This group's tag in the stream's [`PelRefs`].
+    tag: u32,
 }
 
 impl Group {
-    fn new(last_id: StreamId, entries_read: Option<i64>) -> Group {
+    fn new(last_id: StreamId, entries_read: Option<i64>, tag: u32) -> Group {
         Group {
             last_id,
             entries_read,
             pel: ChunkMap::new(),
             consumers: BTreeMap::new(),
+            by_time: BTreeMap::new(),
+            next_seq: 0,
+            nacked: 0,
+            tag,
         }
     }
 
     /// Pending entries of the whole group.
     pub fn pending_count(&self) -> usize {
         self.pel.len()
+    }
+
+    /// Pending entries in the NACK zone (`nacked-count`).
+    pub fn nacked_count(&self) -> usize {
+        self.nacked
     }
 
     /// The consumers, in name order.
@@ -154,6 +212,11 @@ impl Group {
     /// Every pending entry, in id order.
     pub fn pending(&self) -> impl Iterator<Item = (&StreamId, &Nack)> {
         self.pel.iter()
+    }
+
+    /// Every pending id in delivery-time order: the NACK zone first, then by delivery time.
+    pub fn pending_by_time(&self) -> impl Iterator<Item = StreamId> + '_ {
+        self.by_time.values().copied()
     }
 
     /// The NACK for `id`, if pending.
@@ -173,56 +236,97 @@ impl Group {
     }
 
     /// Removes a consumer and its pending entries (from the group PEL too); returns how many it
-    /// had.
-    fn delete_consumer(&mut self, consumer: &[u8]) -> u64 {
+    /// had. NACKed entries are no consumer's and stay.
+    fn delete_consumer(&mut self, refs: &mut PelRefs, consumer: &[u8]) -> u64 {
         let Some(removed) = self.consumers.remove(consumer) else {
             return 0;
         };
-        for (id, ()) in removed.pel.iter() {
-            self.pel.remove(id);
+        for (&id, ()) in removed.pel.iter() {
+            self.take(refs, id);
         }
         removed.pel.len() as u64
     }
 
-    /// Removes `id` from the group PEL and its owner's PEL; returns the NACK.
-    fn remove_pending(&mut self, id: StreamId) -> Option<Nack> {
-        let nack = self.pel.remove(&id)?;
-        if let Some(owner) = self.consumers.get_mut(nack.owner.as_bytes()) {
-            owner.pel.remove(&id);
-        }
-        Some(nack)
+    /// Removes `id` from this group's PEL (DELREF's cleanup, XACKDEL's ack); see `take`.
+    /// Returns whether it was pending.
+    pub(crate) fn drop_pending(&mut self, refs: &mut PelRefs, id: StreamId) -> bool {
+        self.take(refs, id).is_some()
     }
 
-    /// Makes `owner` hold `id` (creating the NACK if needed, moving it if held by another).
-    /// The consumer must exist.
-    fn assign(
-        &mut self,
-        id: StreamId,
-        owner: &ConsumerName,
-        delivery_time: u64,
-        delivery_count: u64,
-    ) {
-        if let Some(nack) = self.pel.get_mut(&id) {
-            if nack.owner != *owner {
-                let previous = std::mem::replace(&mut nack.owner, owner.clone());
-                if let Some(c) = self.consumers.get_mut(previous.as_bytes()) {
+    /// Removes `id` from the group PEL, its owner's PEL, the time order and the stream's
+    /// reference index; returns the NACK.
+    fn take(&mut self, refs: &mut PelRefs, id: StreamId) -> Option<Nack> {
+        let nack = self.pel.remove(&id)?;
+        self.by_time.remove(&nack.time_key());
+        match &nack.owner {
+            Some(owner) => {
+                if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
                     c.pel.remove(&id);
                 }
             }
-            nack.delivery_time = delivery_time;
-            nack.delivery_count = delivery_count;
-        } else {
-            self.pel.insert(
-                id,
-                Nack {
+            None => self.nacked -= 1,
+        }
+        refs.unlink(id, self.tag);
+        Some(nack)
+    }
+
+    /// Makes `id` pending for `owner` (`None`: at the end of the NACK zone, time 0) with this
+    /// delivery time and count, creating the NACK or moving it (to another owner, and to its
+    /// new place in the time order).
+    fn place(
+        &mut self,
+        refs: &mut PelRefs,
+        id: StreamId,
+        owner: Option<&ConsumerName>,
+        delivery_time: u64,
+        delivery_count: u64,
+    ) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let delivery_time = if owner.is_some() { delivery_time } else { 0 };
+        let previous = match self.pel.get_mut(&id) {
+            Some(nack) => {
+                self.by_time.remove(&nack.time_key());
+                let previous = std::mem::replace(&mut nack.owner, owner.cloned());
+                nack.delivery_time = delivery_time;
+                nack.delivery_count = delivery_count;
+                nack.seq = seq;
+                self.by_time.insert(nack.time_key(), id);
+                Some(previous)
+            }
+            None => {
+                let nack = Nack {
                     delivery_time,
                     delivery_count,
-                    owner: owner.clone(),
-                },
-            );
+                    owner: owner.cloned(),
+                    seq,
+                };
+                self.by_time.insert(nack.time_key(), id);
+                self.pel.insert(id, nack);
+                refs.link(id, self.tag);
+                None
+            }
+        };
+        let same = previous.as_ref().is_some_and(|p| p.as_ref() == owner);
+        if same {
+            return;
         }
-        if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
-            c.pel.insert(id, ());
+        match previous {
+            Some(Some(old)) => {
+                if let Some(c) = self.consumers.get_mut(old.as_bytes()) {
+                    c.pel.remove(&id);
+                }
+            }
+            Some(None) => self.nacked -= 1,
+            None => {}
+        }
+        match owner {
+            Some(owner) => {
+                if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
+                    c.pel.insert(id, ());
+                }
+            }
+            None => self.nacked += 1,
         }
     }
 
@@ -244,7 +348,7 @@ impl Group {
             consumer.pel.check()?;
             for (id, ()) in consumer.pel.iter() {
                 match self.pel.get(id) {
-                    Some(nack) if nack.owner == *name => {}
+                    Some(nack) if nack.owner.as_ref() == Some(name) => {}
                     Some(nack) => {
                         return Err(format!(
                             "{id} is in {name:?}'s PEL but owned by {:?}",
@@ -256,23 +360,74 @@ impl Group {
             }
             held += consumer.pel.len();
         }
+        let mut unowned = 0;
         for (id, nack) in self.pel.iter() {
-            if !self
-                .consumers
-                .get(nack.owner.as_bytes())
-                .is_some_and(|c| c.pel.contains_key(id))
-            {
-                return Err(format!(
-                    "{id} is owned by {:?}, whose PEL lacks it",
-                    nack.owner
-                ));
+            match &nack.owner {
+                Some(owner) => {
+                    if !self
+                        .consumers
+                        .get(owner.as_bytes())
+                        .is_some_and(|c| c.pel.contains_key(id))
+                    {
+                        return Err(format!("{id} is owned by {owner:?}, whose PEL lacks it"));
+                    }
+                }
+                None => {
+                    unowned += 1;
+                    if nack.delivery_time != 0 {
+                        return Err(format!(
+                            "NACKed {id} has delivery time {}",
+                            nack.delivery_time
+                        ));
+                    }
+                }
+            }
+            if self.by_time.get(&nack.time_key()) != Some(id) {
+                return Err(format!("{id} is not at its place in the time order"));
+            }
+            if nack.seq >= self.next_seq {
+                return Err(format!("{id} has a placement number not yet given"));
             }
         }
-        if held != self.pel.len() {
+        if held + unowned != self.pel.len() {
             return Err(format!(
-                "consumers hold {held} ids, the group PEL {}",
+                "consumers hold {held} ids and {unowned} are unowned, the group PEL has {}",
                 self.pel.len()
             ));
+        }
+        if self.by_time.len() != self.pel.len() {
+            return Err(format!(
+                "time order has {} ids, the PEL {}",
+                self.by_time.len(),
+                self.pel.len()
+            ));
+        }
+        if unowned != self.nacked {
+            return Err(format!(
+                "nacked-count {} but {unowned} unowned",
+                self.nacked
+            ));
+        }
+        // The NACK zone is exactly the unowned entries, at the head of the time order.
+        if let Some(k) = self.by_time.keys().nth(self.nacked)
+            && !k.owned
+        {
+            return Err("an unowned entry lies past the NACK zone".into());
+        }
+        if self.by_time.keys().take(self.nacked).any(|k| k.owned) {
+            return Err("an owned entry lies in the NACK zone".into());
+        }
+        Ok(())
+    }
+
+    /// Checks that the stream's reference index lists this group under each of its pending
+    /// ids exactly once.
+    fn check_refs(&self, refs: &PelRefs) -> Result<(), String> {
+        for (&id, _) in self.pel.iter() {
+            let n = refs.count(id, self.tag);
+            if n != 1 {
+                return Err(format!("{id} is indexed {n} times for this group"));
+            }
         }
         Ok(())
     }
@@ -317,3 +472,5 @@ fn elapsed_ms(now_ms: u64, then_ms: u64) -> i64 {
 mod model_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests8;

@@ -5,7 +5,9 @@
 //! ENTRIESREAD), SETID, DESTROY, CREATECONSUMER, DELCONSUMER; XREADGROUP `>` and history reads
 //! (COUNT, NOACK, BLOCK, two streams); XACK; XPENDING summary and extended (IDLE, bounds, COUNT,
 //! consumer); XCLAIM (IDLE, TIME, RETRYCOUNT, FORCE, JUSTID, LASTID); XAUTOCLAIM (cursor, COUNT,
-//! JUSTID); XINFO GROUPS, CONSUMERS and STREAM [FULL]; plain XREAD; and under them XADD, XDEL,
+//! JUSTID); Redis 8.2's XDELEX and XACKDEL (KEEPREF, DELREF, ACKED); Redis 8.8's XNACK (modes, RETRYCOUNT, FORCE, options before or after IDS) and
+//! XREADGROUP CLAIM (the NACK zone first, then delivery-time order, new entries after);
+//! XINFO GROUPS, CONSUMERS and STREAM [FULL]; plain XREAD; and under them XADD, XDEL,
 //! XTRIM (exact and `~`) and XSETID, so that pending entries outlive their stream entries. A
 //! manual clock moves between commands (mostly forward, sometimes back), so idle times matter.
 //! Group commands are sometimes mangled to reach their errors.
@@ -14,15 +16,18 @@
 //! - the reply, or the error text, equals the model's;
 //! - `check_invariants()` passes (it checks that group and consumer PELs agree);
 //! - every stream key's bookkeeping and live ids, and every group's cursor, entries-read,
-//!   PEL (owner, delivery time and count of each entry) and consumers (seen and active times,
+//!   PEL (owner, delivery time and count of each entry), delivery-time order (the NACK zone
+//!   first) and consumers (seen and active times,
 //!   pending ids) equal the model's. As this compares everything, a failed command that changed
 //!   anything is caught too.
 //!
 //! Failures the generator found are kept below as plain regression tests.
 
 mod claims;
+mod delex;
 mod info;
 mod model;
+mod nack;
 mod ops;
 mod reads;
 mod render;
@@ -35,6 +40,7 @@ mod render;
 )]
 #[path = "../stream/model_tests/model.rs"]
 mod stream_model;
+mod trim8;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -165,12 +171,13 @@ fn key_state(stream: &Stream) -> KeyState {
                     .map(|(id, n)| {
                         (
                             *id,
-                            n.owner.as_bytes().to_vec(),
+                            n.owner_bytes().to_vec(),
                             n.delivery_time,
                             n.delivery_count,
                         )
                     })
                     .collect(),
+                time_order: g.pending_by_time().collect(),
                 consumers: g
                     .consumers()
                     .map(|(c, consumer)| {

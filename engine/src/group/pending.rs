@@ -20,10 +20,11 @@ pub struct PendingSummary {
 pub struct PendingEntry {
     /// The pending id.
     pub id: StreamId,
-    /// Its owner.
-    pub consumer: ConsumerName,
-    /// Milliseconds since the last delivery (0 if the clock went back).
-    pub idle_ms: u64,
+    /// Its owner, `None` for a NACKed (unowned) entry.
+    pub consumer: Option<ConsumerName>,
+    /// Milliseconds since the last delivery (0 if the clock went back); -1 for an unowned
+    /// entry, as Redis 8.8 shows it.
+    pub idle_ms: i64,
     /// Times delivered.
     pub delivery_count: u64,
 }
@@ -72,11 +73,20 @@ impl Group {
         } = *query;
         let row = |id: StreamId| {
             let nack = self.pel.get(&id)?;
+            if nack.is_nacked() {
+                // The IDLE filter never excludes an unowned entry.
+                return Some(PendingEntry {
+                    id,
+                    consumer: None,
+                    idle_ms: -1,
+                    delivery_count: nack.delivery_count,
+                });
+            }
             let idle = elapsed_ms(now_ms, nack.delivery_time);
             (min_idle_ms == 0 || idle >= min_idle_ms).then(|| PendingEntry {
                 id,
                 consumer: nack.owner.clone(),
-                idle_ms: idle.max(0) as u64,
+                idle_ms: idle.max(0),
                 delivery_count: nack.delivery_count,
             })
         };

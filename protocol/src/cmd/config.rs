@@ -39,6 +39,10 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "set" => set(ctx, &argv[2..]),
         "resetstat" => {
             ctx.state.stats().reset();
+            ctx.state.keyspace().reset_cycle_stats();
+            for db in ctx.dbs.iter_mut() {
+                db.reset_expired_counts();
+            }
             Reply::OK
         }
         "rewrite" => Reply::Error("ERR The server is running without a config file".into()),

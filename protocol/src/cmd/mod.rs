@@ -14,6 +14,8 @@ mod archive;
 mod cluster;
 mod config;
 mod connection;
+mod copy;
+mod expire;
 mod info;
 mod introspection;
 mod keys;
@@ -178,6 +180,7 @@ pub(crate) fn execute(
                     snapshot,
                     close: false,
                 };
+                ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
                 close = ctx.close;
                 reply
@@ -211,14 +214,14 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
-    let usec = started.elapsed().as_micros() as u64;
+    let ns = started.elapsed().as_nanos() as u64;
     let outcome = match &action {
         Action::Reply(reply) | Action::Close(reply) => {
             error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
         }
         Action::Block(_) | Action::Raw(_) | Action::Drop => CallOutcome::Ok,
     };
-    state.stats().record(name, usec, outcome);
+    state.stats().record(name, ns, outcome);
     action
 }
 
@@ -226,12 +229,16 @@ pub(crate) fn execute(
 /// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let started = Instant::now();
     let Some(found) = lookup(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
     let reply = match found {
-        Found::Server(command) => (command.run)(ctx, argv),
+        Found::Server(command) => {
+            ctx.db().expire_keys_of(&command.spec, argv);
+            (command.run)(ctx, argv)
+        }
         Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
             let state = ctx.state;
@@ -243,7 +250,8 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    ctx.state.stats().record(name, 0, outcome);
+    let ns = started.elapsed().as_nanos() as u64;
+    ctx.state.stats().record(name, ns, outcome);
     reply
 }
 

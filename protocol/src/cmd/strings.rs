@@ -1,4 +1,5 @@
-//! A minimal string type, so keys of another type exist: SET, GET, INCR.
+//! A minimal string type, so keys of another type exist: SET (with its expiry options), GET,
+//! INCR.
 
 use bytes::Bytes;
 use echomq_engine::{Error, Reply, Value};
@@ -74,6 +75,11 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     if (nx && old.is_some()) || (xx && old.is_none()) {
         return old_reply();
+    }
+    if expires_at.is_some_and(|at| at <= now) {
+        // An EXAT/PXAT in the past: the new value is born expired, so only the old one goes.
+        db.remove(argv[1]);
+        return if get { old_reply() } else { Reply::OK };
     }
     let ttl = if keep_ttl {
         db.expiry(argv[1])

@@ -10,7 +10,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, info, introspection, keys, strings, transaction,
+    Ctx, archive, cluster, config, connection, copy, expire, info, introspection, keys, strings,
+    transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -77,8 +78,20 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("dbsize", 1), keys::dbsize),
     command(spec("rename", 3).keys(1, 2, 1), keys::rename),
     command(spec("renamenx", 3).keys(1, 2, 1), keys::renamenx),
+    command(spec("copy", -3).flags(DENY_OOM).keys(1, 2, 1), copy::copy),
+    command(spec("move", 3).keys(1, 1, 1), copy::move_),
+    command(spec("swapdb", 3), copy::swapdb),
     command(spec("flushdb", -1), keys::flushdb),
     command(spec("flushall", -1), keys::flushall),
+    command(spec("expire", -3).keys(1, 1, 1), expire::expire),
+    command(spec("pexpire", -3).keys(1, 1, 1), expire::pexpire),
+    command(spec("expireat", -3).keys(1, 1, 1), expire::expireat),
+    command(spec("pexpireat", -3).keys(1, 1, 1), expire::pexpireat),
+    command(spec("ttl", 2).keys(1, 1, 1), expire::ttl),
+    command(spec("pttl", 2).keys(1, 1, 1), expire::pttl),
+    command(spec("expiretime", 2).keys(1, 1, 1), expire::expiretime),
+    command(spec("pexpiretime", 2).keys(1, 1, 1), expire::pexpiretime),
+    command(spec("persist", 2).keys(1, 1, 1), expire::persist),
     command(spec("set", -3).flags(DENY_OOM).keys(1, 1, 1), strings::set),
     command(spec("get", 2).keys(1, 1, 1), strings::get),
     command(spec("incr", 2).flags(DENY_OOM).keys(1, 1, 1), strings::incr),

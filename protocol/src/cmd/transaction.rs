@@ -12,6 +12,7 @@ use super::{Ctx, execute_queued};
 
 /// Drops every watch the client holds.
 pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
+    ctx.client.info.set_watching(false);
     for (db, key, _) in std::mem::take(&mut ctx.client.watched) {
         if let Some(db) = ctx.dbs.get_mut(db) {
             db.unwatch(&key);
@@ -88,6 +89,7 @@ pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             .watched
             .push((index, Bytes::copy_from_slice(key), version));
     }
+    ctx.client.info.set_watching(true);
     Reply::OK
 }
 

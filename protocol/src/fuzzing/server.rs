@@ -14,7 +14,7 @@
 //!         | b (b % 16 == 2)                    the client disconnects (and is replaced)
 //!         | b (b % 16 == 3)                    time out blocked commands
 //!         | b command                          a request; inline if b & 0x80
-//! command := name argc arg{argc}               NAMES[name % 64]
+//! command := name argc arg{argc}               NAMES[name % 67]
 //! arg    := tag ...                            tag % 8 picks the kind, tag >> 3 the word:
 //!           0 key, 1 id, 2 number, 3 keyword (the next byte picks it), 4 word,
 //!           5 small id from the next byte, 6 number from the next 1..8 bytes,
@@ -69,7 +69,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 64] = [
+pub(super) const NAMES: [&str; 67] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -123,16 +123,19 @@ pub(super) const NAMES: [&str; 64] = [
     "",
     "xadd",
     "xreadgroup",
-    "XGROUP",
-    "SET",
+    "SWAPDB",
+    "COPY",
     "MULTI",
     "EXEC",
     "POST",
     "Host:",
-    "HELLO",
+    "MOVE",
     "XCFGSET",
     "CONFIG",
     "XIDMPRECORD",
+    "XACKDEL",
+    "XNACK",
+    "XDELEX",
     "XREAD",
 ];
 
@@ -580,7 +583,7 @@ impl Fuzz<'_> {
 
     fn command(&mut self) -> Vec<Vec<u8>> {
         let name = self.input.byte_or_zero();
-        let mut argv = vec![NAMES[usize::from(name % 64)].as_bytes().to_vec()];
+        let mut argv = vec![NAMES[usize::from(name) % NAMES.len()].as_bytes().to_vec()];
         let argc = self.input.byte_or_zero() % 12;
         for position in 1..=argc {
             let tag = self.input.byte_or_zero();
@@ -670,7 +673,8 @@ mod tests {
             "ping", "echo", "hello", "auth", "select", "quit", "reset", "client", "del", "unlink",
             "exists", "type", "keys", "scan", "dbsize", "rename", "renamenx", "flushdb",
             "flushall", "set", "get", "incr", "multi", "exec", "discard", "watch", "unwatch",
-            "config", "info", "command", "time", "function", "script", "debug",
+            "config", "info", "command", "time", "function", "script", "debug", "copy", "move",
+            "swapdb",
         ] {
             assert!(
                 cmd::lookup(name.as_bytes()).is_some(),

@@ -126,6 +126,7 @@ async fn run(
                     state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
+                    state.stats().write_processed(output.len());
                     return Ok(());
                 }
             };
@@ -152,10 +153,12 @@ async fn run(
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
+                    state.stats().write_processed(output.len());
                     return Ok(());
                 }
                 Action::Block(handle) => {
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
+                    state.stats().write_processed(output.len());
                     output.clear();
                     client.info.set_blocked(true);
                     let waited = wait_blocked(
@@ -180,11 +183,13 @@ async fn run(
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
                 write_out(&mut writer, &output, state, client, &mut guard).await?;
+                state.stats().write_processed(output.len());
                 output.clear();
             }
         }
         if !output.is_empty() {
             write_out(&mut writer, &output, state, client, &mut guard).await?;
+            state.stats().write_processed(output.len());
             output.clear();
         }
         let (query_limit, timeout_s) = {
@@ -199,9 +204,11 @@ async fn run(
         };
         tokio::select! {
             read = reader.read_buf(&mut input) => {
-                if read? == 0 {
+                let read = read?;
+                if read == 0 {
                     return Ok(());
                 }
+                state.stats().read_processed(read);
                 client.info.mark_active();
             }
             () = client.info.killed() => return Ok(()),

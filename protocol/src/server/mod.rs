@@ -14,6 +14,7 @@
 
 pub mod accept;
 mod connection;
+mod cron;
 pub mod protected;
 
 use std::net::SocketAddr;
@@ -198,6 +199,7 @@ impl Server {
                 tracing::warn!("{warning}");
             }
         }
+        let cron = tokio::spawn(cron::run(Arc::clone(&state)));
         let mut connections = JoinSet::new();
         let mut accept_errors = accept::AcceptErrors::default();
         let reopener = state.archive().is_some().then(|| {
@@ -253,6 +255,7 @@ impl Server {
         if let Some(reopener) = reopener {
             reopener.abort();
         }
+        cron.abort();
         connections.abort_all();
         while connections.join_next().await.is_some() {}
         state.forget_clients();

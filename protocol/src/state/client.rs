@@ -42,6 +42,8 @@ pub struct ClientInfo {
     kill: Notify,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
+    /// Whether it watches keys (INFO's `watching_clients`).
+    watching: AtomicBool,
 }
 
 /// A client's self-declared names.
@@ -75,6 +77,7 @@ impl ClientInfo {
             last_command: Mutex::new("NULL"),
             kill: Notify::new(),
             blocked: AtomicBool::new(false),
+            watching: AtomicBool::new(false),
         }
     }
 
@@ -111,6 +114,22 @@ impl ClientInfo {
     /// Marks it waiting in a blocking command, or no longer.
     pub fn set_blocked(&self, blocked: bool) {
         self.blocked.store(blocked, Ordering::Relaxed);
+    }
+
+    /// Marks it watching keys, or no longer.
+    pub fn set_watching(&self, watching: bool) {
+        self.watching.store(watching, Ordering::Relaxed);
+    }
+
+    /// Whether it watches keys.
+    pub fn is_watching(&self) -> bool {
+        self.watching.load(Ordering::Relaxed)
+    }
+
+    /// Milliseconds since its last batch of requests.
+    pub fn idle_ms(&self) -> u64 {
+        let now = self.created.elapsed().as_millis() as u64;
+        now.saturating_sub(self.last_command_ms.load(Ordering::Relaxed))
     }
 
     /// Records the command being run (CLIENT LIST's `cmd`).

@@ -8,7 +8,9 @@
 //!
 //! - [`ServerState`]: the keyspace handle, the run-time [`Settings`] (CONFIG), the [`Stats`]
 //!   (INFO), the table of connected clients ([`clients`]), the archive and its replica
-//!   ([`archive`]), the sampled memory reading for `maxmemory`, and the shutdown signal. Its
+//!   ([`archive`]), the sampled memory reading for `maxmemory`, the [`Identity`] INFO
+//!   reports (run and replication ids, start time, memory at start and at peak), and the
+//!   shutdown signal. [`latency`] holds the per-command latency histograms of [`Stats`]. Its
 //!   fields are private; embedders reach it through [`crate::ServerHandle`].
 //! - [`client`]: one client as others see it ([`ClientInfo`]: CLIENT LIST, KILL) and as only
 //!   its connection sees it ([`ClientState`]: protocol, database, AUTH, MULTI, WATCH).
@@ -22,6 +24,7 @@ pub(crate) mod archive;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
+pub(crate) mod latency;
 pub(crate) mod output_limit;
 pub(crate) mod settings;
 pub(crate) mod stats;
@@ -57,6 +60,35 @@ pub fn resident_bytes() -> u64 {
                 .and_then(|pages| pages.parse::<u64>().ok())
         })
         .map_or(0, |pages| pages * PAGE_BYTES)
+}
+
+/// 40 random hex digits, as Redis's run id and replication id.
+fn random_hex_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut id = String::with_capacity(40);
+    while id.len() < 40 {
+        // Each RandomState is seeded afresh by the standard library.
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_usize(id.len());
+        id.push_str(&format!("{:016x}", hasher.finish()));
+    }
+    id.truncate(40);
+    id
+}
+
+/// Identity and memory figures fixed or tracked since start, for INFO.
+#[derive(Debug)]
+pub(crate) struct Identity {
+    /// INFO's `run_id`.
+    pub run_id: String,
+    /// INFO's `master_replid`.
+    pub replid: String,
+    /// Unix seconds at start (INFO's `rdb_last_save_time`: echomq never saved since).
+    pub started_unix_s: u64,
+    /// Memory in use at start (INFO's `used_memory_startup`).
+    pub memory_startup: u64,
+    /// The highest memory reading seen and its Unix time (INFO's `used_memory_peak*`).
+    pub memory_peak: Mutex<(u64, u64)>,
 }
 
 /// What the connection does after a command.
@@ -95,6 +127,7 @@ pub(crate) struct ServerState {
     /// `maxmemory` against it instead of measuring each time.
     memory_sample: Mutex<Option<(Instant, u64)>>,
     archive: Option<ServerArchive>,
+    identity: Identity,
     shutdown: Notify,
 }
 
@@ -115,7 +148,17 @@ impl ServerState {
         memory_used: fn() -> u64,
         archive: Option<ServerArchive>,
     ) -> ServerState {
+        let started_unix_s = keyspace.clock().now_ms() / 1000;
+        let memory_startup = memory_used();
+        let identity = Identity {
+            run_id: random_hex_id(),
+            replid: random_hex_id(),
+            started_unix_s,
+            memory_startup,
+            memory_peak: Mutex::new((memory_startup, started_unix_s)),
+        };
         ServerState {
+            identity,
             keyspace,
             settings: RwLock::new(settings),
             stats: Stats::default(),
@@ -170,9 +213,19 @@ impl ServerState {
         self.started.elapsed().as_secs()
     }
 
-    /// Memory in use, measured now (INFO).
+    /// Memory in use, measured now (INFO); raises the recorded peak.
     pub(crate) fn memory_used(&self) -> u64 {
-        (self.memory_used)()
+        let bytes = (self.memory_used)();
+        let mut peak = self.identity.memory_peak.lock();
+        if bytes > peak.0 {
+            *peak = (bytes, self.clock().now_ms() / 1000);
+        }
+        bytes
+    }
+
+    /// Run id, replication id, start time and memory figures.
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     /// Memory in use for the `maxmemory` check, measured at most every

@@ -64,7 +64,15 @@ pub struct Settings {
     pub cluster_enabled: bool,
     /// The cluster node id (40 hex digits, drawn at start; not a CONFIG parameter).
     pub cluster_node_id: String,
+    /// `hz`: how many times a second the server cron runs (active expiry, timeouts), clamped
+    /// to 1..=500 as Redis clamps it.
+    pub hz: u64,
 }
+
+/// Redis's default `hz` and its clamp.
+pub const HZ_DEFAULT: u64 = 10;
+const HZ_MIN: u64 = 1;
+const HZ_MAX: u64 = 500;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -88,6 +96,7 @@ impl Default for Settings {
             archive_streams: "*".into(),
             cluster_enabled: false,
             cluster_node_id: String::new(),
+            hz: HZ_DEFAULT,
         }
     }
 }
@@ -347,6 +356,14 @@ pub const PARAMS: &[Param] = &[
         name: "cluster-enabled",
         get: |s, _| if s.cluster_enabled { "yes" } else { "no" }.into(),
         set: None,
+    },
+    Param {
+        name: "hz",
+        get: |s, _| s.hz.to_string(),
+        set: Some(|s, _, v| {
+            s.hz = int_in("hz", v, 0, i32::MAX as u64)?.clamp(HZ_MIN, HZ_MAX);
+            Ok(())
+        }),
     },
     Param {
         name: "archive-streams",

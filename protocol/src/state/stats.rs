@@ -1,9 +1,13 @@
-//! Counters for INFO: connections, commands per name, errors per code.
+//! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
+//! latency histogram), errors per code.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use parking_lot::Mutex;
+
+use super::latency::Histogram;
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -16,6 +20,40 @@ pub struct CommandStat {
     pub rejected_calls: u64,
     /// Ran and replied an error.
     pub failed_calls: u64,
+}
+
+/// Samples kept per instantaneous metric (Redis's `STATS_METRIC_SAMPLES`).
+const METRIC_SAMPLES: usize = 16;
+/// Shortest time between samples (Redis samples every 100 ms of `serverCron`).
+const METRIC_PERIOD_MS: u128 = 100;
+
+/// One instantaneous metric: per-second rates of a counter, sampled by the cron.
+#[derive(Debug, Default, Clone, Copy)]
+struct Metric {
+    last_value: u64,
+    samples: [u64; METRIC_SAMPLES],
+    next: usize,
+}
+
+impl Metric {
+    fn sample(&mut self, value: u64, elapsed_ms: u128) {
+        let delta = u128::from(value.saturating_sub(self.last_value));
+        self.samples[self.next] = (delta * 1000 / elapsed_ms.max(1)) as u64;
+        self.next = (self.next + 1) % METRIC_SAMPLES;
+        self.last_value = value;
+    }
+
+    /// The mean of the samples (slots not yet sampled count as 0, as in Redis).
+    fn rate(&self) -> u64 {
+        self.samples.iter().sum::<u64>() / METRIC_SAMPLES as u64
+    }
+}
+
+/// Commands, input bytes and output bytes per second, and when they were last sampled.
+#[derive(Debug, Default)]
+struct Instantaneous {
+    last: Option<Instant>,
+    metrics: [Metric; 3],
 }
 
 /// Server-wide counters.
@@ -35,6 +73,16 @@ pub struct Stats {
     commands: Mutex<BTreeMap<String, CommandStat>>,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
     errors: Mutex<BTreeMap<String, u64>>,
+    /// Per command that ran, its latencies (INFO latencystats).
+    latency: Mutex<BTreeMap<String, Histogram>>,
+    /// Bytes read from and written to clients.
+    net_input_bytes: AtomicU64,
+    net_output_bytes: AtomicU64,
+    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
+    reads_processed: AtomicU64,
+    writes_processed: AtomicU64,
+    /// INFO's `instantaneous_*` rates.
+    instantaneous: Mutex<Instantaneous>,
 }
 
 impl Stats {
@@ -80,8 +128,40 @@ impl Stats {
         self.total_error_replies.load(Ordering::Relaxed)
     }
 
-    /// Records one call of `name`; `error` is the error reply's text if it failed.
-    pub fn record(&self, name: &str, usec: u64, outcome: CallOutcome<'_>) {
+    /// Counts one read of `bytes` bytes from a client.
+    pub fn read_processed(&self, bytes: usize) {
+        self.reads_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_input_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one write of `bytes` bytes to a client.
+    pub fn write_processed(&self, bytes: usize) {
+        self.writes_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_output_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
+    pub fn net_bytes(&self) -> (u64, u64) {
+        (
+            self.net_input_bytes.load(Ordering::Relaxed),
+            self.net_output_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// INFO's `total_reads_processed` and `total_writes_processed`.
+    pub fn io_processed(&self) -> (u64, u64) {
+        (
+            self.reads_processed.load(Ordering::Relaxed),
+            self.writes_processed.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
+    /// failed or was refused before running (a refused call has no latency).
+    pub fn record(&self, name: &str, ns: u64, outcome: CallOutcome<'_>) {
+        let usec = ns / 1000;
         self.total_commands_processed.fetch_add(
             u64::from(!matches!(outcome, CallOutcome::Rejected(_))),
             Ordering::Relaxed,
@@ -107,9 +187,56 @@ impl Stats {
                 CallOutcome::Rejected(_) => stat.rejected_calls += 1,
             }
         }
+        if !matches!(outcome, CallOutcome::Rejected(_)) {
+            let mut latency = self.latency.lock();
+            match latency.get_mut(name) {
+                Some(histogram) => histogram.record(ns),
+                None => {
+                    let mut histogram = Histogram::default();
+                    histogram.record(ns);
+                    latency.insert(name.to_string(), histogram);
+                }
+            }
+        }
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
             self.record_error(text);
         }
+    }
+
+    /// Samples the instantaneous rates if [`METRIC_PERIOD_MS`] passed since the last sample
+    /// (the server cron calls this every tick).
+    pub fn sample_instantaneous(&self) {
+        let now = Instant::now();
+        let (input, output) = self.net_bytes();
+        let values = [self.total_commands_processed(), input, output];
+        let mut inst = self.instantaneous.lock();
+        let Some(last) = inst.last else {
+            inst.last = Some(now);
+            for (metric, value) in inst.metrics.iter_mut().zip(values) {
+                metric.last_value = value;
+            }
+            return;
+        };
+        let elapsed = now.duration_since(last).as_millis();
+        if elapsed < METRIC_PERIOD_MS {
+            return;
+        }
+        inst.last = Some(now);
+        for (metric, value) in inst.metrics.iter_mut().zip(values) {
+            metric.sample(value, elapsed);
+        }
+    }
+
+    /// INFO's `instantaneous_ops_per_sec`, and input and output bytes per second.
+    pub fn instantaneous(&self) -> (u64, u64, u64) {
+        let inst = self.instantaneous.lock();
+        let [ops, input, output] = inst.metrics.map(|m| m.rate());
+        (ops, input, output)
+    }
+
+    /// A copy of the per-command latency histograms.
+    pub fn latencies(&self) -> BTreeMap<String, Histogram> {
+        self.latency.lock().clone()
     }
 
     /// Records an error reply by its code (the first word).
@@ -138,6 +265,16 @@ impl Stats {
         self.total_error_replies.store(0, Ordering::Relaxed);
         self.commands.lock().clear();
         self.errors.lock().clear();
+        self.latency.lock().clear();
+        *self.instantaneous.lock() = Instantaneous::default();
+        for counter in [
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -150,4 +287,19 @@ pub enum CallOutcome<'a> {
     Failed(&'a str),
     /// Refused before running, with this error.
     Rejected(&'a str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_is_the_mean_rate_over_its_samples() {
+        let mut m = Metric::default();
+        m.sample(100, 100);
+        m.sample(300, 100);
+        // 1000/s and 2000/s over 16 slots.
+        assert_eq!(m.rate(), 3000 / 16);
+        assert_eq!(Metric::default().rate(), 0);
+    }
 }

@@ -18,7 +18,13 @@
 //! (and left raised on that connection, a consumer's own). A call that timed out or lost a
 //! node's connection drops the whole cluster connection; the next call reconnects from the seed
 //! nodes and reads the slot map afresh, so a failed-over master is never asked again.
+//!
+//! Appends are not recorded in the IDMP map on a cluster (`Backend::records_appends` is false,
+//! whatever the nodes' version): the XADD + XIDMPRECORD transaction needs one pipeline pinned
+//! to the key's node, which the cluster connection does not offer. `Feed::append_retrying`
+//! therefore retries only failures before anything was sent ([`FeedError::is_unsent`]).
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use redis::Value;
@@ -82,6 +88,8 @@ impl ClusterBackend {
         response_timeout: Duration,
     ) -> Result<ClusterBackend, FeedError> {
         let link = Link::new(connect_timeout, response_timeout);
+        // No transactions on a cluster (`Wire::transaction`): appends are never recorded.
+        let _ = link.records.set(false);
         let urls: Vec<&str> = seeds.iter().map(AsRef::as_ref).collect();
         if urls.is_empty() {
             return Err(FeedError::Backend(
@@ -167,6 +175,22 @@ impl Wire for ClusterBackend {
 
     fn replication(&self) -> Option<Replication> {
         self.link.replication
+    }
+
+    /// Not on a cluster: the library's cluster connection pipelines without MULTI/EXEC and
+    /// cannot pin a pipeline to the key's node, and sending MULTI, XADD, XIDMPRECORD and EXEC
+    /// as separate routed calls would let another caller's command land inside the
+    /// transaction. So a cluster does not record appends (`Backend::records_appends` is false).
+    fn transaction(
+        &self,
+        _key: &str,
+        _transaction: &redis::Pipeline,
+    ) -> Option<Result<Value, FeedError>> {
+        None
+    }
+
+    fn records(&self) -> &OnceLock<bool> {
+        &self.link.records
     }
 
     /// Another cluster connection through the same seeds, with the same settings.

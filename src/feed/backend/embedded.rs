@@ -5,7 +5,7 @@ use std::sync::Arc;
 use echomq_archive::Archive;
 use echomq_engine::{AddId, EntryRef, Keyspace, StreamId, Trim};
 
-use super::{Backend, RawEntry, StreamMeta};
+use super::{Backend, RawEntry, Recorded, StreamMeta};
 use crate::feed::error::FeedError;
 use crate::feed::fields::FieldsBuilder;
 
@@ -60,6 +60,38 @@ impl Backend for Embedded {
             db.touch(key.as_bytes());
             db.signal_ready(key.as_bytes());
             Ok(id)
+        })
+    }
+
+    /// The engine has XIDMPRECORD.
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        Ok(true)
+    }
+
+    /// XADD then XIDMPRECORD under one keyspace lock, through the engine's commands (so both
+    /// signal, touch and track IDMP state as they do from a client).
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        let id_text = id.to_string();
+        let mut xadd: Vec<&[u8]> = Vec::with_capacity(fields.len() + 3);
+        xadd.extend([b"XADD".as_slice(), key.as_bytes(), id_text.as_bytes()]);
+        xadd.extend_from_slice(fields);
+        let record: [&[u8]; 5] = [b"XIDMPRECORD", key.as_bytes(), pid, iid, id_text.as_bytes()];
+        self.keyspace.run(|db, snapshot| {
+            let added = echomq_engine::command::execute(db, snapshot, &xadd);
+            let recorded = echomq_engine::command::execute(db, snapshot, &record);
+            match (added, recorded) {
+                (Ok(_), _) => Ok(Recorded::Added(id)),
+                (Err(echomq_engine::Error::XaddIdTooSmall), Ok(_)) => Ok(Recorded::Exists),
+                (Err(echomq_engine::Error::XaddIdTooSmall), Err(_)) => Ok(Recorded::Absent),
+                (Err(e), _) => Err(engine_error(e)),
+            }
         })
     }
 

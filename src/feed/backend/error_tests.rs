@@ -174,3 +174,38 @@ fn cluster_refusals_say_what_to_do_and_are_retryable() {
     assert!(!from_reply("-CROSSSLOT Keys in request don't hash to the same slot").is_retryable());
     assert!(!from_reply("-ERR syntax error").is_retryable());
 }
+
+#[test]
+fn one_predicate_for_worth_retrying_and_one_for_nothing_sent() {
+    let (server, reason) = ("127.0.0.1:1".to_string(), "refused".to_string());
+    let refused = FeedError::ConnectFailed {
+        server: server.clone(),
+        reason: reason.clone(),
+    };
+    let lost = FeedError::ConnectionLost { server, reason };
+    let connect_timeout = FeedError::ConnectTimeout {
+        server: "s".into(),
+        after_ms: 1,
+    };
+    let reply_timeout = FeedError::ReplyTimeout {
+        server: "s".into(),
+        after_ms: 1,
+    };
+    let not_replicated = FeedError::NotReplicated {
+        id: StreamId::new(1, 0),
+        acked: 0,
+        wanted: 1,
+        timeout_ms: 1,
+    };
+    // Nothing was sent: retryable, and the command did not run.
+    for error in [&refused, &connect_timeout] {
+        assert!(error.is_retryable() && error.is_unsent(), "{error}");
+    }
+    // May have run: retryable, but not unsent.
+    for error in [&lost, &reply_timeout, &not_replicated] {
+        assert!(error.is_retryable() && !error.is_unsent(), "{error}");
+    }
+    let no_tag = FeedError::NoHashTag { key: "k".into() };
+    assert!(!no_tag.is_retryable() && !no_tag.is_unsent());
+    assert!(!from_reply("-ERR syntax error").is_unsent());
+}

@@ -73,6 +73,7 @@ pub(crate) fn fold_superset_then_trim<B: Backend + ?Sized>(
         return backend.trim(key, trim);
     };
     let guarded = Trim {
+        delete: trim.delete,
         strategy: TrimStrategy::MinId(bound),
         approx: trim.approx,
         limit: trim.limit,

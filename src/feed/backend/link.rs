@@ -7,6 +7,7 @@
 //! a connection that timed out or broke is dropped before the error is returned (a late reply
 //! would answer the next command), and the next call opens a new one.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -50,6 +51,9 @@ pub(super) struct Link<C> {
     pub(super) response_timeout: Duration,
     /// The opt-in replicated append.
     pub(super) replication: Option<Replication>,
+    /// Whether the server has XIDMPRECORD, once asked (`Backend::records_appends`); a fork
+    /// inherits the answer.
+    pub(super) records: OnceLock<bool>,
 }
 
 impl<C: Socket> Link<C> {
@@ -62,6 +66,7 @@ impl<C: Socket> Link<C> {
             connect_timeout: connect_timeout.max(least),
             response_timeout: response_timeout.max(least),
             replication: None,
+            records: OnceLock::new(),
         }
     }
 
@@ -72,6 +77,7 @@ impl<C: Socket> Link<C> {
             connect_timeout: self.connect_timeout,
             response_timeout: self.response_timeout,
             replication: self.replication,
+            records: self.records.clone(),
         }
     }
 
@@ -127,8 +133,10 @@ impl<C: Socket> Link<C> {
     }
 }
 
-/// The mapping from a failed connect (with the handshake) to the feed's error: a timeout, a
-/// refused or broken connection, or what the server answered the handshake.
+/// The mapping from a failed connect (with the handshake) to the feed's error: a timeout
+/// ([`FeedError::ConnectTimeout`]), a refused or broken connection
+/// ([`FeedError::ConnectFailed`]: no command was sent), or what the server answered the
+/// handshake.
 pub(super) fn connect_failure(
     e: redis::RedisError,
     server: impl FnOnce() -> String,
@@ -139,8 +147,10 @@ pub(super) fn connect_failure(
             server: server(),
             after_ms: millis(timeout),
         }
-    } else if e.code().is_none() && (e.is_io_error() || e.is_connection_refusal()) {
-        FeedError::Disconnected {
+    } else if e.code().is_none()
+        && (e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped())
+    {
+        FeedError::ConnectFailed {
             server: server(),
             reason: e.to_string(),
         }
@@ -151,7 +161,9 @@ pub(super) fn connect_failure(
 
 /// The one mapping from a failed call to the feed's error, for one server and a cluster
 /// alike, and whether the connection is broken (timed out, lost, refused, or a cluster node
-/// not found): the caller drops a broken one. `waited` is the timeout that ran out.
+/// not found): the caller drops a broken one. `waited` is the timeout that ran out. A broken
+/// connection is [`FeedError::ConnectionLost`] (the command may have run), never
+/// [`FeedError::ConnectFailed`], which only a failed connect (before any command) returns.
 fn failure(
     e: redis::RedisError,
     server: impl FnOnce() -> String,
@@ -168,7 +180,9 @@ fn failure(
             after_ms: millis(waited),
         }
     } else if broken && e.code().is_none() {
-        FeedError::Disconnected {
+        // Conservatively "may have run": a cluster call that ends on a refused or missing node
+        // may have reached another node before the library's retries.
+        FeedError::ConnectionLost {
             server: server(),
             reason: e.to_string(),
         }

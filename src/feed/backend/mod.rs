@@ -7,6 +7,12 @@
 //! every call, to prove that bad input is refused before any call is made. [`groups`] holds the
 //! consumer-group commands the consumer runtime needs ([`GroupBackend`]), implemented by the
 //! same two backends in their own files.
+//!
+//! Idempotent appends: a backend whose [`Backend::records_appends`] is true stores each append
+//! with an IDMP record of it ([`Backend::add_recorded`]: XADD and XIDMPRECORD in one atomic
+//! step), which is what lets `Feed::append_retrying` retry an append whose reply was lost
+//! without writing it twice. XIDMPRECORD, not `XADD … IDMP`, because Redis accepts IDMP only
+//! with `*` ids and the feed's ids are minted (the branded id is the stream id).
 
 mod cluster;
 mod embedded;
@@ -57,10 +63,46 @@ pub struct StreamMeta {
     pub entries_added: u64,
 }
 
+/// What [`Backend::add_recorded`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The entry was appended at this id and recorded under the producer.
+    Added(StreamId),
+    /// The XADD was refused (the id is not above the stream's top) and an entry exists at the
+    /// id, now recorded under the producer's iid: this writer's earlier attempt, or another
+    /// writer's entry at the same id (XIDMPRECORD records against any existing entry).
+    Exists,
+    /// The XADD was refused and no entry exists at the id: nothing of this append is stored.
+    Absent,
+}
+
 /// The stream commands the feed uses.
 pub trait Backend: Send + Sync {
     /// XADD with an explicit id; `fields` is `field, value, field, value, ...`. Returns the id.
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError>;
+    /// Whether this backend records appends in the stream's IDMP map
+    /// ([`Backend::add_recorded`]): the embedded engine, `echomq serve` and Redis 8.6.2 and
+    /// later (XIDMPRECORD) do; older servers and Valkey do not. A server backend asks the
+    /// server once (`COMMAND INFO xidmprecord`) and remembers the answer.
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        Ok(false)
+    }
+    /// One atomic step (MULTI/EXEC on a server): `XADD key id fields...`, then
+    /// `XIDMPRECORD key pid iid id`. Only for a backend whose
+    /// [`Backend::records_appends`] is true; the default refuses.
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        let _ = (key, id, fields, pid, iid);
+        Err(FeedError::Backend(
+            "this backend does not record appends (no XIDMPRECORD)".into(),
+        ))
+    }
     /// XRANGE (or XREVRANGE with `reverse`) over `[start, end]`, at most `count`.
     fn range(
         &self,
@@ -88,6 +130,21 @@ pub trait Backend: Send + Sync {
 impl<B: Backend + ?Sized> Backend for std::sync::Arc<B> {
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         (**self).add(key, id, fields)
+    }
+
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        (**self).records_appends()
+    }
+
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        (**self).add_recorded(key, id, fields, pid, iid)
     }
 
     fn range(

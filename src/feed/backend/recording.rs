@@ -3,7 +3,7 @@
 use echomq_engine::{StreamId, Trim};
 use parking_lot::Mutex;
 
-use super::{Backend, RawEntry, StreamMeta};
+use super::{Backend, RawEntry, Recorded, StreamMeta};
 use crate::feed::error::FeedError;
 
 /// Wraps a backend and logs each call's name and key.
@@ -36,6 +36,23 @@ impl<B: Backend> Backend for Recording<B> {
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.log("add", key);
         self.inner.add(key, id, fields)
+    }
+
+    /// A capability question, not a stream call: not logged.
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        self.inner.records_appends()
+    }
+
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        self.log("add_recorded", key);
+        self.inner.add_recorded(key, id, fields, pid, iid)
     }
 
     fn range(

@@ -12,8 +12,15 @@
 //! first, so its reply may take `response_timeout + BLOCK`; the socket's read timeout is raised
 //! to that and stays raised on that connection (a consumer's own, in practice), which saves two
 //! system calls per read and still bounds every wait. A timed-out connection is dropped (a late
-//! reply would answer the wrong command) and the next call reconnects.
+//! reply would answer the wrong command) and the next call reconnects. A connection that breaks
+//! mid-command fails the call with [`FeedError::ConnectionLost`] and is dropped the same way;
+//! one that cannot be opened fails it with [`FeedError::ConnectFailed`].
+//!
+//! Appends are recorded in the stream's IDMP map (XIDMPRECORD in one MULTI/EXEC with the XADD,
+//! `server.rs`) when the server has XIDMPRECORD, asked once per backend (and shared by its
+//! forks).
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -215,6 +222,24 @@ impl Wire for RedisBackend {
 
     fn replication(&self) -> Option<Replication> {
         self.link.replication
+    }
+
+    /// On the one connection, under its lock: nothing else is sent between MULTI and EXEC.
+    fn transaction(
+        &self,
+        _key: &str,
+        transaction: &redis::Pipeline,
+    ) -> Option<Result<Value, FeedError>> {
+        Some(self.link.run(
+            Duration::ZERO,
+            || self.open(),
+            || self.server(),
+            |c| transaction.query::<Value>(c),
+        ))
+    }
+
+    fn records(&self) -> &OnceLock<bool> {
+        &self.link.records
     }
 
     /// Another connection to the same server with the same settings.

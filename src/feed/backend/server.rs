@@ -5,13 +5,20 @@
 //! Every command checks its key first ([`Wire::check_key`]), so a key a cluster cannot place
 //! is refused before anything is sent. An append with [`Replication`] set is followed by
 //! `WAIT` on the same connection and acknowledged only when enough replicas hold it.
+//!
+//! Recorded appends (`XADD` and `XIDMPRECORD` in one MULTI/EXEC, [`Wire::transaction`]) where
+//! the server has XIDMPRECORD, asked once (`COMMAND INFO xidmprecord`) and remembered
+//! ([`Wire::records`]); never on a wire without transactions (a cluster). With [`Replication`]
+//! set, a recorded append that stored the entry, or found it stored by an earlier attempt, is
+//! followed by the same `WAIT`. Limit: when the earlier attempt ran on a connection that broke
+//! since, `WAIT` on the new one vouches only for that connection's writes.
 
 use echomq_engine::{StreamId, Trim};
 use redis::Value;
 
-use super::redis::{bytes, int, malformed, parse_entry, parse_id};
+use super::redis::{bytes, int, malformed, parse_entry, parse_id, server_error};
 use super::wire::{Replication, Wire};
-use super::{Backend, RawEntry, StreamMeta, trim_args};
+use super::{Backend, RawEntry, Recorded, StreamMeta, trim_args};
 use crate::feed::error::FeedError;
 
 /// `name key`, after the wire accepted `key`.
@@ -34,6 +41,12 @@ pub(super) fn append<W: Wire + ?Sized>(
     command: &redis::Cmd,
 ) -> Result<StreamId, FeedError> {
     let id = parse_id(&wire.query(command)?)?;
+    replicated(wire, key, id)
+}
+
+/// With [`Replication`] set, `WAIT` on the key's connection: `id` is returned only when enough
+/// replicas hold the connection's writes.
+fn replicated<W: Wire + ?Sized>(wire: &W, key: &str, id: StreamId) -> Result<StreamId, FeedError> {
     if let Some(Replication { replicas, timeout }) = wire.replication() {
         let mut wait = redis::cmd("WAIT");
         let timeout_ms = u64::try_from(timeout.as_millis())
@@ -61,6 +74,81 @@ impl<W: Wire> Backend for W {
             command.arg(*item);
         }
         append(self, key, &command)
+    }
+
+    /// Asks once: `COMMAND INFO xidmprecord` names the command on Redis 8.6.2 and later and on
+    /// `echomq serve`, and answers nil where it is unknown. An error reply (COMMAND refused by
+    /// an ACL, say) counts as no; a transport failure is returned and asked again next time. A
+    /// wire without transactions (a cluster) holds `false` from the start.
+    fn records_appends(&self) -> Result<bool, FeedError> {
+        if let Some(&known) = self.records().get() {
+            return Ok(known);
+        }
+        let mut command = redis::cmd("COMMAND");
+        command.arg("INFO").arg("XIDMPRECORD");
+        let known = match self.query(&command) {
+            Ok(Value::Array(items)) => matches!(items.first(), Some(Value::Array(_))),
+            Ok(_) => false,
+            Err(e) if e.is_retryable() => return Err(e),
+            Err(_) => false,
+        };
+        Ok(*self.records().get_or_init(|| known))
+    }
+
+    /// `MULTI`, `XADD key id fields...`, `XIDMPRECORD key pid iid id`, `EXEC`, written in one
+    /// go on the key's connection: the server runs both or neither. Then, with
+    /// [`Replication`] set, `WAIT` as a plain append has it.
+    fn add_recorded(
+        &self,
+        key: &str,
+        id: StreamId,
+        fields: &[&[u8]],
+        pid: &[u8],
+        iid: &[u8],
+    ) -> Result<Recorded, FeedError> {
+        let mut xadd = keyed(self, "XADD", key)?;
+        let id_text = id.to_string();
+        xadd.arg(&id_text);
+        for item in fields {
+            xadd.arg(*item);
+        }
+        let mut record = redis::cmd("XIDMPRECORD");
+        record.arg(key).arg(pid).arg(iid).arg(&id_text);
+        let mut transaction = redis::pipe();
+        transaction
+            .atomic()
+            .ignore_errors()
+            .add_command(xadd)
+            .add_command(record);
+        let replies = match self.transaction(key, &transaction) {
+            Some(replies) => replies?,
+            None => {
+                return Err(FeedError::Backend(
+                    "this backend does not record appends (no MULTI/EXEC on one node)".into(),
+                ));
+            }
+        };
+        let Value::Array(replies) = replies else {
+            return Err(malformed("EXEC of XADD and XIDMPRECORD"));
+        };
+        let [added, recorded] = replies.as_slice() else {
+            return Err(malformed("EXEC of XADD and XIDMPRECORD"));
+        };
+        let outcome = match added {
+            Value::ServerError(e) => match server_error(e.clone().into()) {
+                FeedError::IdNotAboveTop(_) => match recorded {
+                    Value::ServerError(_) => Recorded::Absent,
+                    _ => Recorded::Exists,
+                },
+                other => return Err(other),
+            },
+            value => Recorded::Added(parse_id(value)?),
+        };
+        match outcome {
+            Recorded::Added(stored) => replicated(self, key, stored).map(Recorded::Added),
+            Recorded::Exists => replicated(self, key, id).map(|_| Recorded::Exists),
+            Recorded::Absent => Ok(Recorded::Absent),
+        }
     }
 
     fn range(

@@ -10,6 +10,7 @@
 //! own commands use, so `WAIT` after an `XADD` and `WATCH`/`MULTI`/`EXEC` around a key see that
 //! connection's writes.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use redis::Value;
@@ -47,6 +48,21 @@ pub trait Wire: Send + Sync + std::fmt::Debug {
 
     /// The replicated-append setting, if opted in.
     fn replication(&self) -> Option<Replication>;
+
+    /// Runs `transaction` (an atomic pipeline: `MULTI`, its commands, `EXEC`, written in one
+    /// go) on the connection `key`'s commands use, and returns EXEC's replies (an array, an
+    /// error reply in place of each refused command). `None` where the wire cannot: the cluster
+    /// connection has no pipeline pinned to one node, so recorded appends are off there.
+    fn transaction(
+        &self,
+        key: &str,
+        transaction: &redis::Pipeline,
+    ) -> Option<Result<Value, FeedError>>;
+
+    /// Where the answer to "does the server have XIDMPRECORD" is kept once asked (a fork
+    /// shares the answer). A wire whose [`Wire::transaction`] is `None` sets it to `false`
+    /// before any call.
+    fn records(&self) -> &OnceLock<bool>;
 
     /// Another connection with the same settings (a consumer's own, a dedup store's own).
     fn fork(&self) -> Result<Self, FeedError>

@@ -23,6 +23,7 @@
 //! | the 8.0 lag and entries-read rules (§4.7) | older rules | older rules | [`LAG_FIXES_8_0`] |
 //! | HELP's last line | `Prints this help.` | `Print this help.` | [`HELP_LAST_LINE`] |
 //! | MULTI inside MULTI | `MULTI calls can not be nested` | `Command not allowed inside a transaction` | [`MULTI_NESTED`] |
+//! | ENTRIESREAD above entries-added is capped (8.2.2) | not capped | not capped | [`ENTRIES_READ_CAP`] |
 //!
 //! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`],
 //! [`ENGINE_BUG_XREAD_PLUS_AT_ZERO`]): their cases run only in the ignored `*_engine_bugs_*`
@@ -49,6 +50,11 @@ pub fn lacks_lag_fixes(peer: &PeerInfo) -> bool {
 /// Every peer we have: neither has the 7.4 unbalanced-XREAD text.
 pub fn lacks_xread_unbalanced_text(peer: &PeerInfo) -> bool {
     peer.kind == PeerKind::Valkey || peer.is_redis_before(7, 4)
+}
+
+/// Every peer but Redis 8.2+: neither Redis 7.0 nor Valkey 8.1 caps ENTRIESREAD.
+pub fn lacks_entries_read_cap(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey || peer.is_redis_before(8, 2)
 }
 
 /// Valkey.
@@ -111,6 +117,13 @@ pub const LAG_FIXES_8_0: &str = "reference §4.7 and §8 (8.0-m01, #13338 and #1
      first entry. Redis 7.0.15 and Valkey 8.1 predate all four. Random sequences therefore \
      compare entries-read and lag on these peers only for keys that never saw a deletion, \
      trimming, ENTRIESREAD or XSETID ENTRIESADDED/MAXDELETEDID (`Differ::mask_lag_after`)";
+
+/// Redis 8.2.2's ENTRIESREAD cap.
+pub const ENTRIES_READ_CAP: &str = "redis-8-streams.md §5 (8.4, backported to 8.2.2): XGROUP \
+     CREATE and SETID cap an ENTRIESREAD above the stream's entries-added to entries-added, as \
+     echomq does; Redis 7.0.15 and Valkey 8.1 keep the value given, so entries-read runs ahead \
+     of the stream. Random sequences on these peers never give more than entries-added; the \
+     hand cases run on Redis 8.8 (`group_cases_match_redis8`)";
 
 /// Valkey's help text.
 pub const HELP_LAST_LINE: &str = "reference §6.2 (HELP is Redis's text): the last line of \

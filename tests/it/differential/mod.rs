@@ -9,11 +9,19 @@
 //!   and XREAD.
 //! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
 //!   over the wire, RESP2 and RESP3.
+//! - `groups8`: the Redis 8.2–8.8 consumer-group additions against Redis 8.8, in process and
+//!   over the wire.
+//! - `info`: INFO's sections, fields and order against Redis 8.8, and HELLO's role and mode.
+//! - `expiry`: EXPIRE and its family, TTL readers, PERSIST and SET's expiry options against
+//!   Redis 8.8 over the wire.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
+mod expiry;
 mod groups;
+mod groups8;
 mod idmp;
+mod info;
 mod known_differences;
 mod server;
 mod streams;

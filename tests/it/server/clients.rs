@@ -238,12 +238,13 @@ fn redis_cli_pipe_mode_loads_ten_thousand_xadds() {
     assert_eq!(cli(&["XRANGE", "p", "-", "+", "COUNT", "1"]), "1-1\nn\n1\n");
 }
 
-#[test]
-fn redis_py_drives_streams_and_pipelines_in_resp2_and_resp3() {
+/// Runs one of this folder's redis-py scripts against a fresh server; fails with its output.
+fn run_redis_py(script: &str) {
     let Some(python) = python() else { return };
     let server = TestServer::start().unwrap();
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/it/server/redis_py_client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/it/server")
+        .join(script);
     let output = run(
         Command::new(&python)
             .arg(&script)
@@ -259,6 +260,16 @@ fn redis_py_drives_streams_and_pipelines_in_resp2_and_resp3() {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn redis_py_drives_streams_and_pipelines_in_resp2_and_resp3() {
+    run_redis_py("redis_py_client.py");
+}
+
+#[test]
+fn redis_py_reads_info_as_its_test_harness_does() {
+    run_redis_py("redis_py_info.py");
 }
 
 // --- redis-rs ---------------------------------------------------------------------------

@@ -8,6 +8,9 @@
 //!   AUTH, SELECT and the limits Redis names, over raw RESP.
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
+//! - `copy`: COPY, MOVE and SWAPDB carry expiry times (the manual clock shows it).
+//! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
+//!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
@@ -20,6 +23,8 @@ mod blocking;
 mod clients;
 mod cluster_mode;
 mod connection;
+mod copy;
+mod expiry;
 mod hardening;
 mod wire;
 
@@ -51,7 +56,12 @@ pub struct Wire {
 impl Wire {
     /// Connects to `server`.
     pub fn connect(server: &TestServer) -> Wire {
-        let stream = TcpStream::connect(server.addr()).unwrap();
+        Wire::connect_to(server.addr())
+    }
+
+    /// Connects to any server at `addr`.
+    pub fn connect_to(addr: std::net::SocketAddr) -> Wire {
+        let stream = TcpStream::connect(addr).unwrap();
         stream.set_nodelay(true).unwrap();
         Wire {
             stream,

@@ -458,7 +458,7 @@ fn xinfo_stream_full_nests_maps_in_resp3_and_reads_times_from_the_manual_clock()
              $7\r\nentries\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n\
              $6\r\ngroups\r\n*1\r\n{group}$4\r\nname\r\n$1\r\ng\r\n\
              $17\r\nlast-delivered-id\r\n$3\r\n1-1\r\n$12\r\nentries-read\r\n:1\r\n\
-             $3\r\nlag\r\n:1\r\n$9\r\npel-count\r\n:1\r\n\
+             $3\r\nlag\r\n:1\r\n$9\r\npel-count\r\n:1\r\n$12\r\nnacked-count\r\n:0\r\n\
              $7\r\npending\r\n*1\r\n*4\r\n$3\r\n1-1\r\n$5\r\nalice\r\n{t}:1\r\n\
              $9\r\nconsumers\r\n*1\r\n{consumer}$4\r\nname\r\n$5\r\nalice\r\n\
              $9\r\nseen-time\r\n{t}$11\r\nactive-time\r\n{t}$9\r\npel-count\r\n:1\r\n\
@@ -467,11 +467,11 @@ fn xinfo_stream_full_nests_maps_in_resp3_and_reads_times_from_the_manual_clock()
     };
     wire.expect(
         b"XINFO STREAM s FULL COUNT 1\r\n",
-        body("*30\r\n", "*14\r\n", "*10\r\n").as_bytes(),
+        body("*30\r\n", "*16\r\n", "*10\r\n").as_bytes(),
     );
     let mut wire3 = Wire::connect_resp3(&server);
     wire3.expect(
         b"XINFO STREAM s FULL COUNT 1\r\n",
-        body("%15\r\n", "%7\r\n", "%5\r\n").as_bytes(),
+        body("%15\r\n", "%8\r\n", "%5\r\n").as_bytes(),
     );
 }

@@ -363,7 +363,8 @@ impl Differ {
     /// Whether the server's reply (raw bytes `raw`, parsed `theirs`) and the engine's are the
     /// same, time fields and masked lags aside.
     fn same<A: AsRef<[u8]>>(&self, argv: &[A], theirs: &Resp, raw: &[u8], ours: &Resp) -> bool {
-        normalize::same(
+        normalize::same_aligned(
+            argv,
             |reply| {
                 let masked = |key: &[u8]| self.lag_masked.contains(key);
                 let idmp = lacks_idmp(&self.info()) && normalize::drop_idmp_fields(argv, reply);

@@ -11,6 +11,8 @@
 //!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
 //! - [`moto`]: a local S3-compatible server (moto) for replication tests.
 //! - [`process`]: child processes (`echomq serve` among them), killed by pid when dropped.
+//! - [`proxy`]: a loopback TCP proxy that breaks connections around XADDs, at random from a
+//!   seed (the feed's proof by fault).
 //! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
 //!   two clocks, blanked on both sides before comparing.
 //! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
@@ -22,5 +24,6 @@ pub mod moto;
 pub mod normalize;
 pub mod peer;
 pub mod process;
+pub mod proxy;
 pub mod resp;
 pub mod wire;

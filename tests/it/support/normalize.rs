@@ -10,6 +10,7 @@
 //! | `XPENDING key group [IDLE n] start end count [consumer]` (the extended form) | each row `[id, consumer, idle, delivery-count]`: `idle` (index 2) |
 //! | `XINFO CONSUMERS key group` | each consumer map: the values of `idle` and `inactive` |
 //! | `XINFO STREAM key FULL [COUNT n]` | each map in `groups`: each `pending` row `[id, consumer, delivery-time, delivery-count]` at index 2; each map in `consumers`: the values of `seen-time` and `active-time`, and each of its `pending` rows `[id, delivery-time, delivery-count]` at index 1 |
+//! | `XREADGROUP ... CLAIM min-idle ...` (Redis 8.4) | each 4-element entry `[id, fields, idle, delivery-count]`: `idle` (index 2) |
 //! | `EXEC` | each element, by the command queued at its position (`support::wire`) |
 //!
 //! Only a non-negative integer is replaced: `-1` (`inactive` and `active-time` of a consumer
@@ -57,11 +58,128 @@ pub fn times<A: AsRef<[u8]>>(argv: &[A], reply: &mut Resp) -> bool {
     };
     match (word(0).as_slice(), word(1).as_slice()) {
         (b"xpending", _) if argv.len() >= 6 => rows(reply, 2),
+        (b"xreadgroup", _) if claims(argv) => claimed_idle(reply),
         (b"xinfo", b"consumers") => items(reply)
             .into_iter()
             .map(|consumer| fields(consumer, &["idle", "inactive"]))
             .fold(false, |a, b| a | b),
         (b"xinfo", b"stream") => rax_nodes(reply) | (word(3) == b"full" && full(reply)),
+        _ => false,
+    }
+}
+
+/// Whether an XREADGROUP has a CLAIM option before STREAMS.
+fn claims<A: AsRef<[u8]>>(argv: &[A]) -> bool {
+    argv.iter()
+        .map(AsRef::as_ref)
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"claim"))
+}
+
+/// The idle times of an XREADGROUP CLAIM reply: RESP2 `[[key, entries], ...]` or RESP3
+/// `{key: entries}`; a 4-element entry's index 2.
+fn claimed_idle(reply: &mut Resp) -> bool {
+    let mut streams: Vec<&mut Resp> = Vec::new();
+    match reply {
+        Resp::Array(pairs) => {
+            for pair in pairs {
+                if let Resp::Array(kv) = pair
+                    && let Some(entries) = kv.get_mut(1)
+                {
+                    streams.push(entries);
+                }
+            }
+        }
+        Resp::Map(pairs) => streams.extend(pairs.iter_mut().map(|(_, v)| v)),
+        _ => {}
+    }
+    let mut changed = false;
+    for entries in streams {
+        for entry in items(entries) {
+            if let Resp::Array(parts) = entry
+                && parts.len() == 4
+            {
+                changed |= blank(&mut parts[2]);
+            }
+        }
+    }
+    changed
+}
+
+/// Aligns the XINFO STREAM replies of a peer and echomq where one side predates fields the
+/// other has (a Redis 7 / Valkey peer has neither the IDMP fields of 8.6, [`IDMP_FIELDS`], nor a
+/// FULL group's `nacked-count` of 8.8): such fields are removed from the side that has them. Returns whether anything was removed. Every field both sides have stays compared.
+pub fn align_newer_fields<A: AsRef<[u8]>>(argv: &[A], theirs: &mut Resp, ours: &mut Resp) -> bool {
+    let word = |i: usize| {
+        argv.get(i)
+            .map(|a| a.as_ref().to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    if word(0) != b"xinfo" || word(1) != b"stream" {
+        return false;
+    }
+    let mut changed = false;
+    for name in IDMP_FIELDS {
+        match (has_field(theirs, name), has_field(ours, name)) {
+            (true, false) => changed |= remove_field(theirs, name),
+            (false, true) => changed |= remove_field(ours, name),
+            _ => {}
+        }
+    }
+    if word(3) == b"full" {
+        let theirs_has = first_group_has(theirs, "nacked-count");
+        let ours_has = first_group_has(ours, "nacked-count");
+        let side = match (theirs_has, ours_has) {
+            (Some(true), Some(false)) => Some(&mut *theirs),
+            (Some(false), Some(true)) => Some(&mut *ours),
+            _ => None,
+        };
+        if let Some(side) = side {
+            for_value(side, "groups", &mut |groups| {
+                for group in items(groups) {
+                    changed |= remove_field(group, "nacked-count");
+                }
+            });
+        }
+    }
+    changed
+}
+
+/// Whether the first group of a FULL reply has `name` (`None` without groups).
+fn first_group_has(reply: &mut Resp, name: &str) -> Option<bool> {
+    let mut has = None;
+    for_value(reply, "groups", &mut |groups| {
+        if let Some(group) = items(groups).into_iter().next() {
+            has = Some(has_field(group, name));
+        }
+    });
+    has
+}
+
+fn has_field(map: &mut Resp, name: &str) -> bool {
+    let mut found = false;
+    for_value(map, name, &mut |_| found = true);
+    found
+}
+
+/// Removes `name` and its value from a map, RESP2 (flat array) or RESP3.
+fn remove_field(map: &mut Resp, name: &str) -> bool {
+    match map {
+        Resp::Array(flat) => {
+            let Some(at) = flat
+                .chunks(2)
+                .position(|pair| pair.first().and_then(Resp::as_text) == Some(name))
+            else {
+                return false;
+            };
+            flat.drain(2 * at..2 * at + 2);
+            true
+        }
+        Resp::Map(pairs) => {
+            let before = pairs.len();
+            pairs.retain(|(k, _)| k.as_text() != Some(name));
+            pairs.len() != before
+        }
         _ => false,
     }
 }
@@ -274,6 +392,21 @@ fn for_value(map: &mut Resp, name: &str, f: &mut dyn FnMut(&mut Resp)) {
         }
         _ => {}
     }
+}
+
+/// [`same`], after [`align_newer_fields`] (on a clone; the replies are not changed).
+pub fn same_aligned<A: AsRef<[u8]>>(
+    argv: &[A],
+    normalize: impl Fn(&mut Resp) -> bool,
+    (theirs, theirs_raw): (&Resp, &[u8]),
+    (ours, ours_raw): (&Resp, &[u8]),
+) -> bool {
+    let (mut t, mut o) = (theirs.clone(), ours.clone());
+    if align_newer_fields(argv, &mut t, &mut o) {
+        let (t_raw, o_raw) = (t.to_bytes(), o.to_bytes());
+        return same(normalize, (&t, &t_raw), (&o, &o_raw));
+    }
+    same(normalize, (theirs, theirs_raw), (ours, ours_raw))
 }
 
 #[cfg(test)]

@@ -273,6 +273,22 @@ impl WireDiffer {
             let idmp = lacks_idmp && normalize::drop_idmp_fields(argv, reply);
             normalize::times(argv, reply) | normalize::lag(argv, reply, masked) | idmp
         };
+        // Fields only newer servers have are aligned first, inside an EXEC per queued command.
+        let (mut t, mut o) = (theirs.clone(), ours.clone());
+        let aligned = match (argv[0].eq_ignore_ascii_case(b"exec"), &mut t, &mut o) {
+            (true, Resp::Array(ts), Resp::Array(os)) => queued
+                .iter()
+                .zip(ts.iter_mut().zip(os.iter_mut()))
+                .map(|(q, (te, oe))| normalize::align_newer_fields(q, te, oe))
+                .fold(false, |a, b| a | b),
+            (true, _, _) => false,
+            (false, t, o) => normalize::align_newer_fields(argv, t, o),
+        };
+        let (t_raw, o_raw) = if aligned {
+            (t.to_bytes(), o.to_bytes())
+        } else {
+            (theirs_raw.clone(), ours_raw.clone())
+        };
         let same = normalize::same(
             |reply| match (argv[0].eq_ignore_ascii_case(b"exec"), reply) {
                 (true, Resp::Array(replies)) => queued
@@ -283,8 +299,8 @@ impl WireDiffer {
                 (true, _) => false,
                 (false, reply) => one(argv, reply),
             },
-            (theirs, theirs_raw),
-            (ours, ours_raw),
+            (&t, &t_raw),
+            (&o, &o_raw),
         );
         if same {
             return Ok(());

@@ -1,8 +1,8 @@
 //! The model's XCLAIM (§4.5) and XAUTOCLAIM (§4.6).
 
 use super::model::{
-    GroupModel, Nack, Res, SYNTAX, entry_reply, id, id_reply, int, live_entry, range_start, text,
-    word,
+    COUNT_MAX, GroupModel, Res, SYNTAX, entry_reply, id, id_reply, int, live_entry, range_start,
+    text, word,
 };
 use crate::id::StreamId;
 use crate::reply::Reply;
@@ -91,7 +91,7 @@ impl GroupModel {
         let mut claimed = Vec::new();
         for id in ids {
             let Some(entry) = live_entry(&stream, id) else {
-                group.pel.remove(&id);
+                group.unpend(id);
                 continue;
             };
             let (count, forced) = match group.pel.get(&id) {
@@ -100,7 +100,8 @@ impl GroupModel {
                 None if force => (1, true),
                 None => continue,
             };
-            if !forced && min_idle > 0 {
+            // An unowned (NACKed) entry is claimable whatever the minimum idle time.
+            if !forced && min_idle > 0 && !group.pel[&id].owner.is_empty() {
                 let idle = now - group.pel[&id].delivery_time as i64;
                 if idle < min_idle {
                     continue;
@@ -111,16 +112,9 @@ impl GroupModel {
             } else if just_id {
                 count
             } else {
-                count + 1
+                (count + 1).min(COUNT_MAX)
             };
-            group.pel.insert(
-                id,
-                Nack {
-                    owner: consumer.clone(),
-                    delivery_time,
-                    delivery_count,
-                },
-            );
+            group.put(id, consumer, delivery_time, delivery_count);
             group.consumer_or_create(consumer, now_ms).active_time = Some(now_ms);
             claimed.push(if just_id {
                 id_reply(id)
@@ -177,23 +171,19 @@ impl GroupModel {
             };
             cursor = id.next();
             let Some(entry) = live_entry(&stream, id) else {
-                group.pel.remove(&id);
+                group.unpend(id);
                 deleted.push(id_reply(id));
                 count -= 1;
                 continue;
             };
-            if min_idle > 0 && (now_ms as i64 - nack.delivery_time as i64) < min_idle {
+            if min_idle > 0
+                && !nack.owner.is_empty()
+                && (now_ms as i64 - nack.delivery_time as i64) < min_idle
+            {
                 continue;
             }
-            let delivery_count = nack.delivery_count + u64::from(!just_id);
-            group.pel.insert(
-                id,
-                Nack {
-                    owner: consumer.clone(),
-                    delivery_time: now_ms,
-                    delivery_count,
-                },
-            );
+            let delivery_count = (nack.delivery_count + u64::from(!just_id)).min(COUNT_MAX);
+            group.put(id, consumer, now_ms, delivery_count);
             group.consumer_or_create(consumer, now_ms).active_time = Some(now_ms);
             claimed.push(if just_id {
                 id_reply(id)

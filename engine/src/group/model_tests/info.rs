@@ -200,6 +200,7 @@ impl GroupModel {
                     ),
                     pair("lag", lag(stream, g).map_or(Reply::Null, Reply::Int)),
                     pair("pel-count", Reply::Int(g.pel.len() as i64)),
+                    pair("nacked-count", Reply::Int(g.zone.len() as i64)),
                     pair("pending", Reply::Array(pending)),
                     pair("consumers", Reply::Array(consumers)),
                 ])

@@ -28,13 +28,20 @@ pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong
 /// Longest id argument Redis reads (its parse buffer is 128 bytes with the NUL).
 const ID_ARG_LEN_MAX: usize = 127;
 
-/// One pending entry.
+/// One pending entry. An entry handed back with XNACK has no owner (empty) and time 0, and
+/// is in its group's NACK zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nack {
     pub owner: Vec<u8>,
     pub delivery_time: u64,
     pub delivery_count: u64,
+    /// When it was last placed (delivered, claimed, re-timed): equal delivery times keep this
+    /// order in the time order.
+    pub placed: u64,
 }
+
+/// The largest delivery count (LLONG_MAX).
+pub const COUNT_MAX: u64 = i64::MAX as u64;
 
 /// One consumer; its PEL is the group PEL's entries it owns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +57,10 @@ pub struct Group {
     pub entries_read: Option<i64>,
     pub pel: BTreeMap<StreamId, Nack>,
     pub consumers: BTreeMap<Vec<u8>, Consumer>,
+    /// The NACK zone: unowned ids, in the order they were NACKed.
+    pub zone: Vec<StreamId>,
+    /// The next placement number.
+    pub placed: u64,
 }
 
 impl Group {
@@ -59,7 +70,70 @@ impl Group {
             entries_read,
             pel: BTreeMap::new(),
             consumers: BTreeMap::new(),
+            zone: Vec::new(),
+            placed: 0,
         }
+    }
+
+    /// Makes `id` pending for `owner` with this time and count (out of the NACK zone).
+    pub fn put(&mut self, id: StreamId, owner: &[u8], delivery_time: u64, delivery_count: u64) {
+        self.zone.retain(|z| *z != id);
+        self.placed += 1;
+        self.pel.insert(
+            id,
+            Nack {
+                owner: owner.to_vec(),
+                delivery_time,
+                delivery_count,
+                placed: self.placed,
+            },
+        );
+    }
+
+    /// Re-times a pending `id` for its owner: `count` deliveries, now.
+    pub fn retime(&mut self, id: StreamId, delivery_time: u64, delivery_count: u64) {
+        if let Some(owner) = self.pel.get(&id).map(|n| n.owner.clone()) {
+            self.put(id, &owner, delivery_time, delivery_count);
+        }
+    }
+
+    /// Hands `id` back unowned, at the end of the NACK zone, with this count.
+    pub fn nack(&mut self, id: StreamId, delivery_count: u64) {
+        self.zone.retain(|z| *z != id);
+        self.zone.push(id);
+        self.placed += 1;
+        self.pel.insert(
+            id,
+            Nack {
+                owner: Vec::new(),
+                delivery_time: 0,
+                delivery_count,
+                placed: self.placed,
+            },
+        );
+    }
+
+    /// Removes `id` from the PEL (and the zone).
+    pub fn unpend(&mut self, id: StreamId) -> Option<Nack> {
+        self.zone.retain(|z| *z != id);
+        self.pel.remove(&id)
+    }
+
+    /// The pending ids in delivery-time order: the NACK zone, then owned entries by delivery
+    /// time, equal times in placement order.
+    pub fn time_order(&self) -> Vec<StreamId> {
+        let mut owned: Vec<(u64, u64, StreamId)> = self
+            .pel
+            .iter()
+            .filter(|(_, n)| !n.owner.is_empty())
+            .map(|(id, n)| (n.delivery_time, n.placed, *id))
+            .collect();
+        owned.sort();
+        self.zone
+            .iter()
+            .copied()
+            .chain(owned.into_iter().map(|(_, _, id)| id))
+            .collect()
     }
 
     /// The ids `consumer` holds, in order.
@@ -105,6 +179,8 @@ pub struct GroupState {
     pub last_id: StreamId,
     pub entries_read: Option<i64>,
     pub pel: Vec<PendingRow>,
+    /// The pending ids in delivery-time order (the NACK zone first).
+    pub time_order: Vec<StreamId>,
     pub consumers: Vec<ConsumerRow>,
 }
 
@@ -143,6 +219,11 @@ impl GroupModel {
     /// Runs one command at time `now_ms`.
     pub fn execute(&mut self, argv: &[Vec<u8>], now_ms: u64) -> Res {
         let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        if matches!(name.as_str(), "xadd" | "xtrim")
+            && let Some(res) = self.trim_command(argv, now_ms)
+        {
+            return res;
+        }
         if matches!(
             name.as_str(),
             "xadd" | "xdel" | "xtrim" | "xsetid" | "xlen" | "xrange" | "xrevrange"
@@ -158,6 +239,9 @@ impl GroupModel {
             "xreadgroup" => -7,
             "xpending" => -3,
             "xclaim" | "xautoclaim" => -6,
+            "xnack" => -7,
+            "xdelex" => -5,
+            "xackdel" => -6,
             _ => panic!("the model has no command {name}"),
         };
         let argc = argv.len() as i64;
@@ -174,6 +258,9 @@ impl GroupModel {
             "xack" => self.xack(argv),
             "xpending" => self.xpending(argv, now_ms),
             "xclaim" => self.xclaim(argv, now_ms),
+            "xnack" => self.xnack(argv),
+            "xdelex" => self.xdelex(argv, now_ms),
+            "xackdel" => self.xackdel(argv, now_ms),
             _ => self.xautoclaim(argv, now_ms),
         }
     }
@@ -200,6 +287,7 @@ impl GroupModel {
                                     (*id, n.owner.clone(), n.delivery_time, n.delivery_count)
                                 })
                                 .collect(),
+                            time_order: g.time_order(),
                             consumers: g
                                 .consumers
                                 .iter()
@@ -293,6 +381,9 @@ impl GroupModel {
             }
         }
         let stream_last_id = stream.map_or(StreamId::MIN, |s| s.last_id);
+        // Redis 8.2.2+: ENTRIESREAD above entries-added is capped to entries-added.
+        let added = stream.map_or(0, |s| s.entries_added) as i64;
+        let entries_read = entries_read.map(|n| n.min(added));
         match sub {
             "create" if argc <= 8 => {
                 let id = match argv[4].as_slice() {
@@ -342,6 +433,7 @@ impl GroupModel {
                     return Ok(Reply::Int(0));
                 }
                 let before = group.pel.len();
+                // Unowned (NACKed) entries are nobody's and stay.
                 group.pel.retain(|_, nack| nack.owner != argv[4]);
                 Ok(Reply::Int((before - group.pel.len()) as i64))
             }

@@ -143,6 +143,9 @@ pub struct Trim {
     pub approx: bool,
     pub maxlen: u8,
     pub min: IdGen,
+    /// The deletion strategy token (Redis 8.2), first after the key: 0 none, 1 KEEPREF,
+    /// 2 DELREF, 3 ACKED.
+    pub delete: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -197,6 +200,8 @@ pub enum Cmd {
         count: Option<IntTok>,
         block: bool,
         noack: bool,
+        /// CLAIM min-idle-time (Redis 8.4).
+        claim: Option<IntTok>,
         /// The command's key, then maybe another (key index, id).
         first: ReadFrom,
         second: Option<(usize, ReadFrom)>,
@@ -208,6 +213,25 @@ pub enum Cmd {
     Ack {
         group: Index,
         ids: Vec<IdTok>,
+    },
+    /// XDELEX (`group: None`) or XACKDEL (Redis 8.2): strategy 0..3 is KEEPREF, DELREF,
+    /// ACKED, none.
+    DelEx {
+        group: Option<Index>,
+        strategy: u8,
+        ids: Vec<IdGen>,
+        /// The strategy after the IDS block.
+        strategy_last: bool,
+    },
+    /// XNACK (Redis 8.8): mode 0..3 is SILENT, FAIL, FATAL; 3 is a bad mode.
+    Nack {
+        group: Index,
+        mode: u8,
+        ids: Vec<IdTok>,
+        retry_count: Option<IntTok>,
+        force: bool,
+        /// RETRYCOUNT and FORCE before the IDS block.
+        options_first: bool,
     },
     Pending {
         group: Index,
@@ -319,14 +343,20 @@ fn read_from() -> impl Strategy<Value = ReadFrom> {
 }
 
 fn trim() -> impl Strategy<Value = Trim> {
-    (any::<bool>(), prop::bool::weighted(0.2), 0u8..12, id_gen()).prop_map(
-        |(minid, approx, maxlen, min)| Trim {
+    (
+        any::<bool>(),
+        prop::bool::weighted(0.2),
+        0u8..12,
+        id_gen(),
+        prop_oneof![4 => Just(0u8), 1 => Just(1u8), 2 => Just(2u8), 3 => Just(3u8)],
+    )
+        .prop_map(|(minid, approx, maxlen, min, delete)| Trim {
             minid,
             approx,
             maxlen,
             min,
-        },
-    )
+            delete,
+        })
 }
 
 fn claim_opt() -> impl Strategy<Value = ClaimOpt> {
@@ -399,9 +429,10 @@ fn cmd() -> impl Strategy<Value = Cmd> {
             prop::bool::weighted(0.15),
             read_from(),
             prop::option::weighted(0.15, (prop::bool::weighted(0.3).prop_map(usize::from), read_from())),
+            prop::option::weighted(0.3, int_tok(IDLE_MS)),
         )
-            .prop_map(|((group, consumer), count, block, noack, first, second)| Cmd::ReadGroup {
-                group, consumer, count, block, noack, first, second,
+            .prop_map(|((group, consumer), count, block, noack, first, second, claim)| Cmd::ReadGroup {
+                group, consumer, count, block, noack, claim, first, second,
             }),
         1 => (
             prop::option::weighted(0.3, int_tok(COUNTS)),
@@ -413,6 +444,26 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         )
             .prop_map(|(count, from)| Cmd::Read { count, from }),
         5 => (group(), prop::collection::vec(id_tok(), 1..4)).prop_map(|(group, ids)| Cmd::Ack { group, ids }),
+        3 => (
+            prop::option::weighted(0.6, group()),
+            0u8..4,
+            prop::collection::vec(id_gen(), 1..4),
+            any::<bool>(),
+        )
+            .prop_map(|(group, strategy, ids, strategy_last)| Cmd::DelEx {
+                group, strategy, ids, strategy_last,
+            }),
+        4 => (
+            group(),
+            prop_oneof![10 => 0u8..3, 1 => Just(3u8)],
+            prop::collection::vec(id_tok(), 1..4),
+            prop::option::weighted(0.3, int_tok(&[0, 1, 3, -1])),
+            prop::bool::weighted(0.3),
+            any::<bool>(),
+        )
+            .prop_map(|(group, mode, ids, retry_count, force, options_first)| Cmd::Nack {
+                group, mode, ids, retry_count, force, options_first,
+            }),
         4 => (group(), prop::option::weighted(0.6, pending_range()))
             .prop_map(|(group, range)| Cmd::Pending { group, range }),
         5 => (

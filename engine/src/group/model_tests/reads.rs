@@ -1,7 +1,7 @@
 //! The model's XREAD, XREADGROUP (§4.2, §5.1), XACK (§4.3) and XPENDING (§4.4).
 
 use super::model::{
-    GroupModel, NOT_AN_INTEGER, Nack, Res, SYNTAX, entry_reply, id, id_reply, int, live_entry,
+    COUNT_MAX, GroupModel, NOT_AN_INTEGER, Res, SYNTAX, entry_reply, id, id_reply, int, live_entry,
     on_delivery, range_end, range_start, text, word,
 };
 use crate::id::StreamId;
@@ -25,13 +25,25 @@ impl GroupModel {
     pub(super) fn xread(&mut self, argv: &[Vec<u8>], now_ms: u64, grouped: bool) -> Res {
         let mut count = 0usize;
         let mut noack = false;
+        let mut claim: Option<u64> = None;
         let mut group: Option<(&[u8], &[u8])> = None;
         let mut streams_at = None;
         let mut i = 1;
         while i < argv.len() {
             let more = argv.len() - 1 - i;
             let opt = &argv[i];
-            if word(opt, "block") && more > 0 {
+            if word(opt, "claim") && more > 0 {
+                if !grouped {
+                    return Err("ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.".into());
+                }
+                i += 1;
+                let ms =
+                    int(&argv[i]).ok_or("ERR min-idle-time is not an integer or out of range")?;
+                if ms < 0 {
+                    return Err("ERR min-idle-time must be a positive integer".into());
+                }
+                claim = Some(ms as u64);
+            } else if word(opt, "block") && more > 0 {
                 i += 1;
                 let ms = int(&argv[i]).ok_or("ERR timeout is not an integer or out of range")?;
                 if ms < 0 {
@@ -115,7 +127,7 @@ impl GroupModel {
         for (key, from) in keys.iter().zip(froms) {
             let entries = match group {
                 Some((g, consumer)) => {
-                    self.serve_group(key, g, consumer, from, limit, noack, now_ms)
+                    self.serve_group(key, g, consumer, from, limit, noack, &mut claim, now_ms)
                 }
                 None => self.serve_plain(key, from, limit),
             };
@@ -149,7 +161,10 @@ impl GroupModel {
     }
 
     /// One stream of an XREADGROUP: the consumer is created and seen whether or not anything
-    /// is served.
+    /// is served. With CLAIM (redis-8-streams.md §2): a `>` stream is also served when its
+    /// first pending entry that still exists is idle enough; idle entries are claimed first,
+    /// walking the time order up to its tail as it was; a history read turns CLAIM off for
+    /// this and later streams.
     #[allow(clippy::too_many_arguments)]
     fn serve_group(
         &mut self,
@@ -159,6 +174,7 @@ impl GroupModel {
         from: From,
         limit: usize,
         noack: bool,
+        claim: &mut Option<u64>,
         now_ms: u64,
     ) -> Option<Vec<Reply>> {
         let Ok(Some(stream)) = self.stream(key) else {
@@ -166,7 +182,14 @@ impl GroupModel {
         };
         let stream = stream.clone();
         let group = self.group_mut(key, g);
-        let serve = match from {
+        let claimable = claim.is_some_and(|min| {
+            group
+                .time_order()
+                .into_iter()
+                .find(|id| live_entry(&stream, *id).is_some())
+                .is_some_and(|id| now_ms.wrapping_sub(group.pel[&id].delivery_time) >= min)
+        });
+        let mut serve = match from {
             From::After(_) => true,
             From::New => stream
                 .live()
@@ -174,10 +197,73 @@ impl GroupModel {
                 .is_some_and(|e| e.id > group.last_id),
         };
         group.consumer_or_create(consumer, now_ms).seen_time = now_ms;
+        let mut claimed_only = false;
+        if matches!(from, From::After(_)) {
+            *claim = None;
+        } else if !serve && claimable {
+            serve = true;
+            claimed_only = true;
+        }
         if !serve {
             return None;
         }
         let mut entries = Vec::new();
+        if let (Some(min), From::New) = (*claim, from) {
+            let order = group.time_order();
+            let tail = order.last().copied();
+            let mut cursor = order.first().copied();
+            // At most one step per entry pending at the start (the engine's guard against
+            // entries leapfrogging forever after the clock went back).
+            let mut steps = order.len();
+            while let Some(id) = cursor {
+                if steps == 0 {
+                    break;
+                }
+                steps -= 1;
+                let now_order = group.time_order();
+                let at = now_order.iter().position(|x| *x == id).unwrap_or(0);
+                let next = now_order.get(at + 1).copied();
+                let nack = &group.pel[&id];
+                let idle = now_ms.wrapping_sub(nack.delivery_time);
+                if idle < min {
+                    break;
+                }
+                let count = nack.delivery_count;
+                if let Some(e) = live_entry(&stream, id) {
+                    let Reply::Array(mut parts) = entry_reply(e) else {
+                        unreachable!("an entry is an array")
+                    };
+                    parts.push(Reply::Int(idle as i64));
+                    parts.push(Reply::Int(count as i64));
+                    entries.push(Reply::Array(parts));
+                    group.put(id, consumer, now_ms, (count + 1).min(COUNT_MAX));
+                    group.consumer_or_create(consumer, now_ms).active_time = Some(now_ms);
+                    if entries.len() >= limit {
+                        break;
+                    }
+                }
+                cursor = if Some(id) == tail { None } else { next };
+            }
+            if claimed_only || entries.len() >= limit {
+                return Some(entries);
+            }
+            let after = group.last_id;
+            let rest = limit - entries.len();
+            for e in stream.live().filter(|e| e.id > after).take(rest) {
+                on_delivery(&stream, group, e.id);
+                if !noack {
+                    group.put(e.id, consumer, now_ms, 1);
+                    group.consumer_or_create(consumer, now_ms).active_time = Some(now_ms);
+                }
+                let Reply::Array(mut parts) = entry_reply(e) else {
+                    unreachable!("an entry is an array")
+                };
+                parts.push(Reply::Int(0));
+                parts.push(Reply::Int(0));
+                entries.push(Reply::Array(parts));
+            }
+            return Some(entries);
+        }
         match from {
             From::After(after) => {
                 let ids: Vec<StreamId> = group
@@ -188,9 +274,8 @@ impl GroupModel {
                 for id in ids {
                     match live_entry(&stream, id) {
                         Some(e) => {
-                            let nack = group.pel.get_mut(&id).expect("a pending id");
-                            nack.delivery_time = now_ms;
-                            nack.delivery_count += 1;
+                            let count = group.pel[&id].delivery_count;
+                            group.retime(id, now_ms, (count + 1).min(COUNT_MAX));
                             entries.push(entry_reply(e));
                         }
                         None => entries.push(Reply::Array(vec![id_reply(id), Reply::NullArray])),
@@ -202,14 +287,7 @@ impl GroupModel {
                 for e in stream.live().filter(|e| e.id > after).take(limit) {
                     on_delivery(&stream, group, e.id);
                     if !noack {
-                        group.pel.insert(
-                            e.id,
-                            Nack {
-                                owner: consumer.to_vec(),
-                                delivery_time: now_ms,
-                                delivery_count: 1,
-                            },
-                        );
+                        group.put(e.id, consumer, now_ms, 1);
                         group.consumer_or_create(consumer, now_ms).active_time = Some(now_ms);
                     }
                     entries.push(entry_reply(e));
@@ -231,10 +309,7 @@ impl GroupModel {
             .map(|arg| id(arg, 0, true))
             .collect::<Result<Vec<_>, _>>()?;
         let group = self.group_mut(key, &argv[2]);
-        let acked = ids
-            .iter()
-            .filter(|id| group.pel.remove(id).is_some())
-            .count();
+        let acked = ids.iter().filter(|id| group.unpend(**id).is_some()).count();
         Ok(Reply::Int(acked as i64))
     }
 
@@ -308,6 +383,15 @@ impl GroupModel {
             .take_while(|(id, _)| **id <= end)
             .filter(|(_, nack)| consumer.is_none_or(|c| nack.owner == *c))
             .filter_map(|(id, nack)| {
+                if nack.owner.is_empty() {
+                    // Unowned: idle -1, never filtered out by IDLE.
+                    return Some(Reply::Array(vec![
+                        id_reply(*id),
+                        Reply::bulk(""),
+                        Reply::Int(-1),
+                        Reply::Int(nack.delivery_count as i64),
+                    ]));
+                }
                 let idle = now_ms as i64 - nack.delivery_time as i64;
                 (min_idle == 0 || idle >= min_idle).then(|| {
                     Reply::Array(vec![

@@ -115,6 +115,16 @@ fn int_text(tok: &IntTok) -> String {
 
 /// Mostly the first group, so that commands meet existing groups; rarely the third, which
 /// is then usually missing.
+/// The strategy token of a trim, if any.
+fn delete_token(t: &Trim) -> Vec<String> {
+    match t.delete {
+        1 => vec!["KEEPREF".into()],
+        2 => vec!["DELREF".into()],
+        3 => vec!["acked".into()],
+        _ => Vec::new(),
+    }
+}
+
 fn group_name(index: &Index) -> &'static str {
     GROUPS[match index.index(20) {
         0..=13 => 0,
@@ -163,6 +173,7 @@ pub fn render(
         Cmd::Add { id, trim, fields } => {
             let mut args = vec![s("XADD"), k];
             if let Some(t) = trim {
+                args.extend(delete_token(t));
                 args.extend(trim_args(t, &ids));
             }
             args.push(match id {
@@ -178,7 +189,7 @@ pub fn render(
             return args.into_iter().map(String::into_bytes).collect();
         }
         Cmd::Trim(t) => {
-            let args = [vec![s("XTRIM"), k], trim_args(t, &ids)].concat();
+            let args = [vec![s("XTRIM"), k], delete_token(t), trim_args(t, &ids)].concat();
             return args.into_iter().map(String::into_bytes).collect();
         }
         Cmd::SetId { id, entries_added } => {
@@ -253,6 +264,7 @@ pub fn render(
             count,
             block,
             noack,
+            claim,
             first,
             second,
         } => {
@@ -262,6 +274,10 @@ pub fn render(
                 s(group_name(group)),
                 s(consumer_name(consumer)),
             ];
+            if let Some(min) = claim {
+                args.push(s("CLAIM"));
+                args.push(int_text(min));
+            }
             if let Some(n) = count {
                 args.push(s("COUNT"));
                 args.push(int_text(n));
@@ -305,6 +321,55 @@ pub fn render(
         Cmd::Ack { group, ids: toks } => {
             let mut args = vec![s("XACK"), k, s(group_name(group))];
             args.extend(toks.iter().map(|t| ids.tok(t)));
+            args
+        }
+        Cmd::DelEx {
+            group,
+            strategy,
+            ids: gens,
+            strategy_last,
+        } => {
+            let mut args = match group {
+                Some(group) => vec![s("XACKDEL"), k, s(group_name(group))],
+                None => vec![s("XDELEX"), k],
+            };
+            let token = ["KEEPREF", "DELREF", "ACKED"].get(usize::from(*strategy));
+            if !strategy_last && let Some(t) = token {
+                args.push(s(t));
+            }
+            args.push(s("IDS"));
+            args.push(gens.len().to_string());
+            args.extend(gens.iter().map(|g| ids.resolve(g).to_string()));
+            if *strategy_last && let Some(t) = token {
+                args.push(s(t));
+            }
+            args
+        }
+        Cmd::Nack {
+            group,
+            mode,
+            ids: toks,
+            retry_count,
+            force,
+            options_first,
+        } => {
+            let mode = ["SILENT", "FAIL", "FATAL", "MAYBE"][usize::from(*mode % 4)];
+            let mut args = vec![s("XNACK"), k, s(group_name(group)), s(mode)];
+            let mut options = Vec::new();
+            if let Some(n) = retry_count {
+                options.push(s("RETRYCOUNT"));
+                options.push(int_text(n));
+            }
+            if *force {
+                options.push(s("FORCE"));
+            }
+            if *options_first {
+                args.append(&mut options);
+            }
+            args.push(s("IDS"));
+            args.push(toks.len().to_string());
+            args.extend(toks.iter().map(|t| ids.tok(t)));
+            args.append(&mut options);
             args
         }
         Cmd::Pending { group, range } => {

@@ -23,6 +23,28 @@ fn group_cases_match_valkey() {
     run_cases(PeerKind::Valkey, &cases::all());
 }
 
+/// Cases whose expectations predate Redis 8.8 and differ on it, to re-check with issue 15's
+/// pass over `known_differences` (not part of this work): HELP's last line reads `Print this
+/// help.` on 8.8; XREAD `+` after the last entry is deleted serves the live last entry; and
+/// 8.8's entries-read and lag after an XTRIM past the cursor.
+const NOT_YET_RECHECKED_ON_REDIS8: &[&str] = &[
+    "XGROUP HELP",
+    "XINFO HELP",
+    "lag: XTRIM past the cursor",
+    "XREAD + reads the last entry only, if it is live",
+];
+
+/// The same cases against Redis 8.8: the behaviour we target, including what the older
+/// peers lack (the ENTRIESREAD cap cases run only here).
+#[test]
+fn group_cases_match_redis8() {
+    let cases: Vec<_> = cases::all()
+        .into_iter()
+        .filter(|c| !NOT_YET_RECHECKED_ON_REDIS8.contains(&c.name))
+        .collect();
+    run_cases(PeerKind::Redis8, &cases);
+}
+
 #[test]
 fn group_random_sequences_match_redis() {
     if let Some(differ) = Differ::start(PeerKind::Redis) {

@@ -24,7 +24,7 @@ pub struct Case {
 }
 
 impl Case {
-    fn new(name: &'static str) -> Case {
+    pub(super) fn new(name: &'static str) -> Case {
         Case {
             name,
             batches: Vec::new(),
@@ -32,7 +32,7 @@ impl Case {
     }
 
     /// A command as space-separated words.
-    fn cmd(self, line: &str) -> Case {
+    pub(super) fn cmd(self, line: &str) -> Case {
         let argv: Vec<&str> = line.split_whitespace().collect();
         self.argv(&argv)
     }
@@ -49,12 +49,12 @@ impl Case {
     }
 
     /// `XADD key 9999999999999-0 f v`.
-    fn seed(self, key: &str) -> Case {
+    pub(super) fn seed(self, key: &str) -> Case {
         self.cmd(&format!("XADD {key} {SEED} seed 0"))
     }
 
     /// `MULTI`, the commands, `EXEC`.
-    fn multi(mut self, lines: &[&str]) -> Case {
+    pub(super) fn multi(mut self, lines: &[&str]) -> Case {
         let commands = lines
             .iter()
             .map(|l| words(&l.split_whitespace().collect::<Vec<_>>()))

@@ -1,8 +1,8 @@
 //! Idempotent production against Redis 8.8 over the wire (reference 8.x §3): every form and
 //! error of `XADD … IDMP pid iid` / `IDMPAUTO pid`, `XCFGSET` and `XIDMPRECORD`, the XINFO STREAM
-//! fields, the `stream-idmp-*` settings, and the maps following their key through RENAME, DEL,
-//! FLUSHDB and FLUSHALL. Each case runs on `echomq serve` and Redis 8.8 in RESP2 and RESP3,
-//! replies compared byte for byte.
+//! fields, the `stream-idmp-*` settings, and the maps following their key through RENAME, COPY,
+//! MOVE, SWAPDB, DEL, FLUSHDB and FLUSHALL. Each case runs on `echomq serve` and Redis 8.8 in
+//! RESP2 and RESP3, replies compared byte for byte.
 //!
 //! `*` ids come from each server's own clock, so every stream a case appends to with `*` is
 //! first seeded with an entry in the year 2286 (`9999999999999-0`): `*` then gives the next
@@ -11,6 +11,7 @@
 //! move a manual clock instead: `engine/src/command/idmp_tests.rs`).
 //!
 //! - `cases`: hand-written cases, each form and error;
+//! - `keyspace`: COPY, MOVE and SWAPDB carrying the maps, and readers blocked across SWAPDB;
 //! - `random`: random sequences of IDMP writes, XIDMPRECORD, XCFGSET, XDEL and XTRIM on one
 //!   seeded stream, shrunk to a short reproduction on a mismatch.
 //!
@@ -19,6 +20,7 @@
 //! echomq.
 
 mod cases;
+mod keyspace;
 mod random;
 
 use crate::support::peer::PeerKind;
@@ -44,7 +46,8 @@ fn idmp_cases_match_redis_8_8() {
         return;
     };
     let peer = differ.info();
-    let all = cases();
+    let mut all = cases();
+    all.extend(keyspace::cases());
     let mut failures = Vec::new();
     for case in &all {
         for protocol in [2, 3] {

@@ -3,7 +3,7 @@
 
 use echomq_engine::{Keyspace, StreamId};
 
-use crate::differential::known_differences::redis_before_7_2;
+use crate::differential::known_differences::{lacks_entries_read_cap, redis_before_7_2};
 use crate::support::peer::PeerInfo;
 
 use super::{Age, At, CONSUMERS, Extended, GROUPS, HOUR_MS, Idle, KEYS, Op, Pick, TWO_HOURS_MS};
@@ -13,6 +13,8 @@ use super::{Age, At, CONSUMERS, Extended, GROUPS, HOUR_MS, Idle, KEYS, Op, Pick,
 struct View {
     live: Vec<StreamId>,
     last_id: StreamId,
+    /// The stream's entries-added (0 for a missing key).
+    entries_added: u64,
     /// Per group (by index in [`GROUPS`]): its pending ids with their owners, if it exists.
     groups: Vec<Option<Vec<(StreamId, String)>>>,
 }
@@ -26,6 +28,7 @@ impl View {
                     .map(|e| e.id)
                     .collect(),
                 last_id: s.last_id(),
+                entries_added: s.entries_added(),
                 groups: GROUPS
                     .iter()
                     .map(|g| {
@@ -33,7 +36,7 @@ impl View {
                             group
                                 .pending()
                                 .map(|(id, nack)| {
-                                    let owner = String::from_utf8_lossy(nack.owner.as_bytes());
+                                    let owner = String::from_utf8_lossy(nack.owner_bytes());
                                     (*id, owner.into_owned())
                                 })
                                 .collect()
@@ -148,6 +151,16 @@ fn precreate(peer: &PeerInfo, key: usize, group: usize, consumer: usize) -> Opti
     })
 }
 
+/// An ENTRIESREAD value: on a peer without the 8.2.2 cap, never above the stream's
+/// entries-added (`known_differences::ENTRIES_READ_CAP`).
+fn capped(n: u64, view: &View, peer: &PeerInfo) -> u64 {
+    if lacks_entries_read_cap(peer) {
+        n.min(view.entries_added)
+    } else {
+        n
+    }
+}
+
 /// The commands for one plan.
 pub fn render(op: &Op, engine: &Keyspace, peer: &PeerInfo) -> Vec<Vec<Vec<u8>>> {
     let view = |key: usize| View::of(engine, key);
@@ -233,7 +246,7 @@ pub fn render(op: &Op, engine: &Keyspace, peer: &PeerInfo) -> Vec<Vec<Vec<u8>>> 
             }
             if let Some(n) = entries_read {
                 argv.push(s("ENTRIESREAD"));
-                argv.push(n.to_string());
+                argv.push(capped(u64::from(*n), &v, peer).to_string());
             }
             vec![words(argv)]
         }
@@ -254,7 +267,7 @@ pub fn render(op: &Op, engine: &Keyspace, peer: &PeerInfo) -> Vec<Vec<Vec<u8>>> 
             ];
             if let Some(n) = entries_read {
                 argv.push(s("ENTRIESREAD"));
-                argv.push(n.to_string());
+                argv.push(capped(u64::from(*n), &v, peer).to_string());
             }
             vec![words(argv)]
         }

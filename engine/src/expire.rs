@@ -1,0 +1,407 @@
+//! Key expiry: Redis's active expiry cycle over each database's keys with a TTL, and the full
+//! sweep a test double runs after moving its clock.
+//!
+//! Lazy expiry lives in the [`Db`] itself: a key whose time has passed reads as missing, and
+//! any write to it, or [`Db::expire_if_due`] (which the server calls for every key a command
+//! names), deletes it — touching WATCH and signalling blocked readers as DEL does.
+//!
+//! The active cycle ([`Keyspace::active_expire_cycle`]) is Redis's slow cycle: per database,
+//! sample up to [`KEYS_PER_LOOP`] keys with a TTL from where the last scan stopped (keys are
+//! kept ordered, so the scan resumes after the last key it sampled), delete the expired
+//! ones, and go on while more than [`ACCEPTABLE_STALE_PERC`]% of a sample had expired and the
+//! scan has not wrapped; every 16 loops, stop if the CPU budget the caller gives (Redis: 25%
+//! of one `hz` tick) is spent. TTLs are read from the keyspace's injected clock; the budget
+//! is real time, because it limits how long other clients wait for the lock. It also keeps
+//! Redis's running estimates: each database's average TTL (2% weight per sample batch) and
+//! the share of stale keys (5% per cycle).
+//!
+//! Invariant: the cycle holds the lock for at most 16 loops at a time, and serves the blocked
+//! readers its deletions signalled before releasing it, as after any command.
+
+use std::ops::Bound;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::blocking::Wake;
+use crate::command::CommandSpec;
+use crate::keyspace::{Db, Keyspace};
+
+/// Keys sampled per loop (Redis's `ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
+pub const KEYS_PER_LOOP: usize = 20;
+/// A loop that found more than this share of stale keys is repeated.
+pub const ACCEPTABLE_STALE_PERC: u64 = 10;
+/// Loops between time checks (and lock releases).
+const LOOPS_PER_CHECK: u32 = 16;
+/// `pow(0.98, n)` for `n` in 1..=16: the weight an old average TTL keeps after `n` batches.
+const AVG_TTL_FACTOR: [f64; 16] = [
+    0.98, 0.9604, 0.941192, 0.922368, 0.903921, 0.885842, 0.868126, 0.850763, 0.833748, 0.817073,
+    0.800731, 0.784717, 0.769022, 0.753642, 0.738569, 0.723798,
+];
+
+/// The active cycle's figures, for INFO stats.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CycleStats {
+    /// Running estimate of the share of stale keys, 0..=1 (`expired_stale_perc` / 100).
+    pub stale_share: f64,
+    /// Cycles that stopped at their time budget (`expired_time_cap_reached_count`).
+    pub time_cap_reached: u64,
+    /// Microseconds spent in cycles (`expire_cycle_cpu_milliseconds` * 1000).
+    pub time_used_us: u64,
+}
+
+/// Expiry figures of a whole keyspace.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ExpireStats {
+    /// Keys deleted because they expired (`expired_keys`).
+    pub expired_keys: u64,
+    /// Of those, deleted by the active cycle (`expired_keys_active`).
+    pub expired_keys_active: u64,
+    /// The cycle's own figures.
+    pub cycle: CycleStats,
+}
+
+/// What one sampling loop saw.
+#[derive(Debug, Default)]
+struct Sample {
+    sampled: u64,
+    expired: u64,
+    ttl_sum: u64,
+    ttl_samples: u64,
+    /// The scan reached the last key and wraps.
+    done: bool,
+}
+
+impl Db {
+    /// One loop: samples up to `count` keys with a TTL after the cursor, deleting the
+    /// expired ones.
+    fn sample_expires(&mut self, count: usize) -> Sample {
+        let from = match &self.expire_cursor {
+            Some(key) => Bound::Excluded(key.clone()),
+            None => Bound::Unbounded,
+        };
+        let picked: Vec<(Bytes, u64)> = self
+            .expires
+            .range((from, Bound::Unbounded))
+            .take(count)
+            .map(|(k, &at)| (k.clone(), at))
+            .collect();
+        let mut sample = Sample {
+            done: picked.len() < count,
+            ..Sample::default()
+        };
+        self.expire_cursor = if sample.done {
+            None
+        } else {
+            picked.last().map(|(k, _)| k.clone())
+        };
+        for (key, at) in picked {
+            sample.sampled += 1;
+            if at <= self.now_ms {
+                if self.expire_if_due(&key) {
+                    sample.expired += 1;
+                    self.expired_keys_active += 1;
+                }
+            } else {
+                sample.ttl_sum += at - self.now_ms;
+                sample.ttl_samples += 1;
+            }
+        }
+        sample
+    }
+
+    /// Folds a batch of TTL samples into the running average, as Redis does every 16 loops.
+    fn update_avg_ttl(&mut self, ttl_sum: u64, ttl_samples: u64, batches: usize) {
+        if ttl_samples == 0 || batches == 0 {
+            return;
+        }
+        let avg = ttl_sum / ttl_samples;
+        self.avg_ttl_ms = if self.avg_ttl_ms == 0 {
+            avg
+        } else {
+            let factor = AVG_TTL_FACTOR[batches.min(AVG_TTL_FACTOR.len()) - 1];
+            (avg as f64 + (self.avg_ttl_ms as f64 - avg as f64) * factor) as u64
+        };
+    }
+
+    /// Deletes every key whose time has passed; returns how many.
+    fn sweep_expired(&mut self) -> usize {
+        let due: Vec<Bytes> = self
+            .expires
+            .iter()
+            .filter(|&(_, &at)| at <= self.now_ms)
+            .map(|(k, _)| k.clone())
+            .collect();
+        due.iter().filter(|key| self.expire_if_due(key)).count()
+    }
+}
+
+/// The keys `argv` names, by its spec's key positions; XREAD and XREADGROUP name theirs
+/// after `STREAMS` (the first half of what follows).
+pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let argc = argv.len() as i64;
+    let k = spec.keys;
+    if k.first > 0 && k.step > 0 {
+        let last = if k.last < 0 { argc + k.last } else { k.last };
+        return (k.first..=last.min(argc - 1))
+            .step_by(k.step as usize)
+            .map(|i| argv[i as usize])
+            .collect();
+    }
+    if spec.name == "xread" || spec.name == "xreadgroup" {
+        if let Some(at) = argv.iter().position(|a| a.eq_ignore_ascii_case(b"streams")) {
+            let rest = &argv[at + 1..];
+            return rest[..rest.len() / 2].to_vec();
+        }
+    }
+    Vec::new()
+}
+
+impl Db {
+    /// Lazy expiry for one command: deletes those of its keys whose time has passed.
+    pub fn expire_keys_of(&mut self, spec: &CommandSpec, argv: &[&[u8]]) {
+        if self.expires.is_empty() {
+            return;
+        }
+        for key in command_keys(spec, argv) {
+            self.expire_if_due(key);
+        }
+    }
+}
+
+/// Where one database's cycle stands between lock holds.
+#[derive(Debug, Default)]
+struct DbRun {
+    sampled: u64,
+    expired: u64,
+    ttl_sum: u64,
+    ttl_samples: u64,
+    ttl_batches: usize,
+}
+
+impl Keyspace {
+    /// Runs one active expiry cycle over every database within `budget` of real time;
+    /// returns how many keys it deleted.
+    pub fn active_expire_cycle(&self, budget: Duration) -> u64 {
+        let started = Instant::now();
+        let databases = self.databases();
+        let (mut total_sampled, mut total_expired) = (0u64, 0u64);
+        let mut capped = false;
+        'dbs: for index in 0..databases {
+            let mut run = DbRun::default();
+            let mut loops = 0u32;
+            loop {
+                // One lock hold: up to LOOPS_PER_CHECK loops.
+                let snapshot = self.snapshot();
+                let (repeat, wakers) = {
+                    let mut dbs = self.dbs.lock();
+                    let Some(db) = dbs.get_mut(index) else {
+                        break;
+                    };
+                    db.now_ms = snapshot.now_ms;
+                    let mut repeat = false;
+                    for _ in 0..LOOPS_PER_CHECK {
+                        loops += 1;
+                        if db.expires.is_empty() {
+                            db.avg_ttl_ms = 0;
+                            repeat = false;
+                            break;
+                        }
+                        let sample = db.sample_expires(KEYS_PER_LOOP.min(db.expires.len()));
+                        run.sampled += sample.sampled;
+                        run.expired += sample.expired;
+                        if sample.ttl_samples > 0 {
+                            run.ttl_sum += sample.ttl_sum;
+                            run.ttl_samples += sample.ttl_samples;
+                            run.ttl_batches += 1;
+                        }
+                        repeat = !sample.done
+                            && (sample.sampled == 0
+                                || sample.expired * 100 / sample.sampled > ACCEPTABLE_STALE_PERC);
+                        if loops % LOOPS_PER_CHECK == 0 || !repeat {
+                            db.update_avg_ttl(run.ttl_sum, run.ttl_samples, run.ttl_batches);
+                            (run.ttl_sum, run.ttl_samples, run.ttl_batches) = (0, 0, 0);
+                        }
+                        if !repeat {
+                            break;
+                        }
+                    }
+                    (repeat, db.serve_signalled(&snapshot))
+                };
+                wake_all(wakers);
+                if !repeat {
+                    break;
+                }
+                if started.elapsed() > budget {
+                    capped = true;
+                    total_sampled += run.sampled;
+                    total_expired += run.expired;
+                    break 'dbs;
+                }
+            }
+            total_sampled += run.sampled;
+            total_expired += run.expired;
+        }
+        let mut cycle = self.cycle.lock();
+        cycle.time_used_us += started.elapsed().as_micros() as u64;
+        if capped {
+            cycle.time_cap_reached += 1;
+        }
+        let share = if total_sampled == 0 {
+            0.0
+        } else {
+            total_expired as f64 / total_sampled as f64
+        };
+        cycle.stale_share = share * 0.05 + cycle.stale_share * 0.95;
+        total_expired
+    }
+
+    /// Deletes every key whose time has passed by the clock, in every database; returns how
+    /// many. A test double calls this after moving its manual clock, so expiry does not
+    /// depend on where the sampling cycle stands.
+    pub fn expire_all_due(&self) -> usize {
+        let snapshot = self.snapshot();
+        let (expired, wakers) = {
+            let mut dbs = self.dbs.lock();
+            let mut expired = 0;
+            let mut wakers = Vec::new();
+            for db in dbs.iter_mut() {
+                db.now_ms = snapshot.now_ms;
+                let n = db.sweep_expired();
+                db.expired_keys_active += n as u64;
+                expired += n;
+                wakers.extend(db.serve_signalled(&snapshot));
+            }
+            (expired, wakers)
+        };
+        wake_all(wakers);
+        expired
+    }
+
+    /// The active cycle's own figures (a lock of its own: callable under the keyspace lock).
+    pub fn cycle_stats(&self) -> CycleStats {
+        *self.cycle.lock()
+    }
+
+    /// The expiry figures of every database and the cycle. Takes the keyspace lock: not for
+    /// use inside [`Keyspace::run`] (there, sum [`Db::expired_counts`] and add
+    /// [`Keyspace::cycle_stats`]).
+    pub fn expire_stats(&self) -> ExpireStats {
+        let cycle = self.cycle_stats();
+        let dbs = self.dbs.lock();
+        let mut stats = ExpireStats {
+            cycle,
+            ..ExpireStats::default()
+        };
+        for db in dbs.iter() {
+            let (all, active) = db.expired_counts();
+            stats.expired_keys += all;
+            stats.expired_keys_active += active;
+        }
+        stats
+    }
+
+    /// Zeroes the cycle's figures (CONFIG RESETSTAT, with [`Db::reset_expired_counts`]).
+    pub fn reset_cycle_stats(&self) {
+        *self.cycle.lock() = CycleStats::default();
+    }
+}
+
+impl Db {
+    /// Keys deleted because they expired, and of those by the active cycle.
+    pub fn expired_counts(&self) -> (u64, u64) {
+        (self.expired_keys, self.expired_keys_active)
+    }
+
+    /// Zeroes [`Db::expired_counts`].
+    pub fn reset_expired_counts(&mut self) {
+        self.expired_keys = 0;
+        self.expired_keys_active = 0;
+    }
+}
+
+fn wake_all(wakers: Vec<std::sync::Arc<dyn Wake>>) {
+    for waker in wakers {
+        waker.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::keyspace::Value;
+
+    fn keyspace_with(keys: usize, ttl_every: usize) -> (Arc<ManualClock>, Keyspace) {
+        let clock = Arc::new(ManualClock::new(1_000));
+        let keyspace = Keyspace::new(clock.clone());
+        keyspace.run(|db, snapshot| {
+            for i in 0..keys {
+                let key = Bytes::from(format!("k{i:05}"));
+                db.insert(key.clone(), Value::String(Bytes::from_static(b"v")));
+                let ttl = if i % ttl_every == 0 { 100 } else { 1_000_000 };
+                db.set_expiry(&key, Some(snapshot.now_ms + ttl));
+            }
+        });
+        (clock, keyspace)
+    }
+
+    #[test]
+    fn a_cycle_repeats_while_samples_are_mostly_stale() {
+        let (clock, keyspace) = keyspace_with(200, 1);
+        clock.advance(100);
+        assert_eq!(keyspace.active_expire_cycle(Duration::from_secs(10)), 200);
+        assert_eq!(keyspace.run(|db, _| db.len()), 0);
+        keyspace.check_invariants().unwrap();
+        let stats = keyspace.expire_stats();
+        assert_eq!((stats.expired_keys, stats.expired_keys_active), (200, 200));
+        assert!(stats.cycle.stale_share > 0.0);
+    }
+
+    #[test]
+    fn a_cycle_stops_once_a_sample_is_mostly_fresh() {
+        // One key in 20 expires: the first sample is 5% stale, under the 10% threshold.
+        let (clock, keyspace) = keyspace_with(400, 20);
+        clock.advance(100);
+        let first = keyspace.active_expire_cycle(Duration::from_secs(10));
+        assert_eq!(first, 1);
+        assert_eq!(keyspace.run(|db, _| db.len()), 380);
+        assert_eq!(keyspace.run(|db, _| db.expires_count()), 380);
+        // Later cycles go on from where the scan stopped, and wrap.
+        let mut total = first;
+        for _ in 0..40 {
+            total += keyspace.active_expire_cycle(Duration::from_secs(10));
+        }
+        assert_eq!(total, 20);
+        assert!(keyspace.run(|db, _| db.avg_ttl_ms()) > 900_000);
+    }
+
+    #[test]
+    fn the_sweep_deletes_every_due_key_and_counts_it() {
+        let (clock, keyspace) = keyspace_with(50, 2);
+        assert_eq!(keyspace.expire_all_due(), 0);
+        clock.advance(100);
+        assert_eq!(keyspace.expire_all_due(), 25);
+        assert_eq!(keyspace.expire_stats().expired_keys, 25);
+        keyspace.reset_cycle_stats();
+        keyspace.run(|db, _| db.reset_expired_counts());
+        assert_eq!(keyspace.expire_stats().expired_keys, 0);
+    }
+
+    #[test]
+    fn an_expired_key_is_deleted_on_access_and_keysizes_follow() {
+        let (clock, keyspace) = keyspace_with(3, 1);
+        assert_eq!(keyspace.run(|db, _| db.string_sizes()[1]), 3);
+        clock.advance(100);
+        keyspace.run(|db, _| {
+            assert!(db.get(b"k00000").is_none());
+            assert!(db.expire_if_due(b"k00000"));
+            assert!(!db.expire_if_due(b"k00000"));
+            assert_eq!(db.string_sizes()[1], 2);
+        });
+        assert_eq!(keyspace.expire_stats().expired_keys, 1);
+        keyspace.check_invariants().unwrap();
+    }
+}

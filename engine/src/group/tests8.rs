@@ -1,0 +1,892 @@
+//! Redis 8.2–8.8 consumer-group behaviour (reference redis-8-streams.md §1, §2, §4, §5),
+//! through the command layer, with the invariants (reference index, time order, NACK zone,
+//! cached minimum cursor) checked after every command.
+
+use std::sync::Arc;
+
+use crate::clock::ManualClock;
+use crate::error::Error;
+use crate::keyspace::Keyspace;
+use crate::reply::Reply;
+
+fn keyspace(ms: u64) -> (Arc<Keyspace>, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(ms));
+    (Arc::new(Keyspace::new(clock.clone())), clock)
+}
+
+fn run(ks: &Keyspace, command: &str) -> Result<Reply, Error> {
+    let argv: Vec<&str> = command.split_whitespace().collect();
+    let reply = ks.execute(&argv);
+    ks.check_invariants().unwrap();
+    reply
+}
+
+fn ok(ks: &Keyspace, command: &str) -> Reply {
+    run(ks, command).unwrap_or_else(|e| panic!("{command}: {e}"))
+}
+
+fn err(ks: &Keyspace, command: &str) -> String {
+    run(ks, command).expect_err(command).to_string()
+}
+
+fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+fn ints(ns: &[i64]) -> Reply {
+    Reply::Array(ns.iter().map(|&n| Reply::Int(n)).collect())
+}
+
+/// The ids of an XRANGE reply.
+fn ids(ks: &Keyspace, key: &str) -> Vec<String> {
+    let Reply::Entries(entries) = ok(ks, &format!("XRANGE {key} - +")) else {
+        panic!("XRANGE did not reply entries");
+    };
+    entries
+        .iter()
+        .map(|e| String::from_utf8_lossy(e.id).into_owned())
+        .collect()
+}
+
+/// XPENDING's total for a group.
+fn pending(ks: &Keyspace, key: &str, group: &str) -> Reply {
+    let Reply::Array(summary) = ok(ks, &format!("XPENDING {key} {group}")) else {
+        panic!("XPENDING did not reply an array");
+    };
+    summary[0].clone()
+}
+
+/// `n` entries `1-0 .. n-0`, read by group `g` (consumer `c`).
+fn read_stream(ks: &Keyspace, n: u64) {
+    for i in 1..=n {
+        ok(ks, &format!("XADD s {i}-0 f v"));
+    }
+    ok(ks, "XGROUP CREATE s g 0");
+    ok(ks, "XREADGROUP GROUP g c STREAMS s >");
+}
+
+// 1. Deletion strategies on trimming.
+
+#[test]
+fn acked_trim_skips_referenced_entries_and_goes_on_entry_by_entry_even_with_approx() {
+    let (ks, _) = keyspace(1000);
+    ks.config().set_node_entries_max(2);
+    read_stream(&ks, 5);
+    ok(&ks, "XACK s g 1-0 2-0 4-0");
+    assert_eq!(ok(&ks, "XTRIM s MINID ~ 6-0 ACKED"), int(3));
+    assert_eq!(ids(&ks, "s"), ["3-0", "5-0"]);
+}
+
+#[test]
+fn acked_maxlen_trims_nothing_until_the_group_has_read_and_acked() {
+    let (ks, _) = keyspace(1000);
+    for i in 1..=5 {
+        ok(&ks, &format!("XADD s {i}-0 f v"));
+    }
+    ok(&ks, "XGROUP CREATE s g 0");
+    ok(&ks, "XADD s MAXLEN = 1 ACKED 6-0 f v");
+    assert_eq!(ok(&ks, "XLEN s"), int(6));
+    ok(&ks, "XREADGROUP GROUP g c STREAMS s >");
+    ok(&ks, "XACK s g 1-0 2-0 3-0 4-0 5-0 6-0");
+    ok(&ks, "XADD s MAXLEN = 1 ACKED 7-0 f v");
+    assert_eq!(ok(&ks, "XLEN s"), int(1));
+}
+
+#[test]
+fn acked_trim_on_a_stream_without_groups_is_keepref() {
+    let (ks, _) = keyspace(1000);
+    for i in 1..=3 {
+        ok(&ks, &format!("XADD s {i}-0 f v"));
+    }
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN 1 ACKED"), int(2));
+}
+
+#[test]
+fn delref_trim_removes_the_entries_from_every_pel() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 4);
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XREADGROUP GROUP g2 c STREAMS s >");
+    assert_eq!(ok(&ks, "XTRIM s MINID ~ 5-0 DELREF"), int(4));
+    assert_eq!(pending(&ks, "s", "g"), int(0));
+    assert_eq!(pending(&ks, "s", "g2"), int(0));
+}
+
+#[test]
+fn keepref_trim_leaves_dangling_pending_entries() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 4);
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN 0 KEEPREF"), int(4));
+    assert_eq!(pending(&ks, "s", "g"), int(4));
+}
+
+#[test]
+fn a_group_that_has_not_read_an_entry_references_it() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 2);
+    ok(&ks, "XACK s g 1-0 2-0");
+    ok(&ks, "XADD s 3-0 f v");
+    // 3-0 is above g's cursor; a new group at 0 references everything.
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN 0 ACKED"), int(2));
+    ok(&ks, "XADD s 4-0 f v");
+    ok(&ks, "XGROUP CREATE s late 0");
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN 0 ACKED"), int(0));
+    ok(&ks, "XGROUP DESTROY s late");
+    ok(&ks, "XREADGROUP GROUP g c STREAMS s >");
+    ok(&ks, "XACK s g 3-0 4-0");
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN 0 ACKED"), int(2));
+}
+
+#[test]
+fn approx_limit_caps_entry_by_entry_trimming() {
+    let (ks, _) = keyspace(1000);
+    ks.config().set_node_entries_max(2);
+    read_stream(&ks, 6);
+    ok(&ks, "XACK s g 1-0 2-0 3-0 4-0 5-0 6-0");
+    // A node whose live count would pass the limit is not entered.
+    assert_eq!(ok(&ks, "XTRIM s MAXLEN ~ 0 LIMIT 3 ACKED"), int(2));
+    assert_eq!(ids(&ks, "s"), ["3-0", "4-0", "5-0", "6-0"]);
+}
+
+#[test]
+fn strategy_tokens_parse_as_redis_8_8_does() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(
+        err(&ks, "XADD s KEEPREF DELREF * f v"),
+        "ERR Invalid stream ID specified as stream command argument"
+    );
+    assert_eq!(
+        err(&ks, "XTRIM s MAXLEN 0 ACKED DELREF"),
+        "ERR syntax error"
+    );
+    assert_eq!(ok(&ks, "XTRIM s acked MAXLEN 5"), int(0));
+    // Without a trim the strategy is accepted and ignored.
+    ok(&ks, "XADD s DELREF 2-0 f v");
+    assert_eq!(ok(&ks, "XLEN s"), int(2));
+}
+
+// 3. ENTRIESREAD is capped to entries-added.
+
+#[test]
+fn entries_read_above_entries_added_is_capped() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XGROUP CREATE s g $ ENTRIESREAD 10");
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XGROUP SETID s g2 $ ENTRIESREAD 99");
+    let Reply::Array(groups) = ok(&ks, "XINFO GROUPS s") else {
+        panic!("XINFO GROUPS");
+    };
+    for group in groups {
+        let Reply::Map(pairs) = group else {
+            panic!("not a map")
+        };
+        let get = |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == Reply::bulk(name))
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("entries-read"), Some(int(1)));
+        assert_eq!(get("lag"), Some(int(0)));
+    }
+}
+
+// 2. XDELEX and XACKDEL.
+
+#[test]
+fn xdelex_reports_per_id_and_checks_acked_before_existence() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD x 1-0 f v");
+    ok(&ks, "XADD x 2-0 f v");
+    ok(&ks, "XGROUP CREATE x g 0");
+    assert_eq!(
+        ok(&ks, "XDELEX x ACKED IDS 3 1-0 3-0 9-0"),
+        ints(&[2, 2, 2])
+    );
+    assert_eq!(ok(&ks, "XDELEX x IDS 2 1-0 9-0"), ints(&[1, -1]));
+    assert_eq!(ok(&ks, "XDELEX x KEEPREF IDS 1 1-0"), ints(&[-1]));
+    assert_eq!(ok(&ks, "XLEN x"), int(1));
+}
+
+#[test]
+fn xdelex_delref_drops_pending_entries_even_for_missing_ids() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 2);
+    ok(&ks, "XDEL s 2-0");
+    assert_eq!(ok(&ks, "XDELEX s DELREF IDS 2 1-0 2-0"), ints(&[1, -1]));
+    assert_eq!(pending(&ks, "s", "g"), int(0));
+}
+
+#[test]
+fn xdelex_and_xackdel_errors_and_the_missing_key_reply() {
+    let (ks, _) = keyspace(1000);
+    assert_eq!(ok(&ks, "XDELEX nokey IDS 2 bad 1-0"), ints(&[-1, -1]));
+    assert_eq!(ok(&ks, "XACKDEL nokey g IDS 1 bad"), ints(&[-1]));
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(ok(&ks, "XACKDEL s nogroup IDS 1 1-0"), ints(&[-1]));
+    let cases = [
+        (
+            "XDELEX s DELREF",
+            "ERR wrong number of arguments for 'xdelex' command",
+        ),
+        (
+            "XACKDEL s g IDS 1",
+            "ERR wrong number of arguments for 'xackdel' command",
+        ),
+        (
+            "XDELEX s IDS 0 1-0",
+            "ERR Number of IDs must be a positive integer",
+        ),
+        (
+            "XDELEX s IDS x 1-0",
+            "ERR Number of IDs must be a positive integer",
+        ),
+        (
+            "XDELEX s IDS 3 1-0 2-0",
+            "ERR The `numids` parameter must match the number of arguments",
+        ),
+        ("XDELEX s IDS 1 1-0 2-0", "ERR syntax error"),
+        ("XDELEX s ACKED DELREF IDS 1 1-0", "ERR syntax error"),
+        ("XDELEX s ACKED x 1-0", "ERR syntax error"),
+        ("XDELEX s KEEPREF x IDS", "ERR syntax error"),
+        ("XDELEX s KEEPREF 1 IDS", "ERR syntax error"),
+        (
+            "XDELEX s ACKED IDS 1 bad",
+            "ERR Invalid stream ID specified as stream command argument",
+        ),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(err(&ks, command), expected, "{command}");
+    }
+    assert_eq!(err(&ks, "XDELEX s ACKED ACKED ACKED"), "ERR syntax error");
+    assert_eq!(
+        err(&ks, "XDELEX s KEEPREF KEEPREF KEEPREF"),
+        "ERR syntax error"
+    );
+}
+
+#[test]
+fn xdelex_accepts_options_after_the_ids_block() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(ok(&ks, "XDELEX s IDS 1 1-0 ACKED"), ints(&[1]));
+}
+
+#[test]
+fn xackdel_acks_then_deletes_by_strategy() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XGROUP CREATE s g1 0");
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XREADGROUP GROUP g1 c STREAMS s >");
+    ok(&ks, "XREADGROUP GROUP g2 c STREAMS s >");
+    assert_eq!(ok(&ks, "XACKDEL s g1 ACKED IDS 2 1-0 2-0"), ints(&[2, 2]));
+    assert_eq!(ok(&ks, "XLEN s"), int(2));
+    assert_eq!(pending(&ks, "s", "g1"), int(0));
+    assert_eq!(ok(&ks, "XACKDEL s g1 ACKED IDS 2 1-0 2-0"), ints(&[-1, -1]));
+    assert_eq!(ok(&ks, "XACKDEL s g2 ACKED IDS 2 1-0 2-0"), ints(&[1, 1]));
+    assert_eq!(ok(&ks, "XLEN s"), int(0));
+}
+
+#[test]
+fn xackdel_keepref_leaves_other_groups_dangling_and_delref_cleans_them() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XGROUP CREATE s g1 0");
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XGROUP CREATE s g3 0");
+    for g in ["g1", "g2", "g3"] {
+        ok(&ks, &format!("XREADGROUP GROUP {g} c STREAMS s >"));
+    }
+    assert_eq!(ok(&ks, "XACKDEL s g1 KEEPREF IDS 1 1-0"), ints(&[1]));
+    assert_eq!(pending(&ks, "s", "g2"), int(2));
+    assert_eq!(ok(&ks, "XACKDEL s g2 KEEPREF IDS 1 1-0"), ints(&[1]));
+    assert_eq!(ok(&ks, "XACKDEL s g1 DELREF IDS 1 2-0"), ints(&[1]));
+    assert_eq!(pending(&ks, "s", "g2"), int(0));
+    assert_eq!(pending(&ks, "s", "g3"), int(1));
+}
+
+// 4. XREADGROUP ... CLAIM.
+
+fn bulk(s: &str) -> Reply {
+    Reply::bulk(s)
+}
+
+/// `[id, [f, v], idle, count]`.
+fn claimed(id: &str, idle: i64, count: i64) -> Reply {
+    Reply::Array(vec![
+        bulk(id),
+        Reply::Array(vec![bulk("f"), bulk("v")]),
+        int(idle),
+        int(count),
+    ])
+}
+
+fn one_stream(key: &str, entries: Vec<Reply>) -> Reply {
+    Reply::StreamMap(vec![(bulk(key), Reply::Array(entries))])
+}
+
+/// `(owner, delivery count)` of a pending id, from XPENDING's extended form.
+fn pending_row(ks: &Keyspace, id: &str) -> (Reply, Reply, Reply) {
+    let Reply::Array(rows) = ok(ks, &format!("XPENDING s g {id} {id} 1")) else {
+        panic!("XPENDING");
+    };
+    let Some(Reply::Array(row)) = rows.first() else {
+        panic!("{id} is not pending");
+    };
+    (row[1].clone(), row[2].clone(), row[3].clone())
+}
+
+#[test]
+fn claim_takes_idle_entries_first_then_new_ones_with_count_capping_the_total() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 3);
+    ok(&ks, "XADD s 4-0 f v");
+    ok(&ks, "XADD s 5-0 f v");
+    clock.advance(100);
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c2 COUNT 4 CLAIM 50 STREAMS s >"),
+        one_stream(
+            "s",
+            vec![
+                claimed("1-0", 100, 1),
+                claimed("2-0", 100, 1),
+                claimed("3-0", 100, 1),
+                claimed("4-0", 0, 0),
+            ]
+        )
+    );
+    assert_eq!(pending_row(&ks, "1-0"), (bulk("c2"), int(0), int(2)));
+    // The claimed entries went to the end of the time order: nothing is idle enough now.
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c3 CLAIM 50 STREAMS s >"),
+        one_stream("s", vec![claimed("5-0", 0, 0)])
+    );
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c3 CLAIM 50 STREAMS s >"),
+        Reply::NullArray
+    );
+}
+
+#[test]
+fn claim_walks_oldest_delivery_first_and_stops_at_the_first_fresh_entry() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 2);
+    clock.advance(10);
+    ok(&ks, "XCLAIM s g c 0 1-0");
+    clock.advance(40);
+    // 2-0 is idle 50, 1-0 only 40: 2-0 is first in time order and the walk stops at 1-0.
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c2 CLAIM 45 STREAMS s >"),
+        one_stream("s", vec![claimed("2-0", 50, 1)])
+    );
+}
+
+#[test]
+fn claim_with_noack_claims_but_does_not_add_new_entries_to_the_pel() {
+    let (ks, _) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XGROUP CREATE s g 0");
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c NOACK CLAIM 50 STREAMS s >"),
+        one_stream("s", vec![claimed("1-0", 0, 0), claimed("2-0", 0, 0)])
+    );
+    assert_eq!(pending(&ks, "s", "g"), int(0));
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c NOACK CLAIM 50 STREAMS s >"),
+        Reply::NullArray
+    );
+}
+
+#[test]
+fn claim_skips_ghosts_and_a_history_read_ignores_claim() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 2);
+    ok(&ks, "XDEL s 1-0");
+    clock.advance(100);
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c2 CLAIM 0 STREAMS s >"),
+        one_stream("s", vec![claimed("2-0", 100, 1)])
+    );
+    assert_eq!(pending(&ks, "s", "g"), int(2));
+    let Reply::StreamMap(served) = ok(&ks, "XREADGROUP GROUP g c2 CLAIM 0 STREAMS s 0") else {
+        panic!("history read");
+    };
+    let Reply::Entries(entries) = &served[0].1 else {
+        panic!("a history read replies plain entries");
+    };
+    assert_eq!(entries.len(), 1);
+}
+
+#[test]
+fn after_setid_an_entry_can_come_back_claimed_and_new_in_one_reply() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 1);
+    ok(&ks, "XREADGROUP GROUP g c STREAMS s 0");
+    ok(&ks, "XGROUP SETID s g 0");
+    clock.advance(10);
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c CLAIM 5 STREAMS s >"),
+        one_stream("s", vec![claimed("1-0", 10, 2), claimed("1-0", 0, 0)])
+    );
+    assert_eq!(pending_row(&ks, "1-0").2, int(1));
+}
+
+#[test]
+fn claim_errors_as_redis_8_8() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 1);
+    let cases = [
+        (
+            "XREAD CLAIM 10 STREAMS s 0",
+            "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.",
+        ),
+        (
+            "XREADGROUP GROUP g c CLAIM -1 STREAMS s >",
+            "ERR min-idle-time must be a positive integer",
+        ),
+        (
+            "XREADGROUP GROUP g c CLAIM 5.5 STREAMS s >",
+            "ERR min-idle-time is not an integer or out of range",
+        ),
+        (
+            "XREADGROUP GROUP g c CLAIM +10 STREAMS s >",
+            "ERR min-idle-time is not an integer or out of range",
+        ),
+        (
+            "XREADGROUP GROUP g c CLAIM STREAMS s >",
+            "ERR min-idle-time is not an integer or out of range",
+        ),
+        (
+            "XREADGROUP CLAIM GROUP g c STREAMS s >",
+            "ERR min-idle-time is not an integer or out of range",
+        ),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(err(&ks, command), expected, "{command}");
+    }
+    // The last CLAIM wins.
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c CLAIM 1000 CLAIM 0 STREAMS s >"),
+        one_stream("s", vec![claimed("1-0", 0, 1)])
+    );
+}
+
+#[test]
+fn a_blocked_claim_read_wakes_when_an_entry_becomes_claimable_by_the_manual_clock() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 1);
+    clock.advance(10);
+    let parker = Arc::new(crate::blocking::Parker::default());
+    let argv = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c2",
+        "BLOCK",
+        "0",
+        "CLAIM",
+        "100",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    let crate::keyspace::Execution::Blocked(handle) = ks.execute_blocking(&argv, parker) else {
+        panic!("did not block");
+    };
+    assert_eq!(handle.deadline_ms(), Some(1100));
+    clock.advance(89);
+    assert_eq!(ks.expire_blocked(), 0);
+    assert!(handle.try_take().is_none());
+    clock.advance(1);
+    assert_eq!(ks.expire_blocked(), 0);
+    assert_eq!(
+        handle.try_take(),
+        Some(Ok(one_stream("s", vec![claimed("1-0", 100, 1)])))
+    );
+    assert_eq!(ks.blocked_count(), 0);
+    ks.check_invariants().unwrap();
+}
+
+#[test]
+fn a_blocked_claim_read_with_an_empty_pel_waits_min_idle_from_now() {
+    let (ks, clock) = keyspace(1000);
+    ok(&ks, "XGROUP CREATE s g $ MKSTREAM");
+    let parker = Arc::new(crate::blocking::Parker::default());
+    let argv = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "5000",
+        "CLAIM",
+        "100",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    let crate::keyspace::Execution::Blocked(handle) = ks.execute_blocking(&argv, parker) else {
+        panic!("did not block");
+    };
+    assert_eq!(handle.deadline_ms(), Some(1100));
+    clock.advance(100);
+    // Nothing to claim: it blocks again, with its next check after now.
+    ks.expire_blocked();
+    assert!(handle.try_take().is_none());
+    assert!(handle.deadline_ms().is_some_and(|d| d > 1100));
+    ok(&ks, "XADD s 1-0 f v");
+    assert_eq!(
+        handle.try_take(),
+        Some(Ok(one_stream("s", vec![claimed("1-0", 0, 0)])))
+    );
+}
+
+// 5. XNACK and the NACK zone.
+
+/// XPENDING's extended rows, `[id, consumer, idle, count]` each.
+fn pending_rows(ks: &Keyspace) -> Vec<Reply> {
+    let Reply::Array(rows) = ok(ks, "XPENDING s g - + 100") else {
+        panic!("XPENDING");
+    };
+    rows
+}
+
+fn row(id: &str, consumer: &str, idle: i64, count: i64) -> Reply {
+    Reply::Array(vec![bulk(id), bulk(consumer), int(idle), int(count)])
+}
+
+#[test]
+fn xnack_modes_set_the_count_and_unown_the_entries() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 4);
+    assert_eq!(ok(&ks, "XNACK s g SILENT IDS 1 1-0"), int(1));
+    assert_eq!(ok(&ks, "XNACK s g FAIL IDS 1 2-0"), int(1));
+    assert_eq!(ok(&ks, "XNACK s g FATAL IDS 1 3-0"), int(1));
+    assert_eq!(ok(&ks, "XNACK s g SILENT IDS 1 4-0 RETRYCOUNT 7"), int(1));
+    assert_eq!(
+        pending_rows(&ks),
+        vec![
+            row("1-0", "", -1, 0),
+            row("2-0", "", -1, 1),
+            row("3-0", "", -1, i64::MAX),
+            row("4-0", "", -1, 7),
+        ]
+    );
+    let Reply::Array(summary) = ok(&ks, "XPENDING s g") else {
+        panic!("XPENDING");
+    };
+    assert_eq!(summary[0], int(4));
+    assert_eq!(summary[3], Reply::Array(vec![]));
+    // SILENT never goes below 0.
+    assert_eq!(ok(&ks, "XNACK s g SILENT IDS 1 1-0"), int(1));
+    assert_eq!(pending_rows(&ks)[0], row("1-0", "", -1, 0));
+}
+
+#[test]
+fn nacked_entries_are_claimed_first_in_nack_order() {
+    let (ks, clock) = keyspace(1000);
+    read_stream(&ks, 3);
+    ok(&ks, "XNACK s g FAIL IDS 2 3-0 1-0");
+    // Re-NACKing moves an entry to the end of the zone.
+    ok(&ks, "XNACK s g FAIL IDS 1 3-0");
+    clock.advance(5);
+    assert_eq!(
+        ok(&ks, "XREADGROUP GROUP g c2 COUNT 2 CLAIM 1000 STREAMS s >"),
+        one_stream("s", vec![claimed("1-0", 1005, 1), claimed("3-0", 1005, 1)])
+    );
+    assert_eq!(pending_row(&ks, "1-0"), (bulk("c2"), int(0), int(2)));
+}
+
+#[test]
+fn xnack_force_creates_unowned_entries_only_for_existing_ids() {
+    let (ks, _) = keyspace(1000);
+    for i in 1..=2 {
+        ok(&ks, &format!("XADD s {i}-0 f v"));
+    }
+    ok(&ks, "XGROUP CREATE s g $");
+    assert_eq!(ok(&ks, "XNACK s g FAIL IDS 3 1-0 9-0 1-0"), int(0));
+    assert_eq!(ok(&ks, "XNACK s g FATAL IDS 3 1-0 9-0 2-0 FORCE"), int(2));
+    assert_eq!(
+        pending_rows(&ks),
+        vec![row("1-0", "", -1, i64::MAX), row("2-0", "", -1, i64::MAX)]
+    );
+    // Duplicates count each time; a ghost is NACKed too.
+    ok(&ks, "XDEL s 2-0");
+    assert_eq!(
+        ok(&ks, "XNACK s g FAIL IDS 3 1-0 1-0 2-0 RETRYCOUNT 0"),
+        int(3)
+    );
+}
+
+#[test]
+fn other_commands_treat_nacked_entries_as_8_8() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 3);
+    ok(&ks, "XNACK s g FAIL IDS 2 1-0 2-0");
+    // A history read no longer returns them; the consumer keeps 3-0 only.
+    let Reply::StreamMap(served) = ok(&ks, "XREADGROUP GROUP g c STREAMS s 0") else {
+        panic!("history");
+    };
+    let Reply::Entries(entries) = &served[0].1 else {
+        panic!("entries");
+    };
+    assert_eq!(entries.len(), 1);
+    // DELCONSUMER removes only its own entries.
+    assert_eq!(ok(&ks, "XGROUP DELCONSUMER s g c"), int(1));
+    assert_eq!(pending(&ks, "s", "g"), int(2));
+    // XCLAIM takes them whatever the min idle time.
+    let Reply::Array(got) = ok(&ks, "XCLAIM s g c2 99999 1-0 JUSTID") else {
+        panic!("XCLAIM");
+    };
+    assert_eq!(got, vec![bulk("1-0")]);
+    // XAUTOCLAIM too, and drops a ghost.
+    ok(&ks, "XNACK s g FAIL IDS 1 1-0");
+    ok(&ks, "XDEL s 2-0");
+    let Reply::Array(auto) = ok(&ks, "XAUTOCLAIM s g c3 99999 0 JUSTID") else {
+        panic!("XAUTOCLAIM");
+    };
+    assert_eq!(auto[1], Reply::Array(vec![bulk("1-0")]));
+    assert_eq!(auto[2], Reply::Array(vec![bulk("2-0")]));
+    // XACK removes a NACKed entry.
+    ok(&ks, "XNACK s g FAIL IDS 1 1-0");
+    assert_eq!(ok(&ks, "XACK s g 1-0"), int(1));
+    assert_eq!(pending(&ks, "s", "g"), int(0));
+}
+
+#[test]
+fn xinfo_full_shows_the_nack_zone() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 2);
+    ok(&ks, "XNACK s g FAIL IDS 1 2-0");
+    let info = ok(&ks, "XINFO STREAM s FULL");
+    let Reply::Map(fields) = info else {
+        panic!("map")
+    };
+    let Some((_, Reply::Array(groups))) = fields.iter().find(|(k, _)| *k == bulk("groups")) else {
+        panic!("groups");
+    };
+    let Reply::Map(group) = &groups[0] else {
+        panic!("group map")
+    };
+    let names: Vec<Reply> = group.iter().map(|(k, _)| k.clone()).collect();
+    assert_eq!(
+        names,
+        [
+            "name",
+            "last-delivered-id",
+            "entries-read",
+            "lag",
+            "pel-count",
+            "nacked-count",
+            "pending",
+            "consumers"
+        ]
+        .map(bulk)
+    );
+    assert_eq!(group[4].1, int(2));
+    assert_eq!(group[5].1, int(1));
+    let Reply::Array(pel) = &group[6].1 else {
+        panic!("pending")
+    };
+    assert_eq!(pel[1], row("2-0", "", 0, 1));
+}
+
+#[test]
+fn xnack_errors_in_redis_8_8_order() {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 1);
+    let cases = [
+        (
+            "XNACK s g SILENT IDS 1",
+            "ERR wrong number of arguments for 'xnack' command",
+        ),
+        (
+            "XNACK nokey g BAD IDS 1 x",
+            "NOGROUP No such key 'nokey' or consumer group 'g'",
+        ),
+        (
+            "XNACK s nog BAD IDS 1 x",
+            "NOGROUP No such key 's' or consumer group 'nog'",
+        ),
+        (
+            "XNACK s g BAD IDS 1 1-0",
+            "ERR mode must be SILENT, FAIL, or FATAL",
+        ),
+        (
+            "XNACK s g FAIL IDS 0 1-0",
+            "ERR numids must be a positive integer",
+        ),
+        (
+            "XNACK s g FAIL IDS x 1-0",
+            "ERR numids must be a positive integer",
+        ),
+        (
+            "XNACK s g FAIL IDS 2147483648 1-0",
+            "ERR numids must be a positive integer",
+        ),
+        (
+            "XNACK s g FAIL IDS 3 1-0 2-0",
+            "ERR number of IDs doesn't match numids",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 1-0 2-0",
+            "ERR Unrecognized XNACK option '2-0'",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 1-0 FAIL",
+            "ERR Unrecognized XNACK option 'FAIL'",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 1-0 RETRYCOUNT",
+            "ERR Unrecognized XNACK option 'RETRYCOUNT'",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 1-0 RETRYCOUNT x",
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 1-0 RETRYCOUNT -1",
+            "ERR Invalid RETRYCOUNT value, must be >= 0",
+        ),
+        (
+            "XNACK s g FAIL FORCE RETRYCOUNT 1",
+            "ERR syntax error, expected IDS keyword",
+        ),
+        (
+            "XNACK s g FAIL IDS 1 bad",
+            "ERR Invalid stream ID specified as stream command argument",
+        ),
+    ];
+    for (command, expected) in cases {
+        assert_eq!(err(&ks, command), expected, "{command}");
+    }
+    // FORCE and RETRYCOUNT may come first; nothing changed so far.
+    assert_eq!(
+        ok(&ks, "XNACK s g FAIL FORCE RETRYCOUNT 3 IDS 1 1-0"),
+        int(1)
+    );
+    assert_eq!(pending_rows(&ks), vec![row("1-0", "", -1, 3)]);
+}
+
+#[test]
+fn xnack_wakes_a_blocked_claim_reader() {
+    let (ks, _) = keyspace(1_700_000_000_000);
+    read_stream(&ks, 1);
+    let parker = Arc::new(crate::blocking::Parker::default());
+    let argv = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c2",
+        "BLOCK",
+        "0",
+        "CLAIM",
+        "60000",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    let crate::keyspace::Execution::Blocked(handle) = ks.execute_blocking(&argv, parker) else {
+        panic!("did not block");
+    };
+    ok(&ks, "XNACK s g FAIL IDS 1 1-0");
+    assert_eq!(
+        handle.try_take(),
+        Some(Ok(one_stream(
+            "s",
+            vec![claimed("1-0", 1_700_000_000_000, 1)]
+        )))
+    );
+}
+
+// The invariants cover the new indexes: each corruption below is caught.
+
+fn corrupted(corrupt: impl FnOnce(&mut crate::stream::Stream)) -> Result<(), String> {
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, 3);
+    ok(&ks, "XNACK s g FAIL IDS 1 2-0");
+    ok(&ks, "XTRIM s MAXLEN 3 ACKED");
+    ks.check_invariants()?;
+    ks.run(|db, _| {
+        if let Ok(Some(stream)) = db.stream_mut(b"s") {
+            corrupt(stream);
+        }
+    });
+    ks.check_invariants()
+}
+
+#[test]
+fn check_invariants_catches_a_wrong_cached_minimum_cursor() {
+    let wrong = crate::id::StreamId::new(1, 0);
+    let e = corrupted(|s| s.index.min_last_id = Some(wrong)).unwrap_err();
+    assert!(e.contains("cached minimum cursor"), "{e}");
+}
+
+#[test]
+fn check_invariants_catches_an_entry_indexed_twice_or_not_at_all() {
+    let id = crate::id::StreamId::new(1, 0);
+    let e = corrupted(|s| {
+        let tag = s.groups.values().next().map(|g| g.tag).unwrap_or(0);
+        s.index.refs.link(id, tag);
+    })
+    .unwrap_err();
+    assert!(e.contains("indexed 2 times"), "{e}");
+    let e = corrupted(|s| {
+        s.index.refs.take(id);
+    })
+    .unwrap_err();
+    assert!(e.contains("indexed 0 times"), "{e}");
+}
+
+#[test]
+fn check_invariants_catches_a_nack_zone_that_is_not_the_unowned_entries() {
+    let e = corrupted(|s| {
+        if let Some(g) = s.groups.values_mut().next() {
+            g.nacked += 1;
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("nacked-count"), "{e}");
+    let e = corrupted(|s| {
+        if let Some(g) = s.groups.values_mut().next() {
+            let first = g.by_time.pop_first();
+            if let Some((mut key, id)) = first {
+                key.owned = true;
+                g.by_time.insert(key, id);
+            }
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("time order"), "{e}");
+}
+
+#[test]
+fn a_claim_walk_ends_even_when_the_clock_went_back() {
+    let (ks, clock) = keyspace(1000);
+    ok(&ks, "XADD s 1-0 f v");
+    ok(&ks, "XADD s 2-0 f v");
+    ok(&ks, "XADD s 3-0 f v");
+    ok(&ks, "XGROUP CREATE s g 0");
+    clock.set(1100);
+    ok(&ks, "XREADGROUP GROUP g c COUNT 1 STREAMS s >");
+    clock.set(1120);
+    ok(&ks, "XREADGROUP GROUP g c COUNT 1 STREAMS s >");
+    clock.set(1200);
+    ok(&ks, "XREADGROUP GROUP g c COUNT 1 STREAMS s >");
+    clock.set(1150);
+    // Re-timed to 1150, 1-0 and 2-0 land before 3-0 and would leapfrog forever: the walk
+    // takes at most one step per entry pending when it began.
+    let Reply::StreamMap(served) = ok(&ks, "XREADGROUP GROUP g c2 CLAIM 0 STREAMS s >") else {
+        panic!("a CLAIM read");
+    };
+    let Reply::Array(entries) = &served[0].1 else {
+        panic!("entries");
+    };
+    assert_eq!(entries.len(), 3);
+}

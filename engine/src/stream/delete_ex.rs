@@ -1,0 +1,94 @@
+//! XDELEX and XACKDEL (Redis 8.2): deletion by id with a deletion strategy, and a per-id
+//! result (reference §1.4, §1.5).
+//!
+//! XDELEX checks ACKED's reference rule before existence, so a missing id that a group has not
+//! read reports [`DeleteResult::Referenced`]; DELREF drops the id from every PEL whether or not
+//! the entry exists. XACKDEL acts only on ids pending in its group: it acks each, then deletes
+//! by the strategy (the ack stands even when ACKED keeps the entry).
+
+use crate::id::StreamId;
+
+use super::{DeleteStrategy, Stream};
+
+/// What happened to one id of XDELEX or XACKDEL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteResult {
+    /// XDELEX: no such entry; XACKDEL: not pending in the group (reply -1).
+    Missing,
+    /// Deleted (XACKDEL: also when the pending entry's stream entry was already gone) (1).
+    Deleted,
+    /// Kept because a group still references it (ACKED only) (2).
+    Referenced,
+}
+
+impl DeleteResult {
+    /// The integer Redis replies.
+    pub fn code(self) -> i64 {
+        match self {
+            DeleteResult::Missing => -1,
+            DeleteResult::Deleted => 1,
+            DeleteResult::Referenced => 2,
+        }
+    }
+}
+
+impl Stream {
+    /// XDELEX: deletes each id as the strategy allows; returns one result per id and how
+    /// many entries were deleted.
+    pub fn delete_ex(
+        &mut self,
+        ids: &[StreamId],
+        strategy: DeleteStrategy,
+    ) -> (Vec<DeleteResult>, u64) {
+        let mut deleted = 0;
+        let results = ids
+            .iter()
+            .map(|&id| {
+                let (_, mut references) = self.references();
+                if !references.allow(strategy, id) {
+                    return DeleteResult::Referenced;
+                }
+                if self.delete(&[id]) == 1 {
+                    deleted += 1;
+                    DeleteResult::Deleted
+                } else {
+                    DeleteResult::Missing
+                }
+            })
+            .collect();
+        (results, deleted)
+    }
+
+    /// XACKDEL: acks each id pending in `group`, then deletes it as the strategy allows;
+    /// returns one result per id (`None` without such a group), how many were acked and how
+    /// many entries were deleted.
+    pub fn ack_delete(
+        &mut self,
+        group: &[u8],
+        ids: &[StreamId],
+        strategy: DeleteStrategy,
+    ) -> Option<(Vec<DeleteResult>, u64, u64)> {
+        self.groups.get(group)?;
+        let (mut acked, mut deleted) = (0, 0);
+        let mut results = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let was_pending = match self.groups.get_mut(group) {
+                Some(g) => g.drop_pending(&mut self.index.refs, id),
+                None => false,
+            };
+            if !was_pending {
+                results.push(DeleteResult::Missing);
+                continue;
+            }
+            acked += 1;
+            let (_, mut references) = self.references();
+            if !references.allow(strategy, id) {
+                results.push(DeleteResult::Referenced);
+                continue;
+            }
+            deleted += self.delete(&[id]);
+            results.push(DeleteResult::Deleted);
+        }
+        Some((results, acked, deleted))
+    }
+}

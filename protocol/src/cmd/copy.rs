@@ -1,0 +1,149 @@
+//! COPY, MOVE and SWAPDB: values between keys and databases, as Redis 8.8's `db.c` does.
+//!
+//! - `COPY source destination [DB index] [REPLACE]` stores a deep copy of the value of every
+//!   kind (a stream with its consumer groups, PELs and IDMP state: bounds, producers with their
+//!   IIDs, `iids-added` and `iids-duplicates`, as `streamDup` copies them) and its expiry time.
+//! - `MOVE key db` moves the value and its expiry time; the source is gone, the IDMP state goes
+//!   with the value.
+//! - `SWAPDB a b` exchanges two databases' data; WATCH registrations and blocked readers stay
+//!   with their database (see [`echomq_engine::Db::swap_contents`] for what is touched and
+//!   signalled).
+//!
+//! Options are checked left to right, a DB index as it is met (`COPY a b DB 99 FOO` fails on
+//! the index, `COPY a b FOO DB 99` on the syntax), as Redis does. Deleting, creating and
+//! overwriting keys go through [`echomq_engine::Db`]'s `remove` and `insert`, which touch
+//! WATCHed keys and signal blocked readers. Nothing changes on error.
+
+use bytes::Bytes;
+use echomq_engine::{Db, Error, Reply};
+
+use super::{Ctx, error, is};
+
+/// Redis's error for a source that is its own destination.
+const SAME_OBJECT: &str = "ERR source and destination objects are the same";
+/// Redis's error for a database index past the configured count (or negative).
+const OUT_OF_RANGE: &str = "ERR DB index is out of range";
+
+/// SWAPDB's errors for an index that is no 32-bit integer.
+const FIRST: &str = "ERR invalid first DB index";
+const SECOND: &str = "ERR invalid second DB index";
+
+/// A database index argument below `count`, as Redis's `getIntFromObjectOrReply` reads it:
+/// no 64-bit integer is `message` (Redis's not-an-integer error when `None`), one outside 32
+/// bits is `message` too (Redis's range error when `None`), and a negative one or one not below
+/// `count` is out of range.
+fn db_index(arg: &[u8], count: usize, message: Option<&str>) -> Result<usize, Reply> {
+    let fail = |default: String| Reply::Error(message.map_or(default, str::to_string));
+    let index = echomq_engine::command::parse_i64(arg).map_err(|e| fail(e.to_string()))?;
+    if i32::try_from(index).is_err() {
+        return Err(fail(format!(
+            "ERR value is out of range, value must between {} and {}",
+            i32::MIN,
+            i32::MAX
+        )));
+    }
+    usize::try_from(index)
+        .ok()
+        .filter(|&i| i < count)
+        .ok_or_else(|| Reply::Error(OUT_OF_RANGE.into()))
+}
+
+/// Two distinct databases of `dbs`, mutably.
+fn pair(dbs: &mut [Db], a: usize, b: usize) -> (&mut Db, &mut Db) {
+    if a < b {
+        let (low, high) = dbs.split_at_mut(b);
+        (&mut low[a], &mut high[0])
+    } else {
+        let (low, high) = dbs.split_at_mut(a);
+        (&mut high[0], &mut low[b])
+    }
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`: 1 if copied, 0 if the source is
+/// missing or the destination exists without REPLACE.
+pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let src = ctx.client.db.min(ctx.dbs.len() - 1);
+    let mut dst = src;
+    let mut replace = false;
+    let mut i = 3;
+    while i < argv.len() {
+        if is(argv[i], "replace") {
+            replace = true;
+        } else if is(argv[i], "db") && i + 1 < argv.len() {
+            dst = match db_index(argv[i + 1], ctx.dbs.len(), None) {
+                Ok(index) => index,
+                Err(reply) => return reply,
+            };
+            i += 1;
+        } else {
+            return error(Error::Syntax);
+        }
+        i += 1;
+    }
+    let (key, new_key) = (argv[1], argv[2]);
+    if src == dst && key == new_key {
+        return Reply::Error(SAME_OBJECT.into());
+    }
+    let source = &ctx.dbs[src];
+    let Some(value) = source.get(key).cloned() else {
+        return Reply::Int(0);
+    };
+    let expiry = source.expiry(key);
+    let target = &mut ctx.dbs[dst];
+    if target.get(new_key).is_some() {
+        if !replace {
+            return Reply::Int(0);
+        }
+        target.remove(new_key);
+    }
+    target.insert(Bytes::copy_from_slice(new_key), value);
+    if expiry.is_some() {
+        target.set_expiry(new_key, expiry);
+    }
+    Reply::Int(1)
+}
+
+/// `MOVE key db`: 1 if moved, 0 if the key is missing here or exists there.
+pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let src = ctx.client.db.min(ctx.dbs.len() - 1);
+    let dst = match db_index(argv[2], ctx.dbs.len(), None) {
+        Ok(index) => index,
+        Err(reply) => return reply,
+    };
+    if src == dst {
+        return Reply::Error(SAME_OBJECT.into());
+    }
+    let key = argv[1];
+    let (source, target) = pair(ctx.dbs, src, dst);
+    if source.get(key).is_none() || target.get(key).is_some() {
+        return Reply::Int(0);
+    }
+    let expiry = source.expiry(key);
+    let Some(value) = source.remove(key) else {
+        return Reply::Int(0);
+    };
+    target.insert(Bytes::copy_from_slice(key), value);
+    if expiry.is_some() {
+        target.set_expiry(key, expiry);
+    }
+    Reply::Int(1)
+}
+
+/// `SWAPDB index1 index2`.
+pub(crate) fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let count = ctx.dbs.len();
+    // Both are parsed before either is range-checked, as Redis does.
+    let first = db_index(argv[1], usize::MAX, Some(FIRST));
+    let second = db_index(argv[2], usize::MAX, Some(SECOND));
+    let (a, b) = match (first, second) {
+        (Err(reply), _) => return reply,
+        (_, Err(reply)) => return reply,
+        (Ok(a), Ok(b)) if a < count && b < count => (a, b),
+        _ => return Reply::Error(OUT_OF_RANGE.into()),
+    };
+    if a != b {
+        let (one, other) = pair(ctx.dbs, a, b);
+        one.swap_contents(other);
+    }
+    Reply::OK
+}

@@ -1,0 +1,323 @@
+//! The sections about the process: server, clients, memory, persistence, threads, cpu.
+//!
+//! Process figures come from `/proc` (Linux): the kernel release, total memory, CPU times
+//! (in clock ticks of 1/100 s, Linux's `USER_HZ`). Where `/proc` cannot be read the figure
+//! is 0. echomq has no persistence, Lua, allocator statistics or I/O threads beyond the
+//! runtime's: those fields are Redis's values for a server without them.
+
+use super::{Lines, human};
+use crate::cmd::Ctx;
+use crate::cmd::connection::REDIS_VERSION;
+
+/// `/proc/<pid>/stat` clock ticks per second.
+const TICKS_PER_S: u64 = 100;
+/// Redis's LRU clock: seconds, in 24 bits.
+const LRU_CLOCK_MAX: u64 = (1 << 24) - 1;
+/// Redis's active-client window: 4 slots of 128 ms.
+const ACTIVE_WINDOW_MS: u64 = 4 * 128;
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `used_cpu_*` style: seconds with six decimals, from clock ticks.
+fn cpu_seconds(ticks: u64) -> String {
+    let micros = ticks * (1_000_000 / TICKS_PER_S);
+    format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000)
+}
+
+/// utime, stime, cutime, cstime (ticks) from a `/proc/.../stat` line.
+fn cpu_ticks(stat: &str) -> [u64; 4] {
+    // The command name (field 2) may hold spaces: count fields after its closing paren.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    let mut ticks = [0; 4];
+    for (slot, value) in ticks.iter_mut().zip(fields) {
+        *slot = value;
+    }
+    ticks
+}
+
+pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    let settings = state.settings().clone();
+    let uptime = state.uptime_s();
+    let now_ms = ctx.snapshot.now_ms;
+    let release = read("/proc/sys/kernel/osrelease");
+    let os = format!(
+        "{} {} {}",
+        if std::env::consts::OS == "linux" {
+            "Linux"
+        } else {
+            std::env::consts::OS
+        },
+        release.trim(),
+        std::env::consts::ARCH
+    );
+    let identity = state.identity();
+    out.field("redis_version", REDIS_VERSION);
+    out.field("echomq_version", env!("CARGO_PKG_VERSION"));
+    out.field("redis_git_sha1", "00000000");
+    out.field("redis_git_dirty", 0);
+    out.field("redis_build_id", &identity.run_id[..16]);
+    let mode = if settings.cluster_enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
+    out.field("redis_mode", mode);
+    out.field("os", os);
+    out.field("arch_bits", usize::BITS);
+    out.field("monotonic_clock", "POSIX clock_gettime");
+    out.field("multiplexing_api", "epoll");
+    out.field("atomicvar_api", "c11-builtin");
+    out.field("gcc_version", "0.0.0");
+    out.field("process_id", std::process::id());
+    out.field("process_supervised", "no");
+    out.field("run_id", &identity.run_id);
+    out.field("tcp_port", settings.port);
+    out.field("server_time_usec", now_ms * 1000);
+    out.field("uptime_in_seconds", uptime);
+    out.field("uptime_in_days", uptime / 86_400);
+    out.field("hz", settings.hz);
+    out.field("configured_hz", settings.hz);
+    out.field("lru_clock", (now_ms / 1000) & LRU_CLOCK_MAX);
+    let executable = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    out.field("executable", executable);
+    out.field("config_file", "");
+    out.field("io_threads_active", 0);
+    out.field(
+        "listener0",
+        format!("name=tcp,bind={},port={}", settings.bind, settings.port),
+    );
+}
+
+pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    let clients = state.clients();
+    let blocked: usize = ctx.dbs.iter().map(|db| db.blocked_count()).sum();
+    let in_timeout: usize = ctx.dbs.iter().map(|db| db.blocked_with_timeout()).sum();
+    let watched: usize = ctx.dbs.iter().map(|db| db.watched_count()).sum();
+    let (blocking, on_nokey) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+        let (keys, nokey) = db.blocking_keys();
+        (a + keys, b + nokey)
+    });
+    out.field("connected_clients", clients.len());
+    out.field("cluster_connections", 0);
+    out.field("maxclients", state.settings().maxclients);
+    out.field("client_recent_max_input_buffer", 0);
+    out.field("client_recent_max_output_buffer", 0);
+    out.field("blocked_clients", blocked);
+    out.field("tracking_clients", 0);
+    out.field("pubsub_clients", 0);
+    out.field(
+        "watching_clients",
+        clients.iter().filter(|c| c.is_watching()).count(),
+    );
+    out.field("clients_in_timeout_table", in_timeout);
+    out.field(
+        "active_clients",
+        clients
+            .iter()
+            .filter(|c| c.idle_ms() < ACTIVE_WINDOW_MS)
+            .count(),
+    );
+    out.field("total_watched_keys", watched);
+    out.field("total_blocking_keys", blocking);
+    out.field("total_blocking_keys_on_nokey", on_nokey);
+}
+
+/// `12.34%` of `part` in `whole`.
+fn percent(part: u64, whole: u64) -> String {
+    let perc = if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    };
+    format!("{perc:.2}%")
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+fn system_memory() -> u64 {
+    read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    let settings = state.settings().clone();
+    let used = state.memory_used();
+    let rss = crate::state::resident_bytes();
+    let identity = state.identity();
+    let (peak, peak_time) = *identity.memory_peak.lock();
+    let startup = identity.memory_startup.min(used);
+    let dataset = used - startup;
+    let system = system_memory();
+    let ratio = |a: u64, b: u64| {
+        if b == 0 { 0.0 } else { a as f64 / b as f64 }
+    };
+    out.field("used_memory", used);
+    out.field("used_memory_human", human(used));
+    out.field("used_memory_rss", rss);
+    out.field("used_memory_rss_human", human(rss));
+    out.field("used_memory_peak", peak);
+    out.field("used_memory_peak_human", human(peak));
+    out.field("used_memory_peak_time", peak_time);
+    out.field("used_memory_peak_perc", percent(used, peak));
+    out.field("used_memory_overhead", startup);
+    out.field("used_memory_startup", startup);
+    out.field("used_memory_dataset", dataset);
+    out.field("used_memory_dataset_perc", percent(dataset, used));
+    for name in [
+        "allocator_allocated",
+        "allocator_active",
+        "allocator_resident",
+        "allocator_muzzy",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("total_system_memory", system);
+    out.field("total_system_memory_human", human(system));
+    out.field("used_memory_lua", 0);
+    out.field("used_memory_vm_eval", 0);
+    out.field("used_memory_lua_human", human(0));
+    out.field("used_memory_scripts_eval", 0);
+    out.field("number_of_cached_scripts", 0);
+    out.field("number_of_functions", 0);
+    out.field("number_of_libraries", 0);
+    out.field("used_memory_vm_functions", 0);
+    out.field("used_memory_vm_total", 0);
+    out.field("used_memory_vm_total_human", human(0));
+    out.field("used_memory_functions", 0);
+    out.field("used_memory_scripts", 0);
+    out.field("used_memory_scripts_human", human(0));
+    out.field("maxmemory", settings.maxmemory);
+    out.field("maxmemory_human", human(settings.maxmemory));
+    out.field("maxmemory_policy", &settings.maxmemory_policy);
+    out.field("allocator_frag_ratio", "1.00");
+    out.field("allocator_frag_bytes", 0);
+    out.field("allocator_rss_ratio", "1.00");
+    out.field("allocator_rss_bytes", 0);
+    out.field("rss_overhead_ratio", "1.00");
+    out.field("rss_overhead_bytes", 0);
+    out.field(
+        "mem_fragmentation_ratio",
+        format!("{:.2}", ratio(rss, used)),
+    );
+    out.field(
+        "mem_fragmentation_bytes",
+        i128::from(rss) - i128::from(used),
+    );
+    for name in [
+        "mem_not_counted_for_evict",
+        "mem_replication_backlog",
+        "mem_total_replication_buffers",
+        "mem_replica_full_sync_buffer",
+        "mem_clients_slaves",
+        "mem_clients_normal",
+        "mem_clients_normal_shared",
+        "mem_clients_normal_unshared",
+        "mem_cluster_slot_migration_output_buffer",
+        "mem_cluster_slot_migration_input_buffer",
+        "mem_cluster_slot_migration_input_buffer_peak",
+        "mem_cluster_links",
+        "mem_aof_buffer",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("mem_allocator", "libc");
+    out.field("mem_overhead_db_hashtable_rehashing", 0);
+    out.field("active_defrag_running", 0);
+    out.field("lazyfree_pending_objects", 0);
+    out.field("lazyfreed_objects", 0);
+}
+
+pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    for name in [
+        "loading",
+        "async_loading",
+        "current_cow_peak",
+        "current_cow_size",
+        "current_cow_size_age",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("current_fork_perc", "0.00");
+    out.field("current_save_keys_processed", 0);
+    out.field("current_save_keys_total", 0);
+    out.field("rdb_changes_since_last_save", 0);
+    out.field("rdb_bgsave_in_progress", 0);
+    out.field("rdb_last_save_time", state.identity().started_unix_s);
+    out.field("rdb_last_bgsave_status", "ok");
+    out.field("rdb_last_bgsave_time_sec", -1);
+    out.field("rdb_current_bgsave_time_sec", -1);
+    for name in [
+        "rdb_saves",
+        "rdb_saves_consecutive_failures",
+        "rdb_last_cow_size",
+        "rdb_last_load_keys_expired",
+        "rdb_last_load_keys_loaded",
+        "aof_enabled",
+        "aof_rewrite_in_progress",
+        "aof_rewrite_scheduled",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("aof_last_rewrite_time_sec", -1);
+    out.field("aof_current_rewrite_time_sec", -1);
+    out.field("aof_last_bgrewrite_status", "ok");
+    out.field("aof_rewrites", 0);
+    out.field("aof_rewrites_consecutive_failures", 0);
+    out.field("aof_last_write_status", "ok");
+    out.field("aof_last_cow_size", 0);
+    out.field("module_fork_in_progress", 0);
+    out.field("module_fork_last_cow_size", 0);
+}
+
+pub(super) fn threads(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    let (reads, writes) = state.stats().io_processed();
+    out.field(
+        "io_thread_0",
+        format!(
+            "clients={},reads={reads},writes={writes}",
+            state.client_count()
+        ),
+    );
+}
+
+pub(super) fn cpu(_: &mut Ctx<'_>, out: &mut Lines) {
+    let [user, sys, user_children, sys_children] = cpu_ticks(&read("/proc/self/stat"));
+    let main = format!("/proc/self/task/{}/stat", std::process::id());
+    let [main_user, main_sys, _, _] = cpu_ticks(&read(&main));
+    out.field("used_cpu_sys", cpu_seconds(sys));
+    out.field("used_cpu_user", cpu_seconds(user));
+    out.field("used_cpu_sys_children", cpu_seconds(sys_children));
+    out.field("used_cpu_user_children", cpu_seconds(user_children));
+    out.field("used_cpu_sys_main_thread", cpu_seconds(main_sys));
+    out.field("used_cpu_user_main_thread", cpu_seconds(main_user));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_times_are_read_after_the_command_name() {
+        let stat = "42 (a b) S 1 2 3 4 5 6 7 8 9 10 250 130 7 3 20 0";
+        assert_eq!(cpu_ticks(stat), [250, 130, 7, 3]);
+        assert_eq!(cpu_seconds(250), "2.500000");
+        assert_eq!(cpu_ticks(""), [0; 4]);
+    }
+}

@@ -1,0 +1,192 @@
+//! The sections about what the server did: stats, replication, commandstats, errorstats,
+//! latencystats, cluster.
+//!
+//! echomq is always a master without replicas, without pub/sub, eviction, forks or ACL users,
+//! and outside a cluster unless `cluster-enabled yes` makes it a one-node one: those fields
+//! read as Redis's do in that situation.
+
+use super::Lines;
+use crate::cmd::Ctx;
+
+/// Redis's `latency-tracking-info-percentiles` default and their names.
+const PERCENTILES: &[(&str, f64)] = &[("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
+/// Redis's default `repl-backlog-size`.
+const REPL_BACKLOG_BYTES: u64 = 1024 * 1024;
+
+pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let state = ctx.state;
+    let stats = state.stats();
+    // Under the keyspace lock: the databases' counts from the Ctx, the cycle's from its own
+    // lock.
+    let cycle = state.keyspace().cycle_stats();
+    let (expired, expired_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+        let (all, active) = db.expired_counts();
+        (a + all, b + active)
+    });
+    let (input, output) = stats.net_bytes();
+    let (reads, writes) = stats.io_processed();
+    out.field(
+        "total_connections_received",
+        stats.total_connections_received(),
+    );
+    out.field("total_commands_processed", stats.total_commands_processed());
+    let (ops_per_sec, input_per_sec, output_per_sec) = stats.instantaneous();
+    out.field("instantaneous_ops_per_sec", ops_per_sec);
+    out.field("total_net_input_bytes", input);
+    out.field("total_net_output_bytes", output);
+    out.field("total_net_repl_input_bytes", 0);
+    out.field("total_net_repl_output_bytes", 0);
+    let kbps = |bytes: u64| format!("{:.2}", bytes as f64 / 1024.0);
+    out.field("instantaneous_input_kbps", kbps(input_per_sec));
+    out.field("instantaneous_output_kbps", kbps(output_per_sec));
+    out.field("instantaneous_input_repl_kbps", "0.00");
+    out.field("instantaneous_output_repl_kbps", "0.00");
+    out.field("rejected_connections", stats.rejected_connections());
+    out.field("sync_full", 0);
+    out.field("sync_partial_ok", 0);
+    out.field("sync_partial_err", 0);
+    out.field("expired_subkeys", 0);
+    out.field("expired_subkeys_active", 0);
+    out.field("expired_keys", expired);
+    out.field("expired_keys_active", expired_active);
+    out.field(
+        "expired_stale_perc",
+        format!("{:.2}", cycle.stale_share * 100.0),
+    );
+    out.field("expired_time_cap_reached_count", cycle.time_cap_reached);
+    out.field("expire_cycle_cpu_milliseconds", cycle.time_used_us / 1000);
+    for name in [
+        "evicted_keys",
+        "evicted_clients",
+        "evicted_scripts",
+        "total_eviction_exceeded_time",
+        "current_eviction_exceeded_time",
+        "keyspace_hits",
+        "keyspace_misses",
+        "pubsub_channels",
+        "pubsub_patterns",
+        "pubsubshard_channels",
+        "latest_fork_usec",
+        "total_forks",
+        "migrate_cached_sockets",
+        "slave_expires_tracked_keys",
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+        "total_active_defrag_time",
+        "current_active_defrag_time",
+        "tracking_total_keys",
+        "tracking_total_items",
+        "tracking_total_prefixes",
+        "unexpected_error_replies",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("total_error_replies", stats.total_error_replies());
+    out.field("dump_payload_sanitizations", 0);
+    out.field("total_reads_processed", reads);
+    out.field("total_writes_processed", writes);
+    for name in [
+        "io_threaded_reads_processed",
+        "io_threaded_writes_processed",
+        "io_threaded_total_prefetch_batches",
+        "io_threaded_total_prefetch_entries",
+        "client_query_buffer_limit_disconnections",
+    ] {
+        out.field(name, 0);
+    }
+    out.field(
+        "client_output_buffer_limit_disconnections",
+        stats.output_limit_disconnections(),
+    );
+    for name in [
+        "reply_buffer_shrinks",
+        "reply_buffer_expands",
+        "eventloop_cycles",
+        "eventloop_duration_sum",
+        "eventloop_duration_cmd_sum",
+        "instantaneous_eventloop_cycles_per_sec",
+        "instantaneous_eventloop_duration_usec",
+        "eventloop_cycles_with_clients_processing",
+        "total_client_processing_events",
+        "avg_pipeline_length_sum",
+        "avg_pipeline_length_cnt",
+    ] {
+        out.field(name, 0);
+    }
+    out.field("avg_pipeline_length", "0.00");
+    out.field("slowlog_commands_count", 0);
+    out.field("slowlog_commands_time_ms_max", "0.00");
+    out.field("slowlog_commands_time_ms_sum", "0.00");
+    for name in [
+        "acl_access_denied_auth",
+        "acl_access_denied_cmd",
+        "acl_access_denied_key",
+        "acl_access_denied_channel",
+        "acl_access_denied_tls_cert",
+    ] {
+        out.field(name, 0);
+    }
+}
+
+pub(super) fn replication(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    out.field("role", "master");
+    out.field("connected_slaves", 0);
+    out.field("master_failover_state", "no-failover");
+    out.field("master_replid", &ctx.state.identity().replid);
+    out.field("master_replid2", "0".repeat(40));
+    out.field("master_repl_offset", 0);
+    out.field("second_repl_offset", -1);
+    out.field("repl_backlog_active", 0);
+    out.field("repl_backlog_size", REPL_BACKLOG_BYTES);
+    out.field("repl_backlog_first_byte_offset", 0);
+    out.field("repl_backlog_histlen", 0);
+}
+
+pub(super) fn commandstats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    for (name, s) in ctx.state.stats().commands() {
+        let per_call = if s.calls == 0 {
+            0.0
+        } else {
+            s.usec as f64 / s.calls as f64
+        };
+        out.field(
+            &format!("cmdstat_{name}"),
+            format!(
+                "calls={},usec={},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}",
+                s.calls, s.usec, s.rejected_calls, s.failed_calls
+            ),
+        );
+    }
+}
+
+pub(super) fn errorstats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    for (code, count) in ctx.state.stats().errors() {
+        out.field(&format!("errorstat_{code}"), format!("count={count}"));
+    }
+}
+
+pub(super) fn latencystats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    for (name, histogram) in ctx.state.stats().latencies() {
+        if histogram.is_empty() {
+            continue;
+        }
+        let values: Vec<String> = PERCENTILES
+            .iter()
+            .map(|(label, p)| {
+                let usec = histogram.value_at(*p) as f64 / 1000.0;
+                format!("{label}={usec:.3}")
+            })
+            .collect();
+        out.field(
+            &format!("latency_percentiles_usec_{name}"),
+            values.join(","),
+        );
+    }
+}
+
+pub(super) fn cluster(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let enabled = ctx.state.settings().cluster_enabled;
+    out.field("cluster_enabled", u8::from(enabled));
+}

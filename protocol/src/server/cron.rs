@@ -1,0 +1,26 @@
+//! The server cron: Redis's `serverCron` tasks echomq has, run `hz` times a second.
+//!
+//! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
+//! 25% of the tick, and samples the instantaneous rates INFO reports (at most every 100 ms). The tick length is real time and `hz` is re-read every tick, so CONFIG SET
+//! hz takes effect at once; which keys are due is read from the keyspace's injected clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::state::ServerState;
+
+/// Share of a tick the active expiry cycle may use (Redis's
+/// `ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`).
+const EXPIRE_CYCLE_TIME_PERC: u64 = 25;
+
+/// Runs until the task is aborted.
+pub(super) async fn run(state: Arc<ServerState>) {
+    loop {
+        let hz = state.settings().hz.max(1);
+        let tick = Duration::from_micros(1_000_000 / hz);
+        tokio::time::sleep(tick).await;
+        let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
+        state.keyspace().active_expire_cycle(budget);
+        state.stats().sample_instantaneous();
+    }
+}
