@@ -124,6 +124,19 @@ pub(crate) fn refuses_select(ctx: &Ctx<'_>, index: i64) -> Option<Reply> {
         .then(|| Reply::Error("ERR SELECT is not allowed in cluster mode".into()))
 }
 
+/// Whether a command reaching beyond database 0 (`beyond`) is refused: in cluster mode only
+/// database 0 exists. MOVE and SWAPDB always reach beyond it; COPY when its DB option does.
+pub(crate) fn refuses_db(ctx: &Ctx<'_>, beyond: bool, command: &str) -> Option<Reply> {
+    if !(beyond && ctx.state.settings().cluster_enabled) {
+        return None;
+    }
+    Some(Reply::Error(if command == "COPY" {
+        "ERR Copying to another database is not allowed in cluster mode".into()
+    } else {
+        format!("ERR {command} is not allowed in cluster mode")
+    }))
+}
+
 /// `READONLY`, `READWRITE`, `ASKING`: OK in cluster mode.
 pub(crate) fn mode(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.state.settings().cluster_enabled {

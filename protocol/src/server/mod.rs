@@ -138,7 +138,12 @@ impl Server {
         let keyspace = Arc::new(Keyspace::with_databases(
             clock,
             Arc::new(EngineConfig::default()),
-            config.databases,
+            // A cluster has database 0 only, as Redis's (SELECT, MOVE, COPY ... DB refuse more).
+            if config.cluster_enabled {
+                1
+            } else {
+                config.databases
+            },
         ));
         // Room for maxclients descriptors, or fewer clients (Redis's adjustOpenFilesLimit).
         let maxclients =

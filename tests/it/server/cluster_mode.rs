@@ -449,6 +449,11 @@ const DIFFERENTIAL: &[&[&str]] = &[
     &["COMMAND", "GETKEYS", "DEL", "a", "b"],
     &["COMMAND", "GETKEYS", "PING"],
     &["COMMAND", "GETKEYS", "NOSUCH", "a"],
+    &["MOVE", "foo", "1"],
+    &["SWAPDB", "0", "1"],
+    &["COPY", "foo", "{foo}z", "DB", "1"],
+    &["COPY", "foo", "{foo}z"],
+    &["COPY", "foo", "bar"],
     &["CONFIG", "GET", "cluster-enabled"],
     &["CONFIG", "SET", "cluster-enabled", "no"],
 ];
