@@ -11,6 +11,7 @@
 //! // BLOCK timeouts follow the manual clock: move it instead of sleeping.
 //! server.advance_ms(60_000);
 //! // Dropping the server stops it and closes every connection.
+//! // TestServer::start_cluster() serves as a one-node Redis Cluster instead.
 //! ```
 //!
 //! The server runs on its own thread with its own tokio runtime, so it works from plain
@@ -40,6 +41,9 @@ pub struct TestServerOptions {
     /// The archive's replicator (as `echomq serve --replicate`): notified after each fold,
     /// reported in INFO.
     pub archive_replica: Option<echomq_protocol::server::ArchiveReplica>,
+    /// Cluster mode (`cluster-enabled yes`): a one-node Redis Cluster owning all 16384 slots,
+    /// for cluster clients (see [`TestServer::start_cluster`]).
+    pub cluster_enabled: bool,
 }
 
 /// A server running in-process; stops when dropped.
@@ -63,6 +67,16 @@ impl TestServer {
         TestServer::start_with(TestServerOptions::default())
     }
 
+    /// Starts a server in cluster mode: a one-node Redis Cluster that owns all 16384 slots,
+    /// so cluster clients (redis-rs `ClusterClient`, redis-py `RedisCluster`, `redis-cli -c`)
+    /// can use it; multi-key requests across slots answer `-CROSSSLOT`.
+    pub fn start_cluster() -> std::io::Result<TestServer> {
+        TestServer::start_with(TestServerOptions {
+            cluster_enabled: true,
+            ..TestServerOptions::default()
+        })
+    }
+
     /// Starts a server with the given options.
     pub fn start_with(options: TestServerOptions) -> std::io::Result<TestServer> {
         let manual = Arc::new(ManualClock::new(wall_ms()));
@@ -82,6 +96,7 @@ impl TestServer {
             },
             archive: options.archive,
             archive_replica: options.archive_replica,
+            cluster_enabled: options.cluster_enabled,
             ..ServerConfig::default()
         };
         let (ready, started) = mpsc::channel();

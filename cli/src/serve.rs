@@ -1,5 +1,5 @@
 //! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
-//! [--protected-mode yes|no] [--tcp-backlog N]
+//! [--protected-mode yes|no] [--tcp-backlog N] [--cluster-enabled yes|no]
 //! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// file's `tcp-backlog` line wins over the default, this option over both.
     #[arg(long, value_name = "N")]
     tcp_backlog: Option<u32>,
+    /// Cluster mode (Redis's `cluster-enabled`): serve as a one-node Redis Cluster that owns
+    /// all 16384 slots (CLUSTER SLOTS, -CROSSSLOT), for cluster clients. A config file's
+    /// `cluster-enabled` line wins over the default (`no`), this option over both.
+    #[arg(long, value_name = "yes|no", value_parser = ["yes", "no"])]
+    cluster_enabled: Option<String>,
     /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
     #[arg(long)]
     resp3: bool,
@@ -132,6 +137,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         tcp_backlog: match args.tcp_backlog {
             Some(n) => n,
             None => config_backlog(args.config.as_deref())?,
+        },
+        cluster_enabled: match &args.cluster_enabled {
+            Some(mode) => mode == "yes",
+            None => config_cluster_enabled(args.config.as_deref())?,
         },
         ..ServerConfig::default()
     };
@@ -214,6 +223,35 @@ fn config_backlog(path: Option<&Path>) -> Result<u32, String> {
         }
     }
     Ok(backlog)
+}
+
+/// The `cluster-enabled` a config file sets (read before binding: it is fixed at start), else
+/// `no`.
+fn config_cluster_enabled(path: Option<&Path>) -> Result<bool, String> {
+    let Some(path) = path else {
+        return Ok(false);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut enabled = false;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if name.eq_ignore_ascii_case("cluster-enabled") {
+            enabled = match value.trim().trim_matches('"').to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                other => {
+                    return Err(format!(
+                        "{}:{}: cluster-enabled must be yes or no, not '{other}'",
+                        path.display(),
+                        n + 1
+                    ));
+                }
+            };
+        }
+    }
+    Ok(enabled)
 }
 
 fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {

@@ -21,6 +21,8 @@
 //!   batched writes, blocking reads, limits, shutdown, and the `hz` cron (active expiry). The connection loop knows no command:
 //!   it is handed the dispatcher as a function. Embedders hold a [`ServerHandle`]: the
 //!   keyspace, CONFIG SET by name, shutdown.
+//! - [`slot`]: Redis Cluster's key slots (CRC16, hash tags) and a request's keys, for cluster
+//!   mode (`cluster-enabled yes`: `cmd/cluster.rs`, CLUSTER and the CROSSSLOT check).
 //! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH, CONFIG GET, `archive-streams`).
 //! - [`error`]: protocol errors.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
@@ -35,6 +37,7 @@ pub mod fuzzing;
 pub mod glob;
 pub mod resp;
 pub mod server;
+pub mod slot;
 mod state;
 
 pub use error::ProtocolError;

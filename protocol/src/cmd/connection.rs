@@ -137,6 +137,9 @@ pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Ok(n) => n,
         Err(reply) => return reply,
     };
+    if let Some(refused) = super::cluster::refuses_select(ctx, index) {
+        return refused;
+    }
     if index < 0 || index as usize >= ctx.dbs.len() {
         return Reply::Error("ERR DB index is out of range".into());
     }

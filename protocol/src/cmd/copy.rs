@@ -80,6 +80,9 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
         i += 1;
     }
+    if let Some(refused) = super::cluster::refuses_db(ctx, src != 0 || dst != 0, "COPY") {
+        return refused;
+    }
     let (key, new_key) = (argv[1], argv[2]);
     if src == dst && key == new_key {
         return Reply::Error(SAME_OBJECT.into());
@@ -105,6 +108,9 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `MOVE key db`: 1 if moved, 0 if the key is missing here or exists there.
 pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if let Some(refused) = super::cluster::refuses_db(ctx, true, "MOVE") {
+        return refused;
+    }
     let src = ctx.client.db.min(ctx.dbs.len() - 1);
     let dst = match db_index(argv[2], ctx.dbs.len(), None) {
         Ok(index) => index,
@@ -131,6 +137,9 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `SWAPDB index1 index2`.
 pub(crate) fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if let Some(refused) = super::cluster::refuses_db(ctx, true, "SWAPDB") {
+        return refused;
+    }
     let count = ctx.dbs.len();
     // Both are parsed before either is range-checked, as Redis does.
     let first = db_index(argv[1], usize::MAX, Some(FIRST));

@@ -9,13 +9,20 @@ use super::table::all;
 use super::{Ctx, is, lookup, unknown_subcommand};
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
-/// key-specs, subcommands]`, from the command's table row. Flags, categories, tips, key specs
-/// and subcommands are reported empty.
+/// key-specs, subcommands]`, from the command's table row. Flags are `movablekeys` for a
+/// command whose keys the positions cannot name (XREAD, XREADGROUP: cluster clients then ask
+/// COMMAND GETKEYS), empty otherwise; categories, tips, key specs and subcommands are
+/// reported empty.
 fn info_entry(spec: &CommandSpec) -> Reply {
+    let flags = if crate::slot::has_movable_keys(spec) {
+        vec![Reply::Status("movablekeys")]
+    } else {
+        vec![]
+    };
     Reply::Array(vec![
         Reply::bulk(spec.name),
         Reply::Int(i64::from(spec.arity)),
-        Reply::Array(vec![]),
+        Reply::Array(flags),
         Reply::Int(spec.keys.first),
         Reply::Int(spec.keys.last),
         Reply::Int(spec.keys.step),
@@ -34,6 +41,8 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     if is(sub, "count") && argv.len() == 2 {
         Reply::Int(all().count() as i64)
+    } else if is(sub, "getkeys") && argv.len() >= 3 {
+        getkeys(&argv[2..])
     } else if is(sub, "list") {
         Reply::Array(all().map(|spec| Reply::bulk(spec.name)).collect())
     } else if is(sub, "info") {
@@ -82,49 +91,20 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// `COMMAND GETKEYS command [arg ...]`: the keys of a call, from the command's key
-/// positions in the table (a container's subcommand names its key one further on; XREAD and
-/// XREADGROUP name theirs after STREAMS).
-fn getkeys(call: &[&[u8]]) -> Reply {
-    let Some(found) = lookup(call[0]) else {
+/// `COMMAND GETKEYS command arg...`: the keys of a request, as the cluster check finds them.
+fn getkeys(request: &[&[u8]]) -> Reply {
+    let Some(found) = lookup(request[0]) else {
         return Reply::Error("ERR Invalid command specified".into());
     };
     let spec = found.spec();
-    if !spec.arity_ok(call.len()) {
+    if !spec.arity_ok(request.len()) {
         return Reply::Error("ERR Invalid number of arguments specified for command".into());
     }
-    let no_keys = || Reply::Error("ERR The command has no key arguments".into());
-    let argc = call.len() as i64;
-    let (first, last, step) = if matches!(spec.name, "xread" | "xreadgroup") {
-        let Some(at) = call.iter().position(|a| is(a, "streams")) else {
-            return no_keys();
-        };
-        let rest = call.len() - at - 1;
-        if rest == 0 || rest % 2 != 0 {
-            return no_keys();
-        }
-        (at as i64 + 1, (at + rest / 2) as i64, 1)
-    } else {
-        let keys = spec.keys;
-        if keys.first == 0 {
-            return no_keys();
-        }
-        let shift = i64::from(!spec.subcommands.is_empty());
-        let last = if keys.last < 0 {
-            argc + keys.last
-        } else {
-            keys.last + shift
-        };
-        (keys.first + shift, last, keys.step.max(1))
-    };
-    let keys: Vec<Reply> = (first..=last.min(argc - 1))
-        .step_by(step as usize)
-        .map(|i| Reply::bulk(call[i as usize]))
-        .collect();
+    let keys = crate::slot::keys_of(spec, request);
     if keys.is_empty() {
-        return no_keys();
+        return Reply::Error("ERR The command has no key arguments".into());
     }
-    Reply::Array(keys)
+    Reply::Array(keys.into_iter().map(Reply::bulk).collect())
 }
 
 /// Whether MONITOR does not show calls of `name` (a full name, `config|set`): Redis's admin

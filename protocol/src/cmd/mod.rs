@@ -11,6 +11,7 @@
 //! through a [`Ctx`]. The commands see the server only through [`ServerState`].
 
 mod archive;
+mod cluster;
 mod config;
 mod connection;
 mod copy;
@@ -38,6 +39,7 @@ use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
+pub(crate) use cluster::new_node_id;
 use table::Found;
 pub(crate) use table::lookup;
 
@@ -158,6 +160,9 @@ pub(crate) fn execute(
             return refuse(state, client, Some(name), reply);
         }
         let reply = Reply::Error("NOAUTH Authentication required.".into());
+        return refuse(state, client, Some(name), reply);
+    }
+    if let Some(reply) = cluster::refusal(state, client, spec, argv) {
         return refuse(state, client, Some(name), reply);
     }
     if let Some(until) = state.pause().holds(pause::is_write(spec.name)) {

@@ -10,8 +10,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, config, connection, copy, expire, info, introspection, keys, object, pubsub,
-    strings, transaction,
+    Ctx, archive, cluster, config, connection, copy, expire, info, introspection, keys, object,
+    pubsub, strings, transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -126,6 +126,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|count", 2),
                 sub("command|docs", -2),
                 sub("command|info", -2),
+                sub("command|getkeys", -3),
                 sub("command|list", -2),
                 sub("command|getkeys", -3),
             ],
@@ -229,6 +230,27 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("wait", 3), object::wait),
     command(spec("monitor", 1), introspection::monitor),
+    command(
+        spec("cluster", -2).subcommands(
+            "CLUSTER",
+            &[
+                sub("cluster|info", 2),
+                sub("cluster|myid", 2),
+                sub("cluster|myshardid", 2),
+                sub("cluster|slots", 2),
+                sub("cluster|shards", 2),
+                sub("cluster|nodes", 2),
+                sub("cluster|keyslot", 3),
+                sub("cluster|countkeysinslot", 3),
+                sub("cluster|getkeysinslot", 4),
+                sub("cluster|help", 2),
+            ],
+        ),
+        cluster::cluster,
+    ),
+    command(spec("readonly", 1), cluster::mode),
+    command(spec("readwrite", 1), cluster::mode),
+    command(spec("asking", 1), cluster::mode),
 ];
 
 /// A command found by name.

@@ -312,6 +312,7 @@ fn run_logged(data: &[u8]) -> Vec<String> {
             Protocol::Resp2
         },
         databases: DATABASES,
+        cluster_enabled: false,
         archive: None,
         archive_replica: None,
         tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,

@@ -61,6 +61,8 @@ pub struct ServerConfig {
     /// `tcp-backlog`: the listen backlog (Redis's default 511; the kernel caps it at
     /// `net.core.somaxconn`).
     pub tcp_backlog: u32,
+    /// `cluster-enabled`: serve as a one-node Redis Cluster owning all 16384 slots.
+    pub cluster_enabled: bool,
 }
 
 impl Default for ServerConfig {
@@ -75,6 +77,7 @@ impl Default for ServerConfig {
             archive: None,
             archive_replica: None,
             tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
+            cluster_enabled: false,
         }
     }
 }
@@ -135,7 +138,12 @@ impl Server {
         let keyspace = Arc::new(Keyspace::with_databases(
             clock,
             Arc::new(EngineConfig::default()),
-            config.databases,
+            // A cluster has database 0 only, as Redis's (SELECT, MOVE, COPY ... DB refuse more).
+            if config.cluster_enabled {
+                1
+            } else {
+                config.databases
+            },
         ));
         // Room for maxclients descriptors, or fewer clients (Redis's adjustOpenFilesLimit).
         let maxclients =
@@ -148,6 +156,8 @@ impl Server {
             bind: config.bind.clone(),
             databases: config.databases as u64,
             tcp_backlog: config.tcp_backlog,
+            cluster_enabled: config.cluster_enabled,
+            cluster_node_id: crate::cmd::new_node_id(),
             ..Settings::default()
         };
         let archive = config

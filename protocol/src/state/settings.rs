@@ -60,6 +60,10 @@ pub struct Settings {
     /// `archive-streams`: a glob of the stream keys (database 0) whose trims fold into the
     /// archive first, when the server has an archive. Default `*`: every stream.
     pub archive_streams: String,
+    /// `cluster-enabled` (immutable; set at start): a one-node cluster owning every slot.
+    pub cluster_enabled: bool,
+    /// The cluster node id (40 hex digits, drawn at start; not a CONFIG parameter).
+    pub cluster_node_id: String,
     /// `hz`: how many times a second the server cron runs (active expiry, timeouts), clamped
     /// to 1..=500 as Redis clamps it.
     pub hz: u64,
@@ -95,6 +99,8 @@ impl Default for Settings {
             bind: "127.0.0.1".into(),
             databases: 16,
             archive_streams: "*".into(),
+            cluster_enabled: false,
+            cluster_node_id: String::new(),
             hz: HZ_DEFAULT,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
@@ -369,6 +375,11 @@ pub const PARAMS: &[Param] = &[
     Param {
         name: "databases",
         get: |s, _| s.databases.to_string(),
+        set: None,
+    },
+    Param {
+        name: "cluster-enabled",
+        get: |s, _| if s.cluster_enabled { "yes" } else { "no" }.into(),
         set: None,
     },
     Param {

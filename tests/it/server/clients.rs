@@ -59,7 +59,7 @@ fn find_program(
     found
 }
 
-fn redis_cli() -> Option<PathBuf> {
+pub(super) fn redis_cli() -> Option<PathBuf> {
     find_program(
         "redis-cli",
         "ECHOMQ_REDIS_CLI",
@@ -68,7 +68,7 @@ fn redis_cli() -> Option<PathBuf> {
     )
 }
 
-fn python() -> Option<PathBuf> {
+pub(super) fn python() -> Option<PathBuf> {
     find_program(
         "the peers' Python (with redis-py)",
         "ECHOMQ_PYTHON",
@@ -78,7 +78,7 @@ fn python() -> Option<PathBuf> {
 }
 
 /// Runs `command` with `stdin`, killing it after [`PROGRAM_TIMEOUT`].
-fn run(command: &mut Command, stdin: &[u8]) -> Output {
+pub(super) fn run(command: &mut Command, stdin: &[u8]) -> Output {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

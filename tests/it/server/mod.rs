@@ -12,6 +12,8 @@
 //! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
 //!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
+//! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
+//!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //!
 //! Everything here is bounded: a reply that does not come within [`REPLY_TIMEOUT`] fails the
 //! test, a condition polled for gives up after [`POLL_TIMEOUT`], and "nothing arrives" is
@@ -19,6 +21,7 @@
 
 mod blocking;
 mod clients;
+mod cluster_mode;
 mod connection;
 mod copy;
 mod expiry;

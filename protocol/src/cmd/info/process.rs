@@ -65,7 +65,12 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("redis_git_sha1", "00000000");
     out.field("redis_git_dirty", 0);
     out.field("redis_build_id", &identity.run_id[..16]);
-    out.field("redis_mode", "standalone");
+    let mode = if settings.cluster_enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
+    out.field("redis_mode", mode);
     out.field("os", os);
     out.field("arch_bits", usize::BITS);
     out.field("monotonic_clock", "POSIX clock_gettime");

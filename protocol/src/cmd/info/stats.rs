@@ -1,8 +1,9 @@
 //! The sections about what the server did: stats, replication, commandstats, errorstats,
 //! latencystats, cluster.
 //!
-//! echomq is always a master without replicas, outside a cluster, without pub/sub, eviction,
-//! forks or ACL users: those fields read as Redis's do in that situation.
+//! echomq is always a master without replicas, without pub/sub, eviction, forks or ACL users,
+//! and outside a cluster unless `cluster-enabled yes` makes it a one-node one: those fields
+//! read as Redis's do in that situation.
 
 use super::Lines;
 use crate::cmd::Ctx;
@@ -191,6 +192,7 @@ pub(super) fn latencystats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     }
 }
 
-pub(super) fn cluster(_: &mut Ctx<'_>, out: &mut Lines) {
-    out.field("cluster_enabled", 0);
+pub(super) fn cluster(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let enabled = ctx.state.settings().cluster_enabled;
+    out.field("cluster_enabled", u8::from(enabled));
 }

@@ -1,0 +1,208 @@
+//! Redis Cluster's key slots: which of the 16384 slots a key hashes to, and which keys a
+//! request names.
+//!
+//! A key's slot is CRC16 (XMODEM: polynomial 0x1021, initial value 0, no reflection) of the
+//! key modulo [`SLOTS`], where a hash tag narrows the hashed part: when the key holds a `{`
+//! followed later by a `}` with at least one byte between them, only the bytes between the
+//! first `{` and the first `}` after it are hashed (`{user1}.a` and `{user1}.b` share a slot;
+//! `{}x` hashes whole). [`keys_of`] finds a request's keys from its command table row (first
+//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS` (the
+//! first half of what follows). [`common_slot`] is the CROSSSLOT rule: every key of a request
+//! in one slot.
+
+use echomq_engine::command::CommandSpec;
+
+/// The number of slots.
+pub const SLOTS: u16 = 16384;
+
+/// CRC16/XMODEM's table, built at compile time.
+const CRC16_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let mut crc = (byte as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[byte] = crc;
+        byte += 1;
+    }
+    table
+};
+
+/// CRC16/XMODEM of `bytes`.
+pub fn crc16(bytes: &[u8]) -> u16 {
+    bytes.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ b)]
+    })
+}
+
+/// The part of `key` that is hashed: the hash tag's content when it has a non-empty one, the
+/// whole key otherwise.
+pub fn hashed_part(key: &[u8]) -> &[u8] {
+    let Some(open) = key.iter().position(|&b| b == b'{') else {
+        return key;
+    };
+    let rest = &key[open + 1..];
+    match rest.iter().position(|&b| b == b'}') {
+        Some(close) if close > 0 => &rest[..close],
+        _ => key,
+    }
+}
+
+/// The slot `key` hashes to.
+pub fn key_slot(key: &[u8]) -> u16 {
+    crc16(hashed_part(key)) % SLOTS
+}
+
+/// The keys `argv` names, by its command's table row. XREAD and XREADGROUP, whose keys follow
+/// `STREAMS`, are found by that token; a request too short or malformed to name its keys
+/// names none here (the command itself then answers its own error).
+pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    if has_movable_keys(spec) {
+        return streams_keys(argv);
+    }
+    let positions = spec.keys;
+    // A container's key positions count from its subcommand (XGROUP CREATE key …): one on.
+    let shift = i64::from(!spec.subcommands.is_empty());
+    let first = positions.first + shift;
+    let argc = argv.len() as i64;
+    if positions.first <= 0 || first >= argc || positions.step <= 0 {
+        return Vec::new();
+    }
+    let last = if positions.last < 0 {
+        argc + positions.last
+    } else {
+        (positions.last + shift).min(argc - 1)
+    };
+    let mut keys = Vec::new();
+    let mut at = first;
+    while at <= last {
+        keys.push(argv[at as usize]);
+        at += positions.step;
+    }
+    keys
+}
+
+/// Whether `spec`'s keys are found by a token rather than by its key positions (Redis's
+/// `movablekeys`): XREAD and XREADGROUP.
+pub fn has_movable_keys(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "xread" | "xreadgroup")
+}
+
+/// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as
+/// Redis finds it, stepping over the options' values (a group named `streams` is no token).
+fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let mut at = 1;
+    while at < argv.len() {
+        let arg = argv[at];
+        if arg.eq_ignore_ascii_case(b"streams") {
+            let rest = &argv[at + 1..];
+            if rest.is_empty() || rest.len() % 2 != 0 {
+                return Vec::new();
+            }
+            return rest[..rest.len() / 2].to_vec();
+        }
+        at += if arg.eq_ignore_ascii_case(b"group") {
+            3
+        } else if [&b"block"[..], b"count", b"claim"]
+            .iter()
+            .any(|option| arg.eq_ignore_ascii_case(option))
+        {
+            2
+        } else {
+            1
+        };
+    }
+    Vec::new()
+}
+
+/// Whether the keys are in one slot: `Ok(Some(slot))` when they are, `Ok(None)` without keys,
+/// `Err(())` (CROSSSLOT) when two differ.
+#[allow(clippy::result_unit_err)]
+pub fn common_slot<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> Result<Option<u16>, ()> {
+    let mut found = None;
+    for key in keys {
+        let slot = key_slot(key);
+        match found {
+            None => found = Some(slot),
+            Some(seen) if seen != slot => return Err(()),
+            Some(_) => {}
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use echomq_engine::command::spec;
+
+    #[test]
+    fn slots_match_the_cluster_specification() {
+        // The spec's check value, and slots Redis's CLUSTER KEYSLOT reports.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"bar"), 5061);
+        assert_eq!(key_slot(b""), 0);
+    }
+
+    #[test]
+    fn hash_tags_narrow_the_hashed_part_only_when_non_empty() {
+        assert_eq!(hashed_part(b"{user1}.following"), b"user1");
+        assert_eq!(key_slot(b"{foo}x"), key_slot(b"foo"));
+        assert_eq!(hashed_part(b"foo{}{bar}"), b"foo{}{bar}");
+        assert_eq!(hashed_part(b"foo{{bar}}zap"), b"{bar");
+        assert_eq!(hashed_part(b"foo{bar}{zap}"), b"bar");
+        assert_eq!(hashed_part(b"{unclosed"), b"{unclosed");
+        assert_eq!(hashed_part(b"emq:{orders}:stream"), b"orders");
+    }
+
+    #[test]
+    fn keys_come_from_the_table_and_from_after_streams() {
+        let del = CommandSpec::new("del", -2).keys(1, -1, 1);
+        let argv: &[&[u8]] = &[b"DEL", b"a", b"b", b"c"];
+        assert_eq!(keys_of(&del, argv), vec![&b"a"[..], b"b", b"c"]);
+        let rename = CommandSpec::new("rename", 3).keys(1, 2, 1);
+        assert_eq!(
+            keys_of(&rename, &[b"RENAME", b"x", b"y"]),
+            vec![&b"x"[..], b"y"]
+        );
+        assert!(keys_of(&CommandSpec::new("ping", -1), &[b"PING"]).is_empty());
+        let xread = spec(b"xread").unwrap();
+        let argv: &[&[u8]] = &[
+            b"XREAD", b"COUNT", b"1", b"STREAMS", b"s1", b"s2", b"0", b"0",
+        ];
+        assert_eq!(keys_of(xread, argv), vec![&b"s1"[..], b"s2"]);
+        let xreadgroup = spec(b"xreadgroup").unwrap();
+        let argv: &[&[u8]] = &[b"XREADGROUP", b"GROUP", b"g", b"c", b"streams", b"k", b">"];
+        assert_eq!(keys_of(xreadgroup, argv), vec![&b"k"[..]]);
+        assert!(keys_of(xread, &[b"XREAD", b"STREAMS", b"a"]).is_empty());
+        let argv: &[&[u8]] = &[
+            b"XREADGROUP",
+            b"GROUP",
+            b"streams",
+            b"c",
+            b"STREAMS",
+            b"k",
+            b">",
+        ];
+        assert_eq!(keys_of(xreadgroup, argv), vec![&b"k"[..]]);
+    }
+
+    #[test]
+    fn one_slot_or_crossslot() {
+        assert_eq!(
+            common_slot([&b"{a}1"[..], b"{a}2"]),
+            Ok(Some(key_slot(b"a")))
+        );
+        assert_eq!(common_slot([&b"foo"[..], b"bar"]), Err(()));
+        assert_eq!(common_slot(std::iter::empty()), Ok(None));
+    }
+}
