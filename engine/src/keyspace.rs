@@ -26,6 +26,8 @@ use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
 
+pub use crate::propagate::PropagationSink;
+
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
@@ -81,6 +83,11 @@ pub struct Db {
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
     blocked: Registry<Rerun>,
+    /// What the commands run since the last drain propagate (AOF), in order: see
+    /// [`crate::propagate`].
+    propagated: Vec<Vec<Bytes>>,
+    /// Changes made (Redis's `server.dirty`), for `rdb_changes_since_last_save`.
+    dirty: u64,
 }
 
 impl fmt::Debug for Db {
@@ -141,7 +148,34 @@ impl Db {
         if self.expired(key) {
             self.expires.remove(key);
             self.values.remove(key);
+            // An expiry propagates as a DEL, as Redis's does (the hook for active expiry too).
+            self.propagate(vec![
+                Bytes::from_static(b"DEL"),
+                Bytes::copy_from_slice(key),
+            ]);
+            self.dirty += 1;
         }
+    }
+
+    /// Appends a command to what this database's running command propagates (Redis's
+    /// `alsoPropagate`): a deterministic form that replays to the same state.
+    pub fn propagate(&mut self, argv: Vec<Bytes>) {
+        self.propagated.push(argv);
+    }
+
+    /// Counts `n` changes (Redis's `server.dirty += n`).
+    pub fn add_dirty(&mut self, n: u64) {
+        self.dirty += n;
+    }
+
+    /// Changes made to this database so far.
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Takes what was propagated since the last call.
+    pub fn take_propagated(&mut self) -> Vec<Vec<Bytes>> {
+        std::mem::take(&mut self.propagated)
     }
 
     /// The value under `key` (an expired key is missing).
@@ -425,6 +459,8 @@ pub struct Keyspace {
     dbs: Mutex<Vec<Db>>,
     clock: Arc<dyn Clock>,
     config: Arc<Config>,
+    /// Where propagated commands go, fed under the lock (so in execution order).
+    sink: parking_lot::RwLock<Option<Arc<dyn PropagationSink>>>,
 }
 
 impl Default for Keyspace {
@@ -450,6 +486,7 @@ impl Keyspace {
             dbs: Mutex::new(dbs),
             clock,
             config,
+            sink: parking_lot::RwLock::new(None),
         }
     }
 
@@ -493,7 +530,12 @@ impl Keyspace {
             db.idmp_defaults = snapshot.idmp;
             db.sweep_idmp(snapshot.now_ms);
             let result = f(db, &snapshot);
-            (result, db.serve_signalled(&snapshot))
+            let wakers = db.serve_signalled(&snapshot);
+            let propagated = db.take_propagated();
+            if !propagated.is_empty() {
+                self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+            }
+            (result, wakers)
         };
         for waker in wakers {
             waker.wake();
@@ -513,8 +555,13 @@ impl Keyspace {
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();
-            for db in dbs.iter_mut() {
+            let mut propagated = Vec::new();
+            for (index, db) in dbs.iter_mut().enumerate() {
                 wakers.extend(db.serve_signalled(&snapshot));
+                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+            }
+            if !propagated.is_empty() {
+                self.feed(propagated);
             }
             (result, wakers)
         };
@@ -522,6 +569,32 @@ impl Keyspace {
             waker.wake();
         }
         result
+    }
+
+    /// Sets (or, with `None`, removes) where propagated commands go. Without a sink they are
+    /// dropped. Set it after loading a file, so replayed commands are not logged again.
+    pub fn set_propagation_sink(&self, sink: Option<Arc<dyn PropagationSink>>) {
+        *self.sink.write() = sink;
+    }
+
+    /// Hands one execution unit's propagated commands to the sink (under the keyspace lock).
+    fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+        if let Some(sink) = self.sink.read().as_ref() {
+            sink.feed(commands);
+        }
+    }
+
+    /// Changes made to every database since start (Redis's dirty counter).
+    pub fn dirty(&self) -> u64 {
+        self.dirty_with(|_| {})
+    }
+
+    /// Runs `f` over every database under the lock (nothing is served or propagated: for a
+    /// consistent read of everything, as a rewrite takes), and returns the dirty counter then.
+    pub fn dirty_with(&self, f: impl FnOnce(&[Db])) -> u64 {
+        let dbs = self.dbs.lock();
+        f(&dbs);
+        dbs.iter().map(Db::dirty).sum()
     }
 
     /// Registers a blocked command in database `index` (the one `db` is): it waits for its

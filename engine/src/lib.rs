@@ -46,6 +46,7 @@ pub mod id;
 pub mod keyspace;
 mod listpack_size;
 mod node;
+pub mod propagate;
 pub mod reply;
 pub mod stream;
 mod varint;

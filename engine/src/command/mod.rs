@@ -11,6 +11,7 @@
 //! disagree.
 
 mod args;
+mod propagate;
 mod spec;
 mod trim_args;
 mod xack;
@@ -235,10 +236,14 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     if !entry.spec.arity_ok(argv.len()) {
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
-    match entry.run {
+    let name = entry.spec.name;
+    let before = propagate::before(db, name, argv);
+    let outcome = match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),
-    }
+    };
+    propagate::after(db, name, argv, before, &outcome);
+    outcome
 }
 
 /// Redis's unknown-command error: the name and the first arguments, quoted, at most about 128
@@ -266,5 +271,7 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
 
 #[cfg(test)]
 mod idmp_tests;
+#[cfg(test)]
+mod propagate_tests;
 #[cfg(test)]
 mod tests;
