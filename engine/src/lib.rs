@@ -58,5 +58,6 @@ pub use error::{Error, Result};
 pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
+pub use propagate::PropagationSink;
 pub use reply::{Entries, EntryView, Reply};
 pub use stream::{Stream, Trim, TrimPreview, TrimStrategy};

@@ -10,11 +10,19 @@ use super::connection::REDIS_VERSION;
 use crate::state::ServerState;
 use crate::state::archive::ArchiveReplica;
 
-const DEFAULT_SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "keyspace",
+];
 const ALL_SECTIONS: &[&str] = &[
     "server",
     "clients",
     "memory",
+    "persistence",
     "stats",
     "commandstats",
     "errorstats",
@@ -142,6 +150,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
             }
         }
         "archive" => write_archive(state, &settings.archive_streams, &mut line),
+        "persistence" => super::persistence::write_info(ctx, &mut line),
         _ => {
             for (index, db) in ctx.dbs.iter().enumerate() {
                 let keys = db.len();

@@ -16,6 +16,7 @@ mod connection;
 mod info;
 mod introspection;
 mod keys;
+mod persistence;
 mod strings;
 mod table;
 mod transaction;
@@ -133,6 +134,9 @@ pub(crate) fn execute(
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
+    if let Some(reply) = persistence::refusal(state, client, name) {
+        return refuse(state, client, Some(name), reply);
+    }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
         let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
@@ -150,6 +154,7 @@ pub(crate) fn execute(
                     close: false,
                 };
                 let reply = (command.run)(&mut ctx, argv);
+                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
                 close = ctx.close;
                 reply
             });
@@ -202,7 +207,11 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let name = found.spec().name;
     let reply = match found {
-        Found::Server(command) => (command.run)(ctx, argv),
+        Found::Server(command) => {
+            let reply = (command.run)(ctx, argv);
+            crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            reply
+        }
         Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;
             let state = ctx.state;

@@ -39,6 +39,14 @@ impl Wake for TaskWake {
     }
 }
 
+/// Writes what the commands run so far propagated to the AOF: the replies about to go out
+/// may acknowledge only writes it holds. A failed write closes the connection unanswered.
+fn commit(state: &ServerState) -> std::io::Result<()> {
+    state
+        .commit_aof()
+        .map_err(|e| std::io::Error::other(format!("AOF write failed: {e}")))
+}
+
 /// Answers a connection over `maxclients` and closes it.
 pub(super) async fn refuse(mut socket: TcpStream) {
     let _ = socket
@@ -83,6 +91,7 @@ async fn run(
                 Err(e) => {
                     state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
+                    commit(state)?;
                     writer.write_all(&output).await?;
                     return Ok(());
                 }
@@ -106,10 +115,12 @@ async fn run(
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
+                    commit(state)?;
                     writer.write_all(&output).await?;
                     return Ok(());
                 }
                 Action::Block(handle) => {
+                    commit(state)?;
                     writer.write_all(&output).await?;
                     output.clear();
                     client.info.set_blocked(true);
@@ -134,11 +145,13 @@ async fn run(
                 }
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
+                commit(state)?;
                 writer.write_all(&output).await?;
                 output.clear();
             }
         }
         if !output.is_empty() {
+            commit(state)?;
             writer.write_all(&output).await?;
             output.clear();
         }

@@ -18,6 +18,7 @@
 pub(crate) mod archive;
 pub(crate) mod client;
 pub(crate) mod clients;
+mod persistence;
 pub(crate) mod settings;
 pub(crate) mod stats;
 
@@ -85,6 +86,10 @@ pub(crate) struct ServerState {
     memory_sample: Mutex<Option<(Instant, u64)>>,
     archive: Option<ServerArchive>,
     shutdown: Notify,
+    /// The append-only file (see `persistence.rs`).
+    aof: Arc<crate::aof::Aof>,
+    /// Whether the AOF is being loaded.
+    loading: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -115,6 +120,8 @@ impl ServerState {
             memory_sample: Mutex::new(None),
             archive,
             shutdown: Notify::new(),
+            aof: Arc::default(),
+            loading: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
