@@ -144,6 +144,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         tracing::info!("shutting down");
         handle.shutdown();
     });
+    handle_for_load.prepare_persistence();
     let running = tokio::spawn(server.run());
     let persistence = server_handle_for_persistence(&handle_for_load);
     if let Err(e) = persistence.await {

@@ -32,7 +32,7 @@ const WRITE_COMMANDS: &[&str] = &[
 
 /// Commands a client may send while the AOF loads (Redis's `loading` flag).
 const LOADING_OK: &[&str] = &[
-    "info", "config", "auth", "hello", "quit", "client", "command", "ping",
+    "info", "config", "auth", "hello", "quit", "client", "command",
 ];
 
 /// The error that refuses `name` now, if any.

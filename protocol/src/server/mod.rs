@@ -106,6 +106,12 @@ impl ServerHandle {
         self.state.start_persistence().map(|_| ())
     }
 
+    /// The first step of [`ServerHandle::start_persistence`], to call before serving: from
+    /// here on, with `appendonly yes`, clients get `-LOADING` until the load is done.
+    pub fn prepare_persistence(&self) {
+        self.state.prepare_persistence();
+    }
+
     /// The state behind the server, for the crate's fuzz target (which runs requests without
     /// connections).
     #[cfg(any(test, feature = "fuzzing"))]

@@ -31,16 +31,10 @@ impl ServerState {
     /// directory holds, then appends to it (or, with none there, starts one with a rewrite).
     /// Fixes `appenddirname` and `appendfilename` either way.
     pub(crate) fn start_persistence(&self) -> Result<Option<Loaded>, AofError> {
-        let appendonly = {
-            let mut settings = self.settings.write();
-            settings.persistence_started = true;
-            settings.appendonly
-        };
-        if !appendonly {
+        if !self.prepare_persistence() {
             return Ok(None);
         }
         let config = self.aof_config();
-        self.loading.store(true, Ordering::Release);
         let started = std::time::Instant::now();
         let loaded = load::load(self, &config);
         self.loading.store(false, Ordering::Release);
@@ -55,6 +49,18 @@ impl ServerState {
         let keyspace = Arc::clone(self.keyspace());
         keyspace.run_all(|dbs, _| self.aof.start(&keyspace, dbs, &config))?;
         Ok(loaded)
+    }
+
+    /// Fixes `appenddirname` and `appendfilename` and, with `appendonly yes`, marks the server
+    /// as loading (so clients get `-LOADING` from their first command on). Returns
+    /// `appendonly`.
+    pub(crate) fn prepare_persistence(&self) -> bool {
+        let mut settings = self.settings.write();
+        settings.persistence_started = true;
+        if settings.appendonly {
+            self.loading.store(true, Ordering::Release);
+        }
+        settings.appendonly
     }
 
     /// Writes (and per `appendfsync`, fsyncs) what the commands run so far propagated; a
