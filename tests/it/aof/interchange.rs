@@ -27,8 +27,22 @@ fn redis8() -> Option<PathBuf> {
 fn start_redis(binary: &Path, dir: &Path) -> (Running, SocketAddr) {
     let port = free_port();
     let child = Command::new(binary)
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])
-        .args(["--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble", "no"])
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args([
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--aof-use-rdb-preamble",
+            "no",
+        ])
         .args(["--dir", dir.to_str().unwrap(), "--daemonize", "no"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -48,8 +62,18 @@ fn aof_written_by_echomq_loads_into_redis8() {
     c.wait_rewrite();
     // After the rewrite: more of everything, into the new incremental file.
     c.ok(&["XADD", "s", "MAXLEN", "~", "10", "50-1", "f", "after"]);
-    c.ok(&["XREADGROUP", "GROUP", "g2", "erin", "COUNT", "2", "STREAMS", "s", ">"]);
-    c.ok(&["XCLAIM", "s", "g1", "frank", "0", "10-1", "JUSTID"]);
+    c.ok(&[
+        "XREADGROUP",
+        "GROUP",
+        "g2",
+        "erin",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    c.ok(&["XCLAIM", "s", "g1", "frank", "0", "17-1", "JUSTID"]);
     let ours = workload_state(&mut c);
     drop(server);
     let (_redis, addr) = start_redis(&redis, dir.path());
@@ -67,8 +91,18 @@ fn aof_written_by_redis8_loads_into_echomq() {
     r.ok(&["BGREWRITEAOF"]);
     r.wait_rewrite();
     r.ok(&["XADD", "s", "MAXLEN", "~", "10", "50-1", "f", "after"]);
-    r.ok(&["XREADGROUP", "GROUP", "g2", "erin", "COUNT", "2", "STREAMS", "s", ">"]);
-    r.ok(&["XCLAIM", "s", "g1", "frank", "0", "10-1", "JUSTID"]);
+    r.ok(&[
+        "XREADGROUP",
+        "GROUP",
+        "g2",
+        "erin",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    r.ok(&["XCLAIM", "s", "g1", "frank", "0", "17-1", "JUSTID"]);
     let theirs = workload_state(&mut r);
     drop(server);
     let (_server, addr) = serve_aof(dir.path(), &[]);

@@ -55,7 +55,10 @@ impl Conn {
 
     /// One INFO field.
     pub(crate) fn info_field(&mut self, field: &str) -> String {
-        let info: String = redis::cmd("INFO").arg("persistence").query(&mut self.0).unwrap();
+        let info: String = redis::cmd("INFO")
+            .arg("persistence")
+            .query(&mut self.0)
+            .unwrap();
         info.lines()
             .find_map(|l| l.strip_prefix(&format!("{field}:")))
             .unwrap_or_default()
@@ -84,7 +87,9 @@ impl Conn {
                 let t = text(&group);
                 let name = t.split(',').nth(1).unwrap_or_default().trim().to_string();
                 out.push('\n');
-                let pending = self.run(&["XPENDING", key, &name, "-", "+", "1000"]).unwrap();
+                let pending = self
+                    .run(&["XPENDING", key, &name, "-", "+", "1000"])
+                    .unwrap();
                 out.push_str(&format!("{name}: {}", text(&mask_idle(&pending))));
             }
         }
@@ -101,7 +106,10 @@ pub(crate) fn text(v: &redis::Value) -> String {
         redis::Value::SimpleString(s) => s.clone(),
         redis::Value::Okay => "OK".into(),
         redis::Value::Array(items) | redis::Value::Set(items) => {
-            format!("[{}]", items.iter().map(text).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                items.iter().map(text).collect::<Vec<_>>().join(", ")
+            )
         }
         redis::Value::Map(pairs) => format!(
             "{{{}}}",
@@ -177,7 +185,15 @@ pub(crate) fn serve_aof(dir: &Path, args: &[&str]) -> (Running, SocketAddr) {
 /// Runs `echomq serve` expecting it to refuse to start: its exit and its log.
 pub(crate) fn serve_fails(dir: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_echomq"))
-        .args(["serve", "--port", "0", "--appendonly", "yes", "--dir", dir.to_str().unwrap()])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--appendonly",
+            "yes",
+            "--dir",
+            dir.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     let log = format!(
@@ -223,9 +239,40 @@ pub(crate) fn workload(c: &mut Conn) {
     c.ok(&["XTRIM", "s", "MAXLEN", "25"]);
     c.ok(&["XGROUP", "CREATE", "s", "g1", "0"]);
     c.ok(&["XGROUP", "CREATE", "s", "g2", "$"]);
-    c.ok(&["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "5", "STREAMS", "s", ">"]);
-    c.ok(&["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "3", "NOACK", "STREAMS", "s", ">"]);
-    c.ok(&["XREADGROUP", "GROUP", "g1", "carol", "COUNT", "4", "STREAMS", "s", ">"]);
+    c.ok(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "alice",
+        "COUNT",
+        "5",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    c.ok(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "bob",
+        "COUNT",
+        "3",
+        "NOACK",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    c.ok(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "carol",
+        "COUNT",
+        "4",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
     c.ok(&["XACK", "s", "g1", "15-1"]);
     c.ok(&["XCLAIM", "s", "g1", "bob", "0", "14-1", "16-1"]);
     c.ok(&["XAUTOCLAIM", "s", "g1", "dave", "0", "0", "COUNT", "1"]);
@@ -233,7 +280,15 @@ pub(crate) fn workload(c: &mut Conn) {
     c.ok(&["XREADGROUP", "GROUP", "g1", "alice", "STREAMS", "s", "0"]);
     c.ok(&["XDEL", "s", "40-1"]);
     c.ok(&["XADD", "e", "MAXLEN", "0", "5-5", "a", "b"]);
-    c.ok(&["XSETID", "e", "9-9", "ENTRIESADDED", "12", "MAXDELETEDID", "7-0"]);
+    c.ok(&[
+        "XSETID",
+        "e",
+        "9-9",
+        "ENTRIESADDED",
+        "12",
+        "MAXDELETEDID",
+        "7-0",
+    ]);
     c.ok(&["SELECT", "3"]);
     c.ok(&["XADD", "s3", "1-1", "a", "b"]);
     c.ok(&["SET", "str", "v"]);

@@ -25,8 +25,12 @@ fn aof_restart_loads_what_was_acknowledged_across_rewrites() {
     assert_eq!(c.info_field("aof_last_bgrewrite_status"), "ok");
     c.ok(&["XREADGROUP", "GROUP", "g2", "erin", "STREAMS", "s", ">"]);
     let before = workload_state(&mut c);
-    let manifest = fs::read_to_string(dir.path().join("appendonlydir/appendonly.aof.manifest")).unwrap();
-    assert!(manifest.contains("appendonly.aof.2.base.aof seq 2 type b"), "{manifest}");
+    let manifest =
+        fs::read_to_string(dir.path().join("appendonlydir/appendonly.aof.manifest")).unwrap();
+    assert!(
+        manifest.contains("appendonly.aof.2.base.aof seq 2 type b"),
+        "{manifest}"
+    );
     drop(server);
     let (_server, addr) = serve_aof(dir.path(), &[]);
     let mut c = Conn::open(addr);
@@ -39,7 +43,8 @@ fn aof_restart_loads_what_was_acknowledged_across_rewrites() {
 fn aof_config_set_appendonly_yes_rewrites_then_appends() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
-    let (server, addr) = crate::support::process::serve(crate::support::process::echomq(), &["--dir", path]);
+    let (server, addr) =
+        crate::support::process::serve(crate::support::process::echomq(), &["--dir", path]);
     let mut c = Conn::open(addr);
     c.ok(&["XADD", "s", "1-1", "a", "b"]);
     assert_eq!(c.info_field("aof_enabled"), "0");
@@ -47,9 +52,17 @@ fn aof_config_set_appendonly_yes_rewrites_then_appends() {
     c.wait_rewrite();
     assert_eq!(c.info_field("aof_enabled"), "1");
     c.ok(&["XADD", "s", "2-1", "a", "b"]);
-    assert_eq!(c.ok(&["CONFIG", "GET", "appendfsync"]), "[appendfsync, everysec]");
-    let refused = c.run(&["CONFIG", "SET", "aof-use-rdb-preamble", "yes"]).unwrap_err();
-    assert!(refused.to_string().contains("aof-use-rdb-preamble"), "{refused}");
+    assert_eq!(
+        c.ok(&["CONFIG", "GET", "appendfsync"]),
+        "[appendfsync, everysec]"
+    );
+    let refused = c
+        .run(&["CONFIG", "SET", "aof-use-rdb-preamble", "yes"])
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("aof-use-rdb-preamble"),
+        "{refused}"
+    );
     c.ok(&["CONFIG", "SET", "appendfsync", "always"]);
     c.ok(&["XADD", "s", "3-1", "a", "b"]);
     let before = c.stream_state("s");
@@ -97,13 +110,23 @@ fn aof_unwritable_dir_fails_as_redis_and_writes_get_misconf() {
     // A file where the AOF directory should be: creating it fails (even as root).
     fs::write(blocked.join("appendonlydir"), b"not a directory").unwrap();
     let path = blocked.to_str().unwrap();
-    let (_server, addr) = crate::support::process::serve(crate::support::process::echomq(), &["--dir", path]);
+    let (_server, addr) =
+        crate::support::process::serve(crate::support::process::echomq(), &["--dir", path]);
     let mut c = Conn::open(addr);
-    let e = c.run(&["CONFIG", "SET", "appendonly", "yes"]).unwrap_err().to_string();
-    assert!(e.contains("Unable to turn on AOF. Check server logs."), "{e}");
+    let e = c
+        .run(&["CONFIG", "SET", "appendonly", "yes"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Unable to turn on AOF. Check server logs."),
+        "{e}"
+    );
     assert_eq!(c.info_field("aof_enabled"), "0");
     let e = c.run(&["BGREWRITEAOF"]).unwrap_err().to_string();
-    assert!(e.contains("Can't execute an AOF background rewriting"), "{e}");
+    assert!(
+        e.contains("Can't execute an AOF background rewriting"),
+        "{e}"
+    );
     assert_eq!(c.info_field("aof_last_bgrewrite_status"), "err");
     c.ok(&["XADD", "s", "1-1", "a", "b"]);
 }
