@@ -385,11 +385,13 @@ fn xclaim(db: &mut Db, argv: &[&[u8]], before: &Before, reply: &Reply) {
     let (key, group) = (argv[1], argv[2]);
     let claimed = reply_ids(reply);
     let mut forms = 0;
+    let mut claims = 0;
     for (id, was_pending) in &before.pending {
         if claimed.contains(id) {
             if let Some(form) = claim_form(db, key, group, *id) {
                 db.propagate(form);
                 forms += 1;
+                claims += 1;
             }
         } else if *was_pending
             && stream(db, key)
@@ -400,15 +402,14 @@ fn xclaim(db: &mut Db, argv: &[&[u8]], before: &Before, reply: &Reply) {
             forms += 1;
         }
     }
-    consumer_created(db, argv, before, forms);
+    consumer_created(db, argv, before, claims);
     let lastid = argv.iter().skip(5).any(|a| is(a, "lastid"));
-    if lastid && forms == 0 {
+    if lastid && claims == 0 {
         if let Some(form) = setid_form(db, key, group) {
             db.propagate(form);
             forms += 1;
         }
     }
-    consumer_created(db, argv, before, forms);
     db.add_dirty(forms);
 }
 
@@ -423,20 +424,22 @@ fn xautoclaim(db: &mut Db, argv: &[&[u8]], before: &Before, parts: &[Reply]) {
             }
         }
     }
+    let claims = forms;
     if let Some(deleted) = parts.get(2) {
         for id in reply_ids(deleted) {
             db.propagate(xack_form(key, group, id));
             forms += 1;
         }
     }
-    consumer_created(db, argv, before, forms);
+    consumer_created(db, argv, before, claims);
     db.add_dirty(forms);
 }
 
-/// XCLAIM/XAUTOCLAIM created their consumer but no XCLAIM form carries it.
-fn consumer_created(db: &mut Db, argv: &[&[u8]], before: &Before, forms: u64) {
+/// XCLAIM/XAUTOCLAIM created their consumer but no XCLAIM form carries it (`claims` counts
+/// the XCLAIM forms; an XACK carries no consumer).
+fn consumer_created(db: &mut Db, argv: &[&[u8]], before: &Before, claims: u64) {
     let existed = before.consumer_existed.first().copied().unwrap_or(true);
-    if forms == 0 && !existed && consumer_exists(db, argv[1], argv[2], argv[3]) {
+    if claims == 0 && !existed && consumer_exists(db, argv[1], argv[2], argv[3]) {
         db.propagate(vec![
             Bytes::from_static(b"XGROUP"),
             Bytes::from_static(b"CREATECONSUMER"),
