@@ -30,6 +30,8 @@ pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod propagate;
 pub(crate) mod rewrite;
+#[cfg(test)]
+mod tests;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -383,7 +385,8 @@ impl Aof {
         }
     }
 
-    fn fail_write(&self, error: &str) {
+    /// Records a failed write (`aof_last_write_status:err`, `-MISCONF` for writes).
+    pub(crate) fn fail_write(&self, error: &str) {
         if !self.write_failed.swap(true, Ordering::AcqRel) {
             tracing::warn!(error, "error writing to the AOF file");
         }

@@ -31,6 +31,8 @@ use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
+#[cfg(test)]
+pub(crate) use persistence::refusal as persistence_refusal;
 use table::Found;
 pub(crate) use table::lookup;
 
