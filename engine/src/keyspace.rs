@@ -88,6 +88,8 @@ pub struct Db {
     propagated: Vec<Vec<Bytes>>,
     /// Changes made (Redis's `server.dirty`), for `rdb_changes_since_last_save`.
     dirty: u64,
+    /// Whether a propagation sink is installed (else nothing is recorded).
+    propagating: bool,
 }
 
 impl fmt::Debug for Db {
@@ -160,7 +162,15 @@ impl Db {
     /// Appends a command to what this database's running command propagates (Redis's
     /// `alsoPropagate`): a deterministic form that replays to the same state.
     pub fn propagate(&mut self, argv: Vec<Bytes>) {
-        self.propagated.push(argv);
+        if self.propagating {
+            self.propagated.push(argv);
+        }
+    }
+
+    /// Whether what commands propagate is recorded (a sink is installed): commands may skip
+    /// building their propagated form otherwise.
+    pub fn propagating(&self) -> bool {
+        self.propagating
     }
 
     /// Counts `n` changes (Redis's `server.dirty += n`).
@@ -461,6 +471,8 @@ pub struct Keyspace {
     config: Arc<Config>,
     /// Where propagated commands go, fed under the lock (so in execution order).
     sink: parking_lot::RwLock<Option<Arc<dyn PropagationSink>>>,
+    /// Whether `sink` is set, read once per command without a lock.
+    propagating: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Keyspace {
@@ -487,6 +499,7 @@ impl Keyspace {
             clock,
             config,
             sink: parking_lot::RwLock::new(None),
+            propagating: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -526,6 +539,7 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             let index = if index < dbs.len() { index } else { 0 };
             let db = &mut dbs[index];
+            db.propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
             db.now_ms = snapshot.now_ms;
             db.idmp_defaults = snapshot.idmp;
             db.sweep_idmp(snapshot.now_ms);
@@ -548,7 +562,9 @@ impl Keyspace {
         let snapshot = self.snapshot();
         let (result, wakers) = {
             let mut dbs = self.dbs.lock();
+            let propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
             for db in dbs.iter_mut() {
+                db.propagating = propagating;
                 db.now_ms = snapshot.now_ms;
                 db.idmp_defaults = snapshot.idmp;
                 db.sweep_idmp(snapshot.now_ms);
@@ -574,7 +590,10 @@ impl Keyspace {
     /// Sets (or, with `None`, removes) where propagated commands go. Without a sink they are
     /// dropped. Set it after loading a file, so replayed commands are not logged again.
     pub fn set_propagation_sink(&self, sink: Option<Arc<dyn PropagationSink>>) {
+        let on = sink.is_some();
         *self.sink.write() = sink;
+        self.propagating
+            .store(on, std::sync::atomic::Ordering::Release);
     }
 
     /// Hands one execution unit's propagated commands to the sink (under the keyspace lock).

@@ -108,6 +108,9 @@ fn claim_ids(argv: &[&[u8]]) -> Vec<StreamId> {
 /// Reads what `after` needs from the state before the command.
 pub(super) fn before(db: &Db, name: &str, argv: &[&[u8]]) -> Before {
     let mut out = Before::default();
+    if !db.propagating() {
+        return out;
+    }
     match name {
         "xadd" => out.entries_added = stream(db, argv[1]).map(Stream::entries_added),
         "xreadgroup" => {
@@ -155,6 +158,20 @@ pub(super) fn after(
         Some(Reply::Int(n)) => *n,
         _ => 0,
     };
+    if !db.propagating() {
+        // Only the dirty counter: no form is built when nothing records it.
+        let changed = match name {
+            "xdel" | "xack" | "xtrim" => u64::try_from(int).unwrap_or(0),
+            "xadd" => u64::from(matches!(reply, Some(Reply::Bulk(_)))),
+            "xsetid" | "xcfgset" | "xidmprecord" | "xgroup" => u64::from(reply.is_some()),
+            "xreadgroup" | "xclaim" | "xautoclaim" => {
+                u64::from(matches!(reply, Some(Reply::StreamMap(_) | Reply::Array(_))))
+            }
+            _ => 0,
+        };
+        db.add_dirty(changed);
+        return;
+    }
     let verbatim = || argv.iter().map(|a| bytes(a)).collect::<Vec<_>>();
     match name {
         "xadd" => {
