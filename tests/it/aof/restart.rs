@@ -103,7 +103,7 @@ fn aof_truncated_tail_is_cut_and_corrupt_file_refused() {
 }
 
 #[test]
-fn aof_unwritable_dir_fails_as_redis_and_writes_get_misconf() {
+fn aof_unwritable_dir_fails_bgrewriteaof_and_config_set_as_redis() {
     let dir = tempfile::tempdir().unwrap();
     let blocked = dir.path().join("blocked");
     fs::create_dir(&blocked).unwrap();
