@@ -222,3 +222,47 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
         loaded.keyspace().check_invariants().unwrap();
     }
 }
+
+#[test]
+fn clients_get_loading_until_the_aof_is_loaded() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config = ServerConfig {
+        port: 0,
+        ..ServerConfig::default()
+    };
+    let server = runtime.block_on(Server::bind(config)).unwrap();
+    let state = Arc::clone(server.handle().state());
+    let dir = tempfile::tempdir().unwrap();
+    state
+        .config_set("dir", dir.path().to_str().unwrap())
+        .unwrap();
+    state.config_set("appendonly", "yes").unwrap();
+    let client = state.connect("127.0.0.1:1".parse().unwrap(), None);
+    assert!(state.prepare_persistence());
+    let loading = Some(Reply::Error(
+        "LOADING Redis is loading the dataset in memory".into(),
+    ));
+    assert_eq!(
+        crate::cmd::persistence_refusal(&state, &client, "xrange"),
+        loading
+    );
+    assert_eq!(
+        crate::cmd::persistence_refusal(&state, &client, "ping"),
+        loading
+    );
+    assert_eq!(
+        crate::cmd::persistence_refusal(&state, &client, "info"),
+        None
+    );
+    // appenddirname and appendfilename are fixed from here on.
+    assert!(state.config_set("appendfilename", "x.aof").is_err());
+    state.start_persistence().unwrap();
+    assert!(!state.loading());
+    assert_eq!(
+        crate::cmd::persistence_refusal(&state, &client, "xrange"),
+        None
+    );
+}
