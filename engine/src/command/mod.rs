@@ -246,6 +246,35 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     outcome
 }
 
+/// What a stream command propagates, read before it runs, for a caller that runs the command
+/// its own way (the server's fold-before-trim XADD and XTRIM): see [`propagated_after`].
+#[derive(Debug)]
+pub struct PropagationBefore(propagate::Before);
+
+/// The state [`propagated_after`] needs, read before `argv` (command `name`, lower case) runs.
+pub fn propagation_before(db: &Db, name: &str, argv: &[&[u8]]) -> PropagationBefore {
+    PropagationBefore(propagate::before(db, name, argv))
+}
+
+/// Records what `argv` propagates now that it ran and replied `reply`, as [`execute`] does.
+pub fn propagated_after(
+    db: &mut Db,
+    name: &str,
+    argv: &[&[u8]],
+    before: PropagationBefore,
+    reply: Reply,
+) -> Reply {
+    if matches!(reply, Reply::Error(_)) {
+        return reply;
+    }
+    let outcome = Ok(Outcome::Reply(reply));
+    propagate::after(db, name, argv, before.0, &outcome);
+    match outcome {
+        Ok(Outcome::Reply(reply)) => reply,
+        _ => Reply::NullArray,
+    }
+}
+
 /// Redis's unknown-command error: the name and the first arguments, quoted, at most about 128
 /// bytes of them, with CR and LF turned into spaces so the reply stays one line.
 pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {

@@ -130,3 +130,23 @@ fn aof_unwritable_dir_fails_bgrewriteaof_and_config_set_as_redis() {
     assert_eq!(c.info_field("aof_last_bgrewrite_status"), "err");
     c.ok(&["XADD", "s", "1-1", "a", "b"]);
 }
+
+#[test]
+fn aof_with_an_archive_logs_the_folding_trims_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("archive");
+    let archive = archive.to_str().unwrap();
+    let args = ["--appendfsync", "always", "--archive", archive];
+    let (server, addr) = serve_aof(dir.path(), &args);
+    let mut c = Conn::open(addr);
+    for n in 1..=20 {
+        c.ok(&["XADD", "s", "MAXLEN", "5", &format!("{n}-1"), "f", "v"]);
+    }
+    c.ok(&["XTRIM", "s", "MAXLEN", "3"]);
+    c.ok(&["XADD", "s", "MAXLEN", "~", "2", "*", "f", "v"]);
+    let before = c.stream_state("s");
+    drop(server);
+    let (_server, addr) = serve_aof(dir.path(), &args);
+    let mut c = Conn::open(addr);
+    assert_eq!(c.stream_state("s"), before);
+}
