@@ -199,6 +199,7 @@ impl Keyspace {
                         break;
                     };
                     db.now_ms = snapshot.now_ms;
+                    db.propagating = self.propagation_on();
                     let mut repeat = false;
                     for _ in 0..LOOPS_PER_CHECK {
                         loops += 1;
@@ -226,7 +227,13 @@ impl Keyspace {
                             break;
                         }
                     }
-                    (repeat, db.serve_signalled(&snapshot))
+                    // Each deletion propagates as a DEL, fed under the lock (execution order).
+                    let propagated = db.take_propagated();
+                    let wakers = db.serve_signalled(&snapshot);
+                    if !propagated.is_empty() {
+                        self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+                    }
+                    (repeat, wakers)
                 };
                 wake_all(wakers);
                 if !repeat {
@@ -265,12 +272,19 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             let mut expired = 0;
             let mut wakers = Vec::new();
-            for db in dbs.iter_mut() {
+            let mut propagated = Vec::new();
+            let propagating = self.propagation_on();
+            for (index, db) in dbs.iter_mut().enumerate() {
                 db.now_ms = snapshot.now_ms;
+                db.propagating = propagating;
                 let n = db.sweep_expired();
                 db.expired_keys_active += n as u64;
                 expired += n;
                 wakers.extend(db.serve_signalled(&snapshot));
+                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+            }
+            if !propagated.is_empty() {
+                self.feed(propagated);
             }
             (expired, wakers)
         };

@@ -26,6 +26,7 @@
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets.
 
+mod aof;
 mod cmd;
 pub mod error;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
@@ -37,5 +38,5 @@ pub mod resp;
 pub mod server;
 mod state;
 
-pub use error::ProtocolError;
+pub use error::{AofError, ProtocolError};
 pub use server::{Server, ServerConfig, ServerHandle};

@@ -18,6 +18,7 @@ mod expire;
 mod info;
 mod introspection;
 mod keys;
+mod persistence;
 mod security;
 mod strings;
 mod table;
@@ -34,6 +35,8 @@ use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
+#[cfg(test)]
+pub(crate) use persistence::refusal as persistence_refusal;
 use table::Found;
 pub(crate) use table::lookup;
 
@@ -159,6 +162,9 @@ pub(crate) fn execute(
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
+    if let Some(reply) = persistence::refusal(state, client, name) {
+        return refuse(state, client, Some(name), reply);
+    }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
         let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
@@ -177,6 +183,7 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
+                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
                 close = ctx.close;
                 reply
             });
@@ -232,7 +239,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let reply = match found {
         Found::Server(command) => {
             ctx.db().expire_keys_of(&command.spec, argv);
-            (command.run)(ctx, argv)
+            let reply = (command.run)(ctx, argv);
+            crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            reply
         }
         Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
             let snapshot = *ctx.snapshot;

@@ -10,7 +10,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, config, connection, copy, expire, info, introspection, keys, strings, transaction,
+    Ctx, archive, config, connection, copy, expire, info, introspection, keys, persistence,
+    strings, transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -147,6 +148,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
     command(spec("debug", -2), introspection::debug),
+    command(spec("bgrewriteaof", 1), persistence::bgrewriteaof),
 ];
 
 /// A command found by name.

@@ -80,6 +80,14 @@ async fn write_out(
     }
 }
 
+/// Writes what the commands run so far propagated to the AOF: the replies about to go out
+/// may acknowledge only writes it holds. A failed write closes the connection unanswered.
+fn commit(state: &ServerState) -> std::io::Result<()> {
+    state
+        .commit_aof()
+        .map_err(|e| std::io::Error::other(format!("AOF write failed: {e}")))
+}
+
 /// Answers a connection over `maxclients` and closes it.
 pub(super) async fn refuse(mut socket: TcpStream) {
     let _ = socket
@@ -125,6 +133,7 @@ async fn run(
                 Err(e) => {
                     state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     return Ok(());
@@ -149,14 +158,19 @@ async fn run(
                 Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
                 Action::Raw(bytes) => output.extend_from_slice(&bytes),
                 // Running and answering nothing more, replies still pending included.
-                Action::Drop => return Ok(()),
+                Action::Drop => {
+                    commit(state)?;
+                    return Ok(());
+                }
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     return Ok(());
                 }
                 Action::Block(handle) => {
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     output.clear();
@@ -182,12 +196,14 @@ async fn run(
                 }
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
+                commit(state)?;
                 write_out(&mut writer, &output, state, client, &mut guard).await?;
                 state.stats().write_processed(output.len());
                 output.clear();
             }
         }
         if !output.is_empty() {
+            commit(state)?;
             write_out(&mut writer, &output, state, client, &mut guard).await?;
             state.stats().write_processed(output.len());
             output.clear();

@@ -26,6 +26,7 @@ pub(crate) mod clients;
 pub(crate) mod fd_limit;
 pub(crate) mod latency;
 pub(crate) mod output_limit;
+mod persistence;
 pub(crate) mod settings;
 pub(crate) mod stats;
 
@@ -129,6 +130,10 @@ pub(crate) struct ServerState {
     archive: Option<ServerArchive>,
     identity: Identity,
     shutdown: Notify,
+    /// The append-only file (see `persistence.rs`).
+    aof: Arc<crate::aof::Aof>,
+    /// Whether the AOF is being loaded.
+    loading: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -169,6 +174,8 @@ impl ServerState {
             memory_sample: Mutex::new(None),
             archive,
             shutdown: Notify::new(),
+            aof: Arc::default(),
+            loading: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
