@@ -122,6 +122,9 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
                     Some(Value::String(v)) => out.push_str(&format!("{v:?}\n")),
                     None => out.push_str("gone\n"),
                 }
+                if let Some(at) = db.expiry(&key) {
+                    out.push_str(&format!("  expires {at}\n"));
+                }
             }
         }
     });
