@@ -8,7 +8,8 @@
 //!   pending entries `XGROUP CREATECONSUMER key group consumer`;
 //! - `XCFGSET key IDMP-DURATION d IDMP-MAXSIZE m` when the stream's IDMP bounds differ from
 //!   the server's, and `XIDMPRECORD key pid iid id` per IDMP record whose entry still exists;
-//! - strings as `SET key value`, with `PXAT ms` when they expire.
+//! - strings as `SET key value`, with `PXAT ms` when they expire; a stream that expires is
+//!   followed by `PEXPIREAT key ms`, as Redis rewrites an expiry.
 //!
 //! It works on a [`Snapshot`] copied under the keyspace lock, so it runs outside it.
 
@@ -72,7 +73,12 @@ pub(crate) fn write_base(
                     }
                     encode(&argv, &mut buf);
                 }
-                Value::Stream(s) => write_stream(key, s, idmp, &mut buf, out)?,
+                Value::Stream(s) => {
+                    write_stream(key, s, idmp, &mut buf, out)?;
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
             }
             if buf.len() >= CHUNK_BYTES {
                 out.write_all(&buf)?;

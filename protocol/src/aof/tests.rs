@@ -212,8 +212,8 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
                 12 => vec!["PEXPIRE", key, "100000"],
                 13 => vec!["EXPIREAT", "k", "99999999999", "GT"],
                 14 => vec!["PERSIST", ["k", key][next(2) as usize]],
-                // COPY and MOVE are left out: their replay still diverges (expiry times).
-                15 | 16 => vec!["PEXPIRE", key, "100000"],
+                15 => vec!["COPY", key, ["s", "t"][next(2) as usize], "REPLACE"],
+                16 => vec!["MOVE", ["k", key][next(2) as usize], "1"],
                 17 => vec!["XDELEX", key, "IDS", "1", &id],
                 18 => vec!["XACKDEL", key, group, "IDS", "1", &id],
                 19 => vec!["EXPIRE", key, "0"],
