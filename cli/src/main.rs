@@ -10,6 +10,7 @@
 
 mod archive;
 mod logging;
+mod persistence;
 mod replica;
 mod serve;
 
@@ -28,7 +29,7 @@ struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Inspect, restore or verify an archive and its S3 replica.
     Archive(archive::ArchiveArgs),
     /// Measure window reads, trims, appends and group reads, embedded and over RESP.
@@ -39,7 +40,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     logging::init();
     let result = match args.command {
-        Command::Serve(serve) => serve::run(serve),
+        Command::Serve(serve) => serve::run(*serve),
         Command::Archive(archive) => archive::run(archive),
         Command::Bench(bench) => echomq_bench::run(bench),
     };

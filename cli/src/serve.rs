@@ -77,6 +77,8 @@ pub struct ServeArgs {
     replicate: Option<String>,
     #[command(flatten)]
     s3: super::replica::ReplicaArgs,
+    #[command(flatten)]
+    persistence: super::persistence::PersistenceArgs,
 }
 
 /// Opens the archive in `dir`, creating the directory if needed.
@@ -156,6 +158,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             .config_set("protected-mode", mode)
             .map_err(|e| format!("--protected-mode: {e}"))?;
     }
+    args.persistence.apply(&server.handle())?;
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     if let Some(archive) = &archive {
@@ -164,12 +167,21 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     }
     tracing::info!(%addr, "ready to accept connections");
     let handle = server.handle();
+    let handle_for_load = server.handle();
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("shutting down");
         handle.shutdown();
     });
-    server.run().await;
+    handle_for_load.prepare_persistence();
+    let running = tokio::spawn(server.run());
+    let persistence = server_handle_for_persistence(&handle_for_load);
+    if let Err(e) = persistence.await {
+        handle_for_load.shutdown();
+        let _ = running.await;
+        return Err(e);
+    }
+    let _ = running.await;
     if let (Some(handle), Some(archive)) = (replication, &archive) {
         super::replica::finish(handle, archive);
     }
@@ -252,6 +264,21 @@ fn config_cluster_enabled(path: Option<&Path>) -> Result<bool, String> {
         }
     }
     Ok(enabled)
+}
+
+/// Loads the AOF (if `appendonly yes`) off the runtime's threads while the server answers
+/// `-LOADING`, then appends to it.
+async fn server_handle_for_persistence(
+    handle: &echomq_protocol::ServerHandle,
+) -> Result<(), String> {
+    let handle = handle.clone();
+    tokio::task::spawn_blocking(move || handle.start_persistence())
+        .await
+        .map_err(|e| format!("loading failed: {e}"))?
+        .map_err(|e| {
+            tracing::error!(error = %e, "cannot load the append only file");
+            e.to_string()
+        })
 }
 
 fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {

@@ -199,6 +199,7 @@ impl Keyspace {
                         break;
                     };
                     db.now_ms = snapshot.now_ms;
+                    db.propagating = self.propagation_on();
                     let mut repeat = false;
                     for _ in 0..LOOPS_PER_CHECK {
                         loops += 1;
@@ -226,7 +227,13 @@ impl Keyspace {
                             break;
                         }
                     }
-                    (repeat, db.serve_signalled(&snapshot))
+                    // Each deletion propagates as a DEL, fed under the lock (execution order).
+                    let propagated = db.take_propagated();
+                    let wakers = db.serve_signalled(&snapshot);
+                    if !propagated.is_empty() {
+                        self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+                    }
+                    (repeat, wakers)
                 };
                 wake_all(wakers);
                 if !repeat {
@@ -265,12 +272,19 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             let mut expired = 0;
             let mut wakers = Vec::new();
-            for db in dbs.iter_mut() {
+            let mut propagated = Vec::new();
+            let propagating = self.propagation_on();
+            for (index, db) in dbs.iter_mut().enumerate() {
                 db.now_ms = snapshot.now_ms;
+                db.propagating = propagating;
                 let n = db.sweep_expired();
                 db.expired_keys_active += n as u64;
                 expired += n;
                 wakers.extend(db.serve_signalled(&snapshot));
+                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+            }
+            if !propagated.is_empty() {
+                self.feed(propagated);
             }
             (expired, wakers)
         };
@@ -403,5 +417,43 @@ mod tests {
         });
         assert_eq!(keyspace.expire_stats().expired_keys, 1);
         keyspace.check_invariants().unwrap();
+    }
+
+    #[derive(Debug, Default)]
+    struct Collect(parking_lot::Mutex<Vec<(usize, Vec<Bytes>)>>);
+
+    impl crate::propagate::PropagationSink for Collect {
+        fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+            self.0.lock().extend(commands);
+        }
+    }
+
+    fn dels(sink: &Collect) -> Vec<(usize, Vec<Bytes>)> {
+        std::mem::take(&mut *sink.0.lock())
+    }
+
+    #[test]
+    fn every_expiry_deletion_propagates_as_del() {
+        let (clock, keyspace) = keyspace_with(4, 2);
+        let sink = Arc::new(Collect::default());
+        keyspace.set_propagation_sink(Some(sink.clone()));
+        clock.advance(100);
+        let del = |key: &str| {
+            (
+                0,
+                vec![Bytes::from_static(b"DEL"), Bytes::from(key.to_owned())],
+            )
+        };
+        // Lazy: a command's access.
+        keyspace.run(|db, _| assert!(db.expire_if_due(b"k00000")));
+        assert_eq!(dels(&sink), vec![del("k00000")]);
+        // Active: the cycle and the sweep.
+        assert_eq!(keyspace.active_expire_cycle(Duration::from_secs(10)), 1);
+        assert_eq!(dels(&sink), vec![del("k00002")]);
+        keyspace.run(|db, snapshot| {
+            db.set_expiry(b"k00001", Some(snapshot.now_ms));
+        });
+        assert_eq!(keyspace.expire_all_due(), 1);
+        assert_eq!(dels(&sink), vec![del("k00001")]);
     }
 }

@@ -26,6 +26,8 @@ use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
 
+pub use crate::propagate::PropagationSink;
+
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
@@ -102,6 +104,13 @@ pub struct Db {
     signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
     blocked: Registry<Rerun>,
+    /// What the commands run since the last drain propagate (AOF), in order: see
+    /// [`crate::propagate`].
+    propagated: Vec<Vec<Bytes>>,
+    /// Changes made (Redis's `server.dirty`), for `rdb_changes_since_last_save`.
+    dirty: u64,
+    /// Whether a propagation sink is installed (else nothing is recorded).
+    pub(crate) propagating: bool,
 }
 
 impl Default for Db {
@@ -121,6 +130,9 @@ impl Default for Db {
             watched: HashMap::new(),
             signals: Vec::new(),
             blocked: Registry::default(),
+            propagated: Vec::new(),
+            dirty: 0,
+            propagating: false,
         }
     }
 }
@@ -185,6 +197,12 @@ impl Db {
         if !self.expired(key) {
             return false;
         }
+        // An expiry propagates as a DEL, as Redis's does (lazy and active expiry alike).
+        self.propagate(vec![
+            Bytes::from_static(b"DEL"),
+            Bytes::copy_from_slice(key),
+        ]);
+        self.dirty += 1;
         self.expires.remove(key);
         let previous = self.values.remove(key);
         self.count_out(previous.as_ref());
@@ -219,6 +237,35 @@ impl Db {
     /// until they are deleted, as Redis counts them.
     pub fn string_sizes(&self) -> &[u64; SIZE_CLASSES] {
         &self.string_sizes
+    }
+
+    /// Appends a command to what this database's running command propagates (Redis's
+    /// `alsoPropagate`): a deterministic form that replays to the same state.
+    pub fn propagate(&mut self, argv: Vec<Bytes>) {
+        if self.propagating {
+            self.propagated.push(argv);
+        }
+    }
+
+    /// Whether what commands propagate is recorded (a sink is installed): commands may skip
+    /// building their propagated form otherwise.
+    pub fn propagating(&self) -> bool {
+        self.propagating
+    }
+
+    /// Counts `n` changes (Redis's `server.dirty += n`).
+    pub fn add_dirty(&mut self, n: u64) {
+        self.dirty += n;
+    }
+
+    /// Changes made to this database so far.
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Takes what was propagated since the last call.
+    pub fn take_propagated(&mut self) -> Vec<Vec<Bytes>> {
+        std::mem::take(&mut self.propagated)
     }
 
     /// The value under `key` (an expired key is missing).
@@ -633,6 +680,10 @@ pub struct Keyspace {
     config: Arc<Config>,
     /// The active expiry cycle's own figures (see `expire.rs`).
     pub(crate) cycle: Mutex<crate::expire::CycleStats>,
+    /// Where propagated commands go, fed under the lock (so in execution order).
+    sink: parking_lot::RwLock<Option<Arc<dyn PropagationSink>>>,
+    /// Whether `sink` is set, read once per command without a lock.
+    propagating: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Keyspace {
@@ -659,6 +710,8 @@ impl Keyspace {
             clock,
             config,
             cycle: Mutex::new(crate::expire::CycleStats::default()),
+            sink: parking_lot::RwLock::new(None),
+            propagating: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -698,11 +751,17 @@ impl Keyspace {
             let mut dbs = self.dbs.lock();
             let index = if index < dbs.len() { index } else { 0 };
             let db = &mut dbs[index];
+            db.propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
             db.now_ms = snapshot.now_ms;
             db.idmp_defaults = snapshot.idmp;
             db.sweep_idmp(snapshot.now_ms);
             let result = f(db, &snapshot);
-            (result, db.serve_signalled(&snapshot))
+            let wakers = db.serve_signalled(&snapshot);
+            let propagated = db.take_propagated();
+            if !propagated.is_empty() {
+                self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+            }
+            (result, wakers)
         };
         for waker in wakers {
             waker.wake();
@@ -715,15 +774,22 @@ impl Keyspace {
         let snapshot = self.snapshot();
         let (result, wakers) = {
             let mut dbs = self.dbs.lock();
+            let propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
             for db in dbs.iter_mut() {
+                db.propagating = propagating;
                 db.now_ms = snapshot.now_ms;
                 db.idmp_defaults = snapshot.idmp;
                 db.sweep_idmp(snapshot.now_ms);
             }
             let result = f(&mut dbs, &snapshot);
             let mut wakers = Vec::new();
-            for db in dbs.iter_mut() {
+            let mut propagated = Vec::new();
+            for (index, db) in dbs.iter_mut().enumerate() {
                 wakers.extend(db.serve_signalled(&snapshot));
+                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+            }
+            if !propagated.is_empty() {
+                self.feed(propagated);
             }
             (result, wakers)
         };
@@ -731,6 +797,40 @@ impl Keyspace {
             waker.wake();
         }
         result
+    }
+
+    /// Sets (or, with `None`, removes) where propagated commands go. Without a sink they are
+    /// dropped. Set it after loading a file, so replayed commands are not logged again.
+    pub fn set_propagation_sink(&self, sink: Option<Arc<dyn PropagationSink>>) {
+        let on = sink.is_some();
+        *self.sink.write() = sink;
+        self.propagating
+            .store(on, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether a propagation sink is installed.
+    pub(crate) fn propagation_on(&self) -> bool {
+        self.propagating.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Hands one execution unit's propagated commands to the sink (under the keyspace lock).
+    pub(crate) fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+        if let Some(sink) = self.sink.read().as_ref() {
+            sink.feed(commands);
+        }
+    }
+
+    /// Changes made to every database since start (Redis's dirty counter).
+    pub fn dirty(&self) -> u64 {
+        self.dirty_with(|_| {})
+    }
+
+    /// Runs `f` over every database under the lock (nothing is served or propagated: for a
+    /// consistent read of everything, as a rewrite takes), and returns the dirty counter then.
+    pub fn dirty_with(&self, f: impl FnOnce(&[Db])) -> u64 {
+        let dbs = self.dbs.lock();
+        f(&dbs);
+        dbs.iter().map(Db::dirty).sum()
     }
 
     /// Registers a blocked command in database `index` (the one `db` is): it waits for its

@@ -33,3 +33,45 @@ pub enum ProtocolError {
     #[error("Protocol error: unauthenticated bulk length")]
     UnauthenticatedBulkLength,
 }
+
+/// An append-only file that cannot be written or loaded. The texts are Redis's log lines.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AofError {
+    /// The manifest is malformed.
+    #[error("{0}")]
+    Manifest(String),
+    /// A file cannot be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// A file holds something that is not a command.
+    #[error(
+        "Bad file format reading the append only file {file} at offset {offset}. make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>."
+    )]
+    BadFormat {
+        /// The file.
+        file: String,
+        /// Where its last valid command ends.
+        offset: u64,
+    },
+    /// A file ends inside a command and the cut may not be made.
+    #[error(
+        "Unexpected end of file reading the append only file {file} at offset {offset}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."
+    )]
+    Truncated {
+        /// The file.
+        file: String,
+        /// Where its last valid command ends.
+        offset: u64,
+    },
+    /// A command the server does not know.
+    #[error("Unknown command '{command}' reading the append only file {file}")]
+    UnknownCommand {
+        /// The command's name.
+        command: String,
+        /// The file.
+        file: String,
+    },
+    /// A base file in RDB format (echomq has no RDB yet).
+    #[error("The AOF base file {0} is in RDB format, which this server cannot load yet")]
+    RdbBase(String),
+}

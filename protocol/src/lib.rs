@@ -28,6 +28,7 @@
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets.
 
+mod aof;
 mod cmd;
 pub mod error;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
@@ -40,5 +41,5 @@ pub mod server;
 pub mod slot;
 mod state;
 
-pub use error::ProtocolError;
+pub use error::{AofError, ProtocolError};
 pub use server::{Server, ServerConfig, ServerHandle};

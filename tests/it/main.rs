@@ -20,6 +20,7 @@
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod aof;
 mod archive;
 mod bench;
 mod cli;

@@ -11,6 +11,7 @@
 //! disagree.
 
 mod args;
+mod propagate;
 mod spec;
 mod trim_args;
 mod xack;
@@ -250,9 +251,42 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
     db.expire_keys_of(&entry.spec, argv);
-    match entry.run {
+    let name = entry.spec.name;
+    let before = propagate::before(db, name, argv);
+    let outcome = match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),
+    };
+    propagate::after(db, name, argv, before, &outcome);
+    outcome
+}
+
+/// What a stream command propagates, read before it runs, for a caller that runs the command
+/// its own way (the server's fold-before-trim XADD and XTRIM): see [`propagated_after`].
+#[derive(Debug)]
+pub struct PropagationBefore(propagate::Before);
+
+/// The state [`propagated_after`] needs, read before `argv` (command `name`, lower case) runs.
+pub fn propagation_before(db: &Db, name: &str, argv: &[&[u8]]) -> PropagationBefore {
+    PropagationBefore(propagate::before(db, name, argv))
+}
+
+/// Records what `argv` propagates now that it ran and replied `reply`, as [`execute`] does.
+pub fn propagated_after(
+    db: &mut Db,
+    name: &str,
+    argv: &[&[u8]],
+    before: PropagationBefore,
+    reply: Reply,
+) -> Reply {
+    if matches!(reply, Reply::Error(_)) {
+        return reply;
+    }
+    let outcome = Ok(Outcome::Reply(reply));
+    propagate::after(db, name, argv, before.0, &outcome);
+    match outcome {
+        Ok(Outcome::Reply(reply)) => reply,
+        _ => Reply::NullArray,
     }
 }
 
@@ -281,5 +315,7 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
 
 #[cfg(test)]
 mod idmp_tests;
+#[cfg(test)]
+mod propagate_tests;
 #[cfg(test)]
 mod tests;

@@ -46,8 +46,24 @@ pub(crate) fn intercepts(state: &ServerState, db: usize, name: &str, argv: &[&[u
     archive.covers(&state.settings().archive_streams, db, key)
 }
 
-/// Runs an intercepted XTRIM or XADD on `db`.
+/// Runs an intercepted XTRIM or XADD on `db`, recording what it propagates (the AOF) as the
+/// engine's dispatch does.
 pub(crate) fn run_trim_command(
+    state: &ServerState,
+    db: &mut Db,
+    snapshot: &Snapshot,
+    name: &str,
+    argv: &[&[u8]],
+) -> Reply {
+    if state.archive().is_none() {
+        return stream::execute(db, snapshot, argv).unwrap_or_else(error);
+    }
+    let before = stream::propagation_before(db, name, argv);
+    let reply = run_trim_command_unpropagated(state, db, snapshot, name, argv);
+    stream::propagated_after(db, name, argv, before, reply)
+}
+
+fn run_trim_command_unpropagated(
     state: &ServerState,
     db: &mut Db,
     snapshot: &Snapshot,

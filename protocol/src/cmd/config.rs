@@ -102,6 +102,10 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             return Reply::Error(format!("ERR {text}"));
         }
     }
+    let current = ctx.state.settings().clone();
+    if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
+        return Reply::Error(format!("ERR {text}"));
+    }
     ctx.state.replace_settings(updated);
     Reply::OK
 }

@@ -21,6 +21,7 @@ mod introspection;
 mod keys;
 mod object;
 mod pause;
+mod persistence;
 mod pubsub;
 mod security;
 mod strings;
@@ -40,6 +41,8 @@ use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
+#[cfg(test)]
+pub(crate) use persistence::refusal as persistence_refusal;
 use table::Found;
 pub(crate) use table::lookup;
 
@@ -186,6 +189,9 @@ pub(crate) fn execute(
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
+    if let Some(reply) = persistence::refusal(state, client, name) {
+        return refuse(state, client, Some(name), reply);
+    }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
         let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
@@ -205,6 +211,7 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
+                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
                 close = ctx.close;
                 raw = ctx.raw;
                 reply
@@ -273,6 +280,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Found::Server(command) => {
             ctx.db().expire_keys_of(&command.spec, argv);
             let reply = (command.run)(ctx, argv);
+            crate::aof::propagate::server_command(ctx.db(), argv, &reply);
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply

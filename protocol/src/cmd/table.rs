@@ -11,7 +11,7 @@ use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
     Ctx, archive, cluster, config, connection, copy, expire, info, introspection, keys, object,
-    pubsub, strings, transaction,
+    persistence, pubsub, strings, transaction,
 };
 use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
 
@@ -251,6 +251,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("readonly", 1), cluster::mode),
     command(spec("readwrite", 1), cluster::mode),
     command(spec("asking", 1), cluster::mode),
+    command(spec("bgrewriteaof", 1), persistence::bgrewriteaof),
 ];
 
 /// A command found by name.

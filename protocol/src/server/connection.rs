@@ -100,6 +100,14 @@ async fn write_out(
     }
 }
 
+/// Writes what the commands run so far propagated to the AOF: the replies about to go out
+/// may acknowledge only writes it holds. A failed write closes the connection unanswered.
+fn commit(state: &ServerState) -> std::io::Result<()> {
+    state
+        .commit_aof()
+        .map_err(|e| std::io::Error::other(format!("AOF write failed: {e}")))
+}
+
 /// Answers a connection over `maxclients` and closes it.
 pub(super) async fn refuse(mut socket: TcpStream) {
     let _ = socket
@@ -145,6 +153,7 @@ async fn run(
                 Err(e) => {
                     state.stats().record_error("ERR");
                     encode_error(&format!("ERR {e}"), &mut output);
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     return Ok(());
@@ -186,14 +195,19 @@ async fn run(
                 Action::Raw(bytes) => output.extend_from_slice(&bytes),
                 Action::Postpone(_) => {}
                 // Running and answering nothing more, replies still pending included.
-                Action::Drop => return Ok(()),
+                Action::Drop => {
+                    commit(state)?;
+                    return Ok(());
+                }
                 Action::Close(reply) => {
                     encode(&reply, client.protocol, &mut output);
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     return Ok(());
                 }
                 Action::Block(handle) => {
+                    commit(state)?;
                     write_out(&mut writer, &output, state, client, &mut guard).await?;
                     state.stats().write_processed(output.len());
                     output.clear();
@@ -219,6 +233,7 @@ async fn run(
                 }
             }
             if output.len() >= OUTPUT_FLUSH_BYTES {
+                commit(state)?;
                 write_out(&mut writer, &output, state, client, &mut guard).await?;
                 state.stats().write_processed(output.len());
                 output.clear();
@@ -226,6 +241,7 @@ async fn run(
         }
         output.extend_from_slice(&client.info.pubsub.take());
         if !output.is_empty() {
+            commit(state)?;
             write_out(&mut writer, &output, state, client, &mut guard).await?;
             state.stats().write_processed(output.len());
             output.clear();

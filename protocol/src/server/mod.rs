@@ -114,6 +114,19 @@ impl ServerHandle {
         self.state.config_set(name, value)
     }
 
+    /// Starts persistence once the settings are in (call once, before or while serving): with
+    /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
+    /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.
+    pub fn start_persistence(&self) -> Result<(), crate::AofError> {
+        self.state.start_persistence().map(|_| ())
+    }
+
+    /// The first step of [`ServerHandle::start_persistence`], to call before serving: from
+    /// here on, with `appendonly yes`, clients get `-LOADING` until the load is done.
+    pub fn prepare_persistence(&self) {
+        self.state.prepare_persistence();
+    }
+
     /// The state behind the server, for the crate's fuzz target (which runs requests without
     /// connections).
     #[cfg(any(test, feature = "fuzzing"))]

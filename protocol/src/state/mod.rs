@@ -30,6 +30,7 @@ pub(crate) mod latency;
 pub(crate) mod monitor;
 pub(crate) mod output_limit;
 pub(crate) mod pause;
+mod persistence;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
@@ -142,6 +143,10 @@ pub(crate) struct ServerState {
     archive: Option<ServerArchive>,
     identity: Identity,
     shutdown: Notify,
+    /// The append-only file (see `persistence.rs`).
+    aof: Arc<crate::aof::Aof>,
+    /// Whether the AOF is being loaded.
+    loading: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -186,6 +191,8 @@ impl ServerState {
             memory_sample: Mutex::new(None),
             archive,
             shutdown: Notify::new(),
+            aof: Arc::default(),
+            loading: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

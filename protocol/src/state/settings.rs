@@ -49,8 +49,26 @@ pub struct Settings {
     pub notify_keyspace_events: String,
     /// `save`, kept as given (echomq does not persist the keyspace).
     pub save: String,
-    /// `appendonly`, kept as given.
+    /// `appendonly`: append every write to the AOF (see the `aof` module).
     pub appendonly: bool,
+    /// `appendfsync`: `always`, `everysec` or `no`.
+    pub appendfsync: String,
+    /// `dir`: where the AOF directory is.
+    pub dir: String,
+    /// `appenddirname` (set only before the server starts persisting).
+    pub appenddirname: String,
+    /// `appendfilename` (set only before the server starts persisting).
+    pub appendfilename: String,
+    /// `aof-load-truncated`.
+    pub aof_load_truncated: bool,
+    /// `aof-use-rdb-preamble`: `no` until echomq writes RDB.
+    pub aof_use_rdb_preamble: bool,
+    /// `auto-aof-rewrite-percentage`.
+    pub auto_aof_rewrite_percentage: u64,
+    /// `auto-aof-rewrite-min-size`.
+    pub auto_aof_rewrite_min_size: u64,
+    /// Whether persistence started: `appenddirname` and `appendfilename` are fixed now.
+    pub persistence_started: bool,
     /// `port` the server listens on (immutable).
     pub port: u16,
     /// `bind` address (immutable).
@@ -95,6 +113,15 @@ impl Default for Settings {
             notify_keyspace_events: String::new(),
             save: String::new(),
             appendonly: false,
+            appendfsync: "everysec".into(),
+            dir: ".".into(),
+            appenddirname: "appendonlydir".into(),
+            appendfilename: "appendonly.aof".into(),
+            aof_load_truncated: true,
+            aof_use_rdb_preamble: false,
+            auto_aof_rewrite_percentage: 100,
+            auto_aof_rewrite_min_size: 64 * 1024 * 1024,
+            persistence_started: false,
             port: 6379,
             bind: "127.0.0.1".into(),
             databases: 16,
@@ -359,6 +386,108 @@ pub const PARAMS: &[Param] = &[
         },
         set: Some(|s, _, v| {
             s.appendonly = yes_no("appendonly", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendfsync",
+        get: |s, _| s.appendfsync.clone(),
+        set: Some(|s, _, v| {
+            let Some(fsync) = crate::aof::Fsync::parse(v) else {
+                return Err("CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no".into());
+            };
+            s.appendfsync = fsync.name().into();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "dir",
+        get: |s, _| {
+            std::fs::canonicalize(&s.dir)
+                .map_or_else(|_| s.dir.clone(), |p| p.display().to_string())
+        },
+        set: Some(|s, _, v| {
+            if !std::path::Path::new(v).is_dir() {
+                return Err("CONFIG SET failed (possibly related to argument 'dir') - No such file or directory".into());
+            }
+            s.dir = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appenddirname",
+        get: |s, _| s.appenddirname.clone(),
+        set: Some(|s, _, v| {
+            if s.persistence_started {
+                return Err("CONFIG SET failed (possibly related to argument 'appenddirname') - can't set immutable config".into());
+            }
+            if v.is_empty() || v.contains('/') {
+                return Err("CONFIG SET failed (possibly related to argument 'appenddirname') - appenddirname can't be a path, just a dirname".into());
+            }
+            s.appenddirname = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendfilename",
+        get: |s, _| s.appendfilename.clone(),
+        set: Some(|s, _, v| {
+            if s.persistence_started {
+                return Err("CONFIG SET failed (possibly related to argument 'appendfilename') - can't set immutable config".into());
+            }
+            if v.is_empty() || v.contains('/') {
+                return Err("CONFIG SET failed (possibly related to argument 'appendfilename') - appendfilename can't be a path, just a filename".into());
+            }
+            s.appendfilename = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "aof-load-truncated",
+        get: |s, _| {
+            if s.aof_load_truncated {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        },
+        set: Some(|s, _, v| {
+            s.aof_load_truncated = yes_no("aof-load-truncated", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "aof-use-rdb-preamble",
+        get: |s, _| {
+            if s.aof_use_rdb_preamble {
+                "yes".into()
+            } else {
+                "no".into()
+            }
+        },
+        set: Some(|s, _, v| {
+            if yes_no("aof-use-rdb-preamble", v)? {
+                // No RDB yet: an AOF with an RDB preamble cannot be written.
+                return Err("CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - RDB is not supported yet: only 'no' is accepted".into());
+            }
+            s.aof_use_rdb_preamble = false;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-percentage",
+        get: |s, _| s.auto_aof_rewrite_percentage.to_string(),
+        set: Some(|s, _, v| {
+            s.auto_aof_rewrite_percentage =
+                int_in("auto-aof-rewrite-percentage", v, 0, i32::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-min-size",
+        get: |s, _| s.auto_aof_rewrite_min_size.to_string(),
+        set: Some(|s, _, v| {
+            s.auto_aof_rewrite_min_size = memory_in("auto-aof-rewrite-min-size", v, 0)?;
             Ok(())
         }),
     },

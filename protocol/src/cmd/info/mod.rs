@@ -8,7 +8,7 @@
 //! for every extension section, and `all` with names adds the named extension sections, as
 //! Redis does for modules' sections.
 //!
-//! The fields are Redis's; what echomq does not have (persistence, replicas, Lua, pub/sub
+//! The fields are Redis's; what echomq does not have (RDB, replicas, Lua, pub/sub
 //! until it lands) reports what Redis reports without it: zero, `-1`, `ok`, or nothing. The
 //! sections are written by `process.rs` (server, clients, memory, persistence, threads,
 //! cpu), `stats.rs` (stats, replication, hotkeys, modules, commandstats, errorstats,

@@ -2,7 +2,7 @@
 //!
 //! Process figures come from `/proc` (Linux): the kernel release, total memory, CPU times
 //! (in clock ticks of 1/100 s, Linux's `USER_HZ`). Where `/proc` cannot be read the figure
-//! is 0. echomq has no persistence, Lua, allocator statistics or I/O threads beyond the
+//! is 0. echomq has no RDB persistence, Lua, allocator statistics or I/O threads beyond the
 //! runtime's: those fields are Redis's values for a server without them.
 
 use super::{Lines, human};
@@ -244,8 +244,11 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
 
 pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let state = ctx.state;
+    let aof = state.aof();
+    let status = |failed: bool| if failed { "err" } else { "ok" };
+    let dirty: u64 = ctx.dbs.iter().map(|db| db.dirty()).sum();
+    out.field("loading", u8::from(state.loading()));
     for name in [
-        "loading",
         "async_loading",
         "current_cow_peak",
         "current_cow_size",
@@ -256,7 +259,7 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("current_fork_perc", "0.00");
     out.field("current_save_keys_processed", 0);
     out.field("current_save_keys_total", 0);
-    out.field("rdb_changes_since_last_save", 0);
+    out.field("rdb_changes_since_last_save", dirty);
     out.field("rdb_bgsave_in_progress", 0);
     out.field("rdb_last_save_time", state.identity().started_unix_s);
     out.field("rdb_last_bgsave_status", "ok");
@@ -268,21 +271,34 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "rdb_last_cow_size",
         "rdb_last_load_keys_expired",
         "rdb_last_load_keys_loaded",
-        "aof_enabled",
-        "aof_rewrite_in_progress",
-        "aof_rewrite_scheduled",
     ] {
         out.field(name, 0);
     }
+    out.field("aof_enabled", u8::from(aof.enabled()));
+    out.field("aof_rewrite_in_progress", u8::from(aof.rewriting()));
+    out.field("aof_rewrite_scheduled", 0);
     out.field("aof_last_rewrite_time_sec", -1);
     out.field("aof_current_rewrite_time_sec", -1);
-    out.field("aof_last_bgrewrite_status", "ok");
+    out.field("aof_last_bgrewrite_status", status(aof.bgrewrite_failed()));
     out.field("aof_rewrites", 0);
     out.field("aof_rewrites_consecutive_failures", 0);
-    out.field("aof_last_write_status", "ok");
+    out.field("aof_last_write_status", status(aof.write_error().is_some()));
     out.field("aof_last_cow_size", 0);
     out.field("module_fork_in_progress", 0);
     out.field("module_fork_last_cow_size", 0);
+    if aof.enabled() {
+        out.field("aof_current_size", aof.current_size());
+        out.field("aof_base_size", aof.base_size());
+        // Replies wait for the AOF write, so nothing is buffered or pending between commands.
+        for name in [
+            "aof_pending_rewrite",
+            "aof_buffer_length",
+            "aof_pending_bio_fsync",
+            "aof_delayed_fsync",
+        ] {
+            out.field(name, 0);
+        }
+    }
 }
 
 pub(super) fn threads(ctx: &mut Ctx<'_>, out: &mut Lines) {

@@ -1,0 +1,65 @@
+//! `echomq serve`'s persistence options, named as `redis-server --NAME VALUE` takes them and
+//! applied like `CONFIG SET` after the config file (so they win over it).
+
+use clap::Args;
+use echomq_protocol::ServerHandle;
+
+/// Persistence options of `echomq serve`.
+#[derive(Debug, Args)]
+pub struct PersistenceArgs {
+    /// Append every write to an append-only file (yes|no).
+    #[arg(long)]
+    appendonly: Option<String>,
+    /// When to fsync the AOF: always, everysec, no.
+    #[arg(long)]
+    appendfsync: Option<String>,
+    /// The working directory the AOF directory is in.
+    #[arg(long)]
+    dir: Option<String>,
+    /// The AOF directory's name inside `dir` (default appendonlydir).
+    #[arg(long)]
+    appenddirname: Option<String>,
+    /// The AOF files' name prefix (default appendonly.aof).
+    #[arg(long)]
+    appendfilename: Option<String>,
+    /// Load an AOF whose last command is cut, cutting it (yes|no).
+    #[arg(long = "aof-load-truncated")]
+    aof_load_truncated: Option<String>,
+    /// Write an RDB preamble in the AOF base (only `no` until RDB is supported).
+    #[arg(long = "aof-use-rdb-preamble")]
+    aof_use_rdb_preamble: Option<String>,
+    /// Rewrite when the AOF grew by this percentage since the last rewrite (0: never).
+    #[arg(long = "auto-aof-rewrite-percentage")]
+    auto_aof_rewrite_percentage: Option<String>,
+    /// The smallest AOF size that is rewritten automatically.
+    #[arg(long = "auto-aof-rewrite-min-size")]
+    auto_aof_rewrite_min_size: Option<String>,
+}
+
+impl PersistenceArgs {
+    /// Sets each given option, as CONFIG SET does.
+    pub fn apply(&self, handle: &ServerHandle) -> Result<(), String> {
+        let pairs = [
+            ("dir", &self.dir),
+            ("appenddirname", &self.appenddirname),
+            ("appendfilename", &self.appendfilename),
+            ("appendfsync", &self.appendfsync),
+            ("aof-load-truncated", &self.aof_load_truncated),
+            ("aof-use-rdb-preamble", &self.aof_use_rdb_preamble),
+            (
+                "auto-aof-rewrite-percentage",
+                &self.auto_aof_rewrite_percentage,
+            ),
+            ("auto-aof-rewrite-min-size", &self.auto_aof_rewrite_min_size),
+            ("appendonly", &self.appendonly),
+        ];
+        for (name, value) in pairs {
+            if let Some(value) = value {
+                handle
+                    .config_set(name, value)
+                    .map_err(|e| format!("--{name} {value}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}

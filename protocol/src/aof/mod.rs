@@ -1,0 +1,596 @@
+//! The append-only file, in Redis 7+'s multi-part layout (see [`manifest`]), and its one
+//! commit pipeline.
+//!
+//! Commands run under the keyspace lock and leave their propagated form in the [`Db`]; the
+//! keyspace hands each execution unit's forms to this module's [`Buffer`] (the
+//! [`PropagationSink`]) while it still holds the lock, so the buffer is in execution order.
+//! Encoding is all that happens there. [`Aof::commit`] then writes the buffer to the current
+//! incremental file outside the lock (and with `appendfsync always` fsyncs it), for every
+//! client whose writes it holds at once: a connection calls it before it sends replies, so no
+//! reply goes out before the write it acknowledges is in the file (Redis does this before
+//! each event-loop sleep). With `everysec` a background thread fsyncs once a second; with `no`
+//! the OS decides.
+//!
+//! A rewrite (BGREWRITEAOF, `CONFIG SET appendonly yes`, the automatic one) copies the
+//! keyspace and switches to a new incremental file under the lock (the only file I/O made
+//! under it: the pending buffer goes to the old file, the new one is created and listed in the
+//! manifest), then writes the new base on a thread while writes go on into the new file, and
+//! swaps the manifest atomically (write a temp file, rename, fsync the directory) to the new
+//! base and the incremental files from the switch on. A crash at any point leaves a manifest
+//! that loads everything acknowledged.
+//!
+//! Invariants: the files the manifest lists, loaded in order, replay every command whose
+//! commit returned; a failed write keeps its bytes pending (retried by the next commit) and
+//! sets `aof_last_write_status:err`, during which write commands get `-MISCONF`.
+//!
+//! [`Db`]: echomq_engine::Db
+
+pub(crate) mod codec;
+pub(crate) mod load;
+pub(crate) mod manifest;
+pub(crate) mod propagate;
+pub(crate) mod rewrite;
+#[cfg(test)]
+mod tests;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use echomq_engine::config::IdmpConfig;
+use echomq_engine::{Db, Keyspace, PropagationSink};
+use parking_lot::Mutex;
+
+use crate::error::AofError;
+use manifest::{AofFile, Kind, Manifest};
+
+/// `appendfsync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Fsync {
+    /// Fsync before replying.
+    Always,
+    /// Fsync once a second.
+    #[default]
+    EverySec,
+    /// Leave it to the OS.
+    No,
+}
+
+impl Fsync {
+    /// Parses a CONFIG value.
+    pub fn parse(value: &str) -> Option<Fsync> {
+        match value.to_ascii_lowercase().as_str() {
+            "always" => Some(Fsync::Always),
+            "everysec" => Some(Fsync::EverySec),
+            "no" => Some(Fsync::No),
+            _ => None,
+        }
+    }
+
+    /// The CONFIG value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+}
+
+/// Where the AOF lives and how it is written, from the settings.
+#[derive(Debug, Clone)]
+pub(crate) struct AofConfig {
+    /// `dir`.
+    pub dir: PathBuf,
+    /// `appenddirname`.
+    pub dirname: String,
+    /// `appendfilename`.
+    pub filename: String,
+    /// `appendfsync`.
+    pub fsync: Fsync,
+    /// `aof-load-truncated`.
+    pub load_truncated: bool,
+    /// The IDMP bounds of new streams (a rewrite writes XCFGSET for streams that differ).
+    pub idmp: IdmpConfig,
+}
+
+impl AofConfig {
+    /// The AOF directory.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(&self.dirname)
+    }
+}
+
+/// The pending, encoded propagation: fed under the keyspace lock, taken by [`Aof::commit`].
+#[derive(Debug, Default)]
+pub(crate) struct Buffer {
+    pending: Mutex<Pending>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    bytes: Vec<u8>,
+    /// The database the file's commands run in now (`None`: a SELECT is due).
+    db: Option<usize>,
+}
+
+impl PropagationSink for Buffer {
+    fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+        let mut pending = self.pending.lock();
+        let wrap = commands.len() > 1;
+        for (n, (db, argv)) in commands.iter().enumerate() {
+            if pending.db != Some(*db) {
+                let select = [Bytes::from_static(b"SELECT"), Bytes::from(db.to_string())];
+                codec::encode(&select, &mut pending.bytes);
+                pending.db = Some(*db);
+            }
+            if wrap && n == 0 {
+                codec::encode(&[b"MULTI"], &mut pending.bytes);
+            }
+            codec::encode(argv, &mut pending.bytes);
+        }
+        if wrap {
+            codec::encode(&[b"EXEC"], &mut pending.bytes);
+        }
+    }
+}
+
+/// The open files.
+#[derive(Debug, Default)]
+struct Files {
+    /// The AOF directory and file name prefix in use.
+    path: PathBuf,
+    filename: String,
+    manifest: Manifest,
+    /// The incremental file commands are appended to.
+    incr: Option<File>,
+    /// The length of `incr` that holds whole committed commands.
+    incr_len: u64,
+    /// Bytes written since the last fsync.
+    unsynced: bool,
+}
+
+/// The AOF: buffer, files, and the figures INFO reports.
+#[derive(Debug, Default)]
+pub(crate) struct Aof {
+    buffer: Arc<Buffer>,
+    files: Mutex<Files>,
+    /// `aof_enabled`: commands are being appended.
+    enabled: AtomicBool,
+    /// `aof_rewrite_in_progress`.
+    rewriting: AtomicBool,
+    /// `aof_last_bgrewrite_status` is `err`.
+    bgrewrite_failed: AtomicBool,
+    /// `aof_last_write_status` is `err`; the error is in `write_error`.
+    write_failed: AtomicBool,
+    write_error: Mutex<String>,
+    /// `aof_base_size`, and the bytes in the incremental files.
+    base_size: AtomicU64,
+    incr_size: AtomicU64,
+    /// `aof_current_size` at the last rewrite (for auto-aof-rewrite-percentage).
+    rewrite_base_size: AtomicU64,
+    /// `appendfsync`, as 0 always, 1 everysec, 2 no.
+    fsync: AtomicU64,
+    fsync_thread: AtomicBool,
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> AofError {
+    AofError::Io(format!("{what} {}: {e}", path.display()))
+}
+
+/// Writes `text` to `path` atomically: a temp file, fsynced, renamed over it, the directory
+/// fsynced.
+fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), AofError> {
+    let temp = dir.join(format!("temp-{name}"));
+    let target = dir.join(name);
+    let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
+    file.write_all(text)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io_error("cannot write", &temp, e))?;
+    fs::rename(&temp, &target).map_err(|e| io_error("cannot rename", &temp, e))?;
+    sync_dir(dir)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), AofError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_error("cannot fsync", dir, e))
+}
+
+impl Aof {
+    /// Whether commands are appended (`aof_enabled`).
+    pub fn enabled(&self) -> bool {
+        self.enabled.load(Ordering::Acquire)
+    }
+
+    /// Whether a rewrite runs.
+    pub fn rewriting(&self) -> bool {
+        self.rewriting.load(Ordering::Acquire)
+    }
+
+    /// Whether the last rewrite failed.
+    pub fn bgrewrite_failed(&self) -> bool {
+        self.bgrewrite_failed.load(Ordering::Acquire)
+    }
+
+    /// The last write's error, while writes fail.
+    pub fn write_error(&self) -> Option<String> {
+        self.write_failed
+            .load(Ordering::Acquire)
+            .then(|| self.write_error.lock().clone())
+    }
+
+    /// `aof_base_size`.
+    pub fn base_size(&self) -> u64 {
+        self.base_size.load(Ordering::Relaxed)
+    }
+
+    /// `aof_current_size`.
+    pub fn current_size(&self) -> u64 {
+        self.base_size() + self.incr_size.load(Ordering::Relaxed)
+    }
+
+    /// The size the last rewrite left (`aof_current_size` then).
+    pub fn rewrite_base_size(&self) -> u64 {
+        self.rewrite_base_size.load(Ordering::Relaxed)
+    }
+
+    /// Sets `appendfsync`.
+    pub fn set_fsync(&self, fsync: Fsync) {
+        let n = match fsync {
+            Fsync::Always => 0,
+            Fsync::EverySec => 1,
+            Fsync::No => 2,
+        };
+        self.fsync.store(n, Ordering::Release);
+    }
+
+    fn fsync_policy(&self) -> Fsync {
+        match self.fsync.load(Ordering::Acquire) {
+            0 => Fsync::Always,
+            1 => Fsync::EverySec,
+            _ => Fsync::No,
+        }
+    }
+
+    /// Starts appending (call under the keyspace lock, `dbs` being its databases): continues
+    /// the AOF the manifest in the directory lists, or, with none, writes a first base by a
+    /// rewrite. Installs the propagation sink.
+    pub fn start(
+        self: &Arc<Self>,
+        keyspace: &Keyspace,
+        dbs: &[Db],
+        config: &AofConfig,
+    ) -> Result<(), AofError> {
+        self.set_fsync(config.fsync);
+        let path = config.path();
+        let manifest_path = path.join(Manifest::file_name(&config.filename));
+        if manifest_path.exists() {
+            let text = fs::read_to_string(&manifest_path)
+                .map_err(|e| io_error("cannot read", &manifest_path, e))?;
+            let manifest = Manifest::parse(&text)?;
+            let mut files = self.files.lock();
+            files.path = path.clone();
+            files.filename = config.filename.clone();
+            files.manifest = manifest;
+            let base_size = files
+                .manifest
+                .base
+                .as_ref()
+                .and_then(|b| fs::metadata(path.join(&b.name)).ok())
+                .map_or(0, |m| m.len());
+            let incr_size: u64 = files
+                .manifest
+                .incrs
+                .iter()
+                .filter_map(|f| fs::metadata(path.join(&f.name)).ok())
+                .map(|m| m.len())
+                .sum();
+            self.base_size.store(base_size, Ordering::Relaxed);
+            self.incr_size.store(incr_size, Ordering::Relaxed);
+            self.rewrite_base_size
+                .store(base_size + incr_size, Ordering::Relaxed);
+            let last = match files.manifest.incrs.last() {
+                Some(last) => last.name.clone(),
+                None => {
+                    let seq = files.manifest.next_incr_seq();
+                    let name = Manifest::incr_name(&config.filename, seq);
+                    files.manifest.incrs.push(AofFile {
+                        name: name.clone(),
+                        seq,
+                        kind: Kind::Incr,
+                    });
+                    write_atomically(
+                        &path,
+                        &Manifest::file_name(&config.filename),
+                        files.manifest.format().as_bytes(),
+                    )?;
+                    name
+                }
+            };
+            let incr_path = path.join(&last);
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&incr_path)
+                .map_err(|e| io_error("cannot open", &incr_path, e))?;
+            files.incr_len = file.metadata().map_or(0, |m| m.len());
+            files.incr = Some(file);
+            self.buffer.pending.lock().db = None;
+            drop(files);
+            self.enable(keyspace);
+            return Ok(());
+        }
+        self.rewrite(dbs, config)?;
+        self.enable(keyspace);
+        Ok(())
+    }
+
+    /// Starts appending to the incremental file a rewrite just opened (`CONFIG SET
+    /// appendonly yes`).
+    pub fn enable_appending(self: &Arc<Self>, keyspace: &Keyspace) {
+        self.enable(keyspace);
+    }
+
+    fn enable(self: &Arc<Self>, keyspace: &Keyspace) {
+        self.enabled.store(true, Ordering::Release);
+        let sink: Arc<dyn PropagationSink> = self.buffer.clone();
+        keyspace.set_propagation_sink(Some(sink));
+        if !self.fsync_thread.swap(true, Ordering::AcqRel) {
+            let aof = Arc::downgrade(self);
+            let spawned = std::thread::Builder::new()
+                .name("aof-fsync".into())
+                .spawn(move || {
+                    while let Some(aof) = aof.upgrade() {
+                        if aof.enabled() && aof.fsync_policy() == Fsync::EverySec {
+                            aof.sync_now();
+                        }
+                        drop(aof);
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "cannot start the AOF fsync thread");
+                self.fsync_thread.store(false, Ordering::Release);
+            }
+        }
+    }
+
+    /// Stops appending (`CONFIG SET appendonly no`): what is pending is written, the sink
+    /// removed, the file closed.
+    pub fn stop(&self, keyspace: &Keyspace) {
+        keyspace.set_propagation_sink(None);
+        let _ = self.commit();
+        self.enabled.store(false, Ordering::Release);
+        let mut files = self.files.lock();
+        if let Some(file) = files.incr.take() {
+            let _ = file.sync_data();
+        }
+    }
+
+    /// Fsyncs the incremental file if it has unsynced writes (the `everysec` thread).
+    fn sync_now(&self) {
+        let mut files = self.files.lock();
+        if files.unsynced
+            && let Some(file) = &files.incr
+        {
+            match file.sync_data() {
+                Ok(()) => files.unsynced = false,
+                Err(e) => self.fail_write(&e.to_string()),
+            }
+        }
+    }
+
+    /// Records a failed write (`aof_last_write_status:err`, `-MISCONF` for writes).
+    pub(crate) fn fail_write(&self, error: &str) {
+        if !self.write_failed.swap(true, Ordering::AcqRel) {
+            tracing::warn!(error, "error writing to the AOF file");
+        }
+        *self.write_error.lock() = error.to_string();
+    }
+
+    /// Writes everything pending (and, with `always`, fsyncs it), for every client whose
+    /// writes it holds. A caller whose writes another caller is writing waits for it; on
+    /// failure the bytes stay pending and the error is returned.
+    pub fn commit(&self) -> Result<(), String> {
+        if !self.enabled() {
+            return Ok(());
+        }
+        let mut files = self.files.lock();
+        let data = std::mem::take(&mut self.buffer.pending.lock().bytes);
+        if data.is_empty() {
+            return Ok(());
+        }
+        let fsync = self.fsync_policy();
+        let Some(file) = files.incr.as_mut() else {
+            return Ok(());
+        };
+        let written = file.write_all(&data).and_then(|()| {
+            if fsync == Fsync::Always {
+                file.sync_data()
+            } else {
+                Ok(())
+            }
+        });
+        match written {
+            Ok(()) => {
+                files.unsynced = fsync != Fsync::Always;
+                files.incr_len += data.len() as u64;
+                self.incr_size
+                    .fetch_add(data.len() as u64, Ordering::Relaxed);
+                self.write_failed.store(false, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                // Keep the bytes for the next attempt, ahead of anything fed since. A partial
+                // write may have left part of them in the file: the file is cut back to its
+                // size before, as Redis does.
+                let mut pending = self.buffer.pending.lock();
+                let mut bytes = data;
+                bytes.extend_from_slice(&pending.bytes);
+                pending.bytes = bytes;
+                if let Some(file) = files.incr.as_ref() {
+                    let _ = file.set_len(files.incr_len);
+                }
+                let text = e.to_string();
+                self.fail_write(&text);
+                Err(text)
+            }
+        }
+    }
+
+    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file,
+    /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
+    pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), AofError> {
+        if self.rewriting.swap(true, Ordering::AcqRel) {
+            return Err(AofError::Io(
+                "Background append only file rewriting already in progress".into(),
+            ));
+        }
+        let started = self.switch_incr(config);
+        let (path, new_incr_seq) = match started {
+            Ok(found) => found,
+            Err(e) => {
+                self.rewriting.store(false, Ordering::Release);
+                self.bgrewrite_failed.store(true, Ordering::Release);
+                tracing::warn!(error = %e, "cannot start the AOF rewrite");
+                return Err(e);
+            }
+        };
+        let snapshot = rewrite::snapshot(dbs);
+        let aof = Arc::clone(self);
+        let config = config.clone();
+        let spawned = std::thread::Builder::new()
+            .name("aof-rewrite".into())
+            .spawn(move || {
+                let done = aof.write_base(&path, &config, &snapshot, new_incr_seq);
+                aof.bgrewrite_failed.store(done.is_err(), Ordering::Release);
+                match done {
+                    Ok(()) => tracing::info!("Background AOF rewrite finished successfully"),
+                    Err(e) => tracing::warn!(error = %e, "Background AOF rewrite failed"),
+                }
+                aof.rewriting.store(false, Ordering::Release);
+            });
+        if let Err(e) = spawned {
+            self.rewriting.store(false, Ordering::Release);
+            self.bgrewrite_failed.store(true, Ordering::Release);
+            return Err(AofError::Io(format!(
+                "cannot start the rewrite thread: {e}"
+            )));
+        }
+        tracing::info!("Background append only file rewriting started");
+        Ok(())
+    }
+
+    /// Writes what is pending to the current file, opens the next incremental file and lists
+    /// it in the manifest. Returns the AOF directory and the new file's sequence number.
+    fn switch_incr(&self, config: &AofConfig) -> Result<(PathBuf, u64), AofError> {
+        let path = config.path();
+        fs::create_dir_all(&path).map_err(|e| io_error("cannot create", &path, e))?;
+        if self.enabled() {
+            self.commit().map_err(AofError::Io)?;
+        }
+        let mut files = self.files.lock();
+        if files.path != path || files.filename != config.filename {
+            // First start, or a new place: begin from what is there (a manifest left by an
+            // earlier run is continued).
+            let manifest_path = path.join(Manifest::file_name(&config.filename));
+            files.manifest = match fs::read_to_string(&manifest_path) {
+                Ok(text) => Manifest::parse(&text)?,
+                Err(_) => Manifest::default(),
+            };
+            files.path = path.clone();
+            files.filename = config.filename.clone();
+        }
+        let seq = files.manifest.next_incr_seq();
+        let name = Manifest::incr_name(&config.filename, seq);
+        let incr_path = path.join(&name);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&incr_path)
+            .map_err(|e| io_error("cannot open", &incr_path, e))?;
+        let mut manifest = files.manifest.clone();
+        manifest.incrs.push(AofFile {
+            name,
+            seq,
+            kind: Kind::Incr,
+        });
+        write_atomically(
+            &path,
+            &Manifest::file_name(&config.filename),
+            manifest.format().as_bytes(),
+        )?;
+        if let Some(old) = files.incr.replace(file) {
+            let _ = old.sync_data();
+        }
+        files.manifest = manifest;
+        files.incr_len = 0;
+        files.unsynced = false;
+        self.buffer.pending.lock().db = None;
+        Ok((path, seq))
+    }
+
+    /// The rewrite thread: the base from `snapshot`, then the manifest swap.
+    fn write_base(
+        &self,
+        path: &Path,
+        config: &AofConfig,
+        snapshot: &rewrite::Snapshot,
+        new_incr_seq: u64,
+    ) -> Result<(), AofError> {
+        let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
+        let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
+        {
+            let mut out = std::io::BufWriter::new(&mut file);
+            rewrite::write_base(snapshot, config.idmp, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| io_error("cannot write", &temp, e))?;
+        }
+        file.sync_all()
+            .map_err(|e| io_error("cannot fsync", &temp, e))?;
+        let base_size = file.metadata().map_or(0, |m| m.len());
+        let mut files = self.files.lock();
+        let seq = files.manifest.next_base_seq();
+        let name = Manifest::base_name(&config.filename, seq);
+        fs::rename(&temp, path.join(&name)).map_err(|e| io_error("cannot rename", &temp, e))?;
+        let mut manifest = files.manifest.clone();
+        let mut obsolete: Vec<String> = manifest.base.take().into_iter().map(|b| b.name).collect();
+        obsolete.extend(manifest.history.drain(..).map(|h| h.name));
+        let (old, kept): (Vec<AofFile>, Vec<AofFile>) =
+            manifest.incrs.drain(..).partition(|f| f.seq < new_incr_seq);
+        obsolete.extend(old.into_iter().map(|f| f.name));
+        manifest.incrs = kept;
+        manifest.base = Some(AofFile {
+            name,
+            seq,
+            kind: Kind::Base,
+        });
+        write_atomically(
+            path,
+            &Manifest::file_name(&config.filename),
+            manifest.format().as_bytes(),
+        )?;
+        files.manifest = manifest;
+        let incr_size: u64 = files
+            .manifest
+            .incrs
+            .iter()
+            .filter_map(|f| fs::metadata(path.join(&f.name)).ok())
+            .map(|m| m.len())
+            .sum();
+        drop(files);
+        for name in obsolete {
+            let _ = fs::remove_file(path.join(name));
+        }
+        self.base_size.store(base_size, Ordering::Relaxed);
+        self.incr_size.store(incr_size, Ordering::Relaxed);
+        self.rewrite_base_size
+            .store(base_size + incr_size, Ordering::Relaxed);
+        Ok(())
+    }
+}

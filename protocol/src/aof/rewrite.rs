@@ -1,0 +1,218 @@
+//! The base file of a rewrite: the keyspace as the fewest commands that rebuild it, in the
+//! forms Redis 8.8's `rewriteStreamObject` writes (so Redis loads our base and we load its):
+//!
+//! - per entry `XADD key id f v …` (an empty stream: `XADD key MAXLEN 0 0-1 x y`), then
+//!   `XSETID key last ENTRIESADDED n MAXDELETEDID id`;
+//! - per group `XGROUP CREATE key group last ENTRIESREAD n`, per pending entry
+//!   `XCLAIM key group owner 0 id TIME t RETRYCOUNT n JUSTID FORCE`, per consumer without
+//!   pending entries `XGROUP CREATECONSUMER key group consumer`;
+//! - `XCFGSET key IDMP-DURATION d IDMP-MAXSIZE m` when the stream's IDMP bounds differ from
+//!   the server's, and `XIDMPRECORD key pid iid id` per IDMP record whose entry still exists;
+//! - strings as `SET key value`, with `PXAT ms` when they expire; a stream that expires is
+//!   followed by `PEXPIREAT key ms`, as Redis rewrites an expiry.
+//!
+//! It works on a [`Snapshot`] copied under the keyspace lock, so it runs outside it.
+
+use std::io::{self, Write};
+
+use bytes::Bytes;
+use echomq_engine::config::IdmpConfig;
+use echomq_engine::{Db, Stream, StreamId, Value};
+
+use super::codec::encode;
+
+/// The keyspace at one instant: per database, its keys with value and expiry.
+pub(crate) type Snapshot = Vec<Vec<(Bytes, Value, Option<u64>)>>;
+
+/// Copies the keyspace (call under the lock).
+pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
+    dbs.iter()
+        .map(|db| {
+            db.keys()
+                .filter_map(|key| {
+                    let value = db.get(key)?.clone();
+                    Some((key.clone(), value, db.expiry(key)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn id(id: StreamId) -> Bytes {
+    Bytes::from(id.to_string())
+}
+
+fn num(n: impl ToString) -> Bytes {
+    Bytes::from(n.to_string())
+}
+
+fn lit(s: &'static str) -> Bytes {
+    Bytes::from_static(s.as_bytes())
+}
+
+/// Writes the commands that rebuild `snapshot` to `out`.
+pub(crate) fn write_base(
+    snapshot: &Snapshot,
+    idmp: IdmpConfig,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    /// Flush the buffer to `out` past this many bytes.
+    const CHUNK_BYTES: usize = 1 << 20;
+    let mut buf = Vec::with_capacity(CHUNK_BYTES);
+    for (index, keys) in snapshot.iter().enumerate() {
+        if keys.is_empty() {
+            continue;
+        }
+        encode(&[lit("SELECT"), num(index)], &mut buf);
+        for (key, value, expiry) in keys {
+            match value {
+                Value::String(v) => {
+                    let mut argv = vec![lit("SET"), key.clone(), v.clone()];
+                    if let Some(at) = expiry {
+                        argv.extend([lit("PXAT"), num(at)]);
+                    }
+                    encode(&argv, &mut buf);
+                }
+                Value::Stream(s) => {
+                    write_stream(key, s, idmp, &mut buf, out)?;
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
+            }
+            if buf.len() >= CHUNK_BYTES {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+    }
+    out.write_all(&buf)
+}
+
+fn write_stream(
+    key: &Bytes,
+    s: &Stream,
+    idmp: IdmpConfig,
+    buf: &mut Vec<u8>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    if s.is_empty() {
+        encode(
+            &[
+                lit("XADD"),
+                key.clone(),
+                lit("MAXLEN"),
+                lit("0"),
+                lit("0-1"),
+                lit("x"),
+                lit("y"),
+            ],
+            buf,
+        );
+    }
+    for entry in s.range(StreamId::MIN, StreamId::MAX) {
+        let mut argv = vec![lit("XADD"), key.clone(), id(entry.id)];
+        for (f, v) in entry.fields() {
+            argv.push(Bytes::copy_from_slice(f));
+            argv.push(Bytes::copy_from_slice(v));
+        }
+        encode(&argv, buf);
+        if buf.len() >= 1 << 20 {
+            out.write_all(buf)?;
+            buf.clear();
+        }
+    }
+    encode(
+        &[
+            lit("XSETID"),
+            key.clone(),
+            id(s.last_id()),
+            lit("ENTRIESADDED"),
+            num(s.entries_added()),
+            lit("MAXDELETEDID"),
+            id(s.max_deleted_entry_id()),
+        ],
+        buf,
+    );
+    for (name, group) in s.groups() {
+        encode(
+            &[
+                lit("XGROUP"),
+                lit("CREATE"),
+                key.clone(),
+                name.clone(),
+                id(group.last_id),
+                lit("ENTRIESREAD"),
+                num(group.entries_read.unwrap_or(-1)),
+            ],
+            buf,
+        );
+        for (consumer, state) in group.consumers() {
+            let consumer = Bytes::copy_from_slice(consumer.as_bytes());
+            if state.pending_count() == 0 {
+                encode(
+                    &[
+                        lit("XGROUP"),
+                        lit("CREATECONSUMER"),
+                        key.clone(),
+                        name.clone(),
+                        consumer,
+                    ],
+                    buf,
+                );
+                continue;
+            }
+            for pending in state.pending_ids() {
+                let Some(nack) = group.nack(pending) else {
+                    continue;
+                };
+                encode(
+                    &[
+                        lit("XCLAIM"),
+                        key.clone(),
+                        name.clone(),
+                        consumer.clone(),
+                        lit("0"),
+                        id(pending),
+                        lit("TIME"),
+                        num(nack.delivery_time),
+                        lit("RETRYCOUNT"),
+                        num(nack.delivery_count),
+                        lit("JUSTID"),
+                        lit("FORCE"),
+                    ],
+                    buf,
+                );
+            }
+        }
+    }
+    let config = s.idmp().config();
+    if config != idmp {
+        encode(
+            &[
+                lit("XCFGSET"),
+                key.clone(),
+                lit("IDMP-DURATION"),
+                num(config.duration_s),
+                lit("IDMP-MAXSIZE"),
+                num(config.maxsize),
+            ],
+            buf,
+        );
+    }
+    for (pid, iid, entry) in s.idmp().iter() {
+        if s.get(entry).is_some() {
+            encode(
+                &[
+                    lit("XIDMPRECORD"),
+                    key.clone(),
+                    Bytes::copy_from_slice(pid),
+                    Bytes::copy_from_slice(iid),
+                    id(entry),
+                ],
+                buf,
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! `BGREWRITEAOF`, the persistence checks every request passes (`-LOADING` while the AOF
+//! loads, `-MISCONF` for writes while AOF writes fail) (INFO's `persistence` section is in `info/process.rs`).
+
+use echomq_engine::Reply;
+
+use super::Ctx;
+use crate::aof::load::AOF_CLIENT_ID;
+use crate::state::{ClientState, ServerState};
+
+/// Commands that may change the keyspace (Redis's `write` flag), refused with `-MISCONF`.
+const WRITE_COMMANDS: &[&str] = &[
+    "xadd",
+    "xdel",
+    "xtrim",
+    "xsetid",
+    "xgroup",
+    "xreadgroup",
+    "xack",
+    "xclaim",
+    "xautoclaim",
+    "xcfgset",
+    "xidmprecord",
+    "xdelex",
+    "xackdel",
+    "xnack",
+    "del",
+    "unlink",
+    "rename",
+    "renamenx",
+    "flushdb",
+    "flushall",
+    "copy",
+    "move",
+    "swapdb",
+    "expire",
+    "pexpire",
+    "expireat",
+    "pexpireat",
+    "persist",
+    "set",
+    "incr",
+];
+
+/// Commands a client may send while the AOF loads (Redis's `loading` flag).
+const LOADING_OK: &[&str] = &[
+    "info", "config", "auth", "hello", "quit", "client", "command",
+];
+
+/// The error that refuses `name` now, if any.
+pub(crate) fn refusal(state: &ServerState, client: &ClientState, name: &str) -> Option<Reply> {
+    if client.info.id == AOF_CLIENT_ID {
+        return None;
+    }
+    let base = name.split('|').next().unwrap_or(name);
+    if state.loading() && !LOADING_OK.contains(&base) {
+        return Some(Reply::Error(
+            "LOADING Redis is loading the dataset in memory".into(),
+        ));
+    }
+    if WRITE_COMMANDS.contains(&base)
+        && let Some(error) = state.aof().write_error()
+    {
+        return Some(Reply::Error(format!(
+            "MISCONF Errors writing to the AOF file: {error}"
+        )));
+    }
+    None
+}
+
+/// BGREWRITEAOF.
+pub(crate) fn bgrewriteaof(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    let aof = ctx.state.aof();
+    if aof.rewriting() {
+        return Reply::Error(
+            "ERR Background append only file rewriting already in progress".into(),
+        );
+    }
+    let config = ctx.state.aof_config();
+    match aof.rewrite(ctx.dbs, &config) {
+        Ok(()) => Reply::Status("Background append only file rewriting started"),
+        Err(_) => Reply::Error(
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+                .into(),
+        ),
+    }
+}

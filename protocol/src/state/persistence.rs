@@ -1,0 +1,136 @@
+//! The server's persistence: the AOF's settings, loading at startup (with `loading:1` and
+//! `-LOADING` meanwhile), commits before replies, and the automatic rewrite.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crate::aof::load::{self, Loaded};
+use crate::aof::{Aof, AofConfig, Fsync};
+use crate::error::AofError;
+
+use super::ServerState;
+use super::settings::Settings;
+
+impl ServerState {
+    /// The AOF.
+    pub(crate) fn aof(&self) -> &Arc<Aof> {
+        &self.aof
+    }
+
+    /// Whether the AOF is being loaded (`loading:1`).
+    pub(crate) fn loading(&self) -> bool {
+        self.loading.load(Ordering::Acquire)
+    }
+
+    /// The AOF's settings as they are now.
+    pub(crate) fn aof_config(&self) -> AofConfig {
+        aof_config(&self.settings(), self)
+    }
+
+    /// At startup, once the settings are in: with `appendonly yes`, loads the AOF the
+    /// directory holds, then appends to it (or, with none there, starts one with a rewrite).
+    /// Fixes `appenddirname` and `appendfilename` either way.
+    pub(crate) fn start_persistence(&self) -> Result<Option<Loaded>, AofError> {
+        if !self.prepare_persistence() {
+            return Ok(None);
+        }
+        let config = self.aof_config();
+        let started = std::time::Instant::now();
+        let loaded = load::load(self, &config);
+        self.loading.store(false, Ordering::Release);
+        let loaded = loaded?;
+        if let Some(loaded) = &loaded {
+            tracing::info!(
+                commands = loaded.commands,
+                "DB loaded from append only file: {:.3} seconds",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let keyspace = Arc::clone(self.keyspace());
+        keyspace.run_all(|dbs, _| self.aof.start(&keyspace, dbs, &config))?;
+        Ok(loaded)
+    }
+
+    /// Fixes `appenddirname` and `appendfilename` and, with `appendonly yes`, marks the server
+    /// as loading (so clients get `-LOADING` from their first command on). Returns
+    /// `appendonly`.
+    pub(crate) fn prepare_persistence(&self) -> bool {
+        let mut settings = self.settings.write();
+        settings.persistence_started = true;
+        if settings.appendonly {
+            self.loading.store(true, Ordering::Release);
+        }
+        settings.appendonly
+    }
+
+    /// Writes (and per `appendfsync`, fsyncs) what the commands run so far propagated; a
+    /// connection calls this before sending replies. Then starts an automatic rewrite if the
+    /// AOF grew past `auto-aof-rewrite-percentage`.
+    pub(crate) fn commit_aof(&self) -> Result<(), String> {
+        let aof = &self.aof;
+        if !aof.enabled() {
+            return Ok(());
+        }
+        aof.commit()?;
+        let (percentage, min_size) = {
+            let s = self.settings();
+            (s.auto_aof_rewrite_percentage, s.auto_aof_rewrite_min_size)
+        };
+        let current = aof.current_size();
+        let base = aof.rewrite_base_size().max(1);
+        if percentage > 0
+            && !aof.rewriting()
+            && current > min_size
+            && current.saturating_mul(100) >= base.saturating_mul(100 + percentage)
+        {
+            let config = self.aof_config();
+            tracing::info!(current, base, "Starting automatic rewriting of AOF");
+            let _ = self.keyspace().run_all(|dbs, _| aof.rewrite(dbs, &config));
+        }
+        Ok(())
+    }
+
+    /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
+    /// databases): `appendonly yes` starts the AOF with a rewrite, `no` stops it;
+    /// `appendfsync` takes effect at once. An error is the reply's text.
+    pub(crate) fn apply_persistence(
+        &self,
+        dbs: &[echomq_engine::Db],
+        before: &Settings,
+        after: &Settings,
+    ) -> Result<(), String> {
+        if before.appendfsync != after.appendfsync {
+            self.aof
+                .set_fsync(Fsync::parse(&after.appendfsync).unwrap_or_default());
+        }
+        if before.appendonly == after.appendonly || self.loading() {
+            return Ok(());
+        }
+        if after.appendonly {
+            let config = aof_config(after, self);
+            self.aof.set_fsync(config.fsync);
+            let started = self
+                .aof
+                .rewrite(dbs, &config)
+                .map(|()| self.aof.enable_appending(self.keyspace()));
+            if let Err(e) = started {
+                tracing::warn!(error = %e, "Unable to turn on AOF");
+                return Err("CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.".into());
+            }
+        } else {
+            self.aof.stop(self.keyspace());
+        }
+        Ok(())
+    }
+}
+
+fn aof_config(settings: &Settings, state: &ServerState) -> AofConfig {
+    AofConfig {
+        dir: settings.dir.clone().into(),
+        dirname: settings.appenddirname.clone(),
+        filename: settings.appendfilename.clone(),
+        fsync: Fsync::parse(&settings.appendfsync).unwrap_or_default(),
+        load_truncated: settings.aof_load_truncated,
+        idmp: state.engine_config().idmp_defaults(),
+    }
+}
