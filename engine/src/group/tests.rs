@@ -10,23 +10,23 @@ use crate::error::Error;
 use crate::keyspace::{Execution, Keyspace};
 use crate::reply::Reply;
 
-fn keyspace(ms: u64) -> (Arc<Keyspace>, Arc<ManualClock>) {
+pub(super) fn keyspace(ms: u64) -> (Arc<Keyspace>, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(ms));
     (Arc::new(Keyspace::new(clock.clone())), clock)
 }
 
-fn run(ks: &Keyspace, command: &str) -> Result<Reply, Error> {
+pub(super) fn run(ks: &Keyspace, command: &str) -> Result<Reply, Error> {
     let argv: Vec<&str> = command.split_whitespace().collect();
     let reply = ks.execute(&argv);
     ks.check_invariants().unwrap();
     reply
 }
 
-fn ok(ks: &Keyspace, command: &str) -> Reply {
+pub(super) fn ok(ks: &Keyspace, command: &str) -> Reply {
     run(ks, command).unwrap_or_else(|e| panic!("{command}: {e}"))
 }
 
-fn err(ks: &Keyspace, command: &str) -> String {
+pub(super) fn err(ks: &Keyspace, command: &str) -> String {
     run(ks, command).expect_err(command).to_string()
 }
 
@@ -34,7 +34,7 @@ fn bulk(s: &str) -> Reply {
     Reply::bulk(s)
 }
 
-fn int(n: i64) -> Reply {
+pub(super) fn int(n: i64) -> Reply {
     Reply::Int(n)
 }
 

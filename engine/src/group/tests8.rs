@@ -4,34 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::clock::ManualClock;
-use crate::error::Error;
+use super::tests::{err, int, keyspace, ok};
 use crate::keyspace::Keyspace;
 use crate::reply::Reply;
-
-fn keyspace(ms: u64) -> (Arc<Keyspace>, Arc<ManualClock>) {
-    let clock = Arc::new(ManualClock::new(ms));
-    (Arc::new(Keyspace::new(clock.clone())), clock)
-}
-
-fn run(ks: &Keyspace, command: &str) -> Result<Reply, Error> {
-    let argv: Vec<&str> = command.split_whitespace().collect();
-    let reply = ks.execute(&argv);
-    ks.check_invariants().unwrap();
-    reply
-}
-
-fn ok(ks: &Keyspace, command: &str) -> Reply {
-    run(ks, command).unwrap_or_else(|e| panic!("{command}: {e}"))
-}
-
-fn err(ks: &Keyspace, command: &str) -> String {
-    run(ks, command).expect_err(command).to_string()
-}
-
-fn int(n: i64) -> Reply {
-    Reply::Int(n)
-}
 
 fn ints(ns: &[i64]) -> Reply {
     Reply::Array(ns.iter().map(|&n| Reply::Int(n)).collect())
