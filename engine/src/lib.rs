@@ -33,6 +33,7 @@
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
 
+pub mod batch;
 pub mod blocking;
 mod chunk_map;
 pub mod clock;
@@ -55,6 +56,7 @@ pub mod reply;
 pub mod stream;
 mod varint;
 
+pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, NodeLimits};

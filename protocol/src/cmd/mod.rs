@@ -33,16 +33,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use echomq_engine::command::flags::{BLOCKING, DENY_OOM, NO_AUTH, TX_CONTROL};
+use echomq_engine::command::flags::{
+    BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
+};
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
-use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
+use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
-#[cfg(test)]
-pub(crate) use persistence::refusal as persistence_refusal;
 use table::Found;
 pub(crate) use table::lookup;
 
@@ -103,7 +103,7 @@ fn counted_as(
 fn refuse(
     state: &ServerState,
     client: &mut ClientState,
-    counted: Option<&str>,
+    counted: Option<&'static str>,
     reply: Reply,
 ) -> Action {
     if client.multi.is_some() {
@@ -117,10 +117,11 @@ fn refuse(
     Action::Reply(reply)
 }
 
-/// Runs one request from a client.
+/// Runs one request from a client, in the connection's keyspace batch.
 pub(crate) fn execute(
     state: &ServerState,
     client: &mut ClientState,
+    batch: &mut Batch<'_>,
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
@@ -168,7 +169,10 @@ pub(crate) fn execute(
     if let Some(reply) = cluster::refusal(state, client, spec, argv) {
         return refuse(state, client, Some(name), reply);
     }
-    if let Some(until) = state.pause().holds(pause::is_write(spec.name)) {
+    if let Some(until) = state
+        .pause()
+        .holds(spec.has(WRITE) || spec.has(MAY_REPLICATE))
+    {
         return Action::Postpone(until);
     }
     // RESP2 pub/sub mode: only (un)subscribing, PING, QUIT and RESET.
@@ -189,7 +193,7 @@ pub(crate) fn execute(
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
-    if let Some(reply) = persistence::refusal(state, client, name) {
+    if let Some(reply) = persistence::refusal(state, client, spec) {
         return refuse(state, client, Some(name), reply);
     }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
@@ -200,7 +204,7 @@ pub(crate) fn execute(
     let action = match found {
         Found::Server(command) => {
             let (mut close, mut raw) = (false, None);
-            let reply = state.keyspace().run_all(|dbs, snapshot| {
+            let reply = batch.run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
                     state,
                     client,
@@ -211,7 +215,9 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
-                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                if spec.has(WRITE) {
+                    crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                }
                 close = ctx.close;
                 raw = ctx.raw;
                 reply
@@ -225,22 +231,18 @@ pub(crate) fn execute(
             }
         }
         Found::Stream(spec) if spec.has(BLOCKING) => {
-            match state
-                .keyspace()
-                .execute_blocking_in(client.db, argv, Arc::clone(waker))
-            {
+            match batch.execute_blocking_in(client.db, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
         Found::Stream(spec) if archive::intercepts(state, client.db, spec.name, argv) => {
-            Action::Reply(state.keyspace().run_db(client.db, |db, snapshot| {
+            Action::Reply(batch.run_db(client.db, |db, snapshot| {
                 archive::run_trim_command(state, db, snapshot, spec.name, argv)
             }))
         }
         Found::Stream(_) => Action::Reply(
-            state
-                .keyspace()
+            batch
                 .run_db(client.db, |db, snapshot| {
                     stream::execute(db, snapshot, argv)
                 })
@@ -280,7 +282,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Found::Server(command) => {
             ctx.db().expire_keys_of(&command.spec, argv);
             let reply = (command.run)(ctx, argv);
-            crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            if command.spec.has(WRITE) {
+                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply
@@ -303,6 +307,16 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             .feed_monitors(&ctx.client.info, ctx.client.db, argv);
     }
     reply
+}
+
+/// [`persistence::refusal`] for the command named `name`.
+#[cfg(test)]
+pub(crate) fn persistence_refusal(
+    state: &ServerState,
+    client: &ClientState,
+    name: &str,
+) -> Option<Reply> {
+    persistence::refusal(state, client, lookup(name.as_bytes())?.spec())
 }
 
 /// Parses an integer argument strictly, as Redis does.

@@ -2,62 +2,30 @@
 //! loads, `-MISCONF` for writes while AOF writes fail) (INFO's `persistence` section is in `info/process.rs`).
 
 use echomq_engine::Reply;
+use echomq_engine::command::CommandSpec;
+use echomq_engine::command::flags::{LOADING_OK, WRITE};
 
 use super::Ctx;
 use crate::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
-/// Commands that may change the keyspace (Redis's `write` flag), refused with `-MISCONF`.
-const WRITE_COMMANDS: &[&str] = &[
-    "xadd",
-    "xdel",
-    "xtrim",
-    "xsetid",
-    "xgroup",
-    "xreadgroup",
-    "xack",
-    "xclaim",
-    "xautoclaim",
-    "xcfgset",
-    "xidmprecord",
-    "xdelex",
-    "xackdel",
-    "xnack",
-    "del",
-    "unlink",
-    "rename",
-    "renamenx",
-    "flushdb",
-    "flushall",
-    "copy",
-    "move",
-    "swapdb",
-    "expire",
-    "pexpire",
-    "expireat",
-    "pexpireat",
-    "persist",
-    "set",
-    "incr",
-];
-
-/// Commands a client may send while the AOF loads (Redis's `loading` flag).
-const LOADING_OK: &[&str] = &[
-    "info", "config", "auth", "hello", "quit", "client", "command",
-];
-
-/// The error that refuses `name` now, if any.
-pub(crate) fn refusal(state: &ServerState, client: &ClientState, name: &str) -> Option<Reply> {
+/// The error that refuses a command with this table row now, if any: `-LOADING` while the
+/// dataset loads (but for the LOADING_OK commands), `-MISCONF` for a WRITE while the AOF
+/// cannot be written.
+pub(crate) fn refusal(
+    state: &ServerState,
+    client: &ClientState,
+    spec: &CommandSpec,
+) -> Option<Reply> {
     if client.info.id == AOF_CLIENT_ID {
         return None;
     }
-    let base = name.split('|').next().unwrap_or(name);
-    if state.loading() && !LOADING_OK.contains(&base) {
+    if state.loading() && !spec.has(LOADING_OK) {
         return Some(Reply::Error(
             "LOADING Redis is loading the dataset in memory".into(),
         ));
     }
-    if WRITE_COMMANDS.contains(&base)
+    if spec.has(WRITE)
         && let Some(error) = state.aof().write_error()
     {
         return Some(Reply::Error(format!(

@@ -483,7 +483,16 @@ impl Fuzz<'_> {
         };
         let client = &mut self.clients[index];
         let decoded: Vec<&[u8]> = decoded.iter().map(|a| a.as_ref()).collect();
-        match cmd::execute(&self.state, &mut client.state, &decoded, &self.waker) {
+        let mut batch = self.state.keyspace().batch();
+        let action = cmd::execute(
+            &self.state,
+            &mut client.state,
+            &mut batch,
+            &decoded,
+            &self.waker,
+        );
+        batch.end();
+        match action {
             Action::Reply(reply) => self.check(index, &reply),
             Action::Close(reply) => {
                 let line = self.check(index, &reply);
