@@ -125,7 +125,7 @@ pub(crate) fn execute(
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = Instant::now();
+    let started = client.clock_mark.unwrap_or_else(Instant::now);
     let Some(found) = lookup(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -249,7 +249,11 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
-    let ns = started.elapsed().as_nanos() as u64;
+    let ended = Instant::now();
+    if client.clock_mark.is_some() {
+        client.clock_mark = Some(ended);
+    }
+    let ns = ended.saturating_duration_since(started).as_nanos() as u64;
     let usec = ns / 1000;
     // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
     // show a password.

@@ -60,6 +60,7 @@ pub(crate) fn run_ready(
 ) -> Step {
     let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
     let mut batch = state.keyspace().batch();
+    client.clock_mark = Some(Instant::now());
     let whole: &[u8] = input;
     let mut consumed = 0;
     let mut argv: Vec<&[u8]> = Vec::new();
@@ -112,6 +113,7 @@ pub(crate) fn run_ready(
         }
     };
     drop(argv);
+    client.clock_mark = None;
     batch.end();
     input.advance(consumed);
     step
