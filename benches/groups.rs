@@ -50,10 +50,10 @@ fn report_pel_memory(n: u64) {
     });
     let stats = window.close();
     assert_eq!(delivered.ok(), Some(n as usize));
-    let pel_bytes = stream.group(b"g").map_or(0, |g| g.pel_heap_bytes());
+    let pel_bytes = stream.pel_heap_bytes();
     println!(
         "memory/pending/{}: {:.2} B per pending entry allocated (requested), {:.2} B as glibc \
-         chunks, {:.2} B by Group::pel_heap_bytes",
+         chunks, {:.2} B by Stream::pel_heap_bytes (PELs, time order, reference index)",
         human(n),
         stats.live_bytes as f64 / n as f64,
         stats.live_chunk_bytes as f64 / n as f64,
