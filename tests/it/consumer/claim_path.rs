@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use echomq::feed::backend::{GroupBackend, GroupStart};
+use echomq::feed::backend::{GroupBackend, GroupStart, ReadFrom};
 use echomq::feed::consumer::{ClaimPath, Origin};
 use echomq::feed::{ConsumerSettings, Delivery, StreamConsumer, Subscription, stream_key};
 
@@ -123,5 +123,124 @@ fn on_the_claim_path_a_failed_entry_is_redelivered_at_once() {
     targets.extend(Target::redis8());
     for target in targets {
         failures_come_back_at_once(&target);
+    }
+}
+
+/// The backend layer under the CLAIM path: a claiming read hands out idle entries (as claims,
+/// with their counts) before new ones, and an entry handed back with `XNACK … FAIL` comes
+/// first in the next read whatever its idle time, its count kept and then bumped.
+fn claiming_read_on(target: &Target) {
+    const MIN_IDLE_MS: u64 = 200;
+    let key = stream_key("cm", "claiming");
+    let backend = target.backend();
+    backend
+        .create_group(&key, "g", GroupStart::Beginning)
+        .unwrap();
+    let feed = target.feed();
+    let old = append(&feed, "claiming", 0, 3);
+    let held = backend
+        .read_group(&key, "g", "a", ReadFrom::New, 10, None)
+        .unwrap();
+    assert_eq!(held.len(), 3, "{target}");
+    match target {
+        Target::Embedded { .. } => target.advance_ms(MIN_IDLE_MS + 1),
+        _ => std::thread::sleep(std::time::Duration::from_millis(MIN_IDLE_MS + 50)),
+    }
+    let new = append(&feed, "claiming", 3, 2);
+    let read = backend
+        .read_group(
+            &key,
+            "g",
+            "b",
+            ReadFrom::Claiming {
+                min_idle_ms: MIN_IDLE_MS,
+            },
+            10,
+            None,
+        )
+        .unwrap();
+    let seen: Vec<_> = read
+        .iter()
+        .map(|e| (e.id, e.claimed, e.delivery_count))
+        .collect();
+    let expected: Vec<_> = old
+        .iter()
+        .map(|id| (id.stream_id(), true, 2))
+        .chain(new.iter().map(|id| (id.stream_id(), false, 1)))
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "{target}: idle entries first, then new ones"
+    );
+    assert_eq!(
+        backend.pending_count(&key, "g", "b").unwrap(),
+        5,
+        "{target}"
+    );
+
+    // Handed back: first in line for any consumer, at once, its count kept (2), then bumped.
+    let back = old[1].stream_id();
+    assert_eq!(
+        backend.nack_fail(&key, "g", &[back]).unwrap(),
+        1,
+        "{target}"
+    );
+    assert_eq!(
+        backend.pending_count(&key, "g", "b").unwrap(),
+        4,
+        "{target}"
+    );
+    let again = backend
+        .read_group(
+            &key,
+            "g",
+            "c",
+            ReadFrom::Claiming {
+                min_idle_ms: 3_600_000,
+            },
+            10,
+            None,
+        )
+        .unwrap();
+    let again: Vec<_> = again
+        .iter()
+        .map(|e| (e.id, e.claimed, e.delivery_count))
+        .collect();
+    assert_eq!(again, vec![(back, true, 3)], "{target}");
+    assert_eq!(
+        backend.nack_fail(&key, "g", &[old[2].stream_id()]).unwrap(),
+        1
+    );
+    assert!(
+        backend.nack_fail(&key, "nogroup", &[back]).is_err(),
+        "{target}: XNACK on a missing group is an error"
+    );
+}
+
+#[test]
+fn a_claiming_read_takes_idle_and_nacked_entries_before_new_ones() {
+    let mut targets = vec![Target::embedded(), Target::serve()];
+    targets.extend(Target::redis8());
+    for target in targets {
+        claiming_read_on(&target);
+    }
+}
+
+#[test]
+fn redis_7_and_valkey_report_no_claim_path_and_refuse_xnack() {
+    for target in [Target::redis(), Target::valkey()].into_iter().flatten() {
+        let backend = target.backend();
+        let key = stream_key("cm", "old");
+        assert!(!backend.claims_on_read(&key).unwrap(), "{target}");
+        // The trait's default is what a consumer on such a backend never calls; the wire
+        // backend sends XNACK and the server refuses it as unknown.
+        let err = backend
+            .nack_fail(&key, "g", &[echomq::engine::StreamId::new(1, 0)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.to_lowercase().contains("unknown command"),
+            "{target}: {err}"
+        );
     }
 }
