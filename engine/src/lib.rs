@@ -47,6 +47,7 @@ pub mod expire;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
+mod heap_size;
 pub mod id;
 pub mod keyspace;
 mod listpack_size;

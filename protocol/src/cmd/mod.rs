@@ -16,6 +16,7 @@ mod config;
 mod connection;
 mod copy;
 mod expire;
+mod group_meta;
 mod info;
 mod introspection;
 mod keys;
