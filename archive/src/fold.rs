@@ -11,6 +11,14 @@
 //!   relies on it: after a crash, a commit made with `Durability::None` would be gone and so
 //!   would the trimmed entries. One fold is one transaction however many entries it holds
 //!   (group commit: the fsync is paid once per fold, not per record).
+//! - A *deferred* fold (the server's XADD, under its keyspace lock) commits with
+//!   `Durability::None` and marks the archive unsynced; nothing is trimmed yet.
+//!   [`Archive::sync`] (the server's commit pipeline, outside the lock) makes every deferred
+//!   fold durable with one empty `Immediate` commit, which in redb covers the earlier ones, and
+//!   only then are the trims they allow applied ([`Archive::trim_folded`]). A crash or a failed
+//!   sync before that loses the fold and no trim ran, so nothing is lost.
+
+use std::sync::atomic::Ordering;
 
 use echomq_engine::{Entry, EntryRef, StreamId};
 use redb::{Durability, ReadableTable, WriteTransaction};
@@ -92,6 +100,40 @@ impl Archive {
         self.fold_with(stream, entries, |_, _| Ok(()))
     }
 
+    /// [`Archive::fold`] without its fsync: durable once [`Archive::sync`] returns `Ok`.
+    pub(crate) fn fold_deferred<E: FoldEntry>(
+        &self,
+        stream: &[u8],
+        entries: &[E],
+    ) -> Result<Option<FoldReceipt>> {
+        self.fold_durably(stream, entries, Durability::None, |_, _| Ok(()))
+    }
+
+    /// Makes every deferred fold durable (one empty fsynced commit); nothing to do when none
+    /// committed since the last sync. Returns whether it synced. On an error the archive
+    /// stays unsynced, so a later call tries again.
+    pub fn sync(&self) -> Result<bool> {
+        // A caller that finds nothing to sync while another's fsync runs waits for it: the
+        // folds that fsync covers may be its own.
+        let _one_at_a_time = self.sync_lock.lock();
+        if !self.unsynced.swap(false, Ordering::AcqRel) {
+            return Ok(false);
+        }
+        let synced = self.db().and_then(|db| {
+            let mut tx = db.begin_write()?;
+            tx.set_durability(Durability::Immediate)?;
+            tx.commit()?;
+            Ok(())
+        });
+        match synced {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                self.unsynced.store(true, Ordering::Release);
+                Err(e)
+            }
+        }
+    }
+
     /// [`Archive::fold`], running `also` inside the fold's transaction before it commits, for
     /// state that must commit atomically with the fold (only [`Archive::fold`]'s no-op and
     /// tests use it today). If `also` fails, nothing is committed.
@@ -101,9 +143,20 @@ impl Archive {
         entries: &[E],
         also: impl FnOnce(&WriteTransaction, &FoldReceipt) -> Result<()>,
     ) -> Result<Option<FoldReceipt>> {
+        self.fold_durably(stream, entries, Durability::Immediate, also)
+    }
+
+    fn fold_durably<E: FoldEntry>(
+        &self,
+        stream: &[u8],
+        entries: &[E],
+        durability: Durability,
+        also: impl FnOnce(&WriteTransaction, &FoldReceipt) -> Result<()>,
+    ) -> Result<Option<FoldReceipt>> {
         check_order(entries)?;
+        let deferred = matches!(durability, Durability::None);
         let mut tx = self.db()?.begin_write()?;
-        tx.set_durability(Durability::Immediate)?;
+        tx.set_durability(durability)?;
         let receipt = {
             let mut streams = tx.open_table(STREAMS)?;
             let mut meta = tx.open_table(META)?;
@@ -184,6 +237,9 @@ impl Archive {
         }
         also(&tx, &receipt)?;
         tx.commit()?;
+        if deferred {
+            self.unsynced.store(true, Ordering::Release);
+        }
         Ok(Some(receipt))
     }
 }

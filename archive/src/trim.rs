@@ -14,7 +14,7 @@
 //! Callers that cannot preview (a remote Redis) fold a superset and trim by `MINID` below W
 //! instead; see `echomq::feed`.
 
-use echomq_engine::{EntryRef, NodeLimits, Stream, StreamId, Trim};
+use echomq_engine::{DeleteStrategy, EntryRef, NodeLimits, Stream, StreamId, Trim};
 
 use crate::Archive;
 use crate::error::{ArchiveError, Result};
@@ -106,4 +106,66 @@ impl Archive {
         );
         Ok(TrimOutcome { removed, folded })
     }
+
+    /// The first half of a deferred fold-before-trim: folds, without an fsync, what `trim`
+    /// would remove from `stream`, and returns the last id the trim may then remove (`None`
+    /// when it removes nothing). Nothing is trimmed: once [`Archive::sync`] made the fold
+    /// durable, [`Archive::trim_folded`] removes the entries up to that id.
+    pub fn fold_for_deferred_trim(
+        &self,
+        key: &[u8],
+        stream: &Stream,
+        trim: &Trim,
+        limits: NodeLimits,
+    ) -> Result<DeferredTrim> {
+        let preview = stream.trim_preview(trim, limits);
+        let Some(last) = preview.last else {
+            return Ok(DeferredTrim {
+                up_to: None,
+                folded: None,
+            });
+        };
+        let watermark = self.watermark(key)?;
+        if let Some(w) = watermark {
+            let below: Vec<EntryRef<'_>> = stream.range(StreamId::MIN, w.min(last)).collect();
+            self.check_archived(key, &below)?;
+        }
+        let mut folded = None;
+        if watermark < Some(last) {
+            let from = watermark.and_then(StreamId::next).unwrap_or(StreamId::MIN);
+            let entries: Vec<EntryRef<'_>> = stream.range(from, last).collect();
+            folded = self.fold_deferred(key, &entries)?;
+        }
+        Ok(DeferredTrim {
+            up_to: Some(last),
+            folded,
+        })
+    }
+
+    /// The second half: removes the entries of `stream` up to `up_to` that `delete` allows
+    /// (an exact `MINID` trim just above it), after checking they are archived. Returns the
+    /// trim applied and how many entries it removed.
+    pub fn trim_folded(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        up_to: StreamId,
+        delete: DeleteStrategy,
+        limits: NodeLimits,
+    ) -> Result<(Trim, u64)> {
+        self.guard_trim(key, up_to)?;
+        let mut trim = Trim::minid(up_to.next().unwrap_or(StreamId::MAX));
+        trim.delete = delete;
+        let removed = stream.trim(&trim, limits);
+        Ok((trim, removed))
+    }
+}
+
+/// What [`Archive::fold_for_deferred_trim`] did.
+#[derive(Debug)]
+pub struct DeferredTrim {
+    /// The last id the trim removes, once the fold is durable.
+    pub up_to: Option<StreamId>,
+    /// The fold, if it wrote anything.
+    pub folded: Option<FoldReceipt>,
 }

@@ -14,11 +14,12 @@
 mod business;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use echomq_engine::StreamId;
-use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard};
+use parking_lot::{MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard};
 use redb::{Database, ReadableDatabase, ReadableTable, StorageBackend};
 
 use crate::error::{ArchiveError, Result};
@@ -102,6 +103,11 @@ pub struct Archive {
     /// Set at most once, to write state in every fold's transaction (nothing sets it outside
     /// tests: replication keeps its state in its own transactions).
     pub(crate) fold_hook: OnceLock<FoldHook>,
+    /// Set when a deferred fold ([`Archive::fold_for_deferred_trim`]) committed without an
+    /// fsync; cleared by [`Archive::sync`] once a durable commit covers it.
+    pub(crate) unsynced: AtomicBool,
+    /// Held for the length of one [`Archive::sync`].
+    pub(crate) sync_lock: Mutex<()>,
 }
 
 impl std::fmt::Debug for Archive {
@@ -163,6 +169,8 @@ impl Archive {
             source,
             path,
             fold_hook: OnceLock::new(),
+            unsynced: AtomicBool::new(false),
+            sync_lock: Mutex::new(()),
         };
         archive.init()?;
         archive.check_streams()?;
@@ -225,6 +233,8 @@ impl Archive {
                 source: Source::File,
                 path: temporary.clone(),
                 fold_hook: OnceLock::new(),
+                unsynced: AtomicBool::new(false),
+                sync_lock: Mutex::new(()),
             }
             .init()?;
         }

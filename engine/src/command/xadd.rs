@@ -18,6 +18,7 @@ use crate::keyspace::{Db, Snapshot, Value};
 use crate::reply::Reply;
 use crate::stream::{Stream, Trim};
 
+use super::args::is;
 use super::trim_args::{self, IdmpArg};
 use crate::stream::idmp::{AUTO_IID_BYTES, auto_iid};
 
@@ -131,6 +132,50 @@ impl<'a> XAdd<'a> {
         })
     }
 
+    /// `argv`, a well-formed XADD, without its trim (MAXLEN/MINID with its `=`/`~` and
+    /// threshold, LIMIT, and the deletion strategy): what the server's deferred
+    /// fold-before-trim runs and propagates, its trim following later as an XTRIM. `None`
+    /// when `argv` does not parse.
+    pub fn without_trim<'v>(argv: &[&'v [u8]]) -> Option<Vec<&'v [u8]>> {
+        let opts = trim_args::parse(argv, true).ok()?;
+        let (_, fields_at) = opts.id?;
+        let id_at = fields_at - 1;
+        let mut out = Vec::with_capacity(argv.len());
+        out.extend_from_slice(&argv[..2]);
+        let mut i = 2;
+        while i < id_at {
+            let word = argv[i];
+            if is(word, "maxlen") || is(word, "minid") {
+                let sign = argv.get(i + 1).is_some_and(|w| *w == b"~" || *w == b"=");
+                i += if sign { 3 } else { 2 };
+            } else if is(word, "limit") {
+                i += 2;
+            } else if is(word, "keepref") || is(word, "delref") || is(word, "acked") {
+                i += 1;
+            } else {
+                // NOMKSTREAM, or IDMP/IDMPAUTO with their arguments (which may spell a
+                // keyword: they are copied whole).
+                let take = if is(word, "idmp") {
+                    3
+                } else if is(word, "idmpauto") {
+                    2
+                } else {
+                    1
+                };
+                out.extend_from_slice(&argv[i..(i + take).min(id_at)]);
+                i += take;
+            }
+        }
+        out.extend_from_slice(&argv[id_at..]);
+        Some(out)
+    }
+
+    /// Whether `argv` is a well-formed XADD whose trim is approximate (`MAXLEN ~`, `MINID ~`):
+    /// one that may leave more entries than asked, so the server may run it a little later.
+    pub fn trims_approximately(argv: &[&[u8]]) -> bool {
+        XAdd::parse(argv).is_ok_and(|add| add.trim.is_some_and(|trim| trim.approx))
+    }
+
     /// Whether `argv` is a well-formed XADD that trims (MAXLEN or MINID).
     pub fn trims(argv: &[&[u8]]) -> bool {
         XAdd::parse(argv).is_ok_and(|add| add.trim.is_some())
@@ -145,5 +190,52 @@ impl<'a> XAdd<'a> {
         trimmer: &mut Trimmer<'_>,
     ) -> Result<Reply> {
         XAdd::parse(argv)?.apply(db, snapshot, trimmer)
+    }
+}
+
+#[cfg(test)]
+mod without_trim_tests {
+    use super::XAdd;
+
+    fn words(line: &str) -> Vec<&[u8]> {
+        line.split(' ').map(str::as_bytes).collect()
+    }
+
+    fn shown(argv: Option<Vec<&[u8]>>) -> Option<String> {
+        argv.map(|a| {
+            a.iter()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
+
+    #[test]
+    fn the_trim_and_its_options_go_the_rest_stays_in_order() {
+        for (line, expected) in [
+            ("XADD s MAXLEN ~ 1000 * f v", "XADD s * f v"),
+            ("XADD s MAXLEN 10 1-1 f v", "XADD s 1-1 f v"),
+            (
+                "XADD s NOMKSTREAM MINID ~ 5-0 LIMIT 0 ACKED * f v",
+                "XADD s NOMKSTREAM * f v",
+            ),
+            // IDMP's arguments are copied whole, even when they spell a keyword.
+            (
+                "XADD s IDMP maxlen limit MAXLEN ~ 3 * f v",
+                "XADD s IDMP maxlen limit * f v",
+            ),
+            (
+                "XADD s IDMPAUTO minid MINID ~ 1 * f v",
+                "XADD s IDMPAUTO minid * f v",
+            ),
+            ("XADD s * maxlen 1", "XADD s * maxlen 1"),
+        ] {
+            assert_eq!(
+                shown(XAdd::without_trim(&words(line))).as_deref(),
+                Some(expected),
+                "{line}"
+            );
+        }
+        assert_eq!(shown(XAdd::without_trim(&words("XADD s MAXLEN"))), None);
     }
 }

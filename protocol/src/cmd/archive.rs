@@ -3,10 +3,14 @@
 //! - XTRIM on an archived stream: the engine previews the trim, the entries it removes are
 //!   folded in one durable transaction, then the stream is trimmed; if the fold fails the
 //!   reply is the archive's error and nothing is trimmed.
-//! - XADD with MAXLEN/MINID on an archived stream: the entry is added, then the same
-//!   fold-before-trim; if the fold fails the entry stays added, the trim is skipped (it runs
-//!   again on the next trim) and `archive_fold_errors` counts it, because the client's XADD
-//!   did succeed and an error reply would make it retry a write that is already there.
+//! - XADD with MAXLEN/MINID on an archived stream: the entry is added, then the
+//!   fold-before-trim. For an approximate trim (`~`, which may leave more entries than asked)
+//!   the entries it would remove are folded without an fsync, and the trim itself runs in the
+//!   commit pipeline once one fsync made those folds durable (`state::archive`'s deferred
+//!   trims); an exact trim folds durably and trims at once, as XTRIM does.
+//!   if the fold or the fsync fails the entry stays added, the trim is skipped (it runs again
+//!   on the next trim) and `archive_fold_errors` counts it, because the client's XADD did
+//!   succeed and an error reply would make it retry a write that is already there.
 //! - While the archive cannot fold (a storage failure, until it is reopened), XTRIM and a
 //!   trimming XADD on an archived stream answer `-MISCONF ...` naming the failure and change
 //!   nothing; XADD without MAXLEN/MINID still appends.
@@ -15,8 +19,8 @@
 //!   an archive, or outside its policy, they are XRANGE and XREVRANGE.
 //!
 //! Everything runs under the keyspace lock, so no trim can run between the split on W and the
-//! live read, and the fold's fsync holds other commands back for its duration (as Redis's
-//! `appendfsync always` does).
+//! live read. An XTRIM's fold fsyncs under it (holding other commands back, as Redis's
+//! `appendfsync always` does); an XADD's does not.
 
 use bytes::Bytes;
 use echomq_archive::{ArchiveError, RangeQuery};
@@ -25,7 +29,7 @@ use echomq_engine::reply::EntryReplies;
 use echomq_engine::{Db, Entry, Reply, Snapshot, StreamId};
 
 use super::{Ctx, error};
-use crate::state::ServerState;
+use crate::state::{ServerArchive, ServerState};
 
 /// An archive error as a reply: `ERR archive: ...` with the archive's advice.
 fn archive_error(e: &ArchiveError) -> Reply {
@@ -55,12 +59,41 @@ pub(crate) fn run_trim_command(
     name: &str,
     argv: &[&[u8]],
 ) -> Reply {
-    if state.archive().is_none() {
+    let Some(server_archive) = state.archive() else {
         return stream::execute(db, snapshot, argv).unwrap_or_else(error);
+    };
+    if name == "xadd"
+        && server_archive.refusal().is_none()
+        && stream::XAdd::trims_approximately(argv)
+        && let Some(untrimmed) = stream::XAdd::without_trim(argv)
+    {
+        return run_deferred_xadd(server_archive, db, snapshot, argv, &untrimmed);
     }
     let before = stream::propagation_before(db, name, argv);
     let reply = run_trim_command_unpropagated(state, db, snapshot, name, argv);
     stream::propagated_after(db, name, argv, before, reply)
+}
+
+/// An XADD with an approximate trim on an archived stream: the entry is added and what its
+/// trim would remove is folded
+/// without an fsync; the trim runs in the commit pipeline once the fold is durable
+/// ([`ServerArchive::commit`]). It propagates as the XADD without its trim (the trim follows
+/// as an XTRIM).
+fn run_deferred_xadd(
+    server_archive: &ServerArchive,
+    db: &mut Db,
+    snapshot: &Snapshot,
+    argv: &[&[u8]],
+    untrimmed: &[&[u8]],
+) -> Reply {
+    let before = stream::propagation_before(db, "xadd", untrimmed);
+    let archive = server_archive.archive();
+    let reply = stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
+        let outcome = archive.fold_for_deferred_trim(key, live, trim, limits);
+        server_archive.defer_trim(key, trim.delete, outcome);
+    })
+    .unwrap_or_else(error);
+    stream::propagated_after(db, "xadd", untrimmed, before, reply)
 }
 
 fn run_trim_command_unpropagated(

@@ -100,11 +100,12 @@ async fn write_out(
     }
 }
 
-/// Writes what the commands run so far propagated to the AOF: the replies about to go out
-/// may acknowledge only writes it holds. A failed write closes the connection unanswered.
+/// Runs the commit pipeline (deferred archive trims, then the AOF write): the replies about
+/// to go out may acknowledge only writes it holds. A failed AOF write closes the connection
+/// unanswered.
 fn commit(state: &ServerState) -> std::io::Result<()> {
     state
-        .commit_aof()
+        .commit()
         .map_err(|e| std::io::Error::other(format!("AOF write failed: {e}")))
 }
 

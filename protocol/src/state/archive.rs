@@ -22,6 +22,17 @@
 //! [`REOPEN_BACKOFF_MAX`], logging each failed attempt and the recovery; INFO reports
 //! `archive_status`, the failure and the attempts.
 //!
+//! Deferred trims (XADD with `~`): such an XADD on an archived stream folds what its trim would
+//! remove under the keyspace lock *without* an fsync and trims nothing yet
+//! ([`ServerArchive::defer_trim`]); the connection's commit pipeline, outside the lock, then
+//! makes every such fold durable with one fsync and only after it applies the trims, each as
+//! an exact `XTRIM key MINID = <id> [strategy]` that the AOF records after the XADD
+//! ([`ServerArchive::commit`]). So a fold's fsync never holds other clients back, many folds
+//! share one, and a crash or a failed fsync leaves the entries live (the trim did not run, as
+//! when an XADD's fold fails). Only approximate trims are deferred, since they may leave more
+//! entries than asked anyway; an exact trim, and XTRIM (whose reply is the count removed, and
+//! which must answer a failing fold's error with nothing trimmed), fold durably first.
+//!
 //! Start (Redis's XSETID): [`ServerArchive::seed_watermarks`] gives each archived stream a live
 //! last id of at least its W, so `*` continues above W and an explicit id at or below W gets
 //! XADD's "equal or smaller" error instead of landing where EMQ.XRANGE never shows it.
@@ -32,8 +43,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
-use echomq_archive::{Archive, ArchiveError, TrimOutcome};
-use echomq_engine::{Keyspace, Reply, Stream, Value};
+use echomq_archive::{Archive, ArchiveError, DeferredTrim, TrimOutcome};
+use echomq_engine::{DeleteStrategy, Keyspace, Reply, Stream, StreamId, Value};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -88,6 +99,9 @@ pub struct ServerArchive {
     reopens: AtomicU64,
     /// Wakes [`ServerArchive::keep_open`] when the archive fails.
     failed: Notify,
+    /// Trims whose folds wait for [`ServerArchive::commit`]'s fsync: key, last id to remove,
+    /// deletion strategy.
+    deferred: Mutex<Vec<(Bytes, StreamId, DeleteStrategy)>>,
 }
 
 impl ServerArchive {
@@ -102,6 +116,7 @@ impl ServerArchive {
             failure: Mutex::new(None),
             reopens: AtomicU64::new(0),
             failed: Notify::new(),
+            deferred: Mutex::new(Vec::new()),
         }
     }
 
@@ -239,6 +254,81 @@ impl ServerArchive {
         Ok(())
     }
 
+    /// Records a deferred fold-before-trim's outcome: a trim to apply once the fold is
+    /// durable, or (the fold failed) a skipped trim, counted, as for a durable fold.
+    pub fn defer_trim(
+        &self,
+        key: &[u8],
+        delete: DeleteStrategy,
+        outcome: Result<DeferredTrim, ArchiveError>,
+    ) {
+        match outcome {
+            Ok(DeferredTrim { up_to, folded }) => {
+                if let Some(receipt) = folded {
+                    self.folds.fetch_add(1, Ordering::Relaxed);
+                    self.records_folded
+                        .fetch_add(receipt.records(), Ordering::Relaxed);
+                }
+                if let Some(up_to) = up_to {
+                    self.deferred
+                        .lock()
+                        .push((Bytes::copy_from_slice(key), up_to, delete));
+                }
+            }
+            Err(e) => self.count(&Err(e)),
+        }
+    }
+
+    /// The archive's part of the commit pipeline (outside the keyspace lock): one fsync makes
+    /// every deferred fold durable, then their trims run (under the lock, briefly) and
+    /// propagate as exact XTRIMs, and the replicator is woken. If the fsync fails, the trims
+    /// are skipped (their entries stay live), the archive is marked failed and the failure
+    /// counted; the replies already computed stand, since the XADDs themselves succeeded.
+    pub fn commit(&self, keyspace: &Keyspace) {
+        let trims = std::mem::take(&mut *self.deferred.lock());
+        match self.archive.sync() {
+            Ok(synced) => {
+                if !trims.is_empty() {
+                    self.apply_trims(keyspace, trims);
+                }
+                if synced && let Some(replica) = &self.replica {
+                    replica.link.notify();
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "archive fsync failed; the trims it held did not run");
+                self.fold_errors
+                    .fetch_add(trims.len().max(1) as u64, Ordering::Relaxed);
+                self.fail(&e);
+            }
+        }
+    }
+
+    fn apply_trims(&self, keyspace: &Keyspace, trims: Vec<(Bytes, StreamId, DeleteStrategy)>) {
+        keyspace.run_db(ARCHIVE_DB, |db, snapshot| {
+            for (key, up_to, delete) in trims {
+                let Ok(Some(live)) = db.stream_mut(&key) else {
+                    continue;
+                };
+                match self
+                    .archive
+                    .trim_folded(&key, live, up_to, delete, snapshot.limits)
+                {
+                    Ok((trim, removed)) if removed > 0 => {
+                        db.touch(&key);
+                        db.add_dirty(removed);
+                        db.propagate(xtrim_form(&key, &trim));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a deferred archive trim did not run");
+                        self.fold_errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+    }
+
     /// Whether `key` in database `db` has an archive policy under `pattern`.
     pub fn covers(&self, pattern: &str, db: usize, key: &[u8]) -> bool {
         db == ARCHIVE_DB && glob::matches(pattern.as_bytes(), key, false)
@@ -266,4 +356,25 @@ impl ServerArchive {
             }
         }
     }
+}
+
+/// `XTRIM key MINID = <id> [DELREF|ACKED]`: a deferred trim's propagated form.
+fn xtrim_form(key: &[u8], trim: &echomq_engine::Trim) -> Vec<Bytes> {
+    let min = match trim.strategy {
+        echomq_engine::TrimStrategy::MinId(id) => id,
+        echomq_engine::TrimStrategy::MaxLen(_) => StreamId::MIN,
+    };
+    let mut form = vec![
+        Bytes::from_static(b"XTRIM"),
+        Bytes::copy_from_slice(key),
+        Bytes::from_static(b"MINID"),
+        Bytes::from_static(b"="),
+        Bytes::from(min.to_string()),
+    ];
+    match trim.delete {
+        DeleteStrategy::KeepRef => {}
+        DeleteStrategy::DelRef => form.push(Bytes::from_static(b"DELREF")),
+        DeleteStrategy::Acked => form.push(Bytes::from_static(b"ACKED")),
+    }
+    form
 }

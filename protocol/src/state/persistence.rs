@@ -63,9 +63,19 @@ impl ServerState {
         settings.appendonly
     }
 
-    /// Writes (and per `appendfsync`, fsyncs) what the commands run so far propagated; a
-    /// connection calls this before sending replies. Then starts an automatic rewrite if the
-    /// AOF grew past `auto-aof-rewrite-percentage`.
+    /// The commit pipeline a connection runs (outside the keyspace lock) before it sends
+    /// replies, and the cron every tick: the archive's deferred folds made durable and their
+    /// trims applied ([`crate::state::ServerArchive::commit`]), then the AOF written with
+    /// everything propagated so far, those trims included ([`ServerState::commit_aof`]).
+    pub(crate) fn commit(&self) -> Result<(), String> {
+        if let Some(archive) = self.archive() {
+            archive.commit(self.keyspace());
+        }
+        self.commit_aof()
+    }
+
+    /// Writes (and per `appendfsync`, fsyncs) what the commands run so far propagated. Then
+    /// starts an automatic rewrite if the AOF grew past `auto-aof-rewrite-percentage`.
     pub(crate) fn commit_aof(&self) -> Result<(), String> {
         let aof = &self.aof;
         if !aof.enabled() {

@@ -118,3 +118,57 @@ fn a_full_disk_refuses_archived_trims_until_the_archive_reopens_itself() {
     }
     archive.check_invariants().unwrap();
 }
+
+#[test]
+fn a_full_disk_at_the_deferred_fsync_of_an_xadd_trim_keeps_every_entry_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("archive.redb");
+    let disk = DiskFull::new();
+    let archive = Arc::new(
+        Archive::open_with_backend(&path, FaultyFile::opener(path.clone(), Arc::clone(&disk)))
+            .unwrap(),
+    );
+    let server = TestServer::start_with(TestServerOptions {
+        archive: Some(Arc::clone(&archive)),
+        ..TestServerOptions::default()
+    })
+    .unwrap();
+    let mut wire = Wire::connect(&server);
+    assert_eq!(
+        wire.command(&["CONFIG", "SET", "stream-node-max-entries", "2"]),
+        b"+OK\r\n"
+    );
+    // `~` trims are deferred: the fold commits without an fsync under the lock and the trim
+    // runs after the commit pipeline's fsync, before the reply goes out.
+    for seq in 1..=6 {
+        let id = format!("1-{seq}");
+        wire.command(&["XADD", "ev", "MAXLEN", "~", "2", &id, "n", &id]);
+    }
+    let trimmed: usize = xlen(&mut wire, "ev")[1..].trim().parse().unwrap();
+    assert!(trimmed < 6, "the deferred trims ran: XLEN {trimmed}");
+    assert_eq!(info_field(&mut wire, "archive", "archive_status"), "ok");
+
+    disk.set(true);
+    // The fold still commits (in memory), the fsync fails: the XADD succeeded, so its reply
+    // is its id; the trim did not run, so nothing is lost from the live stream.
+    // Two more entries make a whole node the trim may remove (nodes of two entries).
+    for id in ["1-7", "1-8"] {
+        assert_eq!(
+            wire.command(&["XADD", "ev", "MAXLEN", "~", "2", id, "n", id]),
+            format!("$3\r\n{id}\r\n").into_bytes()
+        );
+    }
+    let after = xlen(&mut wire, "ev");
+    assert_eq!(after, format!(":{}\r\n", trimmed + 2), "an entry left the live stream");
+    assert_eq!(info_field(&mut wire, "archive", "archive_status"), "failed");
+    assert_ne!(info_field(&mut wire, "archive", "archive_fold_errors"), "0");
+
+    disk.set(false);
+    wait_until("the archive reopened", || {
+        info_field(&mut wire, "archive", "archive_status") == "ok"
+    });
+    // Nothing acknowledged was lost: archive and live tail hold all eight entries once.
+    let all = wire.command(&["EMQ.XRANGE", "ev", "-", "+"]);
+    assert!(all.starts_with(b"*8\r\n"), "{}", show(&all));
+    archive.check_invariants().unwrap();
+}
