@@ -27,6 +27,8 @@
 //! The first argument is a key unless its tag has the top bit set, so most commands reach a
 //! stream; words are drawn from small vocabularies so that ids, groups and consumers repeat.
 
+pub use crate::rdb::fuzz::run as rdb_load;
+
 use std::collections::VecDeque;
 use std::sync::Arc;
 

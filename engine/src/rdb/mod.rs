@@ -18,13 +18,16 @@ pub mod codec;
 pub mod crc64;
 pub mod dump;
 pub mod file;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz;
 pub mod listpack;
 pub mod lzf;
 pub mod stream;
 pub mod value;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// The RDB version written (Redis 8.8's `RDB_VERSION`).
 pub const RDB_VERSION: u16 = 14;
