@@ -43,6 +43,9 @@ pub enum AofError {
     /// A file cannot be read or written.
     #[error("{0}")]
     Io(String),
+    /// `dump.rdb` cannot be read or decoded (the text says why, as Redis logs it).
+    #[error("{0}")]
+    Rdb(String),
     /// A file holds something that is not a command.
     #[error(
         "Bad file format reading the append only file {file} at offset {offset}. make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>."

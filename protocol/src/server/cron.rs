@@ -1,7 +1,8 @@
 //! The server cron: Redis's `serverCron` tasks echomq has, run `hz` times a second.
 //!
 //! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
-//! 25% of the tick, and samples the instantaneous rates INFO reports (at most every 100 ms). The tick length is real time and `hz` is re-read every tick, so CONFIG SET
+//! 25% of the tick, samples the instantaneous rates INFO reports (at most every 100 ms), and
+//! starts a BGSAVE when a `save` point is due (`crate::rdb`). The tick length is real time and `hz` is re-read every tick, so CONFIG SET
 //! hz takes effect at once; which keys are due is read from the keyspace's injected clock.
 
 use std::sync::Arc;
@@ -22,5 +23,6 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         state.keyspace().active_expire_cycle(budget);
         state.stats().sample_instantaneous();
+        state.rdb_cron();
     }
 }
