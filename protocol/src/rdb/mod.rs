@@ -179,7 +179,9 @@ impl Rdb {
             self.dirty_saved
                 .store(self.dirty_saving.load(Ordering::Acquire), Ordering::Release);
             self.last_failed.store(false, Ordering::Release);
-        } else {
+        } else if background {
+            // As Redis: a failed SAVE is its reply's error; only a failed BGSAVE sets the
+            // status that stops writes.
             self.failures.fetch_add(1, Ordering::Relaxed);
             self.last_failed.store(true, Ordering::Release);
         }

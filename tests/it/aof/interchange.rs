@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use super::{Conn, free_port, serve_aof, workload, workload_state};
 use crate::support::process::Running;
 
-fn redis8() -> Option<PathBuf> {
+pub(crate) fn redis8() -> Option<PathBuf> {
     match std::env::var("ECHOMQ_REDIS8_SERVER") {
         Ok(path) if Path::new(&path).exists() => Some(PathBuf::from(path)),
         _ => {
