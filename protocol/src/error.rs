@@ -74,7 +74,4 @@ pub enum AofError {
         /// The file.
         file: String,
     },
-    /// A base file in RDB format (echomq has no RDB yet).
-    #[error("The AOF base file {0} is in RDB format, which this server cannot load yet")]
-    RdbBase(String),
 }

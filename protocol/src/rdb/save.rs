@@ -14,6 +14,7 @@ use echomq_engine::Db;
 use echomq_engine::rdb::file::{self, DbSnapshot, SaveOptions};
 
 use crate::state::ServerState;
+use crate::state::settings::Settings;
 
 use super::Rdb;
 
@@ -90,20 +91,25 @@ impl ServerState {
 
     /// Where a save writes now, and how.
     pub(crate) fn rdb_target(&self, aof_base: bool) -> Target {
-        let now_ms = self.clock().now_ms();
         let settings = self.settings();
         Target {
             dir: settings.dir.clone().into(),
             filename: settings.dbfilename.clone(),
-            options: SaveOptions {
-                compress: settings.rdbcompression,
-                checksum: settings.rdbchecksum,
-                now_ms,
-                redis_ver: crate::cmd::connection::REDIS_VERSION.into(),
-                ctime_s: now_ms / 1000,
-                used_mem: self.memory_used(),
-                aof_base,
-            },
+            options: self.save_options(&settings, aof_base),
+        }
+    }
+
+    /// How a file is written under `settings` (taken by the caller: this takes no lock).
+    pub(crate) fn save_options(&self, settings: &Settings, aof_base: bool) -> SaveOptions {
+        let now_ms = self.clock().now_ms();
+        SaveOptions {
+            compress: settings.rdbcompression,
+            checksum: settings.rdbchecksum,
+            now_ms,
+            redis_ver: crate::cmd::connection::REDIS_VERSION.into(),
+            ctime_s: now_ms / 1000,
+            used_mem: self.memory_used(),
+            aof_base,
         }
     }
 

@@ -138,5 +138,8 @@ fn aof_config(settings: &Settings, state: &ServerState) -> AofConfig {
         fsync: Fsync::parse(&settings.appendfsync).unwrap_or_default(),
         load_truncated: settings.aof_load_truncated,
         idmp: state.engine_config().idmp_defaults(),
+        rdb_preamble: settings
+            .aof_use_rdb_preamble
+            .then(|| state.save_options(settings, true)),
     }
 }

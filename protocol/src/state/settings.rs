@@ -71,7 +71,7 @@ pub struct Settings {
     pub appendfilename: String,
     /// `aof-load-truncated`.
     pub aof_load_truncated: bool,
-    /// `aof-use-rdb-preamble`: `no` until the AOF base is written as RDB.
+    /// `aof-use-rdb-preamble`: a rewrite writes the AOF base as an RDB file (Redis's default).
     pub aof_use_rdb_preamble: bool,
     /// `auto-aof-rewrite-percentage`.
     pub auto_aof_rewrite_percentage: u64,
@@ -132,7 +132,7 @@ impl Default for Settings {
             appenddirname: "appendonlydir".into(),
             appendfilename: "appendonly.aof".into(),
             aof_load_truncated: true,
-            aof_use_rdb_preamble: false,
+            aof_use_rdb_preamble: true,
             auto_aof_rewrite_percentage: 100,
             auto_aof_rewrite_min_size: 64 * 1024 * 1024,
             persistence_started: false,
@@ -527,11 +527,7 @@ pub const PARAMS: &[Param] = &[
             }
         },
         set: Some(|s, _, v| {
-            if yes_no("aof-use-rdb-preamble", v)? {
-                // No RDB yet: an AOF with an RDB preamble cannot be written.
-                return Err("CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - RDB is not supported yet: only 'no' is accepted".into());
-            }
-            s.aof_use_rdb_preamble = false;
+            s.aof_use_rdb_preamble = yes_no("aof-use-rdb-preamble", v)?;
             Ok(())
         }),
     },
