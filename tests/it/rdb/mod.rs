@@ -6,6 +6,7 @@
 
 mod crash;
 mod interchange;
+mod older;
 mod server;
 
 use std::net::SocketAddr;
