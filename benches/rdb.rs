@@ -8,6 +8,9 @@
 //! 8.8's time on the same data; this bench is the embedded half of that comparison (run it on
 //! a quiet machine, at a larger `ENTRIES`). Under `cargo test --benches` each runs once.
 
+// A benchmark's own data: a failure is a bug in the bench, shown by the panic.
+#![allow(clippy::expect_used)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 
