@@ -1,4 +1,5 @@
-//! RDB snapshots on disk: SAVE, BGSAVE, LASTSAVE, the `save` points, and `dump.rdb` at start.
+//! RDB snapshots on disk: SAVE, BGSAVE, LASTSAVE, the `save` points (and a last save at
+//! shutdown when they are configured), and `dump.rdb` at start.
 //!
 //! The format is the engine's ([`echomq_engine::rdb`]); this module owns the file and the
 //! figures INFO reports. A save copies the keyspace under the keyspace lock (the values are

@@ -184,6 +184,22 @@ impl ServerState {
         }
     }
 
+    /// At shutdown: with `save` points configured, waits for a running save and saves once
+    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way).
+    pub(crate) fn save_on_shutdown(&self) {
+        if self.settings().save.is_empty() || self.loading() {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.rdb.in_progress() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        tracing::info!("Saving the final RDB snapshot before exiting.");
+        if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
+            tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");
+        }
+    }
+
     /// The `-MISCONF` that refuses writes after a failed background save, if it applies now.
     pub(crate) fn rdb_write_refusal(&self) -> Option<&'static str> {
         if !self.rdb.last_failed() {

@@ -117,3 +117,25 @@ fn a_failed_bgsave_refuses_writes_with_misconf() {
     c.ok(&["XADD", "s", "3-1", "f", "v"]);
     assert_eq!(c.info_field("rdb_last_bgsave_status"), "ok");
 }
+
+#[test]
+fn sigterm_saves_when_save_points_are_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, addr) = serve_rdb(dir.path(), &["--save", "3600 1000"]);
+    let mut c = Conn::open(addr);
+    c.ok(&["XADD", "s", "1-1", "f", "v"]);
+    assert!(
+        !dir.path().join("dump.rdb").exists(),
+        "no save point is due"
+    );
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let exit = server.0.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut c = Conn::open(addr);
+    assert_eq!(c.ok(&["XRANGE", "s", "-", "+"]), "[[1-1, [f, v]]]");
+}
