@@ -25,6 +25,7 @@
 //! ([`Stream::check_invariants`]), so a hostile payload yields an [`RdbError`], never a stream
 //! that breaks later.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE, IdmpConfig};
@@ -155,10 +156,13 @@ fn int(element: Option<&Element<'_>>) -> Result<i64, String> {
     }
 }
 
-fn element<'a>(element: Option<&Element<'a>>) -> Result<Element<'a>, String> {
-    element
-        .copied()
-        .ok_or_else(|| "stream listpack ends inside an entry".to_string())
+/// An element's bytes: a string borrowed from the listpack, an integer as its decimal text.
+fn element<'a>(element: Option<&Element<'a>>) -> Result<Cow<'a, [u8]>, String> {
+    match element {
+        Some(Element::Str(s)) => Ok(Cow::Borrowed(s)),
+        Some(Element::Int(v)) => Ok(Cow::Owned(v.to_string().into_bytes())),
+        None => Err("stream listpack ends inside an entry".into()),
+    }
 }
 
 /// A node from Redis's listpack, with its live entry count.
@@ -178,7 +182,7 @@ fn node_from_listpack(master: StreamId, lp: &[u8]) -> Result<(Node, u64), String
     }
     let mut master_fields = Vec::with_capacity(n_master);
     for _ in 0..n_master {
-        master_fields.push(element(it.next())?.to_bytes());
+        master_fields.push(element(it.next())?);
     }
     if int(it.next())? != 0 {
         return Err("stream master entry without its terminator".into());
@@ -186,7 +190,7 @@ fn node_from_listpack(master: StreamId, lp: &[u8]) -> Result<(Node, u64), String
     let mut node: Option<Node> = None;
     let (mut live, mut dead) = (0i64, 0i64);
     let mut last: Option<StreamId> = None;
-    let mut fields: Vec<Vec<u8>> = Vec::new();
+    let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
     while let Some(first) = it.next() {
         let flags = int(Some(first))?;
         let ms = master.ms.wrapping_add(int(it.next())? as u64);
@@ -195,8 +199,8 @@ fn node_from_listpack(master: StreamId, lp: &[u8]) -> Result<(Node, u64), String
         fields.clear();
         let lp_count = if flags & FLAG_SAME_FIELDS != 0 {
             for name in &master_fields {
-                fields.push(name.clone());
-                fields.push(element(it.next())?.to_bytes());
+                fields.push(Cow::Borrowed(name.as_ref()));
+                fields.push(element(it.next())?);
             }
             n_master as i64 + 3
         } else {
@@ -206,7 +210,7 @@ fn node_from_listpack(master: StreamId, lp: &[u8]) -> Result<(Node, u64), String
                 .filter(|&n| n <= elements.len())
                 .ok_or_else(|| "bad entry field count".to_string())?;
             for _ in 0..2 * n {
-                fields.push(element(it.next())?.to_bytes());
+                fields.push(element(it.next())?);
             }
             2 * n as i64 + 4
         };
