@@ -16,6 +16,8 @@
 
 pub(crate) mod load;
 pub(crate) mod save;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
@@ -208,7 +210,7 @@ impl Rdb {
 }
 
 #[cfg(test)]
-mod tests {
+mod unit_tests {
     use super::*;
 
     #[test]
