@@ -57,9 +57,16 @@ fn check_rdb(redis: &Path, file: &Path) {
 #[test]
 fn rdb_saved_by_echomq_loads_into_redis8_and_passes_its_checker() {
     let Some(redis) = redis8() else { return };
+    // Compressed and checksummed (the defaults), then neither (a zero checksum, unchecked).
     for compression in ["yes", "no"] {
         let dir = tempfile::tempdir().unwrap();
-        let (server, addr) = serve_rdb(dir.path(), &["--rdbcompression", compression]);
+        let args = [
+            "--rdbcompression",
+            compression,
+            "--rdbchecksum",
+            compression,
+        ];
+        let (server, addr) = serve_rdb(dir.path(), &args);
         let mut c = Conn::open(addr);
         workload(&mut c);
         deterministic(&mut c);
