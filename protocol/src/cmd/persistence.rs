@@ -86,10 +86,15 @@ pub(crate) fn save(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     }
 }
 
-/// `BGSAVE [SCHEDULE]`.
+/// `BGSAVE [SCHEDULE]`: with SCHEDULE while a save runs, one more starts when it ends.
 pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    if argv.len() > 2 || (argv.len() == 2 && !super::is(argv[1], "schedule")) {
+    let schedule = argv.len() == 2 && super::is(argv[1], "schedule");
+    if argv.len() > 2 || (argv.len() == 2 && !schedule) {
         return super::error(echomq_engine::Error::Syntax);
+    }
+    if schedule && ctx.state.rdb().in_progress() {
+        ctx.state.rdb().schedule();
+        return Reply::Status("Background saving scheduled");
     }
     match ctx.state.bgsave(ctx.dbs) {
         Ok(()) => Reply::Status("Background saving started"),

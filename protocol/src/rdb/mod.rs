@@ -66,6 +66,8 @@ pub(crate) struct Rdb {
     dirty_saved: AtomicU64,
     /// The dirty counter the running save covers.
     dirty_saving: AtomicU64,
+    /// A `BGSAVE SCHEDULE` arrived while a save ran: the cron starts one when it ends.
+    scheduled: AtomicBool,
     /// `rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`.
     keys_loaded: AtomicU64,
     keys_expired: AtomicU64,
@@ -86,6 +88,7 @@ impl Rdb {
             failures: AtomicU64::new(0),
             dirty_saved: AtomicU64::new(0),
             dirty_saving: AtomicU64::new(0),
+            scheduled: AtomicBool::new(false),
             keys_loaded: AtomicU64::new(0),
             keys_expired: AtomicU64::new(0),
         }
@@ -151,6 +154,16 @@ impl Rdb {
         self.keys_loaded.store(keys_loaded, Ordering::Relaxed);
         self.keys_expired.store(keys_expired, Ordering::Relaxed);
         self.dirty_saved.store(dirty, Ordering::Release);
+    }
+
+    /// Notes a `BGSAVE SCHEDULE` to run once the running save ends.
+    pub(crate) fn schedule(&self) {
+        self.scheduled.store(true, Ordering::Release);
+    }
+
+    /// Whether a scheduled BGSAVE may start now (and clears the request if so).
+    pub(crate) fn take_scheduled(&self) -> bool {
+        !self.in_progress() && self.scheduled.swap(false, Ordering::AcqRel)
     }
 
     /// Claims the one save slot; false if a save runs.
@@ -222,6 +235,17 @@ mod unit_tests {
         );
         assert_eq!(save_points("3600"), None);
         assert_eq!(save_points("a 1"), None);
+    }
+
+    #[test]
+    fn a_scheduled_bgsave_waits_for_the_running_save() {
+        let rdb = Rdb::new(0);
+        assert!(rdb.begin(true, 1000, 0));
+        rdb.schedule();
+        assert!(!rdb.take_scheduled());
+        rdb.finish(true, 2000);
+        assert!(rdb.take_scheduled());
+        assert!(!rdb.take_scheduled(), "once");
     }
 
     #[test]

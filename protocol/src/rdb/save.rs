@@ -168,8 +168,13 @@ impl ServerState {
         Ok(())
     }
 
-    /// The server cron's check: starts a BGSAVE when a `save` point is due.
+    /// The server cron's check: starts a BGSAVE when one was scheduled (`BGSAVE SCHEDULE`
+    /// during a save) or a `save` point is due.
     pub(crate) fn rdb_cron(&self) {
+        if self.rdb.take_scheduled() {
+            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
+            return;
+        }
         let points = {
             let settings = self.settings();
             if settings.save.is_empty() {
