@@ -13,7 +13,7 @@ pub struct PersistenceArgs {
     /// When to fsync the AOF: always, everysec, no.
     #[arg(long)]
     appendfsync: Option<String>,
-    /// The working directory the AOF directory is in.
+    /// The working directory the AOF directory and the RDB file are in.
     #[arg(long)]
     dir: Option<String>,
     /// The AOF directory's name inside `dir` (default appendonlydir).
@@ -28,6 +28,21 @@ pub struct PersistenceArgs {
     /// Write an RDB preamble in the AOF base (only `no` until RDB is supported).
     #[arg(long = "aof-use-rdb-preamble")]
     aof_use_rdb_preamble: Option<String>,
+    /// RDB save points, `seconds changes` pairs ("" for none).
+    #[arg(long, allow_hyphen_values = true)]
+    save: Option<String>,
+    /// The RDB file's name inside `dir` (default dump.rdb).
+    #[arg(long)]
+    dbfilename: Option<String>,
+    /// LZF-compress strings in RDB files and DUMP payloads (yes|no).
+    #[arg(long)]
+    rdbcompression: Option<String>,
+    /// Write and check the RDB file's CRC64 (yes|no).
+    #[arg(long)]
+    rdbchecksum: Option<String>,
+    /// Refuse writes after a failed background save (yes|no).
+    #[arg(long = "stop-writes-on-bgsave-error")]
+    stop_writes_on_bgsave_error: Option<String>,
     /// Rewrite when the AOF grew by this percentage since the last rewrite (0: never).
     #[arg(long = "auto-aof-rewrite-percentage")]
     auto_aof_rewrite_percentage: Option<String>,
@@ -51,6 +66,14 @@ impl PersistenceArgs {
                 &self.auto_aof_rewrite_percentage,
             ),
             ("auto-aof-rewrite-min-size", &self.auto_aof_rewrite_min_size),
+            ("save", &self.save),
+            ("dbfilename", &self.dbfilename),
+            ("rdbcompression", &self.rdbcompression),
+            ("rdbchecksum", &self.rdbchecksum),
+            (
+                "stop-writes-on-bgsave-error",
+                &self.stop_writes_on_bgsave_error,
+            ),
             ("appendonly", &self.appendonly),
         ];
         for (name, value) in pairs {

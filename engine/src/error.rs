@@ -298,3 +298,49 @@ pub(crate) fn shown(bytes: &[u8]) -> String {
         .map_or(bytes, |nul| &bytes[..nul]);
     String::from_utf8_lossy(visible).replace(['\r', '\n'], " ")
 }
+
+/// Why RDB bytes (a file or a DUMP payload) could not be loaded. Loading builds each value
+/// whole before it is stored, so an error never leaves part of a key behind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RdbError {
+    /// The bytes end inside a field.
+    #[error("unexpected end of RDB data at offset {0}")]
+    Truncated(usize),
+    /// The file does not start with `REDIS` and a version.
+    #[error("wrong signature trying to load DB from file")]
+    BadMagic,
+    /// A version newer than the one this server writes (or zero).
+    #[error("can't handle RDB format version {0}")]
+    Version(u32),
+    /// The CRC64 in the footer is not the data's.
+    #[error("wrong RDB checksum expected: ({expected:#018x}) got: ({found:#018x})")]
+    Checksum {
+        /// The checksum stored in the file.
+        expected: u64,
+        /// The checksum of the data read.
+        found: u64,
+    },
+    /// A type or opcode byte no Redis writes.
+    #[error("unknown RDB type or opcode {0} at offset {1}")]
+    UnknownType(u8, usize),
+    /// A value kind echomq cannot hold (lists, sets, hashes, sorted sets, modules, ...).
+    #[error("unsupported RDB value type {0}: echomq holds strings and streams only")]
+    UnsupportedType(u8),
+    /// A database number at or above `databases`.
+    #[error(
+        "FATAL: Data file was created with a Redis server configured to handle more than {0} databases"
+    )]
+    DbIndex(usize),
+    /// A key that appears twice in one database.
+    #[error("RDB has duplicated key in DB {0}")]
+    DuplicateKey(usize),
+    /// Bytes that decode but break the format's rules; the text says which, as Redis's
+    /// `rdbReportCorruptRDB` does.
+    #[error("Internal error in RDB reading offset {offset}, function at rdb.c: {what}")]
+    Corrupt {
+        /// Where the reader was.
+        offset: usize,
+        /// What is wrong.
+        what: String,
+    },
+}

@@ -31,6 +31,8 @@
 //! The first argument is a key unless its tag has the top bit set, so most commands reach a
 //! stream; words are drawn from small vocabularies so that ids, groups and consumers repeat.
 
+pub use crate::rdb::fuzz::run as rdb_load;
+
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -214,6 +216,13 @@ const RAW_ARG_LEN_MAX: usize = 63;
 
 /// Runs the operations `data` encodes; panics if an invariant breaks.
 pub fn run(data: &[u8]) {
+    build(data);
+}
+
+/// Runs the operations `data` encodes (panicking if an invariant breaks) and returns the
+/// keyspace they leave, with its clock: random engine states for other properties (the RDB
+/// round trip).
+pub fn build(data: &[u8]) -> (Arc<Keyspace>, Arc<ManualClock>) {
     let clock = Arc::new(ManualClock::new(CLOCK_START_MS));
     let mut fuzz = Fuzz {
         keyspace: Arc::new(Keyspace::new(clock.clone())),
@@ -238,6 +247,7 @@ pub fn run(data: &[u8]) {
             );
         }
     }
+    (fuzz.keyspace, fuzz.clock)
 }
 
 /// A blocked command's waker: the fuzzer polls handles instead of waiting.

@@ -62,8 +62,8 @@ pub(crate) struct RawEntry {
     pub id: StreamId,
     /// Offset of the body.
     body: usize,
-    /// Whether the body holds values only.
-    same_fields: bool,
+    /// Whether the body holds values only (the entry has the master's field names).
+    pub same_fields: bool,
 }
 
 impl Node {
@@ -171,6 +171,58 @@ impl Node {
         self.lp_body += lp;
         self.live += 1;
         self.last = id;
+    }
+
+    /// A node whose first entry, read from a snapshot, is `(id, fields)`, a tombstone if
+    /// `deleted`.
+    pub fn new_loaded<T: AsRef<[u8]>>(id: StreamId, fields: &[T], deleted: bool) -> Node {
+        let mut node = Node::new(id, fields);
+        if deleted {
+            node.tombstone_at(node.master_len as usize);
+        }
+        node
+    }
+
+    /// Appends an entry read from a snapshot, a tombstone if `deleted`. `id` must be greater
+    /// than every id in the node.
+    pub fn push_loaded<T: AsRef<[u8]>>(
+        &mut self,
+        master: StreamId,
+        id: StreamId,
+        fields: &[T],
+        deleted: bool,
+    ) {
+        let offset = self.buf.len();
+        self.push(master, id, fields);
+        if deleted {
+            self.tombstone_at(offset);
+        }
+    }
+
+    /// Flags the live entry whose flags byte is at `offset` as deleted.
+    fn tombstone_at(&mut self, offset: usize) {
+        if let Some(flags) = self.buf.get_mut(offset) {
+            *flags |= FLAG_DELETED;
+            self.live -= 1;
+            self.deleted += 1;
+        }
+    }
+
+    /// The master entry's field names, in order.
+    pub fn master_fields(&self) -> Vec<&[u8]> {
+        let master = &self.buf[..self.master_len as usize];
+        let mut pos = 0;
+        let n = varint::get(master, &mut pos).unwrap_or(0);
+        let mut names = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let Some(len) = varint::get(master, &mut pos) else {
+                break;
+            };
+            let end = (pos + len as usize).min(master.len());
+            names.push(&master[pos..end]);
+            pos = end;
+        }
+        names
     }
 
     /// Whether `fields` has exactly the master's field names in the master's order.

@@ -43,6 +43,9 @@ pub enum AofError {
     /// A file cannot be read or written.
     #[error("{0}")]
     Io(String),
+    /// `dump.rdb` cannot be read or decoded (the text says why, as Redis logs it).
+    #[error("{0}")]
+    Rdb(String),
     /// A file holds something that is not a command.
     #[error(
         "Bad file format reading the append only file {file} at offset {offset}. make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>."
@@ -71,7 +74,4 @@ pub enum AofError {
         /// The file.
         file: String,
     },
-    /// A base file in RDB format (echomq has no RDB yet).
-    #[error("The AOF base file {0} is in RDB format, which this server cannot load yet")]
-    RdbBase(String),
 }

@@ -30,6 +30,7 @@ mod differential;
 mod feed;
 mod feed_idmp;
 mod feed_timeouts;
+mod rdb;
 mod replica;
 mod replica_cli;
 mod server;

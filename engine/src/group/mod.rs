@@ -34,6 +34,7 @@ mod deliver;
 mod nack;
 mod pending;
 pub(crate) mod refs;
+pub(crate) mod restore;
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;

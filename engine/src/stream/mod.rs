@@ -25,6 +25,7 @@
 mod delete_ex;
 pub mod idmp;
 mod range;
+pub(crate) mod restore;
 mod trim;
 mod trim_preview;
 

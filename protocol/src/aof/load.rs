@@ -1,5 +1,5 @@
 //! Loading at startup: the files the manifest lists (base, then incremental files, in order)
-//! replayed through the server's own command path as a client of its own (Redis's AOF client,
+//! replayed (a base in RDB form, `.base.rdb`, loaded as RDB first) through the server's own command path as a client of its own (Redis's AOF client,
 //! id `u64::MAX`), before anything is appended (so nothing replayed is logged again).
 //!
 //! Each file starts in database 0, as in Redis. A file that ends inside a command (a crash
@@ -81,9 +81,6 @@ pub(crate) fn load(state: &ServerState, config: &AofConfig) -> Result<Option<Loa
     let files: Vec<_> = manifest.loaded().cloned().collect();
     let mut loaded = Loaded::default();
     for (n, file) in files.iter().enumerate() {
-        if file.name.ends_with(".rdb") {
-            return Err(AofError::RdbBase(file.name.clone()));
-        }
         let last = n + 1 == files.len();
         let file_path = path.join(&file.name);
         let bytes = match fs::read(&file_path) {
@@ -104,13 +101,22 @@ pub(crate) fn load(state: &ServerState, config: &AofConfig) -> Result<Option<Loa
             }
         };
         tracing::info!(file = %file.name, "Reading the append only file");
+        // An RDB preamble (a `.base.rdb` file, or an old single-file AOF): loaded as RDB, then
+        // the commands after it, if any, replayed.
+        let commands = if bytes.starts_with(b"REDIS") {
+            let rdb_bytes = rdb_preamble(state, &file.name, &bytes)?;
+            &bytes[rdb_bytes..]
+        } else {
+            &bytes[..]
+        };
         let truncated = replay(
             state,
             &file.name,
-            &bytes,
+            commands,
             last && config.load_truncated,
             &mut loaded,
-        )?;
+        )?
+        .map(|valid| valid + (bytes.len() - commands.len()));
         if let Some(valid) = truncated {
             tracing::warn!(
                 "!!! Warning: short read while loading the AOF file {}!!!",
@@ -140,6 +146,28 @@ pub(crate) fn load(state: &ServerState, config: &AofConfig) -> Result<Option<Loa
 
 /// Commands replayed under one acquisition of the keyspace lock.
 const REPLAY_BATCH: usize = 1024;
+
+/// Loads the RDB at the start of `bytes` into the keyspace (keys that expired are kept: the
+/// commands after it may refer to them, as Redis keeps them for an AOF preamble); returns the
+/// bytes it took.
+fn rdb_preamble(state: &ServerState, name: &str, bytes: &[u8]) -> Result<usize, AofError> {
+    let databases = state.settings().databases as usize;
+    let options = echomq_engine::rdb::file::LoadOptions {
+        now_ms: state.clock().now_ms(),
+        databases,
+        drop_expired: false,
+    };
+    let loaded = echomq_engine::rdb::file::read(bytes, &options).map_err(|e| {
+        AofError::Rdb(format!(
+            "Bad file format reading the append only file {name}: the RDB preamble: {e}"
+        ))
+    })?;
+    let used = loaded.bytes;
+    state
+        .keyspace()
+        .run_all(|dbs, _| crate::rdb::load::store(dbs, loaded.dbs));
+    Ok(used)
+}
 
 /// Replays one file's bytes. Returns where to cut it when it ends inside a command and
 /// `cut_ok`; errors otherwise.

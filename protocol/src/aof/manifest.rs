@@ -46,6 +46,11 @@ impl Manifest {
         format!("{appendfilename}.{seq}.base.aof")
     }
 
+    /// A base file's name when it is written as RDB (`aof-use-rdb-preamble yes`).
+    pub fn rdb_base_name(appendfilename: &str, seq: u64) -> String {
+        format!("{appendfilename}.{seq}.base.rdb")
+    }
+
     /// An incremental file's name.
     pub fn incr_name(appendfilename: &str, seq: u64) -> String {
         format!("{appendfilename}.{seq}.incr.aof")

@@ -12,7 +12,8 @@
 //! the OS decides.
 //!
 //! A rewrite (BGREWRITEAOF, `CONFIG SET appendonly yes`, the automatic one) copies the
-//! keyspace and switches to a new incremental file under the lock (the only file I/O made
+//! keyspace (and writes the base as commands, or with `aof-use-rdb-preamble yes` as an RDB
+//! file, `.base.rdb`, as Redis does) and switches to a new incremental file under the lock (the only file I/O made
 //! under it: the pending buffer goes to the old file, the new one is created and listed in the
 //! manifest), then writes the new base on a thread while writes go on into the new file, and
 //! swaps the manifest atomically (write a temp file, rename, fsync the directory) to the new
@@ -96,6 +97,9 @@ pub(crate) struct AofConfig {
     pub load_truncated: bool,
     /// The IDMP bounds of new streams (a rewrite writes XCFGSET for streams that differ).
     pub idmp: IdmpConfig,
+    /// `aof-use-rdb-preamble`: a rewrite writes the base as an RDB file with these options
+    /// (`aof-base` set), named `.base.rdb`.
+    pub rdb_preamble: Option<echomq_engine::rdb::file::SaveOptions>,
 }
 
 impl AofConfig {
@@ -547,16 +551,29 @@ impl Aof {
         let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
         {
             let mut out = std::io::BufWriter::new(&mut file);
-            rewrite::write_base(snapshot, config.idmp, &mut out)
-                .and_then(|()| out.flush())
-                .map_err(|e| io_error("cannot write", &temp, e))?;
+            match &config.rdb_preamble {
+                Some(options) => {
+                    let options = echomq_engine::rdb::file::SaveOptions {
+                        aof_base: true,
+                        ..options.clone()
+                    };
+                    echomq_engine::rdb::file::write(snapshot, &options, &mut out).map(|_| ())
+                }
+                None => rewrite::write_base(snapshot, config.idmp, &mut out),
+            }
+            .and_then(|()| out.flush())
+            .map_err(|e| io_error("cannot write", &temp, e))?;
         }
         file.sync_all()
             .map_err(|e| io_error("cannot fsync", &temp, e))?;
         let base_size = file.metadata().map_or(0, |m| m.len());
         let mut files = self.files.lock();
         let seq = files.manifest.next_base_seq();
-        let name = Manifest::base_name(&config.filename, seq);
+        let name = if config.rdb_preamble.is_some() {
+            Manifest::rdb_base_name(&config.filename, seq)
+        } else {
+            Manifest::base_name(&config.filename, seq)
+        };
         fs::rename(&temp, path.join(&name)).map_err(|e| io_error("cannot rename", &temp, e))?;
         let mut manifest = files.manifest.clone();
         let mut obsolete: Vec<String> = manifest.base.take().into_iter().map(|b| b.name).collect();

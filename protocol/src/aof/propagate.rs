@@ -3,7 +3,8 @@
 //! FLUSHALL, INCR, and SET as `SET key value [PXAT ms]` (a relative or kept expiry becomes an
 //! absolute one, as Redis does), when it set; EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT as
 //! `PEXPIREAT key ms` (or `DEL key` when the time had passed), and PERSIST, COPY, MOVE and
-//! SWAPDB verbatim, when they changed something. SELECT is not propagated: the AOF writer emits
+//! SWAPDB verbatim, when they changed something; RESTORE
+//! as `RESTORE key abs-ttl payload REPLACE [ABSTTL]` (or `DEL key` if it was born expired). SELECT is not propagated: the AOF writer emits
 //! `SELECT n` itself whenever the database changes. The dirty counter counts as Redis does
 //! (keys removed for DEL, 1 otherwise).
 
@@ -64,6 +65,26 @@ pub(crate) fn server_command(db: &mut Db, argv: &[&[u8]], reply: &Reply) {
         }
     } else if is(name, "swapdb") {
         db.propagate(verbatim());
+        db.add_dirty(1);
+    } else if is(name, "restore") && argv.len() >= 4 {
+        // As Redis: the TTL absolute (ABSTTL), or a DEL when the key was born expired.
+        let key = argv[1];
+        let form = if db.get(key).is_some() {
+            let mut form = vec![
+                Bytes::from_static(b"RESTORE"),
+                Bytes::copy_from_slice(key),
+                Bytes::from(db.expiry(key).unwrap_or(0).to_string()),
+                Bytes::copy_from_slice(argv[3]),
+                Bytes::from_static(b"REPLACE"),
+            ];
+            if db.expiry(key).is_some() {
+                form.push(Bytes::from_static(b"ABSTTL"));
+            }
+            form
+        } else {
+            vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]
+        };
+        db.propagate(form);
         db.add_dirty(1);
     } else if is(name, "set") && argv.len() >= 3 {
         let key = argv[1];

@@ -131,10 +131,12 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
     out
 }
 
-/// A server state with `appendonly yes` in `dir`, persistence started.
+/// A server state with `appendonly yes` in `dir` and `aof-use-rdb-preamble` `preamble`,
+/// persistence started.
 fn aof_state(
     runtime: &tokio::runtime::Runtime,
     dir: &std::path::Path,
+    preamble: &str,
 ) -> Arc<crate::state::ServerState> {
     let config = ServerConfig {
         port: 0,
@@ -146,6 +148,7 @@ fn aof_state(
     state.config_set("dir", dir.to_str().unwrap()).unwrap();
     state.config_set("appendonly", "yes").unwrap();
     state.config_set("appendfsync", "no").unwrap();
+    state.config_set("aof-use-rdb-preamble", preamble).unwrap();
     state.start_persistence().unwrap();
     while state.aof().rewriting() {
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -165,8 +168,10 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
         .unwrap();
     let waker: Arc<dyn echomq_engine::Wake> = Arc::new(NoWake);
     for seed in 0..6u64 {
+        // The base as commands for even seeds, as RDB (Redis's default) for odd ones.
+        let preamble = if seed % 2 == 0 { "no" } else { "yes" };
         let dir = tempfile::tempdir().unwrap();
-        let state = aof_state(&runtime, dir.path());
+        let state = aof_state(&runtime, dir.path(), preamble);
         let mut client = state.connect("127.0.0.1:1".parse().unwrap(), None);
         let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let mut next = |n: u64| {
@@ -232,7 +237,7 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
         }
         state.commit_aof().unwrap();
         let expected = dump(state.keyspace());
-        let loaded = aof_state(&runtime, dir.path());
+        let loaded = aof_state(&runtime, dir.path(), preamble);
         assert_eq!(dump(loaded.keyspace()), expected, "seed {seed}");
         loaded.keyspace().check_invariants().unwrap();
     }

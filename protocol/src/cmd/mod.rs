@@ -13,8 +13,9 @@
 mod archive;
 mod cluster;
 mod config;
-mod connection;
+pub(crate) mod connection;
 mod copy;
+mod dump;
 mod expire;
 mod group_meta;
 mod info;

@@ -1,5 +1,7 @@
-//! `BGREWRITEAOF`, the persistence checks every request passes (`-LOADING` while the AOF
-//! loads, `-MISCONF` for writes while AOF writes fail) (INFO's `persistence` section is in `info/process.rs`).
+//! `BGREWRITEAOF`, `SAVE`, `BGSAVE`, `LASTSAVE`, and the persistence checks every request
+//! passes (`-LOADING` while the AOF or `dump.rdb` loads, `-MISCONF` for writes while AOF
+//! writes fail or after a failed background save) (INFO's `persistence` section is in
+//! `info/process.rs`).
 
 use echomq_engine::Reply;
 use echomq_engine::command::CommandSpec;
@@ -32,7 +34,44 @@ pub(crate) fn refusal(
             "MISCONF Errors writing to the AOF file: {error}"
         )));
     }
+    if (spec.has(WRITE) || spec.name == "ping")
+        && let Some(misconf) = state.rdb_write_refusal()
+    {
+        return Some(Reply::Error(misconf.into()));
+    }
     None
+}
+
+/// SAVE.
+pub(crate) fn save(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    if ctx.state.rdb().bgsave_in_progress() {
+        return Reply::Error("ERR Background save already in progress".into());
+    }
+    match ctx.state.save(ctx.dbs) {
+        Ok(()) => Reply::OK,
+        Err(e) => Reply::Error(e),
+    }
+}
+
+/// `BGSAVE [SCHEDULE]`: with SCHEDULE while a save runs, one more starts when it ends.
+pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let schedule = argv.len() == 2 && super::is(argv[1], "schedule");
+    if argv.len() > 2 || (argv.len() == 2 && !schedule) {
+        return super::error(echomq_engine::Error::Syntax);
+    }
+    if schedule && ctx.state.rdb().in_progress() {
+        ctx.state.rdb().schedule();
+        return Reply::Status("Background saving scheduled");
+    }
+    match ctx.state.bgsave(ctx.dbs) {
+        Ok(()) => Reply::Status("Background saving started"),
+        Err(e) => Reply::Error(e),
+    }
+}
+
+/// LASTSAVE: Unix seconds of the last successful save.
+pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
+    Reply::Int(ctx.state.rdb().last_save_s() as i64)
 }
 
 /// BGREWRITEAOF.

@@ -13,8 +13,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, expire, info, introspection, keys, object,
-    persistence, pubsub, strings, transaction,
+    Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
+    object, persistence, pubsub, strings, transaction,
 };
 use crate::fnv::FnvBuild;
 use echomq_engine::command::flags::{
@@ -101,6 +101,11 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("move", 3).flags(WRITE).keys(1, 1, 1), copy::move_),
     command(spec("swapdb", 3).flags(WRITE), copy::swapdb),
+    command(spec("dump", 2).keys(1, 1, 1), dump::dump),
+    command(
+        spec("restore", -4).flags(DENY_OOM | WRITE).keys(1, 1, 1),
+        dump::restore,
+    ),
     command(spec("flushdb", -1).flags(WRITE), keys::flushdb),
     command(spec("flushall", -1).flags(WRITE), keys::flushall),
     command(
@@ -297,6 +302,9 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("readwrite", 1), cluster::mode),
     command(spec("asking", 1), cluster::mode),
     command(spec("bgrewriteaof", 1), persistence::bgrewriteaof),
+    command(spec("save", 1), persistence::save),
+    command(spec("bgsave", -1), persistence::bgsave),
+    command(spec("lastsave", 1), persistence::lastsave),
 ];
 
 /// A command found by name.

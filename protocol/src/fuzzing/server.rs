@@ -125,8 +125,8 @@ pub(super) const NAMES: [&str; 67] = [
     "xreadgroup",
     "SWAPDB",
     "COPY",
-    "MULTI",
-    "EXEC",
+    "DUMP",
+    "RESTORE",
     "POST",
     "Host:",
     "MOVE",
@@ -706,7 +706,7 @@ mod tests {
             "exists", "type", "keys", "scan", "dbsize", "rename", "renamenx", "flushdb",
             "flushall", "set", "get", "incr", "multi", "exec", "discard", "watch", "unwatch",
             "config", "info", "command", "time", "function", "script", "debug", "copy", "move",
-            "swapdb",
+            "swapdb", "dump", "restore",
         ] {
             assert!(
                 cmd::lookup(name.as_bytes()).is_some(),

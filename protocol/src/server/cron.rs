@@ -3,10 +3,10 @@
 //! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
 //! 25% of the tick, then the commit pipeline, so the DELs that cycle propagated reach the AOF
 //! within the tick rather than with the next client's write (and deferred archive trims run
-//! even when no client writes), and samples the instantaneous rates INFO reports
-//! (at most every 100 ms). The tick length is real time and `hz` is re-read every tick, so
-//! CONFIG SET hz takes effect at once; which keys are due is read from the keyspace's
-//! injected clock.
+//! even when no client writes), samples the instantaneous rates INFO reports (at most every
+//! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::rdb`). The tick length is
+//! real time and `hz` is re-read every tick, so CONFIG SET hz takes effect at once; which
+//! keys are due is read from the keyspace's injected clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,5 +29,6 @@ pub(super) async fn run(state: Arc<ServerState>) {
             tracing::debug!(error = %e, "the cron's commit failed");
         }
         state.stats().sample_instantaneous();
+        state.rdb_cron();
     }
 }

@@ -278,6 +278,9 @@ impl Server {
         connections.abort_all();
         while connections.join_next().await.is_some() {}
         state.forget_clients();
+        // As Redis on SIGTERM: with save points configured, a last SAVE before exiting.
+        let saving = Arc::clone(&state);
+        let _ = tokio::task::spawn_blocking(move || saving.save_on_shutdown()).await;
     }
 }
 

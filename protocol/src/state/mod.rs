@@ -90,8 +90,6 @@ pub(crate) struct Identity {
     pub run_id: String,
     /// INFO's `master_replid`.
     pub replid: String,
-    /// Unix seconds at start (INFO's `rdb_last_save_time`: echomq never saved since).
-    pub started_unix_s: u64,
     /// Memory in use at start (INFO's `used_memory_startup`).
     pub memory_startup: u64,
     /// The highest memory reading seen and its Unix time (INFO's `used_memory_peak*`).
@@ -149,6 +147,8 @@ pub(crate) struct ServerState {
     aof: Arc<crate::aof::Aof>,
     /// Whether the AOF is being loaded.
     loading: std::sync::atomic::AtomicBool,
+    /// RDB snapshots (see `crate::rdb`).
+    pub(crate) rdb: Arc<crate::rdb::Rdb>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -173,7 +173,6 @@ impl ServerState {
         let identity = Identity {
             run_id: random_hex_id(),
             replid: random_hex_id(),
-            started_unix_s,
             memory_startup,
             memory_peak: Mutex::new((memory_startup, started_unix_s)),
         };
@@ -195,6 +194,7 @@ impl ServerState {
             shutdown: Notify::new(),
             aof: Arc::default(),
             loading: std::sync::atomic::AtomicBool::new(false),
+            rdb: Arc::new(crate::rdb::Rdb::new(started_unix_s)),
         }
     }
 

@@ -1,4 +1,5 @@
-//! The server's persistence: the AOF's settings, loading at startup (with `loading:1` and
+//! The server's persistence: the AOF's settings, loading at startup (the AOF, or with it off
+//! `dump.rdb`, see `crate::rdb::load`) (with `loading:1` and
 //! `-LOADING` meanwhile), commits before replies, and the automatic rewrite.
 
 use std::sync::Arc;
@@ -32,6 +33,10 @@ impl ServerState {
     /// Fixes `appenddirname` and `appendfilename` either way.
     pub(crate) fn start_persistence(&self) -> Result<Option<Loaded>, AofError> {
         if !self.prepare_persistence() {
+            // No AOF: the RDB file, if there is one (as Redis loads it).
+            let loaded = self.load_rdb();
+            self.loading.store(false, Ordering::Release);
+            loaded?;
             return Ok(None);
         }
         let config = self.aof_config();
@@ -57,7 +62,8 @@ impl ServerState {
     pub(crate) fn prepare_persistence(&self) -> bool {
         let mut settings = self.settings.write();
         settings.persistence_started = true;
-        if settings.appendonly {
+        let rdb_file = std::path::Path::new(&settings.dir).join(&settings.dbfilename);
+        if settings.appendonly || rdb_file.exists() {
             self.loading.store(true, Ordering::Release);
         }
         settings.appendonly
@@ -142,5 +148,8 @@ fn aof_config(settings: &Settings, state: &ServerState) -> AofConfig {
         fsync: Fsync::parse(&settings.appendfsync).unwrap_or_default(),
         load_truncated: settings.aof_load_truncated,
         idmp: state.engine_config().idmp_defaults(),
+        rdb_preamble: settings
+            .aof_use_rdb_preamble
+            .then(|| state.save_options(settings, true)),
     }
 }

@@ -47,8 +47,18 @@ pub struct Settings {
     pub tcp_backlog: u32,
     /// `notify-keyspace-events`, kept as given (no keyspace notifications are sent).
     pub notify_keyspace_events: String,
-    /// `save`, kept as given (echomq does not persist the keyspace).
+    /// `save`: the RDB save points, `seconds changes` pairs (see `rdb::save_points`); empty
+    /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
+    /// empty, so a server started without a config writes no file unless asked.
     pub save: String,
+    /// `dbfilename`: the RDB file's name inside `dir`.
+    pub dbfilename: String,
+    /// `rdbcompression`: LZF-compress strings in RDB files and DUMP payloads.
+    pub rdbcompression: bool,
+    /// `rdbchecksum`: write (and check) the RDB file's CRC64.
+    pub rdbchecksum: bool,
+    /// `stop-writes-on-bgsave-error`: refuse writes with `-MISCONF` after a failed save.
+    pub stop_writes_on_bgsave_error: bool,
     /// `appendonly`: append every write to the AOF (see the `aof` module).
     pub appendonly: bool,
     /// `appendfsync`: `always`, `everysec` or `no`.
@@ -61,7 +71,7 @@ pub struct Settings {
     pub appendfilename: String,
     /// `aof-load-truncated`.
     pub aof_load_truncated: bool,
-    /// `aof-use-rdb-preamble`: `no` until echomq writes RDB.
+    /// `aof-use-rdb-preamble`: a rewrite writes the AOF base as an RDB file (Redis's default).
     pub aof_use_rdb_preamble: bool,
     /// `auto-aof-rewrite-percentage`.
     pub auto_aof_rewrite_percentage: u64,
@@ -112,13 +122,17 @@ impl Default for Settings {
             tcp_backlog: TCP_BACKLOG_DEFAULT,
             notify_keyspace_events: String::new(),
             save: String::new(),
+            dbfilename: "dump.rdb".into(),
+            rdbcompression: true,
+            rdbchecksum: true,
+            stop_writes_on_bgsave_error: true,
             appendonly: false,
             appendfsync: "everysec".into(),
             dir: ".".into(),
             appenddirname: "appendonlydir".into(),
             appendfilename: "appendonly.aof".into(),
             aof_load_truncated: true,
-            aof_use_rdb_preamble: false,
+            aof_use_rdb_preamble: true,
             auto_aof_rewrite_percentage: 100,
             auto_aof_rewrite_min_size: 64 * 1024 * 1024,
             persistence_started: false,
@@ -193,6 +207,10 @@ fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, String> {
         ));
     }
     Ok(n)
+}
+
+fn yes_no_text(value: bool) -> String {
+    if value { "yes" } else { "no" }.into()
 }
 
 fn yes_no(name: &str, value: &str) -> Result<bool, String> {
@@ -371,7 +389,50 @@ pub const PARAMS: &[Param] = &[
         name: "save",
         get: |s, _| s.save.clone(),
         set: Some(|s, _, v| {
-            s.save = v.to_string();
+            if crate::rdb::save_points(v).is_none() {
+                return Err("CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters".into());
+            }
+            s.save = crate::rdb::save_points(v)
+                .unwrap_or_default()
+                .iter()
+                .map(|(secs, changes)| format!("{secs} {changes}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            Ok(())
+        }),
+    },
+    Param {
+        name: "dbfilename",
+        get: |s, _| s.dbfilename.clone(),
+        set: Some(|s, _, v| {
+            if v.contains('/') {
+                return Err("CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename".into());
+            }
+            s.dbfilename = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "rdbcompression",
+        get: |s, _| yes_no_text(s.rdbcompression),
+        set: Some(|s, _, v| {
+            s.rdbcompression = yes_no("rdbcompression", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "rdbchecksum",
+        get: |s, _| yes_no_text(s.rdbchecksum),
+        set: Some(|s, _, v| {
+            s.rdbchecksum = yes_no("rdbchecksum", v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "stop-writes-on-bgsave-error",
+        get: |s, _| yes_no_text(s.stop_writes_on_bgsave_error),
+        set: Some(|s, _, v| {
+            s.stop_writes_on_bgsave_error = yes_no("stop-writes-on-bgsave-error", v)?;
             Ok(())
         }),
     },
@@ -466,11 +527,7 @@ pub const PARAMS: &[Param] = &[
             }
         },
         set: Some(|s, _, v| {
-            if yes_no("aof-use-rdb-preamble", v)? {
-                // No RDB yet: an AOF with an RDB preamble cannot be written.
-                return Err("CONFIG SET failed (possibly related to argument 'aof-use-rdb-preamble') - RDB is not supported yet: only 'no' is accepted".into());
-            }
-            s.aof_use_rdb_preamble = false;
+            s.aof_use_rdb_preamble = yes_no("aof-use-rdb-preamble", v)?;
             Ok(())
         }),
     },

@@ -1,7 +1,8 @@
 //! Interchange with Redis 8.8: an AOF directory echomq wrote (incremental commands and a
 //! rewritten base) loads into `redis-server --appendonly yes --dir …` with the same XRANGE,
-//! XINFO STREAM FULL and XPENDING, and one Redis 8.8 wrote (`--aof-use-rdb-preamble no`)
-//! loads into echomq the same way. Skipped (with a note) where Redis 8.8 is not installed.
+//! XINFO STREAM FULL and XPENDING, and one Redis 8.8 wrote loads into echomq the same way,
+//! each with the base written as commands and as RDB (`aof-use-rdb-preamble` no and yes).
+//! Skipped (with a note) where Redis 8.8 is not installed.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use std::process::{Command, Stdio};
 use super::{Conn, free_port, serve_aof, workload, workload_state};
 use crate::support::process::Running;
 
-fn redis8() -> Option<PathBuf> {
+pub(crate) fn redis8() -> Option<PathBuf> {
     match std::env::var("ECHOMQ_REDIS8_SERVER") {
         Ok(path) if Path::new(&path).exists() => Some(PathBuf::from(path)),
         _ => {
@@ -23,8 +24,8 @@ fn redis8() -> Option<PathBuf> {
     }
 }
 
-/// Redis 8.8 with its AOF in `dir`.
-fn start_redis(binary: &Path, dir: &Path) -> (Running, SocketAddr) {
+/// Redis 8.8 with its AOF in `dir`, its base written with `aof-use-rdb-preamble` `preamble`.
+fn start_redis(binary: &Path, dir: &Path, preamble: &str) -> (Running, SocketAddr) {
     let port = free_port();
     let child = Command::new(binary)
         .args([
@@ -41,7 +42,7 @@ fn start_redis(binary: &Path, dir: &Path) -> (Running, SocketAddr) {
             "--appendfsync",
             "always",
             "--aof-use-rdb-preamble",
-            "no",
+            preamble,
         ])
         .args(["--dir", dir.to_str().unwrap(), "--daemonize", "no"])
         .stdout(Stdio::null())
@@ -54,8 +55,29 @@ fn start_redis(binary: &Path, dir: &Path) -> (Running, SocketAddr) {
 #[test]
 fn aof_written_by_echomq_loads_into_redis8() {
     let Some(redis) = redis8() else { return };
+    for preamble in ["no", "yes"] {
+        echomq_to_redis(&redis, preamble);
+    }
+}
+
+#[test]
+fn aof_written_by_redis8_loads_into_echomq() {
+    let Some(redis) = redis8() else { return };
+    for preamble in ["no", "yes"] {
+        redis_to_echomq(&redis, preamble);
+    }
+}
+
+/// echomq writes (base as `preamble` says), Redis 8.8 loads.
+fn echomq_to_redis(redis: &Path, preamble: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = serve_aof(dir.path(), &["--appendfsync", "always"]);
+    let args = [
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        preamble,
+    ];
+    let (server, addr) = serve_aof(dir.path(), &args);
     let mut c = Conn::open(addr);
     workload(&mut c);
     c.ok(&["BGREWRITEAOF"]);
@@ -76,16 +98,15 @@ fn aof_written_by_echomq_loads_into_redis8() {
     c.ok(&["XCLAIM", "s", "g1", "frank", "0", "17-1", "JUSTID"]);
     let ours = workload_state(&mut c);
     drop(server);
-    let (_redis, addr) = start_redis(&redis, dir.path());
+    let (_redis, addr) = start_redis(redis, dir.path(), preamble);
     let mut r = Conn::open(addr);
-    assert_eq!(workload_state(&mut r), ours);
+    assert_eq!(workload_state(&mut r), ours, "preamble {preamble}");
 }
 
-#[test]
-fn aof_written_by_redis8_loads_into_echomq() {
-    let Some(redis) = redis8() else { return };
+/// Redis 8.8 writes (base as `preamble` says), echomq loads.
+fn redis_to_echomq(redis: &Path, preamble: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = start_redis(&redis, dir.path());
+    let (server, addr) = start_redis(redis, dir.path(), preamble);
     let mut r = Conn::open(addr);
     workload(&mut r);
     r.ok(&["BGREWRITEAOF"]);
@@ -107,5 +128,5 @@ fn aof_written_by_redis8_loads_into_echomq() {
     drop(server);
     let (_server, addr) = serve_aof(dir.path(), &[]);
     let mut c = Conn::open(addr);
-    assert_eq!(workload_state(&mut c), theirs);
+    assert_eq!(workload_state(&mut c), theirs, "preamble {preamble}");
 }

@@ -4,7 +4,7 @@
 //! 8.8 and Redis 8.8's into echomq; `crash` SIGKILLs a writing server at random points.
 
 mod crash;
-mod interchange;
+pub(crate) mod interchange;
 mod restart;
 
 use std::net::{SocketAddr, TcpStream};
@@ -43,6 +43,11 @@ impl Conn {
             cmd.arg(*arg);
         }
         cmd.query(&mut self.0)
+    }
+
+    /// The connection, for commands with binary arguments.
+    pub(crate) fn raw(&mut self) -> &mut redis::Connection {
+        &mut self.0
     }
 
     /// Runs a command that must succeed; its reply as text.

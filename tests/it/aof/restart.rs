@@ -8,35 +8,40 @@ use super::{Conn, serve_aof, serve_fails, workload, workload_state};
 
 #[test]
 fn aof_restart_loads_what_was_acknowledged_across_rewrites() {
-    let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = serve_aof(dir.path(), &["--appendfsync", "always"]);
-    let mut c = Conn::open(addr);
-    assert_eq!(c.info_field("aof_enabled"), "1");
-    workload(&mut c);
-    let before = workload_state(&mut c);
-    drop(server); // SIGKILL: no shutdown step.
-    let (server, addr) = serve_aof(dir.path(), &[]);
-    let mut c = Conn::open(addr);
-    assert_eq!(workload_state(&mut c), before);
-    // A rewrite while writes go on, then more writes: all of it loads.
-    c.ok(&["BGREWRITEAOF"]);
-    c.ok(&["XADD", "s", "100-1", "f", "late"]);
-    c.wait_rewrite();
-    assert_eq!(c.info_field("aof_last_bgrewrite_status"), "ok");
-    c.ok(&["XREADGROUP", "GROUP", "g2", "erin", "STREAMS", "s", ">"]);
-    let before = workload_state(&mut c);
-    let manifest =
-        fs::read_to_string(dir.path().join("appendonlydir/appendonly.aof.manifest")).unwrap();
-    assert!(
-        manifest.contains("appendonly.aof.2.base.aof seq 2 type b"),
-        "{manifest}"
-    );
-    drop(server);
-    let (_server, addr) = serve_aof(dir.path(), &[]);
-    let mut c = Conn::open(addr);
-    assert_eq!(workload_state(&mut c), before);
-    let dirty: u64 = c.info_field("rdb_changes_since_last_save").parse().unwrap();
-    assert!(dirty > 0, "loading counts its changes");
+    // Both base forms: commands (`no`) and an RDB file (`yes`, Redis's default).
+    for preamble in ["no", "yes"] {
+        let dir = tempfile::tempdir().unwrap();
+        let form = ["--aof-use-rdb-preamble", preamble];
+        let (server, addr) = serve_aof(dir.path(), &["--appendfsync", "always", form[0], form[1]]);
+        let mut c = Conn::open(addr);
+        assert_eq!(c.info_field("aof_enabled"), "1");
+        workload(&mut c);
+        let before = workload_state(&mut c);
+        drop(server); // SIGKILL: no shutdown step.
+        let (server, addr) = serve_aof(dir.path(), &form);
+        let mut c = Conn::open(addr);
+        assert_eq!(workload_state(&mut c), before, "preamble {preamble}");
+        // A rewrite while writes go on, then more writes: all of it loads.
+        c.ok(&["BGREWRITEAOF"]);
+        c.ok(&["XADD", "s", "100-1", "f", "late"]);
+        c.wait_rewrite();
+        assert_eq!(c.info_field("aof_last_bgrewrite_status"), "ok");
+        c.ok(&["XREADGROUP", "GROUP", "g2", "erin", "STREAMS", "s", ">"]);
+        let before = workload_state(&mut c);
+        let manifest =
+            fs::read_to_string(dir.path().join("appendonlydir/appendonly.aof.manifest")).unwrap();
+        let base = if preamble == "yes" { "rdb" } else { "aof" };
+        assert!(
+            manifest.contains(&format!("appendonly.aof.2.base.{base} seq 2 type b")),
+            "{manifest}"
+        );
+        drop(server);
+        let (_server, addr) = serve_aof(dir.path(), &form);
+        let mut c = Conn::open(addr);
+        assert_eq!(workload_state(&mut c), before, "preamble {preamble}");
+        let dirty: u64 = c.info_field("rdb_changes_since_last_save").parse().unwrap();
+        assert!(dirty > 0, "loading counts its changes");
+    }
 }
 
 #[test]
@@ -56,13 +61,12 @@ fn aof_config_set_appendonly_yes_rewrites_then_appends() {
         c.ok(&["CONFIG", "GET", "appendfsync"]),
         "[appendfsync, everysec]"
     );
-    let refused = c
-        .run(&["CONFIG", "SET", "aof-use-rdb-preamble", "yes"])
-        .unwrap_err();
-    assert!(
-        refused.to_string().contains("aof-use-rdb-preamble"),
-        "{refused}"
+    assert_eq!(
+        c.ok(&["CONFIG", "GET", "aof-use-rdb-preamble"]),
+        "[aof-use-rdb-preamble, yes]"
     );
+    c.ok(&["CONFIG", "SET", "aof-use-rdb-preamble", "no"]);
+    c.ok(&["CONFIG", "SET", "aof-use-rdb-preamble", "yes"]);
     c.ok(&["CONFIG", "SET", "appendfsync", "always"]);
     c.ok(&["XADD", "s", "3-1", "a", "b"]);
     let before = c.stream_state("s");

@@ -51,6 +51,12 @@ use crate::id::StreamId;
 use crate::stream::Stream;
 use producer::Producer;
 
+/// A producer read from a snapshot: its pid and its IIDs with their stream ids, oldest first.
+pub(crate) type LoadedProducer = (Vec<u8>, Vec<(Vec<u8>, StreamId)>);
+
+/// A producer's pid and IIDs with their stream ids, oldest first, borrowed.
+pub(crate) type ProducerIids<'a> = (&'a [u8], Vec<(&'a [u8], StreamId)>);
+
 /// Clock milliseconds between sweeps of every producer of a stream.
 const SWEEP_INTERVAL_MS: u64 = 1000;
 
@@ -268,6 +274,57 @@ impl Idmp {
             self.producers = None;
         }
         changed
+    }
+
+    /// State read from a snapshot: bounds, lifetime counters and, per producer, its IIDs
+    /// oldest first. As Redis 8.8 loads them, IIDs expired at `now_ms` are left out, a
+    /// duplicate IID of a producer is skipped and a producer left empty is not kept.
+    pub(crate) fn restore(
+        config: IdmpConfig,
+        iids_added: u64,
+        iids_duplicates: u64,
+        producers: Vec<LoadedProducer>,
+        now_ms: u64,
+    ) -> Idmp {
+        let mut idmp = Idmp::new(config);
+        let expired = threshold(config, now_ms);
+        for (pid, iids) in producers {
+            for (iid, id) in iids {
+                if expired.is_some_and(|t| id.ms <= t) || idmp.lookup(&pid, &iid, now_ms).is_some()
+                {
+                    continue;
+                }
+                idmp.insert(&pid, &iid, id, now_ms);
+            }
+        }
+        idmp.iids_added = iids_added;
+        idmp.iids_duplicates = iids_duplicates;
+        idmp
+    }
+
+    /// The IIDs not expired at `now_ms`, per producer in pid order, each oldest first (what
+    /// an RDB snapshot saves).
+    pub(crate) fn live_producers(&self, now_ms: u64) -> Vec<ProducerIids<'_>> {
+        let expired = threshold(self.config, now_ms);
+        let Some(p) = &self.producers else {
+            return Vec::new();
+        };
+        p.by_pid
+            .iter()
+            .map(|(pid, producer)| {
+                let iids = producer
+                    .records()
+                    .filter(|r| expired.is_none_or(|t| r.id.ms > t))
+                    .map(|r| (r.iid, r.id))
+                    .collect();
+                (pid.as_ref(), iids)
+            })
+            .collect()
+    }
+
+    /// Lifetime counters: `iids-added`, `iids-duplicates`.
+    pub(crate) fn counters(&self) -> (u64, u64) {
+        (self.iids_added, self.iids_duplicates)
     }
 
     /// Every `(pid, iid, stream id)` held, producers in pid order, each oldest first.

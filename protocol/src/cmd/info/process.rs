@@ -259,21 +259,24 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("current_fork_perc", "0.00");
     out.field("current_save_keys_processed", 0);
     out.field("current_save_keys_total", 0);
-    out.field("rdb_changes_since_last_save", dirty);
-    out.field("rdb_bgsave_in_progress", 0);
-    out.field("rdb_last_save_time", state.identity().started_unix_s);
-    out.field("rdb_last_bgsave_status", "ok");
-    out.field("rdb_last_bgsave_time_sec", -1);
-    out.field("rdb_current_bgsave_time_sec", -1);
-    for name in [
-        "rdb_saves",
-        "rdb_saves_consecutive_failures",
-        "rdb_last_cow_size",
-        "rdb_last_load_keys_expired",
-        "rdb_last_load_keys_loaded",
-    ] {
-        out.field(name, 0);
-    }
+    let rdb = state.rdb();
+    let now_ms = ctx.snapshot.now_ms;
+    out.field("rdb_changes_since_last_save", rdb.changes_since_save(dirty));
+    out.field("rdb_bgsave_in_progress", u8::from(rdb.bgsave_in_progress()));
+    out.field("rdb_last_save_time", rdb.last_save_s());
+    out.field("rdb_last_bgsave_status", status(rdb.last_failed()));
+    out.field("rdb_last_bgsave_time_sec", rdb.last_bgsave_time_s());
+    out.field(
+        "rdb_current_bgsave_time_sec",
+        rdb.current_bgsave_time_s(now_ms),
+    );
+    let (saves, failures) = rdb.saves();
+    out.field("rdb_saves", saves);
+    out.field("rdb_saves_consecutive_failures", failures);
+    out.field("rdb_last_cow_size", 0);
+    let (loaded, expired) = rdb.load_keys();
+    out.field("rdb_last_load_keys_expired", expired);
+    out.field("rdb_last_load_keys_loaded", loaded);
     out.field("aof_enabled", u8::from(aof.enabled()));
     out.field("aof_rewrite_in_progress", u8::from(aof.rewriting()));
     out.field("aof_rewrite_scheduled", 0);

@@ -1,0 +1,327 @@
+//! RDB's encoding primitives: lengths, strings (plain, integer-encoded, LZF), times.
+//!
+//! - A length is 1, 2, 5 or 9 bytes: `00llllll`; `01llllll llllllll` (14 bits, big-endian);
+//!   `0x80` and 4 bytes big-endian; `0x81` and 8 bytes big-endian. `11eeeeee` instead announces
+//!   an encoded string (`e`: 0 int8, 1 int16, 2 int32, little-endian; 3 LZF: compressed length,
+//!   plain length, compressed bytes).
+//! - A string is written as Redis's `rdbSaveRawString` writes it: up to 11 bytes that are a
+//!   canonical integer in `i32` as an integer; else, with compression on and more than 20
+//!   bytes, LZF if that saves at least 4 bytes; else its length and bytes.
+//! - A millisecond time is 8 bytes little-endian, a second time 4.
+//!
+//! The [`Reader`] works on a slice: every read is checked against what is left, so a length
+//! never allocates more than the input holds (LZF's output is bounded by its input times the
+//! format's largest expansion), and a failed read is a [`RdbError`], never a panic.
+
+use crate::error::RdbError;
+use crate::id::{StreamId, string_to_i64};
+
+use super::lzf;
+
+const ENCVAL: u8 = 3;
+const ENC_INT8: u8 = 0;
+const ENC_INT16: u8 = 1;
+const ENC_INT32: u8 = 2;
+const ENC_LZF: u8 = 3;
+
+/// The most an LZF stream can expand: a 2-byte reference yields 9 bytes, a 3-byte one 264.
+const LZF_MAX_EXPANSION: usize = 88;
+
+/// Bytes being written, with Redis's string rules.
+#[derive(Debug, Default)]
+pub struct Writer {
+    /// What has been written.
+    pub buf: Vec<u8>,
+    /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
+    pub compress: bool,
+}
+
+impl Writer {
+    /// An empty writer.
+    pub fn new(compress: bool) -> Writer {
+        Writer {
+            buf: Vec::new(),
+            compress,
+        }
+    }
+
+    /// One byte (a type or an opcode).
+    pub fn byte(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+
+    /// Bytes as they are.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// A length.
+    pub fn len(&mut self, n: u64) {
+        if n < 1 << 6 {
+            self.buf.push(n as u8);
+        } else if n < 1 << 14 {
+            self.buf.push(0x40 | (n >> 8) as u8);
+            self.buf.push(n as u8);
+        } else if n <= u64::from(u32::MAX) {
+            self.buf.push(0x80);
+            self.buf.extend_from_slice(&(n as u32).to_be_bytes());
+        } else {
+            self.buf.push(0x81);
+            self.buf.extend_from_slice(&n.to_be_bytes());
+        }
+    }
+
+    /// A millisecond time (Redis's `rdbSaveMillisecondTime`: an `i64`, little-endian).
+    pub fn millis(&mut self, ms: i64) {
+        self.buf.extend_from_slice(&ms.to_le_bytes());
+    }
+
+    /// A stream id as two lengths, `ms` then `seq`.
+    pub fn id_lens(&mut self, id: StreamId) {
+        self.len(id.ms);
+        self.len(id.seq);
+    }
+
+    /// A string, as `rdbSaveRawString` encodes it.
+    pub fn string(&mut self, s: &[u8]) {
+        if s.len() <= 11
+            && let Some(v) = string_to_i64(s)
+        {
+            if let Ok(v) = i8::try_from(v) {
+                self.buf.push((ENCVAL << 6) | ENC_INT8);
+                self.buf.push(v as u8);
+                return;
+            }
+            if let Ok(v) = i16::try_from(v) {
+                self.buf.push((ENCVAL << 6) | ENC_INT16);
+                self.buf.extend_from_slice(&v.to_le_bytes());
+                return;
+            }
+            if let Ok(v) = i32::try_from(v) {
+                self.buf.push((ENCVAL << 6) | ENC_INT32);
+                self.buf.extend_from_slice(&v.to_le_bytes());
+                return;
+            }
+        }
+        if self.compress
+            && s.len() > 20
+            && let Some(packed) = lzf::compress(s, s.len() - 4)
+        {
+            self.buf.push((ENCVAL << 6) | ENC_LZF);
+            self.len(packed.len() as u64);
+            self.len(s.len() as u64);
+            self.buf.extend_from_slice(&packed);
+            return;
+        }
+        self.len(s.len() as u64);
+        self.buf.extend_from_slice(s);
+    }
+}
+
+/// A checked cursor over RDB bytes.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+/// A length, or the encoding of a string that follows.
+enum Len {
+    Plain(u64),
+    Encoded(u8),
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `data`.
+    pub fn new(data: &'a [u8]) -> Reader<'a> {
+        Reader { data, pos: 0 }
+    }
+
+    /// Bytes read so far.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes left.
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    /// A corruption error at the current offset.
+    pub fn corrupt(&self, what: impl Into<String>) -> RdbError {
+        RdbError::Corrupt {
+            offset: self.pos,
+            what: what.into(),
+        }
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], RdbError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&end| end <= self.data.len())
+            .ok_or(RdbError::Truncated(self.pos))?;
+        let bytes = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(bytes)
+    }
+
+    /// The next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], RdbError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    /// One byte.
+    pub fn byte(&mut self) -> Result<u8, RdbError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn len_or_encoding(&mut self) -> Result<Len, RdbError> {
+        let first = self.byte()?;
+        Ok(match first >> 6 {
+            0 => Len::Plain(u64::from(first & 0x3f)),
+            1 => Len::Plain((u64::from(first & 0x3f) << 8) | u64::from(self.byte()?)),
+            2 if first == 0x80 => Len::Plain(u64::from(u32::from_be_bytes(self.array()?))),
+            2 if first == 0x81 => Len::Plain(u64::from_be_bytes(self.array()?)),
+            2 => return Err(self.corrupt(format!("Unknown length encoding {first}"))),
+            _ => Len::Encoded(first & 0x3f),
+        })
+    }
+
+    /// A length.
+    pub fn length(&mut self) -> Result<u64, RdbError> {
+        match self.len_or_encoding()? {
+            Len::Plain(n) => Ok(n),
+            Len::Encoded(_) => Err(self.corrupt("an encoded string where a length belongs")),
+        }
+    }
+
+    /// A length that counts things each taking at least one more byte of input: refused if
+    /// more than the bytes left, so a loop over it is bounded by the input.
+    pub fn count(&mut self) -> Result<u64, RdbError> {
+        let n = self.length()?;
+        if n > self.remaining() as u64 {
+            return Err(self.corrupt(format!("count {n} exceeds the bytes left")));
+        }
+        Ok(n)
+    }
+
+    /// A millisecond time.
+    pub fn millis(&mut self) -> Result<i64, RdbError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    /// A second time (`RDB_OPCODE_EXPIRETIME`).
+    pub fn seconds(&mut self) -> Result<i32, RdbError> {
+        Ok(i32::from_le_bytes(self.array()?))
+    }
+
+    /// A stream id as two lengths.
+    pub fn id_lens(&mut self) -> Result<StreamId, RdbError> {
+        let ms = self.length()?;
+        let seq = self.length()?;
+        Ok(StreamId::new(ms, seq))
+    }
+
+    /// A stream id as 16 raw big-endian bytes.
+    pub fn raw_id(&mut self) -> Result<StreamId, RdbError> {
+        Ok(StreamId::from_u128(u128::from_be_bytes(self.array()?)))
+    }
+
+    /// A string in any of its encodings.
+    pub fn string(&mut self) -> Result<Vec<u8>, RdbError> {
+        match self.len_or_encoding()? {
+            Len::Plain(n) => {
+                let n = usize::try_from(n).map_err(|_| RdbError::Truncated(self.pos))?;
+                Ok(self.take(n)?.to_vec())
+            }
+            Len::Encoded(ENC_INT8) => Ok(i64::from(self.byte()? as i8).to_string().into_bytes()),
+            Len::Encoded(ENC_INT16) => {
+                Ok(i16::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
+            Len::Encoded(ENC_INT32) => {
+                Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
+            }
+            Len::Encoded(ENC_LZF) => {
+                let clen = self.length()?;
+                let len = self.length()?;
+                let clen = usize::try_from(clen).map_err(|_| RdbError::Truncated(self.pos))?;
+                let packed = self.take(clen)?;
+                let len = usize::try_from(len)
+                    .ok()
+                    .filter(|&len| len <= clen.saturating_mul(LZF_MAX_EXPANSION))
+                    .ok_or_else(|| self.corrupt("LZF length beyond its compressed size"))?;
+                lzf::decompress(packed, len)
+                    .ok_or_else(|| self.corrupt("Invalid LZF compressed string"))
+            }
+            Len::Encoded(other) => {
+                Err(self.corrupt(format!("Unknown RDB string encoding type {other}")))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(s: &[u8], compress: bool) -> Vec<u8> {
+        let mut w = Writer::new(compress);
+        w.string(s);
+        let mut r = Reader::new(&w.buf);
+        let back = r.string().unwrap();
+        assert_eq!(r.remaining(), 0);
+        back
+    }
+
+    #[test]
+    fn lengths_take_redis_sizes() {
+        for (n, size) in [
+            (0u64, 1),
+            (63, 1),
+            (64, 2),
+            (16383, 2),
+            (16384, 5),
+            (1 << 32, 9),
+        ] {
+            let mut w = Writer::new(false);
+            w.len(n);
+            assert_eq!(w.buf.len(), size, "{n}");
+            assert_eq!(Reader::new(&w.buf).length().unwrap(), n);
+        }
+    }
+
+    #[test]
+    fn strings_use_integer_and_lzf_encodings() {
+        let mut w = Writer::new(false);
+        w.string(b"-100");
+        assert_eq!(w.buf, [0xc0, 0x9c]);
+        let mut w = Writer::new(false);
+        w.string(b"0100");
+        assert_eq!(w.buf, [4, b'0', b'1', b'0', b'0']);
+        for s in [&b"12345678901"[..], b"-2147483648", b"", b"x", &[b'z'; 100]] {
+            assert_eq!(round_trip(s, true), s);
+        }
+        let mut w = Writer::new(true);
+        w.string(&[b'z'; 100]);
+        assert_eq!(w.buf[0], 0xc3);
+    }
+
+    #[test]
+    fn announced_sizes_never_exceed_the_input() {
+        assert!(
+            Reader::new(&[0x81, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+                .string()
+                .is_err()
+        );
+        assert!(
+            Reader::new(&[0xc3, 0x01, 0x81, 0, 0, 0, 1, 0, 0, 0, 0, 0])
+                .string()
+                .is_err()
+        );
+        assert!(Reader::new(&[0x80, 0, 0, 0, 9]).count().is_err());
+    }
+}

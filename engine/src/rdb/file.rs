@@ -1,0 +1,258 @@
+//! A whole RDB file, as Redis 8.8's `rdbSaveRio` writes it and `rdbLoadRio` reads it.
+//!
+//! ```text
+//! file := "REDIS" version:4 digits aux* (SELECTDB db:len RESIZEDB keys:len expires:len key*)*
+//!         EOF crc64:8le
+//! aux  := AUX name:string value:string      redis-ver, redis-bits, ctime, used-mem, aof-base
+//! key  := [EXPIRETIME_MS ms:8le | EXPIRETIME s:4le] [IDLE len] [FREQ byte] type key:string value
+//! ```
+//! The checksum covers every byte before it; 0 means none was computed (`rdbchecksum no`),
+//! and the reader then skips the check, as Redis does. Databases without keys are left out.
+//!
+//! Reading accepts versions 1 to [`RDB_VERSION`], skips what does not change the keyspace (aux
+//! fields, RESIZEDB, SLOT_INFO, IDLE, FREQ) and refuses what echomq cannot hold (function
+//! libraries, module data, value types other than strings and streams). Keys whose expiry has
+//! passed are dropped when `drop_expired` (a primary loading a file), as Redis drops them.
+//! Values are checked whole as they are read; the caller stores nothing until the whole file
+//! has loaded, so a damaged file changes nothing.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+
+use bytes::Bytes;
+
+use crate::error::RdbError;
+use crate::keyspace::Value;
+
+use super::codec::{Reader, Writer};
+use super::crc64::crc64;
+use super::{RDB_VERSION, opcodes, value};
+
+/// One database's keys: key, value, expiry (Unix ms).
+pub type DbSnapshot = Vec<(Bytes, Value, Option<u64>)>;
+
+/// How a file is written.
+#[derive(Debug, Clone)]
+pub struct SaveOptions {
+    /// `rdbcompression`.
+    pub compress: bool,
+    /// `rdbchecksum` (else the footer is 0).
+    pub checksum: bool,
+    /// The save's clock (IDMP IIDs expired at it are left out).
+    pub now_ms: u64,
+    /// The `redis-ver` aux field.
+    pub redis_ver: String,
+    /// The `ctime` aux field (Unix seconds).
+    pub ctime_s: u64,
+    /// The `used-mem` aux field.
+    pub used_mem: u64,
+    /// The `aof-base` aux field: the file is an AOF base.
+    pub aof_base: bool,
+}
+
+/// Writes into `out` while keeping the CRC64 of what went out.
+struct Checked<'a, W: Write> {
+    out: &'a mut W,
+    crc: u64,
+    checksum: bool,
+    written: u64,
+}
+
+impl<W: Write> Checked<'_, W> {
+    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.checksum {
+            self.crc = crc64(self.crc, bytes);
+        }
+        self.written += bytes.len() as u64;
+        self.out.write_all(bytes)
+    }
+}
+
+/// Flush a key's bytes to the output past this size.
+const CHUNK_BYTES: usize = 1 << 20;
+
+fn aux(w: &mut Writer, name: &str, value: &str) {
+    w.byte(opcodes::AUX);
+    w.string(name.as_bytes());
+    w.string(value.as_bytes());
+}
+
+/// Writes `dbs` (index = database number) as an RDB file; returns the bytes written.
+pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl Write) -> io::Result<u64> {
+    let mut sink = Checked {
+        out,
+        crc: 0,
+        checksum: opts.checksum,
+        written: 0,
+    };
+    let mut w = Writer::new(opts.compress);
+    w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());
+    aux(&mut w, "redis-ver", &opts.redis_ver);
+    aux(&mut w, "redis-bits", "64");
+    aux(&mut w, "ctime", &opts.ctime_s.to_string());
+    aux(&mut w, "used-mem", &opts.used_mem.to_string());
+    aux(&mut w, "aof-base", if opts.aof_base { "1" } else { "0" });
+    for (index, keys) in dbs.iter().enumerate() {
+        if keys.is_empty() {
+            continue;
+        }
+        w.byte(opcodes::SELECTDB);
+        w.len(index as u64);
+        w.byte(opcodes::RESIZEDB);
+        w.len(keys.len() as u64);
+        w.len(keys.iter().filter(|(_, _, e)| e.is_some()).count() as u64);
+        for (key, value, expiry) in keys {
+            if let Some(at) = expiry {
+                w.byte(opcodes::EXPIRETIME_MS);
+                w.millis(*at as i64);
+            }
+            w.byte(value::type_of(value));
+            w.string(key);
+            value::write(value, opts.now_ms, &mut w);
+            if w.buf.len() >= CHUNK_BYTES {
+                sink.put(&w.buf)?;
+                w.buf.clear();
+            }
+        }
+    }
+    w.byte(opcodes::EOF);
+    sink.put(&w.buf)?;
+    let crc = if opts.checksum { sink.crc } else { 0 };
+    sink.put(&crc.to_le_bytes())?;
+    Ok(sink.written)
+}
+
+/// How a file is read.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// The load's clock: keys expired at it are dropped (with `drop_expired`), and IIDs.
+    pub now_ms: u64,
+    /// `databases`: a SELECTDB at or above it is refused.
+    pub databases: usize,
+    /// Drop keys whose expiry has passed (a primary's load; not an AOF base's).
+    pub drop_expired: bool,
+}
+
+/// A file's content.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Keys per database (index = database number, `databases` entries).
+    pub dbs: Vec<DbSnapshot>,
+    /// The file's RDB version.
+    pub version: u32,
+    /// The aux fields, in file order.
+    pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Keys stored (`rdb_last_load_keys_loaded`).
+    pub keys_loaded: u64,
+    /// Keys dropped as expired (`rdb_last_load_keys_expired`).
+    pub keys_expired: u64,
+    /// Bytes the file took up to and including its checksum.
+    pub bytes: usize,
+}
+
+/// Reads a whole RDB file.
+pub fn read(data: &[u8], opts: &LoadOptions) -> Result<Loaded, RdbError> {
+    let mut r = Reader::new(data);
+    let magic = r.take(9).map_err(|_| RdbError::BadMagic)?;
+    if &magic[..5] != b"REDIS" {
+        return Err(RdbError::BadMagic);
+    }
+    let version: u32 = std::str::from_utf8(&magic[5..])
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or(RdbError::BadMagic)?;
+    if version < 1 || version > u32::from(RDB_VERSION) {
+        return Err(RdbError::Version(version));
+    }
+    let mut loaded = Loaded {
+        dbs: (0..opts.databases).map(|_| Vec::new()).collect(),
+        version,
+        ..Loaded::default()
+    };
+    let mut seen: Vec<HashSet<Bytes>> = (0..opts.databases).map(|_| HashSet::new()).collect();
+    let mut db = 0usize;
+    let mut expiry: Option<i64> = None;
+    loop {
+        let at = r.offset();
+        let t = r.byte()?;
+        match t {
+            opcodes::EXPIRETIME => {
+                expiry = Some(i64::from(r.seconds()?).saturating_mul(1000));
+                continue;
+            }
+            opcodes::EXPIRETIME_MS => {
+                expiry = Some(r.millis()?);
+                continue;
+            }
+            opcodes::FREQ => {
+                r.byte()?;
+                continue;
+            }
+            opcodes::IDLE => {
+                r.length()?;
+                continue;
+            }
+            opcodes::EOF => break,
+            opcodes::SELECTDB => {
+                let index = r.length()?;
+                db = usize::try_from(index)
+                    .ok()
+                    .filter(|&i| i < opts.databases)
+                    .ok_or(RdbError::DbIndex(opts.databases))?;
+                continue;
+            }
+            opcodes::RESIZEDB => {
+                r.length()?;
+                r.length()?;
+                continue;
+            }
+            opcodes::SLOT_INFO => {
+                r.length()?;
+                r.length()?;
+                r.length()?;
+                continue;
+            }
+            opcodes::AUX => {
+                let name = r.string()?;
+                let value = r.string()?;
+                loaded.aux.push((name, value));
+                continue;
+            }
+            opcodes::MODULE_AUX | opcodes::KEY_META => return Err(RdbError::UnsupportedType(t)),
+            opcodes::FUNCTION2 | opcodes::FUNCTION_PRE_GA => {
+                return Err(RdbError::Corrupt {
+                    offset: at,
+                    what: "function libraries are not supported".into(),
+                });
+            }
+            _ => {}
+        }
+        let key = Bytes::from(r.string()?);
+        let value = value::read(&mut r, t, opts.now_ms)?;
+        let expire_at = expiry.take().map(|ms| ms.max(0) as u64);
+        if !seen[db].insert(key.clone()) {
+            return Err(RdbError::DuplicateKey(db));
+        }
+        if opts.drop_expired && expire_at.is_some_and(|at| at < opts.now_ms) {
+            loaded.keys_expired += 1;
+            continue;
+        }
+        loaded.keys_loaded += 1;
+        loaded.dbs[db].push((key, value, expire_at));
+    }
+    if version >= 5 {
+        let body_end = r.offset();
+        let stored = u64::from_le_bytes(r.array()?);
+        if stored != 0 {
+            let found = crc64(0, &data[..body_end]);
+            if found != stored {
+                return Err(RdbError::Checksum {
+                    expected: stored,
+                    found,
+                });
+            }
+        }
+    }
+    loaded.bytes = r.offset();
+    Ok(loaded)
+}

@@ -1,0 +1,238 @@
+//! LZF, the compression RDB strings use (`RDB_ENC_LZF`), written from the format's description.
+//!
+//! The stream is a sequence of runs: a control byte `000LLLLL` starts `L + 1` literal bytes; a
+//! control byte `LLLooooo` (`L` in 1..=6) or `111ooooo` followed by a length byte `l` (`L = 7 +
+//! l`) is a back reference of `L + 2` bytes from `((o << 8) | next byte) + 1` bytes back.
+//!
+//! [`compress`] makes the same choices as liblzf 3.6 built the way Redis builds it (a 65536-slot
+//! hash table of 3-byte prefixes, `VERY_FAST` re-hashing of two positions after a match, back
+//! references up to 8192 bytes away and 264 long, nothing at offset 0), so a payload compressed
+//! here is byte for byte what Redis writes for the same input, which DUMP's byte equality needs.
+//! (Redis's table starts uninitialised; it gives the same output whenever stale slots never point
+//! into the input, which is what a fresh process sees.)
+//!
+//! [`decompress`] checks every reference and length against the buffers: hostile input gives
+//! `None`, never a panic or a read outside the input.
+
+/// Longest literal run.
+const MAX_LIT: usize = 1 << 5;
+/// Farthest back reference.
+const MAX_OFF: usize = 1 << 13;
+/// Longest back reference, minus 2.
+const MAX_REF: usize = (1 << 8) + (1 << 3);
+/// log2 of the hash table's slots.
+const HLOG: u32 = 16;
+
+fn idx(h: u32) -> usize {
+    ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << HLOG) - 1)) as usize
+}
+
+/// Compresses `input` into at most `out_len` bytes; `None` if it does not fit (or is empty).
+pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    let in_len = input.len();
+    if in_len == 0 || out_len == 0 {
+        return None;
+    }
+    let at = |i: usize| input.get(i).copied();
+    // A little slack past `out_len`: the checks below are liblzf's, which may leave `op` one
+    // past the end before they stop.
+    let mut out = vec![0u8; out_len + 4];
+    let mut htab = vec![0u32; 1 << HLOG];
+    let mut lit: usize = 0;
+    let mut op: usize = 1; // start run
+    let mut ip: usize = 0;
+    let mut hval: u32 = (u32::from(at(0)?) << 8) | u32::from(at(1).unwrap_or(0));
+    while ip + 2 < in_len {
+        hval = (hval << 8) | u32::from(at(ip + 2)?);
+        let slot = idx(hval);
+        let r = htab[slot] as usize;
+        htab[slot] = ip as u32;
+        let matched = r > 0
+            && r < ip
+            && ip - r - 1 < MAX_OFF
+            && at(r + 2) == at(ip + 2)
+            && at(r) == at(ip)
+            && at(r + 1) == at(ip + 1);
+        if matched {
+            let off = ip - r - 1;
+            let mut len: usize = 2;
+            let maxlen = (in_len - ip - len).min(MAX_REF);
+            if op + 3 + 1 >= out_len && op - usize::from(lit == 0) + 3 + 1 >= out_len {
+                return None;
+            }
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
+            op -= usize::from(lit == 0); // undo run if length is zero
+            let mut done = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if at(r + len) != at(ip + len) {
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            if !done {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && at(r + len) == at(ip + len)) {
+                        break;
+                    }
+                }
+            }
+            len -= 2; // octets - 1
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 1;
+            lit = 0;
+            op += 1; // start run
+            ip += len + 1;
+            if ip + 2 >= in_len {
+                break;
+            }
+            ip -= 2;
+            hval = (u32::from(at(ip)?) << 8) | u32::from(at(ip + 1)?);
+            hval = (hval << 8) | u32::from(at(ip + 2)?);
+            htab[idx(hval)] = ip as u32;
+            ip += 1;
+            hval = (hval << 8) | u32::from(at(ip + 2)?);
+            htab[idx(hval)] = ip as u32;
+            ip += 1;
+        } else {
+            if op >= out_len {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
+            }
+        }
+    }
+    if op + 3 > out_len {
+        return None;
+    }
+    while ip < in_len {
+        if op >= out.len() {
+            return None;
+        }
+        lit += 1;
+        out[op] = input[ip];
+        op += 1;
+        ip += 1;
+        if lit == MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
+        }
+    }
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end run
+    op -= usize::from(lit == 0);
+    if op > out_len {
+        return None;
+    }
+    out.truncate(op);
+    Some(out)
+}
+
+/// Decompresses `input`, which must expand to exactly `out_len` bytes.
+pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::with_capacity(out_len);
+    let mut ip = 0;
+    while ip < input.len() {
+        let ctrl = usize::from(input[ip]);
+        ip += 1;
+        if ctrl < (1 << 5) {
+            let run = ctrl + 1;
+            let literal = input.get(ip..ip + run)?;
+            if out.len() + run > out_len {
+                return None;
+            }
+            out.extend_from_slice(literal);
+            ip += run;
+        } else {
+            let mut len = ctrl >> 5;
+            if len == 7 {
+                len += usize::from(*input.get(ip)?);
+                ip += 1;
+            }
+            let back = ((ctrl & 0x1f) << 8) + usize::from(*input.get(ip)?) + 1;
+            ip += 1;
+            let len = len + 2;
+            if out.len() + len > out_len || back > out.len() {
+                return None;
+            }
+            let start = out.len() - back;
+            for i in 0..len {
+                let byte = out[start + i];
+                out.push(byte);
+            }
+        }
+    }
+    (out.len() == out_len).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_repetitive_and_random_input() {
+        let mut inputs: Vec<Vec<u8>> = vec![
+            b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".to_vec(),
+            b"hello hello hello hello hello world world world".to_vec(),
+        ];
+        let mut x: u32 = 12345;
+        let mut random = Vec::new();
+        for _ in 0..5000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            random.push((x >> 16) as u8 % 7);
+        }
+        inputs.push(random);
+        for input in inputs {
+            let packed = compress(&input, input.len() - 4).expect("compressible");
+            assert!(packed.len() < input.len());
+            assert_eq!(
+                decompress(&packed, input.len()).as_deref(),
+                Some(&input[..])
+            );
+        }
+    }
+
+    #[test]
+    fn incompressible_input_does_not_fit() {
+        let input: Vec<u8> = (0..=255u8).collect();
+        assert!(compress(&input, input.len() - 4).is_none());
+    }
+
+    #[test]
+    fn hostile_input_is_refused() {
+        assert!(decompress(&[0x20, 0x00], 10).is_none()); // reference before the start
+        assert!(decompress(&[0x05, b'a'], 6).is_none()); // literal past the input
+        assert!(decompress(&[0x00, b'a'], 2).is_none()); // wrong length
+        assert!(decompress(&[0xe0], 10).is_none()); // truncated reference
+    }
+
+    #[test]
+    fn matches_liblzf_on_a_known_input() {
+        // 21 "a"s: the hash of the first position differs (the hash carries one byte less), so
+        // liblzf writes a 2-byte literal run, then a 19-byte back reference at offset 0.
+        let input = [b'a'; 21];
+        assert_eq!(
+            compress(&input, 17),
+            Some(vec![0x01, b'a', b'a', 0xe0, 0x0a, 0x00])
+        );
+    }
+}

@@ -1,0 +1,98 @@
+//! Redis's RDB format: snapshot files (SAVE, BGSAVE, loading `dump.rdb`) and DUMP/RESTORE
+//! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.8 write.
+//!
+//! One job per file: [`crc64`] the footer checksum, [`lzf`] the string compression, [`codec`]
+//! lengths, strings and times, [`listpack`] the node layout, [`stream`] a stream value,
+//! [`value`] a value with its type byte, [`file`] a whole file (header, aux fields, databases,
+//! expiry, EOF and checksum), [`dump`] DUMP payloads (value, version, CRC64).
+//!
+//! Invariants:
+//! - what is written loads back to an equal value (`rdb::tests`, and the round-trip property
+//!   test over random keyspaces with `check_invariants` on the result);
+//! - reading never panics and never allocates beyond a bound of the input's size: every
+//!   length is checked against the bytes left before it is used;
+//! - a value is built whole and checked before it is returned, so a failed load leaves no
+//!   partial key; errors are [`RdbError`](crate::error::RdbError).
+
+pub mod codec;
+pub mod crc64;
+pub mod dump;
+pub mod file;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzz;
+pub mod listpack;
+pub mod lzf;
+pub mod stream;
+pub mod value;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+/// The RDB version written (Redis 8.8's `RDB_VERSION`).
+pub const RDB_VERSION: u16 = 14;
+
+/// Value type bytes (Redis's `RDB_TYPE_*`).
+pub mod types {
+    /// A string.
+    pub const STRING: u8 = 0;
+    /// Streams before 7.0.
+    pub const STREAM_LISTPACKS: u8 = 15;
+    /// 7.0: first id, max deleted id, entries added, entries read.
+    pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// 7.2: consumers' active time.
+    pub const STREAM_LISTPACKS_3: u8 = 21;
+    /// 8.6: IDMP.
+    pub const STREAM_LISTPACKS_4: u8 = 26;
+    /// 8.8: the NACK zone.
+    pub const STREAM_LISTPACKS_5: u8 = 27;
+    /// What echomq writes for a stream.
+    pub const STREAM_WRITTEN: u8 = STREAM_LISTPACKS_5;
+
+    /// Whether `t` is one of the stream types.
+    pub fn is_stream(t: u8) -> bool {
+        matches!(
+            t,
+            STREAM_LISTPACKS
+                | STREAM_LISTPACKS_2
+                | STREAM_LISTPACKS_3
+                | STREAM_LISTPACKS_4
+                | STREAM_LISTPACKS_5
+        )
+    }
+
+    /// Whether `t` is a value type some Redis writes (echomq reads strings and streams only).
+    pub fn is_known(t: u8) -> bool {
+        t <= 29 && t != 8
+    }
+}
+
+/// Opcode bytes (Redis's `RDB_OPCODE_*`).
+pub mod opcodes {
+    /// Key metadata (module metadata classes).
+    pub const KEY_META: u8 = 243;
+    /// Slot info (cluster mode).
+    pub const SLOT_INFO: u8 = 244;
+    /// A function library.
+    pub const FUNCTION2: u8 = 245;
+    /// Pre-GA function library.
+    pub const FUNCTION_PRE_GA: u8 = 246;
+    /// Module auxiliary data.
+    pub const MODULE_AUX: u8 = 247;
+    /// LRU idle time.
+    pub const IDLE: u8 = 248;
+    /// LFU frequency.
+    pub const FREQ: u8 = 249;
+    /// An aux field.
+    pub const AUX: u8 = 250;
+    /// Hash table sizes.
+    pub const RESIZEDB: u8 = 251;
+    /// Expire time in milliseconds.
+    pub const EXPIRETIME_MS: u8 = 252;
+    /// Expire time in seconds.
+    pub const EXPIRETIME: u8 = 253;
+    /// Database selector.
+    pub const SELECTDB: u8 = 254;
+    /// End of the file.
+    pub const EOF: u8 = 255;
+}

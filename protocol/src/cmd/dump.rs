@@ -1,0 +1,93 @@
+//! DUMP and RESTORE, as Redis 8.8's `cluster.c` implements them.
+//!
+//! - `DUMP key`: the value's RDB payload with the RDB version and CRC64 footer
+//!   ([`echomq_engine::rdb::dump`]), nil for a missing key. `rdbcompression` applies, as in
+//!   Redis, so equal values give Redis's bytes.
+//! - `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]`: options first (IDLETIME
+//!   and FREQ exclude each other; echomq keeps no LRU/LFU data, so they are checked and
+//!   ignored), then `-BUSYKEY` without REPLACE, then the TTL, then the footer
+//!   (`-ERR DUMP payload version or checksum are wrong`), then the value (`-ERR Bad data
+//!   format`). The value is decoded whole before anything changes, so a bad payload leaves the
+//!   key as it was. A TTL already in the past deletes (with REPLACE) and stores nothing.
+
+use bytes::Bytes;
+use echomq_engine::rdb::dump;
+use echomq_engine::{Error, Reply};
+
+use super::{Ctx, error, int_arg, is};
+
+/// `DUMP key`.
+pub(crate) fn dump(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let now = ctx.snapshot.now_ms;
+    let compress = ctx.state.settings().rdbcompression;
+    match ctx.db().get(argv[1]) {
+        None => Reply::Null,
+        Some(value) => Reply::Bulk(Bytes::from(dump::dump(value, now, compress))),
+    }
+}
+
+/// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`.
+pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq) = (false, false);
+    let mut j = 4;
+    while j < argv.len() {
+        let more = j + 1 < argv.len();
+        if is(argv[j], "replace") {
+            replace = true;
+        } else if is(argv[j], "absttl") {
+            absttl = true;
+        } else if is(argv[j], "idletime") && more && !freq {
+            match int_arg(argv[j + 1]) {
+                Ok(n) if n < 0 => {
+                    return Reply::Error("ERR Invalid IDLETIME value, must be >= 0".into());
+                }
+                Ok(_) => idle = true,
+                Err(reply) => return reply,
+            }
+            j += 1;
+        } else if is(argv[j], "freq") && more && !idle {
+            match int_arg(argv[j + 1]) {
+                Ok(n) if !(0..=255).contains(&n) => {
+                    return Reply::Error("ERR Invalid FREQ value, must be >= 0 and <= 255".into());
+                }
+                Ok(_) => freq = true,
+                Err(reply) => return reply,
+            }
+            j += 1;
+        } else {
+            return error(Error::Syntax);
+        }
+        j += 1;
+    }
+    let key = argv[1];
+    let now = ctx.snapshot.now_ms;
+    if !replace && ctx.db().get(key).is_some() {
+        return Reply::Error("BUSYKEY Target key name already exists.".into());
+    }
+    let ttl = match int_arg(argv[2]) {
+        Ok(ttl) if ttl < 0 => return Reply::Error("ERR Invalid TTL value, must be >= 0".into()),
+        Ok(ttl) => ttl as u64,
+        Err(reply) => return reply,
+    };
+    let payload = argv[3];
+    if !dump::verify(payload) {
+        return Reply::Error("ERR DUMP payload version or checksum are wrong".into());
+    }
+    let Ok(value) = dump::restore(payload, now) else {
+        return Reply::Error("ERR Bad data format".into());
+    };
+    let expire_at = (ttl != 0).then(|| if absttl { ttl } else { ttl.saturating_add(now) });
+    let db = ctx.db();
+    if replace {
+        db.remove(key);
+    }
+    if expire_at.is_some_and(|at| at <= now) {
+        return Reply::OK;
+    }
+    db.insert(Bytes::copy_from_slice(key), value);
+    if expire_at.is_some() {
+        db.set_expiry(key, expire_at);
+    }
+    Reply::OK
+}

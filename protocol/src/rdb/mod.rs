@@ -1,0 +1,269 @@
+//! RDB snapshots on disk: SAVE, BGSAVE, LASTSAVE, the `save` points (and a last save at
+//! shutdown when they are configured), and `dump.rdb` at start.
+//!
+//! The format is the engine's ([`echomq_engine::rdb`]); this module owns the file and the
+//! figures INFO reports. A save copies the keyspace under the keyspace lock (the values are
+//! cloned: node buffers are copied, nothing is re-encoded), then writes it: SAVE while it holds
+//! the lock (as Redis blocks), BGSAVE on a thread, outside it, while clients go on.
+//!
+//! Invariants:
+//! - `dump.rdb` is only ever replaced whole: the file is written to `temp-<pid>.rdb` in `dir`,
+//!   fsynced, renamed over `dbfilename`, and the directory fsynced, so a crash at any point
+//!   leaves the previous file or the new one, never a mix (`save::write_atomically`);
+//! - one save runs at a time (`in_progress`);
+//! - after a failed BGSAVE with save points configured and `stop-writes-on-bgsave-error yes`,
+//!   write commands (and PING) get Redis's `-MISCONF` until a save succeeds.
+
+pub(crate) mod load;
+pub(crate) mod save;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+/// Redis's `-MISCONF` text for writes after a failed background save.
+pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+/// Seconds after a failed background save before a save point may try again (Redis's
+/// `CONFIG_BGSAVE_RETRY_DELAY`).
+pub(crate) const BGSAVE_RETRY_DELAY_S: u64 = 5;
+
+/// Parses `save`: pairs of `seconds changes`, or nothing (no automatic save). `None` if
+/// malformed.
+pub(crate) fn save_points(text: &str) -> Option<Vec<(u64, u64)>> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.len() % 2 != 0 {
+        return None;
+    }
+    words
+        .chunks(2)
+        .map(|pair| Some((pair[0].parse().ok()?, pair[1].parse().ok()?)))
+        .collect()
+}
+
+/// The RDB state and INFO's `rdb_*` figures.
+#[derive(Debug)]
+pub(crate) struct Rdb {
+    /// A save (SAVE or BGSAVE) is running.
+    in_progress: AtomicBool,
+    /// `rdb_bgsave_in_progress`: the running save is a background one.
+    background: AtomicBool,
+    /// `rdb_last_save_time`: Unix seconds of the last successful save (start time at first).
+    last_save_s: AtomicU64,
+    /// When the last background save was tried (Unix seconds), for the retry delay.
+    last_try_s: AtomicU64,
+    /// `rdb_last_bgsave_status` is `err`.
+    last_failed: AtomicBool,
+    /// `rdb_last_bgsave_time_sec`, -1 before the first.
+    last_bgsave_time_s: AtomicI64,
+    /// When the running background save started (Unix ms).
+    started_ms: AtomicU64,
+    /// `rdb_saves`.
+    saves: AtomicU64,
+    /// `rdb_saves_consecutive_failures`.
+    failures: AtomicU64,
+    /// The dirty counter the last successful save covered.
+    dirty_saved: AtomicU64,
+    /// The dirty counter the running save covers.
+    dirty_saving: AtomicU64,
+    /// A `BGSAVE SCHEDULE` arrived while a save ran: the cron starts one when it ends.
+    scheduled: AtomicBool,
+    /// `rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`.
+    keys_loaded: AtomicU64,
+    keys_expired: AtomicU64,
+}
+
+impl Rdb {
+    /// The state of a server started at `started_s`.
+    pub(crate) fn new(started_s: u64) -> Rdb {
+        Rdb {
+            in_progress: AtomicBool::new(false),
+            background: AtomicBool::new(false),
+            last_save_s: AtomicU64::new(started_s),
+            last_try_s: AtomicU64::new(0),
+            last_failed: AtomicBool::new(false),
+            last_bgsave_time_s: AtomicI64::new(-1),
+            started_ms: AtomicU64::new(0),
+            saves: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            dirty_saved: AtomicU64::new(0),
+            dirty_saving: AtomicU64::new(0),
+            scheduled: AtomicBool::new(false),
+            keys_loaded: AtomicU64::new(0),
+            keys_expired: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether a background save runs (`rdb_bgsave_in_progress`).
+    pub(crate) fn bgsave_in_progress(&self) -> bool {
+        self.in_progress.load(Ordering::Acquire) && self.background.load(Ordering::Acquire)
+    }
+
+    /// Whether any save runs.
+    pub(crate) fn in_progress(&self) -> bool {
+        self.in_progress.load(Ordering::Acquire)
+    }
+
+    /// `rdb_last_save_time` (LASTSAVE).
+    pub(crate) fn last_save_s(&self) -> u64 {
+        self.last_save_s.load(Ordering::Acquire)
+    }
+
+    /// Whether the last save failed (`rdb_last_bgsave_status:err`).
+    pub(crate) fn last_failed(&self) -> bool {
+        self.last_failed.load(Ordering::Acquire)
+    }
+
+    /// `rdb_last_bgsave_time_sec`.
+    pub(crate) fn last_bgsave_time_s(&self) -> i64 {
+        self.last_bgsave_time_s.load(Ordering::Acquire)
+    }
+
+    /// `rdb_current_bgsave_time_sec` at `now_ms`: -1 when none runs.
+    pub(crate) fn current_bgsave_time_s(&self, now_ms: u64) -> i64 {
+        if self.bgsave_in_progress() {
+            (now_ms.saturating_sub(self.started_ms.load(Ordering::Acquire)) / 1000) as i64
+        } else {
+            -1
+        }
+    }
+
+    /// `rdb_saves`, `rdb_saves_consecutive_failures`.
+    pub(crate) fn saves(&self) -> (u64, u64) {
+        (
+            self.saves.load(Ordering::Relaxed),
+            self.failures.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `rdb_changes_since_last_save` for a dirty counter of `dirty`.
+    pub(crate) fn changes_since_save(&self, dirty: u64) -> u64 {
+        dirty.saturating_sub(self.dirty_saved.load(Ordering::Acquire))
+    }
+
+    /// `rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`.
+    pub(crate) fn load_keys(&self) -> (u64, u64) {
+        (
+            self.keys_loaded.load(Ordering::Relaxed),
+            self.keys_expired.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Records a load's figures; the loaded data counts as saved.
+    pub(crate) fn loaded(&self, keys_loaded: u64, keys_expired: u64, dirty: u64) {
+        self.keys_loaded.store(keys_loaded, Ordering::Relaxed);
+        self.keys_expired.store(keys_expired, Ordering::Relaxed);
+        self.dirty_saved.store(dirty, Ordering::Release);
+    }
+
+    /// Notes a `BGSAVE SCHEDULE` to run once the running save ends.
+    pub(crate) fn schedule(&self) {
+        self.scheduled.store(true, Ordering::Release);
+    }
+
+    /// Whether a scheduled BGSAVE may start now (and clears the request if so).
+    pub(crate) fn take_scheduled(&self) -> bool {
+        !self.in_progress() && self.scheduled.swap(false, Ordering::AcqRel)
+    }
+
+    /// Claims the one save slot; false if a save runs.
+    fn begin(&self, background: bool, now_ms: u64, dirty: u64) -> bool {
+        if self.in_progress.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        self.background.store(background, Ordering::Release);
+        self.started_ms.store(now_ms, Ordering::Release);
+        self.dirty_saving.store(dirty, Ordering::Release);
+        if background {
+            self.last_try_s.store(now_ms / 1000, Ordering::Release);
+        }
+        true
+    }
+
+    /// Releases the save slot with the save's outcome.
+    fn finish(&self, ok: bool, now_ms: u64) {
+        let background = self.background.load(Ordering::Acquire);
+        if background {
+            let took = now_ms.saturating_sub(self.started_ms.load(Ordering::Acquire)) / 1000;
+            self.last_bgsave_time_s
+                .store(took as i64, Ordering::Release);
+        }
+        if ok {
+            self.saves.fetch_add(1, Ordering::Relaxed);
+            self.failures.store(0, Ordering::Relaxed);
+            self.last_save_s.store(now_ms / 1000, Ordering::Release);
+            self.dirty_saved
+                .store(self.dirty_saving.load(Ordering::Acquire), Ordering::Release);
+            self.last_failed.store(false, Ordering::Release);
+        } else if background {
+            // As Redis: a failed SAVE is its reply's error; only a failed BGSAVE sets the
+            // status that stops writes.
+            self.failures.fetch_add(1, Ordering::Relaxed);
+            self.last_failed.store(true, Ordering::Release);
+        }
+        self.background.store(false, Ordering::Release);
+        self.in_progress.store(false, Ordering::Release);
+    }
+
+    /// Whether a save point is due at `now_s` with the dirty counter at `dirty` (Redis's
+    /// `serverCron` rule: enough changes, enough time since the last save, and after a
+    /// failure the retry delay passed).
+    pub(crate) fn save_point_due(&self, points: &[(u64, u64)], now_s: u64, dirty: u64) -> bool {
+        if self.in_progress() {
+            return false;
+        }
+        let changes = self.changes_since_save(dirty);
+        let since_save = now_s.saturating_sub(self.last_save_s());
+        let retry_ok = !self.last_failed()
+            || now_s.saturating_sub(self.last_try_s.load(Ordering::Acquire)) > BGSAVE_RETRY_DELAY_S;
+        points
+            .iter()
+            .any(|&(secs, n)| changes >= n && since_save > secs && retry_ok)
+    }
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn save_points_parse_as_redis_takes_them() {
+        assert_eq!(save_points(""), Some(vec![]));
+        assert_eq!(
+            save_points("3600 1 300 100"),
+            Some(vec![(3600, 1), (300, 100)])
+        );
+        assert_eq!(save_points("3600"), None);
+        assert_eq!(save_points("a 1"), None);
+    }
+
+    #[test]
+    fn a_scheduled_bgsave_waits_for_the_running_save() {
+        let rdb = Rdb::new(0);
+        assert!(rdb.begin(true, 1000, 0));
+        rdb.schedule();
+        assert!(!rdb.take_scheduled());
+        rdb.finish(true, 2000);
+        assert!(rdb.take_scheduled());
+        assert!(!rdb.take_scheduled(), "once");
+    }
+
+    #[test]
+    fn a_save_point_fires_after_its_changes_and_seconds() {
+        let rdb = Rdb::new(1000);
+        let points = [(60, 2)];
+        assert!(!rdb.save_point_due(&points, 1100, 1));
+        assert!(!rdb.save_point_due(&points, 1050, 5));
+        assert!(rdb.save_point_due(&points, 1100, 5));
+        assert!(rdb.begin(true, 1_100_000, 5));
+        assert!(!rdb.save_point_due(&points, 1100, 9));
+        rdb.finish(false, 1_100_000);
+        assert!(!rdb.save_point_due(&points, 1103, 9), "retry delay");
+        assert!(rdb.save_point_due(&points, 1106, 9));
+        assert!(rdb.begin(true, 1_106_000, 9));
+        rdb.finish(true, 1_106_000);
+        assert_eq!(rdb.changes_since_save(9), 0);
+        assert_eq!(rdb.last_save_s(), 1106);
+        assert_eq!(rdb.saves(), (1, 0));
+    }
+}

@@ -1,0 +1,202 @@
+//! Interchange with Redis 8.8: a `dump.rdb` echomq saved loads into Redis 8.8 (and passes
+//! Redis 8.8's `redis-check-rdb`) with the same XRANGE, XINFO STREAM FULL and XPENDING, one
+//! Redis 8.8 saved loads into echomq the same way, DUMP payloads RESTORE on the other side
+//! both ways, and for a stream built by the same commands (no consumer, whose seen time is the
+//! clock's) echomq's DUMP payload is Redis 8.8's byte for byte. Skipped (with a note) where
+//! Redis 8.8 is not installed.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::{all_state, serve_rdb, start_redis, state};
+use crate::aof::interchange::redis8;
+use crate::aof::{Conn, workload};
+
+/// Commands whose effect is fully determined by their arguments: explicit ids, trims, deletes,
+/// groups without consumers, IDMP with explicit ids, long values (LZF) and integer values.
+fn deterministic(c: &mut Conn) {
+    let long = "x".repeat(300);
+    for n in 1..=250u32 {
+        let id = format!("{n}-{}", n % 3);
+        let v = format!("value-{n}");
+        if n % 17 == 0 {
+            c.ok(&["XADD", "d", &id, "other", &long, "n", &n.to_string()]);
+        } else {
+            c.ok(&["XADD", "d", &id, "f", &v, "g", &(n * 1000).to_string()]);
+        }
+    }
+    c.ok(&["XDEL", "d", "5-2", "6-0", "200-2"]);
+    c.ok(&["XTRIM", "d", "MAXLEN", "~", "200"]);
+    c.ok(&["XTRIM", "d", "MINID", "70"]);
+    c.ok(&["XGROUP", "CREATE", "d", "g1", "0"]);
+    c.ok(&["XGROUP", "CREATE", "d", "g2", "120-0", "ENTRIESREAD", "50"]);
+    c.ok(&["XADD", "e2", "MAXLEN", "0", "5-5", "a", "b"]);
+    c.ok(&[
+        "XSETID",
+        "e2",
+        "9-9",
+        "ENTRIESADDED",
+        "12",
+        "MAXDELETEDID",
+        "7-0",
+    ]);
+}
+
+fn check_rdb(redis: &Path, file: &Path) {
+    let checker = redis.with_file_name("redis-check-rdb");
+    let out = Command::new(&checker).arg(file).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-check-rdb refused {}:\n{log}",
+        file.display()
+    );
+    assert!(log.contains("RDB looks OK"), "{log}");
+}
+
+#[test]
+fn rdb_saved_by_echomq_loads_into_redis8_and_passes_its_checker() {
+    let Some(redis) = redis8() else { return };
+    // Compressed and checksummed (the defaults), then neither (a zero checksum, unchecked).
+    for compression in ["yes", "no"] {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            "--rdbcompression",
+            compression,
+            "--rdbchecksum",
+            compression,
+        ];
+        let (server, addr) = serve_rdb(dir.path(), &args);
+        let mut c = Conn::open(addr);
+        workload(&mut c);
+        deterministic(&mut c);
+        c.ok(&["XADD", "i", "IDMP", "p1", "i1", "*", "a", "b"]);
+        c.ok(&["XADD", "i", "IDMP", "p1", "i1", "*", "a", "b"]);
+        assert_eq!(c.ok(&["SAVE"]), "OK");
+        let ours = all_state(&mut c);
+        drop(server);
+        check_rdb(&redis, &dir.path().join("dump.rdb"));
+        let (_redis, addr) = start_redis(&redis, dir.path());
+        let mut r = Conn::open(addr);
+        let theirs = all_state(&mut r);
+        assert_eq!(theirs, ours, "rdbcompression {compression}");
+    }
+}
+
+#[test]
+fn rdb_saved_by_redis8_loads_into_echomq() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr) = start_redis(&redis, dir.path());
+    let mut r = Conn::open(addr);
+    workload(&mut r);
+    deterministic(&mut r);
+    r.ok(&["XADD", "i", "IDMP", "p1", "i1", "*", "a", "b"]);
+    r.ok(&["XADD", "i", "IDMP", "p1", "i1", "*", "a", "b"]);
+    r.ok(&["XNACK", "s", "g1", "SILENT", "IDS", "1", "20-1"]);
+    r.ok(&["BGSAVE"]);
+    r.wait_bgsave();
+    assert_eq!(r.info_field("rdb_last_bgsave_status"), "ok");
+    let theirs = all_state(&mut r);
+    drop(server);
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut c = Conn::open(addr);
+    let ours = all_state(&mut c);
+    assert_eq!(ours, theirs);
+    assert_ne!(c.info_field("rdb_last_load_keys_loaded"), "0");
+}
+
+#[test]
+fn dump_payloads_equal_redis8_bytes_and_restore_both_ways() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (_redis, raddr) = start_redis(&redis, dir.path());
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut r = Conn::open(raddr);
+    let mut c = Conn::open(addr);
+    for conn in [&mut r, &mut c] {
+        deterministic(conn);
+        conn.ok(&["SET", "str", "hello"]);
+        conn.ok(&["SET", "num", "12345"]);
+        conn.ok(&["SET", "long", &"abc".repeat(40)]);
+    }
+    for key in ["d", "e2", "str", "num", "long"] {
+        assert_eq!(c.dump(key), r.dump(key), "DUMP {key}");
+    }
+    // Consumers, PELs, the NACK zone and IDMP, both ways.
+    workload(&mut r);
+    workload(&mut c);
+    for conn in [&mut r, &mut c] {
+        conn.ok(&["XNACK", "s", "g1", "SILENT", "IDS", "1", "20-1"]);
+        conn.ok(&["XADD", "i", "IDMP", "p1", "i1", "*", "a", "b"]);
+    }
+    for key in ["s", "d", "e", "i"] {
+        let theirs = r.dump(key);
+        let ours = c.dump(key);
+        let copy = format!("{key}-copy");
+        assert_eq!(c.restore(&copy, "0", &theirs, &[]), "OK");
+        assert_eq!(r.restore(&copy, "0", &ours, &[]), "OK");
+        assert_eq!(
+            state(&mut c, &copy),
+            state(&mut r, key),
+            "Redis's {key} in echomq"
+        );
+        assert_eq!(
+            state(&mut r, &copy),
+            state(&mut c, key),
+            "echomq's {key} in Redis"
+        );
+    }
+}
+
+#[test]
+fn restore_errors_are_redis8_errors() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (_redis, raddr) = start_redis(&redis, dir.path());
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut r = Conn::open(raddr);
+    let mut c = Conn::open(addr);
+    for conn in [&mut r, &mut c] {
+        deterministic(conn);
+    }
+    let good = r.dump("d");
+    let mut bad_crc = good.clone();
+    let n = bad_crc.len();
+    bad_crc[n - 1] ^= 1;
+    let mut newer = good.clone();
+    newer[n - 10] = 99;
+    let mut bad_body = good[..n - 10].to_vec();
+    bad_body.truncate(bad_body.len() / 2);
+    bad_body.extend_from_slice(&good[n - 10..n - 8]);
+    bad_body.extend_from_slice(&[0; 8]);
+    let cases: Vec<(&str, &str, &[u8], Vec<&str>)> = vec![
+        ("d", "0", &good, vec![]),
+        ("x1", "0", &bad_crc, vec![]),
+        ("x1", "0", &newer, vec![]),
+        ("x1", "0", &bad_body, vec![]),
+        ("x1", "0", b"short", vec![]),
+        ("x1", "-1", &good, vec![]),
+        ("x1", "abc", &good, vec![]),
+        ("x1", "0", &good, vec!["BOGUS"]),
+        ("x1", "0", &good, vec!["IDLETIME", "-1"]),
+        ("x1", "0", &good, vec!["FREQ", "256"]),
+        ("x1", "0", &good, vec!["IDLETIME", "1", "FREQ", "1"]),
+        ("x1", "0", &good, vec!["IDLETIME", "5", "REPLACE"]),
+        ("x1", "0", &good, vec!["REPLACE", "FREQ", "7"]),
+        ("d", "0", &good, vec!["REPLACE"]),
+        ("x2", "1", &good, vec!["ABSTTL"]),
+        ("x3", "100000", &good, vec![]),
+    ];
+    for (key, ttl, payload, more) in cases {
+        let theirs = r.restore(key, ttl, payload, &more);
+        let ours = c.restore(key, ttl, payload, &more);
+        assert_eq!(ours, theirs, "RESTORE {key} {ttl} {more:?}");
+    }
+    for conn in [&mut r, &mut c] {
+        assert_eq!(conn.ok(&["EXISTS", "x2"]), "0");
+        let ttl: i64 = conn.ok(&["PTTL", "x3"]).parse().unwrap();
+        assert!((1..=100_000).contains(&ttl), "{ttl}");
+    }
+    assert_eq!(state(&mut c, "x1"), state(&mut r, "x1"));
+}
