@@ -18,13 +18,14 @@ use crate::support::resp::{Resp, write_command};
 
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
-struct Conn {
+/// One connection reading frames with their raw bytes (the keyspace-event tests use it too).
+pub(super) struct Conn {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
 }
 
 impl Conn {
-    fn open(addr: SocketAddr) -> Conn {
+    pub(super) fn open(addr: SocketAddr) -> Conn {
         let stream = TcpStream::connect(addr).unwrap();
         stream.set_nodelay(true).unwrap();
         stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
@@ -34,13 +35,13 @@ impl Conn {
         }
     }
 
-    fn send(&mut self, argv: &[&str]) {
+    pub(super) fn send(&mut self, argv: &[&str]) {
         let mut bytes = Vec::new();
         write_command(&mut bytes, argv).unwrap();
         self.writer.write_all(&bytes).unwrap();
     }
 
-    fn read(&mut self) -> (Resp, Vec<u8>) {
+    pub(super) fn read(&mut self) -> (Resp, Vec<u8>) {
         let mut raw = Vec::new();
         let reply = Resp::read(&mut self.reader, &mut raw).unwrap();
         (reply, raw)
