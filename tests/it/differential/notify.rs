@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use echomq::testing::TestServer;
 
-use super::pubsub::Conn;
+use super::pubsub::{self, Conn, expect};
 use crate::support::differ::show_raw;
 use crate::support::peer::{Peer, PeerKind};
 use crate::support::resp::Resp;
@@ -438,4 +438,21 @@ fn keyspace_hits_and_misses_count_like_redis8() {
             "{name}: {theirs:?}"
         );
     }
+}
+
+#[test]
+fn a_subscriber_sees_its_own_events_before_its_reply_like_redis8() {
+    // In RESP3 a subscribed client runs commands; the events its own write fires are pushed
+    // before that write's reply, and a second client's subscription sees them too.
+    let script = vec![
+        pubsub::step(0, "CONFIG SET notify-keyspace-events KEA", 1),
+        pubsub::step(0, "SUBSCRIBE __keyspace@0__:s", 1),
+        pubsub::step(1, "PSUBSCRIBE __keyevent@0__:x*", 1),
+        pubsub::step(0, "XADD s MAXLEN 0 1-1 f v", 3),
+        expect(1, 2),
+        pubsub::step(0, "XGROUP CREATE s g $", 2),
+        pubsub::step(0, "SET s v", 2),
+        pubsub::step(0, "UNSUBSCRIBE", 1),
+    ];
+    pubsub::run("own events", 3, 2, &script);
 }

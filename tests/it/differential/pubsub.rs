@@ -49,13 +49,13 @@ impl Conn {
 }
 
 /// One step of a script: client `n` sends a command (or nothing) and then reads `frames`.
-struct Step {
+pub(super) struct Step {
     client: usize,
     argv: Vec<&'static str>,
     frames: usize,
 }
 
-fn step(client: usize, line: &'static str, frames: usize) -> Step {
+pub(super) fn step(client: usize, line: &'static str, frames: usize) -> Step {
     Step {
         client,
         argv: line.split_whitespace().collect(),
@@ -64,7 +64,7 @@ fn step(client: usize, line: &'static str, frames: usize) -> Step {
 }
 
 /// Client `n` reads `frames` without sending (messages others published).
-fn expect(client: usize, frames: usize) -> Step {
+pub(super) fn expect(client: usize, frames: usize) -> Step {
     Step {
         client,
         argv: Vec::new(),
@@ -73,7 +73,7 @@ fn expect(client: usize, frames: usize) -> Step {
 }
 
 /// Runs `script` with `clients` connections on each server, all in RESP`protocol`.
-fn run(name: &str, protocol: u8, clients: usize, script: &[Step]) {
+pub(super) fn run(name: &str, protocol: u8, clients: usize, script: &[Step]) {
     let Some(peer) = Peer::start(PeerKind::Redis8) else {
         return;
     };
