@@ -198,6 +198,8 @@ pub(crate) fn execute(
         return refuse(state, client, Some(name), reply);
     }
     let action = match found {
+        // WAITAOF fsyncs: outside the keyspace lock, so other clients do not wait for it.
+        Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
         Found::Server(command) => {
             let (mut close, mut raw) = (false, None);
             let reply = state.keyspace().run_all(|dbs, snapshot| {

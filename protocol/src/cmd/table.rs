@@ -229,6 +229,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         object::latency,
     ),
     command(spec("wait", 3), object::wait),
+    command(spec("waitaof", 4), persistence::waitaof_queued),
     command(spec("monitor", 1), introspection::monitor),
     command(
         spec("cluster", -2).subcommands(
