@@ -1,5 +1,5 @@
 //! A minimal string type, so keys of another type exist: SET (with its expiry options), GET,
-//! INCR.
+//! INCR, STRLEN (which `redis-cli --bigkeys` asks).
 //!
 //! Keyspace events as Redis 8.8's `t_string.c`: SET fires `new` or `overwritten` (and
 //! `type_changed`), `set`, then `expire` when it set a time; a SET whose time had passed
@@ -116,6 +116,17 @@ pub(crate) fn get(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     match db.get(argv[1]) {
         None => Reply::Null,
         Some(Value::String(s)) => Reply::Bulk(s.clone()),
+        Some(_) => error(Error::WrongType),
+    }
+}
+
+/// `STRLEN key`: the string's length, 0 for a missing key.
+pub(crate) fn strlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let db = ctx.db();
+    db.count_read(argv[1], false);
+    match db.get(argv[1]) {
+        None => Reply::Int(0),
+        Some(Value::String(s)) => Reply::Int(s.len() as i64),
         Some(_) => error(Error::WrongType),
     }
 }

@@ -97,6 +97,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("set", -3).flags(DENY_OOM).keys(1, 1, 1), strings::set),
     command(spec("get", 2).keys(1, 1, 1), strings::get),
     command(spec("incr", 2).flags(DENY_OOM).keys(1, 1, 1), strings::incr),
+    command(spec("strlen", 2).keys(1, 1, 1), strings::strlen),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
     command(spec("exec", 1).flags(TX_CONTROL), transaction::exec),
     command(spec("discard", 1).flags(TX_CONTROL), transaction::discard),

@@ -348,6 +348,8 @@ fn keyspace_hits_and_misses_count_like_redis8() {
                 "GET nokey",
                 "SET k w GET",
                 "SET j w GET",
+                "STRLEN k",
+                "STRLEN nokey",
                 "INCR n",
             ],
         ),

@@ -12,6 +12,8 @@
 //! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
 //!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
+//! - `redis_cli_tools`: redis-cli's `--stat`, `--bigkeys`, `--memkeys`, `--keystats`,
+//!   `--latency` and `monitor` modes, asserting on what they print.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //!
@@ -26,6 +28,7 @@ mod connection;
 mod copy;
 mod expiry;
 mod hardening;
+mod redis_cli_tools;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};
