@@ -179,9 +179,6 @@ pub enum Error {
     /// A bad XCLAIM option value; carries the option (IDLE, TIME or RETRYCOUNT).
     #[error("ERR Invalid {0} option argument for XCLAIM")]
     InvalidClaimOption(&'static str),
-    /// XREAD `+` on an existing stream whose last id is `0-0` (no id precedes it).
-    #[error("ERR the stream last element ID is 0-0")]
-    LastIdZero,
     /// An unknown XCLAIM option.
     #[error("ERR Unrecognized XCLAIM option '{0}'")]
     UnrecognizedClaimOption(String),

@@ -9,12 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-
-use crate::blocking::{Outcome, Parker, Wake};
+use crate::blocking::{Parker, Wake};
 use crate::command;
 use crate::error::Result;
-use crate::keyspace::{Execution, Keyspace, Rerun};
+use crate::keyspace::{Execution, Keyspace};
 use crate::reply::Reply;
 
 impl Keyspace {
@@ -43,16 +41,7 @@ impl Keyspace {
         argv: &[A],
         waker: Arc<dyn Wake>,
     ) -> Execution {
-        self.run_db(index, |db, snapshot| {
-            match command::execute_outcome(db, snapshot, argv) {
-                Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
-                Err(e) => Execution::Done(Err(e)),
-                Ok(Outcome::Block(request)) => {
-                    let rerun: Rerun = command::execute_outcome::<Bytes>;
-                    Execution::Blocked(self.block(db, index, request, rerun, waker))
-                }
-            }
-        })
+        self.batch().execute_blocking_in(index, argv, waker)
     }
 
     /// Executes a command, blocking the calling thread while it is blocked (until data, an

@@ -23,6 +23,10 @@
 //! arg   := tag ...                                  tag % 8 picks the kind, tag >> 3 the word:
 //!          0 key, 1 id, 2 number, 3 keyword, 4 word (group, consumer, field, value)
 //!          5 small id from the next byte, 6 number from the next 1..8 bytes, 7 raw bytes
+//! keyword := word < 24: KEYWORDS[word]             the 7.x words, one byte
+//!          | word >= 24, then b: KEYWORDS[24 + b % (len - 24)]
+//!                                                   the rest, 8.x's included (IDS, CLAIM,
+//!                                                   KEEPREF, DELREF, ACKED, XNACK's modes)
 //! ```
 //! The first argument is a key unless its tag has the top bit set, so most commands reach a
 //! stream; words are drawn from small vocabularies so that ids, groups and consumers repeat.
@@ -140,7 +144,9 @@ const NUMBERS: [&str; 24] = [
     "100000000",
 ];
 
-const KEYWORDS: [&str; 36] = [
+/// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
+/// tag has only 32 words).
+const KEYWORDS: [&str; 47] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -177,7 +183,23 @@ const KEYWORDS: [&str; 36] = [
     "IDMPAUTO",
     "IDMP-DURATION",
     "IDMP-MAXSIZE",
+    // Redis 8.2–8.8 consumer-group words: deletion strategies, XDELEX/XACKDEL/XNACK's IDS
+    // block, XREADGROUP's CLAIM, XNACK's modes.
+    "IDS",
+    "CLAIM",
+    "KEEPREF",
+    "DELREF",
+    "ACKED",
+    "SILENT",
+    "FAIL",
+    "FATAL",
+    "acked",
+    "ids",
+    "claim",
 ];
+
+/// Keywords a tag picks without a further byte.
+const KEYWORDS_DIRECT: usize = 24;
 
 const WORDS: [&str; 16] = [
     "g", "g2", "c", "c2", "a", "b", "f", "v", "1", "", "x", "alice", "Bob", "\r\n", "é", "\0",
@@ -355,7 +377,11 @@ impl Input<'_> {
             0 => pick(&KEYS),
             1 => pick(&IDS),
             2 => pick(&NUMBERS),
-            3 => pick(&KEYWORDS),
+            3 if word < KEYWORDS_DIRECT => pick(&KEYWORDS),
+            3 => {
+                let extra = usize::from(self.byte_or_zero()) % (KEYWORDS.len() - KEYWORDS_DIRECT);
+                KEYWORDS[KEYWORDS_DIRECT + extra].as_bytes().to_vec()
+            }
             4 => pick(&WORDS),
             5 => {
                 let b = self.byte_or_zero();
@@ -461,5 +487,35 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];
         assert_eq!(input.command(), want);
+        // XACKDEL s g ACKED IDS 1 1-1: name 0xE5 (16 + 0xE5 % 6 = 17), argc 6, key, word 0,
+        // keywords past the direct ones (tag 3 + (24 << 3), then 16 and 12: 24 + b % 23 is
+        // ACKED, IDS), number 1, id 5.
+        let far = 3 + (24 << 3);
+        let mut input = Input {
+            data: &[0xE5, 6, 0, 4, far, 16, far, 12, 2 + (1 << 3), 1 + (5 << 3)],
+            pos: 0,
+        };
+        let want: Vec<&[u8]> = vec![b"XACKDEL", b"s", b"g", b"ACKED", b"IDS", b"1", b"1-1"];
+        assert_eq!(input.command(), want);
+    }
+
+    #[test]
+    fn every_keyword_can_be_drawn() {
+        let mut drawn = std::collections::HashSet::new();
+        for tag in (3u8..=255).step_by(8) {
+            for extra in 0..=255u8 {
+                let mut input = Input {
+                    data: &[extra],
+                    pos: 0,
+                };
+                drawn.insert(input.arg(tag));
+            }
+        }
+        for keyword in KEYWORDS {
+            assert!(
+                drawn.contains(keyword.as_bytes()),
+                "{keyword} is never drawn"
+            );
+        }
     }
 }

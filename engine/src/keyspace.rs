@@ -5,7 +5,8 @@
 //! command is both the simplest correct choice and fast: no command does I/O or waits while
 //! holding it. [`Keyspace::run`] takes the lock and one clock snapshot, runs a closure over the
 //! [`Db`], then serves blocked readers of the keys that closure signalled (see
-//! [`crate::blocking`]), and wakes them once the lock is released.
+//! [`crate::blocking`]), and wakes them once the lock is released. A [`crate::Batch`] runs
+//! several such calls (a connection's pipelined requests) under one acquisition.
 //!
 //! Layering: the keyspace knows values, expiry, WATCH versions and the blocked-reader registry,
 //! not the commands. A blocked command is re-run with the `Rerun` its caller registered it
@@ -14,6 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
@@ -283,6 +285,26 @@ impl Db {
     /// Takes what was propagated since the last call.
     pub fn take_propagated(&mut self) -> Vec<Vec<Bytes>> {
         std::mem::take(&mut self.propagated)
+    }
+
+    /// Whether keys were signalled (written, deleted) since blocked readers were last served.
+    pub(crate) fn has_signals(&self) -> bool {
+        !self.signals.is_empty()
+    }
+
+    /// Whether a command run here propagated something not yet taken.
+    pub(crate) fn has_propagated(&self) -> bool {
+        !self.propagated.is_empty()
+    }
+
+    /// Readies this database for one call: its time snapshot, whether writes propagate, the
+    /// notification classes, the IDMP defaults, and the periodic IDMP sweep.
+    fn prepare(&mut self, snapshot: &Snapshot, propagating: bool, notify_flags: u32) {
+        self.propagating = propagating;
+        self.notify_flags = notify_flags;
+        self.now_ms = snapshot.now_ms;
+        self.idmp_defaults = snapshot.idmp;
+        self.sweep_idmp(snapshot.now_ms);
     }
 
     /// The value under `key` (an expired key is missing).
@@ -753,6 +775,13 @@ pub struct Keyspace {
     notifying: std::sync::atomic::AtomicBool,
 }
 
+/// Wakes the blocked clients a call served (after the keyspace lock is released).
+pub(crate) fn wake_all(wakers: Vec<Arc<dyn Wake>>) {
+    for waker in wakers {
+        waker.wake();
+    }
+}
+
 impl Default for Keyspace {
     fn default() -> Self {
         Keyspace::new(Arc::new(SystemClock))
@@ -821,61 +850,76 @@ impl Keyspace {
 
     /// Runs `f` on database `index` (which must exist; out of range means database 0).
     pub fn run_db<R>(&self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
-        let snapshot = self.snapshot();
-        let (result, wakers) = {
-            let mut dbs = self.dbs.lock();
-            let index = if index < dbs.len() { index } else { 0 };
-            let db = &mut dbs[index];
-            db.propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
-            db.notify_flags = self.notify_flags();
-            db.now_ms = snapshot.now_ms;
-            db.idmp_defaults = snapshot.idmp;
-            db.sweep_idmp(snapshot.now_ms);
-            let result = f(db, &snapshot);
-            let wakers = db.serve_signalled(&snapshot);
-            let propagated = db.take_propagated();
-            if !propagated.is_empty() {
-                self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
-            }
-            self.hand_over_events(std::iter::once((index, db)));
-            (result, wakers)
-        };
-        for waker in wakers {
-            waker.wake();
-        }
+        let mut wakers = Vec::new();
+        let result = self.run_db_locked(&mut self.dbs.lock(), index, f, &mut wakers);
+        wake_all(wakers);
         result
     }
 
     /// Runs `f` over every database atomically (MULTI/EXEC, FLUSHALL) with one time snapshot.
     pub fn run_all<R>(&self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
+        let mut wakers = Vec::new();
+        let result = self.run_all_locked(&mut self.dbs.lock(), f, &mut wakers);
+        wake_all(wakers);
+        result
+    }
+
+    /// [`Keyspace::run_db`] on databases already locked: the blocked readers it serves are
+    /// added to `wakers`, to be woken once the lock is released.
+    pub(crate) fn run_db_locked<R>(
+        &self,
+        dbs: &mut [Db],
+        index: usize,
+        f: impl FnOnce(&mut Db, &Snapshot) -> R,
+        wakers: &mut Vec<Arc<dyn Wake>>,
+    ) -> R {
         let snapshot = self.snapshot();
-        let (result, wakers) = {
-            let mut dbs = self.dbs.lock();
-            let propagating = self.propagating.load(std::sync::atomic::Ordering::Acquire);
-            let notify_flags = self.notify_flags();
-            for db in dbs.iter_mut() {
-                db.propagating = propagating;
-                db.notify_flags = notify_flags;
-                db.now_ms = snapshot.now_ms;
-                db.idmp_defaults = snapshot.idmp;
-                db.sweep_idmp(snapshot.now_ms);
-            }
-            let result = f(&mut dbs, &snapshot);
-            let mut wakers = Vec::new();
-            let mut propagated = Vec::new();
-            for (index, db) in dbs.iter_mut().enumerate() {
+        let index = if index < dbs.len() { index } else { 0 };
+        let db = &mut dbs[index];
+        db.prepare(
+            &snapshot,
+            self.propagating.load(Ordering::Acquire),
+            self.notify_flags(),
+        );
+        let result = f(db, &snapshot);
+        if db.has_signals() {
+            wakers.extend(db.serve_signalled(&snapshot));
+        }
+        if db.has_propagated() {
+            let propagated = db.take_propagated();
+            self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+        }
+        self.hand_over_events(std::iter::once((index, db)));
+        result
+    }
+
+    /// [`Keyspace::run_all`] on databases already locked (see [`Keyspace::run_db_locked`]).
+    pub(crate) fn run_all_locked<R>(
+        &self,
+        dbs: &mut [Db],
+        f: impl FnOnce(&mut [Db], &Snapshot) -> R,
+        wakers: &mut Vec<Arc<dyn Wake>>,
+    ) -> R {
+        let snapshot = self.snapshot();
+        let propagating = self.propagating.load(Ordering::Acquire);
+        let notify_flags = self.notify_flags();
+        for db in dbs.iter_mut() {
+            db.prepare(&snapshot, propagating, notify_flags);
+        }
+        let result = f(dbs, &snapshot);
+        let mut propagated = Vec::new();
+        for (index, db) in dbs.iter_mut().enumerate() {
+            if db.has_signals() {
                 wakers.extend(db.serve_signalled(&snapshot));
+            }
+            if db.has_propagated() {
                 propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
             }
-            if !propagated.is_empty() {
-                self.feed(propagated);
-            }
-            self.hand_over_events(dbs.iter_mut().enumerate());
-            (result, wakers)
-        };
-        for waker in wakers {
-            waker.wake();
         }
+        if !propagated.is_empty() {
+            self.feed(propagated);
+        }
+        self.hand_over_events(dbs.iter_mut().enumerate());
         result
     }
 

@@ -35,6 +35,7 @@
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
 
+pub mod batch;
 pub mod blocking;
 mod chunk_map;
 pub mod clock;
@@ -48,6 +49,7 @@ pub mod expire;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod group;
+mod heap_size;
 pub mod id;
 pub mod keyspace;
 mod listpack_size;
@@ -58,6 +60,7 @@ pub mod reply;
 pub mod stream;
 mod varint;
 
+pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, NodeLimits};

@@ -32,6 +32,9 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// XREAD's shape: a map in RESP3, an array of `[key, value]` pairs in RESP2.
     StreamMap(Vec<(Reply, Reply)>),
+    /// A set (RESP3 `~`; an array in RESP2): COMMAND INFO's flags, categories, tips and key
+    /// specs, as Redis sends them.
+    Set(Vec<Reply>),
     /// Text meant for people (INFO): a verbatim string in RESP3, a bulk string in RESP2.
     Verbatim(Bytes),
     /// An error inside a reply (EXEC's array); the text starts with its code.
@@ -52,7 +55,7 @@ impl PartialEq for Reply {
             (Reply::Int(a), Reply::Int(b)) => a == b,
             (Reply::Bulk(a), Reply::Bulk(b)) | (Reply::Verbatim(a), Reply::Verbatim(b)) => a == b,
             (Reply::Null, Reply::Null) | (Reply::NullArray, Reply::NullArray) => true,
-            (Reply::Array(a), Reply::Array(b)) => a == b,
+            (Reply::Array(a), Reply::Array(b)) | (Reply::Set(a), Reply::Set(b)) => a == b,
             (Reply::Map(a), Reply::Map(b)) | (Reply::StreamMap(a), Reply::StreamMap(b)) => a == b,
             (Reply::Error(a), Reply::Error(b)) => a == b,
             _ => false,

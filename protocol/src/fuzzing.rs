@@ -20,10 +20,14 @@
 //!   or commands cut or damaged at a point), replayed by the loader: corrupt and truncated
 //!   files give errors or a cut at a command boundary, never a panic.
 //!
+//! [`hot_path`] is not a fuzz target: it drives the same request path for the criterion bench
+//! of the server path (`benches/server_path.rs`).
+//!
 //! All panic only on a broken property (or a panic inside the code under test).
 
 mod aof;
 mod decode;
+pub mod hot_path;
 mod resp_check;
 mod server;
 

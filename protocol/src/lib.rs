@@ -31,6 +31,7 @@
 mod aof;
 mod cmd;
 pub mod error;
+mod fnv;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

@@ -86,7 +86,7 @@ impl Entry {
 const COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("xadd", -5)
-            .flags(flags::DENY_OOM)
+            .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, 1, 1),
         xadd::XAdd::run,
     ),
@@ -99,44 +99,66 @@ const COMMANDS: &[Entry] = &[
         xrange::XRange::run_reverse,
     ),
     Entry::plain(CommandSpec::new("xlen", 2).keys(1, 1, 1), xlen::XLen::run),
-    Entry::plain(CommandSpec::new("xdel", -3).keys(1, 1, 1), xdel::XDel::run),
     Entry::plain(
-        CommandSpec::new("xtrim", -4).keys(1, 1, 1),
+        CommandSpec::new("xdel", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        xdel::XDel::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("xtrim", -4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xtrim::XTrim::run,
     ),
     Entry::plain(
         CommandSpec::new("xsetid", -3)
-            .flags(flags::DENY_OOM)
+            .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, 1, 1),
         xsetid::XSetId::run,
     ),
     Entry::plain(
-        CommandSpec::new("xgroup", -2).keys(1, 1, 1).subcommands(
-            "XGROUP",
-            &[
-                Subcommand::new("xgroup|create", -5).flags(flags::DENY_OOM),
-                Subcommand::new("xgroup|setid", -5),
-                Subcommand::new("xgroup|destroy", 4),
-                Subcommand::new("xgroup|createconsumer", 5).flags(flags::DENY_OOM),
-                Subcommand::new("xgroup|delconsumer", 5),
-                Subcommand::new("xgroup|help", 2),
-            ],
-        ),
+        CommandSpec::new("xgroup", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1)
+            .subcommands(
+                "XGROUP",
+                &[
+                    Subcommand::new("xgroup|create", -5).flags(flags::DENY_OOM),
+                    Subcommand::new("xgroup|setid", -5),
+                    Subcommand::new("xgroup|destroy", 4),
+                    Subcommand::new("xgroup|createconsumer", 5).flags(flags::DENY_OOM),
+                    Subcommand::new("xgroup|delconsumer", 5),
+                    Subcommand::new("xgroup|help", 2),
+                ],
+            ),
         xgroup::XGroup::run,
     ),
     Entry::blocking(CommandSpec::new("xread", -4), xread::XRead::run_plain),
-    Entry::blocking(CommandSpec::new("xreadgroup", -7), xread::XRead::run_group),
-    Entry::plain(CommandSpec::new("xack", -4).keys(1, 1, 1), xack::XAck::run),
+    Entry::blocking(
+        CommandSpec::new("xreadgroup", -7).flags(flags::WRITE),
+        xread::XRead::run_group,
+    ),
+    Entry::plain(
+        CommandSpec::new("xack", -4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        xack::XAck::run,
+    ),
     Entry::plain(
         CommandSpec::new("xpending", -3).keys(1, 1, 1),
         xpending::XPending::run,
     ),
     Entry::plain(
-        CommandSpec::new("xclaim", -6).keys(1, 1, 1),
+        CommandSpec::new("xclaim", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xclaim::XClaim::run,
     ),
     Entry::plain(
-        CommandSpec::new("xautoclaim", -6).keys(1, 1, 1),
+        CommandSpec::new("xautoclaim", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xautoclaim::XAutoClaim::run,
     ),
     Entry::plain(
@@ -152,25 +174,33 @@ const COMMANDS: &[Entry] = &[
         xinfo::XInfo::run,
     ),
     Entry::plain(
-        CommandSpec::new("xcfgset", -2).keys(1, 1, 1),
+        CommandSpec::new("xcfgset", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xcfgset::XCfgSet::run,
     ),
     Entry::plain(
         CommandSpec::new("xidmprecord", 5)
-            .flags(flags::DENY_OOM)
+            .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, 1, 1),
         xidmprecord::XIdmpRecord::run,
     ),
     Entry::plain(
-        CommandSpec::new("xdelex", -5).keys(1, 1, 1),
+        CommandSpec::new("xdelex", -5)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xdelex::XDelEx::run_delex,
     ),
     Entry::plain(
-        CommandSpec::new("xackdel", -6).keys(1, 1, 1),
+        CommandSpec::new("xackdel", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xdelex::XDelEx::run_ackdel,
     ),
     Entry::plain(
-        CommandSpec::new("xnack", -7).keys(1, 1, 1),
+        CommandSpec::new("xnack", -7)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
         xnack::XNack::run,
     ),
 ];

@@ -20,6 +20,14 @@ pub mod flags {
     pub const DENY_OOM: u8 = 4;
     /// May block the client until data arrives (XREAD, XREADGROUP with BLOCK).
     pub const BLOCKING: u8 = 8;
+    /// May change the keyspace (Redis's `write`): refused with `-MISCONF` while the AOF cannot
+    /// be written, held by `CLIENT PAUSE WRITE`.
+    pub const WRITE: u8 = 16;
+    /// Not a write, but may be replicated (Redis's `may-replicate`: PUBLISH, EXEC): held by
+    /// `CLIENT PAUSE WRITE` too.
+    pub const MAY_REPLICATE: u8 = 32;
+    /// Allowed while the dataset loads (Redis's `loading`), instead of `-LOADING`.
+    pub const LOADING_OK: u8 = 64;
 }
 
 /// Where a command's keys are, as COMMAND INFO's first-key, last-key and step report them:

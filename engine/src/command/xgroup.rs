@@ -32,7 +32,7 @@ const HELP: &[&str] = &[
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
     "HELP",
-    "    Prints this help.",
+    "    Print this help.",
 ];
 
 /// XGROUP.

@@ -28,7 +28,7 @@ const HELP: &[&str] = &[
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
     "HELP",
-    "    Prints this help.",
+    "    Print this help.",
 ];
 
 /// Entries (and pending entries) XINFO STREAM FULL shows without COUNT.

@@ -134,8 +134,14 @@ impl XRead {
                 b"$" if grouped => return Err(Error::MeaninglessIdInXreadgroup('$')),
                 b"+" if grouped => return Err(Error::MeaninglessIdInXreadgroup('+')),
                 b"$" => From::After(last_id),
-                b"+" if stream.is_none() => From::After(StreamId::MIN),
-                b"+" => From::After(last_id.prev().ok_or(Error::LastIdZero)?),
+                // Redis 8.8: the last live entry (the last id may be deleted), nothing on an
+                // empty or missing stream; a live id is never 0-0, so it has a predecessor.
+                b"+" => From::After(
+                    stream
+                        .and_then(|s| s.last_entry())
+                        .and_then(|e| e.id.prev())
+                        .unwrap_or(StreamId::MIN),
+                ),
                 b">" if grouped => From::New,
                 b">" => return Err(Error::GtOnlyInXreadgroup),
                 // Redis keeps `>` as the id max-max and tells them apart by value alone.

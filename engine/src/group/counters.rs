@@ -92,8 +92,12 @@ impl Counters {
         if id <= *last_id {
             return;
         }
+        // Redis 8.8 counts one more read only from a cursor at or past the first entry (after
+        // a trim past the cursor the count is estimated again).
         match *entries_read {
-            Some(read) if !self.has_tombstones(*last_id, StreamId::MAX) => {
+            Some(read)
+                if *last_id >= self.first_id && !self.has_tombstones(*last_id, StreamId::MAX) =>
+            {
                 *entries_read = Some(read + 1);
             }
             _ if self.entries_added > 0 => *entries_read = self.estimate(id),

@@ -87,6 +87,20 @@ impl PelRefs {
         }
     }
 
+    /// Heap bytes of the index (an estimate, [`crate::heap_size`]): the map and every list of
+    /// more than one tag.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let lists: usize = self
+            .map
+            .values()
+            .map(|t| match t {
+                Tags::One(_) => 0,
+                Tags::Many(list) => list.capacity() * std::mem::size_of::<u32>(),
+            })
+            .sum();
+        crate::heap_size::hash_map::<StreamId, Tags>(self.map.capacity()) + lists
+    }
+
     /// Links in the whole index (one per group per pending id).
     pub(crate) fn links(&self) -> usize {
         self.map
@@ -111,4 +125,14 @@ pub(crate) struct GroupIndex {
     /// The smallest last-delivered id over the groups, cached; `None` when it must be
     /// recomputed (any change to a group's cursor, or to the set of groups, clears it).
     pub(crate) min_last_id: Option<StreamId>,
+}
+
+impl GroupIndex {
+    /// Heap bytes of the index, itself (it is boxed) included; group names are shared with
+    /// the groups and not counted again.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<GroupIndex>()
+            + self.refs.heap_bytes()
+            + crate::heap_size::hash_map::<u32, Bytes>(self.tags.capacity())
+    }
 }

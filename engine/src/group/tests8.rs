@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::tests::{err, int, keyspace, ok};
+use crate::id::StreamId;
 use crate::keyspace::Keyspace;
 use crate::reply::Reply;
 
@@ -864,4 +865,43 @@ fn a_claim_walk_ends_even_when_the_clock_went_back() {
         panic!("entries");
     };
     assert_eq!(entries.len(), 3);
+}
+
+#[test]
+fn pel_heap_bytes_counts_the_time_order_and_the_reference_index() {
+    const N: usize = 1_000;
+    let (ks, _) = keyspace(1000);
+    read_stream(&ks, N as u64);
+    ok(&ks, "XGROUP CREATE s g2 0");
+    ok(&ks, "XREADGROUP GROUP g2 c STREAMS s >");
+    ks.run(|db, _| {
+        let Ok(Some(stream)) = db.stream(b"s") else {
+            panic!("no stream s");
+        };
+        let Some(group) = stream.group(b"g") else {
+            panic!("no group g");
+        };
+        // The chunk maps alone, as pel_heap_bytes counted before the 8.x indexes.
+        let pels = group.pel.heap_bytes()
+            + group
+                .consumers
+                .values()
+                .map(|c| c.pel.heap_bytes())
+                .sum::<usize>();
+        let time_order =
+            N * (std::mem::size_of::<super::TimeKey>() + std::mem::size_of::<StreamId>());
+        assert!(
+            group.pel_heap_bytes() >= pels + time_order,
+            "the delivery-time order is not counted: {} < {pels} + {time_order}",
+            group.pel_heap_bytes()
+        );
+        let groups: usize = stream.groups().map(|(_, g)| g.pel_heap_bytes()).sum();
+        // Every pending id is in the reference index, under two groups (a list of two tags).
+        let refs = N * (std::mem::size_of::<StreamId>() + 2 * std::mem::size_of::<u32>());
+        assert!(
+            stream.pel_heap_bytes() >= groups + refs,
+            "the reference index is not counted: {} < {groups} + {refs}",
+            stream.pel_heap_bytes()
+        );
+    });
 }

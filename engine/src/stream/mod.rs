@@ -125,6 +125,16 @@ impl Stream {
             + self.idmp.memory_bytes()
     }
 
+    /// Heap bytes of every group's pending entries with their indexes: each group's PELs and
+    /// delivery-time order ([`crate::group::Group::pel_heap_bytes`]) and the stream's index
+    /// from pending id to groups, for memory reports and benchmarks.
+    pub fn pel_heap_bytes(&self) -> usize {
+        self.groups()
+            .map(|(_, g)| g.pel_heap_bytes())
+            .sum::<usize>()
+            + self.index.heap_bytes()
+    }
+
     /// The bytes each node would take as a Redis listpack, node by node (MEMORY USAGE
     /// sizes a stream by Redis's rules from these).
     pub fn listpack_bytes(&self) -> impl Iterator<Item = u64> + '_ {

@@ -138,6 +138,9 @@ pub(crate) fn load(state: &ServerState, config: &AofConfig) -> Result<Option<Loa
     Ok(Some(loaded))
 }
 
+/// Commands replayed under one acquisition of the keyspace lock.
+const REPLAY_BATCH: usize = 1024;
+
 /// Replays one file's bytes. Returns where to cut it when it ends inside a command and
 /// `cut_ok`; errors otherwise.
 pub(crate) fn replay(
@@ -149,6 +152,10 @@ pub(crate) fn replay(
 ) -> Result<Option<usize>, AofError> {
     let mut client = loader_client();
     let waker: Arc<dyn Wake> = Arc::new(NoWake);
+    // Commands are replayed in batches (one lock per batch), short enough that INFO and the
+    // `-LOADING` refusals of clients connected meanwhile are not held up.
+    let mut batch = state.keyspace().batch();
+    let mut in_batch = 0;
     let mut at = 0;
     let mut before_multi = 0;
     let truncated = |offset: usize| {
@@ -189,11 +196,21 @@ pub(crate) fn replay(
         }
         without_exact_limit(&mut argv);
         let args: Vec<&[u8]> = argv.iter().map(AsRef::as_ref).collect();
-        match crate::cmd::execute(state, &mut client, &args, &waker) {
+        if in_batch == REPLAY_BATCH {
+            batch = state.keyspace().batch();
+            in_batch = 0;
+        }
+        in_batch += 1;
+        match crate::cmd::execute(state, &mut client, &mut batch, &args, &waker) {
             Action::Reply(Reply::Error(e)) => {
                 tracing::debug!(file = name, offset = at, error = %e, "AOF command failed");
             }
-            Action::Block(_) => {
+            Action::Block(handle) => {
+                // The handle unregisters under the keyspace lock when dropped: end the batch
+                // holding that lock first.
+                std::mem::replace(&mut batch, state.keyspace().batch()).end();
+                in_batch = 0;
+                drop(handle);
                 tracing::debug!(file = name, offset = at, "AOF command would block");
             }
             _ => {}

@@ -12,7 +12,8 @@ use echomq_engine::{Db, Reply, Value};
 
 use crate::cmd::is;
 
-/// Records what server command `argv` (which replied `reply`) propagates into `db`.
+/// Records what server command `argv` (which replied `reply`) propagates into `db`; the
+/// dispatch calls it for the commands its table flags WRITE only.
 pub(crate) fn server_command(db: &mut Db, argv: &[&[u8]], reply: &Reply) {
     if matches!(reply, Reply::Error(_)) {
         return;

@@ -220,7 +220,11 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
                 _ => vec!["SET", "k", &n, "PX", "100000"],
             };
             let argv: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
-            let _ = crate::cmd::execute(&state, &mut client, &argv, &waker);
+            let mut batch = state.keyspace().batch();
+            let action = crate::cmd::execute(&state, &mut client, &mut batch, &argv, &waker);
+            // A blocked command's handle unregisters under the lock: after the batch.
+            batch.end();
+            drop(action);
             state.commit_aof().unwrap();
         }
         while state.aof().rewriting() {

@@ -5,15 +5,20 @@ use echomq_engine::Reply;
 
 use echomq_engine::command::CommandSpec;
 
+use super::group_meta;
 use super::table::all;
 use super::{Ctx, is, lookup, unknown_subcommand};
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
-/// key-specs, subcommands]`, from the command's table row. Flags are `movablekeys` for a
-/// command whose keys the positions cannot name (XREAD, XREADGROUP: cluster clients then ask
-/// COMMAND GETKEYS), empty otherwise; categories, tips, key specs and subcommands are
-/// reported empty.
+/// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
+/// as Redis 8.8 does ([`group_meta`]). Other commands come from their table row: flags are
+/// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
+/// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
+/// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
+    if let Some(container) = group_meta::container(spec.name) {
+        return container.info();
+    }
     let flags = if crate::slot::has_movable_keys(spec) {
         vec![Reply::Status("movablekeys")]
     } else {
@@ -22,14 +27,27 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     Reply::Array(vec![
         Reply::bulk(spec.name),
         Reply::Int(i64::from(spec.arity)),
-        Reply::Array(flags),
+        Reply::Set(flags),
         Reply::Int(spec.keys.first),
         Reply::Int(spec.keys.last),
         Reply::Int(spec.keys.step),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
-        Reply::Array(vec![]),
+        Reply::Set(vec![]),
+        Reply::Set(vec![]),
+        Reply::Set(vec![]),
+        Reply::Set(vec![]),
+    ])
+}
+
+/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`group_meta`]); others
+/// with an empty summary.
+fn docs_entry(name: &'static str) -> Reply {
+    if let Some(container) = group_meta::container(name) {
+        return container.docs();
+    }
+    Reply::Map(vec![
+        (Reply::bulk_static("summary"), Reply::bulk_static("")),
+        (Reply::bulk_static("since"), Reply::bulk_static("1.0.0")),
+        (Reply::bulk_static("group"), Reply::bulk_static("generic")),
     ])
 }
 
@@ -52,7 +70,10 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(
             argv[2..]
                 .iter()
-                .map(|n| lookup(n).map_or(Reply::NullArray, |found| info_entry(found.spec())))
+                .map(|n| match group_meta::subcommand(n) {
+                    Some((info, _)) => info,
+                    None => lookup(n).map_or(Reply::Null, |found| info_entry(found.spec())),
+                })
                 .collect(),
         )
     } else if is(sub, "getkeys") {
@@ -63,29 +84,25 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
         getkeys(&argv[2..])
     } else if is(sub, "docs") {
-        let names: Vec<&'static str> = if argv.len() == 2 {
-            all().map(|spec| spec.name).collect()
+        let docs: Vec<(Reply, Reply)> = if argv.len() == 2 {
+            all()
+                .map(|spec| (Reply::bulk(spec.name), docs_entry(spec.name)))
+                .collect()
         } else {
             argv[2..]
                 .iter()
-                .filter_map(|n| lookup(n).map(|found| found.spec().name))
+                .filter_map(|n| match group_meta::subcommand(n) {
+                    Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
+                    None => lookup(n).map(|found| {
+                        (
+                            Reply::bulk(found.spec().name),
+                            docs_entry(found.spec().name),
+                        )
+                    }),
+                })
                 .collect()
         };
-        Reply::Map(
-            names
-                .into_iter()
-                .map(|name| {
-                    (
-                        Reply::bulk(name),
-                        Reply::Map(vec![
-                            (Reply::bulk_static("summary"), Reply::bulk_static("")),
-                            (Reply::bulk_static("since"), Reply::bulk_static("1.0.0")),
-                            (Reply::bulk_static("group"), Reply::bulk_static("generic")),
-                        ]),
-                    )
-                })
-                .collect(),
-        )
+        Reply::Map(docs)
     } else {
         unknown_subcommand(argv)
     }

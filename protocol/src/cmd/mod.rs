@@ -16,6 +16,7 @@ mod config;
 mod connection;
 mod copy;
 mod expire;
+mod group_meta;
 mod info;
 mod introspection;
 mod keys;
@@ -33,16 +34,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use echomq_engine::command::flags::{BLOCKING, DENY_OOM, NO_AUTH, TX_CONTROL};
+use echomq_engine::command::flags::{
+    BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
+};
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
-use echomq_engine::{Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
+use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
-#[cfg(test)]
-pub(crate) use persistence::refusal as persistence_refusal;
 use table::Found;
 pub(crate) use table::lookup;
 
@@ -103,7 +104,7 @@ fn counted_as(
 fn refuse(
     state: &ServerState,
     client: &mut ClientState,
-    counted: Option<&str>,
+    counted: Option<&'static str>,
     reply: Reply,
 ) -> Action {
     if client.multi.is_some() {
@@ -117,14 +118,15 @@ fn refuse(
     Action::Reply(reply)
 }
 
-/// Runs one request from a client.
+/// Runs one request from a client, in the connection's keyspace batch.
 pub(crate) fn execute(
     state: &ServerState,
     client: &mut ClientState,
+    batch: &mut Batch<'_>,
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = Instant::now();
+    let started = client.clock_mark.unwrap_or_else(Instant::now);
     let Some(found) = lookup(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -168,7 +170,10 @@ pub(crate) fn execute(
     if let Some(reply) = cluster::refusal(state, client, spec, argv) {
         return refuse(state, client, Some(name), reply);
     }
-    if let Some(until) = state.pause().holds(pause::is_write(spec.name)) {
+    if let Some(until) = state
+        .pause()
+        .holds(spec.has(WRITE) || spec.has(MAY_REPLICATE))
+    {
         return Action::Postpone(until);
     }
     // RESP2 pub/sub mode: only (un)subscribing, PING, QUIT and RESET.
@@ -189,7 +194,7 @@ pub(crate) fn execute(
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
         return Action::Reply(Reply::Status("QUEUED"));
     }
-    if let Some(reply) = persistence::refusal(state, client, name) {
+    if let Some(reply) = persistence::refusal(state, client, spec) {
         return refuse(state, client, Some(name), reply);
     }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
@@ -198,11 +203,12 @@ pub(crate) fn execute(
         return refuse(state, client, Some(name), reply);
     }
     let action = match found {
-        // WAITAOF fsyncs: outside the keyspace lock, so other clients do not wait for it.
+        // WAITAOF fsyncs: not inside a keyspace call (a pipelined batch whose earlier requests
+        // took the lock still holds it, as for any request of the batch).
         Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
         Found::Server(command) => {
             let (mut close, mut raw) = (false, None);
-            let reply = state.keyspace().run_all(|dbs, snapshot| {
+            let reply = batch.run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
                     state,
                     client,
@@ -213,7 +219,9 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = (command.run)(&mut ctx, argv);
-                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                if spec.has(WRITE) {
+                    crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                }
                 close = ctx.close;
                 raw = ctx.raw;
                 reply
@@ -227,29 +235,29 @@ pub(crate) fn execute(
             }
         }
         Found::Stream(spec) if spec.has(BLOCKING) => {
-            match state
-                .keyspace()
-                .execute_blocking_in(client.db, argv, Arc::clone(waker))
-            {
+            match batch.execute_blocking_in(client.db, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
         Found::Stream(spec) if archive::intercepts(state, client.db, spec.name, argv) => {
-            Action::Reply(state.keyspace().run_db(client.db, |db, snapshot| {
+            Action::Reply(batch.run_db(client.db, |db, snapshot| {
                 archive::run_trim_command(state, db, snapshot, spec.name, argv)
             }))
         }
         Found::Stream(_) => Action::Reply(
-            state
-                .keyspace()
+            batch
                 .run_db(client.db, |db, snapshot| {
                     stream::execute(db, snapshot, argv)
                 })
                 .unwrap_or_else(error),
         ),
     };
-    let ns = started.elapsed().as_nanos() as u64;
+    let ended = Instant::now();
+    if client.clock_mark.is_some() {
+        client.clock_mark = Some(ended);
+    }
+    let ns = ended.saturating_duration_since(started).as_nanos() as u64;
     let usec = ns / 1000;
     // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
     // show a password.
@@ -282,7 +290,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Found::Server(command) => {
             ctx.db().expire_keys_of(&command.spec, argv);
             let reply = (command.run)(ctx, argv);
-            crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            if command.spec.has(WRITE) {
+                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+            }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply
@@ -305,6 +315,16 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             .feed_monitors(&ctx.client.info, ctx.client.db, argv);
     }
     reply
+}
+
+/// [`persistence::refusal`] for the command named `name`.
+#[cfg(test)]
+pub(crate) fn persistence_refusal(
+    state: &ServerState,
+    client: &ClientState,
+    name: &str,
+) -> Option<Reply> {
+    persistence::refusal(state, client, lookup(name.as_bytes())?.spec())
 }
 
 /// Parses an integer argument strictly, as Redis does.

@@ -1,48 +1,9 @@
-//! CLIENT PAUSE and CLIENT UNPAUSE, and which commands a WRITE pause holds.
+//! CLIENT PAUSE and CLIENT UNPAUSE. A WRITE pause holds the commands the tables flag WRITE or
+//! MAY_REPLICATE.
 
 use echomq_engine::Reply;
 
 use super::{Ctx, int_arg, is, subcommand_syntax};
-
-/// Whether a WRITE pause holds `name` (Redis's `write` and `may-replicate` commands among
-/// echomq's; EXEC is held whatever it queued).
-pub(crate) fn is_write(name: &str) -> bool {
-    matches!(
-        name,
-        "set"
-            | "incr"
-            | "del"
-            | "unlink"
-            | "rename"
-            | "renamenx"
-            | "flushdb"
-            | "flushall"
-            | "xadd"
-            | "xdel"
-            | "xtrim"
-            | "xsetid"
-            | "xack"
-            | "xackdel"
-            | "xdelex"
-            | "xclaim"
-            | "xautoclaim"
-            | "xgroup"
-            | "xreadgroup"
-            | "xcfgset"
-            | "xidmprecord"
-            | "publish"
-            | "spublish"
-            | "exec"
-            | "expire"
-            | "pexpire"
-            | "expireat"
-            | "pexpireat"
-            | "persist"
-            | "copy"
-            | "move"
-            | "swapdb"
-    )
-}
 
 /// `CLIENT PAUSE timeout [WRITE|ALL]` (milliseconds).
 pub(crate) fn pause(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {

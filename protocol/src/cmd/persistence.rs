@@ -4,67 +4,35 @@
 //!
 //! WAITAOF answers `[local, replicas]`: `local` is 1 once everything appended is fsynced;
 //! `replicas` is always 0 (echomq has none). A client that may block gets its fsync at once,
-//! outside the keyspace lock, instead of waiting for the `everysec` thread (the answer Redis
+//! outside any keyspace call, instead of waiting for the `everysec` thread (the answer Redis
 //! gives once that fsync happened); inside MULTI (Redis: may not block) it gets the state as
 //! it is. Asking for replicas does not wait for the timeout (nothing could arrive), as WAIT.
 
 use echomq_engine::Reply;
+use echomq_engine::command::CommandSpec;
+use echomq_engine::command::flags::{LOADING_OK, WRITE};
 
 use super::{Ctx, int_arg};
 use crate::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
-/// Commands that may change the keyspace (Redis's `write` flag), refused with `-MISCONF`.
-const WRITE_COMMANDS: &[&str] = &[
-    "xadd",
-    "xdel",
-    "xtrim",
-    "xsetid",
-    "xgroup",
-    "xreadgroup",
-    "xack",
-    "xclaim",
-    "xautoclaim",
-    "xcfgset",
-    "xidmprecord",
-    "xdelex",
-    "xackdel",
-    "xnack",
-    "del",
-    "unlink",
-    "rename",
-    "renamenx",
-    "flushdb",
-    "flushall",
-    "copy",
-    "move",
-    "swapdb",
-    "expire",
-    "pexpire",
-    "expireat",
-    "pexpireat",
-    "persist",
-    "set",
-    "incr",
-];
-
-/// Commands a client may send while the AOF loads (Redis's `loading` flag).
-const LOADING_OK: &[&str] = &[
-    "info", "config", "auth", "hello", "quit", "client", "command",
-];
-
-/// The error that refuses `name` now, if any.
-pub(crate) fn refusal(state: &ServerState, client: &ClientState, name: &str) -> Option<Reply> {
+/// The error that refuses a command with this table row now, if any: `-LOADING` while the
+/// dataset loads (but for the LOADING_OK commands), `-MISCONF` for a WRITE while the AOF
+/// cannot be written.
+pub(crate) fn refusal(
+    state: &ServerState,
+    client: &ClientState,
+    spec: &CommandSpec,
+) -> Option<Reply> {
     if client.info.id == AOF_CLIENT_ID {
         return None;
     }
-    let base = name.split('|').next().unwrap_or(name);
-    if state.loading() && !LOADING_OK.contains(&base) {
+    if state.loading() && !spec.has(LOADING_OK) {
         return Some(Reply::Error(
             "LOADING Redis is loading the dataset in memory".into(),
         ));
     }
-    if WRITE_COMMANDS.contains(&base)
+    if spec.has(WRITE)
         && let Some(error) = state.aof().write_error()
     {
         return Some(Reply::Error(format!(
@@ -110,8 +78,8 @@ fn waitaof_reply(local: bool) -> Reply {
     Reply::Array(vec![Reply::Int(i64::from(local)), Reply::Int(0)])
 }
 
-/// `WAITAOF numlocal numreplicas timeout` from a client that may block: run outside the
-/// keyspace lock, fsyncing first when `numlocal` asks for it.
+/// `WAITAOF numlocal numreplicas timeout` from a client that may block: run outside any
+/// keyspace call, fsyncing first when `numlocal` asks for it.
 pub(crate) fn waitaof(state: &ServerState, argv: &[&[u8]]) -> Reply {
     match waitaof_args(state, argv) {
         Ok(numlocal) => {

@@ -6,6 +6,9 @@
 //! ([`echomq_engine::command::specs`]); [`lookup`] finds a name in either, server commands
 //! first, and [`all`] lists both in that order (COMMAND, COMMAND LIST, COMMAND COUNT).
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
@@ -13,7 +16,10 @@ use super::{
     Ctx, archive, cluster, config, connection, copy, expire, info, introspection, keys, object,
     persistence, pubsub, strings, transaction,
 };
-use echomq_engine::command::flags::{DENY_OOM, NO_AUTH, TX_CONTROL};
+use crate::fnv::FnvBuild;
+use echomq_engine::command::flags::{
+    DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
+};
 
 /// How a server command runs.
 pub(crate) type Run = fn(&mut Ctx<'_>, &[&[u8]]) -> Reply;
@@ -40,11 +46,17 @@ const fn sub(full_name: &'static str, arity: i32) -> Subcommand {
 pub(crate) const COMMANDS: &[Command] = &[
     command(spec("ping", -1), connection::ping),
     command(spec("echo", 2), connection::echo),
-    command(spec("hello", -1).flags(NO_AUTH), connection::hello),
-    command(spec("auth", -2).flags(NO_AUTH), connection::auth),
+    command(
+        spec("hello", -1).flags(NO_AUTH | LOADING_OK),
+        connection::hello,
+    ),
+    command(
+        spec("auth", -2).flags(NO_AUTH | LOADING_OK),
+        connection::auth,
+    ),
     command(spec("select", 2), connection::select),
     command(
-        spec("quit", -1).flags(NO_AUTH | TX_CONTROL),
+        spec("quit", -1).flags(NO_AUTH | TX_CONTROL | LOADING_OK),
         connection::quit,
     ),
     command(
@@ -52,7 +64,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         connection::reset,
     ),
     command(
-        spec("client", -2).subcommands(
+        spec("client", -2).flags(LOADING_OK).subcommands(
             "CLIENT",
             &[
                 sub("client|id", 2),
@@ -71,35 +83,65 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         connection::client,
     ),
-    command(spec("del", -2).keys(1, -1, 1), keys::del),
-    command(spec("unlink", -2).keys(1, -1, 1), keys::del),
+    command(spec("del", -2).flags(WRITE).keys(1, -1, 1), keys::del),
+    command(spec("unlink", -2).flags(WRITE).keys(1, -1, 1), keys::del),
     command(spec("exists", -2).keys(1, -1, 1), keys::exists),
     command(spec("type", 2).keys(1, 1, 1), keys::type_),
     command(spec("keys", 2), keys::keys),
     command(spec("scan", -2), keys::scan),
     command(spec("dbsize", 1), keys::dbsize),
-    command(spec("rename", 3).keys(1, 2, 1), keys::rename),
-    command(spec("renamenx", 3).keys(1, 2, 1), keys::renamenx),
-    command(spec("copy", -3).flags(DENY_OOM).keys(1, 2, 1), copy::copy),
-    command(spec("move", 3).keys(1, 1, 1), copy::move_),
-    command(spec("swapdb", 3), copy::swapdb),
-    command(spec("flushdb", -1), keys::flushdb),
-    command(spec("flushall", -1), keys::flushall),
-    command(spec("expire", -3).keys(1, 1, 1), expire::expire),
-    command(spec("pexpire", -3).keys(1, 1, 1), expire::pexpire),
-    command(spec("expireat", -3).keys(1, 1, 1), expire::expireat),
-    command(spec("pexpireat", -3).keys(1, 1, 1), expire::pexpireat),
+    command(spec("rename", 3).flags(WRITE).keys(1, 2, 1), keys::rename),
+    command(
+        spec("renamenx", 3).flags(WRITE).keys(1, 2, 1),
+        keys::renamenx,
+    ),
+    command(
+        spec("copy", -3).flags(DENY_OOM | WRITE).keys(1, 2, 1),
+        copy::copy,
+    ),
+    command(spec("move", 3).flags(WRITE).keys(1, 1, 1), copy::move_),
+    command(spec("swapdb", 3).flags(WRITE), copy::swapdb),
+    command(spec("flushdb", -1).flags(WRITE), keys::flushdb),
+    command(spec("flushall", -1).flags(WRITE), keys::flushall),
+    command(
+        spec("expire", -3).flags(WRITE).keys(1, 1, 1),
+        expire::expire,
+    ),
+    command(
+        spec("pexpire", -3).flags(WRITE).keys(1, 1, 1),
+        expire::pexpire,
+    ),
+    command(
+        spec("expireat", -3).flags(WRITE).keys(1, 1, 1),
+        expire::expireat,
+    ),
+    command(
+        spec("pexpireat", -3).flags(WRITE).keys(1, 1, 1),
+        expire::pexpireat,
+    ),
     command(spec("ttl", 2).keys(1, 1, 1), expire::ttl),
     command(spec("pttl", 2).keys(1, 1, 1), expire::pttl),
     command(spec("expiretime", 2).keys(1, 1, 1), expire::expiretime),
     command(spec("pexpiretime", 2).keys(1, 1, 1), expire::pexpiretime),
-    command(spec("persist", 2).keys(1, 1, 1), expire::persist),
-    command(spec("set", -3).flags(DENY_OOM).keys(1, 1, 1), strings::set),
+    command(
+        spec("persist", 2).flags(WRITE).keys(1, 1, 1),
+        expire::persist,
+    ),
+    command(
+        spec("set", -3).flags(DENY_OOM | WRITE).keys(1, 1, 1),
+        strings::set,
+    ),
     command(spec("get", 2).keys(1, 1, 1), strings::get),
-    command(spec("incr", 2).flags(DENY_OOM).keys(1, 1, 1), strings::incr),
+    command(
+        spec("incr", 2).flags(DENY_OOM | WRITE).keys(1, 1, 1),
+        strings::incr,
+    ),
     command(spec("strlen", 2).keys(1, 1, 1), strings::strlen),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
-    command(spec("exec", 1).flags(TX_CONTROL), transaction::exec),
+    command(
+        spec("exec", 1).flags(TX_CONTROL | MAY_REPLICATE),
+        transaction::exec,
+    ),
     command(spec("discard", 1).flags(TX_CONTROL), transaction::discard),
     command(
         spec("watch", -2).flags(TX_CONTROL).keys(1, -1, 1),
@@ -107,7 +149,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("unwatch", 1), transaction::unwatch),
     command(
-        spec("config", -2).subcommands(
+        spec("config", -2).flags(LOADING_OK).subcommands(
             "CONFIG",
             &[
                 sub("config|get", -3),
@@ -119,9 +161,9 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         config::config,
     ),
-    command(spec("info", -1), info::info),
+    command(spec("info", -1).flags(LOADING_OK), info::info),
     command(
-        spec("command", -1).subcommands(
+        spec("command", -1).flags(LOADING_OK).subcommands(
             "COMMAND",
             &[
                 sub("command|count", 2),
@@ -162,8 +204,11 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("sunsubscribe", -1).keys(1, -1, 1),
         pubsub::sunsubscribe,
     ),
-    command(spec("publish", 3), pubsub::publish),
-    command(spec("spublish", 3).keys(1, 1, 1), pubsub::spublish),
+    command(spec("publish", 3).flags(MAY_REPLICATE), pubsub::publish),
+    command(
+        spec("spublish", 3).flags(MAY_REPLICATE).keys(1, 1, 1),
+        pubsub::spublish,
+    ),
     command(
         spec("pubsub", -2).subcommands(
             "PUBSUB",
@@ -275,15 +320,32 @@ impl Found {
     }
 }
 
+/// Longest command name (`emq.xrevrange`, `xgroup`'s `createconsumer` is a subcommand):
+/// longer names are unknown without a lookup.
+const NAME_BYTES_MAX: usize = 16;
+
+/// Every command by its lower-case name, built once from both tables.
+fn index() -> &'static HashMap<&'static [u8], Found, FnvBuild> {
+    static INDEX: OnceLock<HashMap<&'static [u8], Found, FnvBuild>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let server = COMMANDS
+            .iter()
+            .map(|c| (c.spec.name.as_bytes(), Found::Server(c)));
+        let streams = stream::specs().map(|spec| (spec.name.as_bytes(), Found::Stream(spec)));
+        server.chain(streams).collect()
+    })
+}
+
 /// The command called `name` (any case), server or stream; `None` if unknown.
 pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
-    if let Some(command) = COMMANDS
-        .iter()
-        .find(|c| name.eq_ignore_ascii_case(c.spec.name.as_bytes()))
-    {
-        return Some(Found::Server(command));
+    if name.len() > NAME_BYTES_MAX {
+        return None;
     }
-    stream::spec(name).map(Found::Stream)
+    let mut lower = [0u8; NAME_BYTES_MAX];
+    let lower = &mut lower[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    index().get(&*lower).copied()
 }
 
 /// Every command the server knows, server commands first.
@@ -294,6 +356,24 @@ pub(crate) fn all() -> impl Iterator<Item = &'static CommandSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_name_fits_the_lookup_and_is_found_in_any_case() {
+        for spec in all() {
+            assert!(
+                spec.name.len() <= NAME_BYTES_MAX,
+                "{} is too long",
+                spec.name
+            );
+            let upper = spec.name.to_ascii_uppercase();
+            assert_eq!(
+                lookup(upper.as_bytes()).map(|f| f.spec().name),
+                Some(spec.name)
+            );
+        }
+        assert!(lookup(b"nosuchcommand").is_none());
+        assert!(lookup(&[b'x'; NAME_BYTES_MAX + 1]).is_none());
+    }
 
     #[test]
     fn every_name_is_declared_once_across_both_tables() {

@@ -80,9 +80,9 @@ fn value(bytes: &[u8], at: usize, resp3: bool) -> Result<usize, String> {
             }
             Ok(end + 2)
         }
-        b'*' | b'%' => {
-            if kind == b'%' && !resp3 {
-                return Err(format!("a RESP3 map at {at} in RESP2"));
+        b'*' | b'%' | b'~' => {
+            if kind != b'*' && !resp3 {
+                return Err(format!("a RESP3 map or set at {at} in RESP2"));
             }
             let (n, mut pos) = number(bytes, body, !resp3 && kind == b'*')?;
             let items = if kind == b'%' { 2 * n } else { n };
@@ -126,6 +126,7 @@ mod tests {
         assert_eq!(check_reply(b"*-1\r\n", false), Ok(()));
         assert_eq!(check_reply(b"%1\r\n$1\r\nk\r\n_\r\n", true), Ok(()));
         assert_eq!(check_reply(b"=5\r\ntxt:x\r\n", true), Ok(()));
+        assert_eq!(check_reply(b"~2\r\n+RO\r\n+access\r\n", true), Ok(()));
         assert_eq!(check_reply(b"*1\r\n-ERR x\r\n", false), Ok(()));
         assert_eq!(check_reply(b"-EXECABORT\r\n", true), Ok(()));
     }
@@ -138,6 +139,7 @@ mod tests {
             (b"*2\r\n:1\r\n", false),
             (b"_\r\n", false),
             (b"%0\r\n", false),
+            (b"~0\r\n", false),
             (b"$-1\r\n", true),
             (b"*-1\r\n", true),
             (b":01\r\n", false),

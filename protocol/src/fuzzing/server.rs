@@ -179,7 +179,7 @@ const NUMBERS: [&str; 16] = [
     "1mb",
 ];
 
-const KEYWORDS: [&str; 64] = [
+const KEYWORDS: [&str; 80] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -244,6 +244,24 @@ const KEYWORDS: [&str; 64] = [
     "everything",
     "stats",
     "commandstats",
+    // Redis 8.2–8.8 stream words: deletion strategies, the IDS block of XDELEX, XACKDEL and
+    // XNACK, XREADGROUP's CLAIM, XNACK's modes, XADD's IDMP and XCFGSET's settings.
+    "IDS",
+    "CLAIM",
+    "KEEPREF",
+    "DELREF",
+    "ACKED",
+    "SILENT",
+    "FAIL",
+    "FATAL",
+    "IDMP",
+    "IDMPAUTO",
+    "IDMP-DURATION",
+    "IDMP-MAXSIZE",
+    "=",
+    "ENTRIESADDED",
+    "MAXDELETEDID",
+    "TIME",
 ];
 
 const WORDS: [&str; 16] = [
@@ -483,7 +501,16 @@ impl Fuzz<'_> {
         };
         let client = &mut self.clients[index];
         let decoded: Vec<&[u8]> = decoded.iter().map(|a| a.as_ref()).collect();
-        match cmd::execute(&self.state, &mut client.state, &decoded, &self.waker) {
+        let mut batch = self.state.keyspace().batch();
+        let action = cmd::execute(
+            &self.state,
+            &mut client.state,
+            &mut batch,
+            &decoded,
+            &self.waker,
+        );
+        batch.end();
+        match action {
             Action::Reply(reply) => self.check(index, &reply),
             Action::Close(reply) => {
                 let line = self.check(index, &reply);
@@ -688,6 +715,31 @@ mod tests {
             assert!(known(name), "add {name} to NAMES");
         }
         assert!(NAMES.iter().any(|n| cmd::lookup(n.as_bytes()).is_none()));
+    }
+
+    #[test]
+    fn the_redis_8_stream_words_are_in_the_keyword_list() {
+        for word in [
+            "IDS",
+            "CLAIM",
+            "KEEPREF",
+            "DELREF",
+            "ACKED",
+            "SILENT",
+            "FAIL",
+            "FATAL",
+            "IDMP",
+            "IDMPAUTO",
+            "IDMP-DURATION",
+            "IDMP-MAXSIZE",
+            "RETRYCOUNT",
+            "FORCE",
+        ] {
+            assert!(KEYWORDS.contains(&word), "add {word} to KEYWORDS");
+        }
+        for name in ["XDELEX", "XACKDEL", "XNACK", "XCFGSET", "XIDMPRECORD"] {
+            assert!(NAMES.contains(&name), "add {name} to NAMES");
+        }
     }
 
     #[test]

@@ -83,11 +83,31 @@ pub fn decode(buf: &[u8], limits: &DecodeLimits) -> Result<Decoded, ProtocolErro
 /// Decodes one command from the front of `buf` without copying multibulk arguments: the
 /// server freezes the command's bytes and slices them.
 pub fn decode_args(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, ProtocolError> {
-    match buf.first() {
-        None => Ok(DecodedArgs::Incomplete),
-        Some(b'*') => decode_multibulk(buf, limits),
-        Some(_) => decode_inline(buf),
+    let mut args = Vec::new();
+    Ok(match decode_args_into(buf, limits, &mut args)? {
+        Some(used) => DecodedArgs::Command(args, used),
+        None => DecodedArgs::Incomplete,
+    })
+}
+
+/// [`decode_args`] into a vector the caller keeps from one command to the next (cleared
+/// first), so a connection decodes without allocating: the bytes the command took, or `None`
+/// when more bytes are needed (`args` is then empty).
+pub fn decode_args_into(
+    buf: &[u8],
+    limits: &DecodeLimits,
+    args: &mut Vec<Arg>,
+) -> Result<Option<usize>, ProtocolError> {
+    args.clear();
+    let used = match buf.first() {
+        None => None,
+        Some(b'*') => decode_multibulk(buf, limits, args)?,
+        Some(_) => decode_inline(buf, args)?,
+    };
+    if used.is_none() {
+        args.clear();
     }
+    Ok(used)
 }
 
 /// Finds the line starting at `start`: returns the position of its `\r`. `None` if the line
@@ -108,12 +128,16 @@ fn parse_len(digits: &[u8]) -> Option<i64> {
     echomq_engine::command::parse_i64(digits).ok()
 }
 
-fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, ProtocolError> {
+fn decode_multibulk(
+    buf: &[u8],
+    limits: &DecodeLimits,
+    argv: &mut Vec<Arg>,
+) -> Result<Option<usize>, ProtocolError> {
     let Some(cr) = line_end(buf, 0) else {
         if buf.len() > INLINE_BYTES_MAX {
             return Err(ProtocolError::TooBigMultibulkCount);
         }
-        return Ok(DecodedArgs::Incomplete);
+        return Ok(None);
     };
     let count = match parse_len(&buf[1..cr]) {
         Some(n) if n <= MULTIBULK_LEN_MAX => n,
@@ -124,16 +148,16 @@ fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, Pr
     }
     let mut pos = cr + 2;
     if count <= 0 {
-        return Ok(DecodedArgs::Command(Vec::new(), pos));
+        return Ok(Some(pos));
     }
     let count = count as usize;
-    let mut argv = Vec::with_capacity(count.min(ARGV_PREALLOC_MAX));
+    argv.reserve(count.min(ARGV_PREALLOC_MAX));
     while argv.len() < count {
         let Some(cr) = line_end(buf, pos) else {
             if buf.len() - pos > INLINE_BYTES_MAX {
                 return Err(ProtocolError::TooBigBulkCount);
             }
-            return Ok(DecodedArgs::Incomplete);
+            return Ok(None);
         };
         if buf[pos] != b'$' {
             return Err(ProtocolError::ExpectedDollar(buf[pos]));
@@ -150,31 +174,29 @@ fn decode_multibulk(buf: &[u8], limits: &DecodeLimits) -> Result<DecodedArgs, Pr
             return Err(ProtocolError::InvalidBulkLength);
         };
         if buf.len() < end + 2 {
-            return Ok(DecodedArgs::Incomplete);
+            return Ok(None);
         }
         argv.push(Arg::Span(start, end));
         // Redis skips the two bytes after a bulk without checking them.
         pos = end + 2;
     }
-    Ok(DecodedArgs::Command(argv, pos))
+    Ok(Some(pos))
 }
 
-fn decode_inline(buf: &[u8]) -> Result<DecodedArgs, ProtocolError> {
+fn decode_inline(buf: &[u8], argv: &mut Vec<Arg>) -> Result<Option<usize>, ProtocolError> {
     let Some(nl) = memchr(b'\n', buf) else {
         if buf.len() > INLINE_BYTES_MAX {
             return Err(ProtocolError::TooBigInline);
         }
-        return Ok(DecodedArgs::Incomplete);
+        return Ok(None);
     };
     let mut line = &buf[..nl];
     if line.last() == Some(&b'\r') {
         line = &line[..line.len() - 1];
     }
-    let argv = split_args(line).ok_or(ProtocolError::UnbalancedQuotes)?;
-    Ok(DecodedArgs::Command(
-        argv.into_iter().map(Arg::Owned).collect(),
-        nl + 1,
-    ))
+    let words = split_args(line).ok_or(ProtocolError::UnbalancedQuotes)?;
+    argv.extend(words.into_iter().map(Arg::Owned));
+    Ok(Some(nl + 1))
 }
 
 /// Redis's `sdssplitargs`: words separated by white space, with `"..."` (C escapes, `\xHH`)

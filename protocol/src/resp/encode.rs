@@ -3,7 +3,8 @@
 //! The differences that matter to clients: both kinds of null are `_` in RESP3 but `$-1`
 //! (missing bulk) and `*-1` (missing array) in RESP2; maps are `%` in RESP3 and flat arrays in
 //! RESP2, except XREAD's shape, which RESP2 sends as an array of `[key, value]` pairs; verbatim
-//! strings (INFO) are `=` in RESP3 and bulk strings in RESP2.
+//! strings (INFO) are `=` in RESP3 and bulk strings in RESP2; sets (COMMAND INFO's flags) are
+//! `~` in RESP3 and arrays in RESP2.
 
 use bytes::{BufMut, BytesMut};
 use echomq_engine::Reply;
@@ -52,6 +53,12 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
         Reply::NullArray => out.put_slice(b"*-1\r\n"),
         Reply::Array(items) => {
             put_int_line(out, b'*', items.len() as i64);
+            for item in items {
+                encode(item, protocol, out);
+            }
+        }
+        Reply::Set(items) => {
+            put_int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
             for item in items {
                 encode(item, protocol, out);
             }

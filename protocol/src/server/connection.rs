@@ -1,8 +1,9 @@
 //! One client connection: read, decode every complete request, run it, write the replies.
 //!
-//! Requests that arrive together (pipelining) are all run before the replies go out in one
-//! write; replies are flushed early once [`OUTPUT_FLUSH_BYTES`] pile up, so a client that sends
-//! much and reads slowly is held back by TCP instead of growing our memory. A blocked
+//! Requests that arrive together (pipelining) are all run ([`pipeline::run_ready`], under one
+//! acquisition of the keyspace lock) before the replies go out in one write; replies are
+//! flushed early once [`pipeline::OUTPUT_FLUSH_BYTES`] pile up, so a client that sends much
+//! and reads slowly is held back by TCP instead of growing our memory. A blocked
 //! XREAD/XREADGROUP waits for its engine wake-up, its deadline, the socket closing, or CLIENT
 //! KILL; requests arriving meanwhile wait their turn, as in Redis. A malformed request gets
 //! Redis's protocol error and closes only this connection.
@@ -18,19 +19,18 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 use echomq_engine::{BlockedHandle, Reply, Wake};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
-use crate::resp::{Arg, DecodeLimits, DecodedArgs, decode_args, encode, encode_error};
+use super::pipeline::{self, Scratch, Step};
+use crate::resp::encode;
 use crate::state::output_limit::{self, OutputGuard};
-use crate::state::{Action, ClientInfo, ClientState, Execute, ServerState};
+use crate::state::{ClientInfo, ClientState, Execute, ServerState};
 
-/// Reply bytes that make the connection write before decoding more requests.
-const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
 /// Initial read buffer.
 const READ_BUFFER_BYTES: usize = 16 * 1024;
 /// Longest wait between deadline checks of a blocked command: the clock may be a manual one.
@@ -137,114 +137,75 @@ async fn run(
     let (mut reader, mut writer) = socket.into_split();
     let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
     let mut output = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    let mut scratch = Scratch::default();
     let task_wake = Arc::new(TaskWake(Notify::new()));
     let waker: Arc<dyn Wake> = task_wake.clone();
-    let mut guard = OutputGuard::default();
+    let mut out = Out {
+        writer: &mut writer,
+        guard: OutputGuard::default(),
+    };
     loop {
-        let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
-        loop {
-            let limits = DecodeLimits {
-                bulk_bytes_max,
-                unauthenticated: !client.authenticated,
-            };
-            let (args, used) = match decode_args(&input, &limits) {
-                Ok(DecodedArgs::Incomplete) => break,
-                Ok(DecodedArgs::Command(args, used)) => (args, used),
-                Err(e) => {
-                    state.stats().record_error("ERR");
-                    encode_error(&format!("ERR {e}"), &mut output);
-                    commit(state)?;
-                    write_out(&mut writer, &output, state, client, &mut guard).await?;
-                    state.stats().write_processed(output.len());
-                    return Ok(());
-                }
-            };
-            if args.is_empty() {
-                input.advance(used);
+        let step = pipeline::run_ready(
+            state,
+            client,
+            execute,
+            &waker,
+            &mut input,
+            &mut output,
+            &mut scratch,
+        );
+        match step {
+            Step::NeedInput => {}
+            Step::Flush => {
+                out.flush(state, client, &mut output).await?;
                 continue;
             }
-            // Arguments are borrowed from the input buffer, which moves on once the command ran.
-            let argv: Vec<&[u8]> = args
-                .iter()
-                .map(|arg| match arg {
-                    Arg::Span(start, end) => &input[*start..*end],
-                    Arg::Owned(bytes) => bytes.as_ref(),
-                })
-                .collect();
-            // Messages published before the command ran go out before its reply; those it
-            // published to its own client go after (Redis defers a client's own pushes).
-            output.extend_from_slice(&client.info.pubsub.take());
-            let mut action = execute(state, client, &argv, &waker);
-            // CLIENT PAUSE: what came before goes out, then the command waits its turn.
-            while let Action::Postpone(until) = action {
-                if !output.is_empty() {
-                    write_out(&mut writer, &output, state, client, &mut guard).await?;
-                    output.clear();
-                }
+            // CLIENT PAUSE: what came before goes out, then the request waits its turn.
+            Step::Postpone(until) => {
+                out.flush(state, client, &mut output).await?;
                 let poll = until.min(Instant::now() + Duration::from_millis(BLOCK_POLL_MS_MAX));
                 tokio::select! {
                     () = tokio::time::sleep_until(poll.into()) => {}
                     () = client.info.killed() => return Ok(()),
                 }
-                action = execute(state, client, &argv, &waker);
+                continue;
             }
-            drop(argv);
-            input.advance(used);
-            match action {
-                Action::Reply(reply) => encode(&reply, client.protocol, &mut output),
-                Action::Raw(bytes) => output.extend_from_slice(&bytes),
-                Action::Postpone(_) => {}
-                // Running and answering nothing more, replies still pending included.
-                Action::Drop => {
-                    commit(state)?;
+            Step::Block(handle) => {
+                out.flush(state, client, &mut output).await?;
+                client.info.set_blocked(true);
+                let waited = wait_blocked(
+                    state,
+                    &handle,
+                    &task_wake,
+                    &client.info,
+                    &mut reader,
+                    &mut input,
+                )
+                .await;
+                client.info.set_blocked(false);
+                let Some(result) = waited? else {
                     return Ok(());
+                };
+                let reply = result.unwrap_or_else(|e| Reply::Error(e.to_string()));
+                if let Reply::Error(text) = &reply {
+                    state.stats().record_error(text);
                 }
-                Action::Close(reply) => {
-                    encode(&reply, client.protocol, &mut output);
-                    commit(state)?;
-                    write_out(&mut writer, &output, state, client, &mut guard).await?;
-                    state.stats().write_processed(output.len());
-                    return Ok(());
-                }
-                Action::Block(handle) => {
-                    commit(state)?;
-                    write_out(&mut writer, &output, state, client, &mut guard).await?;
-                    state.stats().write_processed(output.len());
-                    output.clear();
-                    client.info.set_blocked(true);
-                    let waited = wait_blocked(
-                        state,
-                        &handle,
-                        &task_wake,
-                        &client.info,
-                        &mut reader,
-                        &mut input,
-                    )
-                    .await;
-                    client.info.set_blocked(false);
-                    let Some(result) = waited? else {
-                        return Ok(());
-                    };
-                    let reply = result.unwrap_or_else(|e| Reply::Error(e.to_string()));
-                    if let Reply::Error(text) = &reply {
-                        state.stats().record_error(text);
-                    }
-                    encode(&reply, client.protocol, &mut output);
-                }
+                encode(&reply, client.protocol, &mut output);
+                continue;
             }
-            if output.len() >= OUTPUT_FLUSH_BYTES {
+            Step::Close => {
+                out.flush(state, client, &mut output).await?;
+                return Ok(());
+            }
+            // Running and answering nothing more, replies still pending included.
+            Step::Drop => {
                 commit(state)?;
-                write_out(&mut writer, &output, state, client, &mut guard).await?;
-                state.stats().write_processed(output.len());
-                output.clear();
+                return Ok(());
             }
         }
         output.extend_from_slice(&client.info.pubsub.take());
         if !output.is_empty() {
-            commit(state)?;
-            write_out(&mut writer, &output, state, client, &mut guard).await?;
-            state.stats().write_processed(output.len());
-            output.clear();
+            out.flush(state, client, &mut output).await?;
         }
         let (query_limit, timeout_s) = {
             let settings = state.settings();
@@ -277,6 +238,29 @@ async fn run(
             );
             return Ok(());
         }
+    }
+}
+
+/// The connection's write side and its output-limit watch.
+struct Out<'a> {
+    writer: &'a mut OwnedWriteHalf,
+    guard: OutputGuard,
+}
+
+impl Out<'_> {
+    /// Commits the AOF (the replies may acknowledge only writes it holds), then writes
+    /// `output` and empties it.
+    async fn flush(
+        &mut self,
+        state: &ServerState,
+        client: &ClientState,
+        output: &mut BytesMut,
+    ) -> std::io::Result<()> {
+        commit(state)?;
+        write_out(self.writer, output, state, client, &mut self.guard).await?;
+        state.stats().write_processed(output.len());
+        output.clear();
+        Ok(())
     }
 }
 

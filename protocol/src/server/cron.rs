@@ -1,8 +1,12 @@
 //! The server cron: Redis's `serverCron` tasks echomq has, run `hz` times a second.
 //!
 //! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
-//! 25% of the tick, and samples the instantaneous rates INFO reports (at most every 100 ms). The tick length is real time and `hz` is re-read every tick, so CONFIG SET
-//! hz takes effect at once; which keys are due is read from the keyspace's injected clock.
+//! 25% of the tick, then the AOF commit, so the DELs that cycle propagated reach the AOF
+//! within the tick rather than with the next client's write, and samples the instantaneous
+//! rates INFO reports
+//! (at most every 100 ms). The tick length is real time and `hz` is re-read every tick, so
+//! CONFIG SET hz takes effect at once; which keys are due is read from the keyspace's
+//! injected clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +25,9 @@ pub(super) async fn run(state: Arc<ServerState>) {
         tokio::time::sleep(tick).await;
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         state.keyspace().active_expire_cycle(budget);
+        if let Err(e) = state.commit_aof() {
+            tracing::debug!(error = %e, "the cron's commit failed");
+        }
         state.stats().sample_instantaneous();
     }
 }

@@ -15,6 +15,7 @@
 pub mod accept;
 mod connection;
 mod cron;
+pub(crate) mod pipeline;
 pub mod protected;
 
 use std::net::SocketAddr;

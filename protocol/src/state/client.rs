@@ -216,6 +216,10 @@ pub struct ClientState {
     pub multi_failed: bool,
     /// Watched keys: database, key, version when watched.
     pub watched: Vec<(usize, Bytes, u64)>,
+    /// Within a batch of pipelined requests, when the previous call ended (or the batch
+    /// began): the next call's duration (INFO commandstats, SLOWLOG) is measured from it, so
+    /// a call reads the clock once, not twice. `None` outside a batch.
+    pub clock_mark: Option<Instant>,
 }
 
 impl ClientState {
@@ -229,6 +233,7 @@ impl ClientState {
             multi: None,
             multi_failed: false,
             watched: Vec::new(),
+            clock_mark: None,
         }
     }
 

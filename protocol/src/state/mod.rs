@@ -42,7 +42,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use echomq_engine::{BlockedHandle, Clock, Config as EngineConfig, Keyspace, Reply, Wake};
+use echomq_engine::{Batch, BlockedHandle, Clock, Config as EngineConfig, Keyspace, Reply, Wake};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
@@ -120,9 +120,11 @@ pub(crate) enum Action {
     Postpone(Instant),
 }
 
-/// Runs one request (`argv`, name first) from a client; `waker` is woken when a blocked
-/// command has its reply.
-pub(crate) type Execute = fn(&ServerState, &mut ClientState, &[&[u8]], &Arc<dyn Wake>) -> Action;
+/// Runs one request (`argv`, name first) from a client, in the connection's keyspace `Batch`
+/// (its pipelined requests share one acquisition of the lock); `waker` is woken when a
+/// blocked command has its reply.
+pub(crate) type Execute =
+    fn(&ServerState, &mut ClientState, &mut Batch<'_>, &[&[u8]], &Arc<dyn Wake>) -> Action;
 
 /// What every connection of one server shares.
 pub(crate) struct ServerState {

@@ -4,6 +4,7 @@
 //!
 //! As in Redis's `pauseActions`, a new pause replaces the mode and keeps the later end.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -20,6 +21,9 @@ struct Paused {
 #[derive(Debug, Default)]
 pub(crate) struct Pause {
     paused: Mutex<Option<Paused>>,
+    /// Whether `paused` may be set: every command checks this flag, and only while a pause
+    /// is on takes the lock and reads the clock.
+    active: AtomicBool,
 }
 
 impl Pause {
@@ -32,20 +36,27 @@ impl Pause {
             _ => until,
         };
         *paused = Some(Paused { until, all });
+        self.active.store(true, Ordering::Release);
     }
 
     /// CLIENT UNPAUSE.
     pub(crate) fn unpause(&self) {
-        *self.paused.lock() = None;
+        let mut paused = self.paused.lock();
+        *paused = None;
+        self.active.store(false, Ordering::Release);
     }
 
     /// When a command (a write when `write`) may run, if it must wait.
     pub(crate) fn holds(&self, write: bool) -> Option<Instant> {
+        if !self.active.load(Ordering::Acquire) {
+            return None;
+        }
         let mut paused = self.paused.lock();
         let now = Instant::now();
         match *paused {
             Some(p) if p.until <= now => {
                 *paused = None;
+                self.active.store(false, Ordering::Release);
                 None
             }
             Some(p) if p.all || write => Some(p.until),

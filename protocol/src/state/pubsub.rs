@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use parking_lot::Mutex;
@@ -76,6 +76,10 @@ pub(crate) struct Subscriber {
     /// Subscriptions by [`Kind::index`].
     counts: [AtomicUsize; 3],
     mailbox: Mutex<Mailbox>,
+    /// Set (under the mailbox's lock) whenever a message is appended, cleared by `take`:
+    /// while it is clear the mailbox is empty, so the connection's check before each command
+    /// costs one atomic swap instead of a lock.
+    has_mail: AtomicBool,
     /// Bytes taken from the mailbox that the connection is still writing.
     in_flight: AtomicUsize,
     ready: Notify,
@@ -101,6 +105,9 @@ impl Subscriber {
     /// Takes the messages waiting, to be written; they count as in flight until
     /// [`Subscriber::written`].
     pub(crate) fn take(&self) -> BytesMut {
+        if !self.has_mail.swap(false, Ordering::Acquire) {
+            return BytesMut::new();
+        }
         let taken = std::mem::take(&mut self.mailbox.lock().bytes);
         self.in_flight.fetch_add(taken.len(), Ordering::Relaxed);
         taken
@@ -415,6 +422,7 @@ pub(crate) fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
         return;
     }
     mailbox.bytes.extend_from_slice(frame);
+    subscriber.has_mail.store(true, Ordering::Release);
     let pending = mailbox.bytes.len() + subscriber.in_flight.load(Ordering::Relaxed);
     let Mailbox { guard, .. } = &mut *mailbox;
     if let Err(overrun) = guard.check(output_limit::counted(pending), &limits.limit, false) {

@@ -1,13 +1,14 @@
 //! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
 //! latency histogram), errors per code.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
 use super::latency::Histogram;
+use crate::fnv::FnvBuild;
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -20,6 +21,13 @@ pub struct CommandStat {
     pub rejected_calls: u64,
     /// Ran and replied an error.
     pub failed_calls: u64,
+}
+
+/// One command's counters and latency histogram.
+#[derive(Debug, Default)]
+struct Calls {
+    stat: CommandStat,
+    latency: Option<Box<Histogram>>,
 }
 
 /// Samples kept per instantaneous metric (Redis's `STATS_METRIC_SAMPLES`).
@@ -69,12 +77,11 @@ pub struct Stats {
     total_commands_processed: AtomicU64,
     /// Error replies sent.
     total_error_replies: AtomicU64,
-    /// Per command, by lower-case name.
-    commands: Mutex<BTreeMap<String, CommandStat>>,
+    /// Per command, by lower-case name (a table name: the set of keys is small and fixed), its
+    /// counters and latencies: one lock and one lookup per call.
+    calls: Mutex<HashMap<&'static str, Calls, FnvBuild>>,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
     errors: Mutex<BTreeMap<String, u64>>,
-    /// Per command that ran, its latencies (INFO latencystats).
-    latency: Mutex<BTreeMap<String, Histogram>>,
     /// Bytes read from and written to clients.
     net_input_bytes: AtomicU64,
     net_output_bytes: AtomicU64,
@@ -160,20 +167,16 @@ impl Stats {
 
     /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
     /// failed or was refused before running (a refused call has no latency).
-    pub fn record(&self, name: &str, ns: u64, outcome: CallOutcome<'_>) {
+    pub fn record(&self, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
         let usec = ns / 1000;
         self.total_commands_processed.fetch_add(
             u64::from(!matches!(outcome, CallOutcome::Rejected(_))),
             Ordering::Relaxed,
         );
         {
-            let mut commands = self.commands.lock();
-            if !commands.contains_key(name) {
-                commands.insert(name.to_string(), CommandStat::default());
-            }
-            let Some(stat) = commands.get_mut(name) else {
-                return;
-            };
+            let mut calls = self.calls.lock();
+            let entry = calls.entry(name).or_default();
+            let stat = &mut entry.stat;
             match outcome {
                 CallOutcome::Ok => {
                     stat.calls += 1;
@@ -186,16 +189,9 @@ impl Stats {
                 }
                 CallOutcome::Rejected(_) => stat.rejected_calls += 1,
             }
-        }
-        if !matches!(outcome, CallOutcome::Rejected(_)) {
-            let mut latency = self.latency.lock();
-            match latency.get_mut(name) {
-                Some(histogram) => histogram.record(ns),
-                None => {
-                    let mut histogram = Histogram::default();
-                    histogram.record(ns);
-                    latency.insert(name.to_string(), histogram);
-                }
+            // A refused call has no latency; a command only ever refused has no histogram.
+            if !matches!(outcome, CallOutcome::Rejected(_)) {
+                entry.latency.get_or_insert_with(Box::default).record(ns);
             }
         }
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
@@ -236,7 +232,11 @@ impl Stats {
 
     /// A copy of the per-command latency histograms.
     pub fn latencies(&self) -> BTreeMap<String, Histogram> {
-        self.latency.lock().clone()
+        let calls = self.calls.lock();
+        calls
+            .iter()
+            .filter_map(|(name, c)| Some((name.to_string(), (**c.latency.as_ref()?).clone())))
+            .collect()
     }
 
     /// Records an error reply by its code (the first word).
@@ -248,7 +248,11 @@ impl Stats {
 
     /// A copy of the per-command counters.
     pub fn commands(&self) -> BTreeMap<String, CommandStat> {
-        self.commands.lock().clone()
+        let calls = self.calls.lock();
+        calls
+            .iter()
+            .map(|(name, c)| (name.to_string(), c.stat))
+            .collect()
     }
 
     /// A copy of the per-error-code counters.
@@ -263,9 +267,8 @@ impl Stats {
         self.output_limit_disconnections.store(0, Ordering::Relaxed);
         self.total_commands_processed.store(0, Ordering::Relaxed);
         self.total_error_replies.store(0, Ordering::Relaxed);
-        self.commands.lock().clear();
+        self.calls.lock().clear();
         self.errors.lock().clear();
-        self.latency.lock().clear();
         *self.instantaneous.lock() = Instantaneous::default();
         for counter in [
             &self.net_input_bytes,

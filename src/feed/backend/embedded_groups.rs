@@ -5,7 +5,11 @@
 //! million entries a second. A read of new entries that finds none and may block registers a
 //! real blocked XREADGROUP with the engine, so an XADD wakes it the way it wakes a server
 //! client; its deadline follows the keyspace's clock (a manual clock included), checked at
-//! least every [`POLL_MS_MAX`].
+//! least every [`POLL_MS_MAX`]. A claiming read ([`ReadFrom::Claiming`]) is typed the same
+//! way (the claim phase, then new entries, COUNT in all); when it blocks, the engine wakes it
+//! when an entry becomes claimable by the keyspace's clock, as it wakes `XREADGROUP … CLAIM`.
+//! XNACK goes through [`Keyspace::execute`]: failures are rare, and the command wakes blocked
+//! readers as Redis does.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,7 +70,7 @@ impl Collector {
         }
     }
 
-    fn push(&mut self, entry: &EntryRef<'_>, delivery_count: u64) {
+    fn push(&mut self, entry: &EntryRef<'_>, delivery_count: u64, claimed: bool) {
         let mut fields = self.builder.start();
         for (f, v) in entry.fields() {
             self.builder.push(&mut fields, f, v);
@@ -75,6 +79,7 @@ impl Collector {
             id: entry.id,
             fields: Some(fields),
             delivery_count,
+            claimed,
         });
     }
 
@@ -83,6 +88,7 @@ impl Collector {
             id,
             fields: None,
             delivery_count: 0,
+            claimed: false,
         });
     }
 
@@ -119,7 +125,8 @@ impl Embedded {
                 ReadFrom::New => stream
                     .group_has_new(g)
                     .map_err(|_| no_group_read(key, group))?,
-                ReadFrom::Pending(_) => true,
+                // The claim phase finds nothing when nothing is idle enough.
+                ReadFrom::Pending(_) | ReadFrom::Claiming { .. } => true,
             };
             stream
                 .touch_consumer(g, c, now)
@@ -131,13 +138,28 @@ impl Embedded {
             match from {
                 ReadFrom::New => {
                     stream
-                        .deliver_new(g, c, count, false, now, &mut |e| out.push(&e, 1))
+                        .deliver_new(g, c, count, false, now, &mut |e| out.push(&e, 1, false))
                         .map_err(|_| no_group_read(key, group))?;
+                }
+                ReadFrom::Claiming { min_idle_ms } => {
+                    let count = count.max(1);
+                    let claimed = stream
+                        .claim_idle(g, c, min_idle_ms.max(1), count, now, &mut |e, _, n| {
+                            out.push(&e, one_more(n), true)
+                        })
+                        .map_err(|_| no_group_read(key, group))?;
+                    if claimed < count && stream.group_has_new(g).unwrap_or(false) {
+                        stream
+                            .deliver_new(g, c, count - claimed, false, now, &mut |e| {
+                                out.push(&e, 1, false)
+                            })
+                            .map_err(|_| no_group_read(key, group))?;
+                    }
                 }
                 ReadFrom::Pending(after) => {
                     stream
                         .deliver_history(g, c, after, count, now, &mut |id, e| match e {
-                            Some(e) => out.push(&e, 0),
+                            Some(e) => out.push(&e, 0, false),
                             None => out.push_deleted(id),
                         })
                         .map_err(|_| no_group_read(key, group))?;
@@ -153,17 +175,20 @@ impl Embedded {
         })
     }
 
-    /// Blocks on XREADGROUP `>` through the engine's blocked-reader registry.
+    /// Blocks on XREADGROUP `>` (with `CLAIM min-idle` when `claim` is given) through the
+    /// engine's blocked-reader registry.
     fn read_blocking(
         &self,
         key: &str,
         group: &str,
         consumer: &str,
         count: usize,
+        claim: Option<u64>,
         block: Block<'_>,
     ) -> Result<Vec<GroupEntry>, FeedError> {
         let (count_text, block_text) = (count.to_string(), block.ms.max(1).to_string());
-        let argv: [&[u8]; 11] = [
+        let claim_text = claim.map(|ms| ms.max(1).to_string());
+        let mut argv: Vec<&[u8]> = vec![
             b"XREADGROUP",
             b"GROUP",
             group.as_bytes(),
@@ -172,10 +197,11 @@ impl Embedded {
             count_text.as_bytes(),
             b"BLOCK",
             block_text.as_bytes(),
-            b"STREAMS",
-            key.as_bytes(),
-            b">",
         ];
+        if let Some(text) = &claim_text {
+            argv.extend([b"CLAIM".as_slice(), text.as_bytes()]);
+        }
+        argv.extend([b"STREAMS".as_slice(), key.as_bytes(), b">"]);
         let keyspace: &Arc<Keyspace> = self.keyspace();
         let parker = Arc::clone(block.interrupt.parker());
         let handle = match keyspace.execute_blocking(&argv, parker.clone()) {
@@ -203,7 +229,47 @@ impl Embedded {
     }
 }
 
-/// The entries of an XREADGROUP `>` reply (all first deliveries).
+/// An entry of an `XREADGROUP … CLAIM` reply: `[id, fields, idle, count-before]`; new
+/// entries read `[…, 0, 0]` (a claimed one is idle at least CLAIM's min-idle, at least 1).
+fn claim_entry_of(reply: &Reply) -> Result<GroupEntry, FeedError> {
+    let bad = || unexpected(format!("unexpected XREADGROUP CLAIM entry {reply:?}"));
+    let Reply::Array(items) = reply else {
+        return Err(bad());
+    };
+    let [Reply::Bulk(id), fields, Reply::Int(idle), Reply::Int(count)] = items.as_slice() else {
+        return Err(bad());
+    };
+    let id = StreamId::parse_strict(id).map_err(engine_error)?;
+    let fields = match fields {
+        Reply::Array(items) => Some(Fields::from_pairs(items.chunks(2).filter_map(
+            |kv| match kv {
+                [Reply::Bulk(f), Reply::Bulk(v)] => Some((f.as_ref(), v.as_ref())),
+                _ => None,
+            },
+        ))),
+        Reply::Null | Reply::NullArray => None,
+        _ => return Err(bad()),
+    };
+    let claimed = *idle != 0 || *count != 0;
+    Ok(GroupEntry {
+        id,
+        fields,
+        delivery_count: if claimed {
+            one_more(u64::try_from(*count).unwrap_or(0))
+        } else {
+            1
+        },
+        claimed,
+    })
+}
+
+/// A delivery count after one more delivery, saturating at LLONG_MAX as Redis does.
+fn one_more(count: u64) -> u64 {
+    count.saturating_add(1).min(i64::MAX as u64)
+}
+
+/// The entries of an XREADGROUP `>` reply (all first deliveries), or of an `XREADGROUP …
+/// CLAIM` reply (claimed entries, then first deliveries).
 fn entries_of(reply: Reply) -> Result<Vec<GroupEntry>, FeedError> {
     let streams = match reply {
         Reply::NullArray | Reply::Null => return Ok(Vec::new()),
@@ -212,8 +278,15 @@ fn entries_of(reply: Reply) -> Result<Vec<GroupEntry>, FeedError> {
     };
     let mut out = Vec::new();
     for (_, entries) in streams {
-        let Reply::Entries(entries) = entries else {
-            return Err(unexpected("unexpected XREADGROUP entries".into()));
+        let entries = match entries {
+            Reply::Entries(entries) => entries,
+            Reply::Array(items) => {
+                for item in &items {
+                    out.push(claim_entry_of(item)?);
+                }
+                continue;
+            }
+            _ => return Err(unexpected("unexpected XREADGROUP entries".into())),
         };
         for view in entries.iter() {
             let id = StreamId::parse_strict(view.id).map_err(engine_error)?;
@@ -227,6 +300,7 @@ fn entries_of(reply: Reply) -> Result<Vec<GroupEntry>, FeedError> {
                 id,
                 fields,
                 delivery_count: 1,
+                claimed: false,
             });
         }
     }
@@ -261,9 +335,14 @@ impl GroupBackend for Embedded {
         block: Option<Block<'_>>,
     ) -> Result<Vec<GroupEntry>, FeedError> {
         let entries = self.read_now(key, group, consumer, from, count)?;
-        match (from, block) {
-            (ReadFrom::New, Some(block)) if entries.is_empty() && !block.interrupt.is_raised() => {
-                self.read_blocking(key, group, consumer, count, block)
+        let claim = match from {
+            ReadFrom::New => None,
+            ReadFrom::Claiming { min_idle_ms } => Some(min_idle_ms),
+            ReadFrom::Pending(_) => return Ok(entries),
+        };
+        match block {
+            Some(block) if entries.is_empty() && !block.interrupt.is_raised() => {
+                self.read_blocking(key, group, consumer, count, claim, block)
             }
             _ => Ok(entries),
         }
@@ -314,7 +393,7 @@ impl GroupBackend for Embedded {
                     consumer.as_bytes(),
                     &options,
                     snapshot.now_ms,
-                    &mut |e| out.push(&e, 0),
+                    &mut |e| out.push(&e, 0, true),
                 )
                 .map_err(|_| no_group(key, group))?;
             if let Some(group) = stream.group(g) {
@@ -328,6 +407,24 @@ impl GroupBackend for Embedded {
                 deleted: claimed.deleted,
             })
         })
+    }
+
+    fn claims_on_read(&self, _key: &str) -> Result<bool, FeedError> {
+        Ok(true)
+    }
+
+    fn nack_fail(&self, key: &str, group: &str, ids: &[StreamId]) -> Result<u64, FeedError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let n = ids.len().to_string();
+        let ids: Vec<String> = ids.iter().map(StreamId::to_string).collect();
+        let mut argv: Vec<&str> = vec!["XNACK", key, group, "FAIL", "IDS", &n];
+        argv.extend(ids.iter().map(String::as_str));
+        match self.keyspace().execute(&argv).map_err(engine_error)? {
+            Reply::Int(n) => Ok(u64::try_from(n).unwrap_or(0)),
+            other => Err(unexpected(format!("unexpected XNACK reply {other:?}"))),
+        }
     }
 
     fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError> {

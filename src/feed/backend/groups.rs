@@ -11,6 +11,12 @@
 //!
 //! Every read reports each entry's delivery count as the group's PEL holds it after the read:
 //! 1 for a first delivery with `>`, one more for each history read or claim.
+//!
+//! Redis 8.8's way to retry ([`GroupBackend::claims_on_read`]): one `XREADGROUP … CLAIM
+//! min-idle >` ([`ReadFrom::Claiming`]) takes idle pending entries (NACKed ones first, then the
+//! oldest delivery) before new ones, and `XNACK … FAIL` ([`GroupBackend::nack_fail`]) hands a
+//! failed entry back so the next CLAIM read takes it at once. Backends without them (Redis 7,
+//! Valkey 8) keep XAUTOCLAIM.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,6 +45,14 @@ pub enum ReadFrom {
     Pending(StreamId),
     /// Entries never delivered to the group (`>`).
     New,
+    /// `XREADGROUP … CLAIM min_idle_ms … >` (Redis 8.4+, echomq): pending entries of any
+    /// consumer idle at least `min_idle_ms` (NACKed ones first, whatever their idle time),
+    /// then new entries, COUNT in all. Only on a backend whose
+    /// [`GroupBackend::claims_on_read`] is true.
+    Claiming {
+        /// CLAIM's min-idle-time, at least 1.
+        min_idle_ms: u64,
+    },
 }
 
 /// An entry as a group read hands it out.
@@ -50,6 +64,9 @@ pub struct GroupEntry {
     pub fields: Option<Fields>,
     /// Times the group delivered it, this delivery included.
     pub delivery_count: u64,
+    /// Taken from the PEL by a claim (XAUTOCLAIM, or the claim phase of a
+    /// [`ReadFrom::Claiming`] read) rather than read as new or from the reader's own history.
+    pub claimed: bool,
 }
 
 /// One XAUTOCLAIM call's result.
@@ -143,6 +160,25 @@ pub trait GroupBackend: Send + Sync {
         count: usize,
     ) -> Result<Claimed, FeedError>;
 
+    /// Whether the server has XREADGROUP … CLAIM and XNACK (Redis 8.8, `echomq serve`, the
+    /// embedded engine), so a consumer can read with [`ReadFrom::Claiming`] and hand failures
+    /// back with [`GroupBackend::nack_fail`]. Asked on the node serving `key`; the default is
+    /// no.
+    fn claims_on_read(&self, key: &str) -> Result<bool, FeedError> {
+        let _ = key;
+        Ok(false)
+    }
+
+    /// `XNACK key group FAIL IDS n ids…`: hands `ids` back to the group unowned, their
+    /// delivery counts kept, first in line for the next CLAIM read. Returns how many were
+    /// pending. Only where [`GroupBackend::claims_on_read`] is true; the default refuses.
+    fn nack_fail(&self, key: &str, group: &str, ids: &[StreamId]) -> Result<u64, FeedError> {
+        let _ = (key, group, ids);
+        Err(FeedError::Backend(
+            "this backend has no XNACK (Redis 8.8 or echomq needed)".into(),
+        ))
+    }
+
     /// How many entries `consumer` holds (XPENDING's summary).
     fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError>;
 
@@ -190,6 +226,14 @@ impl<B: GroupBackend> GroupBackend for Arc<B> {
         count: usize,
     ) -> Result<Claimed, FeedError> {
         (**self).auto_claim(key, group, consumer, min_idle_ms, start, count)
+    }
+
+    fn claims_on_read(&self, key: &str) -> Result<bool, FeedError> {
+        (**self).claims_on_read(key)
+    }
+
+    fn nack_fail(&self, key: &str, group: &str, ids: &[StreamId]) -> Result<u64, FeedError> {
+        (**self).nack_fail(key, group, ids)
     }
 
     fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError> {

@@ -4,6 +4,10 @@
 //!
 //! XREADGROUP and XAUTOCLAIM do not report delivery counts, so a history read or a claim is
 //! followed by one XPENDING over the ids it returned (new entries are always at count 1). A
+//! claiming read (`XREADGROUP … CLAIM`, Redis 8.4+) does report them: each entry comes as
+//! `[id, fields, idle-ms, count-before]`, new ones as `[id, fields, 0, 0]`, so it needs no
+//! XPENDING. Whether the server has CLAIM and XNACK is asked with `COMMAND INFO XNACK` (XNACK
+//! is Redis 8.8's, which has CLAIM too). A
 //! blocking read holds its connection for the BLOCK time: a consumer reads on
 //! [`GroupBackend::dedicated`], a connection of its own, and a shutdown waits at most that
 //! long.
@@ -31,11 +35,33 @@ fn group_entry(value: &Value, delivery_count: u64) -> Result<GroupEntry, FeedErr
         id: entry.id,
         fields: (!entry.fields.is_empty()).then_some(entry.fields),
         delivery_count,
+        claimed: false,
     })
 }
 
+/// An entry of a claiming read: `[id, fields, idle, count-before]`. A new entry reads
+/// `[…, 0, 0]`; a claimed one has an idle time of at least CLAIM's min-idle (at least 1 here),
+/// so the two never mix up. A claimed entry's count is one more than it was (saturating as
+/// Redis does).
+fn claim_entry(value: &Value) -> Result<GroupEntry, FeedError> {
+    let Value::Array(items) = value else {
+        return Err(malformed("a CLAIM entry"));
+    };
+    let [id, fields, idle, count] = items.as_slice() else {
+        return Err(malformed("a CLAIM entry"));
+    };
+    let mut entry = group_entry(&Value::Array(vec![id.clone(), fields.clone()]), 1)?;
+    let (idle, count) = (int(idle)?, int(count)?);
+    if idle != 0 || count != 0 {
+        entry.claimed = true;
+        entry.delivery_count = count.saturating_add(1).min(i64::MAX as u64);
+    }
+    Ok(entry)
+}
+
 /// The entries of an XREADGROUP reply for one key (RESP2 array of pairs or RESP3 map).
-fn read_reply(reply: Value) -> Result<Vec<GroupEntry>, FeedError> {
+/// `claiming`: the read had CLAIM, so entries carry idle times and counts.
+fn read_reply(reply: Value, claiming: bool) -> Result<Vec<GroupEntry>, FeedError> {
     let streams: Vec<Value> = match reply {
         Value::Nil => return Ok(Vec::new()),
         Value::Array(pairs) => pairs
@@ -53,7 +79,11 @@ fn read_reply(reply: Value) -> Result<Vec<GroupEntry>, FeedError> {
         match entries {
             Value::Array(entries) => {
                 for entry in &entries {
-                    out.push(group_entry(entry, 1)?);
+                    out.push(if claiming {
+                        claim_entry(entry)?
+                    } else {
+                        group_entry(entry, 1)?
+                    });
                 }
             }
             Value::Nil => {}
@@ -149,22 +179,26 @@ impl<W: Wire> GroupBackend for W {
             .arg("COUNT")
             .arg(count.max(1));
         let block_ms = match (from, block) {
-            (ReadFrom::New, Some(block)) => Some(block.ms.max(1)),
+            (ReadFrom::New | ReadFrom::Claiming { .. }, Some(block)) => Some(block.ms.max(1)),
             _ => None,
         };
         if let Some(ms) = block_ms {
             command.arg("BLOCK").arg(ms);
         }
+        if let ReadFrom::Claiming { min_idle_ms } = from {
+            command.arg("CLAIM").arg(min_idle_ms.max(1));
+        }
         command.arg("STREAMS").arg(key);
         match from {
-            ReadFrom::New => command.arg(">"),
+            ReadFrom::New | ReadFrom::Claiming { .. } => command.arg(">"),
             ReadFrom::Pending(after) => command.arg(after.to_string()),
         };
         let reply = match block_ms {
             Some(ms) => self.query_blocking(&command, ms)?,
             None => self.query(&command)?,
         };
-        let mut entries = read_reply(reply)?;
+        let claiming = matches!(from, ReadFrom::Claiming { .. });
+        let mut entries = read_reply(reply, claiming)?;
         if let ReadFrom::Pending(_) = from {
             // A history read counts one more delivery at least.
             for entry in &mut entries {
@@ -221,7 +255,8 @@ impl<W: Wire> GroupBackend for W {
         for entry in entries {
             // Redis 6.2 lists a deleted entry as [id, nil] instead of in the third element. A
             // claim counts one more delivery at least.
-            let entry = group_entry(entry, 2)?;
+            let mut entry = group_entry(entry, 2)?;
+            entry.claimed = true;
             if entry.fields.is_some() {
                 claimed.push(entry);
             } else {
@@ -239,6 +274,33 @@ impl<W: Wire> GroupBackend for W {
             entries: claimed,
             deleted: gone,
         })
+    }
+
+    /// `COMMAND INFO XNACK` on `key`'s node names the command on Redis 8.8 and `echomq
+    /// serve`, and answers nil where it is unknown (Redis 7, Valkey 8). An error reply
+    /// (COMMAND refused by an ACL, say) counts as no; a transport failure is returned.
+    fn claims_on_read(&self, key: &str) -> Result<bool, FeedError> {
+        self.check_key(key)?;
+        let mut command = redis::cmd("COMMAND");
+        command.arg("INFO").arg("XNACK");
+        match self.query_at(key, &command, 0) {
+            Ok(Value::Array(items)) => Ok(matches!(items.first(), Some(Value::Array(_)))),
+            Ok(_) => Ok(false),
+            Err(e) if e.is_retryable() => Err(e),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn nack_fail(&self, key: &str, group: &str, ids: &[StreamId]) -> Result<u64, FeedError> {
+        if ids.is_empty() {
+            return Ok(0);
+        }
+        let mut command = keyed(self, "XNACK", key)?;
+        command.arg(group).arg("FAIL").arg("IDS").arg(ids.len());
+        for id in ids {
+            command.arg(id.to_string());
+        }
+        int(&self.query(&command)?)
     }
 
     fn pending_count(&self, key: &str, group: &str, consumer: &str) -> Result<u64, FeedError> {

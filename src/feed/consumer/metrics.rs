@@ -1,7 +1,22 @@
 //! A consumer's counters: updated by its thread with relaxed atomics, read as a
-//! [`ConsumerMetrics`] snapshot from any thread.
+//! [`ConsumerMetrics`] snapshot from any thread. The [`ClaimPath`] is chosen once, before the
+//! thread starts, and never changes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How a consumer takes over idle entries and retries failed ones, chosen once at start from
+/// what the backend has ([`crate::feed::backend::GroupBackend::claims_on_read`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ClaimPath {
+    /// Redis 7 / Valkey: a periodic XAUTOCLAIM beat reclaims entries idle past
+    /// `claim_idle_ms`; a failed entry stays pending until then.
+    #[default]
+    AutoClaim,
+    /// Redis 8.8 / echomq: every read is `XREADGROUP … CLAIM claim_idle_ms`, which takes idle
+    /// entries before new ones (no separate claim beat), and a failed entry is handed back
+    /// with `XNACK … FAIL`, so it is redelivered at once.
+    ReadClaim,
+}
 
 /// A consumer's counters at one moment. All but `pending` only grow.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -15,8 +30,11 @@ pub struct ConsumerMetrics {
     pub failed: u64,
     /// The part of `failed` that panicked.
     pub panicked: u64,
-    /// Entries taken over by the beat's XAUTOCLAIM.
+    /// Entries taken over by a claim: the beat's XAUTOCLAIM, or the claim phase of a CLAIM
+    /// read.
     pub reclaimed: u64,
+    /// Failed entries handed back with `XNACK … FAIL` (the [`ClaimPath::ReadClaim`] path).
+    pub nacked: u64,
     /// Entries this consumer holds in its PEL, as of the last beat (and the stop).
     pub pending: u64,
     /// Entries copied to the dead-letter stream (poison or malformed), then acked.
@@ -33,6 +51,8 @@ pub struct ConsumerMetrics {
     pub errors: u64,
     /// Beats run.
     pub beats: u64,
+    /// Which path reclaims and retries.
+    pub claim_path: ClaimPath,
 }
 
 /// The live counters behind [`ConsumerMetrics`].
@@ -43,6 +63,7 @@ pub(crate) struct Counters {
     pub failed: AtomicU64,
     pub panicked: AtomicU64,
     pub reclaimed: AtomicU64,
+    pub nacked: AtomicU64,
     pub pending: AtomicU64,
     pub dead_lettered: AtomicU64,
     pub dropped: AtomicU64,
@@ -51,6 +72,7 @@ pub(crate) struct Counters {
     pub groups_recreated: AtomicU64,
     pub errors: AtomicU64,
     pub beats: AtomicU64,
+    pub claim_path: ClaimPath,
 }
 
 /// Adds `n` to a counter.
@@ -59,6 +81,14 @@ pub(crate) fn add(counter: &AtomicU64, n: u64) {
 }
 
 impl Counters {
+    /// Zeroed counters for a consumer on `claim_path`.
+    pub fn on(claim_path: ClaimPath) -> Counters {
+        Counters {
+            claim_path,
+            ..Counters::default()
+        }
+    }
+
     pub fn snapshot(&self) -> ConsumerMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         ConsumerMetrics {
@@ -67,6 +97,7 @@ impl Counters {
             failed: get(&self.failed),
             panicked: get(&self.panicked),
             reclaimed: get(&self.reclaimed),
+            nacked: get(&self.nacked),
             pending: get(&self.pending),
             dead_lettered: get(&self.dead_lettered),
             dropped: get(&self.dropped),
@@ -75,6 +106,7 @@ impl Counters {
             groups_recreated: get(&self.groups_recreated),
             errors: get(&self.errors),
             beats: get(&self.beats),
+            claim_path: self.claim_path,
         }
     }
 }

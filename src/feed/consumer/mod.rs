@@ -5,8 +5,24 @@
 //! its own PEL (`XREADGROUP ... 0`: exactly what it held when it last stopped or crashed),
 //! then reads new entries (`>`) with a blocking read. A handler gets a [`Delivery`] `{ id,
 //! payload, attempts, group }`; `Ok` acks the entry (XACK, batched), `Err` or a panic leaves
-//! it pending. A beat reclaims entries idle past `claim_idle_ms` with XAUTOCLAIM, from a dead
-//! peer or this consumer's own failures, so a failed entry is retried after that threshold.
+//! it pending. How idle entries are taken over and failures retried depends on the backend,
+//! chosen once at start and reported as [`ConsumerMetrics::claim_path`]:
+//!
+//! - [`ClaimPath::ReadClaim`] (the embedded engine, `echomq serve`, Redis 8.8): every read is
+//!   `XREADGROUP … CLAIM claim_idle_ms … >`, which hands out entries idle past the threshold
+//!   (a dead peer's) before new ones, with no separate claim call; a handler's `Err` hands
+//!   the entry back with `XNACK … FAIL`, so the next read (this consumer's or a peer's)
+//!   redelivers it at once, its attempts counted. A panic leaves the entry pending until it
+//!   is idle past `claim_idle_ms`, as on the other path (a bug is not worth an at-once retry).
+//! - [`ClaimPath::AutoClaim`] (Redis 7, Valkey 8, or `read_claim: false`): a beat reclaims
+//!   entries idle past `claim_idle_ms` with XAUTOCLAIM, from a dead peer or this consumer's
+//!   own failures, so a failed entry is retried after that threshold.
+//!
+//! Limit of the CLAIM path: Redis's CLAIM skips a pending id whose entry was deleted from the
+//! stream (a ghost) and leaves it pending, so a ghost held by a consumer name that never comes
+//! back stays in the PEL (XAUTOCLAIM would have dropped it); its own name's next start acks
+//! it away (the backlog drain).
+//!
 //! Delivery is at least once and a reclaimed entry may arrive after a newer one: handlers
 //! must be idempotent, keyed by the branded id ([`crate::feed::dedup`]).
 //!
@@ -41,7 +57,7 @@ use crate::feed::stream_key;
 
 pub use delivery::{Delivery, GroupName, Origin};
 pub use error::ConsumerError;
-pub use metrics::ConsumerMetrics;
+pub use metrics::{ClaimPath, ConsumerMetrics};
 pub use settings::{BATCH_SIZE_MAX, BLOCK_MS_MAX, ConsumerSettings, GroupLost, PoisonPolicy};
 
 use metrics::Counters;
@@ -127,7 +143,13 @@ impl StreamConsumer {
                 .clone()
                 .unwrap_or_else(|| format!("{}:dead", subscription.stream)),
         );
-        let counters = Arc::new(Counters::default());
+        // Once per consumer: the path cannot change under a running consumer.
+        let claim_path = if settings.read_claim && backend.claims_on_read(&key)? {
+            ClaimPath::ReadClaim
+        } else {
+            ClaimPath::AutoClaim
+        };
+        let counters = Arc::new(Counters::on(claim_path));
         let interrupt = Arc::new(Interrupt::new());
         let clock = backend.clock();
         let worker = Worker {
@@ -146,6 +168,7 @@ impl StreamConsumer {
             last_beat_ms: 0,
             recreated: false,
             acks: Vec::new(),
+            nacks: Vec::new(),
         };
         let thread = std::thread::Builder::new()
             .name(format!("emq-consumer-{}", subscription.consumer))
@@ -167,6 +190,11 @@ impl StreamConsumer {
     /// Its counters now.
     pub fn metrics(&self) -> ConsumerMetrics {
         self.counters.snapshot()
+    }
+
+    /// How it reclaims and retries (chosen at start from what the backend has).
+    pub fn claim_path(&self) -> ClaimPath {
+        self.counters.claim_path
     }
 
     /// Whether its thread still runs (it ends on a stop or a fatal error such as a lost

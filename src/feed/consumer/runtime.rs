@@ -2,15 +2,21 @@
 //!
 //! Order of work, which the crash-and-resume guarantee rests on:
 //! 1. **Backlog**: `XREADGROUP ... <cursor>` from `0-0`, batch by batch, until the consumer's
-//!    own PEL has nothing after the cursor. Entries that fail again stay pending and the cursor
-//!    moves past them, so the drain always ends.
+//!    own PEL has nothing after the cursor. Entries that fail again stay pending (or are
+//!    NACKed, on the CLAIM path) and the cursor moves past them, so the drain always ends.
 //! 2. **Beat** (right after the backlog, then every `beat_interval_ms` by the backend's clock):
-//!    XAUTOCLAIM entries idle at least `claim_idle_ms` (a bounded number of rounds per beat,
-//!    the scan cursor kept between beats), handle them, refresh the pending count.
-//! 3. **New entries**: `XREADGROUP ... >` with BLOCK no longer than the time to the next beat.
+//!    on the XAUTOCLAIM path, XAUTOCLAIM entries idle at least `claim_idle_ms` (a bounded
+//!    number of rounds per beat, the scan cursor kept between beats) and handle them; on both
+//!    paths, refresh the pending count.
+//! 3. **New entries**: `XREADGROUP ... >` with BLOCK no longer than the time to the next beat;
+//!    on the CLAIM path `XREADGROUP ... CLAIM claim_idle_ms ... >`, whose claimed entries
+//!    (idle ones, NACKed ones first) come before the new ones and count as reclaimed.
 //!
 //! Each batch is handled in order and acked with one XACK of every id whose handler returned
-//! `Ok` (and of every entry parked or dropped). A failed XACK keeps its ids for the next one.
+//! `Ok` (and of every entry parked or dropped). On the CLAIM path the ids whose handler
+//! returned `Err` (not those that panicked: a bug is not worth an at-once retry) are then handed back with one `XNACK ... FAIL`; if that call fails they stay pending with
+//! this consumer and come back once idle past `claim_idle_ms`, as on the XAUTOCLAIM path. A
+//! failed XACK keeps its ids for the next one.
 //! A raised interrupt stops between entries; what was not handled stays pending for the
 //! backlog of the next start. Backend errors back off (doubling, capped) instead of spinning.
 
@@ -31,7 +37,7 @@ use crate::feed::{ID_FIELD, Record};
 use super::dead_letter::{Parking, park};
 use super::delivery::{Delivery, GroupName, Origin};
 use super::error::ConsumerError;
-use super::metrics::{Counters, add};
+use super::metrics::{ClaimPath, Counters, add};
 use super::settings::{ConsumerSettings, GroupLost, PoisonPolicy};
 
 /// XAUTOCLAIM calls per beat at most: a huge PEL is scanned over several beats instead of
@@ -88,6 +94,8 @@ pub(crate) struct Worker<B, F> {
     pub recreated: bool,
     /// Ids to ack with the next XACK.
     pub acks: Vec<StreamId>,
+    /// Ids whose handler failed, to hand back with the next `XNACK ... FAIL` (CLAIM path).
+    pub nacks: Vec<StreamId>,
 }
 
 /// What a backend error means for the loop.
@@ -106,9 +114,13 @@ where
 {
     /// Runs until stopped or a fatal error.
     pub fn run(mut self) -> Result<(), ConsumerError> {
-        info!(key = %self.key, group = %self.group, consumer = %self.consumer, "consumer started");
+        info!(
+            key = %self.key, group = %self.group, consumer = %self.consumer,
+            claim_path = ?self.counters.claim_path, "consumer started"
+        );
         let result = self.run_phases();
         self.flush_acks();
+        self.flush_nacks();
         self.refresh_pending();
         let m = self.counters.snapshot();
         match &result {
@@ -143,17 +155,31 @@ where
                 ms: wait_ms,
                 interrupt: &self.interrupt,
             };
+            let from = match self.counters.claim_path {
+                ClaimPath::ReadClaim => ReadFrom::Claiming {
+                    min_idle_ms: self.settings.claim_idle_ms,
+                },
+                ClaimPath::AutoClaim => ReadFrom::New,
+            };
             let read = self.backend.read_group(
                 &self.key,
                 self.group.as_str(),
                 &self.consumer,
-                ReadFrom::New,
+                from,
                 self.settings.batch_size,
                 Some(block),
             );
             match read {
                 Ok(entries) => {
                     self.succeeded();
+                    let claimed = entries.iter().filter(|e| e.claimed).count();
+                    if claimed > 0 {
+                        add(&self.counters.reclaimed, claimed as u64);
+                        info!(
+                            key = %self.key, group = %self.group, consumer = %self.consumer,
+                            n = claimed, "claimed idle or NACKed entries"
+                        );
+                    }
                     self.process(entries, Origin::New);
                 }
                 Err(e) => {
@@ -196,11 +222,16 @@ where
         Ok(())
     }
 
-    /// Step 2: reclaim idle entries, refresh the pending count.
+    /// Step 2: reclaim idle entries (XAUTOCLAIM path; the CLAIM path's reads do it), refresh
+    /// the pending count.
     fn beat(&mut self) -> Result<(), ConsumerError> {
         add(&self.counters.beats, 1);
         self.last_beat_ms = self.clock.now_ms();
-        for _ in 0..CLAIM_ROUNDS_PER_BEAT_MAX {
+        let rounds = match self.counters.claim_path {
+            ClaimPath::AutoClaim => CLAIM_ROUNDS_PER_BEAT_MAX,
+            ClaimPath::ReadClaim => 0,
+        };
+        for _ in 0..rounds {
             if self.interrupt.is_raised() {
                 break;
             }
@@ -264,7 +295,8 @@ where
         }
     }
 
-    /// Handles a batch in order, then acks what is done.
+    /// Handles a batch in order, then acks what is done (and NACKs what failed, on the CLAIM
+    /// path). An entry a claim took (`claimed`) is handled as [`Origin::Reclaimed`].
     fn process(&mut self, entries: Vec<GroupEntry>, origin: Origin) {
         let mut delivered = 0;
         for entry in entries {
@@ -276,6 +308,7 @@ where
         }
         add(&self.counters.delivered, delivered);
         self.flush_acks();
+        self.flush_nacks();
     }
 
     fn handle_one(&mut self, entry: GroupEntry, origin: Origin) {
@@ -283,7 +316,9 @@ where
             id,
             fields,
             delivery_count,
+            claimed,
         } = entry;
+        let origin = if claimed { Origin::Reclaimed } else { origin };
         let Some(fields) = fields else {
             // Deleted from the stream while pending: nothing to handle, and Redis would keep
             // it pending forever.
@@ -334,6 +369,7 @@ where
                     key = %self.key, group = %self.group, id = %record.id, attempts = delivery_count,
                     error = %e, "handler failed; the entry stays pending"
                 );
+                self.hand_back(id);
             }
             Err(panic) => {
                 add(&self.counters.failed, 1);
@@ -347,8 +383,39 @@ where
                     key = %self.key, group = %self.group, id = %record.id, attempts = delivery_count,
                     panic = %message, "handler panicked; the entry stays pending"
                 );
+                // Not NACKed: a panic is a bug in the handler, and an at-once retry would
+                // only repeat it; the entry comes back once idle past claim_idle_ms.
             }
         }
+    }
+
+    /// An entry whose handler returned `Err`: on the CLAIM path it is NACKed with the batch,
+    /// so it is redelivered at once; on the XAUTOCLAIM path it waits in this consumer's PEL for
+    /// the beat.
+    fn hand_back(&mut self, id: StreamId) {
+        if self.counters.claim_path == ClaimPath::ReadClaim {
+            self.nacks.push(id);
+        }
+    }
+
+    fn flush_nacks(&mut self) {
+        if self.nacks.is_empty() {
+            return;
+        }
+        match self
+            .backend
+            .nack_fail(&self.key, self.group.as_str(), &self.nacks)
+        {
+            Ok(n) => add(&self.counters.nacked, n),
+            Err(e) => {
+                add(&self.counters.errors, 1);
+                warn!(
+                    key = %self.key, n = self.nacks.len(), error = %e,
+                    "XNACK failed; the entries come back once idle past claim_idle_ms"
+                );
+            }
+        }
+        self.nacks.clear();
     }
 
     fn poison(&mut self, record: Record, attempts: u64) {
@@ -437,6 +504,7 @@ where
             }
             warn!(key = %self.key, group = %self.group, "consumer group disappeared; recreating it");
             self.acks.clear();
+            self.nacks.clear();
             match self
                 .backend
                 .create_group(&self.key, self.group.as_str(), self.settings.start)

@@ -43,11 +43,12 @@ pub struct ConsumerSettings {
     /// How long a read of new entries blocks (XREADGROUP BLOCK). Default 1000 ms; against a
     /// server a stop waits up to this long for the read in flight.
     pub block_ms: u64,
-    /// A pending entry idle this long (not delivered or claimed for this long) is reclaimed by
-    /// the beat, whoever holds it: a dead peer's entries, and this consumer's own failed ones.
-    /// Default 30 000 ms.
+    /// A pending entry idle this long (not delivered or claimed for this long) is reclaimed,
+    /// whoever holds it: a dead peer's entries (and, on the XAUTOCLAIM path, this consumer's own
+    /// failed ones), by the beat or, on the CLAIM path, by the next read. Default 30 000 ms.
     pub claim_idle_ms: u64,
-    /// How often the beat runs XAUTOCLAIM and refreshes the pending count. Default 5000 ms.
+    /// How often the beat runs XAUTOCLAIM (on the XAUTOCLAIM path) and refreshes the pending
+    /// count. Default 5000 ms.
     pub beat_interval_ms: u64,
     /// An entry delivered more than this many times is not handed to the handler again but
     /// dealt with by `poison`; `None` retries forever. Default `Some(10)`.
@@ -67,6 +68,10 @@ pub struct ConsumerSettings {
     pub retry_backoff_ms: u64,
     /// Longest pause after backend errors. Default 5000 ms.
     pub retry_backoff_ms_max: u64,
+    /// Read with `XREADGROUP … CLAIM` and hand failures back with `XNACK … FAIL` where the
+    /// backend has them ([`super::ClaimPath::ReadClaim`]); `false` keeps the XAUTOCLAIM beat
+    /// ([`super::ClaimPath::AutoClaim`]) everywhere. Default `true`.
+    pub read_claim: bool,
 }
 
 impl Default for ConsumerSettings {
@@ -84,6 +89,7 @@ impl Default for ConsumerSettings {
             brand: Brand::Evt,
             retry_backoff_ms: 50,
             retry_backoff_ms_max: 5_000,
+            read_claim: true,
         }
     }
 }

@@ -150,3 +150,30 @@ fn aof_with_an_archive_logs_the_folding_trims_too() {
     let mut c = Conn::open(addr);
     assert_eq!(c.stream_state("s"), before);
 }
+
+#[test]
+fn aof_active_expiry_dels_reach_the_file_without_another_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, addr) = serve_aof(dir.path(), &["--appendfsync", "always"]);
+    let mut c = Conn::open(addr);
+    c.ok(&["SET", "gone", "v", "PX", "30"]);
+    let incr = dir.path().join("appendonlydir/appendonly.aof.1.incr.aof");
+    // No client writes again: the server cron's active expiry deletes the key and its commit
+    // writes the DEL within a tick or two (hz 10).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let aof = fs::read(&incr).unwrap();
+        if aof
+            .windows(b"DEL\r\n$4\r\ngone".len())
+            .any(|w| w == b"DEL\r\n$4\r\ngone")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no DEL in the AOF: {}",
+            String::from_utf8_lossy(&aof)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

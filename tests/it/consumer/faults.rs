@@ -1,6 +1,9 @@
 //! At least once under faults: a handler failing at random 30% of the time over 10,000
 //! entries, two consumers reclaiming each other's work. In the end every entry is acked
-//! exactly once and none is lost; with the dedup helper each is rendered exactly once.
+//! exactly once and none is lost; with the dedup helper each is rendered exactly once. On
+//! both claim paths: `XREADGROUP … CLAIM` with `XNACK … FAIL` (the engine, `echomq serve`,
+//! Redis 8.8) and the XAUTOCLAIM beat (Redis 7, Valkey, the cluster), each run checking the
+//! path its consumers report.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,6 +13,8 @@ use echomq::feed::dedup::{Dedup, DedupStore, MemoryDedup, Once, OnceError, Redis
 use echomq::feed::{Branded, ConsumerSettings, Delivery, RedisBackend, StreamConsumer};
 use echomq::feed::{Subscription, stream_key};
 use parking_lot::Mutex;
+
+use echomq::feed::consumer::ClaimPath;
 
 use super::{Target, wait_until};
 
@@ -110,6 +115,14 @@ fn run<S: DedupStore + 'static>(target: &Target, n: u64, stores: Option<[S; 2]>)
             && metrics.iter().map(|m| m.reclaimed).sum::<u64>() > 0,
         "{target}: failures were retried through reclaims: {metrics:?}"
     );
+    for m in &metrics {
+        assert_eq!(m.claim_path, target.claim_path(), "{target}");
+    }
+    let nacked = metrics.iter().map(|m| m.nacked).sum::<u64>();
+    match target.claim_path() {
+        ClaimPath::ReadClaim => assert!(nacked > 0, "{target}: failures NACKed: {metrics:?}"),
+        ClaimPath::AutoClaim => assert_eq!(nacked, 0, "{target}: no XNACK there"),
+    }
     let renders_now = renders.lock().clone();
     assert_eq!(renders_now.len() as u64, n, "{target}: no entry lost");
     assert!(ids.iter().all(|id| renders_now.contains_key(id)));
@@ -172,6 +185,20 @@ fn with_dedup_every_entry_is_rendered_exactly_once_on_echomq_serve() {
 #[test]
 fn with_dedup_every_entry_is_rendered_exactly_once_on_redis() {
     if let Some(target) = Target::redis() {
+        exactly_once_on(&target);
+    }
+}
+
+#[test]
+fn with_dedup_every_entry_is_rendered_exactly_once_on_redis_8_8() {
+    if let Some(target) = Target::redis8() {
+        exactly_once_on(&target);
+    }
+}
+
+#[test]
+fn with_dedup_every_entry_is_rendered_exactly_once_on_valkey() {
+    if let Some(target) = Target::valkey() {
         exactly_once_on(&target);
     }
 }

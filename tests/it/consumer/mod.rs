@@ -12,8 +12,12 @@
 //! - `bad_input`: panics, entries without a parsable id, a group deleted underneath, poison
 //!   entries.
 //! - `retention`: declared streams trimmed on the beat, undeclared ones untouched.
+//! - `claim_path`: the path a consumer reclaims and retries by (`XREADGROUP … CLAIM` and
+//!   `XNACK … FAIL` on the embedded engine, `echomq serve` and Redis 8.8; XAUTOCLAIM on
+//!   Redis 7 and Valkey), as its metrics report it.
 
 mod bad_input;
+mod claim_path;
 mod crash;
 mod faults;
 mod reclaim;
@@ -26,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use echomq::engine::{Keyspace, ManualClock, SystemClock};
 use echomq::feed::backend::{GroupBackend, ReadFrom};
-use echomq::feed::consumer::Origin;
+use echomq::feed::consumer::{ClaimPath, Origin};
 use echomq::feed::{Backend, Branded, ClusterBackend, Delivery, Embedded, Feed, RedisBackend};
 use echomq::testing::{TestServer, TestServerOptions};
 use parking_lot::Mutex;
@@ -59,7 +63,7 @@ pub enum Target {
     EmbeddedWall { keyspace: Arc<Keyspace> },
     /// `echomq serve`, in-process, on the wall clock.
     Serve(TestServer),
-    /// A real redis-server.
+    /// A real redis-server (7.0 or 8.8) or valkey-server.
     Redis(Peer),
     /// A real Redis Cluster.
     Cluster(Cluster),
@@ -71,7 +75,7 @@ impl fmt::Display for Target {
             Target::Embedded { .. } => "embedded",
             Target::EmbeddedWall { .. } => "embedded (wall clock)",
             Target::Serve(_) => "echomq serve",
-            Target::Redis(_) => "redis-server",
+            Target::Redis(peer) => return write!(f, "{}", peer.info()),
             Target::Cluster(_) => "redis cluster",
         })
     }
@@ -113,6 +117,29 @@ impl Target {
     /// `None` (skipped) when redis-server is missing outside CI.
     pub fn redis() -> Option<Target> {
         Peer::start(PeerKind::Redis).map(Target::Redis)
+    }
+
+    /// `None` (skipped) when Redis 8.8 is missing outside CI.
+    pub fn redis8() -> Option<Target> {
+        Peer::start(PeerKind::Redis8).map(Target::Redis)
+    }
+
+    /// `None` (skipped) when valkey-server is missing outside CI.
+    pub fn valkey() -> Option<Target> {
+        Peer::start(PeerKind::Valkey).map(Target::Redis)
+    }
+
+    /// The path a consumer on this target must report: `XREADGROUP … CLAIM` where the server
+    /// has it and XNACK (the engine, `echomq serve`, Redis 8.8), XAUTOCLAIM elsewhere (Redis
+    /// 7.0, Valkey 8.1, the Redis 7 cluster).
+    pub fn claim_path(&self) -> ClaimPath {
+        match self {
+            Target::Embedded { .. } | Target::EmbeddedWall { .. } | Target::Serve(_) => {
+                ClaimPath::ReadClaim
+            }
+            Target::Redis(peer) if peer.info().kind == PeerKind::Redis8 => ClaimPath::ReadClaim,
+            Target::Redis(_) | Target::Cluster(_) => ClaimPath::AutoClaim,
+        }
     }
 
     /// `None` (skipped) when redis-server or redis-cli is missing outside CI.
@@ -266,6 +293,17 @@ impl GroupBackend for Either {
     ) -> Result<echomq::feed::backend::Claimed, echomq::feed::FeedError> {
         either!(self, b => b.auto_claim(key, group, consumer, min_idle_ms, start, count))
     }
+    fn claims_on_read(&self, key: &str) -> Result<bool, echomq::feed::FeedError> {
+        either!(self, b => b.claims_on_read(key))
+    }
+    fn nack_fail(
+        &self,
+        key: &str,
+        group: &str,
+        ids: &[echomq::engine::StreamId],
+    ) -> Result<u64, echomq::feed::FeedError> {
+        either!(self, b => b.nack_fail(key, group, ids))
+    }
     fn pending_count(
         &self,
         key: &str,
@@ -334,11 +372,12 @@ pub fn append(feed: &Feed<Either>, stream: &str, from: u64, n: u64) -> Vec<Brand
         .collect()
 }
 
-/// Every target a server-side behaviour runs on: embedded, `echomq serve`, redis-server and a
-/// Redis Cluster (when installed, always under CI).
+/// Every target a server-side behaviour runs on: embedded, `echomq serve`, redis-server 7.0,
+/// Redis 8.8 and a Redis Cluster (when installed, always under CI).
 pub fn every_target(embedded: Target) -> Vec<Target> {
     let mut targets = vec![embedded, Target::serve()];
     targets.extend(Target::redis());
+    targets.extend(Target::redis8());
     targets.extend(Target::cluster());
     targets
 }

@@ -1,10 +1,12 @@
 //! Reclaim: a second consumer takes over a dead peer's entries once they sat idle past the
-//! threshold (not before), and an entry's attempts grow with each delivery.
+//! threshold (not before), and an entry's attempts grow with each delivery, on both claim
+//! paths: the XAUTOCLAIM beat (a failed entry comes back after the threshold) and
+//! `XREADGROUP … CLAIM` with `XNACK … FAIL` (a failed entry comes back at once).
 
 use std::time::{Duration, Instant};
 
 use echomq::feed::backend::{GroupBackend, GroupStart, ReadFrom};
-use echomq::feed::consumer::Origin;
+use echomq::feed::consumer::{ClaimPath, Origin};
 use echomq::feed::{ConsumerSettings, Delivery, StreamConsumer, Subscription, stream_key};
 
 use super::{Log, Target, append, wait_until};
@@ -55,10 +57,12 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_after_the_idle_threshold_manu
             claim_idle_ms: 10_000,
             beat_interval_ms: 1_000,
             block_ms: 1_000,
+            read_claim: false,
             ..ConsumerSettings::default()
         },
         &log,
     );
+    assert_eq!(b.claim_path(), ClaimPath::AutoClaim, "read_claim: false");
     wait_until("b's first beat", || b.metrics().beats >= 1);
     target.advance_ms(9_000);
     wait_until("a beat before the threshold", || b.metrics().beats >= 2);
@@ -89,10 +93,69 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_after_the_idle_threshold_manu
             metrics.reclaimed,
             metrics.acked,
             metrics.failed,
+            metrics.pending,
+            metrics.nacked
+        ),
+        (6, 5, 1, 0, 0)
+    );
+}
+
+/// The same on the CLAIM path: the read itself takes the dead peer's idle entries (no claim
+/// call between reads), and the failed one is NACKed and read again at once, with no clock
+/// movement at all.
+#[test]
+fn on_the_claim_path_a_read_takes_idle_entries_and_a_failure_comes_back_at_once_manual_clock() {
+    let target = Target::embedded();
+    let ids = dead_peer_holds_five(&target);
+    let log = Log::default();
+    let b = start_b(
+        &target,
+        ConsumerSettings {
+            claim_idle_ms: 10_000,
+            beat_interval_ms: 1_000,
+            block_ms: 1_000,
+            ..ConsumerSettings::default()
+        },
+        &log,
+    );
+    assert_eq!(b.claim_path(), ClaimPath::ReadClaim);
+    wait_until("b's first beat", || b.metrics().beats >= 1);
+    target.advance_ms(9_000);
+    wait_until("a beat before the threshold", || b.metrics().beats >= 2);
+    assert_eq!(log.len(), 0, "nothing is idle long enough yet");
+
+    // The blocked CLAIM read wakes when the clock passes the threshold.
+    target.advance_ms(1_001);
+    wait_until("the claim and the retry", || log.len() == 6);
+    let seen = log.all();
+    assert_eq!(
+        seen[..5].iter().map(|s| s.id).collect::<Vec<_>>(),
+        ids,
+        "claimed in delivery order"
+    );
+    assert!(
+        seen.iter().all(|s| s.origin == Origin::Reclaimed),
+        "{seen:?}"
+    );
+    assert!(seen[..5].iter().all(|s| s.attempts == 2), "{seen:?}");
+    assert_eq!(
+        (seen[5].id, seen[5].attempts),
+        (ids[0], 3),
+        "NACKed, then read again"
+    );
+    wait_until("the acks", || b.metrics().acked == 5);
+    let metrics = b.stop().unwrap();
+    assert_eq!(
+        (
+            metrics.reclaimed,
+            metrics.acked,
+            metrics.failed,
+            metrics.nacked,
             metrics.pending
         ),
-        (6, 5, 1, 0)
+        (6, 5, 1, 1, 0)
     );
+    assert_eq!(metrics.claim_path, ClaimPath::ReadClaim);
 }
 
 fn reclaim_in_real_time(target: &Target) {
@@ -110,6 +173,7 @@ fn reclaim_in_real_time(target: &Target) {
         },
         &log,
     );
+    assert_eq!(b.claim_path(), target.claim_path(), "{target}");
     wait_until("the reclaim", || log.len() >= 5);
     assert!(
         held_at.elapsed() >= Duration::from_millis(IDLE_MS),
@@ -124,13 +188,24 @@ fn reclaim_in_real_time(target: &Target) {
     wait_until("the retry", || log.len() == 6);
     assert_eq!((log.all()[5].id, log.all()[5].attempts), (ids[0], 3));
     wait_until("the last ack", || b.metrics().acked == 5);
-    b.stop().unwrap();
+    let metrics = b.stop().unwrap();
+    let nacked = match target.claim_path() {
+        ClaimPath::ReadClaim => 1,
+        ClaimPath::AutoClaim => 0,
+    };
+    assert_eq!(
+        (metrics.claim_path, metrics.nacked, metrics.reclaimed),
+        (target.claim_path(), nacked, 6),
+        "{target}"
+    );
 }
 
 #[test]
 fn a_second_consumer_reclaims_a_dead_peers_entries_on_servers() {
     let mut targets = vec![Target::serve()];
     targets.extend(Target::redis());
+    targets.extend(Target::redis8());
+    targets.extend(Target::valkey());
     targets.extend(Target::cluster());
     for target in targets {
         reclaim_in_real_time(&target);

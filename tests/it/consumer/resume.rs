@@ -35,12 +35,17 @@ fn backlog_first_then_new(target: &Target) {
     let first = append(&feed, "resume", 0, 6);
     let log = Log::default();
 
-    // First life: entries 1 and 3 fail and stay pending; the others are acked.
+    // First life: entries 1 and 3 fail and stay pending; the others are acked. On the
+    // XAUTOCLAIM path, so the failures stay this consumer's (the CLAIM path would NACK them
+    // and retry at once); the later lives run on the target's own path.
     let l = log.clone();
     let consumer = StreamConsumer::start(
         &target.backend(),
         subscription(),
-        settings(),
+        ConsumerSettings {
+            read_claim: false,
+            ..settings()
+        },
         move |d: Delivery| {
             l.record(&d);
             match d.get("n") {

@@ -18,16 +18,20 @@
 //! | XREADGROUP creates its consumer when nothing is served | no | as §4.2 | [`READ_CREATES_CONSUMER`] |
 //! | XCLAIM/XAUTOCLAIM create the consumer | only when claiming | as §4.5/§4.6 | [`CLAIM_CREATES_CONSUMER`] |
 //! | XREADGROUP `+` error text, `Unbalanced 'xreadgroup'` text | older texts | as §4.2 | [`XREADGROUP_ERROR_TEXTS`] |
-//! | XREAD `+` | absent | as §5.1 | [`XREAD_PLUS`] |
+//! | XREAD `+` (8.8: the last live entry; nothing at 0-0) | absent | 7.4's rule | [`XREAD_PLUS_8_8`] |
 //! | `Unbalanced 'xread' ... ID, '+', or '$'` text | older text | older text | [`XREAD_UNBALANCED_TEXT`] |
 //! | the 8.0 lag and entries-read rules (§4.7) | older rules | older rules | [`LAG_FIXES_8_0`] |
-//! | HELP's last line | `Prints this help.` | `Print this help.` | [`HELP_LAST_LINE`] |
+//! | HELP's last line | `Prints this help.` | as 8.8 | [`HELP_LAST_LINE`] |
 //! | MULTI inside MULTI | `MULTI calls can not be nested` | `Command not allowed inside a transaction` | [`MULTI_NESTED`] |
 //! | ENTRIESREAD above entries-added is capped (8.2.2) | not capped | not capped | [`ENTRIES_READ_CAP`] |
 //!
-//! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`],
-//! [`ENGINE_BUG_XREAD_PLUS_AT_ZERO`]): their cases run only in the ignored `*_engine_bugs_*`
-//! tests until the engine is fixed.
+//! Redis 8.8 is the target: every group case runs against it too (`group_cases_match_redis8`),
+//! skipped only where a reason above names it. Re-checked against 8.8 (issue 15): HELP's last
+//! line, XREAD `+` after the last entry is deleted and on an empty stream, and entries-read
+//! after a trim past the group's cursor, where echomq followed 7.4 and now follows 8.8.
+//!
+//! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`]): their
+//! cases run only in the ignored `*_engine_bugs_*` tests until the engine is fixed.
 //!
 //! Not differences but limits of a differential test, also kept out of the comparison:
 //! time fields (see `support::normalize`), HELLO's own reply (see `support::wire`), and
@@ -50,6 +54,11 @@ pub fn lacks_lag_fixes(peer: &PeerInfo) -> bool {
 /// Every peer we have: neither has the 7.4 unbalanced-XREAD text.
 pub fn lacks_xread_unbalanced_text(peer: &PeerInfo) -> bool {
     peer.kind == PeerKind::Valkey || peer.is_redis_before(7, 4)
+}
+
+/// Valkey 8.1 and Redis before 8 (7.0 here, which has no `+` at all): 7.4's XREAD `+`.
+pub fn lacks_xread_plus_8_8(peer: &PeerInfo) -> bool {
+    peer.kind == PeerKind::Valkey || peer.is_redis_before(8, 0)
 }
 
 /// Every peer but Redis 8.2+: neither Redis 7.0 nor Valkey 8.1 caps ENTRIESREAD.
@@ -99,9 +108,12 @@ pub const XREADGROUP_ERROR_TEXTS: &str = "reference §4.2 and §8 (7.2): `+` as 
      'xreadgroup' list of streams`; Redis 7.0.15 rejects `+` as an invalid id and names XREAD \
      in the unbalanced text (Valkey 8.1 agrees with the reference)";
 
-/// Redis 7.0 has no XREAD `+`.
-pub const XREAD_PLUS: &str = "reference §5.1 and §8 (7.4): XREAD `+` reads the last entry; \
-     Redis 7.0.15 rejects `+` as an invalid id (Valkey 8.1 has `+`)";
+/// Redis 8.8's XREAD `+`.
+pub const XREAD_PLUS_8_8: &str = "redis-8-streams.md (Redis 8.8's `xreadCommand`): XREAD `+` \
+     reads the last live entry (the stream's last id may be deleted), and on an existing empty \
+     stream reads nothing, as on a missing key; 7.4's rule, which Valkey 8.1 keeps, steps back \
+     from the last id even when that entry is deleted (serving nothing) and answers an empty \
+     stream at 0-0 with `ERR the stream last element ID is 0-0`. Redis 7.0.15 has no `+`";
 
 /// Neither peer has the 7.4 text.
 pub const XREAD_UNBALANCED_TEXT: &str = "reference §5.1 and §8 (7.4): `Unbalanced 'xread' list \
@@ -125,10 +137,10 @@ pub const ENTRIES_READ_CAP: &str = "redis-8-streams.md §5 (8.4, backported to 8
      of the stream. Random sequences on these peers never give more than entries-added; the \
      hand cases run on Redis 8.8 (`group_cases_match_redis8`)";
 
-/// Valkey's help text.
-pub const HELP_LAST_LINE: &str = "reference §6.2 (HELP is Redis's text): the last line of \
-     XGROUP HELP and XINFO HELP reads `    Prints this help.` on Redis; Valkey 8.1 changed it \
-     to `    Print this help.`";
+/// Redis 7.0's help text.
+pub const HELP_LAST_LINE: &str = "HELP is Redis's text: the last line of XGROUP HELP and \
+     XINFO HELP reads `    Print this help.` on Redis 8.8 (and Valkey 8.1), as echomq's does; \
+     Redis 7.0.15 reads `    Prints this help.`";
 
 /// Valkey's error for a nested MULTI.
 pub const MULTI_NESTED: &str = "Redis (7.0 and current) answers MULTI inside MULTI with `ERR \
@@ -142,8 +154,3 @@ pub const ENGINE_BUG_ERROR_TEXT_CRLF: &str = "the text of an engine error that e
      (addReplyErrorFormat). `echomq serve` maps them when encoding, so the wire is right (the \
      wire case 'errors that echo CR and LF stay one line' passes); `Keyspace::execute` callers \
      see another text than Redis's";
-
-/// Engine bug: XREAD `+` on an empty stream at 0-0.
-pub const ENGINE_BUG_XREAD_PLUS_AT_ZERO: &str = "XREAD `+` on an existing empty stream whose \
-     last id is 0-0 (XGROUP CREATE ... MKSTREAM) replies a null array; Redis 7.4+ and Valkey 8.1 \
-     cannot step back from 0-0 and reply `-ERR the stream last element ID is 0-0`";

@@ -4,6 +4,8 @@
 //! departures from the behaviour we target.
 //!
 //! - `case`: hand-written cases and their runner.
+//! - `command_info`: COMMAND INFO and COMMAND DOCS of XGROUP and XINFO with their subcommands
+//!   and key specs against Redis 8.8, RESP2 and RESP3.
 //! - `streams`: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID.
 //! - `groups`: consumer groups (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO)
 //!   and XREAD.
@@ -21,6 +23,7 @@
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
+mod command_info;
 mod expiry;
 mod groups;
 mod groups8;

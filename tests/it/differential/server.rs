@@ -15,8 +15,8 @@ use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
 use crate::differential::case::Skip;
 use crate::differential::groups::random::{self as group_random, GROUPS, KEYS, Op};
 use crate::differential::known_differences::{
-    CONSUMER_ACTIVE_TIME, ENGINE_BUG_XREAD_PLUS_AT_ZERO, HELP_LAST_LINE, MULTI_NESTED, XREAD_PLUS,
-    is_valkey, lacks_lag_fixes, redis_before_7_2,
+    CONSUMER_ACTIVE_TIME, HELP_LAST_LINE, MULTI_NESTED, XREAD_PLUS_8_8, is_valkey, lacks_lag_fixes,
+    lacks_xread_plus_8_8, redis_before_7_2,
 };
 use crate::support::differ::Mismatch;
 use crate::support::peer::{PeerInfo, PeerKind};
@@ -97,6 +97,8 @@ impl WireCase {
         self
     }
 
+    /// No wire case shows an engine bug now; kept for the next one.
+    #[allow(dead_code)]
     fn engine_bug(mut self, why: &'static str) -> WireCase {
         self.engine_bug = Some(why);
         self
@@ -200,7 +202,7 @@ fn cases() -> Vec<WireCase> {
         WireCase::new("HELP replies")
             .cmd("XINFO HELP")
             .cmd("XGROUP HELP")
-            .skip_if(is_valkey, HELP_LAST_LINE),
+            .skip_if(redis_before_7_2, HELP_LAST_LINE),
         WireCase::new("a pipeline mixing stream, keyspace and failing commands")
             .pipeline(&[
                 "PING",
@@ -272,11 +274,10 @@ fn cases() -> Vec<WireCase> {
             .argv(&["XGROUP", "x\ny"])
             .argv(&["XCLAIM", "k\r\n", "g", "c", "0", "1-0"])
             .cmd("PING"),
-        WireCase::new("XREAD + on an empty stream at 0-0 is an error")
+        WireCase::new("XREAD + on an empty stream at 0-0 reads nothing")
             .cmd("XGROUP CREATE e g $ MKSTREAM")
             .cmd("XREAD STREAMS e +")
-            .skip_if(redis_before_7_2, XREAD_PLUS)
-            .engine_bug(ENGINE_BUG_XREAD_PLUS_AT_ZERO),
+            .skip_if(lacks_xread_plus_8_8, XREAD_PLUS_8_8),
     ]
 }
 

@@ -73,7 +73,9 @@ impl Resp {
             Reply::Bulk(b) => Resp::Bulk(b.to_vec()),
             Reply::Null => Resp::NullBulk,
             Reply::NullArray => Resp::NullArray,
-            Reply::Array(items) => Resp::Array(items.iter().map(Resp::from_reply).collect()),
+            Reply::Array(items) | Reply::Set(items) => {
+                Resp::Array(items.iter().map(Resp::from_reply).collect())
+            }
             Reply::Map(pairs) => Resp::Array(
                 pairs
                     .iter()

@@ -499,15 +499,16 @@ fn estimate(s: &ModelStream, x: StreamId) -> Option<i64> {
     None
 }
 
-/// A delivery of `id` with `>`: the counter and then the cursor. As §4.7 words it; Redis 8's
-/// `streamReplyWithRange` also asks that the cursor be at or past `first_id` before it counts
-/// on, which the reference does not say.
+/// A delivery of `id` with `>`: the counter and then the cursor. As §4.7 words it, plus what
+/// Redis 8's `streamReplyWithRange` also asks (and the reference does not say): that the
+/// cursor be at or past `first_id` before it counts on (Redis 8.8 differs otherwise after a
+/// trim past the cursor).
 pub fn on_delivery(s: &ModelStream, g: &mut Group, id: StreamId) {
     if id <= g.last_id {
         return;
     }
     match g.entries_read {
-        Some(read) if !has_tombstones(s, g.last_id, StreamId::MAX) => {
+        Some(read) if g.last_id >= s.first_id && !has_tombstones(s, g.last_id, StreamId::MAX) => {
             g.entries_read = Some(read + 1);
         }
         _ if s.entries_added > 0 => g.entries_read = estimate(s, id),

@@ -107,11 +107,18 @@ impl GroupModel {
                 b"$" if grouped => return Err(meaningless('$')),
                 b"+" if grouped => return Err(meaningless('+')),
                 b"$" => From::After(last_id),
-                b"+" if stream.is_none() => From::After(StreamId::MIN),
+                // Redis 8.8: just before the last live entry; nothing on an empty stream.
                 b"+" => From::After(
-                    last_id
-                        .prev()
-                        .ok_or("ERR the stream last element ID is 0-0")?,
+                    stream
+                        .and_then(|s| {
+                            s.nodes
+                                .iter()
+                                .flatten()
+                                .rev()
+                                .find(|e| !e.deleted)
+                                .and_then(|e| e.id.prev())
+                        })
+                        .unwrap_or(StreamId::MIN),
                 ),
                 b">" if grouped => From::New,
                 b">" => return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.".into()),

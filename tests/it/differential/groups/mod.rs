@@ -23,26 +23,14 @@ fn group_cases_match_valkey() {
     run_cases(PeerKind::Valkey, &cases::all());
 }
 
-/// Cases whose expectations predate Redis 8.8 and differ on it, to re-check with issue 15's
-/// pass over `known_differences` (not part of this work): HELP's last line reads `Print this
-/// help.` on 8.8; XREAD `+` after the last entry is deleted serves the live last entry; and
-/// 8.8's entries-read and lag after an XTRIM past the cursor.
-const NOT_YET_RECHECKED_ON_REDIS8: &[&str] = &[
-    "XGROUP HELP",
-    "XINFO HELP",
-    "lag: XTRIM past the cursor",
-    "XREAD + reads the last entry only, if it is live",
-];
-
 /// The same cases against Redis 8.8: the behaviour we target, including what the older
-/// peers lack (the ENTRIESREAD cap cases run only here).
+/// peers lack (the ENTRIESREAD cap cases, 8.8's XREAD `+` and HELP text run only here and where
+/// the peer agrees). Every case runs: the four that once differed on 8.8 (HELP's last line,
+/// XREAD `+` after the last entry is deleted, entries-read after a trim past the cursor) were
+/// re-checked and echomq follows 8.8 (`known_differences`).
 #[test]
 fn group_cases_match_redis8() {
-    let cases: Vec<_> = cases::all()
-        .into_iter()
-        .filter(|c| !NOT_YET_RECHECKED_ON_REDIS8.contains(&c.name))
-        .collect();
-    run_cases(PeerKind::Redis8, &cases);
+    run_cases(PeerKind::Redis8, &cases::all());
 }
 
 #[test]

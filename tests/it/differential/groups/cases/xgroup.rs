@@ -3,7 +3,7 @@
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{
-    ENTRIES_READ_CAP, HELP_LAST_LINE, is_valkey, lacks_entries_read_cap,
+    ENTRIES_READ_CAP, HELP_LAST_LINE, lacks_entries_read_cap, redis_before_7_2,
 };
 
 pub fn all() -> Vec<Case> {
@@ -11,7 +11,7 @@ pub fn all() -> Vec<Case> {
         Case::new("XGROUP HELP")
             .cmd("XGROUP HELP")
             .cmd("xgroup help")
-            .skip_if(is_valkey, HELP_LAST_LINE),
+            .skip_if(redis_before_7_2, HELP_LAST_LINE),
         Case::new("XGROUP arity and unknown subcommands")
             .cmd("XGROUP")
             .cmd("XGROUP HELP extra")

@@ -6,8 +6,8 @@
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{
-    CONSUMER_ACTIVE_TIME, ENTRIES_READ_CAP, HELP_LAST_LINE, LAG_FIXES_8_0, is_valkey,
-    lacks_entries_read_cap, lacks_lag_fixes, redis_before_7_2,
+    CONSUMER_ACTIVE_TIME, ENTRIES_READ_CAP, HELP_LAST_LINE, LAG_FIXES_8_0, lacks_entries_read_cap,
+    lacks_lag_fixes, redis_before_7_2,
 };
 
 pub fn all() -> Vec<Case> {
@@ -21,7 +21,7 @@ fn errors_and_shapes() -> Vec<Case> {
         Case::new("XINFO HELP")
             .cmd("XINFO HELP")
             .cmd("XINFO help")
-            .skip_if(is_valkey, HELP_LAST_LINE),
+            .skip_if(redis_before_7_2, HELP_LAST_LINE),
         Case::new("XINFO arity and unknown subcommands")
             .cmd("XINFO")
             .cmd("XINFO HELP extra")

@@ -4,8 +4,7 @@
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{
-    ENGINE_BUG_XREAD_PLUS_AT_ZERO, XREAD_PLUS, XREAD_UNBALANCED_TEXT, lacks_xread_unbalanced_text,
-    redis_before_7_2,
+    XREAD_PLUS_8_8, XREAD_UNBALANCED_TEXT, lacks_xread_plus_8_8, lacks_xread_unbalanced_text,
 };
 
 pub fn all() -> Vec<Case> {
@@ -66,7 +65,7 @@ pub fn all() -> Vec<Case> {
             .cmd("XREAD STREAMS s str 0 0")
             .cmd("XREAD STREAMS str s 0 0")
             .cmd("XREAD STREAMS s str 0 abc"),
-        Case::new("XREAD + reads the last entry only, if it is live")
+        Case::new("XREAD + reads the last live entry")
             .fill("s", 1, 3)
             .cmd("XREAD STREAMS s +")
             .cmd("XREAD COUNT 5 STREAMS s +")
@@ -79,12 +78,11 @@ pub fn all() -> Vec<Case> {
             .cmd("XADD e 1-0 f v")
             .cmd("XDEL e 1-0")
             .cmd("XREAD STREAMS e +")
-            .skip_if(redis_before_7_2, XREAD_PLUS),
-        Case::new("XREAD + on an empty stream at 0-0 is an error")
+            .skip_if(lacks_xread_plus_8_8, XREAD_PLUS_8_8),
+        Case::new("XREAD + on an empty stream at 0-0 reads nothing")
             .cmd("XGROUP CREATE e g $ MKSTREAM")
             .cmd("XREAD STREAMS e +")
             .cmd("XREAD STREAMS nokey e + +")
-            .skip_if(redis_before_7_2, XREAD_PLUS)
-            .engine_bug(ENGINE_BUG_XREAD_PLUS_AT_ZERO),
+            .skip_if(lacks_xread_plus_8_8, XREAD_PLUS_8_8),
     ]
 }

@@ -1,0 +1,111 @@
+//! A run of calls under one acquisition of the keyspace lock.
+//!
+//! A server connection that received several requests at once (pipelining) runs them in one
+//! [`Batch`]: the lock is taken by the first call that needs the keyspace and released when
+//! the batch ends, and the blocked clients its calls served are woken then, once, after the
+//! lock is released. Each call still takes its own time snapshot, and serves the blocked
+//! readers of the keys it signalled (and propagates its writes) before the next call runs, so
+//! a batch does exactly what its calls would do one after another; only the lock and the
+//! wake-ups are shared.
+//!
+//! Invariants: a batch is never held across an await or any wait (its guard is not `Send`,
+//! so the compiler refuses it in a spawned task), and nothing that takes the keyspace lock
+//! itself ([`Keyspace::run_db`], [`Keyspace::expire_blocked`], dropping a
+//! [`crate::BlockedHandle`], …) runs on the same thread while a batch holds it: the lock is
+//! not reentrant, so that would deadlock.
+
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use crate::blocking::Outcome;
+use crate::blocking::Wake;
+use crate::command;
+use crate::keyspace::{Db, Execution, Keyspace, Rerun, Snapshot, wake_all};
+
+/// Calls made under one acquisition of the keyspace lock (see the module docs).
+pub struct Batch<'a> {
+    keyspace: &'a Arc<Keyspace>,
+    dbs: Option<MutexGuard<'a, Vec<Db>>>,
+    wakers: Vec<Arc<dyn Wake>>,
+}
+
+impl std::fmt::Debug for Batch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("locked", &self.dbs.is_some())
+            .field("wakers", &self.wakers.len())
+            .finish()
+    }
+}
+
+impl Keyspace {
+    /// Starts a batch of calls; the lock is taken by the first call that needs it.
+    pub fn batch(self: &Arc<Self>) -> Batch<'_> {
+        Batch {
+            keyspace: self,
+            dbs: None,
+            wakers: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Batch<'a> {
+    /// The keyspace this batch runs on.
+    pub fn keyspace(&self) -> &'a Arc<Keyspace> {
+        self.keyspace
+    }
+
+    fn dbs(&mut self) -> &mut Vec<Db> {
+        let keyspace = self.keyspace;
+        self.dbs.get_or_insert_with(|| keyspace.dbs.lock())
+    }
+
+    /// [`Keyspace::run_db`] within the batch.
+    pub fn run_db<R>(&mut self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
+        let keyspace = self.keyspace;
+        let mut wakers = std::mem::take(&mut self.wakers);
+        let result = keyspace.run_db_locked(self.dbs(), index, f, &mut wakers);
+        self.wakers = wakers;
+        result
+    }
+
+    /// [`Keyspace::run_all`] within the batch.
+    pub fn run_all<R>(&mut self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
+        let keyspace = self.keyspace;
+        let mut wakers = std::mem::take(&mut self.wakers);
+        let result = keyspace.run_all_locked(self.dbs(), f, &mut wakers);
+        self.wakers = wakers;
+        result
+    }
+
+    /// [`Keyspace::execute_blocking_in`] within the batch.
+    pub fn execute_blocking_in<A: AsRef<[u8]>>(
+        &mut self,
+        index: usize,
+        argv: &[A],
+        waker: Arc<dyn Wake>,
+    ) -> Execution {
+        let keyspace = self.keyspace;
+        self.run_db(index, |db, snapshot| {
+            match command::execute_outcome(db, snapshot, argv) {
+                Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
+                Err(e) => Execution::Done(Err(e)),
+                Ok(Outcome::Block(request)) => {
+                    let rerun: Rerun = command::execute_outcome::<bytes::Bytes>;
+                    Execution::Blocked(keyspace.block(db, index, request, rerun, waker))
+                }
+            }
+        })
+    }
+
+    /// Ends the batch: releases the lock, then wakes the blocked clients its calls served.
+    pub fn end(self) {}
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.dbs = None;
+        wake_all(std::mem::take(&mut self.wakers));
+    }
+}

@@ -1,0 +1,144 @@
+//! The synchronous half of a connection: every complete request already read runs, in order,
+//! in one keyspace [`Batch`], its reply encoded into the output buffer.
+//!
+//! Pipelined requests therefore take the keyspace lock once, not once each, and the blocked
+//! clients they serve are woken once, when the batch ends. [`run_ready`] returns a [`Step`]
+//! (ending the batch: the lock is released, then the wake-ups go out) whenever the connection
+//! must wait or write: more input is needed, the replies reached [`OUTPUT_FLUSH_BYTES`], a
+//! command blocked, CLIENT PAUSE holds the next request, or the connection closes. It never
+//! awaits, so the lock is never held across a wait, and the AOF commit (which may write and
+//! fsync) always comes after the batch, outside the lock.
+//!
+//! Requests are decoded into one argument vector kept across calls, and a multibulk request's
+//! arguments are slices of the input buffer, which moves on once, after the batch.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::{Buf, BytesMut};
+use echomq_engine::{BlockedHandle, Wake};
+
+use crate::resp::{Arg, DecodeLimits, decode_args_into, encode, encode_error};
+use crate::state::{Action, ClientState, Execute, ServerState};
+
+/// Reply bytes that make the connection write before decoding more requests.
+pub(crate) const OUTPUT_FLUSH_BYTES: usize = 64 * 1024;
+
+/// Why [`run_ready`] stopped, and what the connection does next.
+#[derive(Debug)]
+pub(crate) enum Step {
+    /// Every complete request ran: write the replies, read more.
+    NeedInput,
+    /// The replies reached [`OUTPUT_FLUSH_BYTES`]: write them, then run on.
+    Flush,
+    /// CLIENT PAUSE holds the next request (still unread in the input) until this instant.
+    Postpone(Instant),
+    /// A command blocked: write the replies so far, then wait for its reply.
+    Block(BlockedHandle),
+    /// Write the replies (the last one included), then close (QUIT, a protocol error).
+    Close,
+    /// Close at once, writing nothing more (a cross-protocol attack).
+    Drop,
+}
+
+/// What a connection keeps from one batch to the next.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    args: Vec<Arg>,
+}
+
+/// Runs every complete request at the front of `input` (see the module docs), consuming the
+/// ones that ran and appending their replies to `output`.
+pub(crate) fn run_ready(
+    state: &ServerState,
+    client: &mut ClientState,
+    execute: Execute,
+    waker: &Arc<dyn Wake>,
+    input: &mut BytesMut,
+    output: &mut BytesMut,
+    scratch: &mut Scratch,
+) -> Step {
+    let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
+    let mut batch = state.keyspace().batch();
+    client.clock_mark = Some(Instant::now());
+    let whole: &[u8] = input;
+    let mut consumed = 0;
+    let mut argv: Vec<&[u8]> = Vec::new();
+    let step = loop {
+        let limits = DecodeLimits {
+            bulk_bytes_max,
+            unauthenticated: !client.authenticated,
+        };
+        let buf = &whole[consumed..];
+        let used = match decode_args_into(buf, &limits, &mut scratch.args) {
+            Ok(None) => break Step::NeedInput,
+            Ok(Some(used)) => used,
+            Err(e) => {
+                state.stats().record_error("ERR");
+                encode_error(&format!("ERR {e}"), output);
+                break Step::Close;
+            }
+        };
+        if scratch.args.is_empty() {
+            consumed += used;
+            continue;
+        }
+        // Messages published before the command ran go out before its reply; those it
+        // published to its own client go after (Redis defers a client's own pushes).
+        output.extend_from_slice(&client.info.pubsub.take());
+        let action = if let Some(spans) = spans_of(&scratch.args, buf, &mut argv) {
+            execute(state, client, &mut batch, spans, waker)
+        } else {
+            // Inline arguments are unquoted copies, not slices of the input.
+            let owned: Vec<&[u8]> = scratch.args.iter().map(|arg| arg_bytes(arg, buf)).collect();
+            execute(state, client, &mut batch, &owned, waker)
+        };
+        if let Action::Postpone(until) = action {
+            break Step::Postpone(until);
+        }
+        consumed += used;
+        match action {
+            Action::Reply(reply) => encode(&reply, client.protocol, output),
+            Action::Raw(bytes) => output.extend_from_slice(&bytes),
+            Action::Postpone(_) => {}
+            Action::Drop => break Step::Drop,
+            Action::Close(reply) => {
+                encode(&reply, client.protocol, output);
+                break Step::Close;
+            }
+            Action::Block(handle) => break Step::Block(handle),
+        }
+        if output.len() >= OUTPUT_FLUSH_BYTES {
+            break Step::Flush;
+        }
+    };
+    drop(argv);
+    client.clock_mark = None;
+    batch.end();
+    input.advance(consumed);
+    step
+}
+
+/// The arguments as slices of `buf` in `argv` (kept across requests), when every one is a
+/// span of it (a multibulk request); `None` for an inline request.
+fn spans_of<'a, 'v>(
+    args: &[Arg],
+    buf: &'a [u8],
+    argv: &'v mut Vec<&'a [u8]>,
+) -> Option<&'v [&'a [u8]]> {
+    argv.clear();
+    for arg in args {
+        match arg {
+            Arg::Span(start, end) => argv.push(&buf[*start..*end]),
+            Arg::Owned(_) => return None,
+        }
+    }
+    Some(argv)
+}
+
+fn arg_bytes<'a>(arg: &'a Arg, buf: &'a [u8]) -> &'a [u8] {
+    match arg {
+        Arg::Span(start, end) => &buf[*start..*end],
+        Arg::Owned(bytes) => bytes,
+    }
+}
