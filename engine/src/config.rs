@@ -1,6 +1,6 @@
 //! Run-time settings of the engine, with Redis's names, defaults and ranges.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `stream-node-max-entries` default: entries (live and deleted) per node.
 pub const NODE_ENTRIES_MAX_DEFAULT: u64 = 100;
@@ -86,6 +86,8 @@ pub struct Config {
     node_bytes_max: AtomicU64,
     idmp_duration_s: AtomicU64,
     idmp_maxsize: AtomicU64,
+    /// `notify-keyspace-events` as flags (see [`crate::notify`]).
+    notify_flags: AtomicU32,
 }
 
 impl Default for Config {
@@ -95,6 +97,7 @@ impl Default for Config {
             node_bytes_max: AtomicU64::new(NODE_BYTES_MAX_DEFAULT),
             idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
             idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
+            notify_flags: AtomicU32::new(0),
         }
     }
 }
@@ -140,5 +143,15 @@ impl Config {
     pub fn set_idmp_maxsize(&self, n: u64) {
         let n = n.clamp(*IDMP_MAXSIZE_RANGE.start(), *IDMP_MAXSIZE_RANGE.end());
         self.idmp_maxsize.store(n, Ordering::Relaxed);
+    }
+
+    /// The `notify-keyspace-events` classes in force (flags of [`crate::notify`]).
+    pub fn notify_flags(&self) -> u32 {
+        self.notify_flags.load(Ordering::Relaxed)
+    }
+
+    /// Sets the `notify-keyspace-events` classes (parsed with [`crate::notify::parse`]).
+    pub fn set_notify_flags(&self, flags: u32) {
+        self.notify_flags.store(flags, Ordering::Relaxed);
     }
 }

@@ -200,6 +200,7 @@ impl Keyspace {
                     };
                     db.now_ms = snapshot.now_ms;
                     db.propagating = self.propagation_on();
+                    db.notify_flags = self.notify_flags();
                     let mut repeat = false;
                     for _ in 0..LOOPS_PER_CHECK {
                         loops += 1;
@@ -233,6 +234,7 @@ impl Keyspace {
                     if !propagated.is_empty() {
                         self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
                     }
+                    self.hand_over_events(std::iter::once((index, &mut *db)));
                     (repeat, wakers)
                 };
                 wake_all(wakers);
@@ -274,9 +276,11 @@ impl Keyspace {
             let mut wakers = Vec::new();
             let mut propagated = Vec::new();
             let propagating = self.propagation_on();
+            let notify_flags = self.notify_flags();
             for (index, db) in dbs.iter_mut().enumerate() {
                 db.now_ms = snapshot.now_ms;
                 db.propagating = propagating;
+                db.notify_flags = notify_flags;
                 let n = db.sweep_expired();
                 db.expired_keys_active += n as u64;
                 expired += n;
@@ -286,6 +290,7 @@ impl Keyspace {
             if !propagated.is_empty() {
                 self.feed(propagated);
             }
+            self.hand_over_events(dbs.iter_mut().enumerate());
             (expired, wakers)
         };
         wake_all(wakers);
@@ -327,10 +332,12 @@ impl Db {
         (self.expired_keys, self.expired_keys_active)
     }
 
-    /// Zeroes [`Db::expired_counts`].
+    /// Zeroes [`Db::expired_counts`] and the read lookup counts (CONFIG RESETSTAT).
     pub fn reset_expired_counts(&mut self) {
         self.expired_keys = 0;
         self.expired_keys_active = 0;
+        self.keyspace_hits = 0;
+        self.keyspace_misses = 0;
     }
 }
 

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::reply::Reply;
 use crate::stream::Stream;
 
+use crate::notify::{self as events, Notification, NotificationSink};
 pub use crate::propagate::PropagationSink;
 
 /// A value stored under a key.
@@ -113,6 +114,16 @@ pub struct Db {
     dirty: u64,
     /// Whether a propagation sink is installed (else nothing is recorded).
     pub(crate) propagating: bool,
+    /// The `notify-keyspace-events` classes for the running command (0 without a sink).
+    pub(crate) notify_flags: u32,
+    /// Events fired since the last hand-over, with their keyspace-wide sequence numbers.
+    pub(crate) events: Vec<(u64, &'static str, Bytes)>,
+    /// The sequence shared by every database of a keyspace (firing order across them).
+    pub(crate) event_seq: Arc<std::sync::atomic::AtomicU64>,
+    /// Read lookups that found their key, and that did not (INFO's `keyspace_hits`,
+    /// `keyspace_misses`).
+    pub(crate) keyspace_hits: u64,
+    pub(crate) keyspace_misses: u64,
 }
 
 impl Default for Db {
@@ -135,6 +146,11 @@ impl Default for Db {
             propagated: Vec::new(),
             dirty: 0,
             propagating: false,
+            notify_flags: 0,
+            events: Vec::new(),
+            event_seq: Arc::default(),
+            keyspace_hits: 0,
+            keyspace_misses: 0,
         }
     }
 }
@@ -213,6 +229,7 @@ impl Db {
         if matches!(previous, Some(Value::Stream(_))) {
             self.signal_deleted(key);
         }
+        self.notify(events::EXPIRED, "expired", key);
         true
     }
 
@@ -281,9 +298,10 @@ impl Db {
     }
 
     /// Readies this database for one call: its time snapshot, whether writes propagate, the
-    /// IDMP defaults, and the periodic IDMP sweep.
-    fn prepare(&mut self, snapshot: &Snapshot, propagating: bool) {
+    /// notification classes, the IDMP defaults, and the periodic IDMP sweep.
+    fn prepare(&mut self, snapshot: &Snapshot, propagating: bool, notify_flags: u32) {
         self.propagating = propagating;
+        self.notify_flags = notify_flags;
         self.now_ms = snapshot.now_ms;
         self.idmp_defaults = snapshot.idmp;
         self.sweep_idmp(snapshot.now_ms);
@@ -317,7 +335,8 @@ impl Db {
         }
     }
 
-    /// The stream under `key`, created empty (and signalled ready) if the key is missing.
+    /// The stream under `key`, created empty (signalled ready, firing `new`) if the key is
+    /// missing.
     pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         self.reap(key);
         if !self.values.contains_key(key) {
@@ -325,6 +344,7 @@ impl Db {
             self.values
                 .insert(Bytes::copy_from_slice(key), Value::Stream(stream));
             self.signal_ready(key);
+            self.notify(events::NEW, "new", key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
     }
@@ -358,9 +378,21 @@ impl Db {
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
-    /// stream with another type signals a deletion; storing a stream signals ready.
+    /// stream with another type signals a deletion; storing a stream signals ready. Fires
+    /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
+        if self.notify_flags != 0 {
+            match self.values.get(&key).map(Value::type_name) {
+                None => self.notify(events::NEW, "new", &key),
+                Some(was) => {
+                    self.notify(events::OVERWRITTEN, "overwritten", &key);
+                    if was != value.type_name() {
+                        self.notify(events::TYPE_CHANGED, "type_changed", &key);
+                    }
+                }
+            }
+        }
         let is_stream = matches!(value, Value::Stream(_));
         if let Value::Stream(stream) = &value
             && stream.idmp().pids_tracked() > 0
@@ -378,6 +410,38 @@ impl Db {
         if is_stream {
             self.signal_ready(&key);
         }
+    }
+
+    /// Replaces the value of an existing `key`, keeping its expiry and firing nothing (Redis's
+    /// `dbReplaceValue`, as INCR does); a missing key is inserted as [`Db::insert`] does.
+    pub fn replace_value(&mut self, key: &[u8], value: Value) {
+        self.reap(key);
+        if !self.values.contains_key(key) {
+            self.insert(Bytes::copy_from_slice(key), value);
+            return;
+        }
+        self.count_in(&value);
+        let previous = self.values.insert(Bytes::copy_from_slice(key), value);
+        self.count_out(previous.as_ref());
+        self.touch(key);
+    }
+
+    /// Counts one read lookup of `key` (Redis's `lookupKeyRead`): a hit, or a miss that fires
+    /// `keymiss` unless `quiet` (OBJECT's lookup). An expired key is a miss.
+    pub fn count_read(&mut self, key: &[u8], quiet: bool) {
+        if self.get(key).is_some() {
+            self.keyspace_hits += 1;
+        } else {
+            self.keyspace_misses += 1;
+            if !quiet {
+                self.notify(events::KEY_MISS, "keymiss", key);
+            }
+        }
+    }
+
+    /// Read lookups that found their key and that did not, since start.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        (self.keyspace_hits, self.keyspace_misses)
     }
 
     /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
@@ -705,6 +769,10 @@ pub struct Keyspace {
     sink: parking_lot::RwLock<Option<Arc<dyn PropagationSink>>>,
     /// Whether `sink` is set, read once per command without a lock.
     propagating: std::sync::atomic::AtomicBool,
+    /// Where keyspace notifications go, fed under the lock (so in execution order).
+    notification_sink: parking_lot::RwLock<Option<Arc<dyn NotificationSink>>>,
+    /// Whether `notification_sink` is set.
+    notifying: std::sync::atomic::AtomicBool,
 }
 
 /// Wakes the blocked clients a call served (after the keyspace lock is released).
@@ -732,7 +800,13 @@ impl Keyspace {
         config: Arc<Config>,
         databases: usize,
     ) -> Keyspace {
-        let dbs = (0..databases.max(1)).map(|_| Db::default()).collect();
+        let seq: Arc<std::sync::atomic::AtomicU64> = Arc::default();
+        let dbs = (0..databases.max(1))
+            .map(|_| Db {
+                event_seq: Arc::clone(&seq),
+                ..Db::default()
+            })
+            .collect();
         Keyspace {
             dbs: Mutex::new(dbs),
             clock,
@@ -740,6 +814,8 @@ impl Keyspace {
             cycle: Mutex::new(crate::expire::CycleStats::default()),
             sink: parking_lot::RwLock::new(None),
             propagating: std::sync::atomic::AtomicBool::new(false),
+            notification_sink: parking_lot::RwLock::new(None),
+            notifying: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -800,7 +876,11 @@ impl Keyspace {
         let snapshot = self.snapshot();
         let index = if index < dbs.len() { index } else { 0 };
         let db = &mut dbs[index];
-        db.prepare(&snapshot, self.propagating.load(Ordering::Acquire));
+        db.prepare(
+            &snapshot,
+            self.propagating.load(Ordering::Acquire),
+            self.notify_flags(),
+        );
         let result = f(db, &snapshot);
         if db.has_signals() {
             wakers.extend(db.serve_signalled(&snapshot));
@@ -809,6 +889,7 @@ impl Keyspace {
             let propagated = db.take_propagated();
             self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
         }
+        self.hand_over_events(std::iter::once((index, db)));
         result
     }
 
@@ -821,8 +902,9 @@ impl Keyspace {
     ) -> R {
         let snapshot = self.snapshot();
         let propagating = self.propagating.load(Ordering::Acquire);
+        let notify_flags = self.notify_flags();
         for db in dbs.iter_mut() {
-            db.prepare(&snapshot, propagating);
+            db.prepare(&snapshot, propagating, notify_flags);
         }
         let result = f(dbs, &snapshot);
         let mut propagated = Vec::new();
@@ -837,6 +919,7 @@ impl Keyspace {
         if !propagated.is_empty() {
             self.feed(propagated);
         }
+        self.hand_over_events(dbs.iter_mut().enumerate());
         result
     }
 
@@ -847,6 +930,43 @@ impl Keyspace {
         *self.sink.write() = sink;
         self.propagating
             .store(on, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Sets (or, with `None`, removes) where keyspace notifications go. Without a sink no
+    /// event is recorded, whatever `notify-keyspace-events` says.
+    pub fn set_notification_sink(&self, sink: Option<Arc<dyn NotificationSink>>) {
+        let on = sink.is_some();
+        *self.notification_sink.write() = sink;
+        self.notifying
+            .store(on, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The notification classes commands record now: the configured ones with a sink, else 0.
+    pub(crate) fn notify_flags(&self) -> u32 {
+        if self.notifying.load(std::sync::atomic::Ordering::Acquire) {
+            self.config.notify_flags()
+        } else {
+            0
+        }
+    }
+
+    /// Hands the events the given databases recorded to the sink, in firing order (under the
+    /// keyspace lock).
+    pub(crate) fn hand_over_events<'d>(&self, dbs: impl Iterator<Item = (usize, &'d mut Db)>) {
+        let mut batch = Vec::new();
+        for (index, db) in dbs {
+            if !db.events.is_empty() {
+                db.take_events(index, &mut batch);
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        batch.sort_by_key(|(seq, _)| *seq);
+        let events: Vec<Notification> = batch.into_iter().map(|(_, event)| event).collect();
+        if let Some(sink) = self.notification_sink.read().as_ref() {
+            sink.notify(self.config.notify_flags(), events);
+        }
     }
 
     /// Whether a propagation sink is installed.
@@ -912,10 +1032,12 @@ impl Keyspace {
         let now = snapshot.now_ms;
         let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
         let mut served = 0;
-        for db in self.dbs.lock().iter_mut() {
+        let mut dbs = self.dbs.lock();
+        for db in dbs.iter_mut() {
             let due = db.blocked.claim_due(now);
             if !due.is_empty() {
                 db.now_ms = now;
+                db.notify_flags = self.notify_flags();
                 for id in due {
                     for key in db.blocked.keys_of(id) {
                         db.signal_ready(&key);
@@ -931,6 +1053,8 @@ impl Keyspace {
                 }
             }
         }
+        self.hand_over_events(dbs.iter_mut().enumerate());
+        drop(dbs);
         let expired = wakers.len() - served;
         for waker in wakers {
             waker.wake();

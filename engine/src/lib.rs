@@ -29,6 +29,8 @@
 //! - [`expire`]: key expiry: Redis's active expiry cycle (sampling keys with a TTL, `hz`
 //!   times a second, by the injected clock) and a full sweep for test doubles; lazy expiry is
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
+//! - [`notify`]: keyspace notifications: the `notify-keyspace-events` classes and the events
+//!   commands and expiry fire, handed to a [`NotificationSink`] in execution order.
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
@@ -52,6 +54,7 @@ pub mod id;
 pub mod keyspace;
 mod listpack_size;
 mod node;
+pub mod notify;
 pub mod propagate;
 pub mod rdb;
 pub mod reply;
@@ -67,6 +70,7 @@ pub use expire::ExpireStats;
 pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
+pub use notify::{Notification, NotificationSink};
 pub use propagate::PropagationSink;
 pub use reply::{Entries, EntryView, Reply};
 pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};

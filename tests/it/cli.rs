@@ -15,7 +15,7 @@ fn serve_prints_its_address_and_applies_a_config_file() {
     let config = dir.join("echomq.conf");
     std::fs::write(
         &config,
-        "# test settings\nstream-node-max-entries 7\nmaxclients 50\n",
+        "# test settings\nstream-node-max-entries 7\nmaxclients 50\nnotify-keyspace-events \"Ex$\"\n",
     )
     .unwrap();
     let mut running = Running(
@@ -46,6 +46,14 @@ fn serve_prints_its_address_and_applies_a_config_file() {
         .write_all(b"CONFIG GET stream-node-max-entries\r\n")
         .unwrap();
     let expected = b"*2\r\n$23\r\nstream-node-max-entries\r\n$1\r\n7\r\n";
+    let mut reply = vec![0u8; expected.len()];
+    client.read_exact(&mut reply).unwrap();
+    assert_eq!(reply, expected);
+    // The notification classes, shown in Redis's letter order.
+    client
+        .write_all(b"CONFIG GET notify-keyspace-events\r\n")
+        .unwrap();
+    let expected = b"*2\r\n$22\r\nnotify-keyspace-events\r\n$3\r\n$xE\r\n";
     let mut reply = vec![0u8; expected.len()];
     client.read_exact(&mut reply).unwrap();
     assert_eq!(reply, expected);

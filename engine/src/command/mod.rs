@@ -11,6 +11,7 @@
 //! disagree.
 
 mod args;
+mod notify;
 mod propagate;
 mod spec;
 mod trim_args;
@@ -287,6 +288,7 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),
     };
+    notify::after(db, name, argv, &before, &outcome);
     propagate::after(db, name, argv, before, &outcome);
     outcome
 }
@@ -313,6 +315,7 @@ pub fn propagated_after(
         return reply;
     }
     let outcome = Ok(Outcome::Reply(reply));
+    notify::after(db, name, argv, &before.0, &outcome);
     propagate::after(db, name, argv, before.0, &outcome);
     match outcome {
         Ok(Outcome::Reply(reply)) => reply,

@@ -30,13 +30,17 @@ use crate::stream::{Stream, TrimStrategy};
 use super::args::is;
 use super::trim_args;
 
-/// What is read before a command runs.
+/// What is read before a command runs (for propagation and for keyspace notifications, see
+/// `command/notify.rs`).
 #[derive(Debug, Default)]
 pub(super) struct Before {
     /// XADD: the stream's entries-added counter (to tell an IDMP duplicate).
-    entries_added: Option<u64>,
-    /// XREADGROUP: per stream key, whether the consumer existed. XGROUP DELCONSUMER: one.
-    consumer_existed: Vec<bool>,
+    pub(super) entries_added: Option<u64>,
+    /// XADD: the stream's length (to tell whether its trim removed entries).
+    pub(super) len: Option<u64>,
+    /// XREADGROUP: per stream key, whether the consumer existed. XGROUP DELCONSUMER,
+    /// XCLAIM, XAUTOCLAIM: one.
+    pub(super) consumer_existed: Vec<bool>,
     /// XCLAIM: which of the named ids were pending.
     pending: Vec<(StreamId, bool)>,
 }
@@ -49,26 +53,26 @@ fn id_bytes(id: StreamId) -> Bytes {
     Bytes::from(id.to_string())
 }
 
-fn stream<'d>(db: &'d Db, key: &[u8]) -> Option<&'d Stream> {
+pub(super) fn stream<'d>(db: &'d Db, key: &[u8]) -> Option<&'d Stream> {
     db.stream(key).ok().flatten()
 }
 
-fn consumer_exists(db: &Db, key: &[u8], group: &[u8], consumer: &[u8]) -> bool {
+pub(super) fn consumer_exists(db: &Db, key: &[u8], group: &[u8], consumer: &[u8]) -> bool {
     stream(db, key)
         .and_then(|s| s.group(group))
         .is_some_and(|g| g.consumer(consumer).is_some())
 }
 
 /// XREADGROUP's group, consumer, NOACK, stream keys and ids, if the arguments parse.
-struct ReadGroup<'a> {
-    group: &'a [u8],
-    consumer: &'a [u8],
+pub(super) struct ReadGroup<'a> {
+    pub(super) group: &'a [u8],
+    pub(super) consumer: &'a [u8],
     noack: bool,
-    keys: &'a [&'a [u8]],
+    pub(super) keys: &'a [&'a [u8]],
     ids: &'a [&'a [u8]],
 }
 
-fn parse_readgroup<'a>(argv: &'a [&'a [u8]]) -> Option<ReadGroup<'a>> {
+pub(super) fn parse_readgroup<'a>(argv: &'a [&'a [u8]]) -> Option<ReadGroup<'a>> {
     let mut i = 1;
     let (mut group, mut noack) = (None, false);
     while i < argv.len() {
@@ -108,11 +112,14 @@ fn claim_ids(argv: &[&[u8]]) -> Vec<StreamId> {
 /// Reads what `after` needs from the state before the command.
 pub(super) fn before(db: &Db, name: &str, argv: &[&[u8]]) -> Before {
     let mut out = Before::default();
-    if !db.propagating() {
+    if !db.propagating() && !db.notifying(crate::notify::STREAM) {
         return out;
     }
     match name {
-        "xadd" => out.entries_added = stream(db, argv[1]).map(Stream::entries_added),
+        "xadd" => {
+            out.entries_added = stream(db, argv[1]).map(Stream::entries_added);
+            out.len = stream(db, argv[1]).map(Stream::len);
+        }
         "xreadgroup" => {
             if let Some(read) = parse_readgroup(argv) {
                 out.consumer_existed = read
@@ -236,7 +243,7 @@ pub(super) fn after(
 
 /// How many ids XDELEX (code 1: deleted) or XACKDEL (1: acknowledged and deleted, 2:
 /// acknowledged only) changed, from its per-id reply codes.
-fn per_id_changes(name: &str, reply: Option<&Reply>) -> u64 {
+pub(super) fn per_id_changes(name: &str, reply: Option<&Reply>) -> u64 {
     let Some(Reply::Array(codes)) = reply else {
         return 0;
     };

@@ -389,6 +389,23 @@ impl Aof {
         }
     }
 
+    /// Whether everything appended so far is written and fsynced (Redis's `fsynced_reploff`
+    /// caught up with the writes, for WAITAOF).
+    pub fn synced(&self) -> bool {
+        let files = self.files.lock();
+        self.enabled() && !files.unsynced && self.buffer.pending.lock().bytes.is_empty()
+    }
+
+    /// Writes and fsyncs everything appended so far, unless `appendfsync no` (which never
+    /// fsyncs): WAITAOF's local acknowledgement, sooner than the `everysec` thread would give
+    /// it. Returns whether everything is fsynced now.
+    pub fn sync_all(&self) -> bool {
+        if self.fsync_policy() != Fsync::No && self.commit().is_ok() {
+            self.sync_now();
+        }
+        self.synced()
+    }
+
     /// Records a failed write (`aof_last_write_status:err`, `-MISCONF` for writes).
     pub(crate) fn fail_write(&self, error: &str) {
         if !self.write_failed.swap(true, Ordering::AcqRel) {

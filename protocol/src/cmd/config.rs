@@ -75,6 +75,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let mut updated = ctx.state.settings().clone();
     let engine = ctx.state.engine_config();
     let before = engine.node_limits();
+    let notify_before = engine.notify_flags();
     let mut seen: Vec<&str> = Vec::new();
     for pair in pairs.chunks(2) {
         let name = String::from_utf8_lossy(pair[0]).into_owned();
@@ -99,6 +100,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             // All or nothing, as Redis: put the engine's limits back too.
             engine.set_node_entries_max(before.entries_max);
             engine.set_node_bytes_max(before.bytes_max);
+            engine.set_notify_flags(notify_before);
             return Reply::Error(format!("ERR {text}"));
         }
     }

@@ -13,8 +13,14 @@
 //! the index, `COPY a b FOO DB 99` on the syntax), as Redis does. Deleting, creating and
 //! overwriting keys go through [`echomq_engine::Db`]'s `remove` and `insert`, which touch
 //! WATCHed keys and signal blocked readers. Nothing changes on error.
+//!
+//! Keyspace events as Redis 8.8: COPY fires `new` and `copy_to` for the destination, then
+//! `overwritten` (and `type_changed`) when REPLACE replaced a key; MOVE fires `new` in the
+//! target database, `move_from` in the source, `move_to` in the target. COPY's read of its
+//! source counts as a read lookup.
 
 use bytes::Bytes;
+use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::{Db, Error, Reply};
 
 use super::{Ctx, error, is};
@@ -87,21 +93,31 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if src == dst && key == new_key {
         return Reply::Error(SAME_OBJECT.into());
     }
-    let source = &ctx.dbs[src];
+    let source = &mut ctx.dbs[src];
+    source.count_read(key, false);
     let Some(value) = source.get(key).cloned() else {
         return Reply::Int(0);
     };
     let expiry = source.expiry(key);
     let target = &mut ctx.dbs[dst];
+    let mut replaced = None;
     if target.get(new_key).is_some() {
         if !replace {
             return Reply::Int(0);
         }
-        target.remove(new_key);
+        replaced = target.remove(new_key).map(|v| v.type_name());
     }
+    let kind = value.type_name();
     target.insert(Bytes::copy_from_slice(new_key), value);
     if expiry.is_some() {
         target.set_expiry(new_key, expiry);
+    }
+    target.notify(GENERIC, "copy_to", new_key);
+    if let Some(was) = replaced {
+        target.notify(OVERWRITTEN, "overwritten", new_key);
+        if was != kind {
+            target.notify(TYPE_CHANGED, "type_changed", new_key);
+        }
     }
     Reply::Int(1)
 }
@@ -132,6 +148,8 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if expiry.is_some() {
         target.set_expiry(key, expiry);
     }
+    source.notify(GENERIC, "move_from", key);
+    target.notify(GENERIC, "move_to", key);
     Reply::Int(1)
 }
 

@@ -5,8 +5,13 @@
 //! or before now deletes the key at once, as DEL does (blocked XREADGROUP readers of a stream
 //! are woken and fail); a later one is kept by the engine's [`echomq_engine::Db`], which
 //! deletes the key lazily on access or in the active expiry cycle.
+//!
+//! Keyspace events as Redis 8.8's `expire.c`: `expire` for a time set, `del` for a key deleted
+//! because the time had passed, `persist` for a time removed. The TTL family counts as read
+//! lookups.
 
 use echomq_engine::Reply;
+use echomq_engine::notify::GENERIC;
 
 use super::{Ctx, int_arg, is};
 
@@ -96,8 +101,10 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: bo
     }
     if when <= now {
         db.remove(argv[1]);
+        db.notify(GENERIC, "del", argv[1]);
     } else {
         db.set_expiry(argv[1], Some(when as u64));
+        db.notify(GENERIC, "expire", argv[1]);
     }
     Reply::Int(1)
 }
@@ -127,6 +134,7 @@ pub(crate) fn pexpireat(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 fn ttl_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], ms: bool, absolute: bool) -> Reply {
     let now = ctx.snapshot.now_ms;
     let db = ctx.db();
+    db.count_read(argv[1], false);
     if db.get(argv[1]).is_none() {
         return Reply::Int(-2);
     }
@@ -164,7 +172,12 @@ pub(crate) fn pexpiretime(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `PERSIST key`: 1 if it had an expiry and now has none.
 pub(crate) fn persist(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    Reply::Int(i64::from(ctx.db().persist(argv[1])))
+    let db = ctx.db();
+    let removed = db.persist(argv[1]);
+    if removed {
+        db.notify(GENERIC, "persist", argv[1]);
+    }
+    Reply::Int(i64::from(removed))
 }
 
 #[cfg(test)]

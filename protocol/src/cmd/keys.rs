@@ -2,8 +2,13 @@
 //!
 //! Deleting, overwriting or flushing a stream wakes XREADGROUP readers blocked on it (they then
 //! fail with NOGROUP), as Redis does; the engine's [`echomq_engine::Db`] does the signalling.
+//! Keyspace events as Redis 8.8's `db.c`: `del` per deleted key; RENAME fires `new` for the
+//! destination (the old one is deleted first), `rename_from`, `rename_to`, then `overwritten`
+//! and `type_changed` when it replaced a key. EXISTS and TYPE count as read lookups (INFO's
+//! `keyspace_hits`/`keyspace_misses`).
 
 use bytes::Bytes;
+use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::{Error, Reply, Value};
 
 use super::{Ctx, error, int_arg, is};
@@ -12,18 +17,34 @@ use crate::glob;
 /// `DEL key [key ...]` and `UNLINK`: how many existed.
 pub(crate) fn del(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let db = ctx.db();
-    Reply::Int(argv[1..].iter().filter(|k| db.remove(k).is_some()).count() as i64)
+    let mut deleted = 0;
+    for key in &argv[1..] {
+        if db.remove(key).is_some() {
+            db.notify(GENERIC, "del", key);
+            deleted += 1;
+        }
+    }
+    Reply::Int(deleted)
 }
 
 /// `EXISTS key [key ...]`: how many exist, repeats counted.
 pub(crate) fn exists(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let db = ctx.db();
-    Reply::Int(argv[1..].iter().filter(|k| db.get(k).is_some()).count() as i64)
+    let mut found = 0;
+    for key in &argv[1..] {
+        db.count_read(key, false);
+        if db.get(key).is_some() {
+            found += 1;
+        }
+    }
+    Reply::Int(found)
 }
 
 /// `TYPE key`.
 pub(crate) fn type_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    Reply::Status(ctx.db().get(argv[1]).map_or("none", Value::type_name))
+    let db = ctx.db();
+    db.count_read(argv[1], false);
+    Reply::Status(db.get(argv[1]).map_or("none", Value::type_name))
 }
 
 /// `KEYS pattern`.
@@ -107,11 +128,22 @@ fn rename_impl(ctx: &mut Ctx<'_>, argv: &[&[u8]], only_if_absent: bool) -> Reply
         };
     }
     let expiry = db.expiry(argv[1]);
+    // As Redis: the destination is deleted first, so adding it fires `new`.
+    let replaced = db.remove(argv[2]).map(|v| v.type_name());
     let Some(value) = db.remove(argv[1]) else {
         return error(Error::NoSuchKey);
     };
+    let kind = value.type_name();
     db.insert(Bytes::copy_from_slice(argv[2]), value);
     db.set_expiry(argv[2], expiry);
+    db.notify(GENERIC, "rename_from", argv[1]);
+    db.notify(GENERIC, "rename_to", argv[2]);
+    if let Some(was) = replaced {
+        db.notify(OVERWRITTEN, "overwritten", argv[2]);
+        if was != kind {
+            db.notify(TYPE_CHANGED, "type_changed", argv[2]);
+        }
+    }
     if only_if_absent {
         Reply::Int(1)
     } else {

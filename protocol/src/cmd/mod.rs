@@ -204,6 +204,9 @@ pub(crate) fn execute(
         return refuse(state, client, Some(name), reply);
     }
     let action = match found {
+        // WAITAOF fsyncs: not inside a keyspace call (a pipelined batch whose earlier requests
+        // took the lock still holds it, as for any request of the batch).
+        Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
         Found::Server(command) => {
             let (mut close, mut raw) = (false, None);
             let reply = batch.run_all(|dbs, snapshot| {

@@ -128,6 +128,8 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return help(OBJECT_HELP);
     }
     let key = argv[2];
+    // Redis's OBJECT lookup counts as a read but fires no `keymiss`.
+    ctx.db().count_read(key, true);
     let Some(value) = ctx.db().get(key) else {
         return Reply::Null;
     };

@@ -1,13 +1,19 @@
-//! `BGREWRITEAOF`, `SAVE`, `BGSAVE`, `LASTSAVE`, and the persistence checks every request
-//! passes (`-LOADING` while the AOF or `dump.rdb` loads, `-MISCONF` for writes while AOF
-//! writes fail or after a failed background save) (INFO's `persistence` section is in
+//! `BGREWRITEAOF`, `SAVE`, `BGSAVE`, `LASTSAVE`, `WAITAOF`, and the persistence checks every
+//! request passes (`-LOADING` while the AOF or `dump.rdb` loads, `-MISCONF` for writes while
+//! AOF writes fail or after a failed background save) (INFO's `persistence` section is in
 //! `info/process.rs`).
+//!
+//! WAITAOF answers `[local, replicas]`: `local` is 1 once everything appended is fsynced;
+//! `replicas` is always 0 (echomq has none). A client that may block gets its fsync at once,
+//! outside any keyspace call, instead of waiting for the `everysec` thread (the answer Redis
+//! gives once that fsync happened); inside MULTI (Redis: may not block) it gets the state as
+//! it is. Asking for replicas does not wait for the timeout (nothing could arrive), as WAIT.
 
 use echomq_engine::Reply;
 use echomq_engine::command::CommandSpec;
 use echomq_engine::command::flags::{LOADING_OK, WRITE};
 
-use super::Ctx;
+use super::{Ctx, int_arg};
 use crate::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
@@ -72,6 +78,66 @@ pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 /// LASTSAVE: Unix seconds of the last successful save.
 pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     Reply::Int(ctx.state.rdb().last_save_s() as i64)
+}
+
+/// WAITAOF's arguments checked in Redis 8.8's order: `numlocal` (0 or 1), `numreplicas`,
+/// the timeout (ms), then that `numlocal` needs the AOF. Returns `numlocal`.
+fn waitaof_args(state: &ServerState, argv: &[&[u8]]) -> Result<i64, Reply> {
+    let numlocal = int_arg(argv[1])?;
+    if !(0..=1).contains(&numlocal) {
+        return Err(Reply::Error(
+            "ERR value is out of range, value must between 0 and 1".into(),
+        ));
+    }
+    // Redis's message for numreplicas covers a non-integer too.
+    if int_arg(argv[2]).map_or(true, |n| n < 0) {
+        return Err(Reply::Error(
+            "ERR value is out of range, must be positive".into(),
+        ));
+    }
+    let timeout = echomq_engine::command::parse_i64(argv[3])
+        .map_err(|_| Reply::Error("ERR timeout is not an integer or out of range".into()))?;
+    if timeout < 0 {
+        return Err(Reply::Error("ERR timeout is negative".into()));
+    }
+    let now = i64::try_from(state.clock().now_ms()).unwrap_or(i64::MAX);
+    if timeout > 0 && timeout > i64::MAX - now {
+        return Err(Reply::Error("ERR timeout is out of range".into()));
+    }
+    if numlocal > 0 && !state.aof().enabled() {
+        return Err(Reply::Error(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.".into(),
+        ));
+    }
+    Ok(numlocal)
+}
+
+fn waitaof_reply(local: bool) -> Reply {
+    Reply::Array(vec![Reply::Int(i64::from(local)), Reply::Int(0)])
+}
+
+/// `WAITAOF numlocal numreplicas timeout` from a client that may block: run outside any
+/// keyspace call, fsyncing first when `numlocal` asks for it.
+pub(crate) fn waitaof(state: &ServerState, argv: &[&[u8]]) -> Reply {
+    match waitaof_args(state, argv) {
+        Ok(numlocal) => {
+            let aof = state.aof();
+            waitaof_reply(if numlocal > 0 && !aof.synced() {
+                aof.sync_all()
+            } else {
+                aof.synced()
+            })
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// WAITAOF inside MULTI/EXEC: the state as it is, without waiting (Redis's deny-blocking).
+pub(crate) fn waitaof_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    match waitaof_args(ctx.state, argv) {
+        Ok(_) => waitaof_reply(ctx.state.aof().synced()),
+        Err(reply) => reply,
+    }
 }
 
 /// BGREWRITEAOF.

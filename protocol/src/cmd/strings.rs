@@ -1,7 +1,13 @@
 //! A minimal string type, so keys of another type exist: SET (with its expiry options), GET,
-//! INCR.
+//! INCR, STRLEN (which `redis-cli --bigkeys` asks).
+//!
+//! Keyspace events as Redis 8.8's `t_string.c`: SET fires `new` or `overwritten` (and
+//! `type_changed`), `set`, then `expire` when it set a time; a SET whose time had passed
+//! deletes the old key with `del`. INCR fires `new` for a new key and `incrby`. GET and SET's
+//! GET count as read lookups.
 
 use bytes::Bytes;
+use echomq_engine::notify::{GENERIC, STRING};
 use echomq_engine::{Error, Reply, Value};
 
 use super::{Ctx, error, int_arg, is};
@@ -60,6 +66,9 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         i += 1;
     }
     let db = ctx.db();
+    if get {
+        db.count_read(argv[1], false);
+    }
     let old = match db.get(argv[1]) {
         None => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -78,7 +87,9 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     if expires_at.is_some_and(|at| at <= now) {
         // An EXAT/PXAT in the past: the new value is born expired, so only the old one goes.
-        db.remove(argv[1]);
+        if db.remove(argv[1]).is_some() {
+            db.notify(GENERIC, "del", argv[1]);
+        }
         return if get { old_reply() } else { Reply::OK };
     }
     let ttl = if keep_ttl {
@@ -91,14 +102,31 @@ pub(crate) fn set(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Value::String(Bytes::copy_from_slice(argv[2])),
     );
     db.set_expiry(argv[1], ttl);
+    db.notify(STRING, "set", argv[1]);
+    if expires_at.is_some() {
+        db.notify(GENERIC, "expire", argv[1]);
+    }
     if get { old_reply() } else { Reply::OK }
 }
 
 /// `GET key`.
 pub(crate) fn get(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    match ctx.db().get(argv[1]) {
+    let db = ctx.db();
+    db.count_read(argv[1], false);
+    match db.get(argv[1]) {
         None => Reply::Null,
         Some(Value::String(s)) => Reply::Bulk(s.clone()),
+        Some(_) => error(Error::WrongType),
+    }
+}
+
+/// `STRLEN key`: the string's length, 0 for a missing key.
+pub(crate) fn strlen(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let db = ctx.db();
+    db.count_read(argv[1], false);
+    match db.get(argv[1]) {
+        None => Reply::Int(0),
+        Some(Value::String(s)) => Reply::Int(s.len() as i64),
         Some(_) => error(Error::WrongType),
     }
 }
@@ -117,11 +145,7 @@ pub(crate) fn incr(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(next) = current.checked_add(1) else {
         return Reply::Error("ERR increment or decrement would overflow".into());
     };
-    let ttl = db.expiry(argv[1]);
-    db.insert(
-        Bytes::copy_from_slice(argv[1]),
-        Value::String(Bytes::from(next.to_string())),
-    );
-    db.set_expiry(argv[1], ttl);
+    db.replace_value(argv[1], Value::String(Bytes::from(next.to_string())));
+    db.notify(STRING, "incrby", argv[1]);
     Reply::Int(next)
 }

@@ -141,6 +141,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("incr", 2).flags(DENY_OOM | WRITE).keys(1, 1, 1),
         strings::incr,
     ),
+    command(spec("strlen", 2).keys(1, 1, 1), strings::strlen),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
     command(
         spec("exec", 1).flags(TX_CONTROL | MAY_REPLICATE),
@@ -279,6 +280,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         object::latency,
     ),
     command(spec("wait", 3), object::wait),
+    command(spec("waitaof", 4), persistence::waitaof_queued),
     command(spec("monitor", 1), introspection::monitor),
     command(
         spec("cluster", -2).subcommands(

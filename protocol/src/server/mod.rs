@@ -184,6 +184,12 @@ impl Server {
             config.memory_used,
             archive,
         ));
+        let events = crate::state::notify::KeyspaceEvents {
+            state: Arc::downgrade(&state),
+        };
+        state
+            .keyspace()
+            .set_notification_sink(Some(Arc::new(events)));
         if let Some(archive) = state.archive() {
             archive
                 .seed_watermarks(state.keyspace())

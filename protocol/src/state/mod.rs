@@ -20,7 +20,8 @@
 //!   connection checks while replies stay unwritten); [`fd_limit`]: `maxclients` fitted to
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
-//! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages.
+//! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
+//!   [`notify`]: keyspace notifications published there.
 
 pub(crate) mod archive;
 pub(crate) mod client;
@@ -28,6 +29,7 @@ pub(crate) mod clients;
 pub(crate) mod fd_limit;
 pub(crate) mod latency;
 pub(crate) mod monitor;
+pub(crate) mod notify;
 pub(crate) mod output_limit;
 pub(crate) mod pause;
 mod persistence;
@@ -129,6 +131,9 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
+    /// `client-output-buffer-limit pubsub`, copied from the settings whenever they change,
+    /// for publishes under the keyspace lock (see [`notify`]).
+    pubsub_limit: Mutex<output_limit::ClassLimit>,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -179,6 +184,7 @@ impl ServerState {
         ServerState {
             identity,
             keyspace,
+            pubsub_limit: Mutex::new(settings.client_output_buffer_limit.pubsub),
             settings: RwLock::new(settings),
             stats: Stats::default(),
             clients: Clients::default(),
@@ -220,13 +226,16 @@ impl ServerState {
 
     /// Replaces the settings at once (CONFIG SET applies all its pairs or none).
     pub(crate) fn replace_settings(&self, settings: Settings) {
+        *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
         *self.settings.write() = settings;
     }
 
     /// Sets one parameter by its CONFIG name.
     pub(crate) fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
         let mut settings = self.settings.write();
-        settings::set_one(&mut settings, self.engine_config(), name, value)
+        settings::set_one(&mut settings, self.engine_config(), name, value)?;
+        *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
+        Ok(())
     }
 
     /// The counters.
@@ -366,6 +375,15 @@ impl ServerState {
             stats: &self.stats,
         };
         self.pubsub.publish(channel, message, shard, &limits)
+    }
+
+    /// Publishes one keyspace notification (under the keyspace lock: reads no settings).
+    pub(crate) fn publish_event(&self, channel: &[u8], message: &[u8]) -> usize {
+        let limits = pubsub::Limits {
+            limit: *self.pubsub_limit.lock(),
+            stats: &self.stats,
+        };
+        self.pubsub.publish(channel, message, false, &limits)
     }
 
     /// The connected clients, in id order.

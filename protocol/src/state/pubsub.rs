@@ -378,6 +378,13 @@ impl Registry {
         self.tables.lock().by_name[kind.index()].len()
     }
 
+    /// Whether no client subscribes to any channel or pattern (shard channels aside).
+    pub(crate) fn is_empty(&self) -> bool {
+        let tables = self.tables.lock();
+        tables.by_name[Kind::Channel.index()].is_empty()
+            && tables.by_name[Kind::Pattern.index()].is_empty()
+    }
+
     /// How many clients have a subscription (INFO's `pubsub_clients`).
     pub(crate) fn clients(&self) -> usize {
         self.tables.lock().by_client.len()

@@ -2,7 +2,8 @@
 //!
 //! The table [`PARAMS`] is the one place a parameter is declared: its name, how it is read,
 //! and how it is set (or that it cannot be). Stream node limits and the IDMP defaults of new
-//! streams (`stream-idmp-duration`, `stream-idmp-maxsize`) live in the engine's
+//! streams (`stream-idmp-duration`, `stream-idmp-maxsize`) and `notify-keyspace-events` (as
+//! the engine's notification flags) live in the engine's
 //! [`echomq_engine::Config`]; everything else here.
 
 use echomq_engine::Config as EngineConfig;
@@ -45,8 +46,6 @@ pub struct Settings {
     pub protected_mode: bool,
     /// `tcp-backlog`: the listen backlog (immutable; set at start).
     pub tcp_backlog: u32,
-    /// `notify-keyspace-events`, kept as given (no keyspace notifications are sent).
-    pub notify_keyspace_events: String,
     /// `save`: the RDB save points, `seconds changes` pairs (see `rdb::save_points`); empty
     /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
     /// empty, so a server started without a config writes no file unless asked.
@@ -120,7 +119,6 @@ impl Default for Settings {
             client_output_buffer_limit: super::output_limit::OutputLimits::default(),
             protected_mode: true,
             tcp_backlog: TCP_BACKLOG_DEFAULT,
-            notify_keyspace_events: String::new(),
             save: String::new(),
             dbfilename: "dump.rdb".into(),
             rdbcompression: true,
@@ -379,9 +377,15 @@ pub const PARAMS: &[Param] = &[
     },
     Param {
         name: "notify-keyspace-events",
-        get: |s, _| s.notify_keyspace_events.clone(),
-        set: Some(|s, _, v| {
-            s.notify_keyspace_events = v.to_string();
+        get: |_, e| echomq_engine::notify::render(e.notify_flags()),
+        set: Some(|_, e, v| {
+            let flags = echomq_engine::notify::parse(v).ok_or_else(|| {
+                format!(
+                    "CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - {}",
+                    echomq_engine::notify::INVALID_CLASS
+                )
+            })?;
+            e.set_notify_flags(flags);
             Ok(())
         }),
     },

@@ -130,3 +130,67 @@ fn redis_to_echomq(redis: &Path, preamble: &str) {
     let mut c = Conn::open(addr);
     assert_eq!(workload_state(&mut c), theirs, "preamble {preamble}");
 }
+
+/// WAITAOF's replies on a server with its AOF in `dir` under `appendfsync`, after writes.
+fn waitaof_replies(addr: SocketAddr) -> Vec<String> {
+    let mut c = Conn::open(addr);
+    let mut replies = Vec::new();
+    for line in [
+        "SET k v",
+        "WAITAOF 1 0 0",
+        "WAITAOF 0 0 0",
+        "XADD s 1-1 f v",
+        "WAITAOF 1 0 0",
+        "WAITAOF 1 1 100",
+        "WAITAOF 0 0 -1",
+    ] {
+        let argv: Vec<&str> = line.split_whitespace().collect();
+        let reply = match c.run(&argv) {
+            Ok(v) => super::text(&v),
+            Err(e) => format!("error: {e}"),
+        };
+        if argv[0] == "WAITAOF" {
+            replies.push(format!("{line} -> {reply}"));
+        }
+    }
+    replies
+}
+
+#[test]
+fn waitaof_acknowledges_the_local_fsync_like_redis8() {
+    let Some(redis) = redis8() else { return };
+    for fsync in ["always", "everysec"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, addr) = serve_aof(dir.path(), &["--appendfsync", fsync]);
+        let ours = waitaof_replies(addr);
+        drop(server);
+        let theirs_dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(&redis)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "yes", "--appendfsync", fsync])
+            .args([
+                "--dir",
+                theirs_dir.path().to_str().unwrap(),
+                "--daemonize",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let running = Running(child);
+        let theirs = waitaof_replies(SocketAddr::from(([127, 0, 0, 1], port)));
+        drop(running);
+        assert_eq!(ours, theirs, "appendfsync {fsync}: echomq, then redis 8.8");
+        // The local fsync is acknowledged, and replicas never are (there are none).
+        assert_eq!(ours[0], "WAITAOF 1 0 0 -> [1, 0]", "{ours:?}");
+    }
+}

@@ -110,6 +110,11 @@ fn lines() -> Vec<String> {
         "RENAME n m",
         "EXPIRETIME m",
         "TTL n",
+        // STRLEN (redis-cli --bigkeys reads strings' sizes with it).
+        "STRLEN m",
+        "STRLEN nokey",
+        "STRLEN s",
+        "STRLEN",
     ]
     .iter()
     .map(|l| l.to_string())

@@ -1,7 +1,7 @@
 //! Introspection against Redis 8.8 over the wire, RESP2 and RESP3: OBJECT, MEMORY USAGE of
 //! strings (exact) and streams (within 20%), MEMORY HELP, SLOWLOG (entries' arguments and
 //! counts; times, ids and client addresses differ by nature), LATENCY, WAIT, COMMAND GETKEYS
-//! and the slow log's CONFIG parameters.
+//! and WAITAOF with the AOF off, and the slow log's CONFIG parameters.
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -73,6 +73,25 @@ const CASES: &[&str] = &[
     "WAIT 0 -1",
     "WAIT 0 x",
     "WAIT 0",
+    // WAITAOF with the AOF off (the `aof` tests run it with the AOF on).
+    "WAITAOF 0 0 0",
+    "WAITAOF 0 0 100",
+    "WAITAOF 1 0 0",
+    "WAITAOF 2 0 0",
+    "WAITAOF -1 0 0",
+    "WAITAOF x 0 0",
+    "WAITAOF 0 -1 0",
+    "WAITAOF 0 x 0",
+    "WAITAOF 0 0 -1",
+    "WAITAOF 0 0 x",
+    "WAITAOF 0 0 9223372036854775807",
+    "WAITAOF 1 x 0",
+    "WAITAOF 0 0",
+    "MULTI",
+    "WAITAOF 0 0 0",
+    "WAITAOF 1 0 0",
+    "EXEC",
+    "COMMAND GETKEYS waitaof 0 0 0",
     "COMMAND GETKEYS get a",
     "COMMAND GETKEYS xadd s * f v",
     "COMMAND GETKEYS del a b c",

@@ -18,6 +18,8 @@
 //!   Redis 8.8 over the wire.
 //! - `introspection`: OBJECT, MEMORY, SLOWLOG, LATENCY, WAIT, COMMAND GETKEYS against Redis 8.8.
 //! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
+//! - `notify`: keyspace notifications (`notify-keyspace-events`) and INFO's keyspace hits and
+//!   misses against Redis 8.8: the event messages a subscriber receives, byte for byte.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
@@ -29,6 +31,7 @@ mod idmp;
 mod info;
 mod introspection;
 mod known_differences;
+mod notify;
 mod pubsub;
 mod server;
 mod streams;

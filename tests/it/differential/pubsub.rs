@@ -18,13 +18,14 @@ use crate::support::resp::{Resp, write_command};
 
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 
-struct Conn {
+/// One connection reading frames with their raw bytes (the keyspace-event tests use it too).
+pub(super) struct Conn {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
 }
 
 impl Conn {
-    fn open(addr: SocketAddr) -> Conn {
+    pub(super) fn open(addr: SocketAddr) -> Conn {
         let stream = TcpStream::connect(addr).unwrap();
         stream.set_nodelay(true).unwrap();
         stream.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
@@ -34,13 +35,13 @@ impl Conn {
         }
     }
 
-    fn send(&mut self, argv: &[&str]) {
+    pub(super) fn send(&mut self, argv: &[&str]) {
         let mut bytes = Vec::new();
         write_command(&mut bytes, argv).unwrap();
         self.writer.write_all(&bytes).unwrap();
     }
 
-    fn read(&mut self) -> (Resp, Vec<u8>) {
+    pub(super) fn read(&mut self) -> (Resp, Vec<u8>) {
         let mut raw = Vec::new();
         let reply = Resp::read(&mut self.reader, &mut raw).unwrap();
         (reply, raw)
@@ -48,13 +49,13 @@ impl Conn {
 }
 
 /// One step of a script: client `n` sends a command (or nothing) and then reads `frames`.
-struct Step {
+pub(super) struct Step {
     client: usize,
     argv: Vec<&'static str>,
     frames: usize,
 }
 
-fn step(client: usize, line: &'static str, frames: usize) -> Step {
+pub(super) fn step(client: usize, line: &'static str, frames: usize) -> Step {
     Step {
         client,
         argv: line.split_whitespace().collect(),
@@ -63,7 +64,7 @@ fn step(client: usize, line: &'static str, frames: usize) -> Step {
 }
 
 /// Client `n` reads `frames` without sending (messages others published).
-fn expect(client: usize, frames: usize) -> Step {
+pub(super) fn expect(client: usize, frames: usize) -> Step {
     Step {
         client,
         argv: Vec::new(),
@@ -72,7 +73,7 @@ fn expect(client: usize, frames: usize) -> Step {
 }
 
 /// Runs `script` with `clients` connections on each server, all in RESP`protocol`.
-fn run(name: &str, protocol: u8, clients: usize, script: &[Step]) {
+pub(super) fn run(name: &str, protocol: u8, clients: usize, script: &[Step]) {
     let Some(peer) = Peer::start(PeerKind::Redis8) else {
         return;
     };

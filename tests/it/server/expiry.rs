@@ -1,7 +1,8 @@
 //! Key expiry over the wire, driven by the manual clock (no sleeps): TTLs on strings and
 //! streams run out when the test moves the clock, an expired stream wakes its blocked
 //! XREADGROUP readers as DEL does, a transaction sees one instant, WATCH sees an expiry as a
-//! change, and the server's own active expiry cycle deletes keys nobody touches.
+//! change, the server's own active expiry cycle deletes keys nobody touches, and expiry fires
+//! the `expired` keyspace event.
 
 use echomq::testing::TestServer;
 
@@ -143,4 +144,59 @@ fn expire_with_a_time_in_the_past_deletes_the_key_at_once() {
     c.expect(b"EXISTS k s\r\n", b":0\r\n");
     c.expect(b"SET k v EXAT 1\r\n", b"+OK\r\n");
     c.expect(b"EXISTS k\r\n", b":0\r\n");
+}
+
+/// `message` frame for a `__keyevent@0__:<event>` subscription.
+fn keyevent(event: &str, key: &str) -> Vec<u8> {
+    let channel = format!("__keyevent@0__:{event}");
+    format!(
+        "*3\r\n$7\r\nmessage\r\n${}\r\n{channel}\r\n${}\r\n{key}\r\n",
+        channel.len(),
+        key.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn expiry_and_blocked_readers_fire_keyspace_events_in_order() {
+    let server = TestServer::start().unwrap();
+    server
+        .handle()
+        .config_set("notify-keyspace-events", "Ext")
+        .unwrap();
+    let mut listener = Wire::connect(&server);
+    listener.send(
+        b"SUBSCRIBE __keyevent@0__:expired __keyevent@0__:xadd __keyevent@0__:xgroup-createconsumer\r\n",
+    );
+    for _ in 0..3 {
+        listener.read_reply();
+    }
+    let mut writer = Wire::connect(&server);
+    let mut reader = Wire::connect(&server);
+    writer.expect(b"XADD s 1-1 f v\r\n", b"$3\r\n1-1\r\n");
+    assert_eq!(listener.read_reply(), keyevent("xadd", "s"));
+    writer.expect(b"XGROUP CREATE s g $\r\n", b"+OK\r\n");
+    // A blocking read that creates its consumer fires the event when it blocks, not again
+    // when it is served.
+    reader.send(b"XREADGROUP GROUP g bob BLOCK 0 STREAMS s >\r\n");
+    assert_eq!(
+        listener.read_reply(),
+        keyevent("xgroup-createconsumer", "s")
+    );
+    wait_blocked_clients(&mut writer, 1);
+    writer.expect(b"XADD s 2-1 f v\r\n", b"$3\r\n2-1\r\n");
+    assert_eq!(listener.read_reply(), keyevent("xadd", "s"));
+    reader.read_reply();
+    // Active expiry (the clock moving) fires `expired`, once.
+    writer.expect(b"PEXPIRE s 100\r\n", b":1\r\n");
+    server.advance_ms(100);
+    assert_eq!(listener.read_reply(), keyevent("expired", "s"));
+    writer.expect(b"EXISTS s\r\n", b":0\r\n");
+    // Lazy expiry (the clock moved, no sweep): the read finds the key due and fires it (or
+    // the server's own cycle got there first); either way once.
+    writer.expect(b"SET k v PX 10\r\n", b"+OK\r\n");
+    server.clock().advance(10);
+    writer.expect(b"GET k\r\n", b"$-1\r\n");
+    assert_eq!(listener.read_reply(), keyevent("expired", "k"));
+    listener.expect_silence();
 }

@@ -12,6 +12,10 @@
 //! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
 //!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
+//! - `redis_cli_tools`: redis-cli's `--stat`, `--bigkeys`, `--memkeys`, `--keystats`,
+//!   `--latency` and `monitor` modes, asserting on what they print.
+//! - `redis_py_harness`: redis-py's own test suite (pytest) against `echomq serve`: pub/sub,
+//!   keyspace notifications, MONITOR, streams, expiry and introspection.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //!
@@ -26,6 +30,8 @@ mod connection;
 mod copy;
 mod expiry;
 mod hardening;
+mod redis_cli_tools;
+mod redis_py_harness;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};

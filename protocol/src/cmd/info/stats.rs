@@ -62,11 +62,15 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "evicted_scripts",
         "total_eviction_exceeded_time",
         "current_eviction_exceeded_time",
-        "keyspace_hits",
-        "keyspace_misses",
     ] {
         out.field(name, 0);
     }
+    let (hits, misses) = ctx.dbs.iter().fold((0, 0), |(h, m), db| {
+        let (hits, misses) = db.hits_and_misses();
+        (h + hits, m + misses)
+    });
+    out.field("keyspace_hits", hits);
+    out.field("keyspace_misses", misses);
     let pubsub = state.pubsub();
     out.field("pubsub_channels", pubsub.distinct(Kind::Channel));
     out.field("pubsub_patterns", pubsub.distinct(Kind::Pattern));

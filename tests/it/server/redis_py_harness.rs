@@ -1,0 +1,159 @@
+//! redis-py's own test suite (its source release's `tests/`, run by pytest) against
+//! `echomq serve`, unchanged: its harness starts (it reads INFO's `redis_version`,
+//! `arch_bits` and `cluster_enabled` first), and its tests for pub/sub, keyspace
+//! notifications, MONITOR, streams, expiry and introspection pass.
+//!
+//! `scripts/install-peers` unpacks the release and makes a venv with pytest
+//! (`ECHOMQ_REDIS_PY_TESTS`, `ECHOMQ_PYTEST_PYTHON`, else under the peers folder); without them
+//! the tests are skipped with a notice (under `CI=true` they fail).
+//!
+//! Deselected, each for a reason: cluster, module, TLS and replica tests (redis-py's own
+//! markers); `test_lua_script` (no scripting); `test_dump_and_restore_absttl` (no DUMP); and the
+//! two tests redis-py gates on a server older than 8.2.2 (`test_xgroup_create_entriesread`,
+//! `test_xgroup_setid`): echomq follows 8.8's rule (entries-read capped at the entries added)
+//! while INFO says 7.4.0, so redis-py expects the old one.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::process::{echomq, serve};
+
+/// The slowest selection (pub/sub waits in many tests) takes about a minute on a quiet machine.
+const SUITE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The markers redis-py's CI deselects for a standalone server without modules.
+const MARKERS: &str = "not onlycluster and not redismod and not ssl and not replica";
+
+/// redis-py's source tree and the Python with pytest, or a skip notice (a failure under CI).
+fn harness() -> Option<(PathBuf, PathBuf)> {
+    let peers = env::var_os("ECHOMQ_PEERS")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cache/echomq/peers")))
+        .unwrap_or_default();
+    let from = |var: &str, default: PathBuf| {
+        env::var_os(var)
+            .filter(|p| !p.is_empty())
+            .map_or(default, PathBuf::from)
+    };
+    let src = from("ECHOMQ_REDIS_PY_TESTS", peers.join("redis-py-tests/src"));
+    let python = from(
+        "ECHOMQ_PYTEST_PYTHON",
+        peers.join("redis-py-tests/venv/bin/python"),
+    );
+    if src.join("tests/conftest.py").is_file() && python.is_file() {
+        return Some((python, src));
+    }
+    let why = "redis-py's test suite not found (set ECHOMQ_REDIS_PY_TESTS and ECHOMQ_PYTEST_PYTHON or run scripts/install-peers)";
+    if env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true requires it: {why}");
+    }
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+/// Runs pytest over `selection` against a fresh `echomq serve`; returns how many passed, after
+/// checking that none failed.
+fn pytest(selection: &[&str]) -> u64 {
+    let Some((python, src)) = harness() else {
+        return 0;
+    };
+    let (_server, addr) = serve(echomq(), &[]);
+    let out_path = env::temp_dir().join(format!(
+        "echomq-redis-py-{}-{}.log",
+        std::process::id(),
+        addr.port()
+    ));
+    let out = std::fs::File::create(&out_path).unwrap();
+    let mut child = Command::new(&python)
+        .current_dir(&src)
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "ignore",
+        ])
+        .arg(format!("--redis-url=redis://{addr}/9"))
+        .args(["-m", MARKERS])
+        .args(selection)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {}: {e}", python.display()));
+    let deadline = Instant::now() + SUITE_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pytest {selection:?} did not finish within {SUITE_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let log = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_path);
+    let summary = log.lines().rev().find(|l| l.contains(" in ")).unwrap_or("");
+    assert!(
+        status.success() && !summary.contains("failed") && !summary.contains("error"),
+        "redis-py's tests {selection:?}: {status}\n{}",
+        log.lines()
+            .filter(|l| l.starts_with("FAILED") || l.starts_with("ERROR") || l.starts_with("E "))
+            .chain(std::iter::once(summary))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    summary
+        .split(',')
+        .find_map(|part| {
+            part.trim()
+                .strip_suffix(" passed")?
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn redis_py_suite_passes_for_pubsub_keyspace_notifications_and_monitor() {
+    let passed = pytest(&[
+        "tests/test_keyspace_notifications.py",
+        "tests/test_pubsub.py",
+        "tests/test_monitor.py",
+        "--deselect",
+        "tests/test_monitor.py::TestMonitor::test_lua_script",
+    ]);
+    if harness().is_some() {
+        // Its keyspace-notification, pub/sub and MONITOR tests ran, not only skips.
+        assert!(passed >= 200, "only {passed} passed");
+    }
+}
+
+#[test]
+fn redis_py_suite_passes_for_streams_expiry_and_introspection() {
+    let passed = pytest(&[
+        "tests/test_commands.py",
+        "-k",
+        "test_x or expire or ttl or persist or test_info or test_object or memory_usage \
+         or slowlog or test_copy or test_move or test_rename or swapdb or test_dbsize \
+         or test_exists or test_delete or test_unlink or test_ping or test_echo or test_time \
+         or test_wait or client_pause or client_unpause",
+        "--deselect",
+        "tests/test_commands.py::TestRedisCommands::test_dump_and_restore_absttl",
+        "--deselect",
+        "tests/test_commands.py::TestRedisCommands::test_xgroup_create_entriesread",
+        "--deselect",
+        "tests/test_commands.py::TestRedisCommands::test_xgroup_setid",
+    ]);
+    if harness().is_some() {
+        assert!(passed >= 80, "only {passed} passed");
+    }
+}
