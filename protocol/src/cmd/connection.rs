@@ -8,7 +8,7 @@ use crate::resp::Protocol;
 use crate::state::client::valid_client_name;
 
 /// The version echomq reports: the Redis whose stream behaviour it follows.
-pub(crate) const REDIS_VERSION: &str = "7.4.0";
+pub(crate) const REDIS_VERSION: &str = "8.8.0";
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 

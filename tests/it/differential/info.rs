@@ -280,7 +280,7 @@ fn info_values_echomq_reports_of_itself() {
             .map(|(_, v)| v.clone())
             .unwrap_or_else(|| panic!("no {name}"))
     };
-    assert_eq!(field("redis_version"), "7.4.0");
+    assert_eq!(field("redis_version"), "8.8.0");
     assert_eq!(field("tcp_port"), server.port().to_string());
     assert_eq!(field("run_id").len(), 40);
     assert_eq!(field("master_replid").len(), 40);

@@ -302,7 +302,7 @@ pub fn hello_reply(id: i64, resp3: bool) -> Vec<u8> {
     let proto: &[u8] = if resp3 { b":3\r\n" } else { b":2\r\n" };
     [
         head,
-        b"$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.4.0\r\n$5\r\nproto\r\n",
+        b"$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n8.8.0\r\n$5\r\nproto\r\n",
         proto,
         format!("$2\r\nid\r\n:{id}\r\n").as_bytes(),
         b"$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n",

@@ -159,7 +159,11 @@ fn a_full_disk_at_the_deferred_fsync_of_an_xadd_trim_keeps_every_entry_live() {
         );
     }
     let after = xlen(&mut wire, "ev");
-    assert_eq!(after, format!(":{}\r\n", trimmed + 2), "an entry left the live stream");
+    assert_eq!(
+        after,
+        format!(":{}\r\n", trimmed + 2),
+        "an entry left the live stream"
+    );
     assert_eq!(info_field(&mut wire, "archive", "archive_status"), "failed");
     assert_ne!(info_field(&mut wire, "archive", "archive_fold_errors"), "0");
 
