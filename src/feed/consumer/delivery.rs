@@ -42,8 +42,9 @@ pub enum Origin {
     Backlog,
     /// A first delivery (`>`).
     New,
-    /// Claimed by the beat (XAUTOCLAIM) after sitting idle, from a dead peer or from this
-    /// consumer after a failure.
+    /// Claimed after sitting idle (from a dead peer, or from this consumer after a failure on
+    /// the XAUTOCLAIM path), or after a failure handed it back with XNACK (the CLAIM path): by
+    /// the beat's XAUTOCLAIM or by the claim phase of an `XREADGROUP … CLAIM` read.
     Reclaimed,
 }
 

@@ -51,7 +51,9 @@ pub struct ConsumerSettings {
     /// count. Default 5000 ms.
     pub beat_interval_ms: u64,
     /// An entry delivered more than this many times is not handed to the handler again but
-    /// dealt with by `poison`; `None` retries forever. Default `Some(10)`.
+    /// dealt with by `poison`; `None` retries forever. Default `Some(10)`. On the CLAIM path a
+    /// failed entry is redelivered at once, so with `None` an entry that always fails is
+    /// retried back to back; the bound is what stops it.
     pub max_attempts: Option<u64>,
     /// What happens to a poison entry.
     pub poison: PoisonPolicy,
