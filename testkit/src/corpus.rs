@@ -4,9 +4,14 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
-/// The folder of `target`'s corpus.
+/// The folder of `target`'s corpus. Found from the running test's package (cargo and nextest
+/// set `CARGO_MANIFEST_DIR` when they run a test; every crate that replays a corpus sits one
+/// level below the repository root, as this one does), not from where this crate was
+/// compiled: checkouts sharing a target directory share this crate's build.
 pub fn corpus_dir(target: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/corpus")).join(target)
+    let package = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    package.join("../fuzz/corpus").join(target)
 }
 
 /// Runs every file of `target`'s corpus through `run`, in file-name order. Panics if the
