@@ -35,6 +35,29 @@ pub fn render(report: &Report) -> String {
     for t in &report.targets {
         let _ = writeln!(w, "target: {}", t.label);
     }
+    let queues = report.config.queues;
+    for q in &report.queues {
+        if queues < 2 && q.master.is_none() {
+            continue;
+        }
+        let _ = match (&q.slot, &q.master) {
+            (Some(slot), Some(master)) => writeln!(
+                w,
+                "queue q{} of {}: {} (slot {slot}, on master {master})",
+                q.queue, q.target, q.name
+            ),
+            _ => writeln!(w, "queue q{} of {}: {}", q.queue, q.target, q.name),
+        };
+    }
+    // A row's target, with its queue when there are several.
+    let lane = |target: &str, queue: usize| {
+        if queues > 1 {
+            format!("{target} q{queue}")
+        } else {
+            target.to_string()
+        }
+    };
+    let all = |target: &str| format!("{target} all {queues}");
     if !report.load.is_empty() {
         let _ = writeln!(
             w,
@@ -50,7 +73,7 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:>10} {:>12}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 duration(r.seconds * 1e6),
                 human(r.entries_per_s)
             );
@@ -134,11 +157,24 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 r.mode,
                 duration(r.us_per_op),
                 human(r.ops_per_s)
             );
+        }
+        if queues > 1 {
+            for r in &report.append_aggregate {
+                let _ = writeln!(
+                    w,
+                    "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+                    human(r.entries as f64),
+                    all(&r.target),
+                    r.mode,
+                    "-",
+                    human(r.entries_per_s)
+                );
+            }
         }
     }
     if !report.consume.is_empty() {
@@ -153,12 +189,26 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 r.mode,
                 duration(r.us_per_entry),
                 human(r.entries_per_s),
                 duration(r.append_us_per_entry)
             );
+        }
+        if queues > 1 {
+            for r in &report.consume_aggregate {
+                let _ = writeln!(
+                    w,
+                    "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
+                    human(r.entries as f64),
+                    all(&r.target),
+                    r.mode,
+                    "-",
+                    human(r.entries_per_s),
+                    "-"
+                );
+            }
         }
     }
     out
