@@ -355,7 +355,7 @@ impl Target {
             (format!("redis-{v}"), format!("redis {v}"))
         };
         if let TargetSpec::Cluster { .. } = self.spec {
-            // INFO of one node (a run's keys share one slot, so one master holds them all).
+            // INFO of one node (the memory check's figures are one master's).
             self.kind.push_str("-cluster");
             self.server.push_str(" cluster");
         }
