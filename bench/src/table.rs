@@ -228,4 +228,49 @@ mod tests {
         assert_eq!(duration(1500.0), "1.50 ms");
         assert_eq!(duration(2.5e6), "2.50 s");
     }
+
+    #[test]
+    fn several_queues_show_per_queue_rows_an_aggregate_and_their_masters() {
+        use crate::results::{AggregateRow, AppendRow, QueueInfo};
+        let mut report = Report::default();
+        report.config.queues = 2;
+        for q in 0..2 {
+            report.queues.push(QueueInfo {
+                target: "c".into(),
+                queue: q,
+                name: format!("run:q{q}"),
+                slot: Some(100 * q as u16),
+                master: Some(format!("127.0.0.1:700{q}")),
+            });
+            report.append.push(AppendRow {
+                target: "c".into(),
+                entries: 1000,
+                queue: q,
+                mode: "plain".into(),
+                ops: 10,
+                ops_per_s: 1e5,
+                us_per_op: 10.0,
+            });
+        }
+        report.append_aggregate.push(AggregateRow {
+            target: "c".into(),
+            entries: 1000,
+            mode: "plain".into(),
+            queues: 2,
+            total: 20,
+            entries_per_s: 2e5,
+        });
+        let text = render(&report);
+        assert!(
+            text.contains("queue q1 of c: run:q1 (slot 100, on master 127.0.0.1:7001)"),
+            "{text}"
+        );
+        assert!(text.contains("c q0 "), "{text}");
+        assert!(text.contains("c q1 "), "{text}");
+        let total = text.lines().find(|l| l.contains("c all 2")).unwrap();
+        assert!(total.contains("200k"), "{text}");
+        report.config.queues = 1;
+        report.queues.clear();
+        assert!(!render(&report).contains(" all "));
+    }
 }
