@@ -14,6 +14,9 @@ pub const ENTRIES_MAX: u64 = 1_000_000_000_000;
 /// clock gains nothing for a bench.
 pub const RATE_MAX: u64 = 1_000_000;
 
+/// Most queues at once: each is a thread, a producer connection and a consumer.
+pub const QUEUES_MAX: usize = 256;
+
 /// What to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Operation {
@@ -67,6 +70,11 @@ pub struct BenchArgs {
     /// cases; at most 10000, a consumer's largest read.
     #[arg(long, default_value_t = 100)]
     pub batch: u64,
+    /// Queues appended to and consumed from at once in the append and consume cases, one
+    /// producer thread and connection each; on a `redis-cluster://` target their slots sit on
+    /// different masters as far as the cluster has masters. Window reads and trims use one.
+    #[arg(long, default_value_t = 1)]
+    pub queues: usize,
     /// Write every figure as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -89,6 +97,9 @@ impl BenchArgs {
             return bad(&format!(
                 "--batch must be at most {BATCH_SIZE_MAX} (a consumer's largest read)"
             ));
+        }
+        if self.queues == 0 || self.queues > QUEUES_MAX {
+            return bad(&format!("--queues must be 1..={QUEUES_MAX}"));
         }
         if self.value_bytes == 0 || self.fields == 0 {
             return bad("--fields and --value-bytes must be at least 1");
@@ -270,6 +281,9 @@ mod tests {
         assert!(parse(&["--fields", "0"]).is_err());
         assert!(parse(&["--batch", "10000"]).is_ok());
         assert!(parse(&["--batch", "10001"]).is_err());
+        assert!(parse(&["--queues", "3"]).is_ok());
+        assert!(parse(&["--queues", "0"]).is_err());
+        assert!(parse(&["--queues", "257"]).is_err());
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The bench's keys and their removal, at the end of a run and on SIGINT/SIGTERM.
 //!
-//! Every key a run writes is a feed stream of the queue `echomq-bench:<run-id>`, i.e. it
-//! matches `emq:{echomq-bench:<run-id>}:*`, so a run can remove exactly its own keys and never
-//! a user's. A signal only raises a flag: the measuring loops check it between commands (each
+//! Every key a run writes is a feed stream of one of its queues, `echomq-bench:<run-id>:q<i>`
+//! (see `queues`), i.e. it matches `emq:{echomq-bench:<run-id>:q<i>…}:*`, so a run can remove
+//! exactly its own keys and never a user's. A signal only raises a flag: the measuring loops check it between commands (each
 //! bounded by the command timeout), stop, and the run removes its keys before exiting. A second
 //! signal exits at once, leaving the keys for `SCAN MATCH emq:{echomq-bench:*` to find.
 
@@ -16,11 +16,11 @@ pub const INTERRUPTED_EXIT: i32 = 130;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// The queue (and so the key prefix) of one run.
+/// The prefix of the queue names (and so of the keys) of one run.
 #[derive(Debug, Clone)]
 pub struct RunKeys {
     /// `echomq-bench:<run-id>`.
-    pub queue: String,
+    pub run: String,
 }
 
 impl RunKeys {
@@ -30,23 +30,13 @@ impl RunKeys {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         RunKeys {
-            queue: format!("echomq-bench:{:x}-{}", nanos, std::process::id()),
+            run: format!("echomq-bench:{:x}-{}", nanos, std::process::id()),
         }
     }
 
     /// The stream name of target `index` at `entries`.
     pub fn name(&self, index: usize, entries: u64) -> String {
         format!("t{index}-n{entries}")
-    }
-
-    /// The full key of a stream name.
-    pub fn key(&self, name: &str) -> String {
-        echomq::feed::stream_key(&self.queue, name)
-    }
-
-    /// The SCAN pattern of every key of this run.
-    pub fn pattern(&self) -> String {
-        format!("emq:{{{}}}:*", self.queue)
     }
 }
 

@@ -25,15 +25,19 @@
 //! - `results`: the figures (the `--json` file); `table`, `plot`: how they are shown.
 //! - `memory`: refusing sizes that do not fit; `cleanup`: the run's own key prefix, and
 //!   removing its keys at the end and on Ctrl-C.
+//! - `queues`: the `--queues N` queues of a target and, on a cluster, which master each is
+//!   on; `lanes`: running the N queues' work at once.
 
 mod append;
 mod args;
 mod cleanup;
 mod consume;
 mod error;
+mod lanes;
 mod loader;
 mod memory;
 mod plot;
+mod queues;
 mod results;
 mod stage;
 mod table;
@@ -49,7 +53,7 @@ use args::{Operation, TargetSpec};
 use cleanup::RunKeys;
 use error::BenchError;
 use loader::Payload;
-use results::{Config, LoadRow, Report, TargetInfo};
+use results::{Config, LoadRow, QueueInfo, Report, TargetInfo};
 use stage::Stage;
 use target::Target;
 
@@ -96,17 +100,44 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
         .collect::<Result<Vec<_>, _>>()?;
     let entry_bytes = memory::entry_bytes(args.fields, args.value_bytes);
     if let Some(&largest) = sizes.last() {
-        // Plain appends and the consume producer grow the stream past its size.
+        // Plain appends and the consume producer grow the stream past its size; every queue
+        // holds a stream of each size.
         let extra = 2 * (args.ops + args.batch);
+        let queues = args.queues as u64;
         memory::check(
             &targets,
-            largest,
-            extra,
+            largest.saturating_mul(queues),
+            extra.saturating_mul(queues),
             entry_bytes,
             memory::available_bytes(),
         )?;
     }
     let keys = RunKeys::new();
+    for target in &mut targets {
+        target.place_queues(&keys.run, args.queues)?;
+    }
+    let queues = targets
+        .iter()
+        .flat_map(|t| {
+            t.queues.iter().enumerate().map(|(q, queue)| QueueInfo {
+                target: t.label(),
+                queue: q,
+                name: queue.name.clone(),
+                slot: queue.placement.as_ref().map(|(slot, _)| *slot),
+                master: queue.placement.as_ref().map(|(_, m)| m.clone()),
+            })
+        })
+        .collect();
+    // One handle per queue and target for the concurrent cases, connected before anything
+    // is written.
+    let mut lanes = if args.runs(Operation::Append) || args.runs(Operation::Consume) {
+        targets
+            .iter()
+            .map(|t| (0..args.queues).map(|_| t.fork()).collect())
+            .collect::<Result<Vec<Vec<Target>>, _>>()?
+    } else {
+        targets.iter().map(|_| Vec::new()).collect()
+    };
     let mut report = Report {
         // `echomq` rather than the binary's path, which says nothing about the run.
         command: std::iter::once("echomq".to_string())
@@ -124,6 +155,7 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
             trim_limit: args.trim_limit,
             ops: args.ops,
             batch: args.batch,
+            queues: args.queues,
             estimated_entry_bytes: entry_bytes,
         },
         targets: targets
@@ -134,10 +166,11 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
             })
             .collect(),
         consume_method: consume::METHOD.to_string(),
+        queues,
         ..Report::default()
     };
-    let measured = measure_all(args, &sizes, &mut targets, &keys, &mut report);
-    let cleaned = remove_keys(&mut targets, &keys);
+    let measured = measure_all(args, &sizes, &mut targets, &mut lanes, &keys, &mut report);
+    let cleaned = remove_keys(&mut targets);
     measured?;
     cleaned?;
     print!("{}", table::render(&report));
@@ -161,20 +194,24 @@ fn measure_all(
     args: &BenchArgs,
     sizes: &[u64],
     targets: &mut [Target],
+    lanes: &mut [Vec<Target>],
     keys: &RunKeys,
     report: &mut Report,
 ) -> Result<(), BenchError> {
     let payload = Payload::new(args.fields, args.value_bytes);
     for &entries in sizes {
-        let mut stage = Stage::new(targets, keys, &payload, entries, args);
+        let mut stage = Stage::new(targets, lanes, keys, &payload, entries, args);
         for t in 0..stage.targets.len() {
-            let took = stage.grow(t, entries)?;
-            report.load.push(LoadRow {
-                target: stage.targets[t].label(),
-                entries,
-                seconds: took.as_secs_f64(),
-                entries_per_s: entries as f64 / took.as_secs_f64(),
-            });
+            for q in 0..args.queues {
+                let took = stage.grow(t, q, entries)?;
+                report.load.push(LoadRow {
+                    target: stage.targets[t].label(),
+                    entries,
+                    queue: q,
+                    seconds: took.as_secs_f64(),
+                    entries_per_s: entries as f64 / took.as_secs_f64(),
+                });
+            }
         }
         if args.runs(Operation::Window) {
             window::measure(&mut stage, &mut report.window)?;
@@ -183,27 +220,39 @@ fn measure_all(
             trim::measure(&mut stage, &mut report.trim)?;
         }
         if args.runs(Operation::Append) {
-            append::measure(&mut stage, &mut report.append)?;
+            append::measure(&mut stage, &mut report.append, &mut report.append_aggregate)?;
         }
         if args.runs(Operation::Consume) {
-            consume::measure(&mut stage, &mut report.consume)?;
+            consume::measure(
+                &mut stage,
+                &mut report.consume,
+                &mut report.consume_aggregate,
+            )?;
         }
-        remove_keys(stage.targets, keys)?;
+        remove_keys(stage.targets)?;
     }
     Ok(())
 }
 
-/// Deletes every key of the run on every target; tries them all before reporting a failure.
-/// A target whose connection failed (a signal can interrupt a socket read that has a timeout,
-/// leaving a reply half read) is reconnected once and tried again.
-fn remove_keys(targets: &mut [Target], keys: &RunKeys) -> Result<(), BenchError> {
+/// Deletes every key of the run's queues on every target; tries them all before reporting a
+/// failure. A target whose connection failed (a signal can interrupt a socket read that has a
+/// timeout, leaving a reply half read) is reconnected once and tried again.
+fn remove_keys(targets: &mut [Target]) -> Result<(), BenchError> {
     let mut first_error = None;
     for target in targets.iter_mut() {
-        if target.delete_matching(&keys.pattern()).is_ok() {
+        let patterns: Vec<String> = target.queues.iter().map(|q| q.pattern()).collect();
+        let delete_all = |t: &mut Target| -> Result<(), BenchError> {
+            for pattern in &patterns {
+                t.delete_matching(pattern)?;
+            }
+            Ok(())
+        };
+        if delete_all(target).is_ok() {
             continue;
         }
         let retried = target::connect(&target.spec).and_then(|mut fresh| {
-            fresh.delete_matching(&keys.pattern())?;
+            fresh.queues = target.queues.clone();
+            delete_all(&mut fresh)?;
             *target = fresh;
             Ok(())
         });

@@ -65,11 +65,19 @@ pub fn panels(report: &Report) -> Vec<Panel> {
             );
         }
     }
+    // With several queues, one line per queue.
+    let lane = |target: &str, queue: usize| {
+        if report.config.queues > 1 {
+            format!("{target} q{queue}")
+        } else {
+            target.to_string()
+        }
+    };
     let mut append = Vec::new();
     for r in &report.append {
         push(
             &mut append,
-            format!("{} {}", r.target, r.mode),
+            format!("{} {}", lane(&r.target, r.queue), r.mode),
             (r.entries as f64, r.us_per_op),
         );
     }
@@ -77,7 +85,7 @@ pub fn panels(report: &Report) -> Vec<Panel> {
     for r in &report.consume {
         push(
             &mut consume,
-            format!("{} {}", r.target, r.mode),
+            format!("{} {}", lane(&r.target, r.queue), r.mode),
             (r.entries as f64, r.us_per_entry),
         );
     }

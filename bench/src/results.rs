@@ -20,10 +20,16 @@ pub struct Report {
     pub window: Vec<WindowRow>,
     /// Trims.
     pub trim: Vec<TrimRow>,
-    /// Appends.
+    /// Every target's queues and, on a cluster, where they live.
+    pub queues: Vec<QueueInfo>,
+    /// Appends, per queue.
     pub append: Vec<AppendRow>,
-    /// Consumer-group reads.
+    /// Appends, all queues of a target together.
+    pub append_aggregate: Vec<AggregateRow>,
+    /// Consumer-group reads, per queue.
     pub consume: Vec<ConsumeRow>,
+    /// Consumer-group reads, all queues of a target together.
+    pub consume_aggregate: Vec<AggregateRow>,
     /// How consume was measured.
     pub consume_method: String,
 }
@@ -49,6 +55,8 @@ pub struct Config {
     pub ops: u64,
     /// XREADGROUP COUNT.
     pub batch: u64,
+    /// Queues appended to and consumed from at once.
+    pub queues: usize,
     /// Estimated bytes per entry, used by the memory check.
     pub estimated_entry_bytes: u64,
 }
@@ -62,6 +70,39 @@ pub struct TargetInfo {
     pub server: String,
 }
 
+/// One queue of a target.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueueInfo {
+    /// Target label.
+    pub target: String,
+    /// Its index, as in the rows' `queue`.
+    pub queue: usize,
+    /// The feed's queue name (its keys' hash tag).
+    pub name: String,
+    /// Its keys' slot, on a cluster.
+    pub slot: Option<u16>,
+    /// The master serving that slot when the run started (`host:port`), on a cluster.
+    pub master: Option<String>,
+}
+
+/// All queues of a target at once, in one append or consume case.
+#[derive(Debug, Clone, Serialize)]
+pub struct AggregateRow {
+    /// Target label.
+    pub target: String,
+    /// Stream size.
+    pub entries: u64,
+    /// `plain` or `maxlen~`.
+    pub mode: String,
+    /// Queues that ran at once.
+    pub queues: usize,
+    /// Entries appended (or consumed) in all.
+    pub total: u64,
+    /// Entries per second over all queues: the median over rounds of a round's entries over
+    /// the time from its first queue's start to its last queue's end.
+    pub entries_per_s: f64,
+}
+
 /// Loading one stream.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadRow {
@@ -69,6 +110,8 @@ pub struct LoadRow {
     pub target: String,
     /// Stream size.
     pub entries: u64,
+    /// The queue.
+    pub queue: usize,
     /// Wall time.
     pub seconds: f64,
     /// Entries per second (pipelined XADD over RESP, direct adds in process).
@@ -130,6 +173,8 @@ pub struct AppendRow {
     pub target: String,
     /// Stream size.
     pub entries: u64,
+    /// The queue.
+    pub queue: usize,
     /// `plain` or `maxlen~` (trim on every append).
     pub mode: String,
     /// Appends timed.
@@ -147,6 +192,8 @@ pub struct ConsumeRow {
     pub target: String,
     /// Stream size.
     pub entries: u64,
+    /// The queue.
+    pub queue: usize,
     /// `plain` or `maxlen~` (the producer trims on every append).
     pub mode: String,
     /// Entries delivered and acknowledged.

@@ -35,6 +35,29 @@ pub fn render(report: &Report) -> String {
     for t in &report.targets {
         let _ = writeln!(w, "target: {}", t.label);
     }
+    let queues = report.config.queues;
+    for q in &report.queues {
+        if queues < 2 && q.master.is_none() {
+            continue;
+        }
+        let _ = match (&q.slot, &q.master) {
+            (Some(slot), Some(master)) => writeln!(
+                w,
+                "queue q{} of {}: {} (slot {slot}, on master {master})",
+                q.queue, q.target, q.name
+            ),
+            _ => writeln!(w, "queue q{} of {}: {}", q.queue, q.target, q.name),
+        };
+    }
+    // A row's target, with its queue when there are several.
+    let lane = |target: &str, queue: usize| {
+        if queues > 1 {
+            format!("{target} q{queue}")
+        } else {
+            target.to_string()
+        }
+    };
+    let all = |target: &str| format!("{target} all {queues}");
     if !report.load.is_empty() {
         let _ = writeln!(
             w,
@@ -50,7 +73,7 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:>10} {:>12}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 duration(r.seconds * 1e6),
                 human(r.entries_per_s)
             );
@@ -134,11 +157,24 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 r.mode,
                 duration(r.us_per_op),
                 human(r.ops_per_s)
             );
+        }
+        if queues > 1 {
+            for r in &report.append_aggregate {
+                let _ = writeln!(
+                    w,
+                    "{:>8}  {:<30} {:<8} {:>10} {:>10}",
+                    human(r.entries as f64),
+                    all(&r.target),
+                    r.mode,
+                    "-",
+                    human(r.entries_per_s)
+                );
+            }
         }
     }
     if !report.consume.is_empty() {
@@ -153,12 +189,26 @@ pub fn render(report: &Report) -> String {
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
                 human(r.entries as f64),
-                r.target,
+                lane(&r.target, r.queue),
                 r.mode,
                 duration(r.us_per_entry),
                 human(r.entries_per_s),
                 duration(r.append_us_per_entry)
             );
+        }
+        if queues > 1 {
+            for r in &report.consume_aggregate {
+                let _ = writeln!(
+                    w,
+                    "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
+                    human(r.entries as f64),
+                    all(&r.target),
+                    r.mode,
+                    "-",
+                    human(r.entries_per_s),
+                    "-"
+                );
+            }
         }
     }
     out
@@ -177,5 +227,50 @@ mod tests {
         assert_eq!(duration(0.5), "0.50 us");
         assert_eq!(duration(1500.0), "1.50 ms");
         assert_eq!(duration(2.5e6), "2.50 s");
+    }
+
+    #[test]
+    fn several_queues_show_per_queue_rows_an_aggregate_and_their_masters() {
+        use crate::results::{AggregateRow, AppendRow, QueueInfo};
+        let mut report = Report::default();
+        report.config.queues = 2;
+        for q in 0..2 {
+            report.queues.push(QueueInfo {
+                target: "c".into(),
+                queue: q,
+                name: format!("run:q{q}"),
+                slot: Some(100 * q as u16),
+                master: Some(format!("127.0.0.1:700{q}")),
+            });
+            report.append.push(AppendRow {
+                target: "c".into(),
+                entries: 1000,
+                queue: q,
+                mode: "plain".into(),
+                ops: 10,
+                ops_per_s: 1e5,
+                us_per_op: 10.0,
+            });
+        }
+        report.append_aggregate.push(AggregateRow {
+            target: "c".into(),
+            entries: 1000,
+            mode: "plain".into(),
+            queues: 2,
+            total: 20,
+            entries_per_s: 2e5,
+        });
+        let text = render(&report);
+        assert!(
+            text.contains("queue q1 of c: run:q1 (slot 100, on master 127.0.0.1:7001)"),
+            "{text}"
+        );
+        assert!(text.contains("c q0 "), "{text}");
+        assert!(text.contains("c q1 "), "{text}");
+        let total = text.lines().find(|l| l.contains("c all 2")).unwrap();
+        assert!(total.contains("200k"), "{text}");
+        report.config.queues = 1;
+        report.queues.clear();
+        assert!(!render(&report).contains(" all "));
     }
 }

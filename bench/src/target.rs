@@ -26,6 +26,7 @@ use time::OffsetDateTime;
 
 use super::args::TargetSpec;
 use super::error::BenchError;
+use super::queues::{self, Queue};
 use super::wire::Wire;
 
 /// How long a TCP connect, and the first reply, may take before the target counts as dead.
@@ -84,6 +85,8 @@ pub struct Target {
     pub local: bool,
     /// Memory figures of a server (zeros for embedded).
     pub memory: ServerMemory,
+    /// The run's queues here (see `queues`); empty until [`Target::place_queues`].
+    pub queues: Vec<Queue>,
     place: Place,
 }
 
@@ -115,6 +118,7 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
                 kind: "embedded".to_string(),
                 local: true,
                 memory: ServerMemory::default(),
+                queues: Vec::new(),
                 place: Place::Embedded { keyspace, feed },
             })
         }
@@ -139,6 +143,7 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
                 kind: String::new(),
                 local: resolved.iter().all(|a| a.ip().is_loopback()),
                 memory: ServerMemory::default(),
+                queues: Vec::new(),
                 place: Place::Remote {
                     connection: Box::new(connection),
                     feed: RemoteFeed::One(feed),
@@ -172,6 +177,7 @@ pub fn connect(spec: &TargetSpec) -> Result<Target, BenchError> {
                 kind: String::new(),
                 local,
                 memory: ServerMemory::default(),
+                queues: Vec::new(),
                 place: Place::Remote {
                     connection: Box::new(connection),
                     feed: RemoteFeed::Cluster(Feed::new(backend)),
@@ -262,6 +268,76 @@ impl Target {
         }
     }
 
+    /// Another handle on the same place with connections of its own (the same keyspace in
+    /// process), for a queue's producer thread.
+    pub fn fork(&self) -> Result<Target, BenchError> {
+        let mut fork = match &self.place {
+            Place::Embedded { keyspace, .. } => Target {
+                spec: self.spec.clone(),
+                server: self.server.clone(),
+                kind: self.kind.clone(),
+                local: self.local,
+                memory: self.memory,
+                queues: Vec::new(),
+                place: Place::Embedded {
+                    keyspace: Arc::clone(keyspace),
+                    feed: Feed::new(Embedded::new(Arc::clone(keyspace))),
+                },
+            },
+            Place::Remote { .. } => connect(&self.spec)?,
+        };
+        fork.queues = self.queues.clone();
+        Ok(fork)
+    }
+
+    /// Chooses the run's `n` queues here: on a cluster, on different masters as far as there
+    /// are masters (read from `CLUSTER SLOTS` of the first seed node, checked against the
+    /// node's `CLUSTER KEYSLOT`); elsewhere any `n` distinct names.
+    pub fn place_queues(&mut self, run: &str, n: usize) -> Result<(), BenchError> {
+        let TargetSpec::Cluster { seeds, addrs } = &self.spec else {
+            self.queues = queues::choose(run, n, None);
+            return Ok(());
+        };
+        let label = self.spec.label();
+        let fail = |e: redis::RedisError| server_error(&label, e);
+        let seed = seeds
+            .first()
+            .ok_or_else(|| server_error(&label, "no seed node"))?;
+        let host = addrs
+            .first()
+            .and_then(|a| a.rsplit_once(':'))
+            .map_or("127.0.0.1", |(h, _)| h);
+        let mut node = redis::Client::open(seed.as_str())
+            .and_then(|c| c.get_connection_with_timeout(PROBE_TIMEOUT))
+            .map_err(fail)?;
+        node.set_read_timeout(Some(PROBE_TIMEOUT)).map_err(fail)?;
+        let slots: Value = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query(&mut node)
+            .map_err(fail)?;
+        let masters = queues::parse_cluster_slots(&slots, host);
+        if masters.is_empty() {
+            return Err(server_error(&label, "CLUSTER SLOTS names no master"));
+        }
+        let chosen = queues::choose(run, n, Some(&masters));
+        for queue in &chosen {
+            let key = echomq::feed::stream_key(&queue.name, "s");
+            let slot: i64 = redis::cmd("CLUSTER")
+                .arg("KEYSLOT")
+                .arg(&key)
+                .query(&mut node)
+                .map_err(fail)?;
+            if queue.placement.as_ref().map(|(s, _)| i64::from(*s)) != Some(slot) {
+                return Err(server_error(
+                    &label,
+                    format!("CLUSTER KEYSLOT {key} is {slot}, not the slot the bench computed"),
+                ));
+            }
+        }
+        self.queues = chosen;
+        Ok(())
+    }
+
     fn error(&self, e: impl std::fmt::Display) -> BenchError {
         server_error(&self.spec.label(), e)
     }
@@ -279,7 +355,7 @@ impl Target {
             (format!("redis-{v}"), format!("redis {v}"))
         };
         if let TargetSpec::Cluster { .. } = self.spec {
-            // INFO of one node (a run's keys share one slot, so one master holds them all).
+            // INFO of one node (the memory check's figures are one master's).
             self.kind.push_str("-cluster");
             self.server.push_str(" cluster");
         }

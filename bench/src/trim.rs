@@ -30,7 +30,7 @@ struct Sample {
 
 /// The XTRIM for `strategy` removing `remove` of target `t`'s entries.
 fn xtrim(stage: &Stage<'_>, t: usize, strategy: &str, remove: u64) -> Argv {
-    let mut argv: Argv = vec![b"XTRIM".to_vec(), stage.key(t).into_bytes()];
+    let mut argv: Argv = vec![b"XTRIM".to_vec(), stage.key(t, 0).into_bytes()];
     let (kind, approx) = match strategy {
         "MAXLEN =" => ("MAXLEN", false),
         "MINID ~" => ("MINID", true),
@@ -39,9 +39,9 @@ fn xtrim(stage: &Stage<'_>, t: usize, strategy: &str, remove: u64) -> Argv {
     argv.push(kind.as_bytes().to_vec());
     argv.push(if approx { b"~".to_vec() } else { b"=".to_vec() });
     if kind == "MAXLEN" {
-        argv.push((stage.len(t) - remove).to_string().into_bytes());
+        argv.push((stage.len(t, 0) - remove).to_string().into_bytes());
     } else {
-        let first_kept = stage.lo[t] + remove;
+        let first_kept = stage.lo[t][0] + remove;
         argv.push(stage.timeline.id(first_kept).to_string().into_bytes());
     }
     if approx {
@@ -57,7 +57,7 @@ fn trim_once(
     strategy: &str,
     remove: u64,
 ) -> Result<Sample, BenchError> {
-    let key = stage.key(t);
+    let key = stage.key(t, 0);
     let argv = xtrim(stage, t, strategy, remove);
     let (before, nodes_before) = stage.targets[t].stream_info(&key)?;
     let started = Instant::now();
@@ -73,7 +73,7 @@ fn trim_once(
             ),
         });
     }
-    stage.lo[t] += removed;
+    stage.lo[t][0] += removed;
     Ok(Sample {
         time_us,
         removed,
@@ -93,11 +93,11 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<TrimRow>) -> Result<(), Ben
                 for t in 0..n {
                     cleanup::check()?;
                     // Back to full size first.
-                    let missing = stage.entries.saturating_sub(stage.len(t));
+                    let missing = stage.entries.saturating_sub(stage.len(t, 0));
                     if missing > 0 {
-                        stage.grow(t, missing)?;
+                        stage.grow(t, 0, missing)?;
                     }
-                    let len = stage.len(t);
+                    let len = stage.len(t, 0);
                     let remove = ((len as f64 * fraction).round() as u64).clamp(1, len);
                     requested[t] = remove;
                     samples[t].push(trim_once(stage, t, strategy, remove)?);
@@ -128,9 +128,9 @@ pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<TrimRow>) -> Result<(), Ben
     }
     // Leave the stream at full size for the stages after this one.
     for t in 0..n {
-        let missing = stage.entries.saturating_sub(stage.len(t));
+        let missing = stage.entries.saturating_sub(stage.len(t, 0));
         if missing > 0 {
-            stage.grow(t, missing)?;
+            stage.grow(t, 0, missing)?;
         }
     }
     Ok(())

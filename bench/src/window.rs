@@ -1,5 +1,5 @@
 //! Window reads: `Feed::read_window` of 1 s, 1 min and 5 min, at the tail of the stream and
-//! in its middle, timed one call at a time, the targets taking turns read by read.
+//! in its middle (queue 0), timed one call at a time, the targets taking turns read by read.
 
 use std::time::Instant;
 
@@ -18,10 +18,10 @@ pub const POSITIONS: [&str; 2] = ["tail", "middle"];
 fn bounds(stage: &Stage<'_>, t: usize, span_ms: u64, position: &str) -> (u64, u64) {
     let tl = &stage.timeline;
     if position == "tail" {
-        let t1 = tl.ms(stage.hi[t] - 1);
+        let t1 = tl.ms(stage.hi[t][0] - 1);
         (t1.saturating_sub(span_ms - 1), t1)
     } else {
-        let middle = stage.lo[t] + stage.len(t) / 2;
+        let middle = stage.lo[t][0] + stage.len(t, 0) / 2;
         let t0 = tl.ms(middle).saturating_sub(span_ms / 2);
         (t0, t0 + span_ms - 1)
     }
@@ -29,27 +29,27 @@ fn bounds(stage: &Stage<'_>, t: usize, span_ms: u64, position: &str) -> (u64, u6
 
 /// Measures every span and position.
 pub fn measure(stage: &mut Stage<'_>, rows: &mut Vec<WindowRow>) -> Result<(), BenchError> {
-    let queue = stage.keys.queue.clone();
     let n = stage.targets.len();
     for (span, span_ms) in SPANS {
         for position in POSITIONS {
             let windows: Vec<_> = (0..n)
                 .map(|t| {
                     let (t0, t1) = bounds(stage, t, span_ms, position);
-                    (stage.name(t), instant(t0), instant(t1))
+                    let queue = stage.queue(t, 0).to_string();
+                    (queue, stage.name(t), instant(t0), instant(t1))
                 })
                 .collect();
             // One untimed read each: warms caches and tells how many entries a read returns.
             let mut read = vec![0u64; n];
-            for (t, (name, t0, t1)) in windows.iter().enumerate() {
-                read[t] = stage.targets[t].read_window(&queue, name, *t0, *t1)? as u64;
+            for (t, (queue, name, t0, t1)) in windows.iter().enumerate() {
+                read[t] = stage.targets[t].read_window(queue, name, *t0, *t1)? as u64;
             }
             let mut samples = vec![Vec::with_capacity(stage.args.samples as usize); n];
             for _ in 0..stage.args.samples {
                 cleanup::check()?;
-                for (t, (name, t0, t1)) in windows.iter().enumerate() {
+                for (t, (queue, name, t0, t1)) in windows.iter().enumerate() {
                     let started = Instant::now();
-                    let got = stage.targets[t].read_window(&queue, name, *t0, *t1)?;
+                    let got = stage.targets[t].read_window(queue, name, *t0, *t1)?;
                     samples[t].push(started.elapsed().as_secs_f64() * 1e6);
                     std::hint::black_box(got);
                 }

@@ -2,9 +2,10 @@
 //! cluster connection that routes each command by its key. Both answer the same four calls,
 //! so `target.rs` handles replies once for either.
 //!
-//! On a cluster every key of a run shares the run queue's hash tag (`emq:{echomq-bench:...}`,
-//! see `cleanup`), so one run lives in one slot on one master: a `MULTI`/`EXEC` batch and a
-//! `SCAN` for the run's keys go to that master, routed by the first key or the pattern.
+//! On a cluster every key of one of the run's queues shares that queue's hash tag
+//! (`emq:{echomq-bench:...:q<i>}`, see `queues`), so a queue lives in one slot on one master: a
+//! `MULTI`/`EXEC` batch and a `SCAN` for a queue's keys go to that master, routed by the first
+//! key or the pattern.
 
 use redis::Value;
 use redis::cluster::ClusterConnection;

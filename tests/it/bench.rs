@@ -1,7 +1,8 @@
 //! `echomq bench` end to end: a run over the embedded engine, `echomq serve` and a real Redis
 //! writes every figure to JSON and draws a well-formed SVG; bad targets and sizes are refused
 //! with clear errors before anything is written; Ctrl-C mid-run leaves no keys on the server;
-//! a run on a Redis Cluster (`redis-cluster://`) measures every operation and cleans up.
+//! a run on a Redis Cluster (`redis-cluster://`) measures every operation and cleans up, and
+//! with `--queues 3` puts its queues on the cluster's three masters and reports aggregates.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -255,6 +256,91 @@ fn bench_all_on_a_redis_cluster_measures_every_operation_and_leaves_no_keys() {
     for row in report["consume"].as_array().unwrap() {
         assert!(count(row, "consumed") >= 100, "{row}");
     }
+    for port in ports {
+        assert_eq!(
+            cluster::call(port, &["DBSIZE"]).ok(),
+            Some(redis::Value::Int(0)),
+            "the bench left keys on {port}"
+        );
+    }
+    let _ = std::fs::remove_file(json);
+}
+
+#[test]
+fn bench_queues_on_a_cluster_sit_on_three_masters_and_report_an_aggregate() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let ports = cluster.live_ports();
+    let target = format!("redis-cluster://127.0.0.1:{}", ports[0]);
+    let json = scratch("cluster-queues.json");
+    let out = bench(&[
+        "all",
+        "--entries",
+        "1e3",
+        "--queues",
+        "3",
+        "--target",
+        &target,
+        "--samples",
+        "3",
+        "--trim-repeats",
+        "1",
+        "--ops",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "bench failed: {stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let queues = report["queues"].as_array().unwrap();
+    assert_eq!(queues.len(), 3, "{queues:?}");
+    let mut masters = Vec::new();
+    for (i, queue) in queues.iter().enumerate() {
+        assert_eq!(count(queue, "queue"), i as u64);
+        let name = queue["name"].as_str().unwrap();
+        // Where the cluster itself puts the queue's keys.
+        let key = format!("emq:{{{name}}}:stream:t0-n1000");
+        let slot = cluster.slot_of(&key);
+        assert_eq!(count(queue, "slot"), u64::from(slot), "{queue}");
+        let master = cluster.master_of(slot);
+        assert_eq!(
+            queue["master"].as_str().unwrap(),
+            format!("127.0.0.1:{master}"),
+            "{queue}"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "{name} (slot {slot}, on master 127.0.0.1:{master})"
+            )),
+            "{stdout}"
+        );
+        masters.push(master);
+    }
+    masters.sort_unstable();
+    masters.dedup();
+    assert_eq!(masters, cluster.masters(), "the queues share a master");
+    for (section, aggregate, field, rate) in [
+        ("append", "append_aggregate", "ops", "ops_per_s"),
+        ("consume", "consume_aggregate", "consumed", "entries_per_s"),
+    ] {
+        let rows = report[section].as_array().unwrap();
+        assert_eq!(rows.len(), 6, "{section}: 3 queues x 2 modes");
+        for row in rows {
+            assert!(count(row, field) >= 100, "{row}");
+            positive(row, rate);
+        }
+        let totals = report[aggregate].as_array().unwrap();
+        assert_eq!(totals.len(), 2, "{aggregate}: one per mode");
+        for row in totals {
+            assert_eq!(count(row, "queues"), 3);
+            assert!(count(row, "total") >= 300, "{row}");
+            positive(row, "entries_per_s");
+        }
+    }
+    assert!(stdout.contains(" all 3 "), "{stdout}");
     for port in ports {
         assert_eq!(
             cluster::call(port, &["DBSIZE"]).ok(),
