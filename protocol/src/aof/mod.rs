@@ -5,10 +5,11 @@
 //! keyspace hands each execution unit's forms to this module's [`Buffer`] (the
 //! [`PropagationSink`]) while it still holds the lock, so the buffer is in execution order.
 //! Encoding is all that happens there. [`Aof::commit`] then writes the buffer to the current
-//! incremental file outside the lock (and with `appendfsync always` fsyncs it), for every
-//! client whose writes it holds at once: a connection calls it before it sends replies, so no
-//! reply goes out before the write it acknowledges is in the file (Redis does this before
-//! each event-loop sleep). With `everysec` a background thread fsyncs once a second; with `no`
+//! incremental file outside the lock, for every client whose writes it holds at once: a
+//! connection calls it before it sends replies, so no reply goes out before the write it
+//! acknowledges is in the file (Redis does this before each event-loop sleep). With
+//! `appendfsync always` the connection then waits for the group syncer's fsync to cover its
+//! bytes ([`group_sync`]): one fsync for every connection that wrote meanwhile. With `everysec` a background thread fsyncs once a second; with `no`
 //! the OS decides.
 //!
 //! A rewrite (BGREWRITEAOF, `CONFIG SET appendonly yes`, the automatic one) copies the
@@ -27,6 +28,7 @@
 //! [`Db`]: echomq_engine::Db
 
 pub(crate) mod codec;
+mod group_sync;
 pub(crate) mod load;
 pub(crate) mod manifest;
 pub(crate) mod propagate;
@@ -180,6 +182,8 @@ pub(crate) struct Aof {
     /// `appendfsync`, as 0 always, 1 everysec, 2 no.
     fsync: AtomicU64,
     fsync_thread: AtomicBool,
+    /// `appendfsync always`'s group commit ([`group_sync`]).
+    group: group_sync::GroupSync,
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> AofError {
@@ -344,6 +348,7 @@ impl Aof {
         self.enabled.store(true, Ordering::Release);
         let sink: Arc<dyn PropagationSink> = self.buffer.clone();
         keyspace.set_propagation_sink(Some(sink));
+        self.group.start(Arc::downgrade(self));
         if !self.fsync_thread.swap(true, Ordering::AcqRel) {
             let aof = Arc::downgrade(self);
             let spawned = std::thread::Builder::new()
@@ -414,37 +419,34 @@ impl Aof {
         *self.write_error.lock() = error.to_string();
     }
 
-    /// Writes everything pending (and, with `always`, fsyncs it), for every client whose
-    /// writes it holds. A caller whose writes another caller is writing waits for it; on
-    /// failure the bytes stay pending and the error is returned.
-    pub fn commit(&self) -> Result<(), String> {
+    /// Writes everything pending, for every client whose writes it holds. With `always` it
+    /// does not fsync: it returns the target to [`Aof::wait_durable`] for before replying
+    /// (one fsync covers every connection that wrote meanwhile). On failure the bytes stay
+    /// pending and the error is returned.
+    pub fn commit(&self) -> Result<Option<u64>, String> {
         if !self.enabled() {
-            return Ok(());
+            return Ok(None);
         }
+        let fsync = self.fsync_policy();
         let mut files = self.files.lock();
         let data = std::mem::take(&mut self.buffer.pending.lock().bytes);
         if data.is_empty() {
-            return Ok(());
+            // Nothing new, but what this caller's replies acknowledge may still await the
+            // fsync another caller's commit asked for.
+            return Ok((fsync == Fsync::Always && files.unsynced).then(|| self.group.written()));
         }
-        let fsync = self.fsync_policy();
         let Some(file) = files.incr.as_mut() else {
-            return Ok(());
+            return Ok(None);
         };
-        let written = file.write_all(&data).and_then(|()| {
-            if fsync == Fsync::Always {
-                file.sync_data()
-            } else {
-                Ok(())
-            }
-        });
-        match written {
+        match file.write_all(&data) {
             Ok(()) => {
-                files.unsynced = fsync != Fsync::Always;
+                files.unsynced = true;
                 files.incr_len += data.len() as u64;
                 self.incr_size
                     .fetch_add(data.len() as u64, Ordering::Relaxed);
                 self.write_failed.store(false, Ordering::Release);
-                Ok(())
+                let target = self.group.wrote(data.len() as u64);
+                Ok((fsync == Fsync::Always).then_some(target))
             }
             Err(e) => {
                 // Keep the bytes for the next attempt, ahead of anything fed since. A partial
@@ -461,6 +463,29 @@ impl Aof {
                 self.fail_write(&text);
                 Err(text)
             }
+        }
+    }
+
+    /// Waits (without holding the thread) until the bytes up to `target` are fsynced; an
+    /// error if that fsync failed.
+    pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), String> {
+        self.group.wait(target).await
+    }
+
+    /// What the group syncer fsyncs: the bytes written so far and a handle of the file they
+    /// are in (earlier files were fsynced when a rewrite switched away from them).
+    fn sync_point(&self) -> (u64, Option<File>) {
+        let files = self.files.lock();
+        let target = self.group.written();
+        (target, files.incr.as_ref().and_then(|f| f.try_clone().ok()))
+    }
+
+    /// Everything up to `target` is fsynced: the file counts as synced if nothing was written
+    /// since (WAITAOF, INFO).
+    fn synced_upto(&self, target: u64) {
+        let mut files = self.files.lock();
+        if self.group.written() == target {
+            files.unsynced = false;
         }
     }
 

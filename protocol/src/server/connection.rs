@@ -100,13 +100,21 @@ async fn write_out(
     }
 }
 
-/// Runs the commit pipeline (deferred archive trims, then the AOF write): the replies about
-/// to go out may acknowledge only writes it holds. A failed AOF write closes the connection
-/// unanswered.
-fn commit(state: &ServerState) -> std::io::Result<()> {
-    state
+/// Runs the commit pipeline (deferred archive trims, then the AOF write) and, with
+/// `appendfsync always`, waits for the group fsync that covers it: the replies about to go out
+/// may acknowledge only writes it holds. A failure closes the connection unanswered.
+async fn commit(state: &ServerState) -> std::io::Result<()> {
+    let target = state
         .commit()
-        .map_err(|e| std::io::Error::other(format!("AOF write failed: {e}")))
+        .map_err(|e| std::io::Error::other(format!("commit failed: {e}")))?;
+    if let Some(target) = target {
+        state
+            .aof()
+            .wait_durable(target)
+            .await
+            .map_err(std::io::Error::other)?;
+    }
+    Ok(())
 }
 
 /// Answers a connection over `maxclients` and closes it.
@@ -200,7 +208,7 @@ async fn run(
             }
             // Running and answering nothing more, replies still pending included.
             Step::Drop => {
-                commit(state)?;
+                commit(state).await?;
                 return Ok(());
             }
         }
@@ -257,7 +265,7 @@ impl Out<'_> {
         client: &ClientState,
         output: &mut BytesMut,
     ) -> std::io::Result<()> {
-        commit(state)?;
+        commit(state).await?;
         write_out(self.writer, output, state, client, &mut self.guard).await?;
         state.stats().write_processed(output.len());
         output.clear();

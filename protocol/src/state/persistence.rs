@@ -73,21 +73,24 @@ impl ServerState {
     /// replies, and the cron every tick: the archive's deferred folds made durable and their
     /// trims applied ([`crate::state::ServerArchive::commit`]), then the AOF written with
     /// everything propagated so far, those trims included ([`ServerState::commit_aof`]).
-    pub(crate) fn commit(&self) -> Result<(), String> {
+    /// With `appendfsync always` it returns the target the caller waits for
+    /// ([`crate::aof::Aof::wait_durable`]) before its replies go out.
+    pub(crate) fn commit(&self) -> Result<Option<u64>, String> {
         if let Some(archive) = self.archive() {
             archive.commit(self.keyspace());
         }
         self.commit_aof()
     }
 
-    /// Writes (and per `appendfsync`, fsyncs) what the commands run so far propagated. Then
-    /// starts an automatic rewrite if the AOF grew past `auto-aof-rewrite-percentage`.
-    pub(crate) fn commit_aof(&self) -> Result<(), String> {
+    /// Writes what the commands run so far propagated (with `always`, returning the fsync
+    /// target to wait for). Then starts an automatic rewrite if the AOF grew past
+    /// `auto-aof-rewrite-percentage`.
+    pub(crate) fn commit_aof(&self) -> Result<Option<u64>, String> {
         let aof = &self.aof;
         if !aof.enabled() {
-            return Ok(());
+            return Ok(None);
         }
-        aof.commit()?;
+        let target = aof.commit()?;
         let (percentage, min_size) = {
             let s = self.settings();
             (s.auto_aof_rewrite_percentage, s.auto_aof_rewrite_min_size)
@@ -103,7 +106,7 @@ impl ServerState {
             tracing::info!(current, base, "Starting automatic rewriting of AOF");
             let _ = self.keyspace().run_all(|dbs, _| aof.rewrite(dbs, &config));
         }
-        Ok(())
+        Ok(target)
     }
 
     /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
