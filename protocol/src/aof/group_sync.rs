@@ -58,12 +58,14 @@ impl Default for GroupSync {
 const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 impl GroupSync {
-    /// Counts `len` bytes just written (under the files lock) and asks for an fsync; returns
-    /// the target to [`GroupSync::wait`] for.
-    pub(crate) fn wrote(&self, len: u64) -> u64 {
+    /// Counts `len` bytes just written (under the files lock) and, when `sync` (`always`),
+    /// asks for an fsync; returns the target to [`GroupSync::wait`] for.
+    pub(crate) fn wrote(&self, len: u64, sync: bool) -> u64 {
         let target = self.written.fetch_add(len, Ordering::AcqRel) + len;
-        *self.wanted.lock() = true;
-        self.wake.notify_one();
+        if sync {
+            *self.wanted.lock() = true;
+            self.wake.notify_one();
+        }
         target
     }
 

@@ -433,7 +433,10 @@ impl Aof {
         if data.is_empty() {
             // Nothing new, but what this caller's replies acknowledge may still await the
             // fsync another caller's commit asked for.
-            return Ok((fsync == Fsync::Always && files.unsynced).then(|| self.group.written()));
+            // (Bytes written under another policy may be unsynced too: ask for the fsync.)
+            return Ok(
+                (fsync == Fsync::Always && files.unsynced).then(|| self.group.wrote(0, true))
+            );
         }
         let Some(file) = files.incr.as_mut() else {
             return Ok(None);
@@ -445,7 +448,7 @@ impl Aof {
                 self.incr_size
                     .fetch_add(data.len() as u64, Ordering::Relaxed);
                 self.write_failed.store(false, Ordering::Release);
-                let target = self.group.wrote(data.len() as u64);
+                let target = self.group.wrote(data.len() as u64, fsync == Fsync::Always);
                 Ok((fsync == Fsync::Always).then_some(target))
             }
             Err(e) => {
