@@ -160,8 +160,10 @@ fn on_the_claim_path_a_read_takes_idle_entries_and_a_failure_comes_back_at_once_
 
 fn reclaim_in_real_time(target: &Target) {
     const IDLE_MS: u64 = 300;
-    let ids = dead_peer_holds_five(target);
+    // Taken before the dead peer's read: an entry's idle time runs from its delivery (in
+    // whole milliseconds on the server), which comes after this instant.
     let held_at = Instant::now();
+    let ids = dead_peer_holds_five(target);
     let log = Log::default();
     let b = start_b(
         target,
