@@ -256,6 +256,17 @@ impl ServerState {
         self.hot.proto_max_bulk_len()
     }
 
+    /// `client-query-buffer-limit` and `timeout`, read without the settings lock (once per
+    /// batch of requests).
+    pub(crate) fn connection_limits(&self) -> (u64, u64) {
+        self.hot.connection_limits()
+    }
+
+    /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
+    pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
+        self.hot.auto_aof_rewrite()
+    }
+
     /// The counters.
     pub(crate) fn stats(&self) -> &Stats {
         &self.stats

@@ -91,10 +91,7 @@ impl ServerState {
             return Ok(None);
         }
         let target = aof.commit()?;
-        let (percentage, min_size) = {
-            let s = self.settings();
-            (s.auto_aof_rewrite_percentage, s.auto_aof_rewrite_min_size)
-        };
+        let (percentage, min_size) = self.auto_aof_rewrite();
         let current = aof.current_size();
         let base = aof.rewrite_base_size().max(1);
         if percentage > 0

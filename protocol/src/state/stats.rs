@@ -1,7 +1,7 @@
 //! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
 //! latency histogram), errors per code.
 //!
-//! The per-command counters are written on every call by whichever thread runs it, so they
+//! The per-command and network counters are written on every call by whichever thread runs it, so they
 //! are kept in one [`Shard`] per thread and summed when read (INFO, LATENCY): a call locks
 //! only its own thread's shard, which no other thread touches but a reader, instead of one
 //! lock and one cache line every connection's thread would fight over. Invariant: a shard is
@@ -67,11 +67,28 @@ struct Calls {
     latency: Option<Box<Histogram>>,
 }
 
-/// One thread's per-command counters.
+/// One thread's per-command and network counters.
 #[derive(Debug, Default)]
 struct Shard {
     /// Per command, by lower-case name (a table name: the set of keys is small and fixed).
     calls: Mutex<ShardCalls>,
+    /// Bytes read from and written to clients.
+    net_input_bytes: AtomicU64,
+    net_output_bytes: AtomicU64,
+    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
+    reads_processed: AtomicU64,
+    writes_processed: AtomicU64,
+}
+
+impl Shard {
+    fn io_counters(&self) -> [&AtomicU64; 4] {
+        [
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+        ]
+    }
 }
 
 #[derive(Debug, Default)]
@@ -151,12 +168,6 @@ pub struct Stats {
     total_error_replies: AtomicU64,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
     errors: Mutex<BTreeMap<String, u64>>,
-    /// Bytes read from and written to clients.
-    net_input_bytes: AtomicU64,
-    net_output_bytes: AtomicU64,
-    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
-    reads_processed: AtomicU64,
-    writes_processed: AtomicU64,
     /// INFO's `instantaneous_*` rates.
     instantaneous: Mutex<Instantaneous>,
 }
@@ -172,10 +183,6 @@ impl Default for Stats {
             output_limit_disconnections: AtomicU64::default(),
             total_error_replies: AtomicU64::default(),
             errors: Mutex::default(),
-            net_input_bytes: AtomicU64::default(),
-            net_output_bytes: AtomicU64::default(),
-            reads_processed: AtomicU64::default(),
-            writes_processed: AtomicU64::default(),
             instantaneous: Mutex::default(),
         }
     }
@@ -183,7 +190,7 @@ impl Default for Stats {
 
 impl Stats {
     /// Runs `f` on the calling thread's shard, registering it first if it is new.
-    fn with_shard<R>(&self, mut f: impl FnMut(&mut ShardCalls) -> R) -> R {
+    fn with_shard<R>(&self, mut f: impl FnMut(&Shard) -> R) -> R {
         let counted = SHARDS.try_with(|shards| {
             let mut shards = shards.borrow_mut();
             let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
@@ -199,13 +206,27 @@ impl Stats {
                     shards.len() - 1
                 }
             };
-            f(&mut shards[index].shard.calls.lock())
+            f(&shards[index].shard)
         });
         match counted {
             Ok(r) => r,
             // A thread whose locals are being torn down counts into a fresh registered shard.
-            Err(_) => f(&mut self.register().calls.lock()),
+            Err(_) => f(&self.register()),
         }
+    }
+
+    /// Runs `f` on the calling thread's per-command counters.
+    fn with_calls<R>(&self, mut f: impl FnMut(&mut ShardCalls) -> R) -> R {
+        self.with_shard(|shard| f(&mut shard.calls.lock()))
+    }
+
+    /// The sum of one network counter over the shards.
+    fn sum_io(&self, which: usize) -> u64 {
+        self.shards
+            .lock()
+            .iter()
+            .map(|shard| shard.io_counters()[which].load(Ordering::Relaxed))
+            .sum()
     }
 
     /// A new shard, in this instance's list.
@@ -268,39 +289,39 @@ impl Stats {
 
     /// Counts one read of `bytes` bytes from a client.
     pub fn read_processed(&self, bytes: usize) {
-        self.reads_processed.fetch_add(1, Ordering::Relaxed);
-        self.net_input_bytes
-            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.with_shard(|shard| {
+            shard.reads_processed.fetch_add(1, Ordering::Relaxed);
+            shard
+                .net_input_bytes
+                .fetch_add(bytes as u64, Ordering::Relaxed);
+        });
     }
 
     /// Counts one write of `bytes` bytes to a client.
     pub fn write_processed(&self, bytes: usize) {
-        self.writes_processed.fetch_add(1, Ordering::Relaxed);
-        self.net_output_bytes
-            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.with_shard(|shard| {
+            shard.writes_processed.fetch_add(1, Ordering::Relaxed);
+            shard
+                .net_output_bytes
+                .fetch_add(bytes as u64, Ordering::Relaxed);
+        });
     }
 
     /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
     pub fn net_bytes(&self) -> (u64, u64) {
-        (
-            self.net_input_bytes.load(Ordering::Relaxed),
-            self.net_output_bytes.load(Ordering::Relaxed),
-        )
+        (self.sum_io(0), self.sum_io(1))
     }
 
     /// INFO's `total_reads_processed` and `total_writes_processed`.
     pub fn io_processed(&self) -> (u64, u64) {
-        (
-            self.reads_processed.load(Ordering::Relaxed),
-            self.writes_processed.load(Ordering::Relaxed),
-        )
+        (self.sum_io(2), self.sum_io(3))
     }
 
     /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
     /// failed or was refused before running (a refused call has no latency).
     pub fn record(&self, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
         let usec = ns / 1000;
-        self.with_shard(|calls| {
+        self.with_calls(|calls| {
             let rejected = matches!(outcome, CallOutcome::Rejected(_));
             calls.processed += u64::from(!rejected);
             let entry = calls
@@ -410,17 +431,14 @@ impl Stats {
         self.rejected_connections.store(0, Ordering::Relaxed);
         self.output_limit_disconnections.store(0, Ordering::Relaxed);
         self.total_error_replies.store(0, Ordering::Relaxed);
-        self.each_shard(|calls| *calls = ShardCalls::default());
+        for shard in self.shards.lock().iter() {
+            *shard.calls.lock() = ShardCalls::default();
+            for counter in shard.io_counters() {
+                counter.store(0, Ordering::Relaxed);
+            }
+        }
         self.errors.lock().clear();
         *self.instantaneous.lock() = Instantaneous::default();
-        for counter in [
-            &self.net_input_bytes,
-            &self.net_output_bytes,
-            &self.reads_processed,
-            &self.writes_processed,
-        ] {
-            counter.store(0, Ordering::Relaxed);
-        }
     }
 }
 
@@ -467,7 +485,15 @@ mod tests {
         other.record("xadd", 1, CallOutcome::Ok);
         assert_eq!(other.commands()["xadd"].calls, 1);
         assert_eq!(stats.commands()["xadd"].calls, 30);
+        stats.read_processed(10);
+        stats.write_processed(4);
+        std::thread::scope(|scope| {
+            scope.spawn(|| stats.read_processed(5));
+        });
+        assert_eq!(stats.net_bytes(), (15, 4));
+        assert_eq!(stats.io_processed(), (2, 1));
         stats.reset();
+        assert_eq!(stats.net_bytes(), (0, 0));
         assert!(stats.commands().is_empty());
         assert_eq!(stats.total_commands_processed(), 0);
     }
