@@ -1,12 +1,12 @@
 //! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
 //! latency histogram), errors per code.
 //!
-//! The per-command and network counters are written on every call by whichever thread runs it, so they
-//! are kept in one [`Shard`] per thread and summed when read (INFO, LATENCY): a call locks
-//! only its own thread's shard, which no other thread touches but a reader, instead of one
-//! lock and one cache line every connection's thread would fight over. Invariant: a shard is
-//! registered in its [`Stats`]'s list before its first call is counted, so a read sees every
-//! counted call.
+//! The per-command and network counters are written on every call by whichever thread runs
+//! it, so they are kept in one [`Shard`] per thread and summed when read (INFO, LATENCY): a
+//! call touches only its own thread's shard, which no other thread touches but a reader,
+//! instead of one lock and one cache line every connection's thread would fight over.
+//! Invariant: a shard is registered in its [`Stats`]'s list before its first call is counted,
+//! so a read sees every counted call.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
