@@ -25,7 +25,7 @@ pub(super) async fn run(state: Arc<ServerState>) {
         tokio::time::sleep(tick).await;
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         state.keyspace().active_expire_cycle(budget);
-        if let Err(e) = state.commit() {
+        if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }
         state.stats().sample_instantaneous();

@@ -24,6 +24,7 @@
 //!   [`notify`]: keyspace notifications published there.
 
 pub(crate) mod archive;
+mod archive_sync;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
