@@ -62,7 +62,7 @@ pub use fold::{FoldEntry, FoldReceipt};
 pub use format::{ARCHIVE_BASE, PageNo};
 pub use merge::{LiveRange, MERGE_ATTEMPTS_MAX, RangeQuery};
 pub use store::{Archive, ArchiveStats, StreamState};
-pub use trim::{DeferredTrim, TrimOutcome};
+pub use trim::TrimOutcome;
 
 #[cfg(test)]
 mod tests;

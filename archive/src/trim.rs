@@ -107,39 +107,24 @@ impl Archive {
         Ok(TrimOutcome { removed, folded })
     }
 
-    /// The first half of a deferred fold-before-trim: folds, without an fsync, what `trim`
-    /// would remove from `stream`, and returns the last id the trim may then remove (`None`
-    /// when it removes nothing). Nothing is trimmed: once [`Archive::sync`] made the fold
-    /// durable, [`Archive::trim_folded`] removes the entries up to that id.
-    pub fn fold_for_deferred_trim(
+    /// The first half of a deferred fold-before-trim, given the live entries (copied out of
+    /// the stream, in id order) that the trim will remove: checks that those at or below the
+    /// watermark are archived as they are, and folds the rest without an fsync. Nothing is
+    /// trimmed: once [`Archive::sync`] made the fold durable, [`Archive::trim_folded`]
+    /// removes the entries up to the last of them.
+    pub fn fold_for_deferred_trim<E: FoldEntry>(
         &self,
         key: &[u8],
-        stream: &Stream,
-        trim: &Trim,
-        limits: NodeLimits,
-    ) -> Result<DeferredTrim> {
-        let preview = stream.trim_preview(trim, limits);
-        let Some(last) = preview.last else {
-            return Ok(DeferredTrim {
-                up_to: None,
-                folded: None,
-            });
-        };
+        entries: &[E],
+    ) -> Result<Option<FoldReceipt>> {
         let watermark = self.watermark(key)?;
-        if let Some(w) = watermark {
-            let below: Vec<EntryRef<'_>> = stream.range(StreamId::MIN, w.min(last)).collect();
-            self.check_archived(key, &below)?;
+        let split = entries.partition_point(|e| Some(e.id()) <= watermark);
+        let (archived, new) = entries.split_at(split);
+        self.check_archived(key, archived)?;
+        if new.is_empty() {
+            return Ok(None);
         }
-        let mut folded = None;
-        if watermark < Some(last) {
-            let from = watermark.and_then(StreamId::next).unwrap_or(StreamId::MIN);
-            let entries: Vec<EntryRef<'_>> = stream.range(from, last).collect();
-            folded = self.fold_deferred(key, &entries)?;
-        }
-        Ok(DeferredTrim {
-            up_to: Some(last),
-            folded,
-        })
+        self.fold_deferred(key, new)
     }
 
     /// The second half: removes the entries of `stream` up to `up_to` that `delete` allows
@@ -159,13 +144,4 @@ impl Archive {
         let removed = stream.trim(&trim, limits);
         Ok((trim, removed))
     }
-}
-
-/// What [`Archive::fold_for_deferred_trim`] did.
-#[derive(Debug)]
-pub struct DeferredTrim {
-    /// The last id the trim removes, once the fold is durable.
-    pub up_to: Option<StreamId>,
-    /// The fold, if it wrote anything.
-    pub folded: Option<FoldReceipt>,
 }

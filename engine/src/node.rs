@@ -107,6 +107,20 @@ impl Node {
         self.last
     }
 
+    /// Id of the last live entry (`None` if every entry is a tombstone): the node's last id
+    /// when it holds no tombstone, else found by a scan. `master` is the node's key.
+    pub fn last_live(&self, master: StreamId) -> Option<StreamId> {
+        match (self.live, self.deleted) {
+            (0, _) => None,
+            (_, 0) => Some(self.last),
+            _ => self
+                .scan(master)
+                .filter(|r| !r.deleted)
+                .last()
+                .map(|r| r.id),
+        }
+    }
+
     /// Bytes the equivalent Redis listpack would take.
     pub fn listpack_bytes(&self) -> u64 {
         LISTPACK_FIXED_BYTES
@@ -621,6 +635,15 @@ mod tests {
         assert_eq!(node.last(), StreamId::new(1, 2));
         assert!(node.find(master, StreamId::new(1, 2)).unwrap().deleted);
         assert!(node.find(master, StreamId::new(1, 3)).is_none());
+        // The last live entry skips the trailing tombstone; none is left once all are.
+        assert_eq!(node.last_live(master), Some(StreamId::new(1, 1)));
+        node.push(master, StreamId::new(1, 3), &["a", "3"]);
+        assert_eq!(node.last_live(master), Some(StreamId::new(1, 3)));
+        for seq in [1, 3] {
+            let raw = node.find(master, StreamId::new(1, seq)).unwrap();
+            node.mark_deleted(&raw);
+        }
+        assert_eq!(node.last_live(master), None);
     }
 
     #[test]

@@ -57,8 +57,8 @@ impl Stream {
                 TrimStrategy::MinId(min) => node.last() < min,
             };
             if eligible && keep_ref {
-                if let Some(last_live) = node.scan(master).filter(|r| !r.deleted).last() {
-                    preview.last = Some(last_live.id);
+                if let Some(last_live) = node.last_live(master) {
+                    preview.last = Some(last_live);
                 }
                 length -= live;
                 preview.removed += live;

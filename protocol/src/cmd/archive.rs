@@ -87,10 +87,8 @@ fn run_deferred_xadd(
     untrimmed: &[&[u8]],
 ) -> Reply {
     let before = stream::propagation_before(db, "xadd", untrimmed);
-    let archive = server_archive.archive();
     let reply = stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
-        let outcome = archive.fold_for_deferred_trim(key, live, trim, limits);
-        server_archive.defer_trim(key, trim.delete, outcome);
+        server_archive.defer_trim(key, live, trim, limits);
     })
     .unwrap_or_else(error);
     stream::propagated_after(db, "xadd", untrimmed, before, reply)

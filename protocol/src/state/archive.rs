@@ -22,18 +22,18 @@
 //! [`REOPEN_BACKOFF_MAX`], logging each failed attempt and the recovery; INFO reports
 //! `archive_status`, the failure and the attempts.
 //!
-//! Deferred trims (XADD with `~`): such an XADD on an archived stream folds what its trim would
-//! remove under the keyspace lock *without* an fsync and trims nothing yet
-//! ([`ServerArchive::defer_trim`]); the connection's commit pipeline hands it to the archive's
-//! syncer thread ([`ServerArchive::request_commit`], [`super::archive_sync`]) and replies
-//! without waiting; the syncer makes every fold since its last round durable with one fsync
-//! and only after it applies the trims, each as an exact `XTRIM key MINID = <id> [strategy]`
-//! that the AOF records after the XADD ([`ServerArchive::commit`]). So a fold's fsync never
-//! holds a client back, many folds share one, and a crash or a failed fsync leaves the entries
-//! live (the trim did not run, as when an XADD's fold fails). Only approximate trims are
-//! deferred, since they may leave more entries than asked anyway; an exact trim, and XTRIM
-//! (whose reply is the count removed, and which must answer a failing fold's error with
-//! nothing trimmed), fold durably first.
+//! Deferred trims (XADD with `~`): such an XADD on an archived stream trims nothing and folds
+//! nothing under the keyspace lock; it notes the last id its trim would remove
+//! ([`ServerArchive::defer_trim`]) and replies. The archive's syncer thread
+//! ([`super::archive_sync`]) then copies those entries out, folds them, makes every fold of
+//! its round durable with one fsync, and only then applies the trims, each as an exact
+//! `XTRIM key MINID = <id> [strategy]` that the AOF records after the XADD
+//! ([`ServerArchive::commit`]). So no client waits on the archive, many trims share one
+//! fsync, and a crash or a failed fold or fsync leaves the entries live (the trim did not
+//! run, as when an XADD's fold fails). Only approximate trims are deferred, since they may
+//! leave more entries than asked anyway; an exact trim, and XTRIM (whose reply is the count
+//! removed, and which must answer a failing fold's error with nothing trimmed), fold durably
+//! first.
 //!
 //! Start (Redis's XSETID): [`ServerArchive::seed_watermarks`] gives each archived stream a live
 //! last id of at least its W, so `*` continues above W and an explicit id at or below W gets
@@ -45,13 +45,15 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
-use echomq_archive::{Archive, ArchiveError, DeferredTrim, TrimOutcome};
-use echomq_engine::{DeleteStrategy, Keyspace, Reply, Stream, StreamId, Value};
+use echomq_archive::{Archive, ArchiveError, TrimOutcome};
+use echomq_engine::{
+    DeleteStrategy, Entry, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, Value,
+};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
 use super::ServerState;
-use super::archive_sync::ArchiveSync;
+use super::archive_sync::{ArchiveSync, DeferredTrims};
 use crate::glob;
 
 /// The first wait before reopening a failed archive.
@@ -103,10 +105,9 @@ pub struct ServerArchive {
     reopens: AtomicU64,
     /// Wakes [`ServerArchive::keep_open`] when the archive fails.
     failed: Notify,
-    /// Trims whose folds wait for [`ServerArchive::commit`]'s fsync: key, last id to remove,
-    /// deletion strategy.
-    deferred: Mutex<Vec<(Bytes, StreamId, DeleteStrategy)>>,
-    /// Set by a deferred fold, cleared by the commit request that hands it to the syncer.
+    /// The deferred trims, per key: the last id to remove and the deletion strategy.
+    trims: Mutex<DeferredTrims>,
+    /// Set by a deferred trim, cleared by the commit request that hands it to the syncer.
     pending: AtomicBool,
     /// Whether `failure` is set, read without its lock by every write that may trim.
     failing: AtomicBool,
@@ -132,7 +133,7 @@ impl ServerArchive {
             failure: Mutex::new(None),
             reopens: AtomicU64::new(0),
             failed: Notify::new(),
-            deferred: Mutex::new(Vec::new()),
+            trims: Mutex::new(DeferredTrims::default()),
             pending: AtomicBool::new(false),
             failing: AtomicBool::new(false),
             syncer: ArchiveSync::default(),
@@ -179,6 +180,11 @@ impl ServerArchive {
             self.records_folded.load(Ordering::Relaxed),
             self.fold_errors.load(Ordering::Relaxed),
         )
+    }
+
+    /// Streams with a deferred trim not yet applied (INFO's `archive_deferred_trims`).
+    pub fn deferred_trims(&self) -> usize {
+        self.trims.lock().len()
     }
 
     /// Successful reopens after a failure (INFO's `archive_reopens`).
@@ -301,52 +307,73 @@ impl ServerArchive {
         Ok(())
     }
 
-    /// Records a deferred fold-before-trim's outcome: a trim to apply once the fold is
-    /// durable, or (the fold failed) a skipped trim, counted, as for a durable fold.
-    pub fn defer_trim(
-        &self,
-        key: &[u8],
-        delete: DeleteStrategy,
-        outcome: Result<DeferredTrim, ArchiveError>,
-    ) {
-        match outcome {
-            Ok(DeferredTrim { up_to, folded }) => {
-                if let Some(receipt) = folded {
-                    self.folds.fetch_add(1, Ordering::Relaxed);
-                    self.records_folded
-                        .fetch_add(receipt.records(), Ordering::Relaxed);
-                }
-                if let Some(up_to) = up_to {
-                    self.deferred
-                        .lock()
-                        .push((Bytes::copy_from_slice(key), up_to, delete));
-                }
-                self.pending.store(true, Ordering::Release);
-            }
-            Err(e) => self.count(&Err(e)),
+    /// An XADD's approximate trim of an archived stream, under the keyspace lock: notes what
+    /// it would remove (the live entries up to the preview's last id) for the syncer to fold
+    /// and trim ([`ServerArchive::commit`]); no archive I/O here. A trim already covered by a
+    /// deferred one of the same strategy adds nothing.
+    pub fn defer_trim(&self, key: &[u8], live: &Stream, trim: &Trim, limits: NodeLimits) {
+        let Some(last) = live.trim_preview(trim, limits).last else {
+            return;
+        };
+        if self.trims.lock().defer(key, last, trim.delete) {
+            self.pending.store(true, Ordering::Release);
         }
     }
 
-    /// The archive's part of the commit pipeline (outside the keyspace lock): one fsync makes
-    /// every deferred fold durable, then their trims run (under the lock, briefly) and
-    /// propagate as exact XTRIMs, and the replicator is woken. If the fsync fails, the trims
-    /// are skipped (their entries stay live), the archive is marked failed and the failure
-    /// counted; the replies already computed stand, since the XADDs themselves succeeded.
+    /// The syncer's round (see [`super::archive_sync`]): under the keyspace lock, copies out
+    /// the entries each deferred trim removes; outside it, checks those already archived and
+    /// folds the rest, then one fsync makes every fold durable; under the lock again, trims
+    /// each stream up to what was folded, propagated as an exact XTRIM, and wakes the
+    /// replicator. A fold that fails skips its trim (its entries stay live) and is counted; a
+    /// failed fsync skips them all and marks the archive failed. The XADDs' replies stand.
     pub fn commit(&self, keyspace: &Keyspace) {
-        let trims = std::mem::take(&mut *self.deferred.lock());
+        let copied: Vec<(Bytes, StreamId, DeleteStrategy, Vec<Entry>)> =
+            keyspace.run_db(ARCHIVE_DB, |db, _| {
+                let round = self.trims.lock().start_round();
+                round
+                    .into_iter()
+                    .map(|(key, (up_to, delete))| {
+                        let entries = match db.stream(&key) {
+                            Ok(Some(live)) => live
+                                .range(StreamId::MIN, up_to)
+                                .map(|e| e.to_entry())
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        (key, up_to, delete, entries)
+                    })
+                    .collect()
+            });
+        let mut folded = Vec::with_capacity(copied.len());
+        for (key, up_to, delete, entries) in copied {
+            match self.archive.fold_for_deferred_trim(&key, &entries) {
+                Ok(receipt) => {
+                    if let Some(receipt) = receipt {
+                        self.folds.fetch_add(1, Ordering::Relaxed);
+                        self.records_folded
+                            .fetch_add(receipt.records(), Ordering::Relaxed);
+                    }
+                    folded.push((key, up_to, delete));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a deferred archive fold failed; its trim did not run");
+                    self.fold_errors.fetch_add(1, Ordering::Relaxed);
+                    self.fail(&e);
+                }
+            }
+        }
         match self.archive.sync() {
             Ok(synced) => {
-                if !trims.is_empty() {
-                    self.apply_trims(keyspace, trims);
-                }
+                self.apply_trims(keyspace, folded);
                 if synced && let Some(replica) = &self.replica {
                     replica.link.notify();
                 }
             }
             Err(e) => {
+                self.trims.lock().end_round();
                 tracing::warn!(error = %e, "archive fsync failed; the trims it held did not run");
                 self.fold_errors
-                    .fetch_add(trims.len().max(1) as u64, Ordering::Relaxed);
+                    .fetch_add(folded.len().max(1) as u64, Ordering::Relaxed);
                 self.fail(&e);
             }
         }
@@ -354,6 +381,8 @@ impl ServerArchive {
 
     fn apply_trims(&self, keyspace: &Keyspace, trims: Vec<(Bytes, StreamId, DeleteStrategy)>) {
         keyspace.run_db(ARCHIVE_DB, |db, snapshot| {
+            // Under the lock: no XADD sees the round's trims neither deferred nor applied.
+            self.trims.lock().end_round();
             for (key, up_to, delete) in trims {
                 let Ok(Some(live)) = db.stream_mut(&key) else {
                     continue;

@@ -1,22 +1,26 @@
-//! The archive's syncer: the thread that makes deferred folds durable and applies their trims.
+//! The archive's syncer: the thread that folds what deferred trims remove and applies them.
 //!
-//! An XADD with an approximate trim on an archived stream folds without an fsync and leaves
-//! its trim pending ([`super::ServerArchive::defer_trim`]). Its connection does not wait for
-//! that fsync: the reply (the new id) does not depend on the trim, which `~` allows to come
-//! late. It only asks the syncer ([`ArchiveSync::request`]); the syncer thread then runs one
-//! round of [`super::ServerArchive::commit`] — one fsync covering every fold since the last
-//! round, then the trims, each propagated as an exact XTRIM — so no runtime thread ever waits
-//! on the archive's fsync, and a fold's fsync never holds back other clients' replies.
+//! An XADD with an approximate trim on an archived stream only notes what its trim would
+//! remove ([`super::ServerArchive::defer_trim`], a [`DeferredTrims`] entry); its connection
+//! does not wait: the reply (the new id) does not depend on the trim, which `~` allows to come
+//! late. The connection's commit asks the syncer for a round ([`ArchiveSync::request`]), and
+//! the syncer thread runs [`super::ServerArchive::commit`]: the entries copied out under the
+//! keyspace lock, folded outside it, one fsync for every fold of the round, then the trims
+//! under the lock again. So neither a runtime thread nor the keyspace lock ever waits on the
+//! archive's I/O, and many trims share one fsync.
 //!
-//! Invariants: a request made after a fold is followed by at least one round that starts after
+//! Invariants: a request made after a deferred trim is followed by at least one round that starts after
 //! it (`wanted` is set under its lock and only cleared by the round it starts); the thread
 //! holds the server only for a round (a [`Weak`] otherwise), and ends when the archive is
 //! dropped ([`ArchiveSync::close`]), so a stopped server's archive file closes with it.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use bytes::Bytes;
+use echomq_engine::{DeleteStrategy, StreamId};
 use parking_lot::{Condvar, Mutex};
 
 use super::ServerState;
@@ -94,5 +98,74 @@ impl ArchiveSync {
     pub fn close(&self) {
         self.signal.wanted.lock().closed = true;
         self.signal.wake.notify_one();
+    }
+}
+
+/// The deferred trims, per key: the last id to remove and the strategy. A round takes them
+/// (`in_round`) and clears them when its trims ran or were dropped; meanwhile a trim they
+/// already cover is not deferred again.
+#[derive(Debug, Default)]
+pub(crate) struct DeferredTrims {
+    waiting: HashMap<Bytes, (StreamId, DeleteStrategy)>,
+    in_round: HashMap<Bytes, (StreamId, DeleteStrategy)>,
+}
+
+impl DeferredTrims {
+    /// Defers a trim of `key` up to `last`; `false` when one deferred already covers it.
+    pub fn defer(&mut self, key: &[u8], last: StreamId, delete: DeleteStrategy) -> bool {
+        let covers = |t: Option<&(StreamId, DeleteStrategy)>| {
+            t.is_some_and(|&(up_to, strategy)| strategy == delete && up_to >= last)
+        };
+        if covers(self.waiting.get(key)) || covers(self.in_round.get(key)) {
+            return false;
+        }
+        let entry = self
+            .waiting
+            .entry(Bytes::copy_from_slice(key))
+            .or_insert((last, delete));
+        *entry = (entry.0.max(last), delete);
+        true
+    }
+
+    /// Takes the waiting trims for a round.
+    pub fn start_round(&mut self) -> Vec<(Bytes, (StreamId, DeleteStrategy))> {
+        self.in_round = std::mem::take(&mut self.waiting);
+        self.in_round.iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    /// Keys with a trim deferred or in a round.
+    pub fn len(&self) -> usize {
+        self.waiting.len() + self.in_round.len()
+    }
+
+    /// The round's trims ran or were dropped.
+    pub fn end_round(&mut self) {
+        self.in_round.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trim_covered_by_a_deferred_one_of_the_same_strategy_is_not_deferred_again() {
+        let id = |ms| StreamId { ms, seq: 0 };
+        let mut trims = DeferredTrims::default();
+        assert!(trims.defer(b"s", id(5), DeleteStrategy::KeepRef));
+        assert!(!trims.defer(b"s", id(4), DeleteStrategy::KeepRef));
+        assert!(trims.defer(b"s", id(4), DeleteStrategy::Acked));
+        assert!(trims.defer(b"s", id(9), DeleteStrategy::Acked));
+        let round = trims.start_round();
+        assert_eq!(round.len(), 1);
+        assert_eq!(round[0].1, (id(9), DeleteStrategy::Acked));
+        // While the round runs, what it covers is not deferred; more is, for the next round.
+        assert!(!trims.defer(b"s", id(8), DeleteStrategy::Acked));
+        assert!(trims.defer(b"s", id(12), DeleteStrategy::Acked));
+        trims.end_round();
+        assert!(!trims.defer(b"s", id(8), DeleteStrategy::Acked));
+        assert_eq!(trims.start_round()[0].1, (id(12), DeleteStrategy::Acked));
+        trims.end_round();
+        assert!(trims.defer(b"s", id(8), DeleteStrategy::Acked));
     }
 }

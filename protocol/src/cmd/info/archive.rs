@@ -32,6 +32,7 @@ pub(super) fn archive(ctx: &mut Ctx<'_>, lines: &mut Lines) {
     line("archive_folds", &folds);
     line("archive_records_folded", &records_folded);
     line("archive_fold_errors", &fold_errors);
+    line("archive_deferred_trims", &archive.deferred_trims());
     match archive.failure() {
         None => line("archive_status", &"ok"),
         Some(failure) => {

@@ -138,12 +138,15 @@ fn a_full_disk_at_the_deferred_fsync_of_an_xadd_trim_keeps_every_entry_live() {
         wire.command(&["CONFIG", "SET", "stream-node-max-entries", "2"]),
         b"+OK\r\n"
     );
-    // `~` trims are deferred: the fold commits without an fsync under the lock and the trim
-    // runs after the commit pipeline's fsync, before the reply goes out.
+    // `~` trims are deferred: the XADD replies at once, the archive's syncer folds what the
+    // trim removes, fsyncs, then trims.
     for seq in 1..=6 {
         let id = format!("1-{seq}");
         wire.command(&["XADD", "ev", "MAXLEN", "~", "2", &id, "n", &id]);
     }
+    wait_until("the deferred trims ran", || {
+        info_field(&mut wire, "archive", "archive_deferred_trims") == "0"
+    });
     let trimmed: usize = xlen(&mut wire, "ev")[1..].trim().parse().unwrap();
     assert!(trimmed < 6, "the deferred trims ran: XLEN {trimmed}");
     assert_eq!(info_field(&mut wire, "archive", "archive_status"), "ok");
@@ -158,13 +161,16 @@ fn a_full_disk_at_the_deferred_fsync_of_an_xadd_trim_keeps_every_entry_live() {
             format!("$3\r\n{id}\r\n").into_bytes()
         );
     }
+    wait_until("the syncer's round failed", || {
+        info_field(&mut wire, "archive", "archive_status") == "failed"
+            && info_field(&mut wire, "archive", "archive_deferred_trims") == "0"
+    });
     let after = xlen(&mut wire, "ev");
     assert_eq!(
         after,
         format!(":{}\r\n", trimmed + 2),
         "an entry left the live stream"
     );
-    assert_eq!(info_field(&mut wire, "archive", "archive_status"), "failed");
     assert_ne!(info_field(&mut wire, "archive", "archive_fold_errors"), "0");
 
     disk.set(false);
