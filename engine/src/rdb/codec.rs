@@ -27,6 +27,22 @@ const ENC_LZF: u8 = 3;
 /// The most an LZF stream can expand: a 2-byte reference yields 9 bytes, a 3-byte one 264.
 const LZF_MAX_EXPANSION: usize = 88;
 
+/// Appends a length to `buf`.
+fn put_len(buf: &mut Vec<u8>, n: u64) {
+    if n < 1 << 6 {
+        buf.push(n as u8);
+    } else if n < 1 << 14 {
+        buf.push(0x40 | (n >> 8) as u8);
+        buf.push(n as u8);
+    } else if n <= u64::from(u32::MAX) {
+        buf.push(0x80);
+        buf.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        buf.push(0x81);
+        buf.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
 /// Bytes being written, with Redis's string rules.
 #[derive(Debug, Default)]
 pub struct Writer {
@@ -34,6 +50,8 @@ pub struct Writer {
     pub buf: Vec<u8>,
     /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
     pub compress: bool,
+    /// The LZF compressor, kept between strings (its table is 256 KiB).
+    lzf: lzf::Compressor,
 }
 
 impl Writer {
@@ -42,6 +60,7 @@ impl Writer {
         Writer {
             buf: Vec::new(),
             compress,
+            lzf: lzf::Compressor::new(),
         }
     }
 
@@ -57,18 +76,7 @@ impl Writer {
 
     /// A length.
     pub fn len(&mut self, n: u64) {
-        if n < 1 << 6 {
-            self.buf.push(n as u8);
-        } else if n < 1 << 14 {
-            self.buf.push(0x40 | (n >> 8) as u8);
-            self.buf.push(n as u8);
-        } else if n <= u64::from(u32::MAX) {
-            self.buf.push(0x80);
-            self.buf.extend_from_slice(&(n as u32).to_be_bytes());
-        } else {
-            self.buf.push(0x81);
-            self.buf.extend_from_slice(&n.to_be_bytes());
-        }
+        put_len(&mut self.buf, n);
     }
 
     /// A millisecond time (Redis's `rdbSaveMillisecondTime`: an `i64`, little-endian).
@@ -105,12 +113,12 @@ impl Writer {
         }
         if self.compress
             && s.len() > 20
-            && let Some(packed) = lzf::compress(s, s.len() - 4)
+            && let Some(packed) = self.lzf.compress(s, s.len() - 4)
         {
             self.buf.push((ENCVAL << 6) | ENC_LZF);
-            self.len(packed.len() as u64);
-            self.len(s.len() as u64);
-            self.buf.extend_from_slice(&packed);
+            put_len(&mut self.buf, packed.len() as u64);
+            put_len(&mut self.buf, s.len() as u64);
+            self.buf.extend_from_slice(packed);
             return;
         }
         self.len(s.len() as u64);
