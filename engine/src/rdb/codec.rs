@@ -239,6 +239,48 @@ impl<'a> Reader<'a> {
         Ok(StreamId::from_u128(u128::from_be_bytes(self.array()?)))
     }
 
+    /// A string in any of its encodings, borrowed from the input when it is stored plain,
+    /// else decoded into `scratch` (reused between calls, so a loop allocates once).
+    pub fn string_buf<'s>(&mut self, scratch: &'s mut Vec<u8>) -> Result<&'s [u8], RdbError>
+    where
+        'a: 's,
+    {
+        let mut probe = self.clone();
+        match probe.len_or_encoding()? {
+            Len::Plain(n) => {
+                let n = usize::try_from(n).map_err(|_| RdbError::Truncated(probe.pos))?;
+                let bytes = probe.take(n)?;
+                *self = probe;
+                Ok(bytes)
+            }
+            Len::Encoded(ENC_LZF) => {
+                let (packed, len) = probe.lzf_frame()?;
+                if !lzf::decompress_into(packed, len, scratch) {
+                    return Err(probe.corrupt("Invalid LZF compressed string"));
+                }
+                *self = probe;
+                Ok(scratch.as_slice())
+            }
+            Len::Encoded(_) => {
+                *scratch = self.string()?;
+                Ok(scratch.as_slice())
+            }
+        }
+    }
+
+    /// An LZF string's compressed bytes and its plain length (after its encoding byte).
+    fn lzf_frame(&mut self) -> Result<(&'a [u8], usize), RdbError> {
+        let clen = self.length()?;
+        let len = self.length()?;
+        let clen = usize::try_from(clen).map_err(|_| RdbError::Truncated(self.pos))?;
+        let packed = self.take(clen)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&len| len <= clen.saturating_mul(LZF_MAX_EXPANSION))
+            .ok_or_else(|| self.corrupt("LZF length beyond its compressed size"))?;
+        Ok((packed, len))
+    }
+
     /// A string in any of its encodings.
     pub fn string(&mut self) -> Result<Vec<u8>, RdbError> {
         match self.len_or_encoding()? {
@@ -254,14 +296,7 @@ impl<'a> Reader<'a> {
                 Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
             }
             Len::Encoded(ENC_LZF) => {
-                let clen = self.length()?;
-                let len = self.length()?;
-                let clen = usize::try_from(clen).map_err(|_| RdbError::Truncated(self.pos))?;
-                let packed = self.take(clen)?;
-                let len = usize::try_from(len)
-                    .ok()
-                    .filter(|&len| len <= clen.saturating_mul(LZF_MAX_EXPANSION))
-                    .ok_or_else(|| self.corrupt("LZF length beyond its compressed size"))?;
+                let (packed, len) = self.lzf_frame()?;
                 lzf::decompress(packed, len)
                     .ok_or_else(|| self.corrupt("Invalid LZF compressed string"))
             }

@@ -27,6 +27,8 @@ pub mod stream;
 pub mod value;
 
 #[cfg(test)]
+mod reference;
+#[cfg(test)]
 pub(crate) mod tests;
 
 /// The RDB version written (Redis 8.8's `RDB_VERSION`).
