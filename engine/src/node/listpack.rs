@@ -114,9 +114,9 @@ impl Node {
     /// or what is wrong with it (the messages are Redis's where it has one).
     pub fn from_listpack(master: StreamId, lp: &[u8]) -> Result<(Node, u64), String> {
         let mut cur = Cursor::new(lp)?;
-        let count = int(cur.next()?)?;
-        let deleted = int(cur.next()?)?;
-        let n_master = int(cur.next()?)?;
+        let count = int(cur.element()?)?;
+        let deleted = int(cur.element()?)?;
+        let n_master = int(cur.element()?)?;
         if count <= 0 {
             return Err("Stream listpack bad entry count".into());
         }
@@ -130,9 +130,9 @@ impl Node {
         varint::put(&mut buf, n_master as u64);
         let mut lp_body = int_element_bytes(n_master as i64) + int_element_bytes(0);
         for _ in 0..n_master {
-            lp_body += put_element(&mut buf, cur.next()?)?;
+            lp_body += put_element(&mut buf, cur.element()?)?;
         }
-        if int(cur.next()?)? != 0 {
+        if int(cur.element()?)? != 0 {
             return Err("stream master entry without its terminator".into());
         }
         let master_len = buf.len();
@@ -147,9 +147,9 @@ impl Node {
         };
         let mut last: Option<StreamId> = None;
         while !cur.at_end() {
-            let flags = int(cur.next()?)?;
-            let ms_delta = int(cur.next()?)? as u64;
-            let seq_delta = int(cur.next()?)? as u64;
+            let flags = int(cur.element()?)?;
+            let ms_delta = int(cur.element()?)? as u64;
+            let seq_delta = int(cur.element()?)? as u64;
             let id = StreamId::new(
                 master.ms.wrapping_add(ms_delta),
                 master.seq.wrapping_add(seq_delta),
@@ -164,15 +164,15 @@ impl Node {
                     + int_element_bytes(ms_delta as i64)
                     + int_element_bytes(seq_delta as i64);
                 for _ in 0..n_master {
-                    lp += put_element(&mut node.buf, cur.next()?)?;
+                    lp += put_element(&mut node.buf, cur.element()?)?;
                 }
                 lp += int_element_bytes(n_master as i64 + 3);
-                if int(cur.next()?)? != n_master as i64 + 3 {
+                if int(cur.element()?)? != n_master as i64 + 3 {
                     return Err("stream entry lp-count is wrong".into());
                 }
                 node.lp_body += lp;
             } else {
-                let m = int(cur.next()?)?;
+                let m = int(cur.element()?)?;
                 let m = usize::try_from(m)
                     .ok()
                     .filter(|&m| m <= cur.remaining())
@@ -187,9 +187,9 @@ impl Node {
                     + int_element_bytes(m as i64)
                     + int_element_bytes(2 * m as i64 + 4);
                 for _ in 0..2 * m {
-                    lp += put_element(&mut node.buf, cur.next()?)?;
+                    lp += put_element(&mut node.buf, cur.element()?)?;
                 }
-                if int(cur.next()?)? != 2 * m as i64 + 4 {
+                if int(cur.element()?)? != 2 * m as i64 + 4 {
                     return Err("stream entry lp-count is wrong".into());
                 }
                 node.lp_body += lp;

@@ -126,6 +126,48 @@ impl Writer {
     }
 }
 
+/// A string read by [`Reader::string_frame`], to be decoded by [`Frame::bytes`].
+#[derive(Debug, Clone)]
+pub enum Frame<'a> {
+    /// Stored as it is.
+    Plain(&'a [u8]),
+    /// LZF-compressed: the compressed bytes, the plain length, the offset just past them.
+    Lzf {
+        /// The compressed bytes.
+        packed: &'a [u8],
+        /// The plain length.
+        len: usize,
+        /// The input offset just past the compressed bytes (where an error is reported).
+        offset: usize,
+    },
+    /// An integer encoding, already decoded to its text.
+    Owned(Vec<u8>),
+}
+
+impl Frame<'_> {
+    /// The string's bytes, decompressed into `scratch` if need be (reused between calls).
+    pub fn bytes<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Result<&'s [u8], RdbError> {
+        match self {
+            Frame::Plain(bytes) => Ok(bytes),
+            Frame::Owned(bytes) => Ok(bytes),
+            Frame::Lzf {
+                packed,
+                len,
+                offset,
+            } => {
+                if lzf::decompress_into(packed, *len, scratch) {
+                    Ok(scratch.as_slice())
+                } else {
+                    Err(RdbError::Corrupt {
+                        offset: *offset,
+                        what: "Invalid LZF compressed string".into(),
+                    })
+                }
+            }
+        }
+    }
+}
+
 /// A checked cursor over RDB bytes.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
@@ -239,33 +281,28 @@ impl<'a> Reader<'a> {
         Ok(StreamId::from_u128(u128::from_be_bytes(self.array()?)))
     }
 
-    /// A string in any of its encodings, borrowed from the input when it is stored plain,
-    /// else decoded into `scratch` (reused between calls, so a loop allocates once).
-    pub fn string_buf<'s>(&mut self, scratch: &'s mut Vec<u8>) -> Result<&'s [u8], RdbError>
-    where
-        'a: 's,
-    {
+    /// A string in any of its encodings, not yet decoded: borrowed from the input when it is
+    /// stored plain or compressed (a [`Frame`] decodes later, on any thread), decoded now
+    /// when it is an integer.
+    pub fn string_frame(&mut self) -> Result<Frame<'a>, RdbError> {
         let mut probe = self.clone();
-        match probe.len_or_encoding()? {
+        let frame = match probe.len_or_encoding()? {
             Len::Plain(n) => {
                 let n = usize::try_from(n).map_err(|_| RdbError::Truncated(probe.pos))?;
-                let bytes = probe.take(n)?;
-                *self = probe;
-                Ok(bytes)
+                Frame::Plain(probe.take(n)?)
             }
             Len::Encoded(ENC_LZF) => {
                 let (packed, len) = probe.lzf_frame()?;
-                if !lzf::decompress_into(packed, len, scratch) {
-                    return Err(probe.corrupt("Invalid LZF compressed string"));
+                Frame::Lzf {
+                    packed,
+                    len,
+                    offset: probe.pos,
                 }
-                *self = probe;
-                Ok(scratch.as_slice())
             }
-            Len::Encoded(_) => {
-                *scratch = self.string()?;
-                Ok(scratch.as_slice())
-            }
-        }
+            Len::Encoded(_) => return Ok(Frame::Owned(self.string()?)),
+        };
+        *self = probe;
+        Ok(frame)
     }
 
     /// An LZF string's compressed bytes and its plain length (after its encoding byte).

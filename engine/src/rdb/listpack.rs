@@ -180,7 +180,7 @@ impl Builder {
 
 /// A checked walk over a listpack's elements, one at a time, without allocating.
 ///
-/// [`Cursor::new`] checks the header's byte count and the terminator; [`Cursor::next`] checks
+/// [`Cursor::new`] checks the header's byte count and the terminator; [`Cursor::element`] checks
 /// each element's bounds and back-length as it reaches it; [`Cursor::finish`] checks the
 /// header's element count once the walk reached the end.
 #[derive(Debug, Clone)]
@@ -236,7 +236,7 @@ impl<'a> Cursor<'a> {
 
     /// The next element, `None` at the end.
     #[inline]
-    pub fn next(&mut self) -> Result<Option<Element<'a>>, String> {
+    pub fn element(&mut self) -> Result<Option<Element<'a>>, String> {
         // The two encodings of nearly every element of a stream node (flags, small deltas and
         // counts; short strings), whose back-length is one byte: checked here inline, every
         // other case (and every error) below.
@@ -262,7 +262,7 @@ impl<'a> Cursor<'a> {
         self.next_any()
     }
 
-    /// [`Cursor::next`] for any encoding.
+    /// [`Cursor::element`] for any encoding.
     #[inline(never)]
     fn next_any(&mut self) -> Result<Option<Element<'a>>, String> {
         if self.pos >= self.end {
@@ -348,7 +348,7 @@ impl<'a> Cursor<'a> {
 pub fn parse(lp: &[u8]) -> Result<Vec<Element<'_>>, String> {
     let mut cursor = Cursor::new(lp)?;
     let mut out = Vec::new();
-    while let Some(element) = cursor.next()? {
+    while let Some(element) = cursor.element()? {
         out.push(element);
     }
     cursor.finish()?;

@@ -2,7 +2,8 @@
 //! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.8 write.
 //!
 //! One job per file: [`crc64`] the footer checksum, [`lzf`] the string compression, [`codec`]
-//! lengths, strings and times, [`listpack`] the node layout, [`stream`] a stream value,
+//! lengths, strings and times, [`listpack`] the node layout, `nodes` a stream's nodes (on two threads when
+//! many), [`stream`] a stream value,
 //! [`value`] a value with its type byte, [`file`] a whole file (header, aux fields, databases,
 //! expiry, EOF and checksum), [`dump`] DUMP payloads (value, version, CRC64).
 //!
@@ -23,6 +24,7 @@ pub mod file;
 pub mod fuzz;
 pub mod listpack;
 pub mod lzf;
+pub(crate) mod nodes;
 pub mod stream;
 pub mod value;
 

@@ -27,32 +27,23 @@
 //! release builds do not walk the nodes a second time), so a hostile payload yields an
 //! [`RdbError`], never a stream that breaks later.
 
-use std::collections::BTreeMap;
-
 use crate::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE, IdmpConfig};
 use crate::error::RdbError;
 use crate::group::restore::{LoadedConsumer, LoadedGroup, LoadedPending};
 use crate::id::StreamId;
-use crate::node::Node;
 use crate::stream::Stream;
 use crate::stream::idmp::Idmp;
 use crate::stream::restore::LoadedCounters;
 
 use super::codec::{Reader, Writer};
+use super::nodes;
 use super::types;
 
 /// Writes `stream` (without its type byte) as Redis 8.8 does; IIDs expired at `now_ms` are
 /// left out.
 pub fn write(stream: &Stream, now_ms: u64, w: &mut Writer) {
     let nodes: Vec<_> = stream.nodes.iter().filter(|(_, n)| n.live() > 0).collect();
-    w.len(nodes.len() as u64);
-    let mut lp = Vec::new();
-    for (master, node) in nodes {
-        w.string(&master.to_be_bytes());
-        lp.clear();
-        node.write_listpack(&mut lp);
-        w.string(&lp);
-    }
+    nodes::write(&nodes, w);
     w.len(stream.len());
     w.id_lens(stream.last_id());
     w.id_lens(stream.first_id());
@@ -107,29 +98,7 @@ pub fn write(stream: &Stream, now_ms: u64, w: &mut Writer) {
 /// are dropped, as Redis drops them.
 pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Stream, RdbError> {
     let corrupt = |r: &Reader<'_>, what: String| r.corrupt(what);
-    let count = r.count()?;
-    let mut nodes: BTreeMap<StreamId, Node> = BTreeMap::new();
-    let mut live_entries: u64 = 0;
-    let mut scratch = Vec::new();
-    for _ in 0..count {
-        let key = r.string()?;
-        let key: [u8; 16] = key
-            .as_slice()
-            .try_into()
-            .map_err(|_| r.corrupt("Stream node key entry is not the size of a stream ID"))?;
-        let master = StreamId::from_u128(u128::from_be_bytes(key));
-        let lp = r.string_buf(&mut scratch)?;
-        let (node, live) = Node::from_listpack(master, lp).map_err(|e| corrupt(r, e))?;
-        live_entries = live_entries
-            .checked_add(live)
-            .ok_or_else(|| r.corrupt("Stream listpack bad entry count"))?;
-        if let Some((&prev, prev_node)) = nodes.last_key_value()
-            && (prev >= master || prev_node.last() >= master)
-        {
-            return Err(r.corrupt("Listpack re-added with existing key or out of order"));
-        }
-        nodes.insert(master, node);
-    }
+    let (nodes, live_entries) = nodes::read(r)?;
     let length = r.length()?;
     let last_id = r.id_lens()?;
     let (max_deleted_entry_id, entries_added) = if rdb_type >= types::STREAM_LISTPACKS_2 {
