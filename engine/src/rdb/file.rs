@@ -31,6 +31,10 @@ use super::{RDB_VERSION, opcodes, value};
 /// One database's keys: key, value, expiry (Unix ms).
 pub type DbSnapshot = Vec<(Bytes, Value, Option<u64>)>;
 
+/// One key to write, borrowed from wherever the keyspace is (SAVE writes from the keyspace
+/// itself, under its lock, without copying it): key, value, expiry (Unix ms).
+pub type KeyRef<'a> = (&'a Bytes, &'a Value, Option<u64>);
+
 /// How a file is written.
 #[derive(Debug, Clone)]
 pub struct SaveOptions {
@@ -79,6 +83,19 @@ fn aux(w: &mut Writer, name: &str, value: &str) {
 
 /// Writes `dbs` (index = database number) as an RDB file; returns the bytes written.
 pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl Write) -> io::Result<u64> {
+    let refs: Vec<Vec<KeyRef<'_>>> = dbs
+        .iter()
+        .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
+        .collect();
+    write_refs(&refs, opts, out)
+}
+
+/// [`write`] of borrowed keys.
+pub fn write_refs(
+    dbs: &[Vec<KeyRef<'_>>],
+    opts: &SaveOptions,
+    out: &mut impl Write,
+) -> io::Result<u64> {
     let mut sink = Checked {
         out,
         crc: 0,
