@@ -299,3 +299,40 @@ proptest! {
         }
     }
 }
+
+/// A listpack whose second entry has the master's names without the same-fields flag (Redis
+/// never writes one; a hand-made file may): stored with values only, as `Node::push` would
+/// store it, and as the reference loads it.
+#[test]
+fn an_unflagged_entry_with_the_masters_names_shares_them() {
+    let master = StreamId::new(7, 0);
+    let mut lp = Builder::new();
+    for v in [2, 0, 2] {
+        lp.int(v); // count, deleted, master fields
+    }
+    lp.string(b"f");
+    lp.string(b"g");
+    lp.int(0);
+    for v in [FLAG_SAME_FIELDS, 0, 0] {
+        lp.int(v);
+    }
+    lp.string(b"1");
+    lp.string(b"2");
+    lp.int(5);
+    for v in [0, 0, 1, 2] {
+        lp.int(v); // flags without same-fields, deltas, field count
+    }
+    for s in [&b"f"[..], b"3", b"g", b"4"] {
+        lp.string(s);
+    }
+    lp.int(8);
+    let lp = lp.finish();
+    let (new, live) = Node::from_listpack(master, &lp).unwrap();
+    let (old, _) = node_from_listpack(master, &lp).unwrap();
+    assert_eq!(live, 2);
+    assert_eq!(new.parts(), old.parts());
+    let mut pushed = Node::new(master, &["f", "1", "g", "2"]);
+    pushed.push(master, StreamId::new(7, 1), &["f", "3", "g", "4"]);
+    assert_eq!(new.parts(), pushed.parts());
+    new.check(master).unwrap();
+}
