@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! buf := master entry*
-//! master := n (len name){n}                 the field names of the node's first entry
+//! master := n (len name){n}                 the first entry's names (loaded: the listpack's)
 //! entry  := flags:u8 ms_delta seq_delta body
 //! body   := (len value){n}                  if flags & SAME_FIELDS (names are the master's)
 //!         | m (len field len value){m}      otherwise

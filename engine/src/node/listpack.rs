@@ -12,7 +12,9 @@
 //! - [`Node::from_listpack`] checks what Redis 8.8's loader checks of a node and builds the
 //!   buffer, counts, last id and size model as it goes; an entry whose field names are the
 //!   master's is stored with values only whatever its flag says, as [`Node::push`] stores it,
-//!   so the node is the one the same entries appended one by one would give.
+//!   so the node is the one the same entries appended one by one would give. The master names
+//!   are the listpack's master entry's: in every file Redis writes, the first entry's names
+//!   (a hand-made listpack whose first entry has others loads, and saves back, as it is).
 
 use crate::id::StreamId;
 use crate::listpack_size::{int_element_bytes, str_element_bytes};

@@ -164,10 +164,14 @@ type GenEntry = (Vec<(Vec<u8>, Vec<u8>)>, bool);
 /// (the 2- and 5-byte string encodings and longer back-lengths).
 fn item() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
-        4 => proptest::sample::select(vec![&b"f1"[..], b"f2", b"v1", b"v2", b"", b"x"]).prop_map(<[u8]>::to_vec),
+        4 => proptest::sample::select(vec![&b"f1"[..], b"f2", b"v1", b"v2", b"", b"x"])
+            .prop_map(<[u8]>::to_vec),
         3 => any::<i64>().prop_map(|v| v.to_string().into_bytes()),
         2 => (0i64..200).prop_map(|v| v.to_string().into_bytes()),
-        1 => proptest::sample::select(vec![&b"007"[..], b"-0", b"+1", b"1e3", b"99999999999999999999"]).prop_map(<[u8]>::to_vec),
+        1 => proptest::sample::select(
+            vec![&b"007"[..], b"-0", b"+1", b"1e3", b"99999999999999999999"]
+        )
+        .prop_map(<[u8]>::to_vec),
         1 => (64usize..200).prop_map(|n| vec![b'q'; n]),
         1 => Just(vec![b'z'; 5000]),
     ]
