@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! buf := master entry*
-//! master := n (len name){n}                 the field names of the node's first entry
+//! master := n (len name){n}                 the first entry's names (loaded: the listpack's)
 //! entry  := flags:u8 ms_delta seq_delta body
 //! body   := (len value){n}                  if flags & SAME_FIELDS (names are the master's)
 //!         | m (len field len value){m}      otherwise
@@ -22,12 +22,16 @@
 //! - `last` is the id of the last entry, deleted or not;
 //! - `lp_body` is the listpack size model ([`crate::listpack_size`]) of the node's elements
 //!   other than the master's `count` and `deleted` numbers.
+//!
+//! The conversion to and from Redis's listpack (RDB files, DUMP) is in [`listpack`].
 
 use bytes::Bytes;
 
 use crate::id::StreamId;
 use crate::listpack_size::{LISTPACK_FIXED_BYTES, int_element_bytes, str_element_bytes};
 use crate::varint;
+
+mod listpack;
 
 /// The entry is a tombstone: deleted by XDEL or an exact trim, still taking its place.
 const FLAG_DELETED: u8 = 1;
@@ -187,6 +191,8 @@ impl Node {
         self.last = id;
     }
 
+    // Only the old RDB loader, kept as the reference its tests compare with, uses this.
+    #[cfg(test)]
     /// A node whose first entry, read from a snapshot, is `(id, fields)`, a tombstone if
     /// `deleted`.
     pub fn new_loaded<T: AsRef<[u8]>>(id: StreamId, fields: &[T], deleted: bool) -> Node {
@@ -197,6 +203,8 @@ impl Node {
         node
     }
 
+    // Only the old RDB loader, kept as the reference its tests compare with, uses this.
+    #[cfg(test)]
     /// Appends an entry read from a snapshot, a tombstone if `deleted`. `id` must be greater
     /// than every id in the node.
     pub fn push_loaded<T: AsRef<[u8]>>(
@@ -213,6 +221,8 @@ impl Node {
         }
     }
 
+    // Only the old RDB loader, kept as the reference its tests compare with, uses this.
+    #[cfg(test)]
     /// Flags the live entry whose flags byte is at `offset` as deleted.
     fn tombstone_at(&mut self, offset: usize) {
         if let Some(flags) = self.buf.get_mut(offset) {
@@ -222,6 +232,8 @@ impl Node {
         }
     }
 
+    // Only the old RDB loader, kept as the reference its tests compare with, uses this.
+    #[cfg(test)]
     /// The master entry's field names, in order.
     pub fn master_fields(&self) -> Vec<&[u8]> {
         let master = &self.buf[..self.master_len as usize];
@@ -347,6 +359,19 @@ impl Node {
             }
         }
         false
+    }
+
+    /// Every field, for tests that compare two nodes.
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> (&[u8], u32, u32, u32, StreamId, u64) {
+        (
+            &self.buf,
+            self.master_len,
+            self.live,
+            self.deleted,
+            self.last,
+            self.lp_body,
+        )
     }
 
     /// Walks the whole node and checks the invariants in the module doc.

@@ -27,6 +27,22 @@ const ENC_LZF: u8 = 3;
 /// The most an LZF stream can expand: a 2-byte reference yields 9 bytes, a 3-byte one 264.
 const LZF_MAX_EXPANSION: usize = 88;
 
+/// Appends a length to `buf`.
+fn put_len(buf: &mut Vec<u8>, n: u64) {
+    if n < 1 << 6 {
+        buf.push(n as u8);
+    } else if n < 1 << 14 {
+        buf.push(0x40 | (n >> 8) as u8);
+        buf.push(n as u8);
+    } else if n <= u64::from(u32::MAX) {
+        buf.push(0x80);
+        buf.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        buf.push(0x81);
+        buf.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
 /// Bytes being written, with Redis's string rules.
 #[derive(Debug, Default)]
 pub struct Writer {
@@ -34,6 +50,8 @@ pub struct Writer {
     pub buf: Vec<u8>,
     /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
     pub compress: bool,
+    /// The LZF compressor, kept between strings (its table is 256 KiB).
+    lzf: lzf::Compressor,
 }
 
 impl Writer {
@@ -42,6 +60,7 @@ impl Writer {
         Writer {
             buf: Vec::new(),
             compress,
+            lzf: lzf::Compressor::new(),
         }
     }
 
@@ -57,18 +76,7 @@ impl Writer {
 
     /// A length.
     pub fn len(&mut self, n: u64) {
-        if n < 1 << 6 {
-            self.buf.push(n as u8);
-        } else if n < 1 << 14 {
-            self.buf.push(0x40 | (n >> 8) as u8);
-            self.buf.push(n as u8);
-        } else if n <= u64::from(u32::MAX) {
-            self.buf.push(0x80);
-            self.buf.extend_from_slice(&(n as u32).to_be_bytes());
-        } else {
-            self.buf.push(0x81);
-            self.buf.extend_from_slice(&n.to_be_bytes());
-        }
+        put_len(&mut self.buf, n);
     }
 
     /// A millisecond time (Redis's `rdbSaveMillisecondTime`: an `i64`, little-endian).
@@ -105,16 +113,58 @@ impl Writer {
         }
         if self.compress
             && s.len() > 20
-            && let Some(packed) = lzf::compress(s, s.len() - 4)
+            && let Some(packed) = self.lzf.compress(s, s.len() - 4)
         {
             self.buf.push((ENCVAL << 6) | ENC_LZF);
-            self.len(packed.len() as u64);
-            self.len(s.len() as u64);
-            self.buf.extend_from_slice(&packed);
+            put_len(&mut self.buf, packed.len() as u64);
+            put_len(&mut self.buf, s.len() as u64);
+            self.buf.extend_from_slice(packed);
             return;
         }
         self.len(s.len() as u64);
         self.buf.extend_from_slice(s);
+    }
+}
+
+/// A string read by [`Reader::string_frame`], to be decoded by [`Frame::bytes`].
+#[derive(Debug, Clone)]
+pub enum Frame<'a> {
+    /// Stored as it is.
+    Plain(&'a [u8]),
+    /// LZF-compressed: the compressed bytes, the plain length, the offset just past them.
+    Lzf {
+        /// The compressed bytes.
+        packed: &'a [u8],
+        /// The plain length.
+        len: usize,
+        /// The input offset just past the compressed bytes (where an error is reported).
+        offset: usize,
+    },
+    /// An integer encoding, already decoded to its text.
+    Owned(Vec<u8>),
+}
+
+impl Frame<'_> {
+    /// The string's bytes, decompressed into `scratch` if need be (reused between calls).
+    pub fn bytes<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Result<&'s [u8], RdbError> {
+        match self {
+            Frame::Plain(bytes) => Ok(bytes),
+            Frame::Owned(bytes) => Ok(bytes),
+            Frame::Lzf {
+                packed,
+                len,
+                offset,
+            } => {
+                if lzf::decompress_into(packed, *len, scratch) {
+                    Ok(scratch.as_slice())
+                } else {
+                    Err(RdbError::Corrupt {
+                        offset: *offset,
+                        what: "Invalid LZF compressed string".into(),
+                    })
+                }
+            }
+        }
     }
 }
 
@@ -231,6 +281,43 @@ impl<'a> Reader<'a> {
         Ok(StreamId::from_u128(u128::from_be_bytes(self.array()?)))
     }
 
+    /// A string in any of its encodings, not yet decoded: borrowed from the input when it is
+    /// stored plain or compressed (a [`Frame`] decodes later, on any thread), decoded now
+    /// when it is an integer.
+    pub fn string_frame(&mut self) -> Result<Frame<'a>, RdbError> {
+        let mut probe = self.clone();
+        let frame = match probe.len_or_encoding()? {
+            Len::Plain(n) => {
+                let n = usize::try_from(n).map_err(|_| RdbError::Truncated(probe.pos))?;
+                Frame::Plain(probe.take(n)?)
+            }
+            Len::Encoded(ENC_LZF) => {
+                let (packed, len) = probe.lzf_frame()?;
+                Frame::Lzf {
+                    packed,
+                    len,
+                    offset: probe.pos,
+                }
+            }
+            Len::Encoded(_) => return Ok(Frame::Owned(self.string()?)),
+        };
+        *self = probe;
+        Ok(frame)
+    }
+
+    /// An LZF string's compressed bytes and its plain length (after its encoding byte).
+    fn lzf_frame(&mut self) -> Result<(&'a [u8], usize), RdbError> {
+        let clen = self.length()?;
+        let len = self.length()?;
+        let clen = usize::try_from(clen).map_err(|_| RdbError::Truncated(self.pos))?;
+        let packed = self.take(clen)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&len| len <= clen.saturating_mul(LZF_MAX_EXPANSION))
+            .ok_or_else(|| self.corrupt("LZF length beyond its compressed size"))?;
+        Ok((packed, len))
+    }
+
     /// A string in any of its encodings.
     pub fn string(&mut self) -> Result<Vec<u8>, RdbError> {
         match self.len_or_encoding()? {
@@ -246,14 +333,7 @@ impl<'a> Reader<'a> {
                 Ok(i32::from_le_bytes(self.array()?).to_string().into_bytes())
             }
             Len::Encoded(ENC_LZF) => {
-                let clen = self.length()?;
-                let len = self.length()?;
-                let clen = usize::try_from(clen).map_err(|_| RdbError::Truncated(self.pos))?;
-                let packed = self.take(clen)?;
-                let len = usize::try_from(len)
-                    .ok()
-                    .filter(|&len| len <= clen.saturating_mul(LZF_MAX_EXPANSION))
-                    .ok_or_else(|| self.corrupt("LZF length beyond its compressed size"))?;
+                let (packed, len) = self.lzf_frame()?;
                 lzf::decompress(packed, len)
                     .ok_or_else(|| self.corrupt("Invalid LZF compressed string"))
             }

@@ -49,201 +49,309 @@ impl Default for Builder {
     }
 }
 
-fn backlen(len: usize, out: &mut Vec<u8>) {
-    let l = len as u64;
-    if l <= 127 {
-        out.push(l as u8);
-    } else if l < 16383 {
-        out.extend_from_slice(&[(l >> 7) as u8, (l & 127) as u8 | 128]);
-    } else if l < 2_097_151 {
-        out.extend_from_slice(&[
-            (l >> 14) as u8,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
-    } else if l < 268_435_455 {
-        out.extend_from_slice(&[
-            (l >> 21) as u8,
-            ((l >> 14) & 127) as u8 | 128,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
-    } else {
-        out.extend_from_slice(&[
-            (l >> 28) as u8,
-            ((l >> 21) & 127) as u8 | 128,
-            ((l >> 14) & 127) as u8 | 128,
-            ((l >> 7) & 127) as u8 | 128,
-            (l & 127) as u8 | 128,
-        ]);
+/// Bytes of the back-length of an element whose encoding takes `len` bytes.
+fn backlen_size(len: usize) -> usize {
+    match len {
+        0..=127 => 1,
+        128..=16_382 => 2,
+        16_383..=2_097_150 => 3,
+        2_097_151..=268_435_454 => 4,
+        _ => 5,
     }
+}
+
+/// The back-length of an element whose encoding takes `len` bytes: 7 bits a byte, most
+/// significant first, bit 7 set on all but the first; and how many bytes it takes.
+fn backlen_bytes(len: usize) -> ([u8; 5], usize) {
+    let size = backlen_size(len);
+    let mut out = [0u8; 5];
+    for (i, byte) in out[..size].iter_mut().enumerate() {
+        let shift = 7 * (size - 1 - i);
+        *byte = ((len >> shift) & 127) as u8 | if i == 0 { 0 } else { 128 };
+    }
+    (out, size)
+}
+
+/// Appends the back-length of an element whose encoding takes `len` bytes.
+fn backlen(len: usize, out: &mut Vec<u8>) {
+    let (bytes, size) = backlen_bytes(len);
+    out.extend_from_slice(&bytes[..size]);
+}
+
+/// Appends an integer element in its smallest encoding.
+#[inline]
+pub fn put_int(out: &mut Vec<u8>, v: i64) {
+    match v {
+        // One byte and a back-length of 1: the common case (flags, small deltas and counts).
+        0..=127 => out.extend_from_slice(&[v as u8, 1]),
+        -4096..=4095 => {
+            let u = if v < 0 { (1 << 13) + v } else { v } as u16;
+            out.extend_from_slice(&[0xc0 | (u >> 8) as u8, u as u8, 2]);
+        }
+        -32_768..=32_767 => {
+            let b = (v as i16).to_le_bytes();
+            out.extend_from_slice(&[0xf1, b[0], b[1], 3]);
+        }
+        -8_388_608..=8_388_607 => {
+            let b = (v as i32).to_le_bytes();
+            out.extend_from_slice(&[0xf2, b[0], b[1], b[2], 4]);
+        }
+        -2_147_483_648..=2_147_483_647 => {
+            let b = (v as i32).to_le_bytes();
+            out.extend_from_slice(&[0xf3, b[0], b[1], b[2], b[3], 5]);
+        }
+        _ => {
+            out.push(0xf4);
+            out.extend_from_slice(&v.to_le_bytes());
+            out.push(9);
+        }
+    }
+}
+
+/// Appends a string element (as an integer when it is one, as Redis's `lpAppend` does).
+#[inline]
+pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() < 21
+        && matches!(s.first(), Some(b'-' | b'0'..=b'9'))
+        && let Some(v) = string_to_i64(s)
+    {
+        put_int(out, v);
+        return;
+    }
+    let len = s.len();
+    let enc = if len < 64 {
+        out.push(0x80 | len as u8);
+        1 + len
+    } else if len < 4096 {
+        out.extend_from_slice(&[0xe0 | (len >> 8) as u8, len as u8]);
+        2 + len
+    } else {
+        out.push(0xf0);
+        out.extend_from_slice(&(len as u32).to_le_bytes());
+        5 + len
+    };
+    out.extend_from_slice(s);
+    backlen(enc, out);
+}
+
+/// Opens a listpack at the end of `out`: room for the header, filled by [`close`].
+pub fn open(out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    out.extend_from_slice(&[0; 6]);
+    start
+}
+
+/// Ends the listpack [`open`] started at `start` holding `count` elements: its terminator
+/// and header.
+pub fn close(out: &mut Vec<u8>, start: usize, count: usize) {
+    out.push(0xff);
+    let total = (out.len() - start) as u32;
+    let count = count.min(usize::from(u16::MAX)) as u16;
+    out[start..start + 4].copy_from_slice(&total.to_le_bytes());
+    out[start + 4..start + 6].copy_from_slice(&count.to_le_bytes());
 }
 
 impl Builder {
     /// An empty listpack.
     pub fn new() -> Builder {
-        Builder {
-            buf: vec![0; 6],
-            count: 0,
-        }
+        let mut buf = Vec::new();
+        open(&mut buf);
+        Builder { buf, count: 0 }
     }
 
     /// Appends an integer element.
     pub fn int(&mut self, v: i64) {
-        let start = self.buf.len();
-        match v {
-            0..=127 => self.buf.push(v as u8),
-            -4096..=4095 => {
-                let u = if v < 0 { (1 << 13) + v } else { v } as u16;
-                self.buf
-                    .extend_from_slice(&[0xc0 | (u >> 8) as u8, u as u8]);
-            }
-            -32_768..=32_767 => {
-                self.buf.push(0xf1);
-                self.buf.extend_from_slice(&(v as i16).to_le_bytes());
-            }
-            -8_388_608..=8_388_607 => {
-                self.buf.push(0xf2);
-                self.buf.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
-            }
-            -2_147_483_648..=2_147_483_647 => {
-                self.buf.push(0xf3);
-                self.buf.extend_from_slice(&(v as i32).to_le_bytes());
-            }
-            _ => {
-                self.buf.push(0xf4);
-                self.buf.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        let len = self.buf.len() - start;
-        backlen(len, &mut self.buf);
+        put_int(&mut self.buf, v);
         self.count += 1;
     }
 
     /// Appends a string element (as an integer when it is one).
     pub fn string(&mut self, s: &[u8]) {
-        if s.len() < 21
-            && let Some(v) = string_to_i64(s)
-        {
-            self.int(v);
-            return;
-        }
-        let start = self.buf.len();
-        let len = s.len();
-        if len < 64 {
-            self.buf.push(0x80 | len as u8);
-        } else if len < 4096 {
-            self.buf
-                .extend_from_slice(&[0xe0 | (len >> 8) as u8, len as u8]);
-        } else {
-            self.buf.push(0xf0);
-            self.buf.extend_from_slice(&(len as u32).to_le_bytes());
-        }
-        self.buf.extend_from_slice(s);
-        let enc = self.buf.len() - start;
-        backlen(enc, &mut self.buf);
+        put_str(&mut self.buf, s);
         self.count += 1;
     }
 
     /// The finished listpack.
     pub fn finish(mut self) -> Vec<u8> {
-        self.buf.push(0xff);
-        let total = self.buf.len() as u32;
-        self.buf[..4].copy_from_slice(&total.to_le_bytes());
-        let count = self.count.min(usize::from(u16::MAX)) as u16;
-        self.buf[4..6].copy_from_slice(&count.to_le_bytes());
+        close(&mut self.buf, 0, self.count);
         self.buf
     }
 }
 
-/// Decodes and checks a whole listpack: its elements, or what is wrong with it.
-pub fn parse(lp: &[u8]) -> Result<Vec<Element<'_>>, String> {
-    if lp.len() < 7 {
-        return Err("listpack shorter than its header".into());
+/// A checked walk over a listpack's elements, one at a time, without allocating.
+///
+/// [`Cursor::new`] checks the header's byte count and the terminator; [`Cursor::element`] checks
+/// each element's bounds and back-length as it reaches it; [`Cursor::finish`] checks the
+/// header's element count once the walk reached the end.
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    lp: &'a [u8],
+    pos: usize,
+    end: usize,
+    seen: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor before the first element of `lp`, or what is wrong with its frame.
+    pub fn new(lp: &'a [u8]) -> Result<Cursor<'a>, String> {
+        if lp.len() < 7 {
+            return Err("listpack shorter than its header".into());
+        }
+        let total = u32::from_le_bytes([lp[0], lp[1], lp[2], lp[3]]) as usize;
+        if total != lp.len() {
+            return Err(format!(
+                "listpack header says {total} bytes, it has {}",
+                lp.len()
+            ));
+        }
+        let end = lp.len() - 1;
+        if lp[end] != 0xff {
+            return Err("listpack without its terminator".into());
+        }
+        Ok(Cursor {
+            lp,
+            pos: 6,
+            end,
+            seen: 0,
+        })
     }
-    let total = u32::from_le_bytes([lp[0], lp[1], lp[2], lp[3]]) as usize;
-    if total != lp.len() {
-        return Err(format!(
-            "listpack header says {total} bytes, it has {}",
-            lp.len()
-        ));
+
+    /// Whether every element has been read.
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.end
     }
-    let count = u16::from_le_bytes([lp[4], lp[5]]);
-    let end = lp.len() - 1;
-    if lp[end] != 0xff {
-        return Err("listpack without its terminator".into());
+
+    /// Bytes of elements not read yet (an upper bound on the elements left).
+    pub fn remaining(&self) -> usize {
+        self.end - self.pos
     }
-    let mut out = Vec::new();
-    let mut pos = 6;
-    let take = |from: usize, n: usize| -> Result<&[u8], String> {
+
+    fn take(&self, from: usize, n: usize) -> Result<&'a [u8], String> {
+        let lp = self.lp;
         from.checked_add(n)
-            .filter(|&e| e <= end)
+            .filter(|&e| e <= self.end)
             .map(|e| &lp[from..e])
             .ok_or_else(|| "listpack element past its end".to_string())
-    };
-    while pos < end {
-        let first = lp[pos];
+    }
+
+    /// The next element, `None` at the end.
+    #[inline]
+    pub fn element(&mut self) -> Result<Option<Element<'a>>, String> {
+        // The two encodings of nearly every element of a stream node (flags, small deltas and
+        // counts; short strings), whose back-length is one byte: checked here inline, every
+        // other case (and every error) below.
+        let pos = self.pos;
+        if pos < self.end {
+            let first = self.lp[pos];
+            if first < 0x80 {
+                if pos + 2 <= self.end && self.lp[pos + 1] == 1 {
+                    self.pos = pos + 2;
+                    self.seen += 1;
+                    return Ok(Some(Element::Int(i64::from(first))));
+                }
+            } else if first < 0xc0 {
+                let n = usize::from(first & 0x3f);
+                let back = pos + 1 + n;
+                if back < self.end && usize::from(self.lp[back]) == n + 1 {
+                    self.pos = back + 1;
+                    self.seen += 1;
+                    return Ok(Some(Element::Str(&self.lp[pos + 1..back])));
+                }
+            }
+        }
+        self.next_any()
+    }
+
+    /// [`Cursor::element`] for any encoding.
+    #[inline(never)]
+    fn next_any(&mut self) -> Result<Option<Element<'a>>, String> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let pos = self.pos;
+        let first = self.lp[pos];
         let (element, enc_len) = match first {
             0x00..=0x7f => (Element::Int(i64::from(first)), 1),
             0x80..=0xbf => {
                 let n = usize::from(first & 0x3f);
-                (Element::Str(take(pos + 1, n)?), 1 + n)
+                (Element::Str(self.take(pos + 1, n)?), 1 + n)
             }
             0xc0..=0xdf => {
-                let b = take(pos + 1, 1)?;
+                let b = self.take(pos + 1, 1)?;
                 let u = (i64::from(first & 0x1f) << 8) | i64::from(b[0]);
                 let v = if u >= 1 << 12 { u - (1 << 13) } else { u };
                 (Element::Int(v), 2)
             }
             0xe0..=0xef => {
-                let b = take(pos + 1, 1)?;
+                let b = self.take(pos + 1, 1)?;
                 let n = (usize::from(first & 0x0f) << 8) | usize::from(b[0]);
-                (Element::Str(take(pos + 2, n)?), 2 + n)
+                (Element::Str(self.take(pos + 2, n)?), 2 + n)
             }
             0xf0 => {
-                let b = take(pos + 1, 4)?;
+                let b = self.take(pos + 1, 4)?;
                 let n = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
-                (Element::Str(take(pos + 5, n)?), 5 + n)
+                (Element::Str(self.take(pos + 5, n)?), 5 + n)
             }
             0xf1 => {
-                let b = take(pos + 1, 2)?;
+                let b = self.take(pos + 1, 2)?;
                 (Element::Int(i64::from(i16::from_le_bytes([b[0], b[1]]))), 3)
             }
             0xf2 => {
-                let b = take(pos + 1, 3)?;
+                let b = self.take(pos + 1, 3)?;
                 let v = i32::from_le_bytes([0, b[0], b[1], b[2]]) >> 8;
                 (Element::Int(i64::from(v)), 4)
             }
             0xf3 => {
-                let b = take(pos + 1, 4)?;
+                let b = self.take(pos + 1, 4)?;
                 (
                     Element::Int(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
                     5,
                 )
             }
             0xf4 => {
-                let b = take(pos + 1, 8)?;
+                let b = self.take(pos + 1, 8)?;
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b);
                 (Element::Int(i64::from_le_bytes(a)), 9)
             }
             _ => return Err(format!("listpack element encoding {first:#x}")),
         };
-        let mut expected = Vec::with_capacity(5);
-        backlen(enc_len, &mut expected);
-        let back = take(pos + enc_len, expected.len())?;
-        if back != expected.as_slice() {
+        let size = backlen_size(enc_len);
+        let back = self.take(pos + enc_len, size)?;
+        let ok = if size == 1 {
+            usize::from(back[0]) == enc_len
+        } else {
+            back == &backlen_bytes(enc_len).0[..size]
+        };
+        if !ok {
             return Err("listpack element back-length is wrong".into());
         }
-        pos += enc_len + expected.len();
+        self.pos = pos + enc_len + size;
+        self.seen += 1;
+        Ok(Some(element))
+    }
+
+    /// After the last element: checks the header's element count against what was read.
+    pub fn finish(&self) -> Result<(), String> {
+        let count = u16::from_le_bytes([self.lp[4], self.lp[5]]);
+        if count != u16::MAX && usize::from(count) != self.seen {
+            return Err(format!(
+                "listpack header counts {count} elements, it has {}",
+                self.seen
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Decodes and checks a whole listpack: its elements, or what is wrong with it.
+pub fn parse(lp: &[u8]) -> Result<Vec<Element<'_>>, String> {
+    let mut cursor = Cursor::new(lp)?;
+    let mut out = Vec::new();
+    while let Some(element) = cursor.element()? {
         out.push(element);
     }
-    if count != u16::MAX && usize::from(count) != out.len() {
-        return Err(format!(
-            "listpack header counts {count} elements, it has {}",
-            out.len()
-        ));
-    }
+    cursor.finish()?;
     Ok(out)
 }
 

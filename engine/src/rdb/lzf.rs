@@ -27,17 +27,68 @@ fn idx(h: u32) -> usize {
     ((h >> (24 - HLOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << HLOG) - 1)) as usize
 }
 
+/// A compressor that keeps its hash table and output buffer between calls.
+///
+/// liblzf starts every call with an empty table (Redis: a fresh process; see the module doc).
+/// Zeroing 256 KiB per string would cost more than compressing a stream node, so the table
+/// holds `base + position` and a call only believes slots at or above its own `base`, which
+/// moves past every position the previous call stored: a slot from an earlier call reads as
+/// empty, exactly as in a zeroed table. When `base` would overflow, the table is zeroed once.
+#[derive(Debug, Default)]
+pub struct Compressor {
+    htab: Vec<u32>,
+    base: u32,
+    out: Vec<u8>,
+}
+
+impl Compressor {
+    /// A compressor (its table is allocated on first use).
+    pub fn new() -> Compressor {
+        Compressor::default()
+    }
+
+    /// Compresses `input` into at most `out_len` bytes; `None` if it does not fit (or is
+    /// empty). The bytes are liblzf's for the same input, whatever came before this call.
+    pub fn compress(&mut self, input: &[u8], out_len: usize) -> Option<&[u8]> {
+        let in_len = input.len();
+        if in_len == 0 || out_len == 0 || in_len >= (u32::MAX / 2) as usize {
+            return None;
+        }
+        if self.htab.is_empty() || u64::from(self.base) + in_len as u64 + 1 >= u64::from(u32::MAX) {
+            self.htab.clear();
+            self.htab.resize(1 << HLOG, 0);
+            self.base = 1;
+        }
+        // A little slack past `out_len`: the checks below are liblzf's, which may leave `op`
+        // one past the end before they stop. Every byte up to `op` is written before use.
+        if self.out.len() < out_len + 4 {
+            self.out.resize(out_len + 4, 0);
+        }
+        let base = self.base;
+        self.base = base + in_len as u32 + 1;
+        let len = compress_with(input, out_len, &mut self.htab, base, &mut self.out)?;
+        Some(&self.out[..len])
+    }
+}
+
 /// Compresses `input` into at most `out_len` bytes; `None` if it does not fit (or is empty).
 pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    Compressor::new()
+        .compress(input, out_len)
+        .map(<[u8]>::to_vec)
+}
+
+/// liblzf's loop. `htab` slots below `base` are empty; `out` has at least `out_len + 4`
+/// bytes. Returns the compressed length.
+fn compress_with(
+    input: &[u8],
+    out_len: usize,
+    htab: &mut [u32],
+    base: u32,
+    out: &mut [u8],
+) -> Option<usize> {
     let in_len = input.len();
-    if in_len == 0 || out_len == 0 {
-        return None;
-    }
     let at = |i: usize| input.get(i).copied();
-    // A little slack past `out_len`: the checks below are liblzf's, which may leave `op` one
-    // past the end before they stop.
-    let mut out = vec![0u8; out_len + 4];
-    let mut htab = vec![0u32; 1 << HLOG];
     let mut lit: usize = 0;
     let mut op: usize = 1; // start run
     let mut ip: usize = 0;
@@ -45,8 +96,13 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     while ip + 2 < in_len {
         hval = (hval << 8) | u32::from(at(ip + 2)?);
         let slot = idx(hval);
-        let r = htab[slot] as usize;
-        htab[slot] = ip as u32;
+        let stored = htab[slot];
+        let r = if stored >= base {
+            (stored - base) as usize
+        } else {
+            0
+        };
+        htab[slot] = base + ip as u32;
         let matched = r > 0
             && r < ip
             && ip - r - 1 < MAX_OFF
@@ -62,6 +118,8 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             }
             out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
             op -= usize::from(lit == 0); // undo run if length is zero
+            // liblzf's unrolled first 16 comparisons do not stop at `maxlen` (near the end
+            // of the input they can run past it): kept as it is, for the same bytes.
             let mut done = false;
             if maxlen > 16 {
                 for _ in 0..16 {
@@ -101,10 +159,10 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
             ip -= 2;
             hval = (u32::from(at(ip)?) << 8) | u32::from(at(ip + 1)?);
             hval = (hval << 8) | u32::from(at(ip + 2)?);
-            htab[idx(hval)] = ip as u32;
+            htab[idx(hval)] = base + ip as u32;
             ip += 1;
             hval = (hval << 8) | u32::from(at(ip + 2)?);
-            htab[idx(hval)] = ip as u32;
+            htab[idx(hval)] = base + ip as u32;
             ip += 1;
         } else {
             if op >= out_len {
@@ -143,45 +201,65 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     if op > out_len {
         return None;
     }
-    out.truncate(op);
-    Some(out)
+    Some(op)
 }
 
 /// Decompresses `input`, which must expand to exactly `out_len` bytes.
 pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(out_len);
+    let mut out = Vec::new();
+    decompress_into(input, out_len, &mut out).then_some(out)
+}
+
+/// Decompresses `input` into `out` (cleared first), which must come to exactly `out_len`
+/// bytes; `false` (and `out` in an unspecified state) if the input is not such a stream.
+pub fn decompress_into(input: &[u8], out_len: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    out.reserve(out_len);
     let mut ip = 0;
     while ip < input.len() {
         let ctrl = usize::from(input[ip]);
         ip += 1;
         if ctrl < (1 << 5) {
             let run = ctrl + 1;
-            let literal = input.get(ip..ip + run)?;
+            let Some(literal) = input.get(ip..ip + run) else {
+                return false;
+            };
             if out.len() + run > out_len {
-                return None;
+                return false;
             }
             out.extend_from_slice(literal);
             ip += run;
         } else {
             let mut len = ctrl >> 5;
             if len == 7 {
-                len += usize::from(*input.get(ip)?);
+                let Some(&more) = input.get(ip) else {
+                    return false;
+                };
+                len += usize::from(more);
                 ip += 1;
             }
-            let back = ((ctrl & 0x1f) << 8) + usize::from(*input.get(ip)?) + 1;
+            let Some(&low) = input.get(ip) else {
+                return false;
+            };
+            let back = ((ctrl & 0x1f) << 8) + usize::from(low) + 1;
             ip += 1;
             let len = len + 2;
             if out.len() + len > out_len || back > out.len() {
-                return None;
+                return false;
             }
             let start = out.len() - back;
-            for i in 0..len {
-                let byte = out[start + i];
-                out.push(byte);
+            if back >= len {
+                out.extend_from_within(start..start + len);
+            } else {
+                // Overlapping: each byte may be one this reference wrote.
+                for i in 0..len {
+                    let byte = out[start + i];
+                    out.push(byte);
+                }
             }
         }
     }
-    (out.len() == out_len).then_some(out)
+    out.len() == out_len
 }
 
 #[cfg(test)]
@@ -208,6 +286,36 @@ mod tests {
                 decompress(&packed, input.len()).as_deref(),
                 Some(&input[..])
             );
+        }
+    }
+
+    #[test]
+    fn a_reused_compressor_gives_a_fresh_ones_bytes() {
+        // Inputs that share prefixes, so stale slots of an earlier call would match if the
+        // table believed them.
+        let mut x: u32 = 7;
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for n in 0..200 {
+            let mut v = b"stream node stream node ".repeat(1 + n % 5);
+            for _ in 0..(n * 7 % 300) {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                v.push(b"abcv12"[(x >> 16) as usize % 6]);
+            }
+            inputs.push(v);
+        }
+        let mut reused = Compressor::new();
+        // Close to u32::MAX, so the table is zeroed again part way.
+        reused.compress(b"x", 1);
+        reused.base = u32::MAX - 5000;
+        for input in &inputs {
+            let fresh = compress(input, input.len().saturating_sub(4).max(1));
+            let again = reused
+                .compress(input, input.len().saturating_sub(4).max(1))
+                .map(<[u8]>::to_vec);
+            assert_eq!(again, fresh);
+            if let Some(packed) = &fresh {
+                assert_eq!(decompress(packed, input.len()).as_deref(), Some(&input[..]));
+            }
         }
     }
 

@@ -2,9 +2,10 @@
 //! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.8 write.
 //!
 //! One job per file: [`crc64`] the footer checksum, [`lzf`] the string compression, [`codec`]
-//! lengths, strings and times, [`listpack`] the node layout, [`stream`] a stream value,
-//! [`value`] a value with its type byte, [`file`] a whole file (header, aux fields, databases,
-//! expiry, EOF and checksum), [`dump`] DUMP payloads (value, version, CRC64).
+//! lengths, strings and times, [`listpack`] the node layout, `nodes` a stream's nodes (on two
+//! threads when many), [`stream`] a stream value, [`value`] a value with its type byte,
+//! [`file`] a whole file (header, aux fields, databases, expiry, EOF and checksum), [`dump`]
+//! DUMP payloads (value, version, CRC64).
 //!
 //! Invariants:
 //! - what is written loads back to an equal value (`rdb::tests`, and the round-trip property
@@ -23,9 +24,12 @@ pub mod file;
 pub mod fuzz;
 pub mod listpack;
 pub mod lzf;
+pub(crate) mod nodes;
 pub mod stream;
 pub mod value;
 
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -2,9 +2,10 @@
 //! shutdown when they are configured), and `dump.rdb` at start.
 //!
 //! The format is the engine's ([`echomq_engine::rdb`]); this module owns the file and the
-//! figures INFO reports. A save copies the keyspace under the keyspace lock (the values are
-//! cloned: node buffers are copied, nothing is re-encoded), then writes it: SAVE while it holds
-//! the lock (as Redis blocks), BGSAVE on a thread, outside it, while clients go on.
+//! figures INFO reports. SAVE writes the keyspace as it is while it holds the keyspace lock
+//! (as Redis blocks); BGSAVE copies it under the lock (the values are cloned: node buffers are
+//! copied, nothing is re-encoded) and writes the copy on a thread, outside it, while clients
+//! go on.
 //!
 //! Invariants:
 //! - `dump.rdb` is only ever replaced whole: the file is written to `temp-<pid>.rdb` in `dir`,

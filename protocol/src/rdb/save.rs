@@ -1,5 +1,5 @@
-//! Writing `dump.rdb`: SAVE (under the keyspace lock), BGSAVE (a copy taken under the lock,
-//! written on a thread), and the automatic save points.
+//! Writing `dump.rdb`: SAVE (under the keyspace lock, from the keyspace itself, uncopied),
+//! BGSAVE (a copy taken under the lock, written on a thread), and the automatic save points.
 //!
 //! The file is replaced atomically: written to `temp-<pid>.rdb` in `dir`, fsynced, renamed over
 //! `dbfilename`, the directory fsynced. A failure removes the temp file and leaves the old
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use echomq_engine::Db;
-use echomq_engine::rdb::file::{self, DbSnapshot, SaveOptions};
+use echomq_engine::rdb::file::{self, DbSnapshot, KeyRef, SaveOptions};
 
 use crate::state::ServerState;
 use crate::state::settings::Settings;
@@ -34,8 +34,26 @@ pub(crate) fn snapshot(dbs: &[Db]) -> Vec<DbSnapshot> {
     crate::aof::rewrite::snapshot(dbs)
 }
 
+/// The keyspace's keys as they are, borrowed (SAVE writes them under the lock, uncopied).
+fn borrowed(dbs: &[Db]) -> Vec<Vec<KeyRef<'_>>> {
+    dbs.iter()
+        .map(|db| {
+            db.keys()
+                .filter_map(|key| Some((key, db.get(key)?, db.expiry(key))))
+                .collect()
+        })
+        .collect()
+}
+
+/// A copy's keys, borrowed.
+fn borrowed_copy(dbs: &[DbSnapshot]) -> Vec<Vec<KeyRef<'_>>> {
+    dbs.iter()
+        .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
+        .collect()
+}
+
 /// Writes `dbs` to `target` atomically; returns the file's size.
-pub(crate) fn write_atomically(target: &Target, dbs: &[DbSnapshot]) -> Result<u64, String> {
+pub(crate) fn write_atomically(target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u64, String> {
     let temp = target.dir.join(format!("temp-{}.rdb", std::process::id()));
     let written = write_temp(&temp, target, dbs);
     let done = written.and_then(|size| {
@@ -57,7 +75,7 @@ pub(crate) fn write_atomically(target: &Target, dbs: &[DbSnapshot]) -> Result<u6
     done
 }
 
-fn write_temp(temp: &Path, target: &Target, dbs: &[DbSnapshot]) -> Result<u64, String> {
+fn write_temp(temp: &Path, target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u64, String> {
     let file = File::create(temp).map_err(|e| {
         format!(
             "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
@@ -66,7 +84,7 @@ fn write_temp(temp: &Path, target: &Target, dbs: &[DbSnapshot]) -> Result<u64, S
         )
     })?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
-    let size = file::write(dbs, &target.options, &mut out)
+    let size = file::write_refs(dbs, &target.options, &mut out)
         .and_then(|size| out.flush().map(|()| size))
         .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
     let file = out
@@ -121,7 +139,7 @@ impl ServerState {
             return Err("ERR Background save already in progress".into());
         }
         let target = self.rdb_target(false);
-        let done = write_atomically(&target, &snapshot(dbs));
+        let done = write_atomically(&target, &borrowed(dbs));
         self.rdb.finish(done.is_ok(), self.clock().now_ms());
         match done {
             Ok(_) => {
@@ -149,7 +167,7 @@ impl ServerState {
         let spawned = std::thread::Builder::new()
             .name("rdb-bgsave".into())
             .spawn(move || {
-                let done = write_atomically(&target, &copy);
+                let done = write_atomically(&target, &borrowed_copy(&copy));
                 drop(copy);
                 match &done {
                     Ok(size) => {

@@ -149,6 +149,52 @@ fn dump_payloads_equal_redis8_bytes_and_restore_both_ways() {
     }
 }
 
+/// A stream of 300 nodes (the RDB writer and loader take two threads from 256): DUMP is Redis
+/// 8.8's payload byte for byte, and each side's payload restores on the other to the same
+/// stream.
+#[test]
+fn a_stream_of_many_nodes_dumps_to_redis8_bytes_and_restores_both_ways() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (_redis, raddr) = start_redis(&redis, dir.path());
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut r = Conn::open(raddr);
+    let mut c = Conn::open(addr);
+    let long = "payload-".repeat(20);
+    for conn in [&mut r, &mut c] {
+        conn.ok(&["CONFIG", "SET", "stream-node-max-entries", "4"]);
+        for n in 1..=1200u32 {
+            let id = format!("{}-{}", 1000 + n / 3, n % 3);
+            let value = match n % 5 {
+                0 => n.to_string(),
+                1 => long.clone(),
+                _ => format!("v{n}"),
+            };
+            if n % 11 == 0 {
+                conn.ok(&["XADD", "big", &id, "other", &value]);
+            } else {
+                conn.ok(&["XADD", "big", &id, "f", &value, "g", "x"]);
+            }
+        }
+        for n in (7..1200u32).step_by(13) {
+            conn.ok(&["XDEL", "big", &format!("{}-{}", 1000 + n / 3, n % 3)]);
+        }
+    }
+    for compression in ["yes", "no"] {
+        for conn in [&mut r, &mut c] {
+            conn.ok(&["CONFIG", "SET", "rdbcompression", compression]);
+        }
+        let theirs = r.dump("big");
+        let ours = c.dump("big");
+        assert_eq!(ours, theirs, "DUMP big, rdbcompression {compression}");
+        let copy = format!("big-{compression}");
+        assert_eq!(c.restore(&copy, "0", &theirs, &[]), "OK");
+        assert_eq!(r.restore(&copy, "0", &ours, &[]), "OK");
+        assert_eq!(state(&mut c, &copy), state(&mut r, "big"));
+        assert_eq!(state(&mut r, &copy), state(&mut c, "big"));
+    }
+}
+
 #[test]
 fn restore_errors_are_redis8_errors() {
     let Some(redis) = redis8() else { return };
