@@ -8,7 +8,7 @@
 
 use crate::id::StreamId;
 
-use super::{DeleteStrategy, Stream};
+use super::{DeleteBatch, DeleteStrategy, Stream};
 
 /// What happened to one id of XDELEX or XACKDEL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl Stream {
         ids: &[StreamId],
         strategy: DeleteStrategy,
     ) -> (Vec<DeleteResult>, u64) {
-        let mut deleted = 0;
+        let mut batch = DeleteBatch::default();
         let results = ids
             .iter()
             .map(|&id| {
@@ -48,14 +48,14 @@ impl Stream {
                 if !references.allow(strategy, id) {
                     return DeleteResult::Referenced;
                 }
-                if self.delete(&[id]) == 1 {
-                    deleted += 1;
+                if self.delete_in(&mut batch, id) {
                     DeleteResult::Deleted
                 } else {
                     DeleteResult::Missing
                 }
             })
             .collect();
+        let deleted = self.finish_delete(batch);
         (results, deleted)
     }
 
@@ -69,7 +69,8 @@ impl Stream {
         strategy: DeleteStrategy,
     ) -> Option<(Vec<DeleteResult>, u64, u64)> {
         self.groups.get(group)?;
-        let (mut acked, mut deleted) = (0, 0);
+        let mut acked = 0;
+        let mut batch = DeleteBatch::default();
         let mut results = Vec::with_capacity(ids.len());
         for &id in ids {
             let was_pending = match self.groups.get_mut(group) {
@@ -86,9 +87,10 @@ impl Stream {
                 results.push(DeleteResult::Referenced);
                 continue;
             }
-            deleted += self.delete(&[id]);
+            self.delete_in(&mut batch, id);
             results.push(DeleteResult::Deleted);
         }
+        let deleted = self.finish_delete(batch);
         Some((results, acked, deleted))
     }
 }
