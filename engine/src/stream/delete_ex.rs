@@ -44,8 +44,8 @@ impl Stream {
         let results = ids
             .iter()
             .map(|&id| {
-                let (_, mut references) = self.references();
-                if !references.allow(strategy, id) {
+                // KEEPREF allows every deletion.
+                if strategy != DeleteStrategy::KeepRef && !self.references().1.allow(strategy, id) {
                     return DeleteResult::Referenced;
                 }
                 if self.delete_in(&mut batch, id) {
@@ -68,27 +68,31 @@ impl Stream {
         ids: &[StreamId],
         strategy: DeleteStrategy,
     ) -> Option<(Vec<DeleteResult>, u64, u64)> {
-        self.groups.get(group)?;
+        // Acking one id changes nothing another id's deletion looks at (its own PEL entries
+        // only), so all acks come first, with one group lookup.
+        let g = self.groups.get_mut(group)?;
         let mut acked = 0;
+        let mut results: Vec<DeleteResult> = ids
+            .iter()
+            .map(|&id| {
+                if g.drop_pending(&mut self.index.refs, id) {
+                    acked += 1;
+                    DeleteResult::Deleted
+                } else {
+                    DeleteResult::Missing
+                }
+            })
+            .collect();
         let mut batch = DeleteBatch::default();
-        let mut results = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let was_pending = match self.groups.get_mut(group) {
-                Some(g) => g.drop_pending(&mut self.index.refs, id),
-                None => false,
-            };
-            if !was_pending {
-                results.push(DeleteResult::Missing);
+        for (&id, result) in ids.iter().zip(&mut results) {
+            if *result == DeleteResult::Missing {
                 continue;
             }
-            acked += 1;
-            let (_, mut references) = self.references();
-            if !references.allow(strategy, id) {
-                results.push(DeleteResult::Referenced);
+            if strategy != DeleteStrategy::KeepRef && !self.references().1.allow(strategy, id) {
+                *result = DeleteResult::Referenced;
                 continue;
             }
             self.delete_in(&mut batch, id);
-            results.push(DeleteResult::Deleted);
         }
         let deleted = self.finish_delete(batch);
         Some((results, acked, deleted))
