@@ -3,8 +3,9 @@
 //!
 //! XDELEX checks ACKED's reference rule before existence, so a missing id that a group has not
 //! read reports [`DeleteResult::Referenced`]; DELREF drops the id from every PEL whether or not
-//! the entry exists. XACKDEL acts only on ids pending in its group: it acks each, then deletes
-//! by the strategy (the ack stands even when ACKED keeps the entry).
+//! the entry exists. XACKDEL acts only on ids pending in its group: it acks them, then deletes
+//! each by the strategy (the ack stands even when ACKED keeps the entry). Both delete as one
+//! batch, so the stream's first id is recomputed once.
 
 use crate::id::StreamId;
 
