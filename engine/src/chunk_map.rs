@@ -1,19 +1,24 @@
-//! A compact ordered map for pending-entry lists: sorted chunks of up to [`CHUNK_LEN_MAX`]
-//! pairs, indexed by each chunk's first key.
+//! A compact ordered map for pending-entry lists and their indexes: sorted chunks of up to
+//! [`CHUNK_LEN_MAX`] pairs, indexed by a lower bound of each chunk's keys.
 //!
 //! Pending entries are created in increasing id order (XREADGROUP delivers ascending ids) and
-//! mostly acknowledged in that order too. A `BTreeMap` splits its leaves in the middle, so such
-//! a workload leaves them about two-thirds full and costs one allocation per eleven pairs. Here an
-//! append to the last chunk fills it completely before a new chunk starts, so a million pending
-//! entries cost little more than the pairs themselves; an insert into a full chunk elsewhere
-//! splits it in half, as a B-tree would.
+//! mostly acknowledged in that order too; the delivery-time order and the reference index see
+//! the same pattern. A `BTreeMap` splits its leaves in the middle, so such a workload leaves
+//! them about two-thirds full and costs one allocation per eleven pairs. Here an append after
+//! the last key fills the last chunk completely before a new chunk starts (found without a
+//! search), so a million pending entries cost little more than the pairs themselves; an insert
+//! into a full chunk elsewhere splits it in half, as a B-tree would. Chunks are ring buffers,
+//! so removing the first pair of a chunk (the in-order ack) moves nothing, and a chunk keeps
+//! its index key when its first pair goes, so that removal touches no index either.
 //!
 //! Invariants ([`ChunkMap::check`]): no chunk is empty or longer than `CHUNK_LEN_MAX`; keys are
-//! strictly increasing within and across chunks; each chunk is indexed by its first key; `len`
-//! is the total number of pairs.
+//! strictly increasing within and across chunks; each chunk's index key is at most its first
+//! key and above every key of the chunk before it (so the chunk holding a key, if any, is the
+//! last one indexed at or below it); `len` is the total number of pairs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
+use std::ops::Bound;
 
 /// Pairs per chunk: large enough that the index costs under a byte per pair, small enough that
 /// an insert or removal inside a chunk moves little memory.
@@ -22,8 +27,8 @@ pub const CHUNK_LEN_MAX: usize = 64;
 /// An ordered map from `K` to `V`.
 #[derive(Debug, Clone)]
 pub struct ChunkMap<K, V> {
-    /// Chunks by their first key.
-    chunks: BTreeMap<K, Vec<(K, V)>>,
+    /// Chunks by a lower bound of their keys (see the module doc).
+    chunks: BTreeMap<K, VecDeque<(K, V)>>,
     /// Pairs in all chunks.
     len: usize,
 }
@@ -53,8 +58,8 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
         self.len == 0
     }
 
-    /// The chunk that holds `key` if anything does: the last one starting at or before it.
-    fn chunk_of(&self, key: &K) -> Option<(&K, &Vec<(K, V)>)> {
+    /// The chunk that holds `key` if anything does: the last one indexed at or before it.
+    fn chunk_of(&self, key: &K) -> Option<(&K, &VecDeque<(K, V)>)> {
         self.chunks.range(..=*key).next_back()
     }
 
@@ -79,17 +84,33 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
 
     /// Inserts or replaces; returns the previous value.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        // Appending after the last key (the common case): no search.
+        if let Some(mut last) = self.chunks.last_entry() {
+            let chunk = last.get_mut();
+            if chunk.back().is_some_and(|(k, _)| *k < key) {
+                self.len += 1;
+                if chunk.len() < CHUNK_LEN_MAX {
+                    chunk.push_back((key, value));
+                } else {
+                    // Appends fill chunks: this one will be full too.
+                    let mut next = VecDeque::with_capacity(CHUNK_LEN_MAX);
+                    next.push_back((key, value));
+                    self.chunks.insert(key, next);
+                }
+                return None;
+            }
+        }
         let Some((_, chunk)) = self.chunks.range_mut(..=key).next_back() else {
             // Before every chunk: prepend to the first chunk if it has room, else a new chunk.
             self.len += 1;
             match self.chunks.first_entry() {
                 Some(entry) if entry.get().len() < CHUNK_LEN_MAX => {
                     let mut chunk = entry.remove();
-                    chunk.insert(0, (key, value));
+                    chunk.push_front((key, value));
                     self.chunks.insert(key, chunk);
                 }
                 _ => {
-                    self.chunks.insert(key, vec![(key, value)]);
+                    self.chunks.insert(key, VecDeque::from([(key, value)]));
                 }
             }
             return None;
@@ -104,8 +125,9 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
             return None;
         }
         if at == chunk.len() {
-            // Appending past a full chunk: start the next one (the sequential case).
-            self.chunks.insert(key, vec![(key, value)]);
+            // Past a full chunk: start the next one (indexed by `key`, below the next chunk's
+            // index since this chunk was the one indexed at or below `key`).
+            self.chunks.insert(key, VecDeque::from([(key, value)]));
             return None;
         }
         let mut upper = chunk.split_off(CHUNK_LEN_MAX / 2);
@@ -119,21 +141,50 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
         None
     }
 
-    /// Removes `key`; returns its value.
+    /// Removes `key`; returns its value. The chunk keeps its index key (still a lower bound).
     pub fn remove(&mut self, key: &K) -> Option<V> {
-        let (&first, chunk) = self.chunks.range_mut(..=*key).next_back()?;
+        let (&index, chunk) = self.chunks.range_mut(..=*key).next_back()?;
         let at = chunk.binary_search_by(|(k, _)| k.cmp(key)).ok()?;
-        let (_, value) = chunk.remove(at);
+        let (_, value) = chunk.remove(at)?;
         self.len -= 1;
         if chunk.is_empty() {
-            self.chunks.remove(&first);
-        } else if at == 0 {
-            // The chunk's first key changed: re-index it.
-            if let Some(chunk) = self.chunks.remove(&first) {
-                self.chunks.insert(chunk[0].0, chunk);
-            }
+            self.chunks.remove(&index);
         }
         Some(value)
+    }
+
+    /// Calls `f` on the value under `key`, if any, and removes the pair when `f` says so: one
+    /// search where a `get_mut` and a `remove` would take two. Returns whether `key` was
+    /// present.
+    pub fn update_or_remove(&mut self, key: &K, f: impl FnOnce(&mut V) -> bool) -> bool {
+        let Some((&index, chunk)) = self.chunks.range_mut(..=*key).next_back() else {
+            return false;
+        };
+        let Ok(at) = chunk.binary_search_by(|(k, _)| k.cmp(key)) else {
+            return false;
+        };
+        if f(&mut chunk[at].1) {
+            chunk.remove(at);
+            self.len -= 1;
+            if chunk.is_empty() {
+                self.chunks.remove(&index);
+            }
+        }
+        true
+    }
+
+    /// Removes and returns the first pair.
+    #[cfg(test)]
+    pub fn pop_first(&mut self) -> Option<(K, V)> {
+        let mut first = self.chunks.first_entry()?;
+        let pair = first.get_mut().pop_front();
+        if first.get().is_empty() {
+            first.remove();
+        }
+        if pair.is_some() {
+            self.len -= 1;
+        }
+        pair
     }
 
     /// Pairs with keys `>= start`, in order.
@@ -146,6 +197,28 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
             .map(|(k, v)| (k, v))
     }
 
+    /// The first pair with a key above `key`.
+    pub fn next_after(&self, key: &K) -> Option<(&K, &V)> {
+        let from = match self.chunk_of(key) {
+            Some((&index, chunk)) => {
+                let at = match chunk.binary_search_by(|(k, _)| k.cmp(key)) {
+                    Ok(at) => at + 1,
+                    Err(at) => at,
+                };
+                if let Some((k, v)) = chunk.get(at) {
+                    return Some((k, v));
+                }
+                Bound::Excluded(index)
+            }
+            None => Bound::Unbounded,
+        };
+        self.chunks
+            .range((from, Bound::Unbounded))
+            .next()
+            .and_then(|(_, chunk)| chunk.front())
+            .map(|(k, v)| (k, v))
+    }
+
     /// Every pair, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.chunks
@@ -154,24 +227,43 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
             .map(|(k, v)| (k, v))
     }
 
+    /// Every value, in key order.
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.iter().map(|(_, v)| v)
+    }
+
+    /// The first pair.
+    pub fn first_key_value(&self) -> Option<(&K, &V)> {
+        self.chunks
+            .values()
+            .next()
+            .and_then(|chunk| chunk.front())
+            .map(|(k, v)| (k, v))
+    }
+
+    /// The last pair.
+    pub fn last_key_value(&self) -> Option<(&K, &V)> {
+        self.chunks
+            .values()
+            .next_back()
+            .and_then(|chunk| chunk.back())
+            .map(|(k, v)| (k, v))
+    }
+
     /// The smallest key.
     pub fn first_key(&self) -> Option<K> {
-        self.chunks.values().next().map(|chunk| chunk[0].0)
+        self.first_key_value().map(|(k, _)| *k)
     }
 
     /// The largest key.
     pub fn last_key(&self) -> Option<K> {
-        self.chunks
-            .values()
-            .next_back()
-            .and_then(|chunk| chunk.last())
-            .map(|(k, _)| *k)
+        self.last_key_value().map(|(k, _)| *k)
     }
 
     /// Heap bytes held (pair storage plus index), for memory reports.
     pub fn heap_bytes(&self) -> usize {
-        let index =
-            self.chunks.len() * (std::mem::size_of::<K>() + std::mem::size_of::<Vec<(K, V)>>() + 8);
+        let index = self.chunks.len()
+            * (std::mem::size_of::<K>() + std::mem::size_of::<VecDeque<(K, V)>>() + 8);
         let pairs: usize = self
             .chunks
             .values()
@@ -184,14 +276,19 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
     pub fn check(&self) -> Result<(), String> {
         let mut count = 0;
         let mut prev: Option<K> = None;
-        for (first, chunk) in &self.chunks {
-            if chunk.is_empty() || chunk.len() > CHUNK_LEN_MAX {
-                return Err(format!("chunk at {first:?} has {} pairs", chunk.len()));
+        for (index, chunk) in &self.chunks {
+            let Some((first, _)) = chunk.front() else {
+                return Err(format!("chunk at {index:?} is empty"));
+            };
+            if chunk.len() > CHUNK_LEN_MAX {
+                return Err(format!("chunk at {index:?} has {} pairs", chunk.len()));
             }
-            if chunk[0].0 != *first {
+            if index > first {
+                return Err(format!("chunk indexed {index:?} starts at {first:?}"));
+            }
+            if prev.is_some_and(|p| p >= *index) {
                 return Err(format!(
-                    "chunk indexed {first:?} starts at {:?}",
-                    chunk[0].0
+                    "chunk indexed {index:?} not above the keys before it"
                 ));
             }
             for (k, _) in chunk {
@@ -218,12 +315,19 @@ mod tests {
     enum Op {
         Insert(u16, u32),
         Remove(u16),
+        Halve(u16),
+        PopFirst,
+        /// Insert just past the largest key (the append fast path).
+        Append(u8, u32),
     }
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             3 => (any::<u16>(), any::<u32>()).prop_map(|(k, v)| Op::Insert(k % 600, v)),
             1 => any::<u16>().prop_map(|k| Op::Remove(k % 600)),
+            1 => Just(Op::PopFirst),
+            1 => any::<u16>().prop_map(|k| Op::Halve(k % 600)),
+            3 => (any::<u8>(), any::<u32>()).prop_map(|(d, v)| Op::Append(d % 3, v)),
         ]
     }
 
@@ -236,6 +340,22 @@ mod tests {
                 match op {
                     Op::Insert(k, v) => prop_assert_eq!(map.insert(k, v), model.insert(k, v)),
                     Op::Remove(k) => prop_assert_eq!(map.remove(&k), model.remove(&k)),
+                    Op::Halve(k) => {
+                        // Halves the value, removing the pair once it reaches 0.
+                        let present = map.update_or_remove(&k, |v| { *v /= 2; *v == 0 });
+                        prop_assert_eq!(present, model.contains_key(&k));
+                        if let Some(v) = model.get_mut(&k) {
+                            *v /= 2;
+                            if *v == 0 {
+                                model.remove(&k);
+                            }
+                        }
+                    }
+                    Op::PopFirst => prop_assert_eq!(map.pop_first(), model.pop_first()),
+                    Op::Append(d, v) => {
+                        let k = model.keys().next_back().map_or(0, |&k| k + 1) + u16::from(d);
+                        prop_assert_eq!(map.insert(k, v), model.insert(k, v));
+                    }
                 }
                 map.check().map_err(TestCaseError::fail)?;
             }
@@ -245,6 +365,10 @@ mod tests {
             prop_assert!(map.range_from(probe).map(|(k, _)| *k).eq(model.range(probe..).map(|(k, _)| *k)));
             prop_assert_eq!(map.get(&probe), model.get(&probe));
             prop_assert_eq!(map.first_key(), model.keys().next().copied());
+            prop_assert_eq!(
+                map.next_after(&probe).map(|(k, v)| (*k, *v)),
+                model.range(probe + 1..).next().map(|(k, v)| (*k, *v))
+            );
             prop_assert_eq!(map.last_key(), model.keys().next_back().copied());
         }
     }

@@ -420,6 +420,11 @@ impl Db {
             self.insert(Bytes::copy_from_slice(key), value);
             return;
         }
+        if let Value::Stream(stream) = &value
+            && stream.idmp().pids_tracked() > 0
+        {
+            self.track_idmp(key);
+        }
         self.count_in(&value);
         let previous = self.values.insert(Bytes::copy_from_slice(key), value);
         self.count_out(previous.as_ref());
@@ -647,6 +652,12 @@ impl Db {
                 stream
                     .check_invariants()
                     .map_err(|e| format!("stream {:?}: {e}", String::from_utf8_lossy(key)))?;
+                if stream.idmp().pids_tracked() > 0 && !self.idmp_keys.contains(key.as_ref()) {
+                    return Err(format!(
+                        "stream {:?} holds iids but is not tracked for the IDMP sweep",
+                        String::from_utf8_lossy(key)
+                    ));
+                }
             }
         }
         self.blocked.check()

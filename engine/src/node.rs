@@ -277,10 +277,12 @@ impl Node {
 
     /// Scans every entry, tombstones included, in id order.
     pub fn scan(&self, master: StreamId) -> Scan<'_> {
+        let mut at = 0;
         Scan {
             node: self,
             master,
             pos: self.master_len as usize,
+            master_fields: varint::get(&self.buf, &mut at),
         }
     }
 
@@ -477,11 +479,14 @@ pub(crate) struct Scan<'a> {
     node: &'a Node,
     master: StreamId,
     pos: usize,
+    /// The master's field count, read once (`None` only on a buffer this module did not write).
+    master_fields: Option<u64>,
 }
 
 impl Iterator for Scan<'_> {
     type Item = RawEntry;
 
+    #[inline]
     fn next(&mut self) -> Option<RawEntry> {
         let buf = &self.node.buf;
         let offset = self.pos;
@@ -492,8 +497,7 @@ impl Iterator for Scan<'_> {
         let body = pos;
         let same_fields = flags & FLAG_SAME_FIELDS != 0;
         let items = if same_fields {
-            let mut master_pos = 0;
-            varint::get(buf, &mut master_pos)?
+            self.master_fields?
         } else {
             varint::get(buf, &mut pos)? * 2
         };

@@ -21,9 +21,16 @@ pub fn len(v: u64) -> usize {
 }
 
 /// Reads a varint at `*pos`, advancing it. Returns `None` if the buffer ends first or the
-/// number does not fit 64 bits (only possible on a corrupt buffer).
-#[inline]
+/// number does not fit 64 bits (only possible on a corrupt buffer). Always inlined: node scans
+/// read several per entry, and the one-byte case is a compare.
+#[inline(always)]
 pub fn get(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    // One byte (small deltas and lengths): the common case, without the loop's checks.
+    let first = *buf.get(*pos)?;
+    if first < 0x80 {
+        *pos += 1;
+        return Some(u64::from(first));
+    }
     let mut value: u64 = 0;
     let mut shift = 0u32;
     loop {

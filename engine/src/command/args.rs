@@ -14,6 +14,7 @@ pub fn parse_u64_nonneg(arg: &[u8], negative: Error) -> Result<u64> {
 }
 
 /// Whether `arg` is the keyword `word` (ASCII, any case).
+#[inline]
 pub fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
 }

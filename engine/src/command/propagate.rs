@@ -109,12 +109,18 @@ fn claim_ids(argv: &[&[u8]]) -> Vec<StreamId> {
         .collect()
 }
 
-/// Reads what `after` needs from the state before the command.
+/// Reads what `after` needs from the state before the command: nothing, in one inlined
+/// branch, when nothing propagates and no stream event is wanted.
+#[inline]
 pub(super) fn before(db: &Db, name: &str, argv: &[&[u8]]) -> Before {
-    let mut out = Before::default();
     if !db.propagating() && !db.notifying(crate::notify::STREAM) {
-        return out;
+        return Before::default();
     }
+    before_observed(db, name, argv)
+}
+
+fn before_observed(db: &Db, name: &str, argv: &[&[u8]]) -> Before {
+    let mut out = Before::default();
     match name {
         "xadd" => {
             out.entries_added = stream(db, argv[1]).map(Stream::entries_added);
@@ -149,6 +155,7 @@ pub(super) fn before(db: &Db, name: &str, argv: &[&[u8]]) -> Before {
 }
 
 /// Records what a command that ran propagates, and counts its changes.
+#[inline]
 pub(super) fn after(
     db: &mut Db,
     name: &str,
@@ -161,26 +168,48 @@ pub(super) fn after(
         Ok(Outcome::Block(_)) => None,
         Err(_) => return,
     };
-    let int = match reply {
-        Some(Reply::Int(n)) => *n,
-        _ => 0,
-    };
     if !db.propagating() {
         // Only the dirty counter: no form is built when nothing records it.
-        let changed = match name {
-            "xdel" | "xack" | "xtrim" => u64::try_from(int).unwrap_or(0),
-            "xadd" => u64::from(matches!(reply, Some(Reply::Bulk(_)))),
-            "xsetid" | "xcfgset" | "xidmprecord" | "xgroup" => u64::from(reply.is_some()),
-            "xreadgroup" | "xclaim" | "xautoclaim" => {
-                u64::from(matches!(reply, Some(Reply::StreamMap(_) | Reply::Array(_))))
-            }
-            "xnack" => u64::try_from(int).unwrap_or(0),
-            "xdelex" | "xackdel" => per_id_changes(name, reply),
-            _ => 0,
-        };
-        db.add_dirty(changed);
+        db.add_dirty(changes(name, reply));
         return;
     }
+    after_propagating(db, name, argv, before, reply);
+}
+
+/// The integer a command replied, 0 for any other reply.
+fn int_of(reply: Option<&Reply>) -> i64 {
+    match reply {
+        Some(Reply::Int(n)) => *n,
+        _ => 0,
+    }
+}
+
+/// The changes a command that replied `reply` counts in the dirty counter.
+fn changes(name: &str, reply: Option<&Reply>) -> u64 {
+    let int = int_of(reply);
+    // XADD first: the hottest command is matched before the rest.
+    match name {
+        "xadd" => u64::from(matches!(reply, Some(Reply::Bulk(_)))),
+        "xdel" | "xack" | "xtrim" => u64::try_from(int).unwrap_or(0),
+        "xsetid" | "xcfgset" | "xidmprecord" | "xgroup" => u64::from(reply.is_some()),
+        "xreadgroup" | "xclaim" | "xautoclaim" => {
+            u64::from(matches!(reply, Some(Reply::StreamMap(_) | Reply::Array(_))))
+        }
+        "xnack" => u64::try_from(int).unwrap_or(0),
+        "xdelex" | "xackdel" => per_id_changes(name, reply),
+        _ => 0,
+    }
+}
+
+/// [`after`] with a propagation sink installed: the command's deterministic form.
+fn after_propagating(
+    db: &mut Db,
+    name: &str,
+    argv: &[&[u8]],
+    before: Before,
+    reply: Option<&Reply>,
+) {
+    let int = int_of(reply);
     let verbatim = || argv.iter().map(|a| bytes(a)).collect::<Vec<_>>();
     match name {
         "xadd" => {

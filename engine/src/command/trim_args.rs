@@ -59,7 +59,9 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
         if xadd && opt == b"*" {
             out.id = Some((AddId::Auto, i + 1));
             break;
-        } else if (is(opt, "maxlen") || is(opt, "minid")) && more > 0 {
+        }
+        let word = Word::of(opt);
+        if matches!(word, Some(Word::MaxLen | Word::MinId)) && more > 0 {
             if strategy.is_some() {
                 return Err(Error::MaxlenAndMinid);
             }
@@ -70,22 +72,25 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
                 i += 1;
             }
             let threshold = argv[i + 1];
-            strategy = Some(if is(opt, "maxlen") {
+            strategy = Some(if word == Some(Word::MaxLen) {
                 TrimStrategy::MaxLen(parse_u64_nonneg(threshold, Error::MaxlenNegative)?)
             } else {
                 TrimStrategy::MinId(StreamId::parse_strict(threshold)?)
             });
             i += 2;
-        } else if is(opt, "limit") && more > 0 {
+        } else if word == Some(Word::Limit) && more > 0 {
             limit = Some(parse_u64_nonneg(argv[i + 1], Error::LimitNegative)?);
             i += 2;
-        } else if let Some(d) = delete_strategy(opt).filter(|_| delete.is_none()) {
+        } else if let Some(d) = word
+            .and_then(Word::delete_strategy)
+            .filter(|_| delete.is_none())
+        {
             delete = Some(d);
             i += 1;
-        } else if xadd && is(opt, "nomkstream") {
+        } else if xadd && word == Some(Word::NoMkStream) {
             out.no_mkstream = true;
             i += 1;
-        } else if xadd && is(opt, "idmpauto") && more > 0 {
+        } else if xadd && word == Some(Word::IdmpAuto) && more > 0 {
             if out.idmp.is_some() {
                 return Err(Error::IdmpRepeated);
             }
@@ -95,7 +100,7 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
             }
             out.idmp = Some(IdmpArg::Auto { pid });
             i += 2;
-        } else if xadd && is(opt, "idmp") && more >= 2 {
+        } else if xadd && word == Some(Word::Idmp) && more >= 2 {
             if out.idmp.is_some() {
                 return Err(Error::IdmpRepeated);
             }
@@ -136,6 +141,53 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
         limit,
     });
     Ok(out)
+}
+
+/// The option keywords, recognised once per argument (by length first, so most compare
+/// against one or two words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Word {
+    MaxLen,
+    MinId,
+    Limit,
+    KeepRef,
+    DelRef,
+    Acked,
+    NoMkStream,
+    IdmpAuto,
+    Idmp,
+}
+
+impl Word {
+    /// The keyword `arg` spells (any case), if any.
+    fn of(arg: &[u8]) -> Option<Word> {
+        let candidates: &[(&str, Word)] = match arg.len() {
+            4 => &[("idmp", Word::Idmp)],
+            5 => &[
+                ("minid", Word::MinId),
+                ("limit", Word::Limit),
+                ("acked", Word::Acked),
+            ],
+            6 => &[("maxlen", Word::MaxLen), ("delref", Word::DelRef)],
+            7 => &[("keepref", Word::KeepRef)],
+            8 => &[("idmpauto", Word::IdmpAuto)],
+            10 => &[("nomkstream", Word::NoMkStream)],
+            _ => return None,
+        };
+        candidates
+            .iter()
+            .find(|(word, _)| is(arg, word))
+            .map(|&(_, w)| w)
+    }
+
+    fn delete_strategy(self) -> Option<DeleteStrategy> {
+        match self {
+            Word::KeepRef => Some(DeleteStrategy::KeepRef),
+            Word::DelRef => Some(DeleteStrategy::DelRef),
+            Word::Acked => Some(DeleteStrategy::Acked),
+            _ => None,
+        }
+    }
 }
 
 /// `KEEPREF`, `DELREF` or `ACKED` (any case).

@@ -20,7 +20,7 @@ use crate::stream::{Stream, Trim};
 
 use super::args::is;
 use super::trim_args::{self, IdmpArg};
-use crate::stream::idmp::{AUTO_IID_BYTES, auto_iid};
+use crate::stream::idmp::{AUTO_IID_BYTES, FreshIid, IdmpCheck, auto_iid};
 
 /// Runs XADD's trim: `(key, stream, trim, node limits)`.
 pub type Trimmer<'t> = dyn FnMut(&[u8], &mut Stream, &Trim, NodeLimits) + 't;
@@ -76,18 +76,21 @@ impl<'a> XAdd<'a> {
         }
     }
 
-    /// Appends, records the iid (if any), trims.
+    /// Appends, records the iid (if any; `fresh` is what its duplicate check found), trims.
     fn add_to(
         &self,
         key: &[u8],
         stream: &mut Stream,
         idmp: Option<(&[u8], &[u8])>,
+        fresh: FreshIid,
         snapshot: &Snapshot,
         trimmer: &mut Trimmer<'_>,
     ) -> Result<StreamId> {
         let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
         if let Some((pid, iid)) = idmp {
-            stream.idmp_mut().insert(pid, iid, id, snapshot.now_ms);
+            stream
+                .idmp_mut()
+                .record(pid, iid, id, snapshot.now_ms, fresh);
         }
         if let Some(trim) = &self.trim {
             trimmer(key, stream, trim, snapshot.limits);
@@ -100,16 +103,20 @@ impl<'a> XAdd<'a> {
         let idmp = self.producer_iid(&mut scratch);
         // The common case, an existing stream, looks the key up once.
         if let Some(stream) = db.stream_mut(self.key)? {
-            if let Some((pid, iid)) = idmp
-                && let Some(original) = stream.idmp_mut().duplicate_of(pid, iid, snapshot.now_ms)
-            {
-                // Redis marks the key modified without signalling it: no WATCH is touched.
-                return Ok(Reply::id(original));
+            let mut fresh = FreshIid::default();
+            if let Some((pid, iid)) = idmp {
+                match stream.idmp_mut().check(pid, iid, snapshot.now_ms) {
+                    // Redis marks the key modified without signalling it: no WATCH is touched.
+                    IdmpCheck::Duplicate(original) => return Ok(Reply::id(original)),
+                    IdmpCheck::Fresh(found) => fresh = found,
+                }
             }
-            let id = self.add_to(self.key, stream, idmp, snapshot, trimmer)?;
+            // A stream already holding iids is tracked already (`Db::check_invariants`).
+            let untracked = idmp.is_some() && stream.idmp().pids_tracked() == 0;
+            let id = self.add_to(self.key, stream, idmp, fresh, snapshot, trimmer)?;
             db.touch(self.key);
             db.signal_ready(self.key);
-            if idmp.is_some() {
+            if untracked {
                 db.track_idmp(self.key);
             }
             return Ok(Reply::id(id));
@@ -120,7 +127,14 @@ impl<'a> XAdd<'a> {
         // A new stream holds no iid: no duplicate check. Only an oversized entry fails here,
         // and then no key is created.
         let mut stream = Stream::with_idmp_config(snapshot.idmp);
-        let id = self.add_to(self.key, &mut stream, idmp, snapshot, trimmer)?;
+        let id = self.add_to(
+            self.key,
+            &mut stream,
+            idmp,
+            FreshIid::default(),
+            snapshot,
+            trimmer,
+        )?;
         db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
         Ok(Reply::id(id))
     }

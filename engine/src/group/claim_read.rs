@@ -69,11 +69,7 @@ impl Group {
                 break;
             }
             steps -= 1;
-            let next = self
-                .by_time
-                .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-                .next()
-                .map(|(&k, &id)| (k, id));
+            let next = self.by_time.next_after(&key).map(|(&k, &id)| (k, id));
             let Some(nack) = self.pel.get(&id) else {
                 break;
             };

@@ -47,12 +47,15 @@ impl Group {
                 .on_delivery(&mut self.last_id, &mut self.entries_read, entry.id);
             if !noack {
                 self.place(refs, entry.id, Some(&owner), now_ms, 1);
-                if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {
-                    c.active_time = Some(now_ms);
-                }
             }
             emit(entry);
             delivered += 1;
+        }
+        if !noack
+            && delivered > 0
+            && let Some(c) = self.consumers.get_mut(owner.as_bytes())
+        {
+            c.active_time = Some(now_ms);
         }
         delivered
     }

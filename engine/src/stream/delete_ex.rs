@@ -3,12 +3,13 @@
 //!
 //! XDELEX checks ACKED's reference rule before existence, so a missing id that a group has not
 //! read reports [`DeleteResult::Referenced`]; DELREF drops the id from every PEL whether or not
-//! the entry exists. XACKDEL acts only on ids pending in its group: it acks each, then deletes
-//! by the strategy (the ack stands even when ACKED keeps the entry).
+//! the entry exists. XACKDEL acts only on ids pending in its group: it acks them, then deletes
+//! each by the strategy (the ack stands even when ACKED keeps the entry). Both delete as one
+//! batch, so the stream's first id is recomputed once.
 
 use crate::id::StreamId;
 
-use super::{DeleteStrategy, Stream};
+use super::{DeleteBatch, DeleteStrategy, Stream};
 
 /// What happened to one id of XDELEX or XACKDEL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,22 +41,22 @@ impl Stream {
         ids: &[StreamId],
         strategy: DeleteStrategy,
     ) -> (Vec<DeleteResult>, u64) {
-        let mut deleted = 0;
+        let mut batch = DeleteBatch::default();
         let results = ids
             .iter()
             .map(|&id| {
-                let (_, mut references) = self.references();
-                if !references.allow(strategy, id) {
+                // KEEPREF allows every deletion.
+                if strategy != DeleteStrategy::KeepRef && !self.references().1.allow(strategy, id) {
                     return DeleteResult::Referenced;
                 }
-                if self.delete(&[id]) == 1 {
-                    deleted += 1;
+                if self.delete_in(&mut batch, id) {
                     DeleteResult::Deleted
                 } else {
                     DeleteResult::Missing
                 }
             })
             .collect();
+        let deleted = self.finish_delete(batch);
         (results, deleted)
     }
 
@@ -68,27 +69,33 @@ impl Stream {
         ids: &[StreamId],
         strategy: DeleteStrategy,
     ) -> Option<(Vec<DeleteResult>, u64, u64)> {
-        self.groups.get(group)?;
-        let (mut acked, mut deleted) = (0, 0);
-        let mut results = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let was_pending = match self.groups.get_mut(group) {
-                Some(g) => g.drop_pending(&mut self.index.refs, id),
-                None => false,
-            };
-            if !was_pending {
-                results.push(DeleteResult::Missing);
+        // Acking one id changes nothing another id's deletion looks at (its own PEL entries
+        // only), so all acks come first, with one group lookup.
+        let g = self.groups.get_mut(group)?;
+        let mut acked = 0;
+        let mut results: Vec<DeleteResult> = ids
+            .iter()
+            .map(|&id| {
+                if g.drop_pending(&mut self.index.refs, id) {
+                    acked += 1;
+                    DeleteResult::Deleted
+                } else {
+                    DeleteResult::Missing
+                }
+            })
+            .collect();
+        let mut batch = DeleteBatch::default();
+        for (&id, result) in ids.iter().zip(&mut results) {
+            if *result == DeleteResult::Missing {
                 continue;
             }
-            acked += 1;
-            let (_, mut references) = self.references();
-            if !references.allow(strategy, id) {
-                results.push(DeleteResult::Referenced);
+            if strategy != DeleteStrategy::KeepRef && !self.references().1.allow(strategy, id) {
+                *result = DeleteResult::Referenced;
                 continue;
             }
-            deleted += self.delete(&[id]);
-            results.push(DeleteResult::Deleted);
+            self.delete_in(&mut batch, id);
         }
+        let deleted = self.finish_delete(batch);
         Some((results, acked, deleted))
     }
 }

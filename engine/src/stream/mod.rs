@@ -237,24 +237,37 @@ impl Stream {
 
     /// Deletes entries by id (XDEL); returns how many live entries were deleted.
     pub fn delete(&mut self, ids: &[StreamId]) -> u64 {
-        let mut deleted = 0;
-        let mut first_deleted = false;
+        let mut batch = DeleteBatch::default();
         for &id in ids {
-            if !self.delete_one(id) {
-                continue;
-            }
-            first_deleted |= id == self.first_id;
-            self.max_deleted_entry_id = self.max_deleted_entry_id.max(id);
-            deleted += 1;
+            self.delete_in(&mut batch, id);
         }
-        if deleted > 0 {
+        self.finish_delete(batch)
+    }
+
+    /// Deletes one entry as part of `batch` (XDEL, XDELEX, XACKDEL): returns whether it was
+    /// live. The stream's first id is brought up to date by [`Stream::finish_delete`], once
+    /// per batch, since finding it walks the head node's tombstones.
+    pub(super) fn delete_in(&mut self, batch: &mut DeleteBatch, id: StreamId) -> bool {
+        if !self.delete_one(id) {
+            return false;
+        }
+        batch.first_deleted |= id == self.first_id;
+        self.max_deleted_entry_id = self.max_deleted_entry_id.max(id);
+        batch.deleted += 1;
+        true
+    }
+
+    /// Ends a batch of [`Stream::delete_in`]: the first id follows the deletions. Returns how
+    /// many live entries the batch deleted.
+    pub(super) fn finish_delete(&mut self, batch: DeleteBatch) -> u64 {
+        if batch.deleted > 0 {
             if self.length == 0 {
                 self.first_id = StreamId::MIN;
-            } else if first_deleted {
+            } else if batch.first_deleted {
                 self.first_id = self.first_live_id();
             }
         }
-        deleted
+        batch.deleted
     }
 
     fn delete_one(&mut self, id: StreamId) -> bool {
@@ -399,5 +412,12 @@ impl Stream {
 
 #[cfg(test)]
 mod model_tests;
+/// Deletions in progress ([`Stream::delete_in`]): how many, and whether the first entry went.
+#[derive(Debug, Default)]
+pub(super) struct DeleteBatch {
+    deleted: u64,
+    first_deleted: bool,
+}
+
 #[cfg(test)]
 mod tests;

@@ -81,6 +81,22 @@ pub struct Idmp {
     producers: Option<Box<Producers>>,
 }
 
+/// What [`Idmp::check`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdmpCheck {
+    /// The iid is held: the stream id it produced.
+    Duplicate(StreamId),
+    /// The iid is not held: what [`Idmp::record`] needs to record it.
+    Fresh(FreshIid),
+}
+
+/// A fresh iid's hash, when the check computed one ([`Idmp::check`], [`Idmp::record`]); the
+/// default knows none (the record computes it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FreshIid {
+    hash: Option<u64>,
+}
+
 /// XINFO STREAM's IDMP numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdmpInfo {
@@ -166,35 +182,6 @@ impl Idmp {
         })
     }
 
-    /// Expires `pid`'s IIDs at `now_ms`, and every producer's if a second of the clock has passed
-    /// since the last sweep.
-    fn expire_for(&mut self, pid: &[u8], now_ms: u64) {
-        let Some(threshold) = threshold(self.config, now_ms) else {
-            return;
-        };
-        if self
-            .producers
-            .as_ref()
-            .is_some_and(|p| now_ms.saturating_sub(p.swept_ms) >= SWEEP_INTERVAL_MS)
-        {
-            self.expire(now_ms);
-            return;
-        }
-        let Some(p) = self.producers.as_deref_mut() else {
-            return;
-        };
-        let Producers { hasher, by_pid, .. } = p;
-        if let Some(producer) = by_pid.get_mut(pid) {
-            producer.expire(hasher, threshold);
-            if producer.is_empty() {
-                by_pid.remove(pid);
-            }
-        }
-        if by_pid.is_empty() {
-            self.producers = None;
-        }
-    }
-
     /// Expires every producer's IIDs at `now_ms` (Redis's cron pass over one stream).
     pub fn expire(&mut self, now_ms: u64) {
         let Some(threshold) = threshold(self.config, now_ms) else {
@@ -220,23 +207,79 @@ impl Idmp {
 
     /// The stream id `pid`'s `iid` produced, after expiring `pid` at `now_ms`; counts nothing.
     pub fn lookup(&mut self, pid: &[u8], iid: &[u8], now_ms: u64) -> Option<StreamId> {
-        self.expire_for(pid, now_ms);
-        let p = self.producers.as_deref()?;
-        p.by_pid.get(pid)?.get(&p.hasher, iid)
+        match self.find(pid, iid, now_ms) {
+            IdmpCheck::Duplicate(id) => Some(id),
+            IdmpCheck::Fresh(_) => None,
+        }
     }
 
     /// XADD's duplicate check: [`Idmp::lookup`], counting a hit in `iids-duplicates`.
     pub fn duplicate_of(&mut self, pid: &[u8], iid: &[u8], now_ms: u64) -> Option<StreamId> {
-        let hit = self.lookup(pid, iid, now_ms);
-        if hit.is_some() {
+        match self.check(pid, iid, now_ms) {
+            IdmpCheck::Duplicate(id) => Some(id),
+            IdmpCheck::Fresh(_) => None,
+        }
+    }
+
+    /// XADD's duplicate check ([`Idmp::duplicate_of`]) keeping what a miss found for the
+    /// [`Idmp::record`] that follows it, so the iid is hashed once.
+    pub fn check(&mut self, pid: &[u8], iid: &[u8], now_ms: u64) -> IdmpCheck {
+        let found = self.find(pid, iid, now_ms);
+        if matches!(found, IdmpCheck::Duplicate(_)) {
             self.iids_duplicates += 1;
         }
-        hit
+        found
+    }
+
+    /// Expires `pid` at `now_ms` (and every producer once a second of the clock), then looks
+    /// `iid` up, with one search of the producers.
+    fn find(&mut self, pid: &[u8], iid: &[u8], now_ms: u64) -> IdmpCheck {
+        let threshold = threshold(self.config, now_ms);
+        if threshold.is_some()
+            && self
+                .producers
+                .as_ref()
+                .is_some_and(|p| now_ms.saturating_sub(p.swept_ms) >= SWEEP_INTERVAL_MS)
+        {
+            self.expire(now_ms);
+        }
+        let Some(p) = self.producers.as_deref_mut() else {
+            return IdmpCheck::Fresh(FreshIid { hash: None });
+        };
+        let Producers { hasher, by_pid, .. } = p;
+        let iid_hash = producer::hash(hasher, iid);
+        let fresh = IdmpCheck::Fresh(FreshIid {
+            hash: Some(iid_hash),
+        });
+        let Some(producer) = by_pid.get_mut(pid) else {
+            return fresh;
+        };
+        if let Some(t) = threshold {
+            producer.expire(hasher, t);
+            if producer.is_empty() {
+                by_pid.remove(pid);
+                if by_pid.is_empty() {
+                    self.producers = None;
+                    return IdmpCheck::Fresh(FreshIid { hash: None });
+                }
+                return fresh;
+            }
+        }
+        match producer.get_hashed(iid_hash, iid) {
+            Some(id) => IdmpCheck::Duplicate(id),
+            None => fresh,
+        }
     }
 
     /// Records `pid`'s `iid` as having produced `id` (the caller has looked it up and not found
     /// it), evicting the producer's oldest IID beyond `maxsize`; counts it in `iids-added`.
     pub fn insert(&mut self, pid: &[u8], iid: &[u8], id: StreamId, now_ms: u64) {
+        self.record(pid, iid, id, now_ms, FreshIid::default());
+    }
+
+    /// [`Idmp::insert`] after a [`Idmp::check`] that found `iid` fresh (`fresh`, nothing
+    /// changed in between).
+    pub fn record(&mut self, pid: &[u8], iid: &[u8], id: StreamId, now_ms: u64, fresh: FreshIid) {
         let maxsize = self.config.maxsize;
         let p = self.producers.get_or_insert_with(|| {
             Box::new(Producers {
@@ -245,13 +288,16 @@ impl Idmp {
             })
         });
         let Producers { hasher, by_pid, .. } = &mut **p;
-        if !by_pid.contains_key(pid) {
-            by_pid.insert(Bytes::copy_from_slice(pid), Producer::default());
-        }
-        let Some(producer) = by_pid.get_mut(pid) else {
-            return;
+        let producer = match by_pid.get_mut(pid) {
+            Some(producer) => producer,
+            None => by_pid
+                .entry(Bytes::copy_from_slice(pid))
+                .or_insert_with(Producer::default),
         };
-        producer.push(hasher, iid, id);
+        // The hash is only kept from a check that found the producers allocated, with this
+        // same hasher.
+        let iid_hash = fresh.hash.unwrap_or_else(|| producer::hash(hasher, iid));
+        producer.push(hasher, iid_hash, iid, id);
         while producer.len() as u64 > maxsize {
             producer.pop_oldest(hasher);
         }
