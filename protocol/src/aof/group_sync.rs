@@ -7,6 +7,10 @@
 //! connections run their commands and write, and the next fsync covers all of them, as Redis
 //! covers a whole event-loop turn with one fsync in `beforeSleep`.
 //!
+//! With the syncer running, a connection under `always` does not even write: it asks for a
+//! *round* ([`GroupSync::request_round`]) and the syncer writes everything pending and
+//! fsyncs it, one write and one fsync for every connection that asked meanwhile.
+//!
 //! Invariants: `durable.synced` only grows and never passes `written`; a failed fsync marks
 //! everything written until then (`failed_upto`) as not acknowledged, so its waiters fail (the
 //! connection closes unanswered, as for a failed write) while later writes get a new chance.
@@ -28,6 +32,11 @@ pub(crate) struct Durable {
     pub synced: u64,
     /// Bytes up to which an fsync failed: waiters at or below it are refused.
     pub failed_upto: u64,
+    /// The last round (see [`GroupSync::request_round`]) written and fsynced.
+    pub round: u64,
+    /// The last round whose write or fsync failed: its waiters, and earlier ones not yet
+    /// served, are refused.
+    pub failed_round: u64,
 }
 
 /// The written and durable counters, and the syncer's wake-up.
@@ -40,6 +49,8 @@ pub(crate) struct GroupSync {
     wake: Condvar,
     durable: watch::Sender<Durable>,
     started: AtomicBool,
+    /// Rounds asked for by connections under `always` whose writes the syncer does.
+    rounds_asked: AtomicU64,
 }
 
 impl Default for GroupSync {
@@ -50,6 +61,7 @@ impl Default for GroupSync {
             wake: Condvar::new(),
             durable: watch::Sender::new(Durable::default()),
             started: AtomicBool::new(false),
+            rounds_asked: AtomicU64::new(0),
         }
     }
 }
@@ -67,6 +79,36 @@ impl GroupSync {
             self.wake.notify_one();
         }
         target
+    }
+
+    /// Whether the syncer thread runs.
+    pub(crate) fn running(&self) -> bool {
+        self.started.load(Ordering::Acquire)
+    }
+
+    /// Asks the syncer for a round that writes everything pending now and fsyncs it; returns
+    /// the round to [`GroupSync::wait_round`] for. The caller's bytes were fed before this
+    /// call, and a round takes the pending bytes only after reading the rounds asked, so the
+    /// round that covers this one writes them.
+    pub(crate) fn request_round(&self) -> u64 {
+        let round = self.rounds_asked.fetch_add(1, Ordering::AcqRel) + 1;
+        *self.wanted.lock() = true;
+        self.wake.notify_one();
+        round
+    }
+
+    /// Waits until round `round` is written and fsynced; an error if it failed.
+    pub(crate) async fn wait_round(&self, round: u64) -> Result<(), String> {
+        let mut durable = self.durable.subscribe();
+        let reached = durable
+            .wait_for(|d| d.round >= round || d.failed_round >= round)
+            .await
+            .map(|d| d.round >= round);
+        match reached {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("the AOF write or fsync failed".into()),
+            Err(_) => Err("the AOF is gone".into()),
+        }
     }
 
     /// The bytes written so far.
@@ -106,8 +148,18 @@ impl GroupSync {
                         std::mem::take(&mut *wanted)
                     };
                     if wanted {
-                        let (target, file) = aof.sync_point();
-                        group.sync(target, file, &aof);
+                        // Rounds first, then the pending bytes: every round asked by now
+                        // had its bytes fed before it was asked.
+                        let round = group.rounds_asked.load(Ordering::Acquire);
+                        match aof.write_for_group() {
+                            Ok(()) => {
+                                let (target, file) = aof.sync_point();
+                                group.sync(target, round, file, &aof);
+                            }
+                            Err(_) => group
+                                .durable
+                                .send_modify(|d| d.failed_round = d.failed_round.max(round)),
+                        }
                     }
                 }
             });
@@ -120,18 +172,22 @@ impl GroupSync {
     /// One group fsync: `file` (a handle of the current incremental file, taken with
     /// `target` under the files lock) fsynced, outside every lock; then the waiters up to
     /// `target` are released (or failed).
-    fn sync(&self, target: u64, file: Option<File>, aof: &Aof) {
+    fn sync(&self, target: u64, round: u64, file: Option<File>, aof: &Aof) {
         let synced = file.map_or(Ok(()), |f| f.sync_data());
         match synced {
             Ok(()) => {
-                self.durable
-                    .send_modify(|d| d.synced = d.synced.max(target));
+                self.durable.send_modify(|d| {
+                    d.synced = d.synced.max(target);
+                    d.round = d.round.max(round);
+                });
                 aof.synced_upto(target);
             }
             Err(e) => {
                 aof.fail_write(&format!("fsync failed: {e}"));
-                self.durable
-                    .send_modify(|d| d.failed_upto = d.failed_upto.max(target));
+                self.durable.send_modify(|d| {
+                    d.failed_upto = d.failed_upto.max(target);
+                    d.failed_round = d.failed_round.max(round);
+                });
             }
         }
     }

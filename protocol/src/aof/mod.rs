@@ -111,6 +111,17 @@ impl AofConfig {
     }
 }
 
+/// What a connection waits for before its replies go out ([`Aof::commit_for_reply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Nothing: written, and durable as the policy asks.
+    Done,
+    /// The fsync of the bytes up to this target ([`Aof::wait_durable`]).
+    Bytes(u64),
+    /// The group syncer's round ([`Aof::wait_round`]).
+    Round(u64),
+}
+
 /// The pending, encoded propagation: fed under the keyspace lock, taken by [`Aof::commit`].
 #[derive(Debug, Default)]
 pub(crate) struct Buffer {
@@ -424,19 +435,40 @@ impl Aof {
     /// (one fsync covers every connection that wrote meanwhile). On failure the bytes stay
     /// pending and the error is returned.
     pub fn commit(&self) -> Result<Option<u64>, String> {
+        self.write_pending(true)
+    }
+
+    /// A connection's commit before its replies go out. Under `always`, with the group
+    /// syncer running, the write too is left to the syncer, so one write and one fsync serve
+    /// every connection that committed meanwhile (as Redis's `beforeSleep` writes and fsyncs
+    /// once per event-loop turn): returns the round to [`Aof::wait_round`] for. Otherwise
+    /// [`Aof::commit`], with its byte target for [`Aof::wait_durable`].
+    pub fn commit_for_reply(&self) -> Result<Commit, String> {
+        if self.enabled() && self.fsync_policy() == Fsync::Always && self.group.running() {
+            return Ok(Commit::Round(self.group.request_round()));
+        }
+        Ok(self.commit()?.map_or(Commit::Done, Commit::Bytes))
+    }
+
+    /// The syncer's write: everything pending, without asking for another fsync.
+    fn write_for_group(&self) -> Result<(), String> {
+        self.write_pending(false).map(|_| ())
+    }
+
+    /// [`Aof::commit`]; `ask` whether, under `always`, the write asks the syncer for an fsync.
+    fn write_pending(&self, ask: bool) -> Result<Option<u64>, String> {
         if !self.enabled() {
             return Ok(None);
         }
         let fsync = self.fsync_policy();
+        let ask = ask && fsync == Fsync::Always;
         let mut files = self.files.lock();
         let data = std::mem::take(&mut self.buffer.pending.lock().bytes);
         if data.is_empty() {
             // Nothing new, but what this caller's replies acknowledge may still await the
             // fsync another caller's commit asked for.
             // (Bytes written under another policy may be unsynced too: ask for the fsync.)
-            return Ok(
-                (fsync == Fsync::Always && files.unsynced).then(|| self.group.wrote(0, true))
-            );
+            return Ok((fsync == Fsync::Always && files.unsynced).then(|| self.group.wrote(0, ask)));
         }
         let Some(file) = files.incr.as_mut() else {
             return Ok(None);
@@ -448,7 +480,7 @@ impl Aof {
                 self.incr_size
                     .fetch_add(data.len() as u64, Ordering::Relaxed);
                 self.write_failed.store(false, Ordering::Release);
-                let target = self.group.wrote(data.len() as u64, fsync == Fsync::Always);
+                let target = self.group.wrote(data.len() as u64, ask);
                 Ok((fsync == Fsync::Always).then_some(target))
             }
             Err(e) => {
@@ -473,6 +505,12 @@ impl Aof {
     /// error if that fsync failed.
     pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), String> {
         self.group.wait(target).await
+    }
+
+    /// Waits (without holding the thread) until the syncer's round `round` wrote and fsynced
+    /// what was pending when it was asked for; an error if its write or fsync failed.
+    pub(crate) async fn wait_round(&self, round: u64) -> Result<(), String> {
+        self.group.wait_round(round).await
     }
 
     /// What the group syncer fsyncs: the bytes written so far and a handle of the file they

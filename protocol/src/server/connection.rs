@@ -27,6 +27,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
 use super::pipeline::{self, Scratch, Step};
+use crate::aof::Commit;
 use crate::resp::encode;
 use crate::state::output_limit::{self, OutputGuard};
 use crate::state::{ClientInfo, ClientState, Execute, ServerState};
@@ -104,17 +105,15 @@ async fn write_out(
 /// `appendfsync always`, waits for the group fsync that covers it: the replies about to go out
 /// may acknowledge only writes it holds. A failure closes the connection unanswered.
 async fn commit(state: &ServerState) -> std::io::Result<()> {
-    let target = state
+    let commit = state
         .commit()
         .map_err(|e| std::io::Error::other(format!("commit failed: {e}")))?;
-    if let Some(target) = target {
-        state
-            .aof()
-            .wait_durable(target)
-            .await
-            .map_err(std::io::Error::other)?;
-    }
-    Ok(())
+    let waited = match commit {
+        Commit::Done => return Ok(()),
+        Commit::Bytes(target) => state.aof().wait_durable(target).await,
+        Commit::Round(round) => state.aof().wait_round(round).await,
+    };
+    waited.map_err(std::io::Error::other)
 }
 
 /// Answers a connection over `maxclients` and closes it.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::aof::load::{self, Loaded};
-use crate::aof::{Aof, AofConfig, Fsync};
+use crate::aof::{Aof, AofConfig, Commit, Fsync};
 use crate::error::AofError;
 
 use super::ServerState;
@@ -76,20 +76,25 @@ impl ServerState {
     /// propagated so far, trims the syncer applied included ([`ServerState::commit_aof`]).
     /// With `appendfsync always` it returns the target the caller waits for
     /// ([`crate::aof::Aof::wait_durable`]) before its replies go out.
-    pub(crate) fn commit(&self) -> Result<Option<u64>, String> {
-        self.commit_from(false)
-    }
-
-    /// [`ServerState::commit`] for the cron, which also retries an archive fsync that failed.
-    pub(crate) fn commit_tick(&self) -> Result<Option<u64>, String> {
-        self.commit_from(true)
-    }
-
-    fn commit_from(&self, tick: bool) -> Result<Option<u64>, String> {
+    pub(crate) fn commit(&self) -> Result<Commit, String> {
         if let Some(archive) = self.archive() {
-            archive.request_commit(self.keyspace(), tick);
+            archive.request_commit(self.keyspace(), false);
         }
-        self.commit_aof()
+        if !self.aof.enabled() {
+            return Ok(Commit::Done);
+        }
+        let commit = self.aof.commit_for_reply()?;
+        self.rewrite_if_grown();
+        Ok(commit)
+    }
+
+    /// [`ServerState::commit`] for the cron: writes what is pending whatever the policy (the
+    /// `everysec` thread fsyncs it), and retries an archive fsync that failed.
+    pub(crate) fn commit_tick(&self) -> Result<(), String> {
+        if let Some(archive) = self.archive() {
+            archive.request_commit(self.keyspace(), true);
+        }
+        self.commit_aof().map(|_| ())
     }
 
     /// Writes what the commands run so far propagated (with `always`, returning the fsync
@@ -101,6 +106,13 @@ impl ServerState {
             return Ok(None);
         }
         let target = aof.commit()?;
+        self.rewrite_if_grown();
+        Ok(target)
+    }
+
+    /// Starts an automatic rewrite if the AOF grew past `auto-aof-rewrite-percentage`.
+    fn rewrite_if_grown(&self) {
+        let aof = &self.aof;
         let (percentage, min_size) = self.auto_aof_rewrite();
         let current = aof.current_size();
         let base = aof.rewrite_base_size().max(1);
@@ -113,7 +125,6 @@ impl ServerState {
             tracing::info!(current, base, "Starting automatic rewriting of AOF");
             let _ = self.keyspace().run_all(|dbs, _| aof.rewrite(dbs, &config));
         }
-        Ok(target)
     }
 
     /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
