@@ -11,7 +11,6 @@
 
 use std::sync::Weak;
 
-use bytes::{BufMut, BytesMut};
 use echomq_engine::notify::{KEYEVENT, KEYSPACE};
 use echomq_engine::{Notification, NotificationSink};
 
@@ -32,21 +31,23 @@ impl NotificationSink for KeyspaceEvents {
 }
 
 /// Writes `__<kind>@<db>__:<name>` into `out` (emptied first).
-fn channel(out: &mut BytesMut, kind: &str, db: usize, name: &[u8]) {
+fn channel(out: &mut Vec<u8>, kind: &str, db: usize, name: &[u8]) {
     out.clear();
-    out.put_slice(b"__");
-    out.put_slice(kind.as_bytes());
-    out.put_u8(b'@');
-    out.put_slice(itoa::Buffer::new().format(db).as_bytes());
-    out.put_slice(b"__:");
-    out.put_slice(name);
+    out.extend_from_slice(b"__");
+    out.extend_from_slice(kind.as_bytes());
+    out.push(b'@');
+    out.extend_from_slice(itoa::Buffer::new().format(db).as_bytes());
+    out.extend_from_slice(b"__:");
+    out.extend_from_slice(name);
 }
 
 fn publish(state: &ServerState, flags: u32, events: &[Notification]) {
     if state.pubsub().is_empty() {
         return;
     }
-    let mut name = BytesMut::new();
+    // One buffer for every channel name: room for the longest key, the event names are short.
+    let longest = events.iter().map(|e| e.key.len()).max().unwrap_or(0);
+    let mut name = Vec::with_capacity(longest.max(32) + 32);
     for event in events {
         if flags & KEYSPACE != 0 {
             channel(&mut name, "keyspace", event.db, &event.key);
@@ -65,7 +66,7 @@ mod tests {
 
     #[test]
     fn channels_are_named_as_redis_names_them() {
-        let mut name = BytesMut::new();
+        let mut name = Vec::new();
         channel(&mut name, "keyspace", 0, b"k");
         assert_eq!(&name[..], b"__keyspace@0__:k");
         channel(&mut name, "keyevent", 12, b"xadd");
