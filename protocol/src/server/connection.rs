@@ -242,7 +242,7 @@ async fn run(
             // A message arrived in the empty mailbox: let the tasks ready to run go first (a
             // burst of publishers appends meanwhile), then write all of it at the top of the
             // loop, once, as Redis writes a client's buffer once per event-loop turn.
-            () = client.info.pubsub.ready() => {
+            () = client.info.pubsub.ready(), if client.info.pubsub.expects_mail() => {
                 tokio::task::yield_now().await;
                 continue;
             }

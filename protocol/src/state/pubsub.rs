@@ -93,6 +93,8 @@ pub(crate) struct Subscriber {
     in_flight: AtomicUsize,
     /// Signalled when a message finds the mailbox empty (once per burst).
     ready: Notify,
+    /// Whether it is a MONITOR (set before it is fed, cleared after it no longer is).
+    monitoring: AtomicBool,
     /// How many times `ready` was signalled (what the tests check the once-per-burst wake by).
     #[cfg(test)]
     wakes: AtomicUsize,
@@ -113,6 +115,20 @@ impl Subscriber {
     /// `pubsub` output class, CLIENT LIST's `P` flag).
     pub(crate) fn is_subscribed(&self) -> bool {
         self.channels_and_patterns() + self.count(Kind::Shard) > 0
+    }
+
+    /// Whether messages may reach it: it subscribes or monitors (or has mail waiting). Only
+    /// its own commands change that, so its connection need not wait for [`Subscriber::ready`]
+    /// otherwise.
+    pub(crate) fn expects_mail(&self) -> bool {
+        self.monitoring.load(Ordering::Relaxed)
+            || self.is_subscribed()
+            || self.has_mail.load(Ordering::Relaxed)
+    }
+
+    /// Marks it a MONITOR, or no longer.
+    pub(crate) fn set_monitoring(&self, on: bool) {
+        self.monitoring.store(on, Ordering::Relaxed);
     }
 
     /// Takes the messages waiting, to be written; they count as in flight until
@@ -687,5 +703,21 @@ mod tests {
         let taken = a.pubsub.take();
         assert!(taken.len() > MAILBOX_KEEP_BYTES);
         assert_eq!(a.pubsub.mailbox.lock().bytes.capacity(), 0);
+    }
+
+    #[test]
+    fn only_subscribers_and_monitors_expect_mail() {
+        let registry = Registry::default();
+        let a = client(1);
+        assert!(!a.pubsub.expects_mail());
+        registry.subscribe(&a, Kind::Shard, &[b"s"]);
+        assert!(a.pubsub.expects_mail());
+        registry.unsubscribe(&a, Kind::Shard, &[]);
+        assert!(!a.pubsub.expects_mail());
+        let monitors = super::super::monitor::Monitors::default();
+        monitors.add(&a);
+        assert!(a.pubsub.expects_mail());
+        monitors.remove(a.id);
+        assert!(!a.pubsub.expects_mail());
     }
 }
