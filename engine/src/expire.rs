@@ -205,7 +205,7 @@ pub struct ExpireCycle<'a> {
 }
 
 impl ExpireCycle<'_> {
-    /// Runs one lock hold (up to [`LOOPS_PER_CHECK`] sampling loops of one database);
+    /// Runs one lock hold (up to 16 sampling loops of one database);
     /// returns whether the cycle goes on (call again), false once it is over: every database
     /// was sampled until mostly fresh, or the budget is spent.
     pub fn step(&mut self) -> bool {
