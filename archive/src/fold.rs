@@ -109,6 +109,11 @@ impl Archive {
         self.fold_durably(stream, entries, Durability::None, |_, _| Ok(()))
     }
 
+    /// Whether a deferred fold committed since the last [`Archive::sync`] (or a sync failed).
+    pub fn needs_sync(&self) -> bool {
+        self.unsynced.load(Ordering::Acquire)
+    }
+
     /// Makes every deferred fold durable (one empty fsynced commit); nothing to do when none
     /// committed since the last sync. Returns whether it synced. On an error the archive
     /// stays unsynced, so a later call tries again.

@@ -25,6 +25,11 @@ impl Hasher for Fnv {
         }
     }
 
+    /// A slice's length prefix (and any `usize`) in one step instead of eight bytes' worth.
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+
     fn finish(&self) -> u64 {
         self.0
     }

@@ -32,6 +32,7 @@ mod aof;
 mod cmd;
 pub mod error;
 mod fnv;
+mod mono;
 mod rdb;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]

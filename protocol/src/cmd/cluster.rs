@@ -87,7 +87,7 @@ pub(crate) fn refusal(
     spec: &CommandSpec,
     argv: &[&[u8]],
 ) -> Option<Reply> {
-    if !state.settings().cluster_enabled {
+    if !state.cluster_enabled() {
         return None;
     }
     if spec.name == "exec" {

@@ -5,6 +5,7 @@ use echomq_engine::Reply;
 
 use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
+use crate::state::ClientState;
 use crate::state::client::valid_client_name;
 
 /// The version echomq reports: the Redis whose stream behaviour it follows.
@@ -13,8 +14,8 @@ pub(crate) const REDIS_VERSION: &str = "8.8.0";
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 /// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
-pub(crate) fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    if ctx.client.protocol == Protocol::Resp2 && ctx.client.info.pubsub.is_subscribed() {
+pub(crate) fn ping(client: &ClientState, argv: &[&[u8]]) -> Reply {
+    if client.protocol == Protocol::Resp2 && client.info.pubsub.is_subscribed() {
         let pong =
             |message: &[u8]| Reply::Array(vec![Reply::bulk_static("pong"), Reply::bulk(message)]);
         match argv {
@@ -31,7 +32,7 @@ pub(crate) fn ping(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 }
 
 /// `ECHO message`.
-pub(crate) fn echo(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+pub(crate) fn echo(_: &ClientState, argv: &[&[u8]]) -> Reply {
     Reply::bulk(argv[1])
 }
 

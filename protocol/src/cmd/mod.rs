@@ -32,7 +32,6 @@ mod transaction;
 mod unknown;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use bytes::Bytes;
 use echomq_engine::command::flags::{
@@ -45,8 +44,8 @@ use crate::resp::Protocol;
 use crate::state::stats::CallOutcome;
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
-use table::Found;
 pub(crate) use table::lookup;
+use table::{Command, Found, Run};
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
@@ -127,7 +126,7 @@ pub(crate) fn execute(
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = client.clock_mark.unwrap_or_else(Instant::now);
+    let started = client.clock_mark.unwrap_or_else(crate::mono::now_ns);
     let Some(found) = lookup(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -207,7 +206,14 @@ pub(crate) fn execute(
         // WAITAOF fsyncs: not inside a keyspace call (a pipelined batch whose earlier requests
         // took the lock still holds it, as for any request of the batch).
         Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
-        Found::Server(command) => {
+        Found::Server(Command {
+            run: Run::Client(run),
+            ..
+        }) => Action::Reply(run(client, argv)),
+        Found::Server(Command {
+            run: Run::Keyspace(run),
+            ..
+        }) => {
             let (mut close, mut raw) = (false, None);
             let reply = batch.run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
@@ -219,7 +225,7 @@ pub(crate) fn execute(
                     raw: None,
                 };
                 ctx.db().expire_keys_of(spec, argv);
-                let reply = (command.run)(&mut ctx, argv);
+                let reply = run(&mut ctx, argv);
                 if spec.has(WRITE) {
                     crate::aof::propagate::server_command(ctx.db(), argv, &reply);
                 }
@@ -254,18 +260,18 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
-    let ended = Instant::now();
+    let ended = crate::mono::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
     }
-    let ns = ended.saturating_duration_since(started).as_nanos() as u64;
+    let ns = ended.saturating_sub(started);
     let usec = ns / 1000;
     // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
     // show a password.
     if !matches!(name, "exec" | "auth" | "hello") {
         state.log_if_slow(&client.info, argv, usec);
     }
-    if !introspection::hidden_from_monitors(name) {
+    if state.monitors().any() && !introspection::hidden_from_monitors(name) {
         state.feed_monitors(&client.info, client.db, argv);
     }
     let outcome = match &action {
@@ -282,16 +288,23 @@ pub(crate) fn execute(
 /// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let started = Instant::now();
+    let started = crate::mono::now_ns();
     let Some(found) = lookup(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
     let reply = match found {
-        Found::Server(command) => {
-            ctx.db().expire_keys_of(&command.spec, argv);
-            let reply = (command.run)(ctx, argv);
-            if command.spec.has(WRITE) {
+        Found::Server(Command {
+            run: Run::Client(run),
+            ..
+        }) => run(ctx.client, argv),
+        Found::Server(Command {
+            spec,
+            run: Run::Keyspace(run),
+        }) => {
+            ctx.db().expire_keys_of(spec, argv);
+            let reply = run(ctx, argv);
+            if spec.has(WRITE) {
                 crate::aof::propagate::server_command(ctx.db(), argv, &reply);
             }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
@@ -309,9 +322,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    let ns = started.elapsed().as_nanos() as u64;
+    let ns = crate::mono::now_ns().saturating_sub(started);
     ctx.state.stats().record(name, ns, outcome);
-    if !introspection::hidden_from_monitors(name) {
+    if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {
         ctx.state
             .feed_monitors(&ctx.client.info, ctx.client.db, argv);
     }

@@ -17,12 +17,19 @@ use super::{
     object, persistence, pubsub, strings, transaction,
 };
 use crate::fnv::FnvBuild;
+use crate::state::ClientState;
 use echomq_engine::command::flags::{
     DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
 };
 
 /// How a server command runs.
-pub(crate) type Run = fn(&mut Ctx<'_>, &[&[u8]]) -> Reply;
+#[derive(Clone, Copy)]
+pub(crate) enum Run {
+    /// Under the keyspace lock, with the databases and one time snapshot.
+    Keyspace(fn(&mut Ctx<'_>, &[&[u8]]) -> Reply),
+    /// On the client alone (PING, ECHO): no lock, no snapshot, no database prepared.
+    Client(fn(&ClientState, &[&[u8]]) -> Reply),
+}
 
 /// One server command: what it is and how it runs.
 pub(crate) struct Command {
@@ -30,8 +37,19 @@ pub(crate) struct Command {
     pub run: Run,
 }
 
-const fn command(spec: CommandSpec, run: Run) -> Command {
-    Command { spec, run }
+const fn command(spec: CommandSpec, run: fn(&mut Ctx<'_>, &[&[u8]]) -> Reply) -> Command {
+    Command {
+        spec,
+        run: Run::Keyspace(run),
+    }
+}
+
+/// A command that reads only the client that sent it.
+const fn client_command(spec: CommandSpec, run: fn(&ClientState, &[&[u8]]) -> Reply) -> Command {
+    Command {
+        spec,
+        run: Run::Client(run),
+    }
 }
 
 const fn spec(name: &'static str, arity: i32) -> CommandSpec {
@@ -44,8 +62,8 @@ const fn sub(full_name: &'static str, arity: i32) -> Subcommand {
 
 /// The server commands, in COMMAND's order.
 pub(crate) const COMMANDS: &[Command] = &[
-    command(spec("ping", -1), connection::ping),
-    command(spec("echo", 2), connection::echo),
+    client_command(spec("ping", -1), connection::ping),
+    client_command(spec("echo", 2), connection::echo),
     command(
         spec("hello", -1).flags(NO_AUTH | LOADING_OK),
         connection::hello,

@@ -123,8 +123,24 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == needle)
 }
 
-/// Redis's `string2ll` over a header's digits.
+/// Redis's `string2ll` over a header's digits. Headers are nearly always a few plain digits:
+/// those are read here at once; anything else (a sign, a leading zero, 19 digits or more)
+/// takes the strict general parse.
 fn parse_len(digits: &[u8]) -> Option<i64> {
+    const PLAIN_DIGITS_MAX: usize = 18;
+    if let [b'1'..=b'9', ..] = digits
+        && digits.len() <= PLAIN_DIGITS_MAX
+    {
+        let mut value: i64 = 0;
+        for &d in digits {
+            let d = d.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value * 10 + i64::from(d);
+        }
+        return Some(value);
+    }
     echomq_engine::command::parse_i64(digits).ok()
 }
 
@@ -289,6 +305,33 @@ fn hex(c: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_parse_as_redis_string2ll_does() {
+        for (digits, expected) in [
+            (&b"0"[..], Some(0)),
+            (b"7", Some(7)),
+            (b"123456789012345678", Some(123_456_789_012_345_678)),
+            (b"9223372036854775807", Some(i64::MAX)),
+            (b"9223372036854775808", None),
+            (b"-1", Some(-1)),
+            (b"-0", None),
+            (b"01", None),
+            (b"", None),
+            (b"1x", None),
+            (b"12 ", None),
+            (b"+1", None),
+            (b"1:", None),
+            (b"1/", None),
+        ] {
+            assert_eq!(
+                parse_len(digits),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(digits)
+            );
+        }
+    }
 
     const LIMITS: DecodeLimits = DecodeLimits {
         bulk_bytes_max: 512 * 1024 * 1024,

@@ -218,10 +218,7 @@ async fn run(
         if !output.is_empty() {
             out.flush(state, client, &mut output).await?;
         }
-        let (query_limit, timeout_s) = {
-            let settings = state.settings();
-            (settings.client_query_buffer_limit, settings.timeout_s)
-        };
+        let (query_limit, timeout_s) = state.connection_limits();
         let idle = async {
             if timeout_s == 0 {
                 std::future::pending::<()>().await;

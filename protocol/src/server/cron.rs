@@ -32,7 +32,7 @@ pub(super) async fn run(state: Arc<ServerState>) {
             tokio::task::yield_now().await;
         }
         drop(cycle);
-        if let Err(e) = state.commit() {
+        if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }
         state.stats().sample_instantaneous();

@@ -194,6 +194,7 @@ impl Server {
             archive
                 .seed_watermarks(state.keyspace())
                 .map_err(std::io::Error::other)?;
+            archive.start_syncer(Arc::downgrade(&state));
         }
         Ok(Server { listener, state })
     }

@@ -58,9 +58,9 @@ pub(crate) fn run_ready(
     output: &mut BytesMut,
     scratch: &mut Scratch,
 ) -> Step {
-    let bulk_bytes_max = i64::try_from(state.settings().proto_max_bulk_len).unwrap_or(i64::MAX);
+    let bulk_bytes_max = i64::try_from(state.proto_max_bulk_len()).unwrap_or(i64::MAX);
     let mut batch = state.keyspace().batch();
-    client.clock_mark = Some(Instant::now());
+    client.clock_mark = Some(crate::mono::now_ns());
     let whole: &[u8] = input;
     let mut consumed = 0;
     let mut argv: Vec<&[u8]> = Vec::new();

@@ -24,21 +24,23 @@
 //!
 //! Deferred trims (XADD with `~`): such an XADD on an archived stream folds what its trim would
 //! remove under the keyspace lock *without* an fsync and trims nothing yet
-//! ([`ServerArchive::defer_trim`]); the connection's commit pipeline, outside the lock, then
-//! makes every such fold durable with one fsync and only after it applies the trims, each as
-//! an exact `XTRIM key MINID = <id> [strategy]` that the AOF records after the XADD
-//! ([`ServerArchive::commit`]). So a fold's fsync never holds other clients back, many folds
-//! share one, and a crash or a failed fsync leaves the entries live (the trim did not run, as
-//! when an XADD's fold fails). Only approximate trims are deferred, since they may leave more
-//! entries than asked anyway; an exact trim, and XTRIM (whose reply is the count removed, and
-//! which must answer a failing fold's error with nothing trimmed), fold durably first.
+//! ([`ServerArchive::defer_trim`]); the connection's commit pipeline hands it to the archive's
+//! syncer thread ([`ServerArchive::request_commit`], [`super::archive_sync`]) and replies
+//! without waiting; the syncer makes every fold since its last round durable with one fsync
+//! and only after it applies the trims, each as an exact `XTRIM key MINID = <id> [strategy]`
+//! that the AOF records after the XADD ([`ServerArchive::commit`]). So a fold's fsync never
+//! holds a client back, many folds share one, and a crash or a failed fsync leaves the entries
+//! live (the trim did not run, as when an XADD's fold fails). Only approximate trims are
+//! deferred, since they may leave more entries than asked anyway; an exact trim, and XTRIM
+//! (whose reply is the count removed, and which must answer a failing fold's error with
+//! nothing trimmed), fold durably first.
 //!
 //! Start (Redis's XSETID): [`ServerArchive::seed_watermarks`] gives each archived stream a live
 //! last id of at least its W, so `*` continues above W and an explicit id at or below W gets
 //! XADD's "equal or smaller" error instead of landing where EMQ.XRANGE never shows it.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -48,6 +50,8 @@ use echomq_engine::{DeleteStrategy, Keyspace, Reply, Stream, StreamId, Value};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
+use super::ServerState;
+use super::archive_sync::ArchiveSync;
 use crate::glob;
 
 /// The first wait before reopening a failed archive.
@@ -102,6 +106,18 @@ pub struct ServerArchive {
     /// Trims whose folds wait for [`ServerArchive::commit`]'s fsync: key, last id to remove,
     /// deletion strategy.
     deferred: Mutex<Vec<(Bytes, StreamId, DeleteStrategy)>>,
+    /// Set by a deferred fold, cleared by the commit request that hands it to the syncer.
+    pending: AtomicBool,
+    /// Whether `failure` is set, read without its lock by every write that may trim.
+    failing: AtomicBool,
+    /// The thread that commits deferred folds ([`super::archive_sync`]).
+    syncer: ArchiveSync,
+}
+
+impl Drop for ServerArchive {
+    fn drop(&mut self) {
+        self.syncer.close();
+    }
 }
 
 impl ServerArchive {
@@ -117,6 +133,32 @@ impl ServerArchive {
             reopens: AtomicU64::new(0),
             failed: Notify::new(),
             deferred: Mutex::new(Vec::new()),
+            pending: AtomicBool::new(false),
+            failing: AtomicBool::new(false),
+            syncer: ArchiveSync::default(),
+        }
+    }
+
+    /// Starts the thread that commits deferred folds for `state` (the server's start; without
+    /// it, [`ServerArchive::request_commit`] commits inline).
+    pub(crate) fn start_syncer(&self, state: Weak<ServerState>) {
+        self.syncer.start(state);
+    }
+
+    /// The commit pipeline's archive step, for a connection about to reply or the cron: hands
+    /// deferred folds to the syncer thread without waiting for them (see
+    /// [`super::archive_sync`]); `force` (the cron) asks for a round even when no fold is
+    /// new, so an fsync that failed is retried. Without a running syncer, commits inline.
+    pub(crate) fn request_commit(&self, keyspace: &Keyspace, force: bool) {
+        let pending = self.pending.swap(false, Ordering::AcqRel);
+        let wanted = pending || (force && self.archive.needs_sync());
+        if !wanted {
+            return;
+        }
+        if self.syncer.running() {
+            self.syncer.request();
+        } else {
+            self.commit(keyspace);
         }
     }
 
@@ -152,6 +194,9 @@ impl ServerArchive {
     /// The reply to a write that would trim an archived stream while the archive cannot fold;
     /// `None` when it can.
     pub fn refusal(&self) -> Option<Reply> {
+        if !self.failing.load(Ordering::Acquire) {
+            return None;
+        }
         let failure = self.failure.lock();
         let failure = failure.as_ref()?;
         Some(Reply::Error(format!(
@@ -177,6 +222,7 @@ impl ServerArchive {
                 attempts: 0,
                 last_attempt_error: None,
             });
+            self.failing.store(true, Ordering::Release);
         }
         drop(failure);
         self.failed.notify_one();
@@ -199,6 +245,7 @@ impl ServerArchive {
                 match outcome {
                     Ok(Ok(())) => {
                         let attempts = failure.take().map_or(0, |f| f.attempts) + 1;
+                        self.failing.store(false, Ordering::Release);
                         self.reopens.fetch_add(1, Ordering::Relaxed);
                         tracing::warn!(attempts, "archive reopened; trims fold again");
                         break;
@@ -274,6 +321,7 @@ impl ServerArchive {
                         .lock()
                         .push((Bytes::copy_from_slice(key), up_to, delete));
                 }
+                self.pending.store(true, Ordering::Release);
             }
             Err(e) => self.count(&Err(e)),
         }

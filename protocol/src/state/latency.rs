@@ -7,19 +7,23 @@
 //! value; a percentile reports the highest value of the bucket it falls in, as
 //! `hdr_value_at_percentile` reports the highest equivalent value.
 
-use std::collections::BTreeMap;
-
 /// Bits of precision below a value's leading one: 128 sub-buckets per power of two.
 const SUB_BUCKET_BITS: u32 = 7;
+/// Sub-buckets per power of two.
+const SUB_BUCKETS: usize = 1 << SUB_BUCKET_BITS;
 /// The range Redis records: at least 1 ns, at most 1 s.
 const MIN_NS: u64 = 1;
 const MAX_NS: u64 = 1_000_000_000;
+/// Groups of [`SUB_BUCKETS`] buckets: values below 128 fill group 0 one per bucket, then one
+/// group per power of two up to [`MAX_NS`]'s (2^29).
+const GROUPS: usize = (64 - MAX_NS.leading_zeros()) as usize - SUB_BUCKET_BITS as usize + 1;
 
-/// One command's latencies.
+/// One command's latencies: counts per bucket, in groups allocated when first used (a
+/// command's calls usually fall in two or three powers of two), so recording is an index
+/// and an add.
 #[derive(Debug, Default, Clone)]
 pub struct Histogram {
-    /// Count per bucket index.
-    buckets: BTreeMap<u32, u64>,
+    groups: [Option<Box<[u64; SUB_BUCKETS]>>; GROUPS],
     total: u64,
 }
 
@@ -30,28 +34,40 @@ fn bucket(ns: u64) -> u32 {
         return ns as u32;
     }
     let sub = (ns >> (exponent - SUB_BUCKET_BITS)) as u32 & ((1 << SUB_BUCKET_BITS) - 1);
-    (exponent << SUB_BUCKET_BITS) | sub
+    ((exponent - SUB_BUCKET_BITS + 1) << SUB_BUCKET_BITS) | sub
 }
 
 /// The highest value in bucket `index`.
 fn highest(index: u32) -> u64 {
-    let exponent = index >> SUB_BUCKET_BITS;
-    if exponent < SUB_BUCKET_BITS {
+    let group = index >> SUB_BUCKET_BITS;
+    if group == 0 {
         return u64::from(index);
     }
     let sub = u64::from(index & ((1 << SUB_BUCKET_BITS) - 1));
-    let shift = exponent - SUB_BUCKET_BITS;
+    let shift = group - 1;
     (((1 << SUB_BUCKET_BITS) | sub) << shift) + (1 << shift) - 1
 }
 
 impl Histogram {
     /// Records one call that took `ns` nanoseconds.
     pub fn record(&mut self, ns: u64) {
-        *self
-            .buckets
-            .entry(bucket(ns.clamp(MIN_NS, MAX_NS)))
-            .or_default() += 1;
+        let index = bucket(ns.clamp(MIN_NS, MAX_NS)) as usize;
+        let group =
+            self.groups[index / SUB_BUCKETS].get_or_insert_with(|| Box::new([0; SUB_BUCKETS]));
+        group[index % SUB_BUCKETS] += 1;
         self.total += 1;
+    }
+
+    /// Adds `other`'s calls to these.
+    pub fn merge(&mut self, other: &Histogram) {
+        for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
+            let Some(theirs) = theirs else { continue };
+            let mine = mine.get_or_insert_with(|| Box::new([0; SUB_BUCKETS]));
+            for (m, t) in mine.iter_mut().zip(theirs.iter()) {
+                *m += t;
+            }
+        }
+        self.total += other.total;
     }
 
     /// Whether nothing was recorded.
@@ -59,17 +75,32 @@ impl Histogram {
         self.total == 0
     }
 
+    /// The buckets holding calls, lowest first: (index, count).
+    fn counts(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.groups.iter().enumerate().flat_map(|(g, group)| {
+            group.iter().flat_map(move |counts| {
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c > 0)
+                    .map(move |(sub, &c)| ((g * SUB_BUCKETS + sub) as u32, c))
+            })
+        })
+    }
+
     /// The value (ns) at or below which `percentile`% of the calls fall.
     pub fn value_at(&self, percentile: f64) -> u64 {
         let wanted = ((percentile / 100.0) * self.total as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
-        for (&index, &count) in &self.buckets {
+        let mut last = None;
+        for (index, count) in self.counts() {
             seen += count;
             if seen >= wanted {
                 return highest(index);
             }
+            last = Some(index);
         }
-        self.buckets.keys().next_back().map_or(0, |&i| highest(i))
+        last.map_or(0, highest)
     }
 }
 
@@ -100,5 +131,37 @@ mod tests {
         assert!((99_000..=99_800).contains(&p99), "{p99}");
         assert!(h.value_at(99.9) >= 100_000);
         assert!(Histogram::default().is_empty());
+    }
+
+    #[test]
+    fn merged_histograms_hold_both_sets_of_calls() {
+        let (mut a, mut b, mut both) = (
+            Histogram::default(),
+            Histogram::default(),
+            Histogram::default(),
+        );
+        for ns in 1..=50u64 {
+            a.record(ns * 1000);
+            both.record(ns * 1000);
+        }
+        for ns in 51..=100u64 {
+            b.record(ns * 3000);
+            both.record(ns * 3000);
+        }
+        a.merge(&b);
+        for p in [10.0, 50.0, 90.0, 99.9] {
+            assert_eq!(a.value_at(p), both.value_at(p), "p{p}");
+        }
+        assert!(a.value_at(50.0) < 60_000 && a.value_at(90.0) > 150_000);
+    }
+
+    #[test]
+    fn the_extremes_of_the_range_have_buckets() {
+        let mut h = Histogram::default();
+        h.record(0);
+        h.record(u64::MAX);
+        assert_eq!(h.value_at(1.0), 1);
+        let top = h.value_at(100.0);
+        assert!((MAX_NS..=MAX_NS + MAX_NS / 100).contains(&top), "{top}");
     }
 }

@@ -24,9 +24,11 @@
 //!   [`notify`]: keyspace notifications published there.
 
 pub(crate) mod archive;
+mod archive_sync;
 pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
+mod hot_settings;
 pub(crate) mod latency;
 pub(crate) mod monitor;
 pub(crate) mod notify;
@@ -128,6 +130,8 @@ pub(crate) type Execute =
 pub(crate) struct ServerState {
     keyspace: Arc<Keyspace>,
     settings: RwLock<Settings>,
+    /// What the request path reads of `settings` on every call, in atomics.
+    hot: hot_settings::HotSettings,
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
@@ -185,6 +189,7 @@ impl ServerState {
             identity,
             keyspace,
             pubsub_limit: Mutex::new(settings.client_output_buffer_limit.pubsub),
+            hot: hot_settings::HotSettings::new(&settings),
             settings: RwLock::new(settings),
             stats: Stats::default(),
             clients: Clients::default(),
@@ -227,7 +232,9 @@ impl ServerState {
     /// Replaces the settings at once (CONFIG SET applies all its pairs or none).
     pub(crate) fn replace_settings(&self, settings: Settings) {
         *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
-        *self.settings.write() = settings;
+        let mut current = self.settings.write();
+        *current = settings;
+        self.hot.refresh(&current);
     }
 
     /// Sets one parameter by its CONFIG name.
@@ -235,7 +242,30 @@ impl ServerState {
         let mut settings = self.settings.write();
         settings::set_one(&mut settings, self.engine_config(), name, value)?;
         *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
+        self.hot.refresh(&settings);
         Ok(())
+    }
+
+    /// `cluster-enabled`, read without the settings lock (the request path asks on every
+    /// call).
+    pub(crate) fn cluster_enabled(&self) -> bool {
+        self.hot.cluster_enabled()
+    }
+
+    /// `proto-max-bulk-len`, read without the settings lock (once per batch of requests).
+    pub(crate) fn proto_max_bulk_len(&self) -> u64 {
+        self.hot.proto_max_bulk_len()
+    }
+
+    /// `client-query-buffer-limit` and `timeout`, read without the settings lock (once per
+    /// batch of requests).
+    pub(crate) fn connection_limits(&self) -> (u64, u64) {
+        self.hot.connection_limits()
+    }
+
+    /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
+    pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
+        self.hot.auto_aof_rewrite()
     }
 
     /// The counters.
@@ -279,7 +309,7 @@ impl ServerState {
 
     /// Whether `maxmemory` is set and memory in use is over it.
     pub(crate) fn over_maxmemory(&self) -> bool {
-        let maxmemory = self.settings.read().maxmemory;
+        let maxmemory = self.hot.maxmemory();
         maxmemory > 0 && self.memory_in_use() > maxmemory
     }
 
@@ -351,10 +381,7 @@ impl ServerState {
 
     /// Logs `argv` in the slow log if it ran long enough by the settings.
     pub(crate) fn log_if_slow(&self, client: &ClientInfo, argv: &[&[u8]], usec: u64) {
-        let (slower_than, max_len) = {
-            let settings = self.settings.read();
-            (settings.slowlog_log_slower_than, settings.slowlog_max_len)
-        };
+        let (slower_than, max_len) = self.hot.slowlog();
         self.slowlog
             .record(slower_than, max_len, argv, usec, || slowlog::Caller {
                 peer: client.addr.to_string(),

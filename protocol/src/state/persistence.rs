@@ -70,14 +70,24 @@ impl ServerState {
     }
 
     /// The commit pipeline a connection runs (outside the keyspace lock) before it sends
-    /// replies, and the cron every tick: the archive's deferred folds made durable and their
-    /// trims applied ([`crate::state::ServerArchive::commit`]), then the AOF written with
-    /// everything propagated so far, those trims included ([`ServerState::commit_aof`]).
+    /// replies, and the cron every tick: the archive's deferred folds handed to its syncer
+    /// thread, which makes them durable and applies their trims without anyone waiting
+    /// ([`crate::state::ServerArchive::request_commit`]), then the AOF written with everything
+    /// propagated so far, trims the syncer applied included ([`ServerState::commit_aof`]).
     /// With `appendfsync always` it returns the target the caller waits for
     /// ([`crate::aof::Aof::wait_durable`]) before its replies go out.
     pub(crate) fn commit(&self) -> Result<Option<u64>, String> {
+        self.commit_from(false)
+    }
+
+    /// [`ServerState::commit`] for the cron, which also retries an archive fsync that failed.
+    pub(crate) fn commit_tick(&self) -> Result<Option<u64>, String> {
+        self.commit_from(true)
+    }
+
+    fn commit_from(&self, tick: bool) -> Result<Option<u64>, String> {
         if let Some(archive) = self.archive() {
-            archive.commit(self.keyspace());
+            archive.request_commit(self.keyspace(), tick);
         }
         self.commit_aof()
     }
@@ -91,10 +101,7 @@ impl ServerState {
             return Ok(None);
         }
         let target = aof.commit()?;
-        let (percentage, min_size) = {
-            let s = self.settings();
-            (s.auto_aof_rewrite_percentage, s.auto_aof_rewrite_min_size)
-        };
+        let (percentage, min_size) = self.auto_aof_rewrite();
         let current = aof.current_size();
         let base = aof.rewrite_base_size().max(1);
         if percentage > 0

@@ -1,14 +1,50 @@
 //! Counters for INFO: connections, network reads and writes, commands per name (calls, time,
 //! latency histogram), errors per code.
+//!
+//! The per-command and network counters are written on every call by whichever thread runs
+//! it, so they are kept in one [`Shard`] per thread and summed when read (INFO, LATENCY): a
+//! call touches only its own thread's shard, which no other thread touches but a reader,
+//! instead of one lock and one cache line every connection's thread would fight over.
+//! Invariant: a shard is registered in its [`Stats`]'s list before its first call is counted,
+//! so a read sees every counted call.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
 use super::latency::Histogram;
-use crate::fnv::FnvBuild;
+
+/// A name's key in a shard: the address and length of its text. Names come from the command tables, so
+/// each call of a command passes the same `&'static str`; two copies of one name (the same
+/// text at two addresses) get two entries, which every read sums by text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct NameKey(usize, usize);
+
+/// The hasher of [`NameKey`]s: one multiplication (Fibonacci hashing), whose high bits the
+/// map's probing uses.
+#[derive(Debug, Default)]
+struct NameKeyHasher(u64);
+
+impl std::hash::Hasher for NameKeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = self.0.rotate_left(17) ^ n as u64;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -26,8 +62,57 @@ pub struct CommandStat {
 /// One command's counters and latency histogram.
 #[derive(Debug, Default)]
 struct Calls {
+    name: &'static str,
     stat: CommandStat,
     latency: Option<Box<Histogram>>,
+}
+
+/// One thread's per-command and network counters.
+#[derive(Debug, Default)]
+struct Shard {
+    /// Per command, by lower-case name (a table name: the set of keys is small and fixed).
+    calls: Mutex<ShardCalls>,
+    /// Bytes read from and written to clients.
+    net_input_bytes: AtomicU64,
+    net_output_bytes: AtomicU64,
+    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
+    reads_processed: AtomicU64,
+    writes_processed: AtomicU64,
+}
+
+impl Shard {
+    fn io_counters(&self) -> [&AtomicU64; 4] {
+        [
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+        ]
+    }
+}
+
+#[derive(Debug, Default)]
+struct ShardCalls {
+    by_name: HashMap<NameKey, Calls, BuildHasherDefault<NameKeyHasher>>,
+    /// Commands run (INFO's `total_commands_processed`).
+    processed: u64,
+}
+
+/// Ids telling [`Stats`] instances apart in the threads' shard lists (a process may run
+/// several servers; an address could be reused by a later one).
+static NEXT_STATS_ID: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's shard of every live [`Stats`] it counted calls for, by [`Stats::id`]
+    /// (with a handle telling whether that instance still exists).
+    static SHARDS: RefCell<Vec<ThreadShard>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One entry of a thread's [`SHARDS`].
+struct ThreadShard {
+    stats_id: usize,
+    alive: Weak<()>,
+    shard: Arc<Shard>,
 }
 
 /// Samples kept per instantaneous metric (Redis's `STATS_METRIC_SAMPLES`).
@@ -65,34 +150,99 @@ struct Instantaneous {
 }
 
 /// Server-wide counters.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Stats {
+    /// Tells this instance's shards apart in the threads' lists.
+    id: usize,
+    /// Dropped with the instance: the threads' lists forget its shards then.
+    alive: Arc<()>,
+    /// Every thread's shard of the per-command counters (see the module docs).
+    shards: Mutex<Vec<Arc<Shard>>>,
     /// Connections accepted.
     total_connections_received: AtomicU64,
     /// Connections refused (maxclients).
     rejected_connections: AtomicU64,
     /// Clients dropped for `client-output-buffer-limit`.
     output_limit_disconnections: AtomicU64,
-    /// Commands run.
-    total_commands_processed: AtomicU64,
     /// Error replies sent.
     total_error_replies: AtomicU64,
-    /// Per command, by lower-case name (a table name: the set of keys is small and fixed), its
-    /// counters and latencies: one lock and one lookup per call.
-    calls: Mutex<HashMap<&'static str, Calls, FnvBuild>>,
     /// Per error code (`ERR`, `WRONGTYPE`, ...).
     errors: Mutex<BTreeMap<String, u64>>,
-    /// Bytes read from and written to clients.
-    net_input_bytes: AtomicU64,
-    net_output_bytes: AtomicU64,
-    /// Socket reads and writes done (INFO's `total_reads_processed`, `io_thread_0`).
-    reads_processed: AtomicU64,
-    writes_processed: AtomicU64,
     /// INFO's `instantaneous_*` rates.
     instantaneous: Mutex<Instantaneous>,
 }
 
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats {
+            id: NEXT_STATS_ID.fetch_add(1, Ordering::Relaxed),
+            alive: Arc::new(()),
+            shards: Mutex::default(),
+            total_connections_received: AtomicU64::default(),
+            rejected_connections: AtomicU64::default(),
+            output_limit_disconnections: AtomicU64::default(),
+            total_error_replies: AtomicU64::default(),
+            errors: Mutex::default(),
+            instantaneous: Mutex::default(),
+        }
+    }
+}
+
 impl Stats {
+    /// Runs `f` on the calling thread's shard, registering it first if it is new.
+    fn with_shard<R>(&self, mut f: impl FnMut(&Shard) -> R) -> R {
+        let counted = SHARDS.try_with(|shards| {
+            let mut shards = shards.borrow_mut();
+            let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
+                Some(index) => index,
+                None => {
+                    // First call on this thread: forget the shards of instances gone since.
+                    shards.retain(|entry| entry.alive.strong_count() > 0);
+                    shards.push(ThreadShard {
+                        stats_id: self.id,
+                        alive: Arc::downgrade(&self.alive),
+                        shard: self.register(),
+                    });
+                    shards.len() - 1
+                }
+            };
+            f(&shards[index].shard)
+        });
+        match counted {
+            Ok(r) => r,
+            // A thread whose locals are being torn down counts into a fresh registered shard.
+            Err(_) => f(&self.register()),
+        }
+    }
+
+    /// Runs `f` on the calling thread's per-command counters.
+    fn with_calls<R>(&self, mut f: impl FnMut(&mut ShardCalls) -> R) -> R {
+        self.with_shard(|shard| f(&mut shard.calls.lock()))
+    }
+
+    /// The sum of one network counter over the shards.
+    fn sum_io(&self, which: usize) -> u64 {
+        self.shards
+            .lock()
+            .iter()
+            .map(|shard| shard.io_counters()[which].load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// A new shard, in this instance's list.
+    fn register(&self) -> Arc<Shard> {
+        let shard = Arc::new(Shard::default());
+        self.shards.lock().push(Arc::clone(&shard));
+        shard
+    }
+
+    /// Runs `f` over every shard's counters (a read: INFO, LATENCY, RESETSTAT).
+    fn each_shard(&self, mut f: impl FnMut(&mut ShardCalls)) {
+        for shard in self.shards.lock().iter() {
+            f(&mut shard.calls.lock());
+        }
+    }
+
     /// Counts a connection accepted (before the `maxclients` check, as Redis).
     pub fn connection_received(&self) {
         self.total_connections_received
@@ -127,7 +277,9 @@ impl Stats {
 
     /// INFO's `total_commands_processed`.
     pub fn total_commands_processed(&self) -> u64 {
-        self.total_commands_processed.load(Ordering::Relaxed)
+        let mut total = 0;
+        self.each_shard(|calls| total += calls.processed);
+        total
     }
 
     /// INFO's `total_error_replies`.
@@ -137,45 +289,48 @@ impl Stats {
 
     /// Counts one read of `bytes` bytes from a client.
     pub fn read_processed(&self, bytes: usize) {
-        self.reads_processed.fetch_add(1, Ordering::Relaxed);
-        self.net_input_bytes
-            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.with_shard(|shard| {
+            shard.reads_processed.fetch_add(1, Ordering::Relaxed);
+            shard
+                .net_input_bytes
+                .fetch_add(bytes as u64, Ordering::Relaxed);
+        });
     }
 
     /// Counts one write of `bytes` bytes to a client.
     pub fn write_processed(&self, bytes: usize) {
-        self.writes_processed.fetch_add(1, Ordering::Relaxed);
-        self.net_output_bytes
-            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.with_shard(|shard| {
+            shard.writes_processed.fetch_add(1, Ordering::Relaxed);
+            shard
+                .net_output_bytes
+                .fetch_add(bytes as u64, Ordering::Relaxed);
+        });
     }
 
     /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
     pub fn net_bytes(&self) -> (u64, u64) {
-        (
-            self.net_input_bytes.load(Ordering::Relaxed),
-            self.net_output_bytes.load(Ordering::Relaxed),
-        )
+        (self.sum_io(0), self.sum_io(1))
     }
 
     /// INFO's `total_reads_processed` and `total_writes_processed`.
     pub fn io_processed(&self) -> (u64, u64) {
-        (
-            self.reads_processed.load(Ordering::Relaxed),
-            self.writes_processed.load(Ordering::Relaxed),
-        )
+        (self.sum_io(2), self.sum_io(3))
     }
 
     /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
     /// failed or was refused before running (a refused call has no latency).
     pub fn record(&self, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
         let usec = ns / 1000;
-        self.total_commands_processed.fetch_add(
-            u64::from(!matches!(outcome, CallOutcome::Rejected(_))),
-            Ordering::Relaxed,
-        );
-        {
-            let mut calls = self.calls.lock();
-            let entry = calls.entry(name).or_default();
+        self.with_calls(|calls| {
+            let rejected = matches!(outcome, CallOutcome::Rejected(_));
+            calls.processed += u64::from(!rejected);
+            let entry = calls
+                .by_name
+                .entry(NameKey(name.as_ptr() as usize, name.len()))
+                .or_insert_with(|| Calls {
+                    name,
+                    ..Calls::default()
+                });
             let stat = &mut entry.stat;
             match outcome {
                 CallOutcome::Ok => {
@@ -190,10 +345,10 @@ impl Stats {
                 CallOutcome::Rejected(_) => stat.rejected_calls += 1,
             }
             // A refused call has no latency; a command only ever refused has no histogram.
-            if !matches!(outcome, CallOutcome::Rejected(_)) {
+            if !rejected {
                 entry.latency.get_or_insert_with(Box::default).record(ns);
             }
-        }
+        });
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
             self.record_error(text);
         }
@@ -232,11 +387,15 @@ impl Stats {
 
     /// A copy of the per-command latency histograms.
     pub fn latencies(&self) -> BTreeMap<String, Histogram> {
-        let calls = self.calls.lock();
-        calls
-            .iter()
-            .filter_map(|(name, c)| Some((name.to_string(), (**c.latency.as_ref()?).clone())))
-            .collect()
+        let mut all: BTreeMap<String, Histogram> = BTreeMap::new();
+        self.each_shard(|calls| {
+            for c in calls.by_name.values() {
+                if let Some(latency) = &c.latency {
+                    all.entry(c.name.to_string()).or_default().merge(latency);
+                }
+            }
+        });
+        all
     }
 
     /// Records an error reply by its code (the first word).
@@ -248,11 +407,17 @@ impl Stats {
 
     /// A copy of the per-command counters.
     pub fn commands(&self) -> BTreeMap<String, CommandStat> {
-        let calls = self.calls.lock();
-        calls
-            .iter()
-            .map(|(name, c)| (name.to_string(), c.stat))
-            .collect()
+        let mut all: BTreeMap<String, CommandStat> = BTreeMap::new();
+        self.each_shard(|calls| {
+            for c in calls.by_name.values() {
+                let sum = all.entry(c.name.to_string()).or_default();
+                sum.calls += c.stat.calls;
+                sum.usec += c.stat.usec;
+                sum.rejected_calls += c.stat.rejected_calls;
+                sum.failed_calls += c.stat.failed_calls;
+            }
+        });
+        all
     }
 
     /// A copy of the per-error-code counters.
@@ -265,19 +430,15 @@ impl Stats {
         self.total_connections_received.store(0, Ordering::Relaxed);
         self.rejected_connections.store(0, Ordering::Relaxed);
         self.output_limit_disconnections.store(0, Ordering::Relaxed);
-        self.total_commands_processed.store(0, Ordering::Relaxed);
         self.total_error_replies.store(0, Ordering::Relaxed);
-        self.calls.lock().clear();
+        for shard in self.shards.lock().iter() {
+            *shard.calls.lock() = ShardCalls::default();
+            for counter in shard.io_counters() {
+                counter.store(0, Ordering::Relaxed);
+            }
+        }
         self.errors.lock().clear();
         *self.instantaneous.lock() = Instantaneous::default();
-        for counter in [
-            &self.net_input_bytes,
-            &self.net_output_bytes,
-            &self.reads_processed,
-            &self.writes_processed,
-        ] {
-            counter.store(0, Ordering::Relaxed);
-        }
     }
 }
 
@@ -295,6 +456,47 @@ pub enum CallOutcome<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_counted_on_several_threads_are_summed_and_reset_together() {
+        let stats = Arc::new(Stats::default());
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let stats = Arc::clone(&stats);
+                std::thread::spawn(move || {
+                    for _ in 0..10 {
+                        stats.record("xadd", 2_000, CallOutcome::Ok);
+                    }
+                    stats.record("xadd", 0, CallOutcome::Rejected("ERR wrong"));
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        stats.record("ping", 1_000, CallOutcome::Failed("ERR x"));
+        let xadd = stats.commands()["xadd"];
+        assert_eq!((xadd.calls, xadd.usec, xadd.rejected_calls), (30, 60, 3));
+        assert_eq!(stats.commands()["ping"].failed_calls, 1);
+        assert_eq!(stats.total_commands_processed(), 31);
+        assert_eq!(stats.latencies()["xadd"].value_at(50.0) / 100, 20);
+        // Another instance on the same threads counts apart.
+        let other = Stats::default();
+        other.record("xadd", 1, CallOutcome::Ok);
+        assert_eq!(other.commands()["xadd"].calls, 1);
+        assert_eq!(stats.commands()["xadd"].calls, 30);
+        stats.read_processed(10);
+        stats.write_processed(4);
+        std::thread::scope(|scope| {
+            scope.spawn(|| stats.read_processed(5));
+        });
+        assert_eq!(stats.net_bytes(), (15, 4));
+        assert_eq!(stats.io_processed(), (2, 1));
+        stats.reset();
+        assert_eq!(stats.net_bytes(), (0, 0));
+        assert!(stats.commands().is_empty());
+        assert_eq!(stats.total_commands_processed(), 0);
+    }
 
     #[test]
     fn a_metric_is_the_mean_rate_over_its_samples() {

@@ -1,0 +1,93 @@
+//! The settings every call reads, mirrored in atomics.
+//!
+//! [`super::Settings`] sits behind a read-write lock; a read lock taken on every call by every
+//! connection's thread makes them all write the lock's one cache line. The few values the
+//! request path reads per call (the slow log's threshold and length, `maxmemory`,
+//! `cluster-enabled`; per batch of requests `proto-max-bulk-len`, the query buffer limit
+//! and `timeout`; per AOF commit the automatic rewrite's thresholds) are copied here whenever the settings change. Invariant: every change
+//! of the settings ends with [`HotSettings::refresh`] while the write lock is still held, so a
+//! reader sees either the old or the new value of each, as with the lock.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+use super::Settings;
+
+/// The per-call settings (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct HotSettings {
+    slowlog_log_slower_than: AtomicI64,
+    slowlog_max_len: AtomicU64,
+    maxmemory: AtomicU64,
+    cluster_enabled: AtomicBool,
+    proto_max_bulk_len: AtomicU64,
+    client_query_buffer_limit: AtomicU64,
+    timeout_s: AtomicU64,
+    auto_aof_rewrite_percentage: AtomicU64,
+    auto_aof_rewrite_min_size: AtomicU64,
+}
+
+impl HotSettings {
+    /// A mirror of `settings`.
+    pub fn new(settings: &Settings) -> HotSettings {
+        let hot = HotSettings::default();
+        hot.refresh(settings);
+        hot
+    }
+
+    /// Copies the mirrored values from `settings`.
+    pub fn refresh(&self, s: &Settings) {
+        let relaxed = Ordering::Relaxed;
+        self.slowlog_log_slower_than
+            .store(s.slowlog_log_slower_than, relaxed);
+        self.slowlog_max_len.store(s.slowlog_max_len, relaxed);
+        self.maxmemory.store(s.maxmemory, relaxed);
+        self.cluster_enabled.store(s.cluster_enabled, relaxed);
+        self.proto_max_bulk_len.store(s.proto_max_bulk_len, relaxed);
+        self.client_query_buffer_limit
+            .store(s.client_query_buffer_limit, relaxed);
+        self.timeout_s.store(s.timeout_s, relaxed);
+        self.auto_aof_rewrite_percentage
+            .store(s.auto_aof_rewrite_percentage, relaxed);
+        self.auto_aof_rewrite_min_size
+            .store(s.auto_aof_rewrite_min_size, relaxed);
+    }
+
+    /// `slowlog-log-slower-than` and `slowlog-max-len`.
+    pub fn slowlog(&self) -> (i64, u64) {
+        (
+            self.slowlog_log_slower_than.load(Ordering::Relaxed),
+            self.slowlog_max_len.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `maxmemory` (0: no limit).
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Ordering::Relaxed)
+    }
+
+    /// `cluster-enabled`.
+    pub fn cluster_enabled(&self) -> bool {
+        self.cluster_enabled.load(Ordering::Relaxed)
+    }
+
+    /// `proto-max-bulk-len`.
+    pub fn proto_max_bulk_len(&self) -> u64 {
+        self.proto_max_bulk_len.load(Ordering::Relaxed)
+    }
+
+    /// `client-query-buffer-limit` and `timeout` (seconds; 0: never).
+    pub fn connection_limits(&self) -> (u64, u64) {
+        (
+            self.client_query_buffer_limit.load(Ordering::Relaxed),
+            self.timeout_s.load(Ordering::Relaxed),
+        )
+    }
+
+    /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`.
+    pub fn auto_aof_rewrite(&self) -> (u64, u64) {
+        (
+            self.auto_aof_rewrite_percentage.load(Ordering::Relaxed),
+            self.auto_aof_rewrite_min_size.load(Ordering::Relaxed),
+        )
+    }
+}
