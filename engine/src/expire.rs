@@ -15,6 +15,11 @@
 //! Redis's running estimates: each database's average TTL (2% weight per sample batch) and
 //! the share of stale keys (5% per cycle).
 //!
+//! A cycle runs one lock hold at a time ([`ExpireCycle::step`]): the server's cron lets its
+//! clients' tasks run between holds, so a client waits for at most one hold, however many
+//! keys are expiring, where Redis's clients wait for its whole slow cycle (up to 25% of a
+//! tick).
+//!
 //! Invariant: the cycle holds the lock for at most 16 loops at a time, and serves the blocked
 //! readers its deletions signalled before releasing it, as after any command.
 
@@ -179,90 +184,164 @@ struct DbRun {
     ttl_batches: usize,
 }
 
-impl Keyspace {
-    /// Runs one active expiry cycle over every database within `budget` of real time;
-    /// returns how many keys it deleted.
-    pub fn active_expire_cycle(&self, budget: Duration) -> u64 {
+/// One active expiry cycle, run one lock hold at a time ([`ExpireCycle::step`]) so that its
+/// caller may let other work run between holds (the server's cron yields to its clients'
+/// tasks there); [`Keyspace::active_expire_cycle`] runs one through at once. The budget
+/// counts only the time spent in steps. Its figures are recorded when it is dropped.
+#[derive(Debug)]
+pub struct ExpireCycle<'a> {
+    keyspace: &'a Keyspace,
+    budget: Duration,
+    /// Time spent in steps so far.
+    used: Duration,
+    /// The database being sampled.
+    index: usize,
+    run: DbRun,
+    loops: u32,
+    sampled: u64,
+    expired: u64,
+    capped: bool,
+    done: bool,
+}
+
+impl ExpireCycle<'_> {
+    /// Runs one lock hold (up to 16 sampling loops of one database);
+    /// returns whether the cycle goes on (call again), false once it is over: every database
+    /// was sampled until mostly fresh, or the budget is spent.
+    pub fn step(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
         let started = Instant::now();
-        let databases = self.databases();
-        let (mut total_sampled, mut total_expired) = (0u64, 0u64);
-        let mut capped = false;
-        'dbs: for index in 0..databases {
-            let mut run = DbRun::default();
-            let mut loops = 0u32;
-            loop {
-                // One lock hold: up to LOOPS_PER_CHECK loops.
-                let snapshot = self.snapshot();
-                let (repeat, wakers) = {
-                    let mut dbs = self.dbs.lock();
-                    let Some(db) = dbs.get_mut(index) else {
-                        break;
-                    };
+        let keyspace = self.keyspace;
+        let index = self.index;
+        let snapshot = keyspace.snapshot();
+        let (repeat, wakers) = {
+            let mut dbs = keyspace.dbs.lock();
+            match dbs.get_mut(index) {
+                None => {
+                    self.done = true;
+                    (false, Vec::new())
+                }
+                Some(db) => {
                     db.now_ms = snapshot.now_ms;
-                    db.propagating = self.propagation_on();
-                    db.notify_flags = self.notify_flags();
-                    let mut repeat = false;
-                    for _ in 0..LOOPS_PER_CHECK {
-                        loops += 1;
-                        if db.expires.is_empty() {
-                            db.avg_ttl_ms = 0;
-                            repeat = false;
-                            break;
-                        }
-                        let sample = db.sample_expires(KEYS_PER_LOOP.min(db.expires.len()));
-                        run.sampled += sample.sampled;
-                        run.expired += sample.expired;
-                        if sample.ttl_samples > 0 {
-                            run.ttl_sum += sample.ttl_sum;
-                            run.ttl_samples += sample.ttl_samples;
-                            run.ttl_batches += 1;
-                        }
-                        repeat = !sample.done
-                            && (sample.sampled == 0
-                                || sample.expired * 100 / sample.sampled > ACCEPTABLE_STALE_PERC);
-                        if loops % LOOPS_PER_CHECK == 0 || !repeat {
-                            db.update_avg_ttl(run.ttl_sum, run.ttl_samples, run.ttl_batches);
-                            (run.ttl_sum, run.ttl_samples, run.ttl_batches) = (0, 0, 0);
-                        }
-                        if !repeat {
-                            break;
-                        }
-                    }
+                    db.propagating = keyspace.propagation_on();
+                    db.notify_flags = keyspace.notify_flags();
+                    let repeat = self.sample_loops(db);
                     // Each deletion propagates as a DEL, fed under the lock (execution order).
                     let propagated = db.take_propagated();
                     let wakers = db.serve_signalled(&snapshot);
                     if !propagated.is_empty() {
-                        self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
+                        keyspace.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
                     }
-                    self.hand_over_events(std::iter::once((index, &mut *db)));
+                    keyspace.hand_over_events(std::iter::once((index, &mut *db)));
                     (repeat, wakers)
-                };
-                wake_all(wakers);
-                if !repeat {
-                    break;
-                }
-                if started.elapsed() > budget {
-                    capped = true;
-                    total_sampled += run.sampled;
-                    total_expired += run.expired;
-                    break 'dbs;
                 }
             }
-            total_sampled += run.sampled;
-            total_expired += run.expired;
+        };
+        wake_all(wakers);
+        self.used += started.elapsed();
+        if !repeat {
+            self.next_db();
+        } else if self.used > self.budget {
+            self.capped = true;
+            self.next_db();
+            self.done = true;
         }
-        let mut cycle = self.cycle.lock();
-        cycle.time_used_us += started.elapsed().as_micros() as u64;
-        if capped {
+        !self.done
+    }
+
+    /// Up to [`LOOPS_PER_CHECK`] loops on `db`; returns whether it should be sampled again.
+    fn sample_loops(&mut self, db: &mut Db) -> bool {
+        let run = &mut self.run;
+        for _ in 0..LOOPS_PER_CHECK {
+            self.loops += 1;
+            if db.expires.is_empty() {
+                db.avg_ttl_ms = 0;
+                return false;
+            }
+            let sample = db.sample_expires(KEYS_PER_LOOP.min(db.expires.len()));
+            run.sampled += sample.sampled;
+            run.expired += sample.expired;
+            if sample.ttl_samples > 0 {
+                run.ttl_sum += sample.ttl_sum;
+                run.ttl_samples += sample.ttl_samples;
+                run.ttl_batches += 1;
+            }
+            let repeat = !sample.done
+                && (sample.sampled == 0
+                    || sample.expired * 100 / sample.sampled > ACCEPTABLE_STALE_PERC);
+            if self.loops % LOOPS_PER_CHECK == 0 || !repeat {
+                db.update_avg_ttl(run.ttl_sum, run.ttl_samples, run.ttl_batches);
+                (run.ttl_sum, run.ttl_samples, run.ttl_batches) = (0, 0, 0);
+            }
+            if !repeat {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Counts the database just sampled and moves to the next.
+    fn next_db(&mut self) {
+        let run = std::mem::take(&mut self.run);
+        self.sampled += run.sampled;
+        self.expired += run.expired;
+        self.loops = 0;
+        self.index += 1;
+        if self.index >= self.keyspace.databases() {
+            self.done = true;
+        }
+    }
+
+    /// Keys deleted so far.
+    pub fn expired(&self) -> u64 {
+        self.expired + self.run.expired
+    }
+}
+
+impl Drop for ExpireCycle<'_> {
+    fn drop(&mut self) {
+        let sampled = self.sampled + self.run.sampled;
+        let expired = self.expired();
+        let mut cycle = self.keyspace.cycle.lock();
+        cycle.time_used_us += self.used.as_micros() as u64;
+        if self.capped {
             cycle.time_cap_reached += 1;
         }
-        let share = if total_sampled == 0 {
+        let share = if sampled == 0 {
             0.0
         } else {
-            total_expired as f64 / total_sampled as f64
+            expired as f64 / sampled as f64
         };
         cycle.stale_share = share * 0.05 + cycle.stale_share * 0.95;
-        total_expired
+    }
+}
+
+impl Keyspace {
+    /// Starts an active expiry cycle over every database with `budget` of real time (spent
+    /// in its steps); run it with [`ExpireCycle::step`].
+    pub fn expire_cycle(&self, budget: Duration) -> ExpireCycle<'_> {
+        ExpireCycle {
+            keyspace: self,
+            budget,
+            used: Duration::ZERO,
+            index: 0,
+            run: DbRun::default(),
+            loops: 0,
+            sampled: 0,
+            expired: 0,
+            capped: false,
+            done: self.databases() == 0,
+        }
+    }
+
+    /// Runs one active expiry cycle over every database within `budget` of real time, all at
+    /// once; returns how many keys it deleted.
+    pub fn active_expire_cycle(&self, budget: Duration) -> u64 {
+        let mut cycle = self.expire_cycle(budget);
+        while cycle.step() {}
+        cycle.expired()
     }
 
     /// Deletes every key whose time has passed by the clock, in every database; returns how
@@ -397,6 +476,45 @@ mod tests {
         }
         assert_eq!(total, 20);
         assert!(keyspace.run(|db, _| db.avg_ttl_ms()) > 900_000);
+    }
+
+    #[test]
+    fn a_step_holds_the_lock_for_one_batch_of_loops_only() {
+        let per_hold = (LOOPS_PER_CHECK as usize * KEYS_PER_LOOP) as u64;
+        let (clock, keyspace) = keyspace_with(1_000, 1);
+        clock.advance(100);
+        let mut cycle = keyspace.expire_cycle(Duration::from_secs(10));
+        assert!(cycle.step());
+        assert_eq!(cycle.expired(), per_hold);
+        // Between steps the keyspace is free: another caller runs (and sees the keys the
+        // cycle has not reached yet still stored, though expired).
+        assert_eq!(
+            keyspace.run(|db, _| db.expires.len()),
+            1_000 - per_hold as usize
+        );
+        // 1,000 keys at 320 a hold: three more holds, the last finding the scan's end.
+        let mut holds = 1;
+        loop {
+            holds += 1;
+            if !cycle.step() {
+                break;
+            }
+        }
+        assert_eq!(holds, 4);
+        assert_eq!(cycle.expired(), 1_000);
+        assert!(!cycle.step());
+        drop(cycle);
+        assert_eq!(keyspace.expire_stats().expired_keys_active, 1_000);
+        keyspace.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_cycle_over_its_budget_stops_and_counts_the_cap() {
+        let (clock, keyspace) = keyspace_with(1_000, 1);
+        clock.advance(100);
+        let deleted = keyspace.active_expire_cycle(Duration::ZERO);
+        assert_eq!(deleted, (LOOPS_PER_CHECK as usize * KEYS_PER_LOOP) as u64);
+        assert_eq!(keyspace.cycle_stats().time_cap_reached, 1);
     }
 
     #[test]

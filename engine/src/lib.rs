@@ -66,7 +66,7 @@ pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use config::{Config, NodeLimits};
 pub use error::{Error, RdbError, Result};
-pub use expire::ExpireStats;
+pub use expire::{ExpireCycle, ExpireStats};
 pub use id::{AddId, StreamId};
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};

@@ -74,6 +74,10 @@ pub fn matches(pattern: &[u8], string: &[u8], nocase: bool) -> bool {
             while pattern.get(p) == Some(&b'*') {
                 p += 1;
             }
+            // A trailing `*` matches whatever is left (PSUBSCRIBE's `prefix*` patterns).
+            if p == pattern.len() {
+                return true;
+            }
             star = Some((p, s));
             continue;
         }
@@ -111,6 +115,9 @@ mod tests {
         assert!(matches(b"MAXMEM*", b"maxmemory", true));
         assert!(!matches(b"a*b", b"acd", false));
         assert!(matches(b"a*b*c", b"axxbyyc", false));
+        assert!(matches(b"__key*@0__:*", b"__keyspace@0__:k", false));
+        assert!(!matches(b"__key*@1__:*", b"__keyspace@0__:k", false));
+        assert!(matches(b"a*", b"a", false));
         assert!(matches(b"a\\*", b"a*", false));
         assert!(!matches(b"a\\*", b"ab", false));
         assert!(!matches(b"abc", b"ab", false));

@@ -9,9 +9,11 @@
 //! Redis's protocol error and closes only this connection.
 //!
 //! A subscriber's messages wait in its mailbox (`state::pubsub`): the loop writes them when
-//! woken for them, and before each command it runs, so a message published before a command
-//! ran reaches the client before that command's reply, and one the command itself published
-//! to its own client after it, as in Redis.
+//! woken for them (after yielding once, so that every task ready to run — publishers among
+//! them — runs first and the write carries all their messages), and before each command it
+//! runs, so a message published before a command ran reaches the client before that
+//! command's reply, and one the command itself published to its own client after it, as in
+//! Redis.
 //!
 //! The loop knows no command: it hands each request to the [`Execute`] function it was given
 //! and acts on the [`Action`] that comes back.
@@ -233,8 +235,13 @@ async fn run(
             }
             () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
-            // A message arrived: written at the top of the loop.
-            () = client.info.pubsub.ready() => continue,
+            // A message arrived in the empty mailbox: let the tasks ready to run go first (a
+            // burst of publishers appends meanwhile), then write all of it at the top of the
+            // loop, once, as Redis writes a client's buffer once per event-loop turn.
+            () = client.info.pubsub.ready(), if client.info.pubsub.expects_mail() => {
+                tokio::task::yield_now().await;
+                continue;
+            }
         }
         if input.len() as u64 > query_limit {
             tracing::warn!(

@@ -1,7 +1,8 @@
 //! The server cron: Redis's `serverCron` tasks echomq has, run `hz` times a second.
 //!
 //! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
-//! 25% of the tick, then the commit pipeline, so the DELs that cycle propagated reach the AOF
+//! 25% of the tick, counting only the cycle's own time, one lock hold at a time with a yield
+//! between holds (so no client waits longer than one hold for it), then the commit pipeline, so the DELs that cycle propagated reach the AOF
 //! within the tick rather than with the next client's write (and deferred archive trims run
 //! even when no client writes), samples the instantaneous rates INFO reports (at most every
 //! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::rdb`). The tick length is
@@ -24,7 +25,13 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let tick = Duration::from_micros(1_000_000 / hz);
         tokio::time::sleep(tick).await;
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
-        state.keyspace().active_expire_cycle(budget);
+        // One lock hold at a time, yielding between them: the clients' tasks on this worker
+        // run between holds instead of waiting for the whole cycle.
+        let mut cycle = state.keyspace().expire_cycle(budget);
+        while cycle.step() {
+            tokio::task::yield_now().await;
+        }
+        drop(cycle);
         if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }

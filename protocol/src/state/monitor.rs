@@ -66,6 +66,7 @@ impl Monitors {
     pub(crate) fn add(&self, client: &Arc<ClientInfo>) {
         let mut clients = self.clients.lock();
         if !clients.iter().any(|c| c.id == client.id) {
+            client.pubsub.set_monitoring(true);
             clients.push(Arc::clone(client));
             self.count.store(clients.len(), Ordering::Relaxed);
         }
@@ -74,7 +75,12 @@ impl Monitors {
     /// `client` stops monitoring (RESET, disconnect).
     pub(crate) fn remove(&self, id: u64) {
         let mut clients = self.clients.lock();
-        clients.retain(|c| c.id != id);
+        clients.retain(|c| {
+            if c.id == id {
+                c.pubsub.set_monitoring(false);
+            }
+            c.id != id
+        });
         self.count.store(clients.len(), Ordering::Relaxed);
     }
 

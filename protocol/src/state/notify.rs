@@ -11,7 +11,6 @@
 
 use std::sync::Weak;
 
-use bytes::{BufMut, BytesMut};
 use echomq_engine::notify::{KEYEVENT, KEYSPACE};
 use echomq_engine::{Notification, NotificationSink};
 
@@ -31,27 +30,31 @@ impl NotificationSink for KeyspaceEvents {
     }
 }
 
-/// `__<kind>@<db>__:<name>`.
-fn channel(kind: &str, db: usize, name: &[u8]) -> BytesMut {
-    let mut out = BytesMut::with_capacity(kind.len() + name.len() + 8);
-    out.put_slice(b"__");
-    out.put_slice(kind.as_bytes());
-    out.put_slice(format!("@{db}__:").as_bytes());
-    out.put_slice(name);
-    out
+/// Writes `__<kind>@<db>__:<name>` into `out` (emptied first).
+fn channel(out: &mut Vec<u8>, kind: &str, db: usize, name: &[u8]) {
+    out.clear();
+    out.extend_from_slice(b"__");
+    out.extend_from_slice(kind.as_bytes());
+    out.push(b'@');
+    out.extend_from_slice(itoa::Buffer::new().format(db).as_bytes());
+    out.extend_from_slice(b"__:");
+    out.extend_from_slice(name);
 }
 
 fn publish(state: &ServerState, flags: u32, events: &[Notification]) {
     if state.pubsub().is_empty() {
         return;
     }
+    // One buffer for every channel name: room for the longest key, the event names are short.
+    let longest = events.iter().map(|e| e.key.len()).max().unwrap_or(0);
+    let mut name = Vec::with_capacity(longest.max(32) + 32);
     for event in events {
         if flags & KEYSPACE != 0 {
-            let name = channel("keyspace", event.db, &event.key);
+            channel(&mut name, "keyspace", event.db, &event.key);
             state.publish_event(&name, event.event.as_bytes());
         }
         if flags & KEYEVENT != 0 {
-            let name = channel("keyevent", event.db, event.event.as_bytes());
+            channel(&mut name, "keyevent", event.db, event.event.as_bytes());
             state.publish_event(&name, &event.key);
         }
     }
@@ -63,10 +66,10 @@ mod tests {
 
     #[test]
     fn channels_are_named_as_redis_names_them() {
-        assert_eq!(&channel("keyspace", 0, b"k")[..], b"__keyspace@0__:k");
-        assert_eq!(
-            &channel("keyevent", 12, b"xadd")[..],
-            b"__keyevent@12__:xadd"
-        );
+        let mut name = Vec::new();
+        channel(&mut name, "keyspace", 0, b"k");
+        assert_eq!(&name[..], b"__keyspace@0__:k");
+        channel(&mut name, "keyevent", 12, b"xadd");
+        assert_eq!(&name[..], b"__keyevent@12__:xadd");
     }
 }

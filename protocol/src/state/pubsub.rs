@@ -7,12 +7,17 @@
 //!   channel's list exactly when the channel is in its own list; a channel or pattern with no
 //!   subscriber left is removed (PUBSUB CHANNELS does not show it). Both change only under the
 //!   registry's lock.
-//! - Publishing never waits for a subscriber: the message is encoded for the subscriber's
-//!   protocol (`*3` in RESP2, a `>3` push in RESP3) and appended to its mailbox, and its
-//!   connection task is woken to write it. The mailbox counts toward the subscriber's
-//!   `client-output-buffer-limit pubsub` (with the bytes its connection is still writing);
-//!   a subscriber over the limit has its mailbox emptied, stops receiving, and is
-//!   disconnected, as Redis does.
+//! - Publishing never waits for a subscriber: the message is encoded once (RESP2's `*3`
+//!   array; a RESP3 subscriber gets the same bytes with the push type `>` in place of `*`,
+//!   the only byte in which the two differ) and appended to each subscriber's mailbox, in
+//!   publishing order. Only the message that finds a mailbox empty wakes its connection,
+//!   which takes everything waiting at once and writes it in one go (Redis likewise appends
+//!   to the client's buffer and writes once per event-loop turn), so a burst of messages
+//!   costs one wake and one write, not one each. The mailbox keeps its allocation between
+//!   bursts (up to [`MAILBOX_KEEP_BYTES`]).
+//! - The mailbox counts toward the subscriber's `client-output-buffer-limit pubsub` (with
+//!   the bytes its connection is still writing); a subscriber over the limit has its mailbox
+//!   emptied, stops receiving, and is disconnected, as Redis does.
 //! - A client's own lists keep subscription order: UNSUBSCRIBE without arguments answers in
 //!   that order (Redis answers in its hash table's order, which tests do not depend on).
 
@@ -60,6 +65,10 @@ impl Kind {
     }
 }
 
+/// A mailbox whose buffer grew past this many bytes gives it up when emptied, so one burst
+/// does not pin its memory; a smaller one keeps it for the next burst.
+pub(crate) const MAILBOX_KEEP_BYTES: usize = 64 * 1024;
+
 /// Messages waiting for a client's connection to write them.
 #[derive(Debug, Default)]
 struct Mailbox {
@@ -82,7 +91,13 @@ pub(crate) struct Subscriber {
     has_mail: AtomicBool,
     /// Bytes taken from the mailbox that the connection is still writing.
     in_flight: AtomicUsize,
+    /// Signalled when a message finds the mailbox empty (once per burst).
     ready: Notify,
+    /// Whether it is a MONITOR (set before it is fed, cleared after it no longer is).
+    monitoring: AtomicBool,
+    /// How many times `ready` was signalled (what the tests check the once-per-burst wake by).
+    #[cfg(test)]
+    wakes: AtomicUsize,
 }
 
 impl Subscriber {
@@ -102,13 +117,38 @@ impl Subscriber {
         self.channels_and_patterns() + self.count(Kind::Shard) > 0
     }
 
+    /// Whether messages may reach it: it subscribes or monitors (or has mail waiting). Only
+    /// its own commands change that, so its connection need not wait for [`Subscriber::ready`]
+    /// otherwise.
+    pub(crate) fn expects_mail(&self) -> bool {
+        self.monitoring.load(Ordering::Relaxed)
+            || self.is_subscribed()
+            || self.has_mail.load(Ordering::Relaxed)
+    }
+
+    /// Marks it a MONITOR, or no longer.
+    pub(crate) fn set_monitoring(&self, on: bool) {
+        self.monitoring.store(on, Ordering::Relaxed);
+    }
+
     /// Takes the messages waiting, to be written; they count as in flight until
     /// [`Subscriber::written`].
+    ///
+    /// The taken bytes share the mailbox's buffer: once they are dropped, the next messages
+    /// reuse it (unless it grew past [`MAILBOX_KEEP_BYTES`]), so a subscriber's steady
+    /// traffic allocates nothing.
     pub(crate) fn take(&self) -> BytesMut {
         if !self.has_mail.swap(false, Ordering::Acquire) {
             return BytesMut::new();
         }
-        let taken = std::mem::take(&mut self.mailbox.lock().bytes);
+        let taken = {
+            let mut mailbox = self.mailbox.lock();
+            if mailbox.bytes.capacity() > MAILBOX_KEEP_BYTES {
+                std::mem::take(&mut mailbox.bytes)
+            } else {
+                mailbox.bytes.split()
+            }
+        };
         self.in_flight.fetch_add(taken.len(), Ordering::Relaxed);
         taken
     }
@@ -123,9 +163,17 @@ impl Subscriber {
         self.mailbox.lock().bytes.len()
     }
 
-    /// Completes once a message arrived (at once if one arrived since the last wait).
+    /// Completes once a message arrived in the empty mailbox (at once if one did since the
+    /// last wait). Messages appended after it, until the next `take`, signal nothing: the
+    /// connection takes them with the first.
     pub(crate) fn ready(&self) -> Notified<'_> {
         self.ready.notified()
+    }
+
+    fn wake(&self) {
+        #[cfg(test)]
+        self.wakes.fetch_add(1, Ordering::Relaxed);
+        self.ready.notify_one();
     }
 }
 
@@ -170,22 +218,25 @@ struct Tables {
     by_name: [HashMap<Bytes, Vec<Arc<ClientInfo>>>; 3],
     /// Each subscribed client's own lists, in subscription order.
     by_client: HashMap<u64, [Vec<Bytes>; 3]>,
+    /// Where a publish encodes its message once for all its subscribers (kept across
+    /// publishes up to [`MAILBOX_KEEP_BYTES`] of capacity).
+    scratch: Vec<u8>,
 }
 
-fn put_bulk(out: &mut BytesMut, bytes: &[u8]) {
+fn put_bulk(out: &mut impl BufMut, bytes: &[u8]) {
     put_line(out, b'$', bytes.len());
     out.put_slice(bytes);
     out.put_slice(b"\r\n");
 }
 
-fn put_line(out: &mut BytesMut, prefix: u8, n: usize) {
+fn put_line(out: &mut impl BufMut, prefix: u8, n: usize) {
     out.put_u8(prefix);
     out.put_slice(itoa::Buffer::new().format(n).as_bytes());
     out.put_slice(b"\r\n");
 }
 
 /// The header of a pub/sub frame of `len` elements: an array in RESP2, a push in RESP3.
-fn put_header(out: &mut BytesMut, resp3: bool, len: usize) {
+fn put_header(out: &mut impl BufMut, resp3: bool, len: usize) {
     put_line(out, if resp3 { b'>' } else { b'*' }, len);
 }
 
@@ -206,7 +257,9 @@ impl Registry {
         names: &[&[u8]],
     ) -> Frames {
         let mut tables = self.tables.lock();
-        let Tables { by_name, by_client } = &mut *tables;
+        let Tables {
+            by_name, by_client, ..
+        } = &mut *tables;
         let own = by_client.entry(client.id).or_default();
         let mut frames = Vec::with_capacity(names.len());
         for &name in names {
@@ -316,41 +369,46 @@ impl Registry {
         shard: bool,
         limits: &Limits<'_>,
     ) -> usize {
-        let tables = self.tables.lock();
+        let mut tables = self.tables.lock();
+        let Tables {
+            by_name, scratch, ..
+        } = &mut *tables;
         let mut receivers = 0;
         let (kind, verb) = if shard {
             (Kind::Shard, "smessage")
         } else {
             (Kind::Channel, "message")
         };
-        if let Some(list) = tables.by_name[kind.index()].get(channel) {
+        if let Some(list) = by_name[kind.index()].get(channel) {
+            scratch.clear();
+            put_header(scratch, false, 3);
+            put_bulk(scratch, verb.as_bytes());
+            put_bulk(scratch, channel);
+            put_bulk(scratch, message);
             for client in list {
-                let mut out = BytesMut::new();
-                put_header(&mut out, client.is_resp3(), 3);
-                put_bulk(&mut out, verb.as_bytes());
-                put_bulk(&mut out, channel);
-                put_bulk(&mut out, message);
-                deliver(client, &out, limits);
+                deliver_message(client, scratch, limits);
                 receivers += 1;
             }
         }
-        if shard {
-            return receivers;
+        if !shard {
+            for (pattern, list) in &by_name[Kind::Pattern.index()] {
+                if !glob::matches(pattern, channel, false) {
+                    continue;
+                }
+                scratch.clear();
+                put_header(scratch, false, 4);
+                put_bulk(scratch, b"pmessage");
+                put_bulk(scratch, pattern);
+                put_bulk(scratch, channel);
+                put_bulk(scratch, message);
+                for client in list {
+                    deliver_message(client, scratch, limits);
+                    receivers += 1;
+                }
+            }
         }
-        for (pattern, list) in &tables.by_name[Kind::Pattern.index()] {
-            if !glob::matches(pattern, channel, false) {
-                continue;
-            }
-            for client in list {
-                let mut out = BytesMut::new();
-                put_header(&mut out, client.is_resp3(), 4);
-                put_bulk(&mut out, b"pmessage");
-                put_bulk(&mut out, pattern);
-                put_bulk(&mut out, channel);
-                put_bulk(&mut out, message);
-                deliver(client, &out, limits);
-                receivers += 1;
-            }
+        if scratch.capacity() > MAILBOX_KEEP_BYTES {
+            *scratch = Vec::new();
         }
         receivers
     }
@@ -413,15 +471,34 @@ impl Tables {
     }
 }
 
-/// Appends one message to `client`'s mailbox and wakes its connection, unless the client is
-/// over its output limit: then its mailbox is emptied and it is disconnected.
+/// Appends a message frame encoded for RESP2 (an array) to `client`'s mailbox, as a push
+/// (`>` for `*`) if it speaks RESP3.
+fn deliver_message(client: &ClientInfo, resp2: &[u8], limits: &Limits<'_>) {
+    match resp2.split_first() {
+        Some((_, rest)) if client.is_resp3() => append(client, b">", rest, limits),
+        _ => append(client, &[], resp2, limits),
+    }
+}
+
+/// Appends `frame` (a MONITOR line, a pub/sub message) to `client`'s mailbox; see
+/// [`append`].
 pub(crate) fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
+    append(client, &[], frame, limits);
+}
+
+/// Appends `head` then `body` to `client`'s mailbox, waking its connection if the mailbox
+/// was empty, unless the client is over its output limit: then its mailbox is emptied and it
+/// is disconnected.
+fn append(client: &ClientInfo, head: &[u8], body: &[u8], limits: &Limits<'_>) {
     let subscriber = &client.pubsub;
     let mut mailbox = subscriber.mailbox.lock();
     if mailbox.overrun {
         return;
     }
-    mailbox.bytes.extend_from_slice(frame);
+    let was_empty = mailbox.bytes.is_empty();
+    mailbox.bytes.reserve(head.len() + body.len());
+    mailbox.bytes.extend_from_slice(head);
+    mailbox.bytes.extend_from_slice(body);
     subscriber.has_mail.store(true, Ordering::Release);
     let pending = mailbox.bytes.len() + subscriber.in_flight.load(Ordering::Relaxed);
     let Mailbox { guard, .. } = &mut *mailbox;
@@ -435,7 +512,9 @@ pub(crate) fn deliver(client: &ClientInfo, frame: &[u8], limits: &Limits<'_>) {
         return;
     }
     drop(mailbox);
-    subscriber.ready.notify_one();
+    if was_empty {
+        subscriber.wake();
+    }
 }
 
 #[cfg(test)]
@@ -450,8 +529,16 @@ mod tests {
     }
 
     fn client(id: u64) -> Arc<ClientInfo> {
+        client_speaking(id, Protocol::Resp2)
+    }
+
+    fn client_speaking(id: u64, protocol: Protocol) -> Arc<ClientInfo> {
         let addr = "127.0.0.1:1".parse().unwrap();
-        Arc::new(ClientInfo::new(id, addr, None, Protocol::Resp2))
+        Arc::new(ClientInfo::new(id, addr, None, protocol))
+    }
+
+    fn wakes(client: &ClientInfo) -> usize {
+        client.pubsub.wakes.load(Ordering::Relaxed)
     }
 
     fn limits(stats: &Stats) -> Limits<'_> {
@@ -538,5 +625,99 @@ mod tests {
         assert_eq!(a.pubsub.waiting(), 0);
         assert_eq!(registry.publish(b"c", b"small", false, &limits(&stats)), 1);
         assert_eq!(a.pubsub.waiting(), 0);
+    }
+
+    #[test]
+    fn a_burst_wakes_once_and_is_taken_whole_in_publishing_order() {
+        let stats = Stats::default();
+        let registry = Registry::default();
+        let a = client(1);
+        registry.subscribe(&a, Kind::Channel, &[b"c"]);
+        registry.subscribe(&a, Kind::Pattern, &[b"c*"]);
+        for message in [b"1", b"2", b"3"] {
+            assert_eq!(registry.publish(b"c", message, false, &limits(&stats)), 2);
+        }
+        assert_eq!(wakes(&a), 1);
+        let mut expected = Vec::new();
+        for message in ["1", "2", "3"] {
+            expected.extend_from_slice(
+                format!("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\n{message}\r\n").as_bytes(),
+            );
+            expected.extend_from_slice(
+                format!("*4\r\n$8\r\npmessage\r\n$2\r\nc*\r\n$1\r\nc\r\n$1\r\n{message}\r\n")
+                    .as_bytes(),
+            );
+        }
+        assert_eq!(a.pubsub.take().as_ref(), &expected[..]);
+        assert!(a.pubsub.take().is_empty());
+        // Emptied, the mailbox wakes its connection again for the next message.
+        registry.publish(b"c", b"4", false, &limits(&stats));
+        assert_eq!(wakes(&a), 2);
+    }
+
+    #[test]
+    fn one_encoding_serves_resp2_and_resp3_subscribers() {
+        let stats = Stats::default();
+        let registry = Registry::default();
+        let (two, three) = (client(1), client_speaking(2, Protocol::Resp3));
+        for c in [&two, &three] {
+            registry.subscribe(c, Kind::Channel, &[b"news"]);
+            registry.subscribe(c, Kind::Pattern, &[b"n*"]);
+            registry.subscribe(c, Kind::Shard, &[b"news"]);
+        }
+        assert_eq!(registry.publish(b"news", b"hi", false, &limits(&stats)), 4);
+        assert_eq!(registry.publish(b"news", b"s", true, &limits(&stats)), 2);
+        let framed = |push: &str| {
+            let frames = [
+                ("3", "$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"),
+                (
+                    "4",
+                    "$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n",
+                ),
+                ("3", "$8\r\nsmessage\r\n$4\r\nnews\r\n$1\r\ns\r\n"),
+            ];
+            frames
+                .iter()
+                .map(|(len, body)| format!("{push}{len}\r\n{body}"))
+                .collect::<String>()
+        };
+        assert_eq!(two.pubsub.take().as_ref(), framed("*").as_bytes());
+        assert_eq!(three.pubsub.take().as_ref(), framed(">").as_bytes());
+    }
+
+    #[test]
+    fn the_mailbox_reuses_its_buffer_once_the_taken_bytes_are_dropped() {
+        let stats = Stats::default();
+        let registry = Registry::default();
+        let a = client(1);
+        registry.subscribe(&a, Kind::Channel, &[b"c"]);
+        registry.publish(b"c", b"first", false, &limits(&stats));
+        let first = a.pubsub.take();
+        let at = first.as_ptr();
+        drop(first);
+        registry.publish(b"c", b"again", false, &limits(&stats));
+        assert_eq!(a.pubsub.take().as_ptr(), at);
+        // A buffer grown past the keep size is given up instead.
+        let big = vec![b'x'; MAILBOX_KEEP_BYTES + 1];
+        registry.publish(b"c", &big, false, &limits(&stats));
+        let taken = a.pubsub.take();
+        assert!(taken.len() > MAILBOX_KEEP_BYTES);
+        assert_eq!(a.pubsub.mailbox.lock().bytes.capacity(), 0);
+    }
+
+    #[test]
+    fn only_subscribers_and_monitors_expect_mail() {
+        let registry = Registry::default();
+        let a = client(1);
+        assert!(!a.pubsub.expects_mail());
+        registry.subscribe(&a, Kind::Shard, &[b"s"]);
+        assert!(a.pubsub.expects_mail());
+        registry.unsubscribe(&a, Kind::Shard, &[]);
+        assert!(!a.pubsub.expects_mail());
+        let monitors = super::super::monitor::Monitors::default();
+        monitors.add(&a);
+        assert!(a.pubsub.expects_mail());
+        monitors.remove(a.id);
+        assert!(!a.pubsub.expects_mail());
     }
 }

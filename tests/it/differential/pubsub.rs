@@ -346,3 +346,67 @@ fn subscribe_inside_multi_matches_redis8_resp2() {
     ];
     run("subscribe inside multi", 2, 2, &script);
 }
+
+/// What a subscriber read from `publishers` publishing `each` messages `p<n>:<i>` at once:
+/// every message once, each publisher's in its order (the mailbox batches bursts of them
+/// into one write, so this is what the batching must keep).
+fn received_in_order(conn: &mut Conn, publishers: usize, each: usize, pattern: bool) {
+    let mut next = vec![0usize; publishers];
+    for _ in 0..publishers * each {
+        let (frame, raw) = conn.read();
+        let items = match frame {
+            Resp::Array(items) | Resp::Push(items) => items,
+            other => panic!("not a message frame: {other} {}", show_raw(&raw)),
+        };
+        let kind: &[u8] = if pattern { b"pmessage" } else { b"message" };
+        assert_eq!(items.first(), Some(&Resp::Bulk(kind.to_vec())));
+        let Some(Resp::Bulk(message)) = items.last() else {
+            panic!("no message in {}", show_raw(&raw));
+        };
+        let text = String::from_utf8_lossy(message);
+        let (p, i) = text
+            .trim_start_matches('p')
+            .split_once(':')
+            .expect("a p<n>:<i> message");
+        let (p, i): (usize, usize) = (p.parse().unwrap(), i.parse().unwrap());
+        assert_eq!(i, next[p], "publisher {p}'s messages out of order");
+        next[p] += 1;
+    }
+    assert_eq!(next, vec![each; publishers]);
+}
+
+#[test]
+fn concurrent_publishers_reach_every_subscriber_in_each_publishers_order() {
+    const PUBLISHERS: usize = 4;
+    const EACH: usize = 300;
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let addr = ours.addr();
+    let mut resp2 = Conn::open(addr);
+    resp2.send(&["SUBSCRIBE", "c"]);
+    resp2.read();
+    let mut resp3 = Conn::open(addr);
+    resp3.send(&["HELLO", "3"]);
+    resp3.read();
+    resp3.send(&["SUBSCRIBE", "c"]);
+    resp3.read();
+    let mut by_pattern = Conn::open(addr);
+    by_pattern.send(&["PSUBSCRIBE", "c*"]);
+    by_pattern.read();
+    let publishers: Vec<_> = (0..PUBLISHERS)
+        .map(|p| {
+            std::thread::spawn(move || {
+                let mut conn = Conn::open(addr);
+                for i in 0..EACH {
+                    conn.send(&["PUBLISH", "c", &format!("p{p}:{i}")]);
+                    assert_eq!(conn.read().0, Resp::Int(3), "PUBLISH's receivers");
+                }
+            })
+        })
+        .collect();
+    received_in_order(&mut resp2, PUBLISHERS, EACH, false);
+    received_in_order(&mut resp3, PUBLISHERS, EACH, false);
+    received_in_order(&mut by_pattern, PUBLISHERS, EACH, true);
+    for publisher in publishers {
+        publisher.join().expect("a publisher panicked");
+    }
+}
