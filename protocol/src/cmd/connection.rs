@@ -5,8 +5,8 @@ use echomq_engine::Reply;
 
 use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
-use crate::state::ClientState;
 use crate::state::client::valid_client_name;
+use crate::state::{ClientState, ServerState};
 
 /// The version echomq reports: the Redis whose stream behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "8.8.0";
@@ -14,7 +14,7 @@ pub(crate) const REDIS_VERSION: &str = "8.8.0";
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 /// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
-pub(crate) fn ping(client: &ClientState, argv: &[&[u8]]) -> Reply {
+pub(crate) fn ping(_: &ServerState, client: &ClientState, argv: &[&[u8]]) -> Reply {
     if client.protocol == Protocol::Resp2 && client.info.pubsub.is_subscribed() {
         let pong =
             |message: &[u8]| Reply::Array(vec![Reply::bulk_static("pong"), Reply::bulk(message)]);
@@ -32,7 +32,7 @@ pub(crate) fn ping(client: &ClientState, argv: &[&[u8]]) -> Reply {
 }
 
 /// `ECHO message`.
-pub(crate) fn echo(_: &ClientState, argv: &[&[u8]]) -> Reply {
+pub(crate) fn echo(_: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
     Reply::bulk(argv[1])
 }
 

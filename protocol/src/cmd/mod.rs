@@ -207,9 +207,9 @@ pub(crate) fn execute(
         // took the lock still holds it, as for any request of the batch).
         Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
         Found::Server(Command {
-            run: Run::Client(run),
+            run: Run::NoKeyspace(run),
             ..
-        }) => Action::Reply(run(client, argv)),
+        }) => Action::Reply(run(state, client, argv)),
         Found::Server(Command {
             run: Run::Keyspace(run),
             ..
@@ -295,9 +295,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let name = found.spec().name;
     let reply = match found {
         Found::Server(Command {
-            run: Run::Client(run),
+            run: Run::NoKeyspace(run),
             ..
-        }) => run(ctx.client, argv),
+        }) => run(ctx.state, ctx.client, argv),
         Found::Server(Command {
             spec,
             run: Run::Keyspace(run),

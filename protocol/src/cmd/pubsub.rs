@@ -13,6 +13,7 @@ use echomq_engine::{Error as EngineError, Reply};
 use super::{Ctx, error, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::resp::Protocol;
 use crate::state::pubsub::{Frames, Kind};
+use crate::state::{ClientState, ServerState};
 
 /// Commands a RESP2 client may run while subscribed (Redis's list).
 pub(crate) fn allowed_when_subscribed(name: &str) -> bool {
@@ -111,13 +112,13 @@ pub(crate) fn sunsubscribe(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 }
 
 /// `PUBLISH channel message`: the number of clients that received it.
-pub(crate) fn publish(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    Reply::Int(ctx.state.publish(argv[1], argv[2], false) as i64)
+pub(crate) fn publish(state: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
+    Reply::Int(state.publish(argv[1], argv[2], false) as i64)
 }
 
 /// `SPUBLISH shardchannel message`.
-pub(crate) fn spublish(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    Reply::Int(ctx.state.publish(argv[1], argv[2], true) as i64)
+pub(crate) fn spublish(state: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
+    Reply::Int(state.publish(argv[1], argv[2], true) as i64)
 }
 
 const PUBSUB_HELP: &[&str] = &[

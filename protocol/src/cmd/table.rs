@@ -17,7 +17,7 @@ use super::{
     object, persistence, pubsub, strings, transaction,
 };
 use crate::fnv::FnvBuild;
-use crate::state::ClientState;
+use crate::state::{ClientState, ServerState};
 use echomq_engine::command::flags::{
     DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
 };
@@ -27,8 +27,9 @@ use echomq_engine::command::flags::{
 pub(crate) enum Run {
     /// Under the keyspace lock, with the databases and one time snapshot.
     Keyspace(fn(&mut Ctx<'_>, &[&[u8]]) -> Reply),
-    /// On the client alone (PING, ECHO): no lock, no snapshot, no database prepared.
-    Client(fn(&ClientState, &[&[u8]]) -> Reply),
+    /// Without the keyspace (PING, ECHO, PUBLISH): no lock, no snapshot, no database
+    /// prepared; it sees the server and the client that sent it.
+    NoKeyspace(fn(&ServerState, &ClientState, &[&[u8]]) -> Reply),
 }
 
 /// One server command: what it is and how it runs.
@@ -44,11 +45,14 @@ const fn command(spec: CommandSpec, run: fn(&mut Ctx<'_>, &[&[u8]]) -> Reply) ->
     }
 }
 
-/// A command that reads only the client that sent it.
-const fn client_command(spec: CommandSpec, run: fn(&ClientState, &[&[u8]]) -> Reply) -> Command {
+/// A command that does not touch the keyspace.
+const fn keyless_command(
+    spec: CommandSpec,
+    run: fn(&ServerState, &ClientState, &[&[u8]]) -> Reply,
+) -> Command {
     Command {
         spec,
-        run: Run::Client(run),
+        run: Run::NoKeyspace(run),
     }
 }
 
@@ -62,8 +66,8 @@ const fn sub(full_name: &'static str, arity: i32) -> Subcommand {
 
 /// The server commands, in COMMAND's order.
 pub(crate) const COMMANDS: &[Command] = &[
-    client_command(spec("ping", -1), connection::ping),
-    client_command(spec("echo", 2), connection::echo),
+    keyless_command(spec("ping", -1), connection::ping),
+    keyless_command(spec("echo", 2), connection::echo),
     command(
         spec("hello", -1).flags(NO_AUTH | LOADING_OK),
         connection::hello,
@@ -227,8 +231,8 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("sunsubscribe", -1).keys(1, -1, 1),
         pubsub::sunsubscribe,
     ),
-    command(spec("publish", 3).flags(MAY_REPLICATE), pubsub::publish),
-    command(
+    keyless_command(spec("publish", 3).flags(MAY_REPLICATE), pubsub::publish),
+    keyless_command(
         spec("spublish", 3).flags(MAY_REPLICATE).keys(1, 1, 1),
         pubsub::spublish,
     ),
