@@ -274,11 +274,13 @@ fn aof_everysec_sigkill_loads_a_prefix_of_the_history() {
             c.ok(&["XGROUP", "CREATE", "s", "g", "0", "MKSTREAM"]);
         }
         let mut history = vec![model.clone()];
+        let mut ran = Vec::new();
         for _ in 0..rng.below(60) + 1 {
             let op = random_op(&mut rng, &model);
             let argv = op.argv(&model);
             let args: Vec<&str> = argv.iter().map(String::as_str).collect();
             c.ok(&args);
+            ran.push(argv.join(" "));
             model = op.apply(&model);
             history.push(model.clone());
         }
@@ -294,7 +296,11 @@ fn aof_everysec_sigkill_loads_a_prefix_of_the_history() {
             } == loaded
         });
         let Some(at) = found else {
-            panic!("after kill {kill}: {loaded:?} is not a state the history went through");
+            panic!(
+                "after kill {kill}: {loaded:?} is not a state the history went through; \
+                 it ended at {:?} after {ran:?}",
+                history.last()
+            );
         };
         model = history[at].clone();
     }
