@@ -66,6 +66,8 @@ pub struct ServeArgs {
     /// Worker threads for connections (0 = half the cores, at least 1, at most 4). Commands
     /// run one at a time under the keyspace lock either way; more threads only parallelize
     /// reading, parsing and writing, and leave less CPU to everything else on the machine.
+    /// With one, connections run on tokio's current-thread scheduler, like Redis's one event
+    /// loop.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Fold trimmed entries into an archive in DIR (default: ./echomq-archive) before trimming.
@@ -102,8 +104,15 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         }
         n => n,
     };
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(threads);
+    // One thread: the current-thread scheduler, as Redis's one event loop; a task woken by its
+    // socket runs on the thread that polled the socket, with no cross-thread queue or unpark.
+    let mut builder = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
+    };
     let runtime = builder
         .enable_all()
         .build()

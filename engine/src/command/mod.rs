@@ -226,13 +226,21 @@ pub fn is_stream_command(name: &[u8]) -> bool {
 }
 
 fn find(name: &[u8]) -> Option<&'static Entry> {
+    /// Longer than every command's name.
+    const NAME_MAX: usize = 16;
     // Every stream command starts with X: most other names are rejected after one byte.
-    if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) {
+    if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) || name.len() > NAME_MAX {
         return None;
     }
-    COMMANDS.iter().find(|entry| {
-        entry.spec.name.len() == name.len() && name.eq_ignore_ascii_case(entry.spec.name.as_bytes())
-    })
+    // Lower-cased once, then compared as plain bytes (the names in the table are lower case).
+    let mut lower = [0u8; NAME_MAX];
+    for (to, from) in lower.iter_mut().zip(name) {
+        *to = from.to_ascii_lowercase();
+    }
+    let lower = &lower[..name.len()];
+    COMMANDS
+        .iter()
+        .find(|entry| entry.spec.name.as_bytes() == lower)
 }
 
 /// A container's subcommand (`argv[1]`), checked against its table row: the subcommand's

@@ -107,3 +107,35 @@ fn a_command_that_would_block_replies_null_outside_a_blocking_caller() {
     assert_eq!(reply, Reply::NullArray);
     assert_eq!(ks.blocked_count(), 0);
 }
+
+#[test]
+fn every_table_name_is_found_in_upper_and_mixed_case() {
+    for entry in super::COMMANDS {
+        let name = entry.spec.name;
+        assert_eq!(
+            name,
+            name.to_ascii_lowercase(),
+            "table names are lower case"
+        );
+        let upper = name.to_ascii_uppercase();
+        let found = super::find(upper.as_bytes()).map(|e| e.spec.name);
+        assert_eq!(found, Some(name));
+        let mixed: String = name
+            .chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i % 2 == 0 {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                }
+            })
+            .collect();
+        assert_eq!(
+            super::find(mixed.as_bytes()).map(|e| e.spec.name),
+            Some(name)
+        );
+    }
+    assert!(super::find(b"xlenx").is_none());
+    assert!(super::find(b"xaaaaaaaaaaaaaaaaaaaaaaaaaa").is_none());
+}

@@ -72,7 +72,13 @@ async fn write_out(
         } else {
             limits.normal
         };
-        let pending = output_limit::counted(output.len() - written + subscriber.waiting());
+        // Only a subscriber or a MONITOR has a mailbox to count (and its lock to take).
+        let mailbox = if subscriber.expects_mail() {
+            subscriber.waiting()
+        } else {
+            0
+        };
+        let pending = output_limit::counted(output.len() - written + mailbox);
         if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
             output_limit::log_drop(&client.info.line(), overrun);
             state.stats().output_limit_disconnection();
@@ -88,18 +94,35 @@ async fn write_out(
                 None => std::future::pending().await,
             }
         };
+        // The socket usually takes everything at once: try that without building a wait.
+        if let Some(wrote) = try_write(writer, &output[written..])? {
+            written += wrote;
+            continue;
+        }
         // A publisher drops a subscriber over its limit by killing it: stop writing then.
         let wrote = tokio::select! {
-            wrote = writer.write(&output[written..]) => wrote?,
-            () = soft_deadline => continue,
+            biased;
             () = client.info.killed() => {
                 return Err(std::io::Error::other("killed"));
             }
+            wrote = writer.write(&output[written..]) => wrote?,
+            () = soft_deadline => continue,
         };
         if wrote == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
         written += wrote;
+    }
+}
+
+/// One write without waiting: `Some(bytes written)` (at least one), or `None` when the socket
+/// takes nothing now.
+fn try_write(writer: &OwnedWriteHalf, bytes: &[u8]) -> std::io::Result<Option<usize>> {
+    match writer.try_write(bytes) {
+        Ok(0) => Err(std::io::ErrorKind::WriteZero.into()),
+        Ok(wrote) => Ok(Some(wrote)),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -113,7 +136,11 @@ async fn commit(state: &ServerState) -> std::io::Result<()> {
     let waited = match commit {
         Commit::Done => return Ok(()),
         Commit::Bytes(target) => state.aof().wait_durable(target).await,
-        Commit::Round(round) => state.aof().wait_round(round).await,
+        // Let every connection ready to run feed first: one round then covers them all.
+        Commit::Round(fed) => {
+            tokio::task::yield_now().await;
+            state.aof().wait_round(fed).await
+        }
     };
     waited.map_err(std::io::Error::other)
 }
@@ -175,8 +202,9 @@ async fn run(
                 out.flush(state, client, &mut output).await?;
                 let poll = until.min(Instant::now() + Duration::from_millis(BLOCK_POLL_MS_MAX));
                 tokio::select! {
-                    () = tokio::time::sleep_until(poll.into()) => {}
+                    biased;
                     () = client.info.killed() => return Ok(()),
+                    () = tokio::time::sleep_until(poll.into()) => {}
                 }
                 continue;
             }
@@ -224,16 +252,19 @@ async fn run(
             }
             tokio::time::sleep(Duration::from_secs(timeout_s)).await;
         };
+        // Biased: the branches are polled in order, with no random draw per wait; a killed
+        // client is seen first, at the cost of one atomic load.
         tokio::select! {
+            biased;
+            () = client.info.killed() => return Ok(()),
             read = reader.read_buf(&mut input) => {
                 let read = read?;
                 if read == 0 {
                     return Ok(());
                 }
                 state.stats().read_processed(read);
-                client.info.mark_active();
+                scratch.read_since_batch = true;
             }
-            () = client.info.killed() => return Ok(()),
             () = idle => return Ok(()),
             // A message arrived in the empty mailbox: let the tasks ready to run go first (a
             // burst of publishers appends meanwhile), then write all of it at the top of the
@@ -301,6 +332,8 @@ async fn wait_blocked(
             None => BLOCK_POLL_MS_MAX,
         };
         tokio::select! {
+            biased;
+            () = info.killed() => return Ok(None),
             () = wake.0.notified() => {}
             () = tokio::time::sleep(Duration::from_millis(poll_ms)) => {}
             read = reader.read_buf(input) => {
@@ -308,7 +341,6 @@ async fn wait_blocked(
                     return Ok(None);
                 }
             }
-            () = info.killed() => return Ok(None),
         }
     }
 }

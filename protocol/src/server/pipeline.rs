@@ -45,6 +45,19 @@ pub(crate) enum Step {
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     args: Vec<Arg>,
+    /// The allocation of a batch's argument slices, kept empty between batches (see
+    /// [`reuse_empty`]).
+    argv: Vec<&'static [u8]>,
+    /// Whether input was read since the last batch: the next batch marks the client active.
+    pub(crate) read_since_batch: bool,
+}
+
+/// An empty vector of another lifetime's slices in `v`'s allocation. `v` is empty, so the map
+/// never runs; collecting an exact-size `vec::IntoIter` of a same-layout type into a `Vec`
+/// reuses its buffer, so a batch allocates no argument vector once the first one has.
+fn reuse_empty<'a, 'b>(v: Vec<&'a [u8]>) -> Vec<&'b [u8]> {
+    debug_assert!(v.is_empty());
+    v.into_iter().map(|_| -> &'b [u8] { &[] }).collect()
 }
 
 /// Runs every complete request at the front of `input` (see the module docs), consuming the
@@ -60,10 +73,14 @@ pub(crate) fn run_ready(
 ) -> Step {
     let bulk_bytes_max = i64::try_from(state.proto_max_bulk_len()).unwrap_or(i64::MAX);
     let mut batch = state.keyspace().batch();
-    client.clock_mark = Some(crate::mono::now_ns());
+    let now_ns = crate::mono::now_ns();
+    client.clock_mark = Some(now_ns);
+    if std::mem::take(&mut scratch.read_since_batch) {
+        client.info.mark_active_at(now_ns);
+    }
     let whole: &[u8] = input;
     let mut consumed = 0;
-    let mut argv: Vec<&[u8]> = Vec::new();
+    let mut argv: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.argv));
     let step = loop {
         let limits = DecodeLimits {
             bulk_bytes_max,
@@ -112,7 +129,8 @@ pub(crate) fn run_ready(
             break Step::Flush;
         }
     };
-    drop(argv);
+    argv.clear();
+    scratch.argv = reuse_empty(argv);
     client.clock_mark = None;
     batch.end();
     input.advance(consumed);
@@ -140,5 +158,19 @@ fn arg_bytes<'a>(arg: &'a Arg, buf: &'a [u8]) -> &'a [u8] {
     match arg {
         Arg::Span(start, end) => &buf[*start..*end],
         Arg::Owned(bytes) => bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reuse_empty;
+
+    #[test]
+    fn the_argument_vector_keeps_its_allocation_between_batches() {
+        let mut v: Vec<&[u8]> = Vec::with_capacity(8);
+        let buffer = v.as_ptr();
+        v = reuse_empty(reuse_empty(v));
+        assert!(v.capacity() >= 8);
+        assert_eq!(v.as_ptr(), buffer);
     }
 }

@@ -5,16 +5,15 @@
 //! connection runs, so its changing parts sit behind atomics and a lock, reached only through
 //! its methods; [`ClientState`] keeps the shared view's database and protocol in step.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use tokio::sync::Notify;
-use tokio::sync::futures::Notified;
 
+use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
 use crate::resp::Protocol;
 
@@ -27,10 +26,10 @@ pub struct ClientInfo {
     pub addr: SocketAddr,
     /// The local address.
     pub laddr: Option<SocketAddr>,
-    /// When it connected.
-    created: Instant,
-    /// Milliseconds since `created` of its last command.
-    last_command_ms: AtomicU64,
+    /// When it connected ([`crate::mono::now_ns`]).
+    created_ns: u64,
+    /// When its last batch of requests was read, on the same clock.
+    last_active_ns: AtomicU64,
     /// Its database.
     db: AtomicUsize,
     /// Whether it speaks RESP3.
@@ -40,7 +39,7 @@ pub struct ClientInfo {
     /// The last command's name.
     last_command: Mutex<&'static str>,
     /// Signalled by CLIENT KILL.
-    kill: Notify,
+    kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
     /// Whether it watches keys (INFO's `watching_clients`).
@@ -68,17 +67,18 @@ impl ClientInfo {
         laddr: Option<SocketAddr>,
         protocol: Protocol,
     ) -> ClientInfo {
+        let now_ns = crate::mono::now_ns();
         ClientInfo {
             id,
             addr,
             laddr,
-            created: Instant::now(),
-            last_command_ms: AtomicU64::new(0),
+            created_ns: now_ns,
+            last_active_ns: AtomicU64::new(now_ns),
             db: AtomicUsize::new(0),
             resp3: AtomicBool::new(protocol == Protocol::Resp3),
             names: Mutex::new(Names::default()),
             last_command: Mutex::new("NULL"),
-            kill: Notify::new(),
+            kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             pubsub: Subscriber::default(),
@@ -107,12 +107,13 @@ impl ClientInfo {
 
     /// CLIENT KILL: its connection closes at its next wait.
     pub fn kill(&self) {
-        self.kill.notify_one();
+        self.kill.fire();
     }
 
-    /// Completes once the client was killed.
-    pub fn killed(&self) -> Notified<'_> {
-        self.kill.notified()
+    /// Completes once the client was killed (at once if it was). Only the client's own
+    /// connection waits on it.
+    pub fn killed(&self) -> impl Future<Output = ()> + '_ {
+        self.kill.wait()
     }
 
     /// Whether it speaks RESP3 (how messages published to it are encoded).
@@ -137,8 +138,8 @@ impl ClientInfo {
 
     /// Milliseconds since its last batch of requests.
     pub fn idle_ms(&self) -> u64 {
-        let now = self.created.elapsed().as_millis() as u64;
-        now.saturating_sub(self.last_command_ms.load(Ordering::Relaxed))
+        let last = self.last_active_ns.load(Ordering::Relaxed);
+        crate::mono::now_ns().saturating_sub(last) / 1_000_000
     }
 
     /// Records the command being run (CLIENT LIST's `cmd`).
@@ -146,17 +147,16 @@ impl ClientInfo {
         *self.last_command.lock() = command;
     }
 
-    /// Marks the client active now (CLIENT LIST's `idle`); called once per batch of requests
-    /// read, not per command, to keep clock reads off the per-command path.
-    pub fn mark_active(&self) {
-        self.last_command_ms
-            .store(self.created.elapsed().as_millis() as u64, Ordering::Relaxed);
+    /// Marks the client active at `now_ns` ([`crate::mono::now_ns`]; CLIENT LIST's `idle`):
+    /// once per batch of requests read, with the batch's own clock reading, so no clock is
+    /// read for it.
+    pub(crate) fn mark_active_at(&self, now_ns: u64) {
+        self.last_active_ns.store(now_ns, Ordering::Relaxed);
     }
 
     /// Seconds since its last command.
     pub fn idle_s(&self) -> u64 {
-        let now = self.created.elapsed().as_millis() as u64;
-        now.saturating_sub(self.last_command_ms.load(Ordering::Relaxed)) / 1000
+        self.idle_ms() / 1000
     }
 
     /// The CLIENT LIST / CLIENT INFO line for this client (without the newline).
@@ -173,7 +173,7 @@ impl ClientInfo {
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
-            self.created.elapsed().as_secs(),
+            crate::mono::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
             self.idle_s(),
             match (
                 self.blocked.load(Ordering::Relaxed),

@@ -29,6 +29,7 @@ pub(crate) mod client;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
 mod hot_settings;
+pub(crate) mod kill_signal;
 pub(crate) mod latency;
 pub(crate) mod monitor;
 pub(crate) mod notify;
