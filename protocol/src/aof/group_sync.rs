@@ -7,12 +7,22 @@
 //! connections run their commands and write, and the next fsync covers all of them, as Redis
 //! covers a whole event-loop turn with one fsync in `beforeSleep`.
 //!
-//! With the syncer running, a connection under `always` does not even write: it asks for a
-//! *round* ([`GroupSync::request_round`]) and the syncer writes everything pending and
-//! fsyncs it, one write and one fsync for every connection that asked meanwhile.
+//! With the syncer running, a connection under `always` does not even write: it waits for a
+//! *round* that covers the offset its commands' bytes end at in the stream of everything fed
+//! ([`GroupSync::wait_fed`]); a round writes everything pending and fsyncs it, one write and
+//! one fsync for every connection whose bytes were fed by then. The connection yields once
+//! before it asks, so every connection ready to run feeds first and one round covers the
+//! whole turn of the event loop, as Redis's `beforeSleep` does.
 //!
-//! Invariants: `durable.synced` only grows and never passes `written`; a failed fsync marks
-//! everything written until then (`failed_upto`) as not acknowledged, so its waiters fail (the
+//! Of the connections waiting, one (the *leader*) waits on the syncer's thread's signal and
+//! relays each change to the others on the runtime's own thread: the syncer's thread wakes
+//! one task per round instead of every waiting one (a task woken from outside the runtime
+//! costs a system call to wake the runtime's thread). A leader that leaves (done, or dropped)
+//! hands over by waking the others, one of whom takes the lead.
+//!
+//! Invariants: `durable.synced` only grows and never passes `written`; `durable.fed` only
+//! grows, and everything fed below it is fsynced; a failed fsync marks everything written
+//! until then (`failed_upto`, `failed_fed`) as not acknowledged, so its waiters fail (the
 //! connection closes unanswered, as for a failed write) while later writes get a new chance.
 
 use std::fs::File;
@@ -32,11 +42,25 @@ pub(crate) struct Durable {
     pub synced: u64,
     /// Bytes up to which an fsync failed: waiters at or below it are refused.
     pub failed_upto: u64,
-    /// The last round (see [`GroupSync::request_round`]) written and fsynced.
-    pub round: u64,
-    /// The last round whose write or fsync failed: its waiters, and earlier ones not yet
-    /// served, are refused.
-    pub failed_round: u64,
+    /// The fed offset (see the AOF's `Buffer`) below which everything is written and fsynced.
+    pub fed: u64,
+    /// The fed offset up to which a round's write or fsync failed: its waiters, and earlier
+    /// ones not yet served, are refused.
+    pub failed_fed: u64,
+}
+
+impl Durable {
+    /// Whether a wait for the fed offset `fed` is over, and how: `Some(Ok)` fsynced,
+    /// `Some(Err)` failed.
+    fn outcome(&self, fed: u64) -> Option<Result<(), String>> {
+        if self.fed >= fed {
+            Some(Ok(()))
+        } else if self.failed_fed >= fed {
+            Some(Err("the AOF write or fsync failed".into()))
+        } else {
+            None
+        }
+    }
 }
 
 /// The written and durable counters, and the syncer's wake-up.
@@ -49,8 +73,10 @@ pub(crate) struct GroupSync {
     wake: Condvar,
     durable: watch::Sender<Durable>,
     started: AtomicBool,
-    /// Rounds asked for by connections under `always` whose writes the syncer does.
-    rounds_asked: AtomicU64,
+    /// Whether a waiter leads (see the module docs).
+    leader: AtomicBool,
+    /// The leader's relay of `durable`'s changes to the other waiters.
+    relayed: watch::Sender<()>,
 }
 
 impl Default for GroupSync {
@@ -61,7 +87,8 @@ impl Default for GroupSync {
             wake: Condvar::new(),
             durable: watch::Sender::new(Durable::default()),
             started: AtomicBool::new(false),
-            rounds_asked: AtomicU64::new(0),
+            leader: AtomicBool::new(false),
+            relayed: watch::Sender::new(()),
         }
     }
 }
@@ -86,29 +113,54 @@ impl GroupSync {
         self.started.load(Ordering::Acquire)
     }
 
-    /// Asks the syncer for a round that writes everything pending now and fsyncs it; returns
-    /// the round to [`GroupSync::wait_round`] for. The caller's bytes were fed before this
-    /// call, and a round takes the pending bytes only after reading the rounds asked, so the
-    /// round that covers this one writes them.
-    pub(crate) fn request_round(&self) -> u64 {
-        let round = self.rounds_asked.fetch_add(1, Ordering::AcqRel) + 1;
+    /// Asks the syncer for a round: it writes everything pending then and fsyncs it.
+    fn ask_round(&self) {
         *self.wanted.lock() = true;
         self.wake.notify_one();
-        round
     }
 
-    /// Waits until round `round` is written and fsynced; an error if it failed.
-    pub(crate) async fn wait_round(&self, round: u64) -> Result<(), String> {
-        let mut durable = self.durable.subscribe();
-        let reached = durable
-            .wait_for(|d| d.round >= round || d.failed_round >= round)
-            .await
-            .map(|d| d.round >= round);
-        match reached {
-            Ok(true) => Ok(()),
-            Ok(false) => Err("the AOF write or fsync failed".into()),
-            Err(_) => Err("the AOF is gone".into()),
+    /// Waits until everything fed up to offset `fed` is written and fsynced, asking for a
+    /// round if none covers it yet; an error if its write or fsync failed.
+    pub(crate) async fn wait_fed(&self, fed: u64) -> Result<(), String> {
+        if let Some(outcome) = self.durable.borrow().outcome(fed) {
+            return outcome;
         }
+        self.ask_round();
+        let mut relayed = self.relayed.subscribe();
+        loop {
+            // Subscribed to the relay before looking: a change or a hand-over after this
+            // look wakes this waiter.
+            if let Some(outcome) = self.durable.borrow().outcome(fed) {
+                return outcome;
+            }
+            if !self.leader.swap(true, Ordering::AcqRel) {
+                return self.lead(fed).await;
+            }
+            if relayed.changed().await.is_err() {
+                return Err("the AOF is gone".into());
+            }
+        }
+    }
+
+    /// [`GroupSync::wait_fed`] as the leader: waits on the syncer's signal and relays each
+    /// change; hands over when it returns or is dropped.
+    async fn lead(&self, fed: u64) -> Result<(), String> {
+        let _handover = Handover(self);
+        let mut durable = self.durable.subscribe();
+        loop {
+            if let Some(outcome) = durable.borrow_and_update().outcome(fed) {
+                return outcome;
+            }
+            if durable.changed().await.is_err() {
+                return Err("the AOF is gone".into());
+            }
+            self.relayed.send_replace(());
+        }
+    }
+
+    /// The bytes the group fsynced so far.
+    pub(crate) fn synced(&self) -> u64 {
+        self.durable.borrow().synced
     }
 
     /// The bytes written so far.
@@ -148,17 +200,18 @@ impl GroupSync {
                         std::mem::take(&mut *wanted)
                     };
                     if wanted {
-                        // Rounds first, then the pending bytes: every round asked by now
-                        // had its bytes fed before it was asked.
-                        let round = group.rounds_asked.load(Ordering::Acquire);
                         match aof.write_for_group() {
                             Ok(()) => {
-                                let (target, file) = aof.sync_point();
-                                group.sync(target, round, file, &aof);
+                                let (target, fed, file) = aof.sync_point();
+                                group.sync(target, fed, file, &aof);
                             }
-                            Err(_) => group
-                                .durable
-                                .send_modify(|d| d.failed_round = d.failed_round.max(round)),
+                            Err(_) => {
+                                // Everything fed by now is pending still: its waiters fail.
+                                let fed = aof.buffer.fed();
+                                group
+                                    .durable
+                                    .send_modify(|d| d.failed_fed = d.failed_fed.max(fed));
+                            }
                         }
                     }
                 }
@@ -170,15 +223,16 @@ impl GroupSync {
     }
 
     /// One group fsync: `file` (a handle of the current incremental file, taken with
-    /// `target` under the files lock) fsynced, outside every lock; then the waiters up to
-    /// `target` are released (or failed).
-    fn sync(&self, target: u64, round: u64, file: Option<File>, aof: &Aof) {
+    /// `target` and `fed` under the files lock; none when nothing was written since the last
+    /// one) fsynced, outside every lock; then the waiters up to `target` and `fed` are
+    /// released (or failed).
+    fn sync(&self, target: u64, fed: u64, file: Option<File>, aof: &Aof) {
         let synced = file.map_or(Ok(()), |f| f.sync_data());
         match synced {
             Ok(()) => {
                 self.durable.send_modify(|d| {
                     d.synced = d.synced.max(target);
-                    d.round = d.round.max(round);
+                    d.fed = d.fed.max(fed);
                 });
                 aof.synced_upto(target);
             }
@@ -186,9 +240,20 @@ impl GroupSync {
                 aof.fail_write(&format!("fsync failed: {e}"));
                 self.durable.send_modify(|d| {
                     d.failed_upto = d.failed_upto.max(target);
-                    d.failed_round = d.failed_round.max(round);
+                    d.failed_fed = d.failed_fed.max(fed);
                 });
             }
         }
+    }
+}
+
+/// Hands the lead over when its leader is done or dropped: the other waiters wake and one
+/// takes it.
+struct Handover<'a>(&'a GroupSync);
+
+impl Drop for Handover<'_> {
+    fn drop(&mut self) {
+        self.0.leader.store(false, Ordering::Release);
+        self.0.relayed.send_replace(());
     }
 }

@@ -118,14 +118,22 @@ pub enum Commit {
     Done,
     /// The fsync of the bytes up to this target ([`Aof::wait_durable`]).
     Bytes(u64),
-    /// The group syncer's round ([`Aof::wait_round`]).
+    /// A group syncer round that covers everything fed up to this offset
+    /// ([`Aof::wait_round`]).
     Round(u64),
 }
 
 /// The pending, encoded propagation: fed under the keyspace lock, taken by [`Aof::commit`].
+///
+/// Every byte fed has an offset in the stream of everything fed since the server started:
+/// `fed` is the end of what was fed, so `fed - bytes.len()` is the end of what was taken out
+/// and written (a failed write puts its bytes back). Under the files lock that is the end of
+/// what the files hold, so an fsync made then covers every offset below it.
 #[derive(Debug, Default)]
 pub(crate) struct Buffer {
     pending: Mutex<Pending>,
+    /// `Pending::fed`, readable without the lock.
+    fed: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -133,11 +141,21 @@ struct Pending {
     bytes: Vec<u8>,
     /// The database the file's commands run in now (`None`: a SELECT is due).
     db: Option<usize>,
+    /// The offset of the end of `bytes`.
+    fed: u64,
+}
+
+impl Buffer {
+    /// The end of everything fed so far.
+    pub(crate) fn fed(&self) -> u64 {
+        self.fed.load(Ordering::Acquire)
+    }
 }
 
 impl PropagationSink for Buffer {
     fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
         let mut pending = self.pending.lock();
+        let before = pending.bytes.len();
         let wrap = commands.len() > 1;
         for (n, (db, argv)) in commands.iter().enumerate() {
             if pending.db != Some(*db) {
@@ -153,6 +171,8 @@ impl PropagationSink for Buffer {
         if wrap {
             codec::encode(&[b"EXEC"], &mut pending.bytes);
         }
+        pending.fed += (pending.bytes.len() - before) as u64;
+        self.fed.store(pending.fed, Ordering::Release);
     }
 }
 
@@ -445,7 +465,7 @@ impl Aof {
     /// [`Aof::commit`], with its byte target for [`Aof::wait_durable`].
     pub fn commit_for_reply(&self) -> Result<Commit, String> {
         if self.enabled() && self.fsync_policy() == Fsync::Always && self.group.running() {
-            return Ok(Commit::Round(self.group.request_round()));
+            return Ok(Commit::Round(self.buffer.fed()));
         }
         Ok(self.commit()?.map_or(Commit::Done, Commit::Bytes))
     }
@@ -507,18 +527,30 @@ impl Aof {
         self.group.wait(target).await
     }
 
-    /// Waits (without holding the thread) until the syncer's round `round` wrote and fsynced
-    /// what was pending when it was asked for; an error if its write or fsync failed.
-    pub(crate) async fn wait_round(&self, round: u64) -> Result<(), String> {
-        self.group.wait_round(round).await
+    /// Waits (without holding the thread) until a syncer round wrote and fsynced everything
+    /// fed up to offset `fed` (a [`Commit::Round`]), asking for one if none covers it yet;
+    /// an error if its write or fsync failed.
+    pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), String> {
+        self.group.wait_fed(fed).await
     }
 
-    /// What the group syncer fsyncs: the bytes written so far and a handle of the file they
-    /// are in (earlier files were fsynced when a rewrite switched away from them).
-    fn sync_point(&self) -> (u64, Option<File>) {
+    /// What the group syncer fsyncs: the bytes written so far, the fed offset they end at,
+    /// and a handle of the file they are in, if anything was written since the last group
+    /// fsync (earlier files were fsynced when a rewrite switched away from them).
+    fn sync_point(&self) -> (u64, u64, Option<File>) {
         let files = self.files.lock();
         let target = self.group.written();
-        (target, files.incr.as_ref().and_then(|f| f.try_clone().ok()))
+        let fed = {
+            let pending = self.buffer.pending.lock();
+            pending.fed - pending.bytes.len() as u64
+        };
+        // Nothing written since the last group fsync: nothing to fsync.
+        let file = if target > self.group.synced() {
+            files.incr.as_ref().and_then(|f| f.try_clone().ok())
+        } else {
+            None
+        };
+        (target, fed, file)
     }
 
     /// Everything up to `target` is fsynced: the file counts as synced if nothing was written
