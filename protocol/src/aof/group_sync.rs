@@ -257,3 +257,75 @@ impl Drop for Handover<'_> {
         self.0.relayed.send_replace(());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::GroupSync;
+
+    /// Publishes what a syncer round would: everything fed below `fed` is durable.
+    fn round_done(group: &GroupSync, fed: u64) {
+        group.durable.send_modify(|d| d.fed = d.fed.max(fed));
+    }
+
+    fn waiter(group: &Arc<GroupSync>, fed: u64) -> tokio::task::JoinHandle<Result<(), String>> {
+        let group = Arc::clone(group);
+        tokio::spawn(async move { group.wait_fed(fed).await })
+    }
+
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn every_waiter_is_released_by_the_round_that_covers_it_and_no_earlier() {
+        let group = Arc::new(GroupSync::default());
+        let waiters: Vec<_> = [10, 20, 30]
+            .iter()
+            .map(|&fed| waiter(&group, fed))
+            .collect();
+        settle().await;
+        round_done(&group, 15);
+        settle().await;
+        let finished: Vec<bool> = waiters.iter().map(|w| w.is_finished()).collect();
+        assert_eq!(finished, [true, false, false]);
+        round_done(&group, 30);
+        for w in waiters {
+            assert_eq!(w.await.unwrap(), Ok(()));
+        }
+        assert!(!group.leader.load(std::sync::atomic::Ordering::Acquire));
+    }
+
+    #[tokio::test]
+    async fn a_leader_dropped_while_waiting_hands_over() {
+        let group = Arc::new(GroupSync::default());
+        let leader = waiter(&group, 10);
+        settle().await;
+        assert!(group.leader.load(std::sync::atomic::Ordering::Acquire));
+        let follower = waiter(&group, 10);
+        settle().await;
+        leader.abort();
+        settle().await;
+        round_done(&group, 10);
+        let done = tokio::time::timeout(Duration::from_secs(5), follower).await;
+        assert_eq!(done.expect("the follower took the lead").unwrap(), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn a_failed_round_fails_the_waiters_it_covered_only() {
+        let group = Arc::new(GroupSync::default());
+        let covered = waiter(&group, 10);
+        let later = waiter(&group, 30);
+        settle().await;
+        group.durable.send_modify(|d| d.failed_fed = 20);
+        assert!(covered.await.unwrap().is_err());
+        round_done(&group, 30);
+        assert_eq!(later.await.unwrap(), Ok(()));
+        // A wait for what is durable already returns at once.
+        assert_eq!(group.wait_fed(25).await, Ok(()));
+    }
+}
