@@ -21,10 +21,17 @@ impl XAck {
         if stream.group(argv[2]).is_none() {
             return Ok(Reply::Int(0));
         }
-        let ids = argv[3..]
-            .iter()
-            .map(|a| StreamId::parse_strict(a))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Reply::Int(stream.ack(argv[2], &ids).unwrap_or(0) as i64))
+        // One id (the common call) needs no vector.
+        let acked = if let [one] = &argv[3..] {
+            let id = StreamId::parse_strict(one)?;
+            stream.ack(argv[2], std::slice::from_ref(&id))
+        } else {
+            let ids = argv[3..]
+                .iter()
+                .map(|a| StreamId::parse_strict(a))
+                .collect::<Result<Vec<_>>>()?;
+            stream.ack(argv[2], &ids)
+        };
+        Ok(Reply::Int(acked.unwrap_or(0) as i64))
     }
 }
