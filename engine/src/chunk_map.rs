@@ -48,6 +48,34 @@ impl<K: Ord + Copy + Debug, V> ChunkMap<K, V> {
         ChunkMap::default()
     }
 
+    /// A map of `pairs`, which must come in strictly increasing key order (a snapshot's
+    /// indexes, rebuilt in bulk): chunks filled completely, as appends fill them, with no
+    /// search. `None` if a key is not above the one before it.
+    pub fn from_sorted(pairs: impl IntoIterator<Item = (K, V)>) -> Option<Self> {
+        let mut chunks = BTreeMap::new();
+        let mut len = 0;
+        let mut chunk: VecDeque<(K, V)> = VecDeque::new();
+        let mut prev: Option<K> = None;
+        for (key, value) in pairs {
+            if prev.is_some_and(|p| p >= key) {
+                return None;
+            }
+            prev = Some(key);
+            if chunk.len() == CHUNK_LEN_MAX {
+                let full = std::mem::replace(&mut chunk, VecDeque::with_capacity(CHUNK_LEN_MAX));
+                chunks.insert(full[0].0, full);
+            } else if chunk.capacity() == 0 {
+                chunk.reserve_exact(CHUNK_LEN_MAX);
+            }
+            chunk.push_back((key, value));
+            len += 1;
+        }
+        if let Some(&(first, _)) = chunk.front() {
+            chunks.insert(first, chunk);
+        }
+        Some(ChunkMap { chunks, len })
+    }
+
     /// Number of pairs.
     pub fn len(&self) -> usize {
         self.len
@@ -371,6 +399,28 @@ mod tests {
             );
             prop_assert_eq!(map.last_key(), model.keys().next_back().copied());
         }
+    }
+
+    proptest! {
+        #[test]
+        fn from_sorted_equals_inserting_one_by_one(keys in proptest::collection::btree_set(any::<u16>(), 0..400)) {
+            let pairs: Vec<(u16, u32)> = keys.iter().map(|&k| (k, u32::from(k) * 3)).collect();
+            let bulk = ChunkMap::from_sorted(pairs.iter().copied()).unwrap();
+            bulk.check().map_err(TestCaseError::fail)?;
+            prop_assert_eq!(bulk.len(), pairs.len());
+            prop_assert!(bulk.iter().map(|(k, v)| (*k, *v)).eq(pairs.iter().copied()));
+            let mut bulk = bulk;
+            // Still a working map afterwards.
+            prop_assert_eq!(bulk.insert(7, 1), keys.contains(&7).then_some(21));
+            bulk.check().map_err(TestCaseError::fail)?;
+        }
+    }
+
+    #[test]
+    fn from_sorted_refuses_unordered_keys() {
+        assert!(ChunkMap::from_sorted([(1u8, ()), (1, ())]).is_none());
+        assert!(ChunkMap::from_sorted([(2u8, ()), (1, ())]).is_none());
+        assert!(ChunkMap::<u8, ()>::from_sorted([]).unwrap().is_empty());
     }
 
     #[test]

@@ -49,6 +49,20 @@ impl PelRefs {
         }
     }
 
+    /// Records that group `tag` holds each of `ids` (strictly increasing): built in one go
+    /// when no group is indexed yet (a snapshot's first group), else linked one by one.
+    pub(crate) fn link_all(&mut self, ids: impl Iterator<Item = StreamId> + Clone, tag: u32) {
+        if self.map.is_empty()
+            && let Some(map) = ChunkMap::from_sorted(ids.clone().map(|id| (id, Tags::One(tag))))
+        {
+            self.map = map;
+            return;
+        }
+        for id in ids {
+            self.link(id, tag);
+        }
+    }
+
     /// Records that group `tag` no longer holds `id` (nothing if it was not recorded).
     pub(crate) fn unlink(&mut self, id: StreamId, tag: u32) {
         self.map.update_or_remove(&id, |tags| match tags {

@@ -16,7 +16,7 @@
 use crate::error::RdbError;
 use crate::id::{StreamId, string_to_i64};
 
-use super::lzf;
+use super::{crc64, lzf};
 
 const ENCVAL: u8 = 3;
 const ENC_INT8: u8 = 0;
@@ -43,15 +43,25 @@ fn put_len(buf: &mut Vec<u8>, n: u64) {
     }
 }
 
-/// Bytes being written, with Redis's string rules.
+/// Bytes being written, with Redis's string rules; optionally with the CRC64 of everything
+/// written (an RDB file's footer), kept as the bytes leave (see [`Writer::flush_into`]) and
+/// combined, not recomputed, when another writer's bytes are appended ([`Writer::append`]),
+/// so bytes encoded on another thread are checksummed there.
 #[derive(Debug, Default)]
 pub struct Writer {
-    /// What has been written.
+    /// What has been written (and not yet flushed). Only appended to, except by
+    /// [`Writer::flush_into`], so that `crc_from` stays a position in it.
     pub buf: Vec<u8>,
     /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
     pub compress: bool,
     /// The LZF compressor, kept between strings (its table is 256 KiB).
     lzf: lzf::Compressor,
+    /// The CRC64 is kept (`rdbchecksum`).
+    pub checksum: bool,
+    /// CRC64 of every byte written before `buf[crc_from..]` (flushed bytes included).
+    crc: u64,
+    /// Where in `buf` the bytes not yet in `crc` start.
+    crc_from: usize,
 }
 
 impl Writer {
@@ -61,6 +71,52 @@ impl Writer {
             buf: Vec::new(),
             compress,
             lzf: lzf::Compressor::new(),
+            ..Writer::default()
+        }
+    }
+
+    /// An empty writer that keeps the CRC64 of what it writes when `checksum`.
+    pub fn with_checksum(compress: bool, checksum: bool) -> Writer {
+        Writer {
+            checksum,
+            ..Writer::new(compress)
+        }
+    }
+
+    /// The CRC64 of every byte written so far (0 without `checksum`).
+    pub fn crc(&mut self) -> u64 {
+        if self.checksum {
+            self.crc = crc64::crc64(self.crc, &self.buf[self.crc_from..]);
+            self.crc_from = self.buf.len();
+        }
+        self.crc
+    }
+
+    /// Writes the buffered bytes to `out` and empties the buffer (the CRC64 goes on).
+    pub fn flush_into(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        self.crc();
+        out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.crc_from = 0;
+        Ok(())
+    }
+
+    /// Appends what `other` wrote (it never flushed), with the checksum combined from both
+    /// (`other`'s computed now if it has not been: call [`Writer::crc`] on its own thread
+    /// first).
+    pub fn append(&mut self, mut other: Writer) {
+        if self.checksum {
+            let other_crc = if other.checksum {
+                other.crc()
+            } else {
+                crc64::crc64(0, &other.buf)
+            };
+            let crc = self.crc();
+            self.crc = crc64::combine(crc, other_crc, other.buf.len() as u64);
+            self.buf.extend_from_slice(&other.buf);
+            self.crc_from = self.buf.len();
+        } else {
+            self.buf.extend_from_slice(&other.buf);
         }
     }
 
@@ -355,6 +411,23 @@ mod tests {
         let back = r.string().unwrap();
         assert_eq!(r.remaining(), 0);
         back
+    }
+
+    #[test]
+    fn the_checksum_covers_flushed_and_appended_bytes() {
+        let mut w = Writer::with_checksum(false, true);
+        let mut out = Vec::new();
+        w.raw(b"first part ");
+        w.flush_into(&mut out).unwrap();
+        w.string(b"second");
+        let mut other = Writer::with_checksum(false, true);
+        other.raw(b" from another writer");
+        w.append(other);
+        w.raw(b" and after");
+        let crc = w.crc();
+        w.flush_into(&mut out).unwrap();
+        assert_eq!(crc, crc64::crc64(0, &out));
+        assert_eq!(Writer::new(false).crc(), 0);
     }
 
     #[test]

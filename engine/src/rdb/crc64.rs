@@ -4,6 +4,11 @@
 //! output reflected, initial value 0, no final xor; `crc64(0, "123456789") =
 //! 0xe9c6d914c4b8d9ca`. Computed eight bytes at a time ("slice by 8") from tables built at
 //! compile time. Stored little-endian.
+//!
+//! [`combine`] gives the CRC of `a ++ b` from the CRCs of `a` and `b` and the length of `b`
+//! (zlib's `crc32_combine` method: with initial value 0 and no final xor, the CRC is the
+//! message times `x^64` modulo the polynomial, so `crc(a ++ b) = crc(a) * x^(8 len(b)) +
+//! crc(b)`), so parts written on different threads are each checksummed on their own.
 
 /// The Jones polynomial, bit-reflected (the table form for a reflected CRC).
 const POLY_REFLECTED: u64 = 0x95ac_9329_ac4b_c9b5;
@@ -63,6 +68,56 @@ pub fn crc64(mut crc: u64, data: &[u8]) -> u64 {
     crc
 }
 
+/// `a * b` modulo the polynomial, in the reflected representation (bit 63 is `x^0`).
+const fn mul_mod(a: u64, mut b: u64) -> u64 {
+    let mut product = 0;
+    let mut bit = 1u64 << 63;
+    while bit != 0 {
+        if a & bit != 0 {
+            product ^= b;
+        }
+        bit >>= 1;
+        b = if b & 1 == 1 {
+            (b >> 1) ^ POLY_REFLECTED
+        } else {
+            b >> 1
+        };
+    }
+    product
+}
+
+/// `X_POW_2K[k]`: `x^(2^k)` modulo the polynomial, reflected.
+static X_POW_2K: [u64; 64] = build_powers();
+
+const fn build_powers() -> [u64; 64] {
+    let mut powers = [0u64; 64];
+    // x^1, reflected.
+    powers[0] = 1 << 62;
+    let mut k = 1;
+    while k < 64 {
+        powers[k] = mul_mod(powers[k - 1], powers[k - 1]);
+        k += 1;
+    }
+    powers
+}
+
+/// The CRC of `a ++ b`, given `crc_a = crc64(0, a)`, `crc_b = crc64(0, b)` and `len_b =
+/// b.len()`.
+pub fn combine(crc_a: u64, crc_b: u64, len_b: u64) -> u64 {
+    // x^(8 len_b): multiply the powers x^(2^k) for the bits of 8 len_b (k from 3).
+    let mut shift = 1u64 << 63;
+    let mut n = len_b;
+    let mut k = 3;
+    while n != 0 {
+        if n & 1 == 1 {
+            shift = mul_mod(X_POW_2K[k % 64], shift);
+        }
+        n >>= 1;
+        k += 1;
+    }
+    mul_mod(shift, crc_a) ^ crc_b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +137,20 @@ mod tests {
         assert_eq!(crc64(0, &data), bytewise);
         let (a, b) = data.split_at(333);
         assert_eq!(crc64(crc64(0, a), b), bytewise);
+    }
+
+    #[test]
+    fn combined_parts_give_the_whole_crc() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 131 % 251) as u8).collect();
+        let whole = crc64(0, &data);
+        for cut in [0, 1, 7, 8, 9, 333, 4096, 4999, 5000] {
+            let (a, b) = data.split_at(cut);
+            assert_eq!(
+                combine(crc64(0, a), crc64(0, b), b.len() as u64),
+                whole,
+                "{cut}"
+            );
+        }
+        assert_eq!(combine(0x1234, 0, 0), 0x1234);
     }
 }

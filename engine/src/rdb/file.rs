@@ -55,21 +55,21 @@ pub struct SaveOptions {
     pub aof_base: bool,
 }
 
-/// Writes into `out` while keeping the CRC64 of what went out.
-struct Checked<'a, W: Write> {
+/// Writes into `out`, counting the bytes.
+struct Counted<'a, W: Write> {
     out: &'a mut W,
-    crc: u64,
-    checksum: bool,
     written: u64,
 }
 
-impl<W: Write> Checked<'_, W> {
-    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.checksum {
-            self.crc = crc64(self.crc, bytes);
-        }
-        self.written += bytes.len() as u64;
-        self.out.write_all(bytes)
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(bytes)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -97,13 +97,9 @@ pub fn write_refs(
     opts: &SaveOptions,
     out: &mut impl Write,
 ) -> io::Result<u64> {
-    let mut sink = Checked {
-        out,
-        crc: 0,
-        checksum: opts.checksum,
-        written: 0,
-    };
-    let mut w = Writer::new(opts.compress);
+    let mut sink = Counted { out, written: 0 };
+    // The writer keeps the checksum (parts encoded on other threads are checksummed there).
+    let mut w = Writer::with_checksum(opts.compress, opts.checksum);
     w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());
     aux(&mut w, "redis-ver", &opts.redis_ver);
     aux(&mut w, "redis-bits", "64");
@@ -128,15 +124,15 @@ pub fn write_refs(
             w.string(key);
             value::write(value, opts.now_ms, &mut w);
             if w.buf.len() >= CHUNK_BYTES {
-                sink.put(&w.buf)?;
-                w.buf.clear();
+                w.flush_into(&mut sink)?;
             }
         }
     }
     w.byte(opcodes::EOF);
-    sink.put(&w.buf)?;
-    let crc = if opts.checksum { sink.crc } else { 0 };
-    sink.put(&crc.to_le_bytes())?;
+    // 0 without `checksum`.
+    let crc = w.crc();
+    w.flush_into(&mut sink)?;
+    sink.write_all(&crc.to_le_bytes())?;
     Ok(sink.written)
 }
 

@@ -81,8 +81,19 @@ fn backlen(len: usize, out: &mut Vec<u8>) {
 /// Appends an integer element in its smallest encoding.
 #[inline]
 pub fn put_int(out: &mut Vec<u8>, v: i64) {
+    // One byte and a back-length of 1: the common case (flags, small deltas and counts),
+    // kept small enough to inline into the node writer's loop.
+    if (0..=127).contains(&v) {
+        out.extend_from_slice(&[v as u8, 1]);
+    } else {
+        put_wide_int(out, v);
+    }
+}
+
+/// [`put_int`] of an integer outside `0..=127`.
+#[cold]
+fn put_wide_int(out: &mut Vec<u8>, v: i64) {
     match v {
-        // One byte and a back-length of 1: the common case (flags, small deltas and counts).
         0..=127 => out.extend_from_slice(&[v as u8, 1]),
         -4096..=4095 => {
             let u = if v < 0 { (1 << 13) + v } else { v } as u16;
@@ -111,6 +122,21 @@ pub fn put_int(out: &mut Vec<u8>, v: i64) {
 /// Appends a string element (as an integer when it is one, as Redis's `lpAppend` does).
 #[inline]
 pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
+    let len = s.len();
+    // The common case, inlined into the node writer's loop: a short string that cannot be an
+    // integer; a 1-byte header and a 1-byte back-length (`1 + len` < 128).
+    if len < 64 && !matches!(s.first(), Some(b'-' | b'0'..=b'9')) {
+        out.reserve(len + 2);
+        out.push(0x80 | len as u8);
+        out.extend_from_slice(s);
+        out.push(1 + len as u8);
+    } else {
+        put_other_str(out, s);
+    }
+}
+
+/// [`put_str`] of a string that may be an integer, or of 64 bytes or more.
+fn put_other_str(out: &mut Vec<u8>, s: &[u8]) {
     if s.len() < 21
         && matches!(s.first(), Some(b'-' | b'0'..=b'9'))
         && let Some(v) = string_to_i64(s)

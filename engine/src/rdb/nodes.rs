@@ -4,7 +4,8 @@
 //! Saving: each node's listpack (and its LZF compression) depends on that node only, and a
 //! fresh [`Writer`] compresses as any other (see [`super::lzf::Compressor`]), so the second
 //! half of the nodes is encoded on a worker thread into a buffer of its own and appended
-//! after the first: the bytes are the one-thread bytes.
+//! after the first: the bytes are the one-thread bytes. Each half's CRC64 is computed on the
+//! thread that wrote it and the two are combined ([`super::crc64::combine`]).
 //!
 //! Loading: a first pass walks the section and takes each node's key and listpack frame
 //! (slices of the input, nothing decoded); the frames are then decompressed and decoded, the
@@ -42,18 +43,21 @@ pub(crate) fn write(nodes: &[(&StreamId, &Node)], w: &mut Writer) {
         return;
     }
     let (first, second) = nodes.split_at(nodes.len() / 2);
-    let compress = w.compress;
+    let (compress, checksum) = (w.compress, w.checksum);
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("rdb-nodes".into())
             .spawn_scoped(scope, move || {
-                let mut other = Writer::new(compress);
+                let mut other = Writer::with_checksum(compress, checksum);
                 encode(second, &mut other);
-                other.buf
+                // Each half's checksum on its own thread, combined by `append`.
+                other.crc();
+                other
             });
         encode(first, w);
+        w.crc();
         match worker.map(|handle| handle.join()) {
-            Ok(Ok(buf)) => w.raw(&buf),
+            Ok(Ok(other)) => w.append(other),
             // No thread (or it panicked, a bug): the second half on this one.
             _ => encode(second, w),
         }
@@ -201,6 +205,12 @@ mod tests {
             let mut w = Writer::new(compress);
             write(&nodes, &mut w);
             assert_eq!(w.buf, one_thread(&nodes, compress));
+            // With the checksum kept, the halves' combined CRC is the whole's.
+            let mut checked = Writer::with_checksum(compress, true);
+            checked.raw(b"before the nodes");
+            write(&nodes, &mut checked);
+            assert_eq!(checked.buf[16..], w.buf[..]);
+            assert_eq!(checked.crc(), super::super::crc64::crc64(0, &checked.buf));
             let mut r = Reader::new(&w.buf);
             let (back, live) = read(&mut r).unwrap();
             assert_eq!(r.remaining(), 0);

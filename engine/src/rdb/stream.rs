@@ -23,9 +23,10 @@
 //! Saving skips a node with no live entry (an exact trim can leave one; Redis's own loader
 //! refuses such a node) and IDMP IIDs expired at the save time, as Redis does. Loading checks
 //! what Redis 8.8's loader checks and then the value's own invariants
-//! ([`Stream::check_invariants`]; each node's own are checked as the node is decoded, so
-//! release builds do not walk the nodes a second time), so a hostile payload yields an
-//! [`RdbError`], never a stream that breaks later.
+//! ([`Stream::check_invariants`]; each node's own are checked as the node is decoded, and a
+//! group's indexes are built whole from checked input, so release builds walk neither the
+//! nodes nor the PELs a second time), so a hostile payload yields an [`RdbError`], never a
+//! stream that breaks later.
 
 use crate::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE, IdmpConfig};
 use crate::error::RdbError;

@@ -353,18 +353,21 @@ impl Stream {
     }
 
     /// [`Stream::check_invariants`] without decoding each node's buffer again
-    /// ([`Node::check`]): for a stream whose every node was just built by the RDB loader's
-    /// checked decoder, which checks as it builds a node what that walk would.
+    /// ([`Node::check`]) nor looking each pending entry up in the group's other indexes
+    /// ([`crate::Group::check`]): for a stream whose every node was just built by the RDB
+    /// loader's checked decoder, which checks as it builds a node what that walk would, and
+    /// whose groups were built whole from checked, sorted input (`restore_group`). Debug
+    /// builds walk everything anyway.
     pub(crate) fn check_loaded_invariants(&self) -> Result<(), String> {
         self.check_invariants_with(false)
     }
 
-    fn check_invariants_with(&self, walk_nodes: bool) -> Result<(), String> {
+    fn check_invariants_with(&self, walk: bool) -> Result<(), String> {
         let mut length = 0u64;
         let mut prev_last: Option<StreamId> = None;
         let mut first_live: Option<StreamId> = None;
         for (index, (&master, node)) in self.nodes.iter().enumerate() {
-            if walk_nodes || cfg!(debug_assertions) {
+            if walk || cfg!(debug_assertions) {
                 node.check(master)
                     .map_err(|e| format!("node {master}: {e}"))?;
             }
@@ -403,7 +406,7 @@ impl Stream {
                 self.entries_added, self.length
             ));
         }
-        self.check_groups()?;
+        self.check_groups(walk || cfg!(debug_assertions))?;
         self.idmp
             .check_invariants()
             .map_err(|e| format!("idmp: {e}"))
