@@ -18,12 +18,14 @@
 //!   only then are the trims they allow applied ([`Archive::trim_folded`]). A crash or a failed
 //!   sync before that loses the fold and no trim ran, so nothing is lost.
 
+use std::ops::Bound;
 use std::sync::atomic::Ordering;
 
 use echomq_engine::{Entry, EntryRef, StreamId};
 use redb::{Durability, ReadableTable, WriteTransaction};
 
 use crate::Archive;
+use crate::batch::FoldBatch;
 use crate::error::{ArchiveError, Result};
 use crate::format::record;
 use crate::format::tables::{EXTENTS, META, META_NEXT_PAGE, META_NEXT_STREAM, PAGES, STREAMS};
@@ -82,15 +84,70 @@ impl FoldReceipt {
     }
 }
 
+/// What a fold reads: a slice of entries, or a [`FoldBatch`] of records encoded already.
+pub(crate) trait FoldSource {
+    /// Entries held.
+    fn count(&self) -> usize;
+    /// The id of entry `i`.
+    fn id_at(&self, i: usize) -> StreamId;
+    /// Writes entry `i`'s record for `page` of stream `stream_no` to `out` (cleared first).
+    fn record_at(&self, i: usize, out: &mut Vec<u8>, page: PageNo, stream_no: u64);
+}
+
+impl<E: FoldEntry> FoldSource for [E] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn id_at(&self, i: usize) -> StreamId {
+        self[i].id()
+    }
+
+    fn record_at(&self, i: usize, out: &mut Vec<u8>, page: PageNo, stream_no: u64) {
+        let entry = &self[i];
+        record::encode(out, page, stream_no, entry.id(), entry.pairs());
+    }
+}
+
+impl FoldSource for FoldBatch {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn id_at(&self, i: usize) -> StreamId {
+        self.id(i)
+    }
+
+    fn record_at(&self, i: usize, out: &mut Vec<u8>, page: PageNo, stream_no: u64) {
+        out.clear();
+        out.extend_from_slice(self.get(i).record());
+        record::seal(out, page, stream_no);
+    }
+}
+
 /// Checks that ids strictly increase.
-fn check_order<E: FoldEntry>(entries: &[E]) -> Result<()> {
-    for pair in entries.windows(2) {
-        let (prev, next) = (pair[0].id(), pair[1].id());
+fn check_order<S: FoldSource + ?Sized>(entries: &S) -> Result<()> {
+    for i in 1..entries.count() {
+        let (prev, next) = (entries.id_at(i - 1), entries.id_at(i));
         if next <= prev {
             return Err(ArchiveError::OutOfOrder { prev, next });
         }
     }
     Ok(())
+}
+
+/// The number of leading entries at or below `w` (ids ascend).
+fn at_or_below<S: FoldSource + ?Sized>(entries: &S, w: StreamId) -> usize {
+    let (mut lo, mut hi) = (0, entries.count());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if entries.id_at(mid) <= w {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Archive {
@@ -101,10 +158,10 @@ impl Archive {
     }
 
     /// [`Archive::fold`] without its fsync: durable once [`Archive::sync`] returns `Ok`.
-    pub(crate) fn fold_deferred<E: FoldEntry>(
+    pub(crate) fn fold_deferred<S: FoldSource + ?Sized>(
         &self,
         stream: &[u8],
-        entries: &[E],
+        entries: &S,
     ) -> Result<Option<FoldReceipt>> {
         self.fold_durably(stream, entries, Durability::None, |_, _| Ok(()))
     }
@@ -151,10 +208,10 @@ impl Archive {
         self.fold_durably(stream, entries, Durability::Immediate, also)
     }
 
-    fn fold_durably<E: FoldEntry>(
+    fn fold_durably<S: FoldSource + ?Sized>(
         &self,
         stream: &[u8],
-        entries: &[E],
+        entries: &S,
         durability: Durability,
         also: impl FnOnce(&WriteTransaction, &FoldReceipt) -> Result<()>,
     ) -> Result<Option<FoldReceipt>> {
@@ -169,14 +226,12 @@ impl Archive {
                 .get(stream)?
                 .map(|r| StreamState::from_row(r.value()));
             let watermark = existing.and_then(|s| s.watermark);
-            let fresh = match watermark {
-                Some(w) => entries.partition_point(|e| e.id() <= w),
-                None => 0,
-            };
-            let entries = &entries[fresh..];
-            let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+            let fresh = watermark.map_or(0, |w| at_or_below(entries, w));
+            let total = entries.count();
+            if fresh == total {
                 return Ok(None);
-            };
+            }
+            let (first_id, last_id) = (entries.id_at(fresh), entries.id_at(total - 1));
             let mut state = match existing {
                 Some(state) => state,
                 None => {
@@ -198,28 +253,35 @@ impl Archive {
                     PageNo(first_page)
                 )));
             }
-            let count = entries.len() as u64;
+            let count = (total - fresh) as u64;
             let last_page = first_page
                 .checked_add(count - 1)
                 .filter(|&p| p < u64::MAX)
                 .ok_or(ArchiveError::PagesExhausted)?;
             let mut pages = tx.open_table(PAGES)?;
+            // One ascending run through a cursor at the gap where `first_page` goes: redb
+            // buffers the run and splices it into full leaves with one update of their
+            // ancestors, instead of descending the tree for every record. A page that exists
+            // already (a record is immutable) is refused, not overwritten.
+            let mut cursor = pages.upper_bound_mut(Bound::Excluded(first_page))?;
             let mut buf = Vec::with_capacity(256);
-            for (page, entry) in (first_page..).zip(entries) {
+            for (page, i) in (first_page..).zip(fresh..total) {
                 debug_assert!(
                     page >= ARCHIVE_BASE,
                     "the archive never writes below the line"
                 );
-                record::encode(
-                    &mut buf,
-                    PageNo(page),
-                    state.stream_no,
-                    entry.id(),
-                    entry.pairs(),
-                );
-                pages.insert(page, buf.as_slice())?;
+                entries.record_at(i, &mut buf, PageNo(page), state.stream_no);
+                cursor
+                    .insert_before(page, buf.as_slice())
+                    .map_err(|e| match e {
+                        redb::CursorError::UnorderedKey => ArchiveError::Inconsistent(format!(
+                            "archive page {} is already written",
+                            PageNo(page)
+                        )),
+                        other => ArchiveError::from(redb::Error::from(other)),
+                    })?;
             }
-            let (first_id, last_id) = (first.id(), last.id());
+            cursor.close()?;
             tx.open_table(EXTENTS)?.insert(
                 (state.stream_no, first_id.ms, first_id.seq),
                 (first_page, last_page, last_id.ms, last_id.seq),

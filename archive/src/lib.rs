@@ -8,6 +8,8 @@
 //!   refuses archive pages.
 //! - `fold`: [`Archive::fold`], entries and W in one durable transaction, idempotent at or
 //!   below W, mint order enforced.
+//! - `batch`: [`FoldBatch`], live entries copied out as records encoded already (the server's
+//!   copy under its lock for a deferred fold), one buffer for the lot.
 //! - `read`: archive-only range reads, forward and reverse.
 //! - `merge`: [`Archive::read_merged`], the split on W between archive and live stream.
 //! - `trim`: [`Archive::fold_then_trim`], fold-before-trim on an engine stream: the engine's
@@ -41,6 +43,7 @@
 //! - [`Archive::install`]: writes restored pages, their fold receipts and W atomically, after
 //!   checking every record (restore).
 
+mod batch;
 pub mod error;
 pub mod fault;
 mod fold;
@@ -56,6 +59,7 @@ pub mod replica;
 mod store;
 mod trim;
 
+pub use batch::{BatchEntry, FoldBatch};
 pub use echomq_engine as engine;
 pub use error::{ArchiveError, Result};
 pub use fold::{FoldEntry, FoldReceipt};

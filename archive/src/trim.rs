@@ -17,6 +17,7 @@
 use echomq_engine::{DeleteStrategy, EntryRef, NodeLimits, Stream, StreamId, Trim};
 
 use crate::Archive;
+use crate::batch::{BatchEntry, FoldBatch};
 use crate::error::{ArchiveError, Result};
 use crate::fold::{FoldEntry, FoldReceipt};
 
@@ -108,23 +109,26 @@ impl Archive {
     }
 
     /// The first half of a deferred fold-before-trim, given the live entries (copied out of
-    /// the stream, in id order) that the trim will remove: checks that those at or below the
-    /// watermark are archived as they are, and folds the rest without an fsync. Nothing is
-    /// trimmed: once [`Archive::sync`] made the fold durable, [`Archive::trim_folded`]
-    /// removes the entries up to the last of them.
-    pub fn fold_for_deferred_trim<E: FoldEntry>(
+    /// the stream as a [`FoldBatch`], in id order) that the trim will remove: checks that
+    /// those at or below the watermark are archived as they are, and folds the rest without
+    /// an fsync. Nothing is trimmed: once [`Archive::sync`] made the fold durable,
+    /// [`Archive::trim_folded`] removes the entries up to the last of them.
+    pub fn fold_for_deferred_trim(
         &self,
         key: &[u8],
-        entries: &[E],
+        entries: &FoldBatch,
     ) -> Result<Option<FoldReceipt>> {
         let watermark = self.watermark(key)?;
-        let split = entries.partition_point(|e| Some(e.id()) <= watermark);
-        let (archived, new) = entries.split_at(split);
-        self.check_archived(key, archived)?;
-        if new.is_empty() {
+        let archived: Vec<BatchEntry<'_>> = entries
+            .iter()
+            .take_while(|e| Some(e.id()) <= watermark)
+            .collect();
+        self.check_archived(key, &archived)?;
+        if archived.len() == entries.len() {
             return Ok(None);
         }
-        self.fold_deferred(key, new)
+        // The fold skips the entries at or below W itself.
+        self.fold_deferred(key, entries)
     }
 
     /// The second half: removes the entries of `stream` up to `up_to` that `delete` allows

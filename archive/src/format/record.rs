@@ -60,7 +60,7 @@ pub struct Record {
     pub entry: Entry,
 }
 
-/// Appends the encoding of an entry to `out` (cleared first).
+/// Writes the encoding of an entry to `out` (cleared first).
 pub fn encode<'a>(
     out: &mut Vec<u8>,
     page: PageNo,
@@ -69,8 +69,20 @@ pub fn encode<'a>(
     pairs: impl Iterator<Item = (&'a [u8], &'a [u8])>,
 ) {
     out.clear();
+    append_unsealed(out, id, pairs);
+    seal(out, page, stream_no);
+}
+
+/// Appends an entry's record to `out` with its stream number and checksum left zero, to be
+/// filled by [`seal`] once the page is known (a fold batch encodes entries before the fold
+/// allocates their pages).
+pub fn append_unsealed<'a>(
+    out: &mut Vec<u8>,
+    id: StreamId,
+    pairs: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) {
     out.put_u8(RECORD_VERSION);
-    out.put_u64_le(stream_no);
+    out.put_u64_le(0);
     out.put_u64_le(id.ms);
     out.put_u64_le(id.seq);
     let count_at = out.len();
@@ -85,8 +97,35 @@ pub fn encode<'a>(
         count += 1;
     }
     out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    let checksum = xxh3_64_with_seed(out, page.0);
-    out.put_u64_le(checksum);
+    out.put_u64_le(0);
+}
+
+/// Completes a record that [`append_unsealed`] wrote (it is the whole of `record`): sets its
+/// stream number and its checksum for `page`.
+pub fn seal(record: &mut [u8], page: PageNo, stream_no: u64) {
+    debug_assert!(record.len() >= HEADER_BYTES + CHECKSUM_BYTES);
+    record[1..9].copy_from_slice(&stream_no.to_le_bytes());
+    let body_len = record.len() - CHECKSUM_BYTES;
+    let checksum = xxh3_64_with_seed(&record[..body_len], page.0);
+    record[body_len..].copy_from_slice(&checksum.to_le_bytes());
+}
+
+/// The field/value pairs of a record written by [`append_unsealed`] or [`encode`], read
+/// without checks (for records this process encoded; stored records go through [`decode`]).
+/// Stops early, never panics, if the bytes do not frame.
+pub fn pairs(record: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let body = record
+        .get(..record.len().saturating_sub(CHECKSUM_BYTES))
+        .unwrap_or_default();
+    let count = u32_at(body, HEADER_BYTES - 4).unwrap_or(0);
+    let mut at = HEADER_BYTES;
+    let mut take = move || -> Option<&[u8]> {
+        let len = u32_at(body, at).ok()?;
+        let item = body.get(at + 4..(at + 4).checked_add(len)?)?;
+        at += 4 + len;
+        Some(item)
+    };
+    (0..count).map_while(move |_| Some((take()?, take()?)))
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> Result<u64, RecordFault> {
@@ -224,6 +263,21 @@ mod tests {
         fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
             let _ = decode(PageNo(1), Bytes::from(bytes));
         }
+    }
+
+    #[test]
+    fn an_unsealed_record_sealed_is_the_encoded_one() {
+        let pairs = [(b"f1".as_slice(), b"v1".as_slice()), (b"f2", b"")];
+        let id = StreamId::new(9, 3);
+        let mut out = Vec::new();
+        encode(&mut out, PageNo(77), 5, id, pairs.iter().copied());
+        let mut batch = b"prefix".to_vec();
+        append_unsealed(&mut batch, id, pairs.iter().copied());
+        let record = &mut batch[6..];
+        assert_eq!(self::pairs(record).collect::<Vec<_>>(), pairs);
+        seal(record, PageNo(77), 5);
+        assert_eq!(record, out.as_slice());
+        assert_eq!(self::pairs(&out).collect::<Vec<_>>(), pairs);
     }
 
     #[test]

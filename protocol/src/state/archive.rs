@@ -45,10 +45,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
-use echomq_archive::{Archive, ArchiveError, TrimOutcome};
-use echomq_engine::{
-    DeleteStrategy, Entry, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, Value,
-};
+use echomq_archive::{Archive, ArchiveError, FoldBatch, TrimOutcome};
+use echomq_engine::{DeleteStrategy, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, Value};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -327,18 +325,17 @@ impl ServerArchive {
     /// replicator. A fold that fails skips its trim (its entries stay live) and is counted; a
     /// failed fsync skips them all and marks the archive failed. The XADDs' replies stand.
     pub fn commit(&self, keyspace: &Keyspace) {
-        let copied: Vec<(Bytes, StreamId, DeleteStrategy, Vec<Entry>)> =
+        // The copy under the lock is the records' encoding itself, one buffer per stream
+        // (`FoldBatch`), not an owned entry per entry.
+        let copied: Vec<(Bytes, StreamId, DeleteStrategy, FoldBatch)> =
             keyspace.run_db(ARCHIVE_DB, |db, _| {
                 let round = self.trims.lock().start_round();
                 round
                     .into_iter()
                     .map(|(key, (up_to, delete))| {
                         let entries = match db.stream(&key) {
-                            Ok(Some(live)) => live
-                                .range(StreamId::MIN, up_to)
-                                .map(|e| e.to_entry())
-                                .collect(),
-                            _ => Vec::new(),
+                            Ok(Some(live)) => FoldBatch::of(live.range(StreamId::MIN, up_to)),
+                            _ => FoldBatch::new(),
                         };
                         (key, up_to, delete, entries)
                     })
