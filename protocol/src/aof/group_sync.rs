@@ -14,11 +14,12 @@
 //! before it asks, so every connection ready to run feeds first and one round covers the
 //! whole turn of the event loop, as Redis's `beforeSleep` does.
 //!
-//! Of the connections waiting, one (the *leader*) waits on the syncer's thread's signal and
-//! relays each change to the others on the runtime's own thread: the syncer's thread wakes
-//! one task per round instead of every waiting one (a task woken from outside the runtime
-//! costs a system call to wake the runtime's thread). A leader that leaves (done, or dropped)
-//! hands over by waking the others, one of whom takes the lead.
+//! Of the connections waiting, one (the *leader*) runs the round itself, on the runtime's
+//! thread, as Redis writes and fsyncs on its one thread: no other thread is woken on the way
+//! (a task woken from outside the runtime costs a system call to wake the runtime's thread,
+//! and the syncer's thread one to be woken), and what arrives meanwhile waits for the next
+//! round. It then wakes the other waiters on the same thread. A leader that leaves (done, or
+//! dropped) hands over by waking the others, one of whom takes the lead.
 //!
 //! Invariants: `durable.synced` only grows and never passes `written`; `durable.fed` only
 //! grows, and everything fed below it is fsynced; a failed fsync marks everything written
@@ -119,13 +120,29 @@ impl GroupSync {
         self.wake.notify_one();
     }
 
+    /// One round on the calling thread: everything pending written and fsynced, then the
+    /// waiters it covers released (or failed).
+    fn round(&self, aof: &Aof) {
+        match aof.write_for_group() {
+            Ok(()) => {
+                let (target, fed, file) = aof.sync_point();
+                self.sync(target, fed, file, aof);
+            }
+            Err(_) => {
+                // Everything fed by now is pending still: its waiters fail.
+                let fed = aof.buffer.fed();
+                self.durable
+                    .send_modify(|d| d.failed_fed = d.failed_fed.max(fed));
+            }
+        }
+    }
+
     /// Waits until everything fed up to offset `fed` is written and fsynced, asking for a
     /// round if none covers it yet; an error if its write or fsync failed.
-    pub(crate) async fn wait_fed(&self, fed: u64) -> Result<(), String> {
+    pub(crate) async fn wait_fed(&self, fed: u64, aof: &Aof) -> Result<(), String> {
         if let Some(outcome) = self.durable.borrow().outcome(fed) {
             return outcome;
         }
-        self.ask_round();
         let mut relayed = self.relayed.subscribe();
         loop {
             // Subscribed to the relay before looking: a change or a hand-over after this
@@ -134,7 +151,7 @@ impl GroupSync {
                 return outcome;
             }
             if !self.leader.swap(true, Ordering::AcqRel) {
-                return self.lead(fed).await;
+                return self.lead(fed, aof).await;
             }
             if relayed.changed().await.is_err() {
                 return Err("the AOF is gone".into());
@@ -142,10 +159,19 @@ impl GroupSync {
         }
     }
 
-    /// [`GroupSync::wait_fed`] as the leader: waits on the syncer's signal and relays each
-    /// change; hands over when it returns or is dropped.
-    async fn lead(&self, fed: u64) -> Result<(), String> {
+    /// [`GroupSync::wait_fed`] as the leader: runs the round itself, on the runtime's thread
+    /// (as Redis's `beforeSleep` writes and fsyncs on its one thread: no other thread to wake,
+    /// and what arrives meanwhile waits for the next round); if that did not cover `fed` (the
+    /// AOF was switched off meanwhile), waits on the syncer, relaying each change. Hands over
+    /// when it returns or is dropped.
+    async fn lead(&self, fed: u64, aof: &Aof) -> Result<(), String> {
         let _handover = Handover(self);
+        if let Some(outcome) = self.durable.borrow().outcome(fed) {
+            return outcome;
+        }
+        self.round(aof);
+        self.relayed.send_replace(());
+        self.ask_round();
         let mut durable = self.durable.subscribe();
         loop {
             if let Some(outcome) = durable.borrow_and_update().outcome(fed) {
@@ -200,19 +226,7 @@ impl GroupSync {
                         std::mem::take(&mut *wanted)
                     };
                     if wanted {
-                        match aof.write_for_group() {
-                            Ok(()) => {
-                                let (target, fed, file) = aof.sync_point();
-                                group.sync(target, fed, file, &aof);
-                            }
-                            Err(_) => {
-                                // Everything fed by now is pending still: its waiters fail.
-                                let fed = aof.buffer.fed();
-                                group
-                                    .durable
-                                    .send_modify(|d| d.failed_fed = d.failed_fed.max(fed));
-                            }
-                        }
+                        group.round(&aof);
                     }
                 }
             });
@@ -263,6 +277,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use super::super::Aof;
     use super::GroupSync;
 
     /// Publishes what a syncer round would: everything fed below `fed` is durable.
@@ -270,9 +285,11 @@ mod tests {
         group.durable.send_modify(|d| d.fed = d.fed.max(fed));
     }
 
-    fn waiter(group: &Arc<GroupSync>, fed: u64) -> tokio::task::JoinHandle<Result<(), String>> {
-        let group = Arc::clone(group);
-        tokio::spawn(async move { group.wait_fed(fed).await })
+    /// A waiter on an AOF that is off: its leader's own round covers nothing, so only the
+    /// rounds the test publishes release it.
+    fn waiter(aof: &Arc<Aof>, fed: u64) -> tokio::task::JoinHandle<Result<(), String>> {
+        let aof = Arc::clone(aof);
+        tokio::spawn(async move { aof.group.wait_fed(fed, &aof).await })
     }
 
     async fn settle() {
@@ -283,17 +300,15 @@ mod tests {
 
     #[tokio::test]
     async fn every_waiter_is_released_by_the_round_that_covers_it_and_no_earlier() {
-        let group = Arc::new(GroupSync::default());
-        let waiters: Vec<_> = [10, 20, 30]
-            .iter()
-            .map(|&fed| waiter(&group, fed))
-            .collect();
+        let aof = Arc::new(Aof::default());
+        let group = &aof.group;
+        let waiters: Vec<_> = [10, 20, 30].iter().map(|&fed| waiter(&aof, fed)).collect();
         settle().await;
-        round_done(&group, 15);
+        round_done(group, 15);
         settle().await;
         let finished: Vec<bool> = waiters.iter().map(|w| w.is_finished()).collect();
         assert_eq!(finished, [true, false, false]);
-        round_done(&group, 30);
+        round_done(group, 30);
         for w in waiters {
             assert_eq!(w.await.unwrap(), Ok(()));
         }
@@ -302,30 +317,32 @@ mod tests {
 
     #[tokio::test]
     async fn a_leader_dropped_while_waiting_hands_over() {
-        let group = Arc::new(GroupSync::default());
-        let leader = waiter(&group, 10);
+        let aof = Arc::new(Aof::default());
+        let group = &aof.group;
+        let leader = waiter(&aof, 10);
         settle().await;
         assert!(group.leader.load(std::sync::atomic::Ordering::Acquire));
-        let follower = waiter(&group, 10);
+        let follower = waiter(&aof, 10);
         settle().await;
         leader.abort();
         settle().await;
-        round_done(&group, 10);
+        round_done(group, 10);
         let done = tokio::time::timeout(Duration::from_secs(5), follower).await;
         assert_eq!(done.expect("the follower took the lead").unwrap(), Ok(()));
     }
 
     #[tokio::test]
     async fn a_failed_round_fails_the_waiters_it_covered_only() {
-        let group = Arc::new(GroupSync::default());
-        let covered = waiter(&group, 10);
-        let later = waiter(&group, 30);
+        let aof = Arc::new(Aof::default());
+        let group = &aof.group;
+        let covered = waiter(&aof, 10);
+        let later = waiter(&aof, 30);
         settle().await;
         group.durable.send_modify(|d| d.failed_fed = 20);
         assert!(covered.await.unwrap().is_err());
-        round_done(&group, 30);
+        round_done(group, 30);
         assert_eq!(later.await.unwrap(), Ok(()));
         // A wait for what is durable already returns at once.
-        assert_eq!(group.wait_fed(25).await, Ok(()));
+        assert_eq!(group.wait_fed(25, &aof).await, Ok(()));
     }
 }

@@ -531,7 +531,7 @@ impl Aof {
     /// fed up to offset `fed` (a [`Commit::Round`]), asking for one if none covers it yet;
     /// an error if its write or fsync failed.
     pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), String> {
-        self.group.wait_fed(fed).await
+        self.group.wait_fed(fed, self).await
     }
 
     /// What the group syncer fsyncs: the bytes written so far, the fed offset they end at,
