@@ -470,6 +470,14 @@ impl Aof {
         Ok(self.commit()?.map_or(Commit::Done, Commit::Bytes))
     }
 
+    /// Whether a commit now would write bytes itself (`everysec`, `no`): then it pays to let
+    /// every connection ready to run feed first, so one write carries them all.
+    pub(crate) fn commit_would_write(&self) -> bool {
+        self.enabled()
+            && self.fsync_policy() != Fsync::Always
+            && !self.buffer.pending.lock().bytes.is_empty()
+    }
+
     /// The syncer's write: everything pending, without asking for another fsync.
     fn write_for_group(&self) -> Result<(), String> {
         self.write_pending(false).map(|_| ())

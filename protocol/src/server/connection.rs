@@ -130,6 +130,12 @@ fn try_write(writer: &OwnedWriteHalf, bytes: &[u8]) -> std::io::Result<Option<us
 /// `appendfsync always`, waits for the group fsync that covers it: the replies about to go out
 /// may acknowledge only writes it holds. A failure closes the connection unanswered.
 async fn commit(state: &ServerState) -> std::io::Result<()> {
+    // Under `everysec` and `no`, every connection ready to run feeds first: the first commit
+    // then writes them all in one write (the others find nothing left), as Redis writes the
+    // AOF once per event-loop turn.
+    if state.aof().commit_would_write() {
+        tokio::task::yield_now().await;
+    }
     let commit = state
         .commit()
         .map_err(|e| std::io::Error::other(format!("commit failed: {e}")))?;
