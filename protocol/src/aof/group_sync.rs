@@ -7,19 +7,19 @@
 //! connections run their commands and write, and the next fsync covers all of them, as Redis
 //! covers a whole event-loop turn with one fsync in `beforeSleep`.
 //!
-//! With the syncer running, a connection under `always` does not even write: it waits for a
-//! *round* that covers the offset its commands' bytes end at in the stream of everything fed
+//! With the syncer running, a connection under `always` does not write on its own: it waits for
+//! a *round* that covers the offset its commands' bytes end at in the stream of everything fed
 //! ([`GroupSync::wait_fed`]); a round writes everything pending and fsyncs it, one write and
 //! one fsync for every connection whose bytes were fed by then. The connection yields once
-//! before it asks, so every connection ready to run feeds first and one round covers the
+//! before it waits, so every connection ready to run feeds first and one round covers the
 //! whole turn of the event loop, as Redis's `beforeSleep` does.
 //!
 //! Of the connections waiting, one (the *leader*) runs the round itself, on the runtime's
-//! thread, as Redis writes and fsyncs on its one thread: no other thread is woken on the way
-//! (a task woken from outside the runtime costs a system call to wake the runtime's thread,
-//! and the syncer's thread one to be woken), and what arrives meanwhile waits for the next
-//! round. It then wakes the other waiters on the same thread. A leader that leaves (done, or
-//! dropped) hands over by waking the others, one of whom takes the lead.
+//! thread, as Redis writes and fsyncs on its one thread, and wakes the other waiters on the
+//! same thread (a task woken from outside the runtime costs a system call to wake the
+//! runtime's thread). It then asks the syncer's thread for the next round, which takes what
+//! the connections feed meanwhile, so that fsync overlaps their work. A leader that leaves
+//! (done, or dropped) hands over by waking the others, one of whom takes the lead.
 //!
 //! Invariants: `durable.synced` only grows and never passes `written`; `durable.fed` only
 //! grows, and everything fed below it is fsynced; a failed fsync marks everything written
@@ -137,8 +137,8 @@ impl GroupSync {
         }
     }
 
-    /// Waits until everything fed up to offset `fed` is written and fsynced, asking for a
-    /// round if none covers it yet; an error if its write or fsync failed.
+    /// Waits until everything fed up to offset `fed` is written and fsynced, leading the
+    /// round that does it if no other waiter leads; an error if its write or fsync failed.
     pub(crate) async fn wait_fed(&self, fed: u64, aof: &Aof) -> Result<(), String> {
         if let Some(outcome) = self.durable.borrow().outcome(fed) {
             return outcome;
@@ -160,10 +160,10 @@ impl GroupSync {
     }
 
     /// [`GroupSync::wait_fed`] as the leader: runs the round itself, on the runtime's thread
-    /// (as Redis's `beforeSleep` writes and fsyncs on its one thread: no other thread to wake,
-    /// and what arrives meanwhile waits for the next round); if that did not cover `fed` (the
-    /// AOF was switched off meanwhile), waits on the syncer, relaying each change. Hands over
-    /// when it returns or is dropped.
+    /// (as Redis's `beforeSleep` writes and fsyncs on its one thread), then asks the syncer
+    /// for the next one; if its own round did not cover `fed` (the AOF was switched off
+    /// meanwhile), waits on the syncer, relaying each change. Hands over when it returns or
+    /// is dropped.
     async fn lead(&self, fed: u64, aof: &Aof) -> Result<(), String> {
         let _handover = Handover(self);
         if let Some(outcome) = self.durable.borrow().outcome(fed) {
@@ -171,6 +171,8 @@ impl GroupSync {
         }
         self.round(aof);
         self.relayed.send_replace(());
+        // The syncer's thread starts the next round at once: it takes what the connections
+        // feed while this thread answers, and its fsync overlaps their work.
         self.ask_round();
         let mut durable = self.durable.subscribe();
         loop {

@@ -118,8 +118,10 @@ pub enum Commit {
     Done,
     /// The fsync of the bytes up to this target ([`Aof::wait_durable`]).
     Bytes(u64),
-    /// A group syncer round that covers everything fed up to this offset
-    /// ([`Aof::wait_round`]).
+    /// A group round that covers everything fed up to this offset ([`Aof::wait_round`]). The
+    /// connection yields before it waits: the offset is its own bytes' end, taken before the
+    /// others feed, so a round already under way for them may cover it and it need not lead
+    /// one (measured: taking the offset after the yield runs at 0.8x instead of 1.0x).
     Round(u64),
 }
 
@@ -132,7 +134,7 @@ pub enum Commit {
 #[derive(Debug, Default)]
 pub(crate) struct Buffer {
     pending: Mutex<Pending>,
-    /// `Pending::fed`, readable without the lock.
+    /// The offset of the end of what was fed (changed only under the `pending` lock).
     fed: AtomicU64,
 }
 
@@ -141,8 +143,6 @@ struct Pending {
     bytes: Vec<u8>,
     /// The database the file's commands run in now (`None`: a SELECT is due).
     db: Option<usize>,
-    /// The offset of the end of `bytes`.
-    fed: u64,
 }
 
 impl Buffer {
@@ -171,8 +171,8 @@ impl PropagationSink for Buffer {
         if wrap {
             codec::encode(&[b"EXEC"], &mut pending.bytes);
         }
-        pending.fed += (pending.bytes.len() - before) as u64;
-        self.fed.store(pending.fed, Ordering::Release);
+        self.fed
+            .fetch_add((pending.bytes.len() - before) as u64, Ordering::AcqRel);
     }
 }
 
@@ -471,7 +471,9 @@ impl Aof {
     }
 
     /// Whether a commit now would write bytes itself (`everysec`, `no`): then it pays to let
-    /// every connection ready to run feed first, so one write carries them all.
+    /// every connection ready to run feed first, so one write carries them all. (Under
+    /// `always` the connection yields after taking its offset instead, see
+    /// [`Commit::Round`].)
     pub(crate) fn commit_would_write(&self) -> bool {
         self.enabled()
             && self.fsync_policy() != Fsync::Always
@@ -550,7 +552,7 @@ impl Aof {
         let target = self.group.written();
         let fed = {
             let pending = self.buffer.pending.lock();
-            pending.fed - pending.bytes.len() as u64
+            self.buffer.fed() - pending.bytes.len() as u64
         };
         // Nothing written since the last group fsync: nothing to fsync.
         let file = if target > self.group.synced() {
