@@ -4,20 +4,27 @@
 //! `fill` only builds the stream, `save` also writes the file once, `load` writes it and
 //! reads it back: with a worker thread counted too, `save - fill` and `load - save` are the
 //! two halves' totals).
-//! The data is `scripts/bench-rdb`'s: `XADD s * f1 v1 f2 v2` `entries` times, ten ids per
+//! The data is `scripts/bench-rdb`'s: `XADD s * f1 v1 f2 v2` `entries` times, a thousand ids per
 //! millisecond, a group with `pending` entries delivered to one consumer; LZF and the checksum
 //! on, as SAVE writes with the default settings.
 //!
 //!     cargo build --profile bench -p echomq-engine --example rdb_profile
 //!     target/release/examples/rdb_profile [entries] [pending] [fill|save|load]
+//!
+//! It also prints the wall time of the write and of the read (to standard error).
 
 // A tool's own data: a failure is a bug in the tool, shown by the panic.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use echomq_engine::rdb::file::{self, DbSnapshot, LoadOptions, SaveOptions};
 use echomq_engine::{Keyspace, ManualClock};
+
+/// Ids per millisecond: about what `redis-cli --pipe` gets from a server (bench-rdb's fill),
+/// so a node's entries mostly share their master's millisecond, as in bench-rdb's files.
+const IDS_PER_MS: u64 = 1000;
 
 /// 2024-01-01 00:00:00 UTC.
 const START_MS: u64 = 1_704_067_200_000;
@@ -35,7 +42,7 @@ fn main() {
     let what = args.get(3).map_or("load", String::as_str);
     let ks = Keyspace::new(Arc::new(ManualClock::new(START_MS)));
     for n in 0..entries {
-        let id = format!("{}-{}", START_MS + n / 10, n % 10);
+        let id = format!("{}-{}", START_MS + n / IDS_PER_MS, n % IDS_PER_MS);
         run(&ks, &["XADD", "s", &id, "f1", "v1", "f2", "v2"]);
     }
     run(&ks, &["XGROUP", "CREATE", "s", "g", "0"]);
@@ -76,14 +83,18 @@ fn main() {
         return;
     }
     let mut bytes = Vec::new();
+    let started = Instant::now();
     file::write(&dbs, &options, &mut bytes).expect("in memory");
+    eprintln!("write: {:.3} s", started.elapsed().as_secs_f64());
     if what == "load" {
         let load = LoadOptions {
             now_ms: START_MS,
             databases: 16,
             drop_expired: true,
         };
+        let started = Instant::now();
         let loaded = file::read(&bytes, &load).expect("loads");
+        eprintln!("read: {:.3} s", started.elapsed().as_secs_f64());
         assert_eq!(loaded.keys_loaded, 1);
     }
     println!("{} bytes", bytes.len());

@@ -55,6 +55,13 @@ fn int(element: Option<Element<'_>>) -> Result<i64, String> {
 #[inline]
 fn put_element(buf: &mut Vec<u8>, element: Option<Element<'_>>) -> Result<u64, String> {
     match element {
+        // A short string that cannot be an integer (nearly every value): a one-byte length
+        // here, a one-byte header and back-length in the listpack.
+        Some(Element::Str(s)) if s.len() < 64 && !matches!(s.first(), Some(b'-' | b'0'..=b'9')) => {
+            buf.push(s.len() as u8);
+            buf.extend_from_slice(s);
+            Ok(2 + s.len() as u64)
+        }
         Some(Element::Str(s)) => {
             varint::put(buf, s.len() as u64);
             buf.extend_from_slice(s);
@@ -69,6 +76,46 @@ fn put_element(buf: &mut Vec<u8>, element: Option<Element<'_>>) -> Result<u64, S
         }
         None => Err("stream listpack ends inside an entry".into()),
     }
+}
+
+/// The common entry, read in one go: flags `SAME_FIELDS` (deleted or not), deltas and the
+/// lp-count as 7- or 13-bit integers, the values short strings that cannot be integers.
+/// Appends it to `buf` as [`Node::push`] stores it, adds its listpack size to `lp_body`, and
+/// returns its flags and deltas. `None` for any other entry: the caller truncates `buf`,
+/// rewinds the cursor and reads the entry element by element (which also reports what is
+/// wrong with a broken one).
+#[inline]
+fn same_fields_entry(
+    cur: &mut Cursor<'_>,
+    n_master: usize,
+    buf: &mut Vec<u8>,
+    lp_body: &mut u64,
+) -> Option<(i64, u64, u64)> {
+    let flags = cur.small_int()?;
+    if flags & !i64::from(FLAG_DELETED) != i64::from(FLAG_SAME_FIELDS) {
+        return None;
+    }
+    let ms_delta = u64::try_from(cur.small_int()?).ok()?;
+    let seq_delta = u64::try_from(cur.small_int()?).ok()?;
+    buf.push(FLAG_SAME_FIELDS);
+    varint::put(buf, ms_delta);
+    varint::put(buf, seq_delta);
+    let mut lp = int_element_bytes(i64::from(FLAG_SAME_FIELDS))
+        + int_element_bytes(ms_delta as i64)
+        + int_element_bytes(seq_delta as i64);
+    for _ in 0..n_master {
+        let value = cur.short_text()?;
+        buf.push(value.len() as u8);
+        buf.extend_from_slice(value);
+        // A one-byte header and back-length (under 64 bytes).
+        lp += 2 + value.len() as u64;
+    }
+    let lp_count = n_master as i64 + 3;
+    if cur.small_int()? != lp_count {
+        return None;
+    }
+    *lp_body += lp + int_element_bytes(lp_count);
+    Some((flags, ms_delta, seq_delta))
 }
 
 impl Node {
@@ -149,16 +196,27 @@ impl Node {
         };
         let mut last: Option<StreamId> = None;
         while !cur.at_end() {
-            let flags = int(cur.element()?)?;
-            let ms_delta = int(cur.element()?)? as u64;
-            let seq_delta = int(cur.element()?)? as u64;
+            let offset = node.buf.len();
+            let mark = cur.mark();
+            let fast = same_fields_entry(&mut cur, n_master, &mut node.buf, &mut node.lp_body);
+            let (flags, ms_delta, seq_delta) = if let Some(fast) = fast {
+                fast
+            } else {
+                node.buf.truncate(offset);
+                cur.rewind(mark);
+                let flags = int(cur.element()?)?;
+                let ms_delta = int(cur.element()?)? as u64;
+                let seq_delta = int(cur.element()?)? as u64;
+                (flags, ms_delta, seq_delta)
+            };
             let id = StreamId::new(
                 master.ms.wrapping_add(ms_delta),
                 master.seq.wrapping_add(seq_delta),
             );
-            let offset = node.buf.len();
             let same = flags & i64::from(FLAG_SAME_FIELDS) != 0;
-            if same {
+            if fast.is_some() {
+                // Read whole by the fast path.
+            } else if same {
                 node.buf.push(FLAG_SAME_FIELDS);
                 varint::put(&mut node.buf, ms_delta);
                 varint::put(&mut node.buf, seq_delta);

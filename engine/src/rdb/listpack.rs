@@ -260,10 +260,67 @@ impl<'a> Cursor<'a> {
             .ok_or_else(|| "listpack element past its end".to_string())
     }
 
+    /// The next element if it is an integer of 7 or 13 bits (one-byte back-length), which it
+    /// consumes; `None`, consuming nothing, for anything else (other encodings, the end, a
+    /// broken element: [`Cursor::element`] then reads it, or says what is wrong).
+    #[inline(always)]
+    pub fn small_int(&mut self) -> Option<i64> {
+        let pos = self.pos;
+        let first = *self.lp.get(pos)?;
+        if first < 0x80 {
+            if pos + 2 <= self.end && self.lp[pos + 1] == 1 {
+                self.pos = pos + 2;
+                self.seen += 1;
+                return Some(i64::from(first));
+            }
+        } else if first & 0xe0 == 0xc0 && pos + 3 <= self.end && self.lp[pos + 2] == 2 {
+            let u = (i64::from(first & 0x1f) << 8) | i64::from(self.lp[pos + 1]);
+            self.pos = pos + 3;
+            self.seen += 1;
+            return Some(if u >= 1 << 12 { u - (1 << 13) } else { u });
+        }
+        None
+    }
+
+    /// The next element if it is a string of under 64 bytes that does not start like an
+    /// integer (`-` or a digit), which it consumes; `None`, consuming nothing, otherwise (as
+    /// [`Cursor::small_int`]).
+    #[inline(always)]
+    pub fn short_text(&mut self) -> Option<&'a [u8]> {
+        let pos = self.pos;
+        let first = *self.lp.get(pos)?;
+        if first & 0xc0 != 0x80 {
+            return None;
+        }
+        let n = usize::from(first & 0x3f);
+        let back = pos + 1 + n;
+        if back >= self.end || usize::from(self.lp[back]) != n + 1 {
+            return None;
+        }
+        let text = &self.lp[pos + 1..back];
+        if matches!(text.first(), Some(b'-' | b'0'..=b'9')) {
+            return None;
+        }
+        self.pos = back + 1;
+        self.seen += 1;
+        Some(text)
+    }
+
+    /// Where the cursor is, for [`Cursor::rewind`].
+    pub fn mark(&self) -> (usize, usize) {
+        (self.pos, self.seen)
+    }
+
+    /// Goes back to a [`Cursor::mark`] of this cursor.
+    pub fn rewind(&mut self, (pos, seen): (usize, usize)) {
+        self.pos = pos;
+        self.seen = seen;
+    }
+
     /// The next element, `None` at the end.
     #[inline]
     pub fn element(&mut self) -> Result<Option<Element<'a>>, String> {
-        // The two encodings of nearly every element of a stream node (flags, small deltas and
+        // The three encodings of nearly every element of a stream node (flags, deltas and
         // counts; short strings), whose back-length is one byte: checked here inline, every
         // other case (and every error) below.
         let pos = self.pos;
@@ -283,6 +340,17 @@ impl<'a> Cursor<'a> {
                     self.seen += 1;
                     return Ok(Some(Element::Str(&self.lp[pos + 1..back])));
                 }
+            } else if first < 0xe0 && pos + 3 <= self.end && self.lp[pos + 2] == 2 {
+                // A 13-bit integer (deltas of 128 and more: sequence numbers within a
+                // millisecond).
+                let u = (i64::from(first & 0x1f) << 8) | i64::from(self.lp[pos + 1]);
+                self.pos = pos + 3;
+                self.seen += 1;
+                return Ok(Some(Element::Int(if u >= 1 << 12 {
+                    u - (1 << 13)
+                } else {
+                    u
+                })));
             }
         }
         self.next_any()

@@ -66,7 +66,9 @@ impl Compressor {
         }
         let base = self.base;
         self.base = base + in_len as u32 + 1;
-        let len = compress_with(input, out_len, &mut self.htab, base, &mut self.out)?;
+        // The table's fixed size lets the masked hash index it without a bounds check.
+        let htab = <&mut [u32; 1 << HLOG]>::try_from(self.htab.as_mut_slice()).ok()?;
+        let len = compress_with(input, out_len, htab, base, &mut self.out)?;
         Some(&self.out[..len])
     }
 }
@@ -83,7 +85,7 @@ pub fn compress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
 fn compress_with(
     input: &[u8],
     out_len: usize,
-    htab: &mut [u32],
+    htab: &mut [u32; 1 << HLOG],
     base: u32,
     out: &mut [u8],
 ) -> Option<usize> {
@@ -111,33 +113,13 @@ fn compress_with(
             && at(r + 1) == at(ip + 1);
         if matched {
             let off = ip - r - 1;
-            let mut len: usize = 2;
-            let maxlen = (in_len - ip - len).min(MAX_REF);
+            let maxlen = (in_len - ip - 2).min(MAX_REF);
             if op + 3 + 1 >= out_len && op - usize::from(lit == 0) + 3 + 1 >= out_len {
                 return None;
             }
             out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
             op -= usize::from(lit == 0); // undo run if length is zero
-            // liblzf's unrolled first 16 comparisons do not stop at `maxlen` (near the end
-            // of the input they can run past it): kept as it is, for the same bytes.
-            let mut done = false;
-            if maxlen > 16 {
-                for _ in 0..16 {
-                    len += 1;
-                    if at(r + len) != at(ip + len) {
-                        done = true;
-                        break;
-                    }
-                }
-            }
-            if !done {
-                loop {
-                    len += 1;
-                    if !(len < maxlen && at(r + len) == at(ip + len)) {
-                        break;
-                    }
-                }
-            }
+            let mut len = match_len(input, r, ip, maxlen);
             len -= 2; // octets - 1
             ip += 1;
             if len < 7 {
@@ -204,6 +186,54 @@ fn compress_with(
     Some(op)
 }
 
+/// The length liblzf's match loop ends at for a match of 3 bytes at `ip` against `r < ip`
+/// (`maxlen`: its bound, `in_len - ip - 2` at most): the first index from 3 where the bytes
+/// differ, or where the loop stops. liblzf first compares indices 3 to 18 without looking at
+/// `maxlen` when `maxlen > 16` (so near the end of the input it can return more than
+/// `maxlen`), then goes on one index at a time while below `maxlen`. The same result here,
+/// eight bytes at a time.
+#[inline]
+fn match_len(input: &[u8], r: usize, ip: usize, maxlen: usize) -> usize {
+    if maxlen > 16 {
+        // maxlen > 16 means ip + 18 < in_len: indices to 18 are in the input.
+        let first = mismatch(input, r, ip, 3, 19);
+        if first < 19 || 19 >= maxlen {
+            return first;
+        }
+        return mismatch(input, r, ip, 19, maxlen);
+    }
+    if 3 >= maxlen {
+        return 3;
+    }
+    mismatch(input, r, ip, 3, maxlen)
+}
+
+/// The first `k` in `from..limit` with `input[a + k] != input[b + k]`, or `limit` (`a < b`,
+/// `b + limit <= input.len()`).
+#[inline]
+fn mismatch(input: &[u8], a: usize, b: usize, from: usize, limit: usize) -> usize {
+    let mut k = from;
+    while k + 8 <= limit {
+        let diff = word(input, a + k) ^ word(input, b + k);
+        if diff != 0 {
+            return k + (diff.trailing_zeros() / 8) as usize;
+        }
+        k += 8;
+    }
+    while k < limit && input[a + k] == input[b + k] {
+        k += 1;
+    }
+    k
+}
+
+/// The eight bytes of `input` at `at`, little-endian (the first byte lowest).
+#[inline]
+fn word(input: &[u8], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&input[at..at + 8]);
+    u64::from_le_bytes(bytes)
+}
+
 /// Decompresses `input`, which must expand to exactly `out_len` bytes.
 pub fn decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
     let mut out = Vec::new();
@@ -265,6 +295,179 @@ pub fn decompress_into(input: &[u8], out_len: usize, out: &mut Vec<u8>) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The compressor as first written (liblzf's match loop one byte at a time): the model
+    /// [`match_len`] is checked against.
+    /// liblzf's loop. `htab` slots below `base` are empty; `out` has at least `out_len + 4`
+    /// bytes. Returns the compressed length.
+    fn bytewise_compress_with(
+        input: &[u8],
+        out_len: usize,
+        htab: &mut [u32],
+        base: u32,
+        out: &mut [u8],
+    ) -> Option<usize> {
+        let in_len = input.len();
+        let at = |i: usize| input.get(i).copied();
+        let mut lit: usize = 0;
+        let mut op: usize = 1; // start run
+        let mut ip: usize = 0;
+        let mut hval: u32 = (u32::from(at(0)?) << 8) | u32::from(at(1).unwrap_or(0));
+        while ip + 2 < in_len {
+            hval = (hval << 8) | u32::from(at(ip + 2)?);
+            let slot = idx(hval);
+            let stored = htab[slot];
+            let r = if stored >= base {
+                (stored - base) as usize
+            } else {
+                0
+            };
+            htab[slot] = base + ip as u32;
+            let matched = r > 0
+                && r < ip
+                && ip - r - 1 < MAX_OFF
+                && at(r + 2) == at(ip + 2)
+                && at(r) == at(ip)
+                && at(r + 1) == at(ip + 1);
+            if matched {
+                let off = ip - r - 1;
+                let mut len: usize = 2;
+                let maxlen = (in_len - ip - len).min(MAX_REF);
+                if op + 3 + 1 >= out_len && op - usize::from(lit == 0) + 3 + 1 >= out_len {
+                    return None;
+                }
+                out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
+                op -= usize::from(lit == 0); // undo run if length is zero
+                // liblzf's unrolled first 16 comparisons do not stop at `maxlen` (near the end
+                // of the input they can run past it): kept as it is, for the same bytes.
+                let mut done = false;
+                if maxlen > 16 {
+                    for _ in 0..16 {
+                        len += 1;
+                        if at(r + len) != at(ip + len) {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
+                if !done {
+                    loop {
+                        len += 1;
+                        if !(len < maxlen && at(r + len) == at(ip + len)) {
+                            break;
+                        }
+                    }
+                }
+                len -= 2; // octets - 1
+                ip += 1;
+                if len < 7 {
+                    out[op] = ((off >> 8) + (len << 5)) as u8;
+                    op += 1;
+                } else {
+                    out[op] = ((off >> 8) + (7 << 5)) as u8;
+                    out[op + 1] = (len - 7) as u8;
+                    op += 2;
+                }
+                out[op] = off as u8;
+                op += 1;
+                lit = 0;
+                op += 1; // start run
+                ip += len + 1;
+                if ip + 2 >= in_len {
+                    break;
+                }
+                ip -= 2;
+                hval = (u32::from(at(ip)?) << 8) | u32::from(at(ip + 1)?);
+                hval = (hval << 8) | u32::from(at(ip + 2)?);
+                htab[idx(hval)] = base + ip as u32;
+                ip += 1;
+                hval = (hval << 8) | u32::from(at(ip + 2)?);
+                htab[idx(hval)] = base + ip as u32;
+                ip += 1;
+            } else {
+                if op >= out_len {
+                    return None;
+                }
+                lit += 1;
+                out[op] = input[ip];
+                op += 1;
+                ip += 1;
+                if lit == MAX_LIT {
+                    out[op - lit - 1] = (lit - 1) as u8;
+                    lit = 0;
+                    op += 1;
+                }
+            }
+        }
+        if op + 3 > out_len {
+            return None;
+        }
+        while ip < in_len {
+            if op >= out.len() {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
+            }
+        }
+        out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end run
+        op -= usize::from(lit == 0);
+        if op > out_len {
+            return None;
+        }
+        Some(op)
+    }
+
+    /// Compresses with a fresh table, by both loops.
+    fn both(input: &[u8], out_len: usize) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+        let mut out = vec![0; out_len + 4];
+        let mut htab = Box::new([0; 1 << HLOG]);
+        let new = compress_with(input, out_len, &mut htab, 1, &mut out).map(|n| out[..n].to_vec());
+        let mut htab = vec![0; 1 << HLOG];
+        let old = bytewise_compress_with(input, out_len, &mut htab, 1, &mut out)
+            .map(|n| out[..n].to_vec());
+        (new, old)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_matching_gives_the_bytewise_bytes(
+            input in proptest::collection::vec(0u8..3, 1..700),
+            runs in proptest::collection::vec((0usize..700, 1usize..300), 0..4),
+            slack in 0usize..8,
+        ) {
+            // Small alphabets and long runs: matches of every length, some ending near the end.
+            let mut input = input;
+            for (at, len) in runs {
+                let at = at.min(input.len());
+                let run: Vec<u8> = (0..len).map(|i| (i % 5) as u8).collect();
+                input.splice(at..at, run);
+            }
+            for out_len in [input.len().saturating_sub(4).max(1), input.len() + 40 + slack] {
+                let (new, old) = both(&input, out_len);
+                proptest::prop_assert_eq!(new, old);
+            }
+        }
+    }
+
+    #[test]
+    fn matches_near_the_end_keep_liblzfs_overrun() {
+        // Every input length around the unrolled comparisons' reach, all one byte, so the
+        // match runs to the end.
+        for len in 3..80 {
+            let input = vec![b'a'; len];
+            for out_len in [len.saturating_sub(4).max(1), len + 16] {
+                let (new, old) = both(&input, out_len);
+                assert_eq!(new, old, "{len}");
+            }
+        }
+    }
 
     #[test]
     fn round_trips_repetitive_and_random_input() {
