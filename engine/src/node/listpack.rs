@@ -24,11 +24,13 @@ use crate::varint;
 use super::{FLAG_DELETED, FLAG_SAME_FIELDS, Node};
 
 /// The next varint of `buf` at `pos` (a node's own buffer: 0 past its end, never a panic).
+#[inline(always)]
 fn num(buf: &[u8], pos: &mut usize) -> u64 {
     varint::get(buf, pos).unwrap_or(0)
 }
 
 /// The next length-prefixed string of `buf` at `pos`.
+#[inline(always)]
 fn bytes<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
     let len = num(buf, pos) as usize;
     let start = (*pos).min(buf.len());
@@ -136,9 +138,16 @@ impl Node {
         let mut count = 4 + n as usize;
         while let Some(&flags) = buf.get(pos) {
             pos += 1;
-            listpack::put_int(out, i64::from(flags));
-            listpack::put_int(out, num(buf, &mut pos) as i64);
-            listpack::put_int(out, num(buf, &mut pos) as i64);
+            let ms_delta = num(buf, &mut pos);
+            let seq_delta = num(buf, &mut pos);
+            if flags < 128 && ms_delta < 128 && seq_delta < 128 {
+                // Three one-byte integers, each with its one-byte back-length (flags < 128).
+                out.extend_from_slice(&[flags, 1, ms_delta as u8, 1, seq_delta as u8, 1]);
+            } else {
+                listpack::put_int(out, i64::from(flags));
+                listpack::put_int(out, ms_delta as i64);
+                listpack::put_int(out, seq_delta as i64);
+            }
             if flags & FLAG_SAME_FIELDS != 0 {
                 for _ in 0..n {
                     listpack::put_str(out, bytes(buf, &mut pos));

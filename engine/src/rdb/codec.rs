@@ -47,11 +47,16 @@ fn put_len(buf: &mut Vec<u8>, n: u64) {
 /// written (an RDB file's footer), kept as the bytes leave (see [`Writer::flush_into`]) and
 /// combined, not recomputed, when another writer's bytes are appended ([`Writer::append`]),
 /// so bytes encoded on another thread are checksummed there.
+///
+/// What has been written and not flushed is `parts` (in order) and then `buf`: an appended
+/// writer's buffer becomes a part as it is, without a copy.
 #[derive(Debug, Default)]
 pub struct Writer {
-    /// What has been written (and not yet flushed). Only appended to, except by
-    /// [`Writer::flush_into`], so that `crc_from` stays a position in it.
+    /// The bytes written after `parts`. Only appended to, except by [`Writer::flush_into`]
+    /// and [`Writer::append`], so that `crc_from` stays a position in it.
     pub buf: Vec<u8>,
+    /// Buffers written before `buf`, in order (see [`Writer::append`]); all in `crc`.
+    parts: Vec<Vec<u8>>,
     /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
     pub compress: bool,
     /// The LZF compressor, kept between strings (its table is 256 KiB).
@@ -95,29 +100,56 @@ impl Writer {
     /// Writes the buffered bytes to `out` and empties the buffer (the CRC64 goes on).
     pub fn flush_into(&mut self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         self.crc();
+        for part in self.parts.drain(..) {
+            out.write_all(&part)?;
+        }
         out.write_all(&self.buf)?;
         self.buf.clear();
         self.crc_from = 0;
         Ok(())
     }
 
+    /// Bytes written and not flushed.
+    pub fn pending_len(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum::<usize>() + self.buf.len()
+    }
+
+    /// Every byte written and not flushed, in one buffer.
+    pub fn into_bytes(mut self) -> Vec<u8> {
+        if self.parts.is_empty() {
+            return self.buf;
+        }
+        let mut bytes = Vec::with_capacity(self.pending_len());
+        for part in self.parts.drain(..) {
+            bytes.extend_from_slice(&part);
+        }
+        bytes.extend_from_slice(&self.buf);
+        bytes
+    }
+
     /// Appends what `other` wrote (it never flushed), with the checksum combined from both
     /// (`other`'s computed now if it has not been: call [`Writer::crc`] on its own thread
-    /// first).
+    /// first). `other`'s bytes are not copied: its buffers become parts of this writer.
     pub fn append(&mut self, mut other: Writer) {
         if self.checksum {
             let other_crc = if other.checksum {
                 other.crc()
             } else {
-                crc64::crc64(0, &other.buf)
+                let mut crc = 0;
+                for part in &other.parts {
+                    crc = crc64::crc64(crc, part);
+                }
+                crc64::crc64(crc, &other.buf)
             };
             let crc = self.crc();
-            self.crc = crc64::combine(crc, other_crc, other.buf.len() as u64);
-            self.buf.extend_from_slice(&other.buf);
-            self.crc_from = self.buf.len();
-        } else {
-            self.buf.extend_from_slice(&other.buf);
+            self.crc = crc64::combine(crc, other_crc, other.pending_len() as u64);
         }
+        let buf = std::mem::take(&mut self.buf);
+        self.parts.push(buf);
+        self.parts.append(&mut other.parts);
+        self.parts.push(other.buf);
+        self.parts.retain(|part| !part.is_empty());
+        self.crc_from = 0;
     }
 
     /// One byte (a type or an opcode).

@@ -16,9 +16,10 @@ pub fn dump(value: &Value, now_ms: u64, compress: bool) -> Vec<u8> {
     w.byte(value::type_of(value));
     value::write(value, now_ms, &mut w);
     w.raw(&RDB_VERSION.to_le_bytes());
-    let crc = crc64(0, &w.buf);
-    w.raw(&crc.to_le_bytes());
-    w.buf
+    let mut payload = w.into_bytes();
+    let crc = crc64(0, &payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    payload
 }
 
 /// Whether `payload` has a version we read and a correct (or absent) checksum.

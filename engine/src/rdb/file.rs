@@ -123,7 +123,7 @@ pub fn write_refs(
             w.byte(value::type_of(value));
             w.string(key);
             value::write(value, opts.now_ms, &mut w);
-            if w.buf.len() >= CHUNK_BYTES {
+            if w.pending_len() >= CHUNK_BYTES {
                 w.flush_into(&mut sink)?;
             }
         }

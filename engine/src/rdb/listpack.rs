@@ -126,7 +126,6 @@ pub fn put_str(out: &mut Vec<u8>, s: &[u8]) {
     // The common case, inlined into the node writer's loop: a short string that cannot be an
     // integer; a 1-byte header and a 1-byte back-length (`1 + len` < 128).
     if len < 64 && !matches!(s.first(), Some(b'-' | b'0'..=b'9')) {
-        out.reserve(len + 2);
         out.push(0x80 | len as u8);
         out.extend_from_slice(s);
         out.push(1 + len as u8);

@@ -25,7 +25,20 @@ use super::codec::{Frame, Reader, Writer};
 /// costs more than a few nodes).
 const PARALLEL_NODES: usize = 256;
 
+/// At most the bytes [`encode`] writes for `nodes`: per node its key (a 1-byte length and 16
+/// bytes) and its listpack, stored (a length of up to 9 bytes) or compressed into less
+/// (after 1 + 9 + 9 header bytes).
+fn encoded_bytes_max(nodes: &[(&StreamId, &Node)]) -> usize {
+    nodes
+        .iter()
+        .map(|(_, node)| 17 + 19 + node.listpack_bytes() as usize)
+        .sum()
+}
+
 fn encode(nodes: &[(&StreamId, &Node)], w: &mut Writer) {
+    // One allocation: a buffer grown by doubling copies itself about once more, page by page.
+    // Only the pages written are ever touched.
+    w.buf.reserve(encoded_bytes_max(nodes));
     let mut lp = Vec::new();
     for (master, node) in nodes {
         w.string(&master.to_be_bytes());
@@ -193,7 +206,7 @@ mod tests {
         let mut w = Writer::new(compress);
         w.len(nodes.len() as u64);
         encode(nodes, &mut w);
-        w.buf
+        w.into_bytes()
     }
 
     #[test]
@@ -204,14 +217,20 @@ mod tests {
         for compress in [true, false] {
             let mut w = Writer::new(compress);
             write(&nodes, &mut w);
-            assert_eq!(w.buf, one_thread(&nodes, compress));
-            // With the checksum kept, the halves' combined CRC is the whole's.
+            let bytes = w.into_bytes();
+            assert_eq!(bytes, one_thread(&nodes, compress));
+            // With the checksum kept, the halves' combined CRC is the whole's, also after more
+            // bytes follow the appended half.
             let mut checked = Writer::with_checksum(compress, true);
             checked.raw(b"before the nodes");
             write(&nodes, &mut checked);
-            assert_eq!(checked.buf[16..], w.buf[..]);
-            assert_eq!(checked.crc(), super::super::crc64::crc64(0, &checked.buf));
-            let mut r = Reader::new(&w.buf);
+            checked.raw(b"after");
+            let crc = checked.crc();
+            let mut flushed = Vec::new();
+            checked.flush_into(&mut flushed).unwrap();
+            assert_eq!(flushed[16..flushed.len() - 5], bytes[..]);
+            assert_eq!(crc, super::super::crc64::crc64(0, &flushed));
+            let mut r = Reader::new(&bytes);
             let (back, live) = read(&mut r).unwrap();
             assert_eq!(r.remaining(), 0);
             assert_eq!(live, s.len());
