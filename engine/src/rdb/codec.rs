@@ -13,6 +13,8 @@
 //! never allocates more than the input holds (LZF's output is bounded by its input times the
 //! format's largest expansion), and a failed read is a [`RdbError`], never a panic.
 
+use std::io::Write;
+
 use crate::error::RdbError;
 use crate::id::{StreamId, string_to_i64};
 
@@ -51,7 +53,10 @@ fn put_len(buf: &mut Vec<u8>, n: u64) {
 /// What has been written and not flushed is `parts` (in order) and then `buf`: an appended
 /// writer's buffer becomes a part as it is, without a copy.
 #[derive(Debug, Default)]
-pub struct Writer {
+pub struct Writer<'s> {
+    /// Where the bytes go while they are being written (a file being saved), with the first
+    /// error a write to it met: see [`Writer::spill`].
+    spill: Option<Spill<'s>>,
     /// The bytes written after `parts`. Only appended to, except by [`Writer::flush_into`]
     /// and [`Writer::append`], so that `crc_from` stays a position in it.
     pub buf: Vec<u8>,
@@ -69,9 +74,29 @@ pub struct Writer {
     crc_from: usize,
 }
 
-impl Writer {
+/// Pending bytes from which [`Writer::spill`] writes them out.
+pub const SPILL_BYTES: usize = 1 << 20;
+
+/// A [`Writer`]'s output while it writes (see [`Writer::spill`]).
+struct Spill<'s> {
+    out: &'s mut (dyn Write + Send),
+    /// Pending bytes from which [`Writer::spill`] writes ([`SPILL_BYTES`]; less in tests).
+    at: usize,
+    /// The first failed write; nothing is written after it.
+    error: Option<std::io::Error>,
+}
+
+impl std::fmt::Debug for Spill<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spill")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> Writer<'s> {
     /// An empty writer.
-    pub fn new(compress: bool) -> Writer {
+    pub fn new(compress: bool) -> Writer<'s> {
         Writer {
             buf: Vec::new(),
             compress,
@@ -81,10 +106,66 @@ impl Writer {
     }
 
     /// An empty writer that keeps the CRC64 of what it writes when `checksum`.
-    pub fn with_checksum(compress: bool, checksum: bool) -> Writer {
+    pub fn with_checksum(compress: bool, checksum: bool) -> Writer<'s> {
         Writer {
             checksum,
             ..Writer::new(compress)
+        }
+    }
+
+    /// This writer, with [`Writer::spill`] writing its bytes to `out` as they come.
+    pub fn spilling_into(self, out: &'s mut (dyn Write + Send)) -> Writer<'s> {
+        Writer {
+            spill: Some(Spill {
+                out,
+                at: SPILL_BYTES,
+                error: None,
+            }),
+            ..self
+        }
+    }
+
+    /// Whether the writer has an output to spill to ([`Writer::spilling_into`]).
+    pub fn spills(&self) -> bool {
+        self.spill.is_some()
+    }
+
+    /// Writes the pending bytes to the output given to [`Writer::spilling_into`] once there
+    /// are [`SPILL_BYTES`] of them (nothing without such an output). A failed write is kept
+    /// for [`Writer::finish_spill`], and nothing more is written: encoding goes on in memory,
+    /// so an error does not have to stop the threads filling other writers.
+    pub fn spill(&mut self) {
+        self.spill_at(None);
+    }
+
+    /// Spills from `at` pending bytes instead of [`SPILL_BYTES`] (tests of small writes).
+    #[cfg(test)]
+    pub(crate) fn set_spill_bytes(&mut self, at: usize) {
+        if let Some(spill) = self.spill.as_mut() {
+            spill.at = at;
+        }
+    }
+
+    /// [`Writer::spill`] from `at_least` pending bytes, or its own threshold.
+    fn spill_at(&mut self, at_least: Option<usize>) {
+        let Some(mut spill) = self.spill.take() else {
+            return;
+        };
+        if spill.error.is_none()
+            && self.pending_len() >= at_least.unwrap_or(spill.at)
+            && let Err(e) = self.flush_into(&mut spill.out)
+        {
+            spill.error = Some(e);
+        }
+        self.spill = Some(spill);
+    }
+
+    /// Writes every pending byte to the spill output; the first error any write to it met.
+    pub fn finish_spill(&mut self) -> std::io::Result<()> {
+        self.spill_at(Some(0));
+        match self.spill.as_mut().and_then(|spill| spill.error.take()) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 
@@ -130,7 +211,7 @@ impl Writer {
     /// Appends what `other` wrote (it never flushed), with the checksum combined from both
     /// (`other`'s computed now if it has not been: call [`Writer::crc`] on its own thread
     /// first). `other`'s bytes are not copied: its buffers become parts of this writer.
-    pub fn append(&mut self, mut other: Writer) {
+    pub fn append(&mut self, mut other: Writer<'_>) {
         if self.checksum {
             let other_crc = if other.checksum {
                 other.crc()

@@ -73,9 +73,6 @@ impl<W: Write> Write for Counted<'_, W> {
     }
 }
 
-/// Flush a key's bytes to the output past this size.
-const CHUNK_BYTES: usize = 1 << 20;
-
 fn aux(w: &mut Writer, name: &str, value: &str) {
     w.byte(opcodes::AUX);
     w.string(name.as_bytes());
@@ -83,7 +80,11 @@ fn aux(w: &mut Writer, name: &str, value: &str) {
 }
 
 /// Writes `dbs` (index = database number) as an RDB file; returns the bytes written.
-pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl Write) -> io::Result<u64> {
+pub fn write(
+    dbs: &[DbSnapshot],
+    opts: &SaveOptions,
+    out: &mut (impl Write + Send),
+) -> io::Result<u64> {
     let refs: Vec<Vec<KeyRef<'_>>> = dbs
         .iter()
         .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
@@ -95,11 +96,13 @@ pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl Write) -> io
 pub fn write_refs(
     dbs: &[Vec<KeyRef<'_>>],
     opts: &SaveOptions,
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
 ) -> io::Result<u64> {
     let mut sink = Counted { out, written: 0 };
-    // The writer keeps the checksum (parts encoded on other threads are checksummed there).
-    let mut w = Writer::with_checksum(opts.compress, opts.checksum);
+    // The writer keeps the checksum (parts encoded on other threads are checksummed there),
+    // and writes to `sink` as it goes (a large stream's nodes too, while a second thread
+    // encodes the rest: see `nodes::write`).
+    let mut w = Writer::with_checksum(opts.compress, opts.checksum).spilling_into(&mut sink);
     w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());
     aux(&mut w, "redis-ver", &opts.redis_ver);
     aux(&mut w, "redis-bits", "64");
@@ -123,15 +126,14 @@ pub fn write_refs(
             w.byte(value::type_of(value));
             w.string(key);
             value::write(value, opts.now_ms, &mut w);
-            if w.pending_len() >= CHUNK_BYTES {
-                w.flush_into(&mut sink)?;
-            }
+            w.spill();
         }
     }
     w.byte(opcodes::EOF);
     // 0 without `checksum`.
     let crc = w.crc();
-    w.flush_into(&mut sink)?;
+    w.finish_spill()?;
+    drop(w);
     sink.write_all(&crc.to_le_bytes())?;
     Ok(sink.written)
 }
