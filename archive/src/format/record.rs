@@ -14,7 +14,7 @@
 //! its stream. A record is immutable once committed. Decoding never panics: every length is
 //! checked against the bytes that remain, and the version and checksum are checked first.
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use echomq_engine::{Entry, StreamId};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -81,23 +81,26 @@ pub fn append_unsealed<'a>(
     id: StreamId,
     pairs: impl Iterator<Item = (&'a [u8], &'a [u8])>,
 ) {
-    out.put_u8(RECORD_VERSION);
-    out.put_u64_le(0);
-    out.put_u64_le(id.ms);
-    out.put_u64_le(id.seq);
-    let count_at = out.len();
-    out.put_u32_le(0);
+    // The header in one go (stream number and count filled in later), and room for a small
+    // entry's pairs and checksum, so the pairs below rarely grow the buffer.
+    let mut header = [0u8; HEADER_BYTES];
+    header[0] = RECORD_VERSION;
+    header[9..17].copy_from_slice(&id.ms.to_le_bytes());
+    header[17..25].copy_from_slice(&id.seq.to_le_bytes());
+    out.reserve(HEADER_BYTES + 64 + CHECKSUM_BYTES);
+    let count_at = out.len() + HEADER_BYTES - 4;
+    out.extend_from_slice(&header);
     let mut count = 0u32;
     for (field, value) in pairs {
         // Engine entries are at most 1 GiB in total, so every length fits a u32.
-        out.put_u32_le(field.len() as u32);
-        out.put_slice(field);
-        out.put_u32_le(value.len() as u32);
-        out.put_slice(value);
+        out.extend_from_slice(&(field.len() as u32).to_le_bytes());
+        out.extend_from_slice(field);
+        out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+        out.extend_from_slice(value);
         count += 1;
     }
     out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    out.put_u64_le(0);
+    out.extend_from_slice(&[0; CHECKSUM_BYTES]);
 }
 
 /// Completes a record that [`append_unsealed`] wrote (it is the whole of `record`): sets its

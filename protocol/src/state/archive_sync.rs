@@ -32,9 +32,12 @@ const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 /// Shortest time from one round's start to the next's: a request that comes sooner waits for
 /// it. Every round pays a redb commit and an fsync (about 200,000 instructions and the
-/// kernel's work, whatever it holds), so a busy stream's trims fold in rounds of hundreds of
+/// kernel's work, whatever it holds), so a busy stream's trims fold in rounds of thousands of
 /// entries rather than a round per node trimmed; a `~` trim may come this much later still.
-const ROUND_INTERVAL_MIN: Duration = Duration::from_millis(10);
+/// At 10 ms, `XADD … MAXLEN ~ 1000` from 50 clients with an archive spent 1.76x the CPU per
+/// request of the same load without; at 50 ms, 1.20x (`scripts/bench-vs-redis --loads
+/// xadd_maxlen --echomq-plain`).
+const ROUND_INTERVAL_MIN: Duration = Duration::from_millis(50);
 
 #[derive(Debug, Default)]
 struct Wanted {
