@@ -95,8 +95,10 @@ fn compress_with(
     let mut op: usize = 1; // start run
     let mut ip: usize = 0;
     let mut hval: u32 = (u32::from(at(0)?) << 8) | u32::from(at(1).unwrap_or(0));
+    // Indexing below is in bounds: `ip + 2 < in_len` holds wherever a byte is read, and
+    // `r < ip`.
     while ip + 2 < in_len {
-        hval = (hval << 8) | u32::from(at(ip + 2)?);
+        hval = (hval << 8) | u32::from(input[ip + 2]);
         let slot = idx(hval);
         let stored = htab[slot];
         let r = if stored >= base {
@@ -108,9 +110,9 @@ fn compress_with(
         let matched = r > 0
             && r < ip
             && ip - r - 1 < MAX_OFF
-            && at(r + 2) == at(ip + 2)
-            && at(r) == at(ip)
-            && at(r + 1) == at(ip + 1);
+            && input[r + 2] == input[ip + 2]
+            && input[r] == input[ip]
+            && input[r + 1] == input[ip + 1];
         if matched {
             let off = ip - r - 1;
             let maxlen = (in_len - ip - 2).min(MAX_REF);
@@ -139,11 +141,11 @@ fn compress_with(
                 break;
             }
             ip -= 2;
-            hval = (u32::from(at(ip)?) << 8) | u32::from(at(ip + 1)?);
-            hval = (hval << 8) | u32::from(at(ip + 2)?);
+            hval = (u32::from(input[ip]) << 8) | u32::from(input[ip + 1]);
+            hval = (hval << 8) | u32::from(input[ip + 2]);
             htab[idx(hval)] = base + ip as u32;
             ip += 1;
-            hval = (hval << 8) | u32::from(at(ip + 2)?);
+            hval = (hval << 8) | u32::from(input[ip + 2]);
             htab[idx(hval)] = base + ip as u32;
             ip += 1;
         } else {
@@ -192,7 +194,7 @@ fn compress_with(
 /// `maxlen` when `maxlen > 16` (so near the end of the input it can return more than
 /// `maxlen`), then goes on one index at a time while below `maxlen`. The same result here,
 /// eight bytes at a time.
-#[inline]
+#[inline(always)]
 fn match_len(input: &[u8], r: usize, ip: usize, maxlen: usize) -> usize {
     if maxlen > 16 {
         // maxlen > 16 means ip + 18 < in_len: indices to 18 are in the input.
@@ -210,7 +212,7 @@ fn match_len(input: &[u8], r: usize, ip: usize, maxlen: usize) -> usize {
 
 /// The first `k` in `from..limit` with `input[a + k] != input[b + k]`, or `limit` (`a < b`,
 /// `b + limit <= input.len()`).
-#[inline]
+#[inline(always)]
 fn mismatch(input: &[u8], a: usize, b: usize, from: usize, limit: usize) -> usize {
     let mut k = from;
     while k + 8 <= limit {
