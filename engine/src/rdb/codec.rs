@@ -47,20 +47,19 @@ fn put_len(buf: &mut Vec<u8>, n: u64) {
 
 /// Bytes being written, with Redis's string rules; optionally with the CRC64 of everything
 /// written (an RDB file's footer), kept as the bytes leave (see [`Writer::flush_into`]) and
-/// combined, not recomputed, when another writer's bytes are appended ([`Writer::append`]),
-/// so bytes encoded on another thread are checksummed there.
+/// as buffers written on another thread are taken in ([`Writer::push_part`]).
 ///
-/// What has been written and not flushed is `parts` (in order) and then `buf`: an appended
-/// writer's buffer becomes a part as it is, without a copy.
+/// What has been written and not flushed is `parts` (in order) and then `buf`: a buffer
+/// taken in becomes a part as it is, without a copy.
 #[derive(Debug, Default)]
 pub struct Writer<'s> {
     /// Where the bytes go while they are being written (a file being saved), with the first
     /// error a write to it met: see [`Writer::spill`].
     spill: Option<Spill<'s>>,
     /// The bytes written after `parts`. Only appended to, except by [`Writer::flush_into`]
-    /// and [`Writer::append`], so that `crc_from` stays a position in it.
+    /// and [`Writer::push_part`], so that `crc_from` stays a position in it.
     pub buf: Vec<u8>,
-    /// Buffers written before `buf`, in order (see [`Writer::append`]); all in `crc`.
+    /// Buffers written before `buf`, in order (see [`Writer::push_part`]); all in `crc`.
     parts: Vec<Vec<u8>>,
     /// `rdbcompression`: strings over 20 bytes are LZF-compressed when that saves space.
     pub compress: bool,
@@ -208,28 +207,21 @@ impl<'s> Writer<'s> {
         bytes
     }
 
-    /// Appends what `other` wrote (it never flushed), with the checksum combined from both
-    /// (`other`'s computed now if it has not been: call [`Writer::crc`] on its own thread
-    /// first). `other`'s bytes are not copied: its buffers become parts of this writer.
-    pub fn append(&mut self, mut other: Writer<'_>) {
+    /// Appends `part` (bytes written elsewhere, another thread's buffer) as a part, without a
+    /// copy; its checksum is computed here.
+    pub fn push_part(&mut self, part: Vec<u8>) {
+        if part.is_empty() {
+            return;
+        }
+        let crc = self.crc();
         if self.checksum {
-            let other_crc = if other.checksum {
-                other.crc()
-            } else {
-                let mut crc = 0;
-                for part in &other.parts {
-                    crc = crc64::crc64(crc, part);
-                }
-                crc64::crc64(crc, &other.buf)
-            };
-            let crc = self.crc();
-            self.crc = crc64::combine(crc, other_crc, other.pending_len() as u64);
+            self.crc = crc64::crc64(crc, &part);
         }
         let buf = std::mem::take(&mut self.buf);
-        self.parts.push(buf);
-        self.parts.append(&mut other.parts);
-        self.parts.push(other.buf);
-        self.parts.retain(|part| !part.is_empty());
+        if !buf.is_empty() {
+            self.parts.push(buf);
+        }
+        self.parts.push(part);
         self.crc_from = 0;
     }
 
@@ -527,15 +519,13 @@ mod tests {
     }
 
     #[test]
-    fn the_checksum_covers_flushed_and_appended_bytes() {
+    fn the_checksum_covers_flushed_bytes_and_parts() {
         let mut w = Writer::with_checksum(false, true);
         let mut out = Vec::new();
         w.raw(b"first part ");
         w.flush_into(&mut out).unwrap();
         w.string(b"second");
-        let mut other = Writer::with_checksum(false, true);
-        other.raw(b" from another writer");
-        w.append(other);
+        w.push_part(b" from another writer".to_vec());
         w.raw(b" and after");
         let crc = w.crc();
         w.flush_into(&mut out).unwrap();

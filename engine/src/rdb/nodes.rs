@@ -3,9 +3,9 @@
 //!
 //! Saving: each node's listpack (and its LZF compression) depends on that node only, and a
 //! fresh [`Writer`] compresses as any other (see [`super::lzf::Compressor`]), so the second
-//! half of the nodes is encoded on a worker thread into a buffer of its own and appended
-//! after the first: the bytes are the one-thread bytes. Each half's CRC64 is computed on the
-//! thread that wrote it and the two are combined ([`super::crc64::combine`]).
+//! part of the nodes is encoded on a worker thread into buffers of its own, handed over in
+//! order and taken in after the first part (see [`write`]): the bytes are the one-thread
+//! bytes, and the file is written while the worker still encodes.
 //!
 //! Loading: a first pass walks the section and takes each node's key and listpack frame
 //! (slices of the input, nothing decoded); the frames are then decompressed and decoded, the
@@ -19,14 +19,18 @@ use crate::error::RdbError;
 use crate::id::StreamId;
 use crate::node::Node;
 
-use super::codec::{Frame, Reader, Writer};
+use super::codec::{Frame, Reader, SPILL_BYTES, Writer};
 
 /// Nodes from which a section is split across two threads (below it, one thread: a thread
 /// costs more than a few nodes).
 const PARALLEL_NODES: usize = 256;
 
-/// Nodes encoded between two [`Writer::spill`]s of the first part.
+/// Nodes encoded between two [`Writer::spill`]s of the first part (and two looks at the
+/// worker's buffer).
 const SPILL_NODES: usize = 64;
+
+/// Buffers the worker may have handed over and this thread not yet written.
+const HANDOVER_PARTS: usize = 8;
 
 /// At most the bytes [`encode`] writes for `nodes`: per node its key (a 1-byte length and 16
 /// bytes) and its listpack, stored (a length of up to 9 bytes) or compressed into less
@@ -52,42 +56,65 @@ fn encode(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>) {
 }
 
 /// Writes the nodes (those to save: the caller leaves out nodes without live entries).
+///
+/// A large section is split in two: this thread encodes the first part, a worker the second
+/// in buffers of about [`SPILL_BYTES`] that it hands over as each fills. This thread, done
+/// with its own part, takes them in order as parts of `w` (no copy; their checksum is
+/// computed here) and spills them, so the file is written while the worker still encodes.
+/// Writing is this thread's extra work, hence its smaller part when `w` spills.
 pub(crate) fn write(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>) {
+    write_handing_over(nodes, w, SPILL_BYTES);
+}
+
+/// [`write`], the worker handing its buffer over from `handover_bytes` (less in tests).
+fn write_handing_over(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>, handover_bytes: usize) {
     w.len(nodes.len() as u64);
     if nodes.len() < PARALLEL_NODES {
         encode(nodes, w);
         return;
     }
-    // The first part is this thread's, and with an output to spill to, so is writing it out
-    // while the worker encodes: then it takes fewer nodes (writing 60 MB costs about a sixth
-    // of encoding them).
     let split = if w.spills() {
         nodes.len() * 7 / 16
     } else {
         nodes.len() / 2
     };
     let (first, second) = nodes.split_at(split);
-    let (compress, checksum) = (w.compress, w.checksum);
+    let compress = w.compress;
+    // (nodes of `second` encoded so far, their bytes since the last hand-over)
+    let (parts, handed) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(HANDOVER_PARTS);
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("rdb-nodes".into())
             .spawn_scoped(scope, move || {
-                let mut other = Writer::with_checksum(compress, checksum);
-                encode(second, &mut other);
-                // Each half's checksum on its own thread, combined by `append`.
-                other.crc();
-                other
+                let mut other = Writer::new(compress);
+                let mut done = 0;
+                for chunk in second.chunks(SPILL_NODES) {
+                    encode(chunk, &mut other);
+                    done += chunk.len();
+                    if other.buf.len() >= handover_bytes || done == second.len() {
+                        let part = std::mem::take(&mut other.buf);
+                        if parts.send((done, part)).is_err() {
+                            return;
+                        }
+                    }
+                }
             });
         for chunk in first.chunks(SPILL_NODES) {
             encode(chunk, w);
             w.spill();
         }
-        w.crc();
-        match worker.map(|handle| handle.join()) {
-            Ok(Ok(other)) => w.append(other),
-            // No thread (or it panicked, a bug): the second half on this one.
-            _ => encode(second, w),
+        // Ends when the worker is done (or gone: no thread, or a panic, a bug).
+        let mut taken = 0;
+        for (done, part) in handed.iter() {
+            w.push_part(part);
+            w.spill();
+            taken = done;
         }
+        if worker.map(|handle| handle.join().is_ok()).unwrap_or(false) && taken == second.len() {
+            return;
+        }
+        // The rest of the second part on this thread.
+        encode(&second[taken..], w);
     });
 }
 
@@ -249,7 +276,8 @@ mod tests {
             let mut out = Vec::new();
             let mut spilling = Writer::with_checksum(compress, true).spilling_into(&mut out);
             spilling.set_spill_bytes(100);
-            write(&nodes, &mut spilling);
+            // Many hand-overs from the worker, too.
+            write_handing_over(&nodes, &mut spilling, 100);
             let spilled_crc = spilling.crc();
             spilling.finish_spill().unwrap();
             drop(spilling);
