@@ -73,12 +73,44 @@ pub struct Writer<'s> {
     crc_from: usize,
 }
 
+/// Where a save's bytes go: a [`Write`] that can also make what it holds durable part way
+/// through (so a large file's first bytes reach the disk while the rest is still encoded).
+pub trait SaveOutput: Write + Send {
+    /// Makes the bytes written so far durable: a file flushes and fdatasyncs; an output in
+    /// memory does nothing (the default).
+    fn sync_written(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl SaveOutput for Vec<u8> {}
+
+impl SaveOutput for std::io::BufWriter<std::fs::File> {
+    fn sync_written(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+}
+
+impl SaveOutput for std::io::BufWriter<&mut std::fs::File> {
+    fn sync_written(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+}
+
+impl<T: SaveOutput + ?Sized> SaveOutput for &mut T {
+    fn sync_written(&mut self) -> std::io::Result<()> {
+        (**self).sync_written()
+    }
+}
+
 /// Pending bytes from which [`Writer::spill`] writes them out.
 pub const SPILL_BYTES: usize = 1 << 20;
 
 /// A [`Writer`]'s output while it writes (see [`Writer::spill`]).
 struct Spill<'s> {
-    out: &'s mut (dyn Write + Send),
+    out: &'s mut dyn SaveOutput,
     /// Pending bytes from which [`Writer::spill`] writes ([`SPILL_BYTES`]; less in tests).
     at: usize,
     /// The first failed write; nothing is written after it.
@@ -113,7 +145,7 @@ impl<'s> Writer<'s> {
     }
 
     /// This writer, with [`Writer::spill`] writing its bytes to `out` as they come.
-    pub fn spilling_into(self, out: &'s mut (dyn Write + Send)) -> Writer<'s> {
+    pub fn spilling_into(self, out: &'s mut dyn SaveOutput) -> Writer<'s> {
         Writer {
             spill: Some(Spill {
                 out,
@@ -157,6 +189,18 @@ impl<'s> Writer<'s> {
             spill.error = Some(e);
         }
         self.spill = Some(spill);
+    }
+
+    /// Writes every pending byte to the spill output and makes it durable
+    /// ([`SaveOutput::sync_written`]); a failure is kept as [`Writer::spill`] keeps one.
+    pub fn sync_spilled(&mut self) {
+        self.spill_at(Some(0));
+        if let Some(spill) = self.spill.as_mut()
+            && spill.error.is_none()
+            && let Err(e) = spill.out.sync_written()
+        {
+            spill.error = Some(e);
+        }
     }
 
     /// Writes every pending byte to the spill output; the first error any write to it met.

@@ -25,7 +25,7 @@ use bytes::Bytes;
 use crate::error::RdbError;
 use crate::keyspace::Value;
 
-use super::codec::{Reader, Writer};
+use super::codec::{Reader, SaveOutput, Writer};
 use super::crc64::crc64;
 use super::{RDB_VERSION, opcodes, value};
 
@@ -61,6 +61,12 @@ struct Counted<'a, W: Write> {
     written: u64,
 }
 
+impl<W: SaveOutput> SaveOutput for Counted<'_, W> {
+    fn sync_written(&mut self) -> io::Result<()> {
+        self.out.sync_written()
+    }
+}
+
 impl<W: Write> Write for Counted<'_, W> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         let n = self.out.write(bytes)?;
@@ -80,11 +86,7 @@ fn aux(w: &mut Writer, name: &str, value: &str) {
 }
 
 /// Writes `dbs` (index = database number) as an RDB file; returns the bytes written.
-pub fn write(
-    dbs: &[DbSnapshot],
-    opts: &SaveOptions,
-    out: &mut (impl Write + Send),
-) -> io::Result<u64> {
+pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl SaveOutput) -> io::Result<u64> {
     let refs: Vec<Vec<KeyRef<'_>>> = dbs
         .iter()
         .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
@@ -96,7 +98,7 @@ pub fn write(
 pub fn write_refs(
     dbs: &[Vec<KeyRef<'_>>],
     opts: &SaveOptions,
-    out: &mut (impl Write + Send),
+    out: &mut impl SaveOutput,
 ) -> io::Result<u64> {
     let mut sink = Counted { out, written: 0 };
     // The writer keeps the checksum (parts encoded on other threads are checksummed there),
