@@ -15,6 +15,7 @@ use super::{
     Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
     object, persistence, pubsub, strings, transaction,
 };
+use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
 use echomq_engine::command::flags::{
     DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
@@ -406,28 +407,35 @@ fn slot_of(key: &Key) -> usize {
     (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - INDEX_BITS)) as usize
 }
 
+/// A command's row in the index: its key, what it is, and the id its calls are counted under
+/// ([`CallId`]; its subcommands' ids follow it, in the table's order).
+type Slot = Option<(Key, Found, CallId)>;
+
 /// Every command by its lower-case name, built once from both tables: open addressing with
 /// linear probing over [`Key`]s.
-fn index() -> &'static [Option<(Key, Found)>] {
-    static INDEX: OnceLock<Vec<Option<(Key, Found)>>> = OnceLock::new();
+fn index() -> &'static [Slot] {
+    static INDEX: OnceLock<Vec<Slot>> = OnceLock::new();
     INDEX.get_or_init(|| {
         let mut slots = vec![None; 1 << INDEX_BITS];
         let server = COMMANDS.iter().map(|c| (c.spec.name, Found::Server(c)));
         let streams = stream::specs().map(|spec| (spec.name, Found::Stream(spec)));
+        let mut next_id: CallId = 0;
         for (name, found) in server.chain(streams) {
             let key = key_of(name.as_bytes());
             let mut at = slot_of(&key);
             while slots[at].is_some() {
                 at = (at + 1) & ((1 << INDEX_BITS) - 1);
             }
-            slots[at] = Some((key, found));
+            slots[at] = Some((key, found, next_id));
+            next_id += 1 + found.spec().subcommands.len();
         }
         slots
     })
 }
 
-/// The command called `name` (any case), server or stream; `None` if unknown.
-pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
+/// The command called `name` (any case), server or stream, with the id its calls are
+/// counted under; `None` if unknown.
+pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
     if name.len() > NAME_BYTES_MAX {
         return None;
     }
@@ -441,11 +449,30 @@ pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
     let mut at = slot_of(&key);
     loop {
         match &slots[at] {
-            Some((candidate, found)) if *candidate == key => return Some(*found),
+            Some((candidate, found, id)) if *candidate == key => return Some((*found, *id)),
             Some(_) => at = (at + 1) & ((1 << INDEX_BITS) - 1),
             None => return None,
         }
     }
+}
+
+/// The command called `name` (any case), server or stream; `None` if unknown.
+pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
+    find(name).map(|(found, _)| found)
+}
+
+/// The subcommand `sub` (any case) of `spec`, the container whose calls count under `id`,
+/// with the id its own calls count under.
+pub(crate) fn find_subcommand(
+    spec: &'static CommandSpec,
+    id: CallId,
+    sub: &[u8],
+) -> Option<(&'static Subcommand, CallId)> {
+    let at = spec
+        .subcommands
+        .iter()
+        .position(|s| sub.eq_ignore_ascii_case(s.name().as_bytes()))?;
+    Some((&spec.subcommands[at], id + 1 + at))
 }
 
 /// Every command the server knows, server commands first.
@@ -500,6 +527,21 @@ mod tests {
                 assert!(lookup(&name[..i]).is_none_or(|f| f.spec().name != spec.name));
             }
         }
+    }
+
+    #[test]
+    fn every_counted_name_has_its_own_id() {
+        let mut ids = std::collections::HashMap::new();
+        for spec in all() {
+            let (_, id) = find(spec.name.as_bytes()).unwrap();
+            assert_eq!(ids.insert(id, spec.name), None);
+            for sub in spec.subcommands {
+                let (found, sub_id) = find_subcommand(spec, id, sub.name().as_bytes()).unwrap();
+                assert_eq!(found, sub);
+                assert_eq!(ids.insert(sub_id, sub.full_name), None);
+            }
+        }
+        assert_eq!(ids.len(), *ids.keys().max().unwrap() + 1);
     }
 
     #[test]

@@ -9,8 +9,7 @@
 //! so a read sees every counted call.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasherDefault;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -19,32 +18,9 @@ use parking_lot::Mutex;
 
 use super::latency::Histogram;
 
-/// A name's key in a shard: the address and length of its text. Names come from the command tables, so
-/// each call of a command passes the same `&'static str`; two copies of one name (the same
-/// text at two addresses) get two entries, which every read sums by text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct NameKey(usize, usize);
-
-/// The hasher of [`NameKey`]s: one multiplication (Fibonacci hashing), whose high bits the
-/// map's probing uses.
-#[derive(Debug, Default)]
-struct NameKeyHasher(u64);
-
-impl std::hash::Hasher for NameKeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = self.0.rotate_left(17) ^ n as u64;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-}
+/// A counted name's id: its place in the command tables (`cmd::table::find`), the same for
+/// every call of a command (or subcommand), so a shard's counters are a vector indexed by it.
+pub type CallId = usize;
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -59,7 +35,7 @@ pub struct CommandStat {
     pub failed_calls: u64,
 }
 
-/// One command's counters and latency histogram.
+/// One command's counters and latency histogram (an unused id's have no name).
 #[derive(Debug, Default)]
 struct Calls {
     name: &'static str,
@@ -70,7 +46,7 @@ struct Calls {
 /// One thread's per-command and network counters.
 #[derive(Debug, Default)]
 struct Shard {
-    /// Per command, by lower-case name (a table name: the set of keys is small and fixed).
+    /// Per command, by [`CallId`] (the set of ids is small and fixed).
     calls: Mutex<ShardCalls>,
     /// Bytes read from and written to clients.
     net_input_bytes: AtomicU64,
@@ -93,7 +69,8 @@ impl Shard {
 
 #[derive(Debug, Default)]
 struct ShardCalls {
-    by_name: HashMap<NameKey, Calls, BuildHasherDefault<NameKeyHasher>>,
+    /// By [`CallId`].
+    by_id: Vec<Calls>,
     /// Commands run (INFO's `total_commands_processed`).
     processed: u64,
 }
@@ -317,20 +294,20 @@ impl Stats {
         (self.sum_io(2), self.sum_io(3))
     }
 
-    /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
-    /// failed or was refused before running (a refused call has no latency).
-    pub fn record(&self, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
+    /// Records one call of `name` (whose id is `id`: one id, one name) that took `ns`
+    /// nanoseconds; `outcome` says whether it failed or was refused before running (a
+    /// refused call has no latency).
+    pub fn record(&self, id: CallId, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
         let usec = ns / 1000;
         self.with_calls(|calls| {
             let rejected = matches!(outcome, CallOutcome::Rejected(_));
             calls.processed += u64::from(!rejected);
-            let entry = calls
-                .by_name
-                .entry(NameKey(name.as_ptr() as usize, name.len()))
-                .or_insert_with(|| Calls {
-                    name,
-                    ..Calls::default()
-                });
+            if id >= calls.by_id.len() {
+                calls.by_id.resize_with(id + 1, Calls::default);
+            }
+            let entry = &mut calls.by_id[id];
+            debug_assert!(entry.name.is_empty() || entry.name == name);
+            entry.name = name;
             let stat = &mut entry.stat;
             match outcome {
                 CallOutcome::Ok => {
@@ -389,7 +366,7 @@ impl Stats {
     pub fn latencies(&self) -> BTreeMap<String, Histogram> {
         let mut all: BTreeMap<String, Histogram> = BTreeMap::new();
         self.each_shard(|calls| {
-            for c in calls.by_name.values() {
+            for c in calls.by_id.iter().filter(|c| !c.name.is_empty()) {
                 if let Some(latency) = &c.latency {
                     all.entry(c.name.to_string()).or_default().merge(latency);
                 }
@@ -409,7 +386,7 @@ impl Stats {
     pub fn commands(&self) -> BTreeMap<String, CommandStat> {
         let mut all: BTreeMap<String, CommandStat> = BTreeMap::new();
         self.each_shard(|calls| {
-            for c in calls.by_name.values() {
+            for c in calls.by_id.iter().filter(|c| !c.name.is_empty()) {
                 let sum = all.entry(c.name.to_string()).or_default();
                 sum.calls += c.stat.calls;
                 sum.usec += c.stat.usec;
@@ -465,16 +442,16 @@ mod tests {
                 let stats = Arc::clone(&stats);
                 std::thread::spawn(move || {
                     for _ in 0..10 {
-                        stats.record("xadd", 2_000, CallOutcome::Ok);
+                        stats.record(3, "xadd", 2_000, CallOutcome::Ok);
                     }
-                    stats.record("xadd", 0, CallOutcome::Rejected("ERR wrong"));
+                    stats.record(3, "xadd", 0, CallOutcome::Rejected("ERR wrong"));
                 })
             })
             .collect();
         for thread in threads {
             thread.join().unwrap();
         }
-        stats.record("ping", 1_000, CallOutcome::Failed("ERR x"));
+        stats.record(0, "ping", 1_000, CallOutcome::Failed("ERR x"));
         let xadd = stats.commands()["xadd"];
         assert_eq!((xadd.calls, xadd.usec, xadd.rejected_calls), (30, 60, 3));
         assert_eq!(stats.commands()["ping"].failed_calls, 1);
@@ -482,7 +459,7 @@ mod tests {
         assert_eq!(stats.latencies()["xadd"].value_at(50.0) / 100, 20);
         // Another instance on the same threads counts apart.
         let other = Stats::default();
-        other.record("xadd", 1, CallOutcome::Ok);
+        other.record(3, "xadd", 1, CallOutcome::Ok);
         assert_eq!(other.commands()["xadd"].calls, 1);
         assert_eq!(stats.commands()["xadd"].calls, 30);
         stats.read_processed(10);
