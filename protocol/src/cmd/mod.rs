@@ -174,7 +174,9 @@ pub(crate) fn execute(
         let reply = Reply::Error("NOAUTH Authentication required.".into());
         return refuse(state, client, Some(counted), reply);
     }
-    if let Some(reply) = cluster::refusal(state, client, spec, argv) {
+    if state.cluster_enabled()
+        && let Some(reply) = cluster::refusal(state, client, spec, argv)
+    {
         return refuse(state, client, Some(counted), reply);
     }
     if let Some(until) = state
@@ -275,7 +277,7 @@ pub(crate) fn execute(
     let usec = ns / 1000;
     // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
     // show a password.
-    if !matches!(name, "exec" | "auth" | "hello") {
+    if state.is_slow(usec) && !matches!(name, "exec" | "auth" | "hello") {
         state.log_if_slow(&client.info, argv, usec);
     }
     if state.monitors().any() && !introspection::hidden_from_monitors(name) {

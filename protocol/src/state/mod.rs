@@ -380,7 +380,16 @@ impl ServerState {
         &self.slowlog
     }
 
+    /// Whether a command that ran `usec` goes in the slow log by the settings as they are now
+    /// (two atomic loads and a compare: asked after every call).
+    #[inline]
+    pub(crate) fn is_slow(&self, usec: u64) -> bool {
+        let (slower_than, max_len) = self.hot.slowlog();
+        slower_than >= 0 && max_len > 0 && usec >= slower_than.unsigned_abs()
+    }
+
     /// Logs `argv` in the slow log if it ran long enough by the settings.
+    #[cold]
     pub(crate) fn log_if_slow(&self, client: &ClientInfo, argv: &[&[u8]], usec: u64) {
         let (slower_than, max_len) = self.hot.slowlog();
         self.slowlog
