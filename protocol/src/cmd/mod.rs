@@ -261,10 +261,10 @@ pub(crate) fn execute(
                 archive::run_trim_command(state, db, snapshot, spec.name, argv)
             }))
         }
-        Found::Stream(_) => Action::Reply(
+        Found::Stream(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
-                    stream::execute(db, snapshot, argv)
+                    stream::execute_spec(db, snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -325,9 +325,9 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             let state = ctx.state;
             archive::run_trim_command(state, ctx.db(), &snapshot, name, argv)
         }
-        Found::Stream(_) => {
+        Found::Stream(spec) => {
             let snapshot = *ctx.snapshot;
-            stream::execute(ctx.db(), &snapshot, argv).unwrap_or_else(error)
+            stream::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
