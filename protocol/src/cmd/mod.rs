@@ -289,7 +289,9 @@ pub(crate) fn execute(
         }
         Action::Block(_) | Action::Raw(_) | Action::Drop | Action::Postpone(_) => CallOutcome::Ok,
     };
-    state.stats().record(counted.0, name, ns, outcome);
+    let stats = state.stats();
+    let counter = client.counter.get_or_insert_with(|| stats.counter());
+    stats.record_in(counter, counted.0, name, ns, outcome);
     action
 }
 

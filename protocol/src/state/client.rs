@@ -221,6 +221,9 @@ pub struct ClientState {
     /// a call reads the clock once, not twice ([`crate::mono`] nanoseconds). `None` outside
     /// a batch.
     pub clock_mark: Option<u64>,
+    /// Where this connection's calls are counted (its thread's shard of the server's
+    /// counters), taken at its first call.
+    pub counter: Option<super::stats::Counter>,
 }
 
 impl ClientState {
@@ -235,6 +238,7 @@ impl ClientState {
             multi_failed: false,
             watched: Vec::new(),
             clock_mark: None,
+            counter: None,
         }
     }
 

@@ -67,6 +67,35 @@ impl Shard {
     }
 }
 
+/// A handle on one thread's counters ([`Stats::counter`]).
+#[derive(Debug, Clone)]
+pub struct Counter(Arc<Shard>);
+
+impl ShardCalls {
+    /// Counts one call (see [`Stats::record`]).
+    #[inline]
+    fn count(&mut self, id: CallId, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
+        let rejected = matches!(outcome, CallOutcome::Rejected(_));
+        self.processed += u64::from(!rejected);
+        if id >= self.by_id.len() {
+            self.by_id.resize_with(id + 1, Calls::default);
+        }
+        let entry = &mut self.by_id[id];
+        debug_assert!(entry.name.is_empty() || entry.name == name);
+        entry.name = name;
+        let stat = &mut entry.stat;
+        if rejected {
+            stat.rejected_calls += 1;
+            // A refused call has no latency; a command only ever refused has no histogram.
+            return;
+        }
+        stat.calls += 1;
+        stat.usec += ns / 1000;
+        stat.failed_calls += u64::from(matches!(outcome, CallOutcome::Failed(_)));
+        entry.latency.get_or_insert_with(Box::default).record(ns);
+    }
+}
+
 #[derive(Debug, Default)]
 struct ShardCalls {
     /// By [`CallId`].
@@ -192,6 +221,37 @@ impl Stats {
         }
     }
 
+    /// A handle on the calling thread's shard, for a connection to count its calls in
+    /// without finding the shard again on every call (a connection's task stays on its
+    /// thread; were it to move, its calls would still be counted, in the old thread's shard).
+    pub fn counter(&self) -> Counter {
+        Counter(self.with_shard_arc(Arc::clone))
+    }
+
+    /// [`Stats::with_shard`] with the shard's handle.
+    fn with_shard_arc<R>(&self, f: impl Fn(&Arc<Shard>) -> R) -> R {
+        let counted = SHARDS.try_with(|shards| {
+            let mut shards = shards.borrow_mut();
+            let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
+                Some(index) => index,
+                None => {
+                    shards.retain(|entry| entry.alive.strong_count() > 0);
+                    shards.push(ThreadShard {
+                        stats_id: self.id,
+                        alive: Arc::downgrade(&self.alive),
+                        shard: self.register(),
+                    });
+                    shards.len() - 1
+                }
+            };
+            f(&shards[index].shard)
+        });
+        match counted {
+            Ok(r) => r,
+            Err(_) => f(&self.register()),
+        }
+    }
+
     /// Runs `f` on the calling thread's per-command counters.
     fn with_calls<R>(&self, mut f: impl FnMut(&mut ShardCalls) -> R) -> R {
         self.with_shard(|shard| f(&mut shard.calls.lock()))
@@ -298,34 +358,24 @@ impl Stats {
     /// nanoseconds; `outcome` says whether it failed or was refused before running (a
     /// refused call has no latency).
     pub fn record(&self, id: CallId, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
-        let usec = ns / 1000;
-        self.with_calls(|calls| {
-            let rejected = matches!(outcome, CallOutcome::Rejected(_));
-            calls.processed += u64::from(!rejected);
-            if id >= calls.by_id.len() {
-                calls.by_id.resize_with(id + 1, Calls::default);
-            }
-            let entry = &mut calls.by_id[id];
-            debug_assert!(entry.name.is_empty() || entry.name == name);
-            entry.name = name;
-            let stat = &mut entry.stat;
-            match outcome {
-                CallOutcome::Ok => {
-                    stat.calls += 1;
-                    stat.usec += usec;
-                }
-                CallOutcome::Failed(_) => {
-                    stat.calls += 1;
-                    stat.usec += usec;
-                    stat.failed_calls += 1;
-                }
-                CallOutcome::Rejected(_) => stat.rejected_calls += 1,
-            }
-            // A refused call has no latency; a command only ever refused has no histogram.
-            if !rejected {
-                entry.latency.get_or_insert_with(Box::default).record(ns);
-            }
-        });
+        self.with_calls(|calls| calls.count(id, name, ns, outcome));
+        if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
+            self.record_error(text);
+        }
+    }
+
+    /// [`Stats::record`] into `counter`'s shard (one of this instance's, from
+    /// [`Stats::counter`]).
+    #[inline]
+    pub fn record_in(
+        &self,
+        counter: &Counter,
+        id: CallId,
+        name: &'static str,
+        ns: u64,
+        outcome: CallOutcome<'_>,
+    ) {
+        counter.0.calls.lock().count(id, name, ns, outcome);
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
             self.record_error(text);
         }
