@@ -442,7 +442,7 @@ pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
     let raw = key_of(name);
     let key = Key {
         lo: lowered(raw.lo),
-        hi: lowered(raw.hi),
+        hi: if raw.len > 8 { lowered(raw.hi) } else { 0 },
         len: raw.len,
     };
     let slots = index();
