@@ -44,8 +44,8 @@ use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
-pub(crate) use table::lookup;
 use table::{Command, Found, Run};
+pub(crate) use table::{call_name, lookup};
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
@@ -156,7 +156,7 @@ pub(crate) fn execute(
         Err(reply) => return refuse(state, client, None, reply),
     };
     let name = counted.1;
-    client.info.touch(name);
+    client.info.touch(counted.0);
     if !spec.arity_ok(argv.len()) {
         let reply = error(EngineError::WrongArity(name.to_string()));
         return refuse(state, client, Some(counted), reply);

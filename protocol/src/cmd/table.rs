@@ -412,25 +412,37 @@ fn slot_of(key: &Key) -> usize {
 type Slot = Option<(Key, Found, CallId)>;
 
 /// Every command by its lower-case name, built once from both tables: open addressing with
-/// linear probing over [`Key`]s.
-fn index() -> &'static [Slot] {
-    static INDEX: OnceLock<Vec<Slot>> = OnceLock::new();
+/// linear probing over [`Key`]s; and the counted names by [`CallId`].
+struct Index {
+    slots: Vec<Slot>,
+    names: Vec<&'static str>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
         let mut slots = vec![None; 1 << INDEX_BITS];
+        let mut names = Vec::new();
         let server = COMMANDS.iter().map(|c| (c.spec.name, Found::Server(c)));
         let streams = stream::specs().map(|spec| (spec.name, Found::Stream(spec)));
-        let mut next_id: CallId = 0;
         for (name, found) in server.chain(streams) {
             let key = key_of(name.as_bytes());
             let mut at = slot_of(&key);
             while slots[at].is_some() {
                 at = (at + 1) & ((1 << INDEX_BITS) - 1);
             }
-            slots[at] = Some((key, found, next_id));
-            next_id += 1 + found.spec().subcommands.len();
+            slots[at] = Some((key, found, names.len()));
+            names.push(name);
+            names.extend(found.spec().subcommands.iter().map(|sub| sub.full_name));
         }
-        slots
+        Index { slots, names }
     })
+}
+
+/// The name calls of `id` are counted under (`NULL` for an id no call has, as CLIENT LIST
+/// shows a client that ran nothing yet).
+pub(crate) fn call_name(id: CallId) -> &'static str {
+    index().names.get(id).copied().unwrap_or("NULL")
 }
 
 /// The command called `name` (any case), server or stream, with the id its calls are
@@ -445,7 +457,7 @@ pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
         hi: if raw.len > 8 { lowered(raw.hi) } else { 0 },
         len: raw.len,
     };
-    let slots = index();
+    let slots = &index().slots;
     let mut at = slot_of(&key);
     loop {
         match &slots[at] {
@@ -545,8 +557,11 @@ mod tests {
                     continue;
                 }
                 assert_eq!(ids.insert(sub_id, sub.full_name), None);
+                assert_eq!(call_name(sub_id), sub.full_name);
             }
+            assert_eq!(call_name(id), spec.name);
         }
+        assert_eq!(call_name(usize::MAX), "NULL");
         assert!(ids.keys().all(|&id| id < ids.len() + 1));
     }
 
