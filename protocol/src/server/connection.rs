@@ -66,12 +66,7 @@ async fn write_out(
     let subscriber = &client.info.pubsub;
     loop {
         // A subscribed client is in Redis's `pubsub` class; its mailbox counts too.
-        let limits = state.settings().client_output_buffer_limit;
-        let limit = if subscriber.is_subscribed() {
-            limits.pubsub
-        } else {
-            limits.normal
-        };
+        let limit = state.output_limit(subscriber.is_subscribed());
         // Only a subscriber or a MONITOR has a mailbox to count (and its lock to take).
         let mailbox = if subscriber.expects_mail() {
             subscriber.waiting()

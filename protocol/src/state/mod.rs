@@ -253,6 +253,12 @@ impl ServerState {
         self.hot.cluster_enabled()
     }
 
+    /// `client-output-buffer-limit` of the normal class (the pubsub class when `pubsub`),
+    /// read without the settings lock (on every write to a client).
+    pub(crate) fn output_limit(&self, pubsub: bool) -> output_limit::ClassLimit {
+        self.hot.output_limit(pubsub)
+    }
+
     /// `proto-max-bulk-len`, read without the settings lock (once per batch of requests).
     pub(crate) fn proto_max_bulk_len(&self) -> u64 {
         self.hot.proto_max_bulk_len()
