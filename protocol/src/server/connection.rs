@@ -242,7 +242,7 @@ async fn run(
                 return Ok(());
             }
         }
-        output.extend_from_slice(&client.info.pubsub.take());
+        client.info.pubsub.take_into(&mut output);
         if !output.is_empty() {
             out.flush(state, client, &mut output).await?;
         }
@@ -263,7 +263,7 @@ async fn run(
                 if read == 0 {
                     return Ok(());
                 }
-                state.stats().read_processed(read);
+                state.stats().read_processed_in(client.counter.as_ref(), read);
                 scratch.read_since_batch = true;
             }
             () = idle => return Ok(()),
@@ -302,7 +302,9 @@ impl Out<'_> {
     ) -> std::io::Result<()> {
         commit(state).await?;
         write_out(self.writer, output, state, client, &mut self.guard).await?;
-        state.stats().write_processed(output.len());
+        state
+            .stats()
+            .write_processed_in(client.counter.as_ref(), output.len());
         output.clear();
         Ok(())
     }

@@ -57,6 +57,18 @@ struct Shard {
 }
 
 impl Shard {
+    fn count_read(&self, bytes: usize) {
+        self.reads_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_input_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn count_write(&self, bytes: usize) {
+        self.writes_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_output_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
     fn io_counters(&self) -> [&AtomicU64; 4] {
         [
             &self.net_input_bytes,
@@ -326,22 +338,28 @@ impl Stats {
 
     /// Counts one read of `bytes` bytes from a client.
     pub fn read_processed(&self, bytes: usize) {
-        self.with_shard(|shard| {
-            shard.reads_processed.fetch_add(1, Ordering::Relaxed);
-            shard
-                .net_input_bytes
-                .fetch_add(bytes as u64, Ordering::Relaxed);
-        });
+        self.with_shard(|shard| shard.count_read(bytes));
     }
 
     /// Counts one write of `bytes` bytes to a client.
     pub fn write_processed(&self, bytes: usize) {
-        self.with_shard(|shard| {
-            shard.writes_processed.fetch_add(1, Ordering::Relaxed);
-            shard
-                .net_output_bytes
-                .fetch_add(bytes as u64, Ordering::Relaxed);
-        });
+        self.with_shard(|shard| shard.count_write(bytes));
+    }
+
+    /// [`Stats::read_processed`] into `counter`'s shard when the connection has one.
+    pub fn read_processed_in(&self, counter: Option<&Counter>, bytes: usize) {
+        match counter {
+            Some(counter) => counter.0.count_read(bytes),
+            None => self.read_processed(bytes),
+        }
+    }
+
+    /// [`Stats::write_processed`] into `counter`'s shard when the connection has one.
+    pub fn write_processed_in(&self, counter: Option<&Counter>, bytes: usize) {
+        match counter {
+            Some(counter) => counter.0.count_write(bytes),
+            None => self.write_processed(bytes),
+        }
     }
 
     /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
@@ -517,8 +535,12 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| stats.read_processed(5));
         });
-        assert_eq!(stats.net_bytes(), (15, 4));
-        assert_eq!(stats.io_processed(), (2, 1));
+        let counter = stats.counter();
+        stats.read_processed_in(Some(&counter), 3);
+        stats.write_processed_in(Some(&counter), 2);
+        stats.write_processed_in(None, 1);
+        assert_eq!(stats.net_bytes(), (18, 7));
+        assert_eq!(stats.io_processed(), (3, 3));
         stats.reset();
         assert_eq!(stats.net_bytes(), (0, 0));
         assert!(stats.commands().is_empty());
