@@ -31,7 +31,6 @@
 mod aof;
 mod cmd;
 pub mod error;
-mod fnv;
 mod mono;
 mod rdb;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.

@@ -83,7 +83,7 @@ impl Entry {
 
 /// The stream commands: the one place their names, arities, flags, subcommands and key
 /// positions are declared.
-const COMMANDS: &[Entry] = &[
+static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("xadd", -5)
             .flags(flags::DENY_OOM | flags::WRITE)
@@ -261,6 +261,32 @@ pub fn execute<A: AsRef<[u8]>>(db: &mut Db, snapshot: &Snapshot, argv: &[A]) -> 
     })
 }
 
+/// [`execute`] for a command already found: `spec` is its row (from [`spec`] or
+/// [`specs`]), so the name is not looked up again.
+pub fn execute_spec(
+    db: &mut Db,
+    snapshot: &Snapshot,
+    spec: &'static CommandSpec,
+    argv: &[&[u8]],
+) -> Result<Reply> {
+    let entry = match entry_of(spec) {
+        Some(entry) => entry,
+        None => return execute(db, snapshot, argv),
+    };
+    Ok(match run_entry(db, snapshot, entry, argv)? {
+        Outcome::Reply(reply) => reply,
+        Outcome::Block(_) => Reply::NullArray,
+    })
+}
+
+/// The table row whose spec is `spec` (by address: its place in [`COMMANDS`]).
+fn entry_of(spec: &'static CommandSpec) -> Option<&'static Entry> {
+    let first = COMMANDS.as_ptr() as usize;
+    let at = (spec as *const CommandSpec as usize).checked_sub(first)?;
+    let entry = COMMANDS.get(at / std::mem::size_of::<Entry>())?;
+    std::ptr::eq(&entry.spec, spec).then_some(entry)
+}
+
 /// Runs one command, reporting whether it asks to block.
 pub fn execute_outcome<A: AsRef<[u8]>>(
     db: &mut Db,
@@ -286,6 +312,16 @@ pub fn execute_outcome<A: AsRef<[u8]>>(
     let Some(entry) = find(name) else {
         return Err(unknown_command(name, &argv[1..]));
     };
+    run_entry(db, snapshot, entry, argv)
+}
+
+/// Runs `argv`, a call of `entry`'s command.
+fn run_entry(
+    db: &mut Db,
+    snapshot: &Snapshot,
+    entry: &'static Entry,
+    argv: &[&[u8]],
+) -> Result<Outcome> {
     if !entry.spec.arity_ok(argv.len()) {
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
@@ -351,6 +387,20 @@ pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Error {
     Error::UnknownCommand {
         name: clean(name),
         args: clean(shown),
+    }
+}
+
+#[cfg(test)]
+mod entry_tests {
+    use super::*;
+
+    #[test]
+    fn every_spec_leads_back_to_its_row() {
+        for entry in COMMANDS {
+            assert!(std::ptr::eq(entry_of(&entry.spec).unwrap(), entry));
+        }
+        let copy: &'static CommandSpec = Box::leak(Box::new(COMMANDS[0].spec));
+        assert!(entry_of(copy).is_none());
     }
 }
 

@@ -256,6 +256,12 @@ impl Aof {
         self.bgrewrite_failed.load(Ordering::Acquire)
     }
 
+    /// Whether writes fail now ([`Aof::write_error`] without the text).
+    #[inline]
+    pub fn write_failed_now(&self) -> bool {
+        self.write_failed.load(Ordering::Acquire)
+    }
+
     /// The last write's error, while writes fail.
     pub fn write_error(&self) -> Option<String> {
         self.write_failed

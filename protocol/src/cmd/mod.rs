@@ -41,11 +41,11 @@ use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::resp::Protocol;
-use crate::state::stats::CallOutcome;
+use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
-pub(crate) use table::lookup;
 use table::{Command, Found, Run};
+pub(crate) use table::{call_name, lookup};
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
@@ -81,22 +81,26 @@ fn error_text(reply: &Reply) -> Option<&str> {
     }
 }
 
-/// The name a call is counted under, and its subcommand: `xgroup|create` for a container's
-/// subcommand, the command's own name otherwise (a container without a subcommand argument
-/// included, which then fails its arity). Redis refuses an unknown subcommand before it
-/// counts as a call.
+/// The name a call is counted under, its id ([`CallId`]) and its subcommand: `xgroup|create`
+/// for a container's subcommand, the command's own name otherwise (a container without a
+/// subcommand argument included, which then fails its arity). Redis refuses an unknown
+/// subcommand before it counts as a call.
 fn counted_as(
     spec: &'static CommandSpec,
+    id: CallId,
     argv: &[&[u8]],
-) -> Result<(&'static str, Option<&'static Subcommand>), Reply> {
+) -> Result<(Counted, Option<&'static Subcommand>), Reply> {
     let Some(sub) = argv.get(1).filter(|_| !spec.subcommands.is_empty()) else {
-        return Ok((spec.name, None));
+        return Ok(((id, spec.name), None));
     };
-    match spec.subcommand(sub) {
-        Some(found) => Ok((found.full_name, Some(found))),
+    match table::find_subcommand(spec, id, sub) {
+        Some((found, sub_id)) => Ok(((sub_id, found.full_name), Some(found))),
         None => Err(unknown_subcommand_in(spec, sub)),
     }
 }
+
+/// A call's id and the name it is counted under.
+type Counted = (CallId, &'static str);
 
 /// Answers a request refused before it ran: inside MULTI the transaction is marked failed, so
 /// EXEC aborts; the error is counted, as a rejected call of `counted` when the call has a name
@@ -104,7 +108,7 @@ fn counted_as(
 fn refuse(
     state: &ServerState,
     client: &mut ClientState,
-    counted: Option<&'static str>,
+    counted: Option<Counted>,
     reply: Reply,
 ) -> Action {
     if client.multi.is_some() {
@@ -112,7 +116,9 @@ fn refuse(
     }
     let text = error_text(&reply).unwrap_or("ERR");
     match counted {
-        Some(name) => state.stats().record(name, 0, CallOutcome::Rejected(text)),
+        Some((id, name)) => state
+            .stats()
+            .record(id, name, 0, CallOutcome::Rejected(text)),
         None => state.stats().record_error(text),
     }
     Action::Reply(reply)
@@ -127,7 +133,7 @@ pub(crate) fn execute(
     waker: &Arc<dyn Wake>,
 ) -> Action {
     let started = client.clock_mark.unwrap_or_else(crate::mono::now_ns);
-    let Some(found) = lookup(argv[0]) else {
+    let Some((found, id)) = table::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
             security::warn(client.info.addr);
@@ -145,14 +151,15 @@ pub(crate) fn execute(
         return refuse(state, client, None, reply);
     };
     let spec = found.spec();
-    let (name, sub) = match counted_as(spec, argv) {
+    let (counted, sub) = match counted_as(spec, id, argv) {
         Ok(counted) => counted,
         Err(reply) => return refuse(state, client, None, reply),
     };
-    client.info.touch(name);
+    let name = counted.1;
+    client.info.touch(counted.0);
     if !spec.arity_ok(argv.len()) {
         let reply = error(EngineError::WrongArity(name.to_string()));
-        return refuse(state, client, Some(name), reply);
+        return refuse(state, client, Some(counted), reply);
     }
     if !client.authenticated && !spec.has(NO_AUTH) {
         // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
@@ -162,13 +169,15 @@ pub(crate) fn execute(
                 "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
                     .into(),
             );
-            return refuse(state, client, Some(name), reply);
+            return refuse(state, client, Some(counted), reply);
         }
         let reply = Reply::Error("NOAUTH Authentication required.".into());
-        return refuse(state, client, Some(name), reply);
+        return refuse(state, client, Some(counted), reply);
     }
-    if let Some(reply) = cluster::refusal(state, client, spec, argv) {
-        return refuse(state, client, Some(name), reply);
+    if state.cluster_enabled()
+        && let Some(reply) = cluster::refusal(state, client, spec, argv)
+    {
+        return refuse(state, client, Some(counted), reply);
     }
     if let Some(until) = state
         .pause()
@@ -184,7 +193,7 @@ pub(crate) fn execute(
         return refuse(
             state,
             client,
-            Some(name),
+            Some(counted),
             pubsub::subscribed_mode_error(name),
         );
     }
@@ -195,12 +204,12 @@ pub(crate) fn execute(
         return Action::Reply(Reply::Status("QUEUED"));
     }
     if let Some(reply) = persistence::refusal(state, client, spec) {
-        return refuse(state, client, Some(name), reply);
+        return refuse(state, client, Some(counted), reply);
     }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
         let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
-        return refuse(state, client, Some(name), reply);
+        return refuse(state, client, Some(counted), reply);
     }
     let action = match found {
         // WAITAOF fsyncs: not inside a keyspace call (a pipelined batch whose earlier requests
@@ -252,10 +261,10 @@ pub(crate) fn execute(
                 archive::run_trim_command(state, db, snapshot, spec.name, argv)
             }))
         }
-        Found::Stream(_) => Action::Reply(
+        Found::Stream(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
-                    stream::execute(db, snapshot, argv)
+                    stream::execute_spec(db, snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -268,7 +277,7 @@ pub(crate) fn execute(
     let usec = ns / 1000;
     // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
     // show a password.
-    if !matches!(name, "exec" | "auth" | "hello") {
+    if state.is_slow(usec) && !matches!(name, "exec" | "auth" | "hello") {
         state.log_if_slow(&client.info, argv, usec);
     }
     if state.monitors().any() && !introspection::hidden_from_monitors(name) {
@@ -280,7 +289,9 @@ pub(crate) fn execute(
         }
         Action::Block(_) | Action::Raw(_) | Action::Drop | Action::Postpone(_) => CallOutcome::Ok,
     };
-    state.stats().record(name, ns, outcome);
+    let stats = state.stats();
+    let counter = client.counter.get_or_insert_with(|| stats.counter());
+    stats.record_in(counter, counted.0, name, ns, outcome);
     action
 }
 
@@ -289,7 +300,7 @@ pub(crate) fn execute(
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let started = crate::mono::now_ns();
-    let Some(found) = lookup(argv[0]) else {
+    let Some((found, id)) = table::find(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
@@ -316,14 +327,14 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             let state = ctx.state;
             archive::run_trim_command(state, ctx.db(), &snapshot, name, argv)
         }
-        Found::Stream(_) => {
+        Found::Stream(spec) => {
             let snapshot = *ctx.snapshot;
-            stream::execute(ctx.db(), &snapshot, argv).unwrap_or_else(error)
+            stream::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
     let ns = crate::mono::now_ns().saturating_sub(started);
-    ctx.state.stats().record(name, ns, outcome);
+    ctx.state.stats().record(id, name, ns, outcome);
     if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {
         ctx.state
             .feed_monitors(&ctx.client.info, ctx.client.db, argv);

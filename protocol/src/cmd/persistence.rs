@@ -20,11 +20,24 @@ use crate::state::{ClientState, ServerState};
 /// The error that refuses a command with this table row now, if any: `-LOADING` while the
 /// dataset loads (but for the LOADING_OK commands), `-MISCONF` for a WRITE while the AOF
 /// cannot be written.
+///
+/// Nothing refuses while no load runs, the AOF writes and the last save did not fail: three
+/// flags, read here on every request before anything else.
+#[inline]
 pub(crate) fn refusal(
     state: &ServerState,
     client: &ClientState,
     spec: &CommandSpec,
 ) -> Option<Reply> {
+    if !state.loading() && !state.aof().write_failed_now() && !state.rdb().last_failed() {
+        return None;
+    }
+    refusal_checked(state, client, spec)
+}
+
+/// [`refusal`] once one of its flags is set.
+#[cold]
+fn refusal_checked(state: &ServerState, client: &ClientState, spec: &CommandSpec) -> Option<Reply> {
     if client.info.id == AOF_CLIENT_ID {
         return None;
     }

@@ -6,7 +6,6 @@
 //! ([`echomq_engine::command::specs`]); [`lookup`] finds a name in either, server commands
 //! first, and [`all`] lists both in that order (COMMAND, COMMAND LIST, COMMAND COUNT).
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use echomq_engine::Reply;
@@ -16,7 +15,7 @@ use super::{
     Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
     object, persistence, pubsub, strings, transaction,
 };
-use crate::fnv::FnvBuild;
+use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
 use echomq_engine::command::flags::{
     DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
@@ -354,28 +353,138 @@ impl Found {
 /// longer names are unknown without a lookup.
 const NAME_BYTES_MAX: usize = 16;
 
-/// Every command by its lower-case name, built once from both tables.
-fn index() -> &'static HashMap<&'static [u8], Found, FnvBuild> {
-    static INDEX: OnceLock<HashMap<&'static [u8], Found, FnvBuild>> = OnceLock::new();
+/// A name of at most [`NAME_BYTES_MAX`] bytes as two little-endian words (zero past its end)
+/// and its length: the index compares names as three integers, not as byte strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key {
+    lo: u64,
+    hi: u64,
+    len: usize,
+}
+
+/// `name`'s bytes as a [`Key`] (`name` is 1 to [`NAME_BYTES_MAX`] bytes), read as at most
+/// four overlapping loads: a byte read twice sits at the same place both times.
+fn key_of(name: &[u8]) -> Key {
+    let len = name.len();
+    let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or_default());
+    let half = |at: usize| {
+        u64::from(u32::from_le_bytes(
+            name[at..at + 4].try_into().unwrap_or_default(),
+        ))
+    };
+    let (lo, hi) = match len {
+        0 => (0, 0),
+        1..=3 => {
+            let byte = |i: usize| u64::from(name[i]) << (8 * i);
+            (byte(0) | byte(len / 2) | byte(len - 1), 0)
+        }
+        4..=7 => (half(0) | half(len - 4) << (8 * (len - 4)), 0),
+        8 => (word(0), 0),
+        _ => (word(0), word(len - 8) >> (8 * (16 - len))),
+    };
+    Key { lo, hi, len }
+}
+
+/// `word` with its ASCII upper-case letters lowered, eight bytes at once: a byte's high bit
+/// after adding `0x80 - b'A'` (or `0x7f - b'Z'`) to its low seven bits says whether it is at
+/// least `A` (or past `Z`); no sum carries into the next byte.
+fn lowered(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let low7 = word & !HIGH;
+    let at_least_a = low7 + ONES * (0x80 - u64::from(b'A'));
+    let past_z = low7 + ONES * (0x7f - u64::from(b'Z'));
+    let upper = (at_least_a ^ past_z) & !word & HIGH;
+    word | (upper >> 2)
+}
+
+/// Slots of the index: a power of two, over four times the number of names, so a probe
+/// nearly always ends at its first slot.
+const INDEX_BITS: u32 = 9;
+
+fn slot_of(key: &Key) -> usize {
+    let mixed = key.lo ^ key.hi.rotate_left(29) ^ key.len as u64;
+    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - INDEX_BITS)) as usize
+}
+
+/// A command's row in the index: its key, what it is, and the id its calls are counted under
+/// ([`CallId`]; its subcommands' ids follow it, in the table's order).
+type Slot = Option<(Key, Found, CallId)>;
+
+/// Every command by its lower-case name, built once from both tables: open addressing with
+/// linear probing over [`Key`]s; and the counted names by [`CallId`].
+struct Index {
+    slots: Vec<Slot>,
+    names: Vec<&'static str>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let server = COMMANDS
-            .iter()
-            .map(|c| (c.spec.name.as_bytes(), Found::Server(c)));
-        let streams = stream::specs().map(|spec| (spec.name.as_bytes(), Found::Stream(spec)));
-        server.chain(streams).collect()
+        let mut slots = vec![None; 1 << INDEX_BITS];
+        let mut names = Vec::new();
+        let server = COMMANDS.iter().map(|c| (c.spec.name, Found::Server(c)));
+        let streams = stream::specs().map(|spec| (spec.name, Found::Stream(spec)));
+        for (name, found) in server.chain(streams) {
+            let key = key_of(name.as_bytes());
+            let mut at = slot_of(&key);
+            while slots[at].is_some() {
+                at = (at + 1) & ((1 << INDEX_BITS) - 1);
+            }
+            slots[at] = Some((key, found, names.len()));
+            names.push(name);
+            names.extend(found.spec().subcommands.iter().map(|sub| sub.full_name));
+        }
+        Index { slots, names }
     })
+}
+
+/// The name calls of `id` are counted under (`NULL` for an id no call has, as CLIENT LIST
+/// shows a client that ran nothing yet).
+pub(crate) fn call_name(id: CallId) -> &'static str {
+    index().names.get(id).copied().unwrap_or("NULL")
+}
+
+/// The command called `name` (any case), server or stream, with the id its calls are
+/// counted under; `None` if unknown.
+pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
+    if name.len() > NAME_BYTES_MAX {
+        return None;
+    }
+    let raw = key_of(name);
+    let key = Key {
+        lo: lowered(raw.lo),
+        hi: if raw.len > 8 { lowered(raw.hi) } else { 0 },
+        len: raw.len,
+    };
+    let slots = &index().slots;
+    let mut at = slot_of(&key);
+    loop {
+        match &slots[at] {
+            Some((candidate, found, id)) if *candidate == key => return Some((*found, *id)),
+            Some(_) => at = (at + 1) & ((1 << INDEX_BITS) - 1),
+            None => return None,
+        }
+    }
 }
 
 /// The command called `name` (any case), server or stream; `None` if unknown.
 pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
-    if name.len() > NAME_BYTES_MAX {
-        return None;
-    }
-    let mut lower = [0u8; NAME_BYTES_MAX];
-    let lower = &mut lower[..name.len()];
-    lower.copy_from_slice(name);
-    lower.make_ascii_lowercase();
-    index().get(&*lower).copied()
+    find(name).map(|(found, _)| found)
+}
+
+/// The subcommand `sub` (any case) of `spec`, the container whose calls count under `id`,
+/// with the id its own calls count under.
+pub(crate) fn find_subcommand(
+    spec: &'static CommandSpec,
+    id: CallId,
+    sub: &[u8],
+) -> Option<(&'static Subcommand, CallId)> {
+    let at = spec
+        .subcommands
+        .iter()
+        .position(|s| sub.eq_ignore_ascii_case(s.name().as_bytes()))?;
+    Some((&spec.subcommands[at], id + 1 + at))
 }
 
 /// Every command the server knows, server commands first.
@@ -403,6 +512,75 @@ mod tests {
         }
         assert!(lookup(b"nosuchcommand").is_none());
         assert!(lookup(&[b'x'; NAME_BYTES_MAX + 1]).is_none());
+        assert!(lookup(b"").is_none());
+    }
+
+    #[test]
+    fn a_name_matches_only_itself_in_another_case() {
+        for spec in all() {
+            let name = spec.name.as_bytes();
+            // A trailing NUL, a byte that only a sloppy lowering would map onto the name's,
+            // and every prefix are other names.
+            let mut longer = name.to_vec();
+            longer.push(0);
+            assert!(lookup(&longer).is_none_or(|f| f.spec().name != spec.name));
+            for i in 0..name.len() {
+                let mut other = name.to_vec();
+                other[i] ^= 0x20;
+                let expect = other[i].is_ascii_alphabetic();
+                assert_eq!(
+                    lookup(&other).is_some_and(|f| f.spec().name == spec.name),
+                    expect,
+                    "{:?}",
+                    String::from_utf8_lossy(&other)
+                );
+                other[i] ^= 0x20 | 0x80;
+                assert!(lookup(&other).is_none_or(|f| f.spec().name != spec.name));
+                assert!(lookup(&name[..i]).is_none_or(|f| f.spec().name != spec.name));
+            }
+        }
+    }
+
+    #[test]
+    fn every_counted_name_has_its_own_id() {
+        let mut ids = std::collections::HashMap::new();
+        for spec in all() {
+            let (_, id) = find(spec.name.as_bytes()).unwrap();
+            assert_eq!(ids.insert(id, spec.name), None);
+            for (at, sub) in spec.subcommands.iter().enumerate() {
+                let (found, sub_id) = find_subcommand(spec, id, sub.name().as_bytes()).unwrap();
+                assert_eq!(found, sub);
+                // A subcommand listed twice (COMMAND's `getkeys`) is found, and counted, at
+                // its first place.
+                if spec.subcommands[..at].contains(sub) {
+                    assert_eq!(ids[&sub_id], sub.full_name);
+                    continue;
+                }
+                assert_eq!(ids.insert(sub_id, sub.full_name), None);
+                assert_eq!(call_name(sub_id), sub.full_name);
+            }
+            assert_eq!(call_name(id), spec.name);
+        }
+        assert_eq!(call_name(usize::MAX), "NULL");
+        assert!(ids.keys().all(|&id| id < ids.len() + 1));
+    }
+
+    #[test]
+    fn words_lower_like_bytes() {
+        for b in 0..=255u8 {
+            let word = u64::from_le_bytes([b, 0, b'Q', b'@', b'[', b'z', 0xC1, b]);
+            let mut bytes = word.to_le_bytes();
+            bytes.make_ascii_lowercase();
+            assert_eq!(lowered(word), u64::from_le_bytes(bytes), "{b:#x}");
+        }
+        for len in 1..=NAME_BYTES_MAX {
+            let name: Vec<u8> = (1..=len as u8).collect();
+            let key = key_of(&name);
+            let mut padded = [0u8; 16];
+            padded[..len].copy_from_slice(&name);
+            assert_eq!(key.lo, u64::from_le_bytes(padded[..8].try_into().unwrap()));
+            assert_eq!(key.hi, u64::from_le_bytes(padded[8..].try_into().unwrap()));
+        }
     }
 
     #[test]

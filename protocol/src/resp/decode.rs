@@ -144,21 +144,83 @@ fn parse_len(digits: &[u8]) -> Option<i64> {
     echomq_engine::command::parse_i64(digits).ok()
 }
 
-fn decode_multibulk(
-    buf: &[u8],
-    limits: &DecodeLimits,
-    argv: &mut Vec<Arg>,
-) -> Result<Option<usize>, ProtocolError> {
+/// A complete header line's length read in one pass, the common case: `buf[start..]` is 1 to
+/// 18 plain digits (no sign, no leading zero) then `\r` and at least one more byte. Its
+/// value and the position of its `\r`; `None` for anything else, which then takes the
+/// general path ([`line_end`], [`parse_len`]), so the result is the same either way.
+#[inline]
+fn plain_header(buf: &[u8], start: usize) -> Option<(i64, usize)> {
+    const PLAIN_DIGITS_MAX: usize = 18;
+    let first = buf.get(start)?.wrapping_sub(b'1');
+    if first > 8 {
+        return None;
+    }
+    let mut value = i64::from(first) + 1;
+    let mut at = start + 1;
+    loop {
+        match *buf.get(at)? {
+            b'\r' if at + 1 < buf.len() => return Some((value, at)),
+            d @ b'0'..=b'9' if at - start < PLAIN_DIGITS_MAX => {
+                value = value * 10 + i64::from(d - b'0');
+                at += 1;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The multibulk count line at the front of `buf`: its value and the position of its `\r`,
+/// `None` while incomplete.
+fn count_line(buf: &[u8]) -> Result<Option<(i64, usize)>, ProtocolError> {
+    if let Some(header) = plain_header(buf, 1) {
+        return Ok(Some(header));
+    }
     let Some(cr) = line_end(buf, 0) else {
         if buf.len() > INLINE_BYTES_MAX {
             return Err(ProtocolError::TooBigMultibulkCount);
         }
         return Ok(None);
     };
-    let count = match parse_len(&buf[1..cr]) {
-        Some(n) if n <= MULTIBULK_LEN_MAX => n,
-        _ => return Err(ProtocolError::InvalidMultibulkLength),
+    match parse_len(&buf[1..cr]) {
+        Some(n) => Ok(Some((n, cr))),
+        None => Err(ProtocolError::InvalidMultibulkLength),
+    }
+}
+
+/// The bulk length line at `buf[pos..]`: its value and the position of its `\r`, `None`
+/// while incomplete.
+fn bulk_line(buf: &[u8], pos: usize) -> Result<Option<(i64, usize)>, ProtocolError> {
+    if buf.get(pos) == Some(&b'$')
+        && let Some(header) = plain_header(buf, pos + 1)
+    {
+        return Ok(Some(header));
+    }
+    let Some(cr) = line_end(buf, pos) else {
+        if buf.len() - pos > INLINE_BYTES_MAX {
+            return Err(ProtocolError::TooBigBulkCount);
+        }
+        return Ok(None);
     };
+    if buf[pos] != b'$' {
+        return Err(ProtocolError::ExpectedDollar(buf[pos]));
+    }
+    match parse_len(&buf[pos + 1..cr]) {
+        Some(n) => Ok(Some((n, cr))),
+        None => Err(ProtocolError::InvalidBulkLength),
+    }
+}
+
+fn decode_multibulk(
+    buf: &[u8],
+    limits: &DecodeLimits,
+    argv: &mut Vec<Arg>,
+) -> Result<Option<usize>, ProtocolError> {
+    let Some((count, cr)) = count_line(buf)? else {
+        return Ok(None);
+    };
+    if count > MULTIBULK_LEN_MAX {
+        return Err(ProtocolError::InvalidMultibulkLength);
+    }
     if count > UNAUTHENTICATED_MULTIBULK_MAX && limits.unauthenticated {
         return Err(ProtocolError::UnauthenticatedMultibulkLength);
     }
@@ -169,17 +231,11 @@ fn decode_multibulk(
     let count = count as usize;
     argv.reserve(count.min(ARGV_PREALLOC_MAX));
     while argv.len() < count {
-        let Some(cr) = line_end(buf, pos) else {
-            if buf.len() - pos > INLINE_BYTES_MAX {
-                return Err(ProtocolError::TooBigBulkCount);
-            }
+        let Some((len, cr)) = bulk_line(buf, pos)? else {
             return Ok(None);
         };
-        if buf[pos] != b'$' {
-            return Err(ProtocolError::ExpectedDollar(buf[pos]));
-        }
-        let len = match parse_len(&buf[pos + 1..cr]) {
-            Some(n) if n >= 0 && n <= limits.bulk_bytes_max => n as usize,
+        let len = match len {
+            n if n >= 0 && n <= limits.bulk_bytes_max => n as usize,
             _ => return Err(ProtocolError::InvalidBulkLength),
         };
         if len as i64 > UNAUTHENTICATED_BULK_MAX && limits.unauthenticated {
@@ -305,6 +361,41 @@ fn hex(c: u8) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_headers_read_as_the_general_path_reads_them() {
+        let digits = [
+            "1",
+            "4",
+            "9",
+            "10",
+            "0",
+            "01",
+            "-1",
+            "+1",
+            "",
+            " 1",
+            "1 ",
+            "12a",
+            "99999999999999999",
+            "999999999999999999",
+            "9999999999999999999",
+            "123456789012345678",
+        ];
+        for d in digits {
+            for tail in ["\r\n", "\r", "", "\rx", "\n"] {
+                let buf = format!("${d}{tail}");
+                let general = line_end(buf.as_bytes(), 0)
+                    .and_then(|cr| parse_len(&buf.as_bytes()[1..cr]).map(|n| (n, cr)));
+                if let Some(fast) = plain_header(buf.as_bytes(), 1) {
+                    assert_eq!(Some(fast), general, "{buf:?}");
+                }
+                if matches!(d, "1" | "4" | "10" | "999999999999999999") && tail.len() > 1 {
+                    assert!(plain_header(buf.as_bytes(), 1).is_some(), "{buf:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn headers_parse_as_redis_string2ll_does() {

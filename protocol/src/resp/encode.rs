@@ -26,15 +26,20 @@ fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     out.put_slice(b"\r\n");
 }
 
+/// Appends a status line (`+OK`), the same in both protocols.
+#[inline]
+pub fn encode_status(status: &str, out: &mut BytesMut) {
+    out.reserve(status.len() + 3);
+    out.put_u8(b'+');
+    out.put_slice(status.as_bytes());
+    out.put_slice(b"\r\n");
+}
+
 /// Appends `reply` to `out`.
 pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
     let resp3 = protocol == Protocol::Resp3;
     match reply {
-        Reply::Status(s) => {
-            out.put_u8(b'+');
-            out.put_slice(s.as_bytes());
-            out.put_slice(b"\r\n");
-        }
+        Reply::Status(s) => encode_status(s, out),
         Reply::Int(n) => put_int_line(out, b':', *n),
         Reply::Bulk(b) => put_bulk(out, b),
         Reply::Verbatim(b) if resp3 => {

@@ -66,12 +66,7 @@ async fn write_out(
     let subscriber = &client.info.pubsub;
     loop {
         // A subscribed client is in Redis's `pubsub` class; its mailbox counts too.
-        let limits = state.settings().client_output_buffer_limit;
-        let limit = if subscriber.is_subscribed() {
-            limits.pubsub
-        } else {
-            limits.normal
-        };
+        let limit = state.output_limit(subscriber.is_subscribed());
         // Only a subscriber or a MONITOR has a mailbox to count (and its lock to take).
         let mailbox = if subscriber.expects_mail() {
             subscriber.waiting()
@@ -247,7 +242,7 @@ async fn run(
                 return Ok(());
             }
         }
-        output.extend_from_slice(&client.info.pubsub.take());
+        client.info.pubsub.take_into(&mut output);
         if !output.is_empty() {
             out.flush(state, client, &mut output).await?;
         }
@@ -268,7 +263,7 @@ async fn run(
                 if read == 0 {
                     return Ok(());
                 }
-                state.stats().read_processed(read);
+                state.stats().read_processed_in(client.counter.as_ref(), read);
                 scratch.read_since_batch = true;
             }
             () = idle => return Ok(()),
@@ -307,7 +302,9 @@ impl Out<'_> {
     ) -> std::io::Result<()> {
         commit(state).await?;
         write_out(self.writer, output, state, client, &mut self.guard).await?;
-        state.stats().write_processed(output.len());
+        state
+            .stats()
+            .write_processed_in(client.counter.as_ref(), output.len());
         output.clear();
         Ok(())
     }

@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use echomq_archive::Archive;
-use echomq_engine::{Clock, Config as EngineConfig, Keyspace, SystemClock};
+use echomq_engine::{Clock, Config as EngineConfig, Keyspace};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -137,9 +137,9 @@ impl ServerHandle {
 }
 
 impl Server {
-    /// Binds with the system clock.
+    /// Binds with the system clock (read as [`crate::mono::WallClock`] reads it).
     pub async fn bind(config: ServerConfig) -> std::io::Result<Server> {
-        Server::bind_with_clock(config, Arc::new(SystemClock)).await
+        Server::bind_with_clock(config, Arc::new(crate::mono::WallClock)).await
     }
 
     /// Binds with the given clock (a manual clock for tests).

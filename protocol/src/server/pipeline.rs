@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
-use echomq_engine::{BlockedHandle, Wake};
+use echomq_engine::{BlockedHandle, Reply, Wake};
 
-use crate::resp::{Arg, DecodeLimits, decode_args_into, encode, encode_error};
+use crate::resp::{Arg, DecodeLimits, decode_args_into, encode, encode_error, encode_status};
 use crate::state::{Action, ClientState, Execute, ServerState};
 
 /// Reply bytes that make the connection write before decoding more requests.
@@ -102,7 +102,7 @@ pub(crate) fn run_ready(
         }
         // Messages published before the command ran go out before its reply; those it
         // published to its own client go after (Redis defers a client's own pushes).
-        output.extend_from_slice(&client.info.pubsub.take());
+        client.info.pubsub.take_into(output);
         let action = if let Some(spans) = spans_of(&scratch.args, buf, &mut argv) {
             execute(state, client, &mut batch, spans, waker)
         } else {
@@ -115,6 +115,8 @@ pub(crate) fn run_ready(
         }
         consumed += used;
         match action {
+            // A status line has nothing to drop and one shape.
+            Action::Reply(Reply::Status(status)) => encode_status(status, output),
             Action::Reply(reply) => encode(&reply, client.protocol, output),
             Action::Raw(bytes) => output.extend_from_slice(&bytes),
             Action::Postpone(_) => {}

@@ -15,6 +15,7 @@ use parking_lot::Mutex;
 
 use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
+use super::stats::CallId;
 use crate::resp::Protocol;
 
 /// A connected client as others see it (CLIENT LIST, CLIENT KILL).
@@ -36,8 +37,8 @@ pub struct ClientInfo {
     resp3: AtomicBool,
     /// CLIENT SETNAME, CLIENT SETINFO LIB-NAME and LIB-VER.
     names: Mutex<Names>,
-    /// The last command's name.
-    last_command: Mutex<&'static str>,
+    /// The last command's [`CallId`] (`usize::MAX` before the first: `NULL`).
+    last_command: AtomicUsize,
     /// Signalled by CLIENT KILL.
     kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
@@ -77,7 +78,7 @@ impl ClientInfo {
             db: AtomicUsize::new(0),
             resp3: AtomicBool::new(protocol == Protocol::Resp3),
             names: Mutex::new(Names::default()),
-            last_command: Mutex::new("NULL"),
+            last_command: AtomicUsize::new(usize::MAX),
             kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
             watching: AtomicBool::new(false),
@@ -143,8 +144,8 @@ impl ClientInfo {
     }
 
     /// Records the command being run (CLIENT LIST's `cmd`).
-    pub fn touch(&self, command: &'static str) {
-        *self.last_command.lock() = command;
+    pub fn touch(&self, command: CallId) {
+        self.last_command.store(command, Ordering::Relaxed);
     }
 
     /// Marks the client active at `now_ns` ([`crate::mono::now_ns`]; CLIENT LIST's `idle`):
@@ -187,7 +188,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
-            self.last_command.lock(),
+            crate::cmd::call_name(self.last_command.load(Ordering::Relaxed)),
             if self.resp3.load(Ordering::Relaxed) {
                 3
             } else {
@@ -221,6 +222,9 @@ pub struct ClientState {
     /// a call reads the clock once, not twice ([`crate::mono`] nanoseconds). `None` outside
     /// a batch.
     pub clock_mark: Option<u64>,
+    /// Where this connection's calls are counted (its thread's shard of the server's
+    /// counters), taken at its first call.
+    pub counter: Option<super::stats::Counter>,
 }
 
 impl ClientState {
@@ -235,6 +239,7 @@ impl ClientState {
             multi_failed: false,
             watched: Vec::new(),
             clock_mark: None,
+            counter: None,
         }
     }
 

@@ -4,13 +4,15 @@
 //! connection's thread makes them all write the lock's one cache line. The few values the
 //! request path reads per call (the slow log's threshold and length, `maxmemory`,
 //! `cluster-enabled`; per batch of requests `proto-max-bulk-len`, the query buffer limit
-//! and `timeout`; per AOF commit the automatic rewrite's thresholds) are copied here whenever the settings change. Invariant: every change
+//! and `timeout`; per AOF commit the automatic rewrite's thresholds; per write to a client its output
+//! buffer limit) are copied here whenever the settings change. Invariant: every change
 //! of the settings ends with [`HotSettings::refresh`] while the write lock is still held, so a
 //! reader sees either the old or the new value of each, as with the lock.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering, fence};
 
 use super::Settings;
+use super::output_limit::ClassLimit;
 
 /// The per-call settings (see the module docs).
 #[derive(Debug, Default)]
@@ -24,6 +26,11 @@ pub(crate) struct HotSettings {
     timeout_s: AtomicU64,
     auto_aof_rewrite_percentage: AtomicU64,
     auto_aof_rewrite_min_size: AtomicU64,
+    /// `client-output-buffer-limit`'s normal and pubsub classes (hard, soft, soft seconds),
+    /// read on every write to a client; a class is three values, read consistently through
+    /// `output_limits_seq` (odd while a change is being stored).
+    output_limits: [[AtomicU64; 3]; 2],
+    output_limits_seq: AtomicU64,
 }
 
 impl HotSettings {
@@ -50,6 +57,40 @@ impl HotSettings {
             .store(s.auto_aof_rewrite_percentage, relaxed);
         self.auto_aof_rewrite_min_size
             .store(s.auto_aof_rewrite_min_size, relaxed);
+        // A seqlock's write (changes are serialised by the settings' write lock).
+        let seq = self.output_limits_seq.load(relaxed);
+        self.output_limits_seq.store(seq.wrapping_add(1), relaxed);
+        fence(Ordering::Release);
+        let classes = [
+            s.client_output_buffer_limit.normal,
+            s.client_output_buffer_limit.pubsub,
+        ];
+        for (to, class) in self.output_limits.iter().zip(classes) {
+            to[0].store(class.hard, relaxed);
+            to[1].store(class.soft, relaxed);
+            to[2].store(class.soft_seconds, relaxed);
+        }
+        self.output_limits_seq
+            .store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// `client-output-buffer-limit` of the normal class, or of the pubsub class when
+    /// `pubsub`: one change's three values, never a mix of two changes.
+    pub fn output_limit(&self, pubsub: bool) -> ClassLimit {
+        let class = &self.output_limits[usize::from(pubsub)];
+        loop {
+            let before = self.output_limits_seq.load(Ordering::Acquire);
+            let limit = ClassLimit {
+                hard: class[0].load(Ordering::Relaxed),
+                soft: class[1].load(Ordering::Relaxed),
+                soft_seconds: class[2].load(Ordering::Relaxed),
+            };
+            fence(Ordering::Acquire);
+            if before % 2 == 0 && self.output_limits_seq.load(Ordering::Relaxed) == before {
+                return limit;
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// `slowlog-log-slower-than` and `slowlog-max-len`.
@@ -89,5 +130,38 @@ impl HotSettings {
             self.auto_aof_rewrite_percentage.load(Ordering::Relaxed),
             self.auto_aof_rewrite_min_size.load(Ordering::Relaxed),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_limits_follow_the_settings_by_class() {
+        let mut settings = Settings::default();
+        let hot = HotSettings::new(&settings);
+        assert_eq!(
+            hot.output_limit(false),
+            settings.client_output_buffer_limit.normal
+        );
+        assert_eq!(
+            hot.output_limit(true),
+            settings.client_output_buffer_limit.pubsub
+        );
+        settings.client_output_buffer_limit.normal = ClassLimit {
+            hard: 10,
+            soft: 5,
+            soft_seconds: 2,
+        };
+        hot.refresh(&settings);
+        assert_eq!(
+            hot.output_limit(false),
+            settings.client_output_buffer_limit.normal
+        );
+        assert_eq!(
+            hot.output_limit(true),
+            settings.client_output_buffer_limit.pubsub
+        );
     }
 }

@@ -50,6 +50,7 @@ fn highest(index: u32) -> u64 {
 
 impl Histogram {
     /// Records one call that took `ns` nanoseconds.
+    #[inline]
     pub fn record(&mut self, ns: u64) {
         let index = bucket(ns.clamp(MIN_NS, MAX_NS)) as usize;
         let group =

@@ -253,6 +253,12 @@ impl ServerState {
         self.hot.cluster_enabled()
     }
 
+    /// `client-output-buffer-limit` of the normal class (the pubsub class when `pubsub`),
+    /// read without the settings lock (on every write to a client).
+    pub(crate) fn output_limit(&self, pubsub: bool) -> output_limit::ClassLimit {
+        self.hot.output_limit(pubsub)
+    }
+
     /// `proto-max-bulk-len`, read without the settings lock (once per batch of requests).
     pub(crate) fn proto_max_bulk_len(&self) -> u64 {
         self.hot.proto_max_bulk_len()
@@ -380,7 +386,16 @@ impl ServerState {
         &self.slowlog
     }
 
+    /// Whether a command that ran `usec` goes in the slow log by the settings as they are now
+    /// (two atomic loads and a compare: asked after every call).
+    #[inline]
+    pub(crate) fn is_slow(&self, usec: u64) -> bool {
+        let (slower_than, max_len) = self.hot.slowlog();
+        slower_than >= 0 && max_len > 0 && usec >= slower_than.unsigned_abs()
+    }
+
     /// Logs `argv` in the slow log if it ran long enough by the settings.
+    #[cold]
     pub(crate) fn log_if_slow(&self, client: &ClientInfo, argv: &[&[u8]], usec: u64) {
         let (slower_than, max_len) = self.hot.slowlog();
         self.slowlog

@@ -47,10 +47,17 @@ impl Pause {
     }
 
     /// When a command (a write when `write`) may run, if it must wait.
+    #[inline]
     pub(crate) fn holds(&self, write: bool) -> Option<Instant> {
         if !self.active.load(Ordering::Acquire) {
             return None;
         }
+        self.holds_active(write)
+    }
+
+    /// [`Pause::holds`] once a pause was set.
+    #[cold]
+    fn holds_active(&self, write: bool) -> Option<Instant> {
         let mut paused = self.paused.lock();
         let now = Instant::now();
         match *paused {

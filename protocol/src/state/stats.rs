@@ -9,8 +9,7 @@
 //! so a read sees every counted call.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasherDefault;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -19,32 +18,9 @@ use parking_lot::Mutex;
 
 use super::latency::Histogram;
 
-/// A name's key in a shard: the address and length of its text. Names come from the command tables, so
-/// each call of a command passes the same `&'static str`; two copies of one name (the same
-/// text at two addresses) get two entries, which every read sums by text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct NameKey(usize, usize);
-
-/// The hasher of [`NameKey`]s: one multiplication (Fibonacci hashing), whose high bits the
-/// map's probing uses.
-#[derive(Debug, Default)]
-struct NameKeyHasher(u64);
-
-impl std::hash::Hasher for NameKeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 = self.0.rotate_left(17) ^ n as u64;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    }
-}
+/// A counted name's id: its place in the command tables (`cmd::table::find`), the same for
+/// every call of a command (or subcommand), so a shard's counters are a vector indexed by it.
+pub type CallId = usize;
 
 /// Calls, time and failures of one command (INFO commandstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -59,7 +35,7 @@ pub struct CommandStat {
     pub failed_calls: u64,
 }
 
-/// One command's counters and latency histogram.
+/// One command's counters and latency histogram (an unused id's have no name).
 #[derive(Debug, Default)]
 struct Calls {
     name: &'static str,
@@ -70,7 +46,7 @@ struct Calls {
 /// One thread's per-command and network counters.
 #[derive(Debug, Default)]
 struct Shard {
-    /// Per command, by lower-case name (a table name: the set of keys is small and fixed).
+    /// Per command, by [`CallId`] (the set of ids is small and fixed).
     calls: Mutex<ShardCalls>,
     /// Bytes read from and written to clients.
     net_input_bytes: AtomicU64,
@@ -81,6 +57,18 @@ struct Shard {
 }
 
 impl Shard {
+    fn count_read(&self, bytes: usize) {
+        self.reads_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_input_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn count_write(&self, bytes: usize) {
+        self.writes_processed.fetch_add(1, Ordering::Relaxed);
+        self.net_output_bytes
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
     fn io_counters(&self) -> [&AtomicU64; 4] {
         [
             &self.net_input_bytes,
@@ -91,9 +79,39 @@ impl Shard {
     }
 }
 
+/// A handle on one thread's counters ([`Stats::counter`]).
+#[derive(Debug, Clone)]
+pub struct Counter(Arc<Shard>);
+
+impl ShardCalls {
+    /// Counts one call (see [`Stats::record`]).
+    #[inline]
+    fn count(&mut self, id: CallId, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
+        let rejected = matches!(outcome, CallOutcome::Rejected(_));
+        self.processed += u64::from(!rejected);
+        if id >= self.by_id.len() {
+            self.by_id.resize_with(id + 1, Calls::default);
+        }
+        let entry = &mut self.by_id[id];
+        debug_assert!(entry.name.is_empty() || entry.name == name);
+        entry.name = name;
+        let stat = &mut entry.stat;
+        if rejected {
+            stat.rejected_calls += 1;
+            // A refused call has no latency; a command only ever refused has no histogram.
+            return;
+        }
+        stat.calls += 1;
+        stat.usec += ns / 1000;
+        stat.failed_calls += u64::from(matches!(outcome, CallOutcome::Failed(_)));
+        entry.latency.get_or_insert_with(Box::default).record(ns);
+    }
+}
+
 #[derive(Debug, Default)]
 struct ShardCalls {
-    by_name: HashMap<NameKey, Calls, BuildHasherDefault<NameKeyHasher>>,
+    /// By [`CallId`].
+    by_id: Vec<Calls>,
     /// Commands run (INFO's `total_commands_processed`).
     processed: u64,
 }
@@ -215,6 +233,37 @@ impl Stats {
         }
     }
 
+    /// A handle on the calling thread's shard, for a connection to count its calls in
+    /// without finding the shard again on every call (a connection's task stays on its
+    /// thread; were it to move, its calls would still be counted, in the old thread's shard).
+    pub fn counter(&self) -> Counter {
+        Counter(self.with_shard_arc(Arc::clone))
+    }
+
+    /// [`Stats::with_shard`] with the shard's handle.
+    fn with_shard_arc<R>(&self, f: impl Fn(&Arc<Shard>) -> R) -> R {
+        let counted = SHARDS.try_with(|shards| {
+            let mut shards = shards.borrow_mut();
+            let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
+                Some(index) => index,
+                None => {
+                    shards.retain(|entry| entry.alive.strong_count() > 0);
+                    shards.push(ThreadShard {
+                        stats_id: self.id,
+                        alive: Arc::downgrade(&self.alive),
+                        shard: self.register(),
+                    });
+                    shards.len() - 1
+                }
+            };
+            f(&shards[index].shard)
+        });
+        match counted {
+            Ok(r) => r,
+            Err(_) => f(&self.register()),
+        }
+    }
+
     /// Runs `f` on the calling thread's per-command counters.
     fn with_calls<R>(&self, mut f: impl FnMut(&mut ShardCalls) -> R) -> R {
         self.with_shard(|shard| f(&mut shard.calls.lock()))
@@ -289,22 +338,28 @@ impl Stats {
 
     /// Counts one read of `bytes` bytes from a client.
     pub fn read_processed(&self, bytes: usize) {
-        self.with_shard(|shard| {
-            shard.reads_processed.fetch_add(1, Ordering::Relaxed);
-            shard
-                .net_input_bytes
-                .fetch_add(bytes as u64, Ordering::Relaxed);
-        });
+        self.with_shard(|shard| shard.count_read(bytes));
     }
 
     /// Counts one write of `bytes` bytes to a client.
     pub fn write_processed(&self, bytes: usize) {
-        self.with_shard(|shard| {
-            shard.writes_processed.fetch_add(1, Ordering::Relaxed);
-            shard
-                .net_output_bytes
-                .fetch_add(bytes as u64, Ordering::Relaxed);
-        });
+        self.with_shard(|shard| shard.count_write(bytes));
+    }
+
+    /// [`Stats::read_processed`] into `counter`'s shard when the connection has one.
+    pub fn read_processed_in(&self, counter: Option<&Counter>, bytes: usize) {
+        match counter {
+            Some(counter) => counter.0.count_read(bytes),
+            None => self.read_processed(bytes),
+        }
+    }
+
+    /// [`Stats::write_processed`] into `counter`'s shard when the connection has one.
+    pub fn write_processed_in(&self, counter: Option<&Counter>, bytes: usize) {
+        match counter {
+            Some(counter) => counter.0.count_write(bytes),
+            None => self.write_processed(bytes),
+        }
     }
 
     /// INFO's `total_net_input_bytes` and `total_net_output_bytes`.
@@ -317,38 +372,28 @@ impl Stats {
         (self.sum_io(2), self.sum_io(3))
     }
 
-    /// Records one call of `name` that took `ns` nanoseconds; `outcome` says whether it
-    /// failed or was refused before running (a refused call has no latency).
-    pub fn record(&self, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
-        let usec = ns / 1000;
-        self.with_calls(|calls| {
-            let rejected = matches!(outcome, CallOutcome::Rejected(_));
-            calls.processed += u64::from(!rejected);
-            let entry = calls
-                .by_name
-                .entry(NameKey(name.as_ptr() as usize, name.len()))
-                .or_insert_with(|| Calls {
-                    name,
-                    ..Calls::default()
-                });
-            let stat = &mut entry.stat;
-            match outcome {
-                CallOutcome::Ok => {
-                    stat.calls += 1;
-                    stat.usec += usec;
-                }
-                CallOutcome::Failed(_) => {
-                    stat.calls += 1;
-                    stat.usec += usec;
-                    stat.failed_calls += 1;
-                }
-                CallOutcome::Rejected(_) => stat.rejected_calls += 1,
-            }
-            // A refused call has no latency; a command only ever refused has no histogram.
-            if !rejected {
-                entry.latency.get_or_insert_with(Box::default).record(ns);
-            }
-        });
+    /// Records one call of `name` (whose id is `id`: one id, one name) that took `ns`
+    /// nanoseconds; `outcome` says whether it failed or was refused before running (a
+    /// refused call has no latency).
+    pub fn record(&self, id: CallId, name: &'static str, ns: u64, outcome: CallOutcome<'_>) {
+        self.with_calls(|calls| calls.count(id, name, ns, outcome));
+        if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
+            self.record_error(text);
+        }
+    }
+
+    /// [`Stats::record`] into `counter`'s shard (one of this instance's, from
+    /// [`Stats::counter`]).
+    #[inline]
+    pub fn record_in(
+        &self,
+        counter: &Counter,
+        id: CallId,
+        name: &'static str,
+        ns: u64,
+        outcome: CallOutcome<'_>,
+    ) {
+        counter.0.calls.lock().count(id, name, ns, outcome);
         if let CallOutcome::Failed(text) | CallOutcome::Rejected(text) = outcome {
             self.record_error(text);
         }
@@ -389,7 +434,7 @@ impl Stats {
     pub fn latencies(&self) -> BTreeMap<String, Histogram> {
         let mut all: BTreeMap<String, Histogram> = BTreeMap::new();
         self.each_shard(|calls| {
-            for c in calls.by_name.values() {
+            for c in calls.by_id.iter().filter(|c| !c.name.is_empty()) {
                 if let Some(latency) = &c.latency {
                     all.entry(c.name.to_string()).or_default().merge(latency);
                 }
@@ -409,7 +454,7 @@ impl Stats {
     pub fn commands(&self) -> BTreeMap<String, CommandStat> {
         let mut all: BTreeMap<String, CommandStat> = BTreeMap::new();
         self.each_shard(|calls| {
-            for c in calls.by_name.values() {
+            for c in calls.by_id.iter().filter(|c| !c.name.is_empty()) {
                 let sum = all.entry(c.name.to_string()).or_default();
                 sum.calls += c.stat.calls;
                 sum.usec += c.stat.usec;
@@ -465,16 +510,16 @@ mod tests {
                 let stats = Arc::clone(&stats);
                 std::thread::spawn(move || {
                     for _ in 0..10 {
-                        stats.record("xadd", 2_000, CallOutcome::Ok);
+                        stats.record(3, "xadd", 2_000, CallOutcome::Ok);
                     }
-                    stats.record("xadd", 0, CallOutcome::Rejected("ERR wrong"));
+                    stats.record(3, "xadd", 0, CallOutcome::Rejected("ERR wrong"));
                 })
             })
             .collect();
         for thread in threads {
             thread.join().unwrap();
         }
-        stats.record("ping", 1_000, CallOutcome::Failed("ERR x"));
+        stats.record(0, "ping", 1_000, CallOutcome::Failed("ERR x"));
         let xadd = stats.commands()["xadd"];
         assert_eq!((xadd.calls, xadd.usec, xadd.rejected_calls), (30, 60, 3));
         assert_eq!(stats.commands()["ping"].failed_calls, 1);
@@ -482,7 +527,7 @@ mod tests {
         assert_eq!(stats.latencies()["xadd"].value_at(50.0) / 100, 20);
         // Another instance on the same threads counts apart.
         let other = Stats::default();
-        other.record("xadd", 1, CallOutcome::Ok);
+        other.record(3, "xadd", 1, CallOutcome::Ok);
         assert_eq!(other.commands()["xadd"].calls, 1);
         assert_eq!(stats.commands()["xadd"].calls, 30);
         stats.read_processed(10);
@@ -490,8 +535,12 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| stats.read_processed(5));
         });
-        assert_eq!(stats.net_bytes(), (15, 4));
-        assert_eq!(stats.io_processed(), (2, 1));
+        let counter = stats.counter();
+        stats.read_processed_in(Some(&counter), 3);
+        stats.write_processed_in(Some(&counter), 2);
+        stats.write_processed_in(None, 1);
+        assert_eq!(stats.net_bytes(), (18, 7));
+        assert_eq!(stats.io_processed(), (3, 3));
         stats.reset();
         assert_eq!(stats.net_bytes(), (0, 0));
         assert!(stats.commands().is_empty());
