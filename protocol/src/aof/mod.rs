@@ -418,6 +418,18 @@ impl Aof {
         }
     }
 
+    /// Writes what is pending and fsyncs it (SHUTDOWN, as Redis's `finishShutdown` calls
+    /// `flushAppendOnlyFile(1)` and fsync); a failure is recorded as any write's is.
+    pub(crate) fn flush_for_shutdown(&self) {
+        if !self.enabled() {
+            return;
+        }
+        if let Err(e) = self.commit() {
+            tracing::warn!(error = %e, "Fail to write the AOF file at shutdown.");
+        }
+        self.sync_now();
+    }
+
     /// Fsyncs the incremental file if it has unsynced writes (the `everysec` thread).
     fn sync_now(&self) {
         let mut files = self.files.lock();

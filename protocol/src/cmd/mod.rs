@@ -26,6 +26,7 @@ mod pause;
 mod persistence;
 mod pubsub;
 mod security;
+mod shutdown;
 mod strings;
 mod table;
 mod transaction;
@@ -58,6 +59,8 @@ pub(crate) struct Ctx<'a> {
     /// Set by a command whose reply is not one value (SUBSCRIBE's confirmations): these
     /// bytes go out instead of the reply.
     pub raw: Option<Vec<u8>>,
+    /// Set by SHUTDOWN: the connection closes without its reply (or any other it owes).
+    pub drop_connection: bool,
 }
 
 impl Ctx<'_> {
@@ -197,6 +200,13 @@ pub(crate) fn execute(
             pubsub::subscribed_mode_error(name),
         );
     }
+    // SHUTDOWN is Redis's one NO_MULTI command echomq has: refused inside MULTI, which then
+    // fails at EXEC.
+    if client.multi.is_some() && spec.name == "shutdown" {
+        client.multi_failed = true;
+        let reply = Reply::Error("ERR Command not allowed inside a transaction".into());
+        return refuse(state, client, Some(counted), reply);
+    }
     if let Some(queue) = client.multi.as_mut()
         && !spec.has(TX_CONTROL)
     {
@@ -223,7 +233,7 @@ pub(crate) fn execute(
             run: Run::Keyspace(run),
             ..
         }) => {
-            let (mut close, mut raw) = (false, None);
+            let (mut close, mut raw, mut drop_connection) = (false, None, false);
             let reply = batch.run_all(|dbs, snapshot| {
                 let mut ctx = Ctx {
                     state,
@@ -232,6 +242,7 @@ pub(crate) fn execute(
                     snapshot,
                     close: false,
                     raw: None,
+                    drop_connection: false,
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
@@ -240,9 +251,12 @@ pub(crate) fn execute(
                 }
                 close = ctx.close;
                 raw = ctx.raw;
+                drop_connection = ctx.drop_connection;
                 reply
             });
-            if let Some(raw) = raw {
+            if drop_connection {
+                Action::Drop
+            } else if let Some(raw) = raw {
                 Action::Raw(raw)
             } else if close {
                 Action::Close(reply)

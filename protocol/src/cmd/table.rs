@@ -13,7 +13,7 @@ use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
     Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
-    object, persistence, pubsub, strings, transaction,
+    object, persistence, pubsub, shutdown, strings, transaction,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -326,6 +326,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("asking", 1), cluster::mode),
     command(spec("bgrewriteaof", 1), persistence::bgrewriteaof),
     command(spec("save", 1), persistence::save),
+    command(spec("shutdown", -1).flags(LOADING_OK), shutdown::shutdown),
     command(spec("bgsave", -1), persistence::bgsave),
     command(spec("lastsave", 1), persistence::lastsave),
 ];

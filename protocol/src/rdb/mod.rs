@@ -69,6 +69,8 @@ pub(crate) struct Rdb {
     dirty_saving: AtomicU64,
     /// A `BGSAVE SCHEDULE` arrived while a save ran: the cron starts one when it ends.
     scheduled: AtomicBool,
+    /// SHUTDOWN saved already (or was told not to): the stop does not save again.
+    final_save_done: AtomicBool,
     /// `rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`.
     keys_loaded: AtomicU64,
     keys_expired: AtomicU64,
@@ -90,6 +92,7 @@ impl Rdb {
             dirty_saved: AtomicU64::new(0),
             dirty_saving: AtomicU64::new(0),
             scheduled: AtomicBool::new(false),
+            final_save_done: AtomicBool::new(false),
             keys_loaded: AtomicU64::new(0),
             keys_expired: AtomicU64::new(0),
         }
@@ -155,6 +158,25 @@ impl Rdb {
         self.keys_loaded.store(keys_loaded, Ordering::Relaxed);
         self.keys_expired.store(keys_expired, Ordering::Relaxed);
         self.dirty_saved.store(dirty, Ordering::Release);
+    }
+
+    /// Waits (a minute at most) for a running save to end: a save started now would share
+    /// its temporary file.
+    pub(crate) fn wait_for_background_save(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.in_progress() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// SHUTDOWN has saved, or was told not to: the server's stop saves nothing more.
+    pub(crate) fn skip_final_save(&self) {
+        self.final_save_done.store(true, Ordering::Release);
+    }
+
+    /// Whether [`Rdb::skip_final_save`] was called.
+    pub(crate) fn final_save_skipped(&self) -> bool {
+        self.final_save_done.load(Ordering::Acquire)
     }
 
     /// Notes a `BGSAVE SCHEDULE` to run once the running save ends.

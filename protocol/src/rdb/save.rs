@@ -208,15 +208,13 @@ impl ServerState {
     }
 
     /// At shutdown: with `save` points configured, waits for a running save and saves once
-    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way).
+    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
+    /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
     pub(crate) fn save_on_shutdown(&self) {
-        if self.settings().save.is_empty() || self.loading() {
+        if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return;
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while self.rdb.in_progress() && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        self.rdb.wait_for_background_save();
         tracing::info!("Saving the final RDB snapshot before exiting.");
         if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
             tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");

@@ -2,12 +2,14 @@
 //! `interchange` moves `dump.rdb` files and DUMP payloads both ways (and checks echomq's
 //! payloads byte for byte against Redis 8.8's, and its files with `redis-check-rdb`); `server`
 //! covers SAVE, BGSAVE, LASTSAVE, INFO, the load at start, `-MISCONF` and RESTORE's errors;
-//! `crash` SIGKILLs a saving server and checks `dump.rdb` is never damaged.
+//! `shutdown` the SHUTDOWN command's saves, exits and refusals; `crash` SIGKILLs a saving
+//! server and checks `dump.rdb` is never damaged.
 
 mod crash;
 mod interchange;
 mod older;
 mod server;
+mod shutdown;
 
 use std::net::SocketAddr;
 use std::path::Path;
