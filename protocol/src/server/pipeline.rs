@@ -115,9 +115,15 @@ pub(crate) fn run_ready(
         }
         consumed += used;
         match action {
-            // A status line has nothing to drop and one shape.
-            Action::Reply(Reply::Status(status)) => encode_status(status, output),
-            Action::Reply(reply) => encode(&reply, client.protocol, output),
+            Action::Reply(reply) => {
+                // A status line has one shape in both protocols.
+                if let Reply::Status(status) = reply {
+                    encode_status(status, output);
+                } else {
+                    encode(&reply, client.protocol, output);
+                }
+                drop_reply(reply);
+            }
             Action::Raw(bytes) => output.extend_from_slice(&bytes),
             Action::Postpone(_) => {}
             Action::Drop => break Step::Drop,
@@ -137,6 +143,18 @@ pub(crate) fn run_ready(
     batch.end();
     input.advance(consumed);
     step
+}
+
+/// Drops `reply`, without the out-of-line drop of a `Reply` for the values that own nothing
+/// (most replies: `+OK`, an integer, a null).
+#[inline]
+fn drop_reply(reply: Reply) {
+    match reply {
+        Reply::Status(_) | Reply::Int(_) | Reply::Null | Reply::NullArray => {
+            std::mem::forget(reply);
+        }
+        owning => drop(owning),
+    }
 }
 
 /// The arguments as slices of `buf` in `argv` (kept across requests), when every one is a

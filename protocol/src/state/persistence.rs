@@ -41,9 +41,13 @@ impl ServerState {
         }
         let config = self.aof_config();
         let started = std::time::Instant::now();
-        let loaded = load::load(self, &config);
-        self.loading.store(false, Ordering::Release);
-        let loaded = loaded?;
+        let loaded = match load::load(self, &config) {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                self.loading.store(false, Ordering::Release);
+                return Err(e);
+            }
+        };
         if let Some(loaded) = &loaded {
             tracing::info!(
                 commands = loaded.commands,
@@ -51,8 +55,13 @@ impl ServerState {
                 started.elapsed().as_secs_f64()
             );
         }
+        // Loading ends only once the AOF appends again: a write let in before (no -LOADING)
+        // would run, and be acknowledged, with nothing to propagate it to (Redis serves no
+        // client before its AOF is open either).
         let keyspace = Arc::clone(self.keyspace());
-        keyspace.run_all(|dbs, _| self.aof.start(&keyspace, dbs, &config))?;
+        let appending = keyspace.run_all(|dbs, _| self.aof.start(&keyspace, dbs, &config));
+        self.loading.store(false, Ordering::Release);
+        appending?;
         Ok(loaded)
     }
 
