@@ -29,9 +29,6 @@ const PARALLEL_NODES: usize = 256;
 /// worker's buffer).
 const SPILL_NODES: usize = 64;
 
-/// Buffers the worker may have handed over and this thread not yet written.
-const HANDOVER_PARTS: usize = 8;
-
 /// At most the bytes [`encode`] writes for `nodes`: per node its key (a 1-byte length and 16
 /// bytes) and its listpack, stored (a length of up to 9 bytes) or compressed into less
 /// (after 1 + 9 + 9 header bytes).
@@ -81,7 +78,9 @@ fn write_handing_over(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>, handover
     let (first, second) = nodes.split_at(split);
     let compress = w.compress;
     // (nodes of `second` encoded so far, their bytes since the last hand-over)
-    let (parts, handed) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(HANDOVER_PARTS);
+    // Unbounded: the worker must not wait for this thread, still busy with its own part (the
+    // buffers waiting are at most the worker's part, which it would hold anyway).
+    let (parts, handed) = std::sync::mpsc::channel::<(usize, Vec<u8>)>();
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("rdb-nodes".into())
