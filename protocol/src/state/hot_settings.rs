@@ -139,29 +139,20 @@ mod tests {
 
     #[test]
     fn output_limits_follow_the_settings_by_class() {
+        let follows = |hot: &HotSettings, settings: &Settings| {
+            let limits = &settings.client_output_buffer_limit;
+            assert_eq!(hot.output_limit(false), limits.normal);
+            assert_eq!(hot.output_limit(true), limits.pubsub);
+        };
         let mut settings = Settings::default();
         let hot = HotSettings::new(&settings);
-        assert_eq!(
-            hot.output_limit(false),
-            settings.client_output_buffer_limit.normal
-        );
-        assert_eq!(
-            hot.output_limit(true),
-            settings.client_output_buffer_limit.pubsub
-        );
+        follows(&hot, &settings);
         settings.client_output_buffer_limit.normal = ClassLimit {
             hard: 10,
             soft: 5,
             soft_seconds: 2,
         };
         hot.refresh(&settings);
-        assert_eq!(
-            hot.output_limit(false),
-            settings.client_output_buffer_limit.normal
-        );
-        assert_eq!(
-            hot.output_limit(true),
-            settings.client_output_buffer_limit.pubsub
-        );
+        follows(&hot, &settings);
     }
 }

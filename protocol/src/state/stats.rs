@@ -209,6 +209,18 @@ impl Default for Stats {
 impl Stats {
     /// Runs `f` on the calling thread's shard, registering it first if it is new.
     fn with_shard<R>(&self, mut f: impl FnMut(&Shard) -> R) -> R {
+        self.with_shard_arc(|shard| f(shard))
+    }
+
+    /// A handle on the calling thread's shard, for a connection to count its calls in
+    /// without finding the shard again on every call (a connection's task stays on its
+    /// thread; were it to move, its calls would still be counted, in the old thread's shard).
+    pub fn counter(&self) -> Counter {
+        Counter(self.with_shard_arc(Arc::clone))
+    }
+
+    /// [`Stats::with_shard`] with the shard's handle.
+    fn with_shard_arc<R>(&self, mut f: impl FnMut(&Arc<Shard>) -> R) -> R {
         let counted = SHARDS.try_with(|shards| {
             let mut shards = shards.borrow_mut();
             let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
@@ -229,37 +241,6 @@ impl Stats {
         match counted {
             Ok(r) => r,
             // A thread whose locals are being torn down counts into a fresh registered shard.
-            Err(_) => f(&self.register()),
-        }
-    }
-
-    /// A handle on the calling thread's shard, for a connection to count its calls in
-    /// without finding the shard again on every call (a connection's task stays on its
-    /// thread; were it to move, its calls would still be counted, in the old thread's shard).
-    pub fn counter(&self) -> Counter {
-        Counter(self.with_shard_arc(Arc::clone))
-    }
-
-    /// [`Stats::with_shard`] with the shard's handle.
-    fn with_shard_arc<R>(&self, f: impl Fn(&Arc<Shard>) -> R) -> R {
-        let counted = SHARDS.try_with(|shards| {
-            let mut shards = shards.borrow_mut();
-            let index = match shards.iter().position(|entry| entry.stats_id == self.id) {
-                Some(index) => index,
-                None => {
-                    shards.retain(|entry| entry.alive.strong_count() > 0);
-                    shards.push(ThreadShard {
-                        stats_id: self.id,
-                        alive: Arc::downgrade(&self.alive),
-                        shard: self.register(),
-                    });
-                    shards.len() - 1
-                }
-            };
-            f(&shards[index].shard)
-        });
-        match counted {
-            Ok(r) => r,
             Err(_) => f(&self.register()),
         }
     }
