@@ -28,6 +28,8 @@ pub mod flags {
     pub const MAY_REPLICATE: u8 = 32;
     /// Allowed while the dataset loads (Redis's `loading`), instead of `-LOADING`.
     pub const LOADING_OK: u8 = 64;
+    /// Refused inside MULTI, which then fails at EXEC (Redis's `no-multi`: SHUTDOWN).
+    pub const NO_MULTI: u8 = 128;
 }
 
 /// Where a command's keys are, as COMMAND INFO's first-key, last-key and step report them:

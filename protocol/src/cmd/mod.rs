@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use echomq_engine::command::flags::{
-    BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
+    BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, NO_MULTI, TX_CONTROL, WRITE,
 };
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
@@ -200,9 +200,7 @@ pub(crate) fn execute(
             pubsub::subscribed_mode_error(name),
         );
     }
-    // SHUTDOWN is Redis's one NO_MULTI command echomq has: refused inside MULTI, which then
-    // fails at EXEC.
-    if client.multi.is_some() && spec.name == "shutdown" {
+    if client.multi.is_some() && spec.has(NO_MULTI) {
         client.multi_failed = true;
         let reply = Reply::Error("ERR Command not allowed inside a transaction".into());
         return refuse(state, client, Some(counted), reply);

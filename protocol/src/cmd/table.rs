@@ -18,7 +18,7 @@ use super::{
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
 use echomq_engine::command::flags::{
-    DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, TX_CONTROL, WRITE,
+    DENY_OOM, LOADING_OK, MAY_REPLICATE, NO_AUTH, NO_MULTI, TX_CONTROL, WRITE,
 };
 
 /// How a server command runs.
@@ -326,7 +326,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("asking", 1), cluster::mode),
     command(spec("bgrewriteaof", 1), persistence::bgrewriteaof),
     command(spec("save", 1), persistence::save),
-    command(spec("shutdown", -1).flags(LOADING_OK), shutdown::shutdown),
+    command(
+        spec("shutdown", -1).flags(LOADING_OK | NO_MULTI),
+        shutdown::shutdown,
+    ),
     command(spec("bgsave", -1), persistence::bgsave),
     command(spec("lastsave", 1), persistence::lastsave),
 ];

@@ -281,17 +281,39 @@ fn cases() -> Vec<WireCase> {
     ]
 }
 
+/// SHUTDOWN's refusals (a case that shut down would stop the peer): ABORT with nothing in
+/// progress, illegal combinations, and inside MULTI (Redis's `no-multi`, failing EXEC).
+fn shutdown_cases() -> Vec<WireCase> {
+    vec![
+        WireCase::new("SHUTDOWN refused")
+            .cmd("SHUTDOWN ABORT")
+            .cmd("shutdown abort")
+            .cmd("SHUTDOWN SAVE NOSAVE")
+            .cmd("SHUTDOWN NOW ABORT")
+            .cmd("SHUTDOWN ABORT FORCE")
+            .cmd("SHUTDOWN SOON")
+            .multi(&["XADD s 1-0 f v", "SHUTDOWN NOSAVE"])
+            .cmd("XLEN s")
+            .cmd("PING"),
+    ]
+}
+
 fn run_cases(kind: PeerKind, bugs: bool) {
+    let all: Vec<WireCase> = cases()
+        .into_iter()
+        .chain(shutdown_cases())
+        .filter(|c| c.engine_bug.is_some() == bugs)
+        .collect();
+    run_these(kind, &all);
+}
+
+fn run_these(kind: PeerKind, all: &[WireCase]) {
     let Some(mut differ) = WireDiffer::start(kind) else {
         return;
     };
     let peer = differ.info();
-    let all: Vec<WireCase> = cases()
-        .into_iter()
-        .filter(|c| c.engine_bug.is_some() == bugs)
-        .collect();
     let mut failures = Vec::new();
-    for case in &all {
+    for case in all {
         if let Some(skip) = case.skip.as_ref().filter(|s| (s.applies)(&peer)) {
             eprintln!("wire case {:?} skipped on {peer}: {}", case.name, skip.why);
             continue;
@@ -317,6 +339,11 @@ fn run_cases(kind: PeerKind, bugs: bool) {
 #[test]
 fn wire_cases_match_redis() {
     run_cases(PeerKind::Redis, false);
+}
+
+#[test]
+fn shutdown_refusals_match_redis8() {
+    run_these(PeerKind::Redis8, &shutdown_cases());
 }
 
 #[test]
