@@ -1,4 +1,4 @@
-//! Archive benchmarks (issue "Archive"): durable fold throughput, merge-read throughput from
+//! Archive benchmarks: durable fold throughput, merge-read throughput from
 //! the archive side, and a 100-entry merge-read that straddles the watermark W.
 //!
 //! The files live under Cargo's target tmp dir (on the same disk as the build, so fsync is
@@ -13,7 +13,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use echomq::archive::{Archive, ArchiveError, RangeQuery};
 use echomq::engine::{AddId, Entry, NodeLimits, Stream, StreamId};
 
-/// Entries per fold: the issue's group-commit size.
+/// Entries per fold: the group-commit size the fold target is stated for.
 const FOLD_ENTRIES: u64 = 1_000;
 /// Records preloaded for the read benchmarks.
 const PRELOADED: u64 = 100_000;

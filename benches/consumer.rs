@@ -1,4 +1,4 @@
-//! Consumer runtime throughput (issue "Consumer runtime and retention driver"): one
+//! Consumer runtime throughput: one
 //! `StreamConsumer` reading a pre-filled feed stream end to end (XREADGROUP batches, a no-op
 //! handler, one XACK per batch) until every entry is acked.
 //!

@@ -43,7 +43,7 @@ const APPEND_STREAM_LEN_MAX: u64 = 10_000_000;
 /// measurement time is set from one timed trim rather than fixed.
 const TRIM_ITERATIONS: u32 = 300;
 
-/// Stream sizes: the in a benchmark run, small ones in a test run.
+/// Stream sizes: the targets' sizes in a benchmark run, small ones in a test run.
 #[derive(Debug, Clone, Copy)]
 struct Scale {
     memory_entries: u64,

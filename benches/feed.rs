@@ -1,4 +1,4 @@
-//! Feed-layer benchmarks (issue "Feed layer"): append throughput on the embedded backend,
+//! Feed-layer benchmarks: append throughput on the embedded backend,
 //! a five-minute window read out of ten million entries, and a cached projection against
 //! re-folding the same window.
 

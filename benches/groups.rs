@@ -3,7 +3,7 @@
 //! - `memory` (printed first, not timed): bytes per pending entry after XREADGROUP delivered
 //!   1,000,000 entries without an ack, from a counting global allocator (group PEL, consumer
 //!   PEL and NACKs, and the Redis 8.x indexes: the delivery-time order and the stream's
-//!   reference index), beside `Stream::pel_heap_bytes`'s estimate. Target (issue 15): at most
+//!   reference index), beside `Stream::pel_heap_bytes`'s estimate. Target: at most
 //!   Redis 8.8's per pending entry (Redis 7.0, without those indexes: 84).
 //! - `deliver_ack/typed`, `deliver_ack/argv`: one cycle of XREADGROUP COUNT 100 then XACK of
 //!   those 100, on a stream long enough never to run dry. Target: 2M entries/s single-threaded.

@@ -7,8 +7,8 @@
 //! - `xadd_idmp/duplicate`: the same IDMP XADD again and again (a lookup answered with the
 //!   original id; nothing appended).
 //!
-//! The clock moves 1 ms every [`ADDS_PER_MS`] appends, as in `engine`'s `xadd` group. Target
-//! (issue 16): at least Redis 8.8's rate for each (`scripts/bench-vs-redis`, load `xadd_idmp`,
+//! The clock moves 1 ms every [`ADDS_PER_MS`] appends, as in `engine`'s `xadd` group. Target:
+//! at least Redis 8.8's rate for each (`scripts/bench-vs-redis`, load `xadd_idmp`,
 //! compares over RESP). Under `cargo test --benches` each runs once as a smoke test.
 
 use std::hint::black_box;

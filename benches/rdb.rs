@@ -4,7 +4,7 @@
 //! value checked as the loader checks it). The stream has [`ENTRIES`] entries, a group that
 //! read them all and [`PENDING`] of them still pending over four consumers.
 //!
-//! Target (issue 19): SAVE and load of a 10M-entry stream with 100k pending at most 1.0x Redis
+//! Target: SAVE and load of a 10M-entry stream with 100k pending at most 1.0x Redis
 //! 8.8's time on the same data; this bench is the embedded half of that comparison (run it on
 //! a quiet machine, at a larger `ENTRIES`). Under `cargo test --benches` each runs once.
 

@@ -1,4 +1,4 @@
-//! The server's request path in process (issue 21): decode → execute → encode, as a
+//! The server's request path in process: decode → execute → encode, as a
 //! connection runs a batch of pipelined requests (`echomq_protocol`'s `server::pipeline`,
 //! driven through `fuzzing::hot_path::Pipeline`), with no socket, so the per-command cost is
 //! tracked without network noise.

@@ -13,7 +13,7 @@ use echomq::engine::{AddId, Keyspace, ManualClock, NodeLimits, Stream, StreamId,
 /// The key every benchmark stream lives under.
 pub const KEY: &[u8] = b"bench";
 
-/// The entry of every benchmark: two small fields, as in the targets.
+/// The entry of every benchmark: two small fields, as in the performance targets.
 pub const FIELDS: [&[u8]; 4] = [b"f1", b"v1", b"f2", b"v2"];
 
 /// `XADD <KEY> * f1 v1 f2 v2`.

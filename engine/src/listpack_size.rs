@@ -3,7 +3,7 @@
 //! echomq stores nodes in its own, smaller encoding ([`crate::node`]), but Redis starts a new node
 //! when `lpBytes(tail) + fields_and_values_len >= stream-node-max-bytes`, so to reproduce node
 //! boundaries exactly (and with them `~` trimming and `radix-tree-keys`) we keep the size the
-//! listpack would have. The model (reference §1.3, checked against Redis 7.0.15):
+//! listpack would have. The model (`docs/reference/streams.md` §1.3, checked against Redis 7.0.15):
 //! - header 6 bytes, terminator 1 byte;
 //! - each element costs `enc + backlen(enc)`;
 //! - strings that parse strictly as i64 (and are shorter than 21 bytes) are stored as integers.

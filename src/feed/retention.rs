@@ -10,7 +10,7 @@
 //!
 //! **The seam.** The driver trims only through [`Trimmer`], which [`Feed`] implements with its
 //! public [`Feed::trim`], never with a raw XTRIM on a backend. Whatever `Feed::trim` does
-//! before it removes entries (the archive folds a slice durably before its trim, DESIGN.md §6)
+//! before it removes entries (the archive folds a slice durably before its trim)
 //! the driver does too, with no change here.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The writer side of the commit fence (reference: `archive.md` §1.4).
+//! The writer side of the commit fence (`docs/reference/object-stores.md`).
 //!
 //! One commit per replication round:
 //! 1. upload the batch's pages as new segment objects (random keys: never overwrites);

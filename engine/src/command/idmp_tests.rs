@@ -1,5 +1,6 @@
 //! XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD and XINFO's IDMP fields through the command layer
-//! (reference 8.x §3), with a manual clock: expiry is shown by moving time, never by sleeping.
+//! (`docs/reference/streams-8.md` §3), with a manual clock: expiry is shown by moving time, never
+//! by sleeping.
 
 use std::sync::Arc;
 

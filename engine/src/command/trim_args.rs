@@ -1,7 +1,7 @@
 //! `[MAXLEN|MINID [=|~] threshold [LIMIT count]] [KEEPREF|DELREF|ACKED]`, shared by XADD and
-//! XTRIM (reference §2.1; the strategy token is Redis 8.2's; only one strategy token is an
-//! option: a second is XADD's id, so an invalid-id error, or XTRIM's syntax error), and XADD's
-//! `NOMKSTREAM` and `IDMP pid iid | IDMPAUTO pid` (reference 8.x §3.2).
+//! XTRIM (`docs/reference/streams.md` §2.1; the strategy token is Redis 8.2's; only one strategy
+//! token is an option: a second is XADD's id, so an invalid-id error, or XTRIM's syntax error), and
+//! XADD's `NOMKSTREAM` and `IDMP pid iid | IDMPAUTO pid` (`docs/reference/streams-8.md` §3.2).
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};

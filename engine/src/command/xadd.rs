@@ -4,9 +4,9 @@
 //! Appends, then trims. Replies the new id, or a null with NOMKSTREAM on a missing key. The id
 //! `0-0` is rejected before the key is looked up, so a failed XADD never creates a key.
 //!
-//! With IDMP/IDMPAUTO (reference 8.x §3.2), after the key lookup (NOMKSTREAM on a missing key
-//! still replies null) the producer's iid is looked up: a duplicate replies the id the iid
-//! first produced and changes nothing else (no append, no trim, no wake-up, no WATCH touched;
+//! With IDMP/IDMPAUTO (`docs/reference/streams-8.md` §3.2), after the key lookup (NOMKSTREAM on a
+//! missing key still replies null) the producer's iid is looked up: a duplicate replies the id the
+//! iid first produced and changes nothing else (no append, no trim, no wake-up, no WATCH touched;
 //! `iids-duplicates` counts it); a miss appends, records the iid against the new id, then trims.
 
 use crate::error::{Error, Result};

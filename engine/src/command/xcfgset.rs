@@ -1,4 +1,4 @@
-//! `XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE count]` (reference 8.x §3.3)
+//! `XCFGSET key [IDMP-DURATION seconds] [IDMP-MAXSIZE count]` (`docs/reference/streams-8.md` §3.3)
 //!
 //! Checks in Redis's order: the key (`no such key`, WRONGTYPE), then each option in argument
 //! order (a missing value or unknown word is a syntax error; a repeat, a non-integer and an

@@ -1,5 +1,5 @@
-//! `XIDMPRECORD key pid iid stream-id` (reference 8.x §3.4): records that `pid`'s `iid`
-//! produced the existing entry `stream-id`, as AOF rewrite replays it.
+//! `XIDMPRECORD key pid iid stream-id` (`docs/reference/streams-8.md` §3.4): records that `pid`'s
+//! `iid` produced the existing entry `stream-id`, as AOF rewrite replays it.
 //!
 //! Checks in Redis's order: the id parses strictly, the pid and then the iid are non-empty,
 //! the key exists and is a stream, the entry exists. A pair already mapped to the same id

@@ -1,12 +1,13 @@
-//! Entries-read and lag (reference §4.7): what a group's counters can be known to be, from
-//! the stream's length, first, last and max-deleted ids and entries-added alone.
+//! Entries-read and lag (`docs/reference/streams.md` §4.7): what a group's counters can be known to
+//! be, from the stream's length, first, last and max-deleted ids and entries-added alone.
 
 use crate::id::StreamId;
 use crate::stream::Stream;
 
 use super::Group;
 
-/// The stream's counters that entries-read and lag are computed from (reference §4.7).
+/// The stream's counters that entries-read and lag are computed from (`docs/reference/streams.md`
+/// §4.7).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Counters {
     length: u64,
@@ -82,7 +83,8 @@ impl Counters {
         self.estimate(group.last_id).map(|read| added - read)
     }
 
-    /// Advances a group's cursor past a delivered `id` (reference §4.7, "on each delivery").
+    /// Advances a group's cursor past a delivered `id` (`docs/reference/streams.md` §4.7, "on each
+    /// delivery").
     pub(super) fn on_delivery(
         &self,
         last_id: &mut StreamId,

@@ -1,6 +1,6 @@
 //! Consumer groups: a group's delivery cursor, its pending entries list (PEL) and consumers.
 //!
-//! Vocabulary (reference §1.1, §4):
+//! Vocabulary (`docs/reference/streams.md` §1.1, §4):
 //! - a **group** has `last_id` (the last id delivered with `>`), `entries_read` (a logical
 //!   count of entries read, `None` when unknown) and a PEL;
 //! - a **NACK** is one pending entry: its owner, last delivery time and delivery count;

@@ -368,8 +368,9 @@ fn xautoclaim_stops_after_ten_times_count_entries() {
 
 #[test]
 fn pending_entries_outlive_their_stream_entries() {
-    // §4.9: XDEL and XTRIM leave the PEL alone; history reads show the ids with null fields,
-    // XCLAIM drops them silently, XAUTOCLAIM reports them, XACK acknowledges them.
+    // `docs/reference/streams.md` §4.9: XDEL and XTRIM leave the PEL alone; history reads show the
+    // ids with null fields, XCLAIM drops them silently, XAUTOCLAIM reports them, XACK acknowledges
+    // them.
     replay(&[
         "XADD s 1-1 f v",
         "XADD s 1-2 f v",
@@ -391,9 +392,9 @@ fn pending_entries_outlive_their_stream_entries() {
 
 #[test]
 fn entries_read_and_lag_follow_the_reference_cases() {
-    // §4.7's worked cases: a group at 0 on 5 entries, then one read; a tombstone in the unread
-    // part makes both unknown until the group reads past it; XTRIM past the group's cursor
-    // makes the lag the length.
+    // The worked cases of `docs/reference/streams.md` §4.7: a group at 0 on 5 entries, then one
+    // read; a tombstone in the unread part makes both unknown until the group reads past it; XTRIM
+    // past the group's cursor makes the lag the length.
     replay(&[
         "XADD s 1-0 f v",
         "XADD s 2-0 f v",

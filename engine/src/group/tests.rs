@@ -1,4 +1,5 @@
-//! Consumer-group corner cases from the reference (§4, §5), through the command layer.
+//! Consumer-group corner cases from `docs/reference/streams.md` (§4, §5), through the command
+//! layer.
 
 use std::sync::Arc;
 use std::thread;

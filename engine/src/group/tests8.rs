@@ -1,4 +1,4 @@
-//! Redis 8.2–8.8 consumer-group behaviour (reference redis-8-streams.md §1, §2, §4, §5),
+//! Redis 8.2–8.8 consumer-group behaviour (`docs/reference/streams-8.md` §1, §2, §4, §5),
 //! through the command layer, with the invariants (reference index, time order, NACK zone,
 //! cached minimum cursor) checked after every command.
 

@@ -1,5 +1,5 @@
 //! XDELEX and XACKDEL (Redis 8.2): deletion by id with a deletion strategy, and a per-id
-//! result (reference §1.4, §1.5).
+//! result (`docs/reference/streams-8.md` §1.4, §1.5).
 //!
 //! XDELEX checks ACKED's reference rule before existence, so a missing id that a group has not
 //! read reports [`DeleteResult::Referenced`]; DELREF drops the id from every PEL whether or not

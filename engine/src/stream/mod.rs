@@ -6,7 +6,7 @@
 //! entries per node the index is about 1% of a stream's memory, and every range read touches
 //! only the nodes that overlap its bounds (see `benches/engine.rs`).
 //!
-//! Bookkeeping follows Redis exactly (reference §2.4):
+//! Bookkeeping follows Redis exactly (`docs/reference/streams.md` §2.4):
 //! - `length`: live entries; `entries_added`: every XADD ever, trimmed or not;
 //! - `last_id`: the last id ever added (or set by XSETID), never lowered by XDEL or trimming;
 //! - `first_id`: the first live entry, `0-0` when empty;
@@ -191,7 +191,7 @@ impl Stream {
         Ok(new_id)
     }
 
-    /// Appends with Redis's node split rule (reference §1.3).
+    /// Appends with Redis's node split rule (`docs/reference/streams.md` §1.3).
     fn append<T: AsRef<[u8]>>(
         &mut self,
         id: StreamId,

@@ -1,4 +1,4 @@
-//! Unit tests for one stream: Redis's corner cases from the reference, §1–§3.
+//! Unit tests for one stream: Redis's corner cases from `docs/reference/streams.md`, §1–§3.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! Trimming (XTRIM, and XADD with MAXLEN/MINID), exactly as Redis walks it (reference §2.2).
+//! Trimming (XTRIM, and XADD with MAXLEN/MINID), exactly as Redis walks it
+//! (`docs/reference/streams.md` §2.2).
 //!
 //! Nodes are visited from the head. A whole node goes when what remains still satisfies the
 //! strategy (MAXLEN: `length - node_live >= maxlen`; MINID: the node's last element, tombstone or
@@ -7,13 +8,13 @@
 //! entries until the target is met, and stops. A non-zero `limit` caps the live entries an
 //! approximate trim may remove, checked before each node.
 //!
-//! Deletion strategies (Redis 8.2, reference §1.3): KEEPREF (the default) is the walk above and
-//! leaves pending entries of removed ids dangling. DELREF and ACKED never drop a node whole
-//! up front: they go entry by entry through every node that qualifies, even with `~` (8.6).
-//! DELREF first removes each trimmed id from every PEL (found through the stream's reference
-//! index, not by scanning PELs); ACKED skips a referenced entry (see [`References`]) and goes
-//! on with later ones. A qualifying node whose every live entry went is freed, and the walk
-//! continues past a node only if it qualified.
+//! Deletion strategies (Redis 8.2, `docs/reference/streams-8.md` §1.3): KEEPREF (the default) is
+//! the walk above and leaves pending entries of removed ids dangling. DELREF and ACKED never drop a
+//! node whole up front: they go entry by entry through every node that qualifies, even with `~`
+//! (8.6). DELREF first removes each trimmed id from every PEL (found through the stream's reference
+//! index, not by scanning PELs); ACKED skips a referenced entry (see [`References`]) and goes on
+//! with later ones. A qualifying node whose every live entry went is freed, and the walk continues
+//! past a node only if it qualified.
 
 use std::collections::{BTreeMap, HashMap};
 

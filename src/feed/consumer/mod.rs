@@ -1,12 +1,12 @@
 //! The consumer runtime: a named consumer in a group that hands each entry of a feed stream
 //! to a handler, at least once.
 //!
-//! The reader law (DESIGN.md §5): on start the consumer creates its group if missing, drains
-//! its own PEL (`XREADGROUP ... 0`: exactly what it held when it last stopped or crashed),
-//! then reads new entries (`>`) with a blocking read. A handler gets a [`Delivery`] `{ id,
-//! payload, attempts, group }`; `Ok` acks the entry (XACK, batched), `Err` or a panic leaves
-//! it pending. How idle entries are taken over and failures retried depends on the backend,
-//! chosen once at start and reported as [`ConsumerMetrics::claim_path`]:
+//! The reader law (`docs/architecture.md`, "The feed layer"): on start the consumer creates its
+//! group if missing, drains its own PEL (`XREADGROUP ... 0`: exactly what it held when it last
+//! stopped or crashed), then reads new entries (`>`) with a blocking read. A handler gets a
+//! [`Delivery`] `{ id, payload, attempts, group }`; `Ok` acks the entry (XACK, batched), `Err` or a
+//! panic leaves it pending. How idle entries are taken over and failures retried depends on the
+//! backend, chosen once at start and reported as [`ConsumerMetrics::claim_path`]:
 //!
 //! - [`ClaimPath::ReadClaim`] (the embedded engine, `echomq serve`, Redis 8.8): every read is
 //!   `XREADGROUP … CLAIM claim_idle_ms … >`, which hands out entries idle past the threshold

@@ -1,5 +1,5 @@
 //! Every known difference between the servers we compare with and the behaviour we target
-//! (`reference/redis-streams.md`: current Redis, 7.4 / 8.0), in one place. The peers are
+//! (`docs/reference/streams.md`: current Redis, 7.4 / 8.0), in one place. The peers are
 //! Debian's Redis 7.0.15 and Valkey 8.1 (a fork of Redis 7.2.4 that reports `redis_version`
 //! 7.2.4).
 //!
@@ -26,7 +26,7 @@
 //! | ENTRIESREAD above entries-added is capped (8.2.2) | not capped | not capped | [`ENTRIES_READ_CAP`] |
 //!
 //! Redis 8.8 is the target: every group case runs against it too (`group_cases_match_redis8`),
-//! skipped only where a reason above names it. Re-checked against 8.8 (issue 15): HELP's last
+//! skipped only where a reason above names it. Checked against 8.8 in particular: HELP's last
 //! line, XREAD `+` after the last entry is deleted and on an empty stream, and entries-read
 //! after a trim past the group's cursor, where echomq followed 7.4 and now follows 8.8.
 //!
@@ -72,9 +72,9 @@ pub fn is_valkey(peer: &PeerInfo) -> bool {
 }
 
 /// Redis 7.0 lacks XSETID's check against the current max_deleted_entry_id.
-pub const XSETID_MAX_DELETED_CHECK: &str = "reference §6.1: XSETID below the current \
-     max_deleted_entry_id is an error (checked before the top item); Redis 7.0.15 has no such \
-     check and accepts it (Valkey 8.1, from Redis 7.2.4, agrees with §6.1)";
+pub const XSETID_MAX_DELETED_CHECK: &str = "docs/reference/streams.md §6.1: XSETID below the \
+     current max_deleted_entry_id is an error (checked before the top item); Redis 7.0.15 has no \
+     such check and accepts it (Valkey 8.1, from Redis 7.2.4, agrees with §6.1)";
 
 /// A Redis 7.0 crash, not a behaviour to match.
 pub const REDIS_7_0_SHRINK_CRASH: &str = "Redis 7.0.15 bug, not in the reference: after \
@@ -83,59 +83,59 @@ pub const REDIS_7_0_SHRINK_CRASH: &str = "Redis 7.0.15 bug, not in the reference
      aborts the server (listpack.c:576 'p' is not true). Valkey 8.1 is fine";
 
 /// Redis 7.0's error for `<ms>-*` when the seq is exhausted.
-pub const SEQ_AUTO_EXHAUSTED: &str = "reference §3: `<ms>-*` on an exhausted seq is 'equal or \
-     smaller than the target stream top item'; Redis 7.0.15 replies 'Elements are too large to \
-     be stored' (fixed later: Valkey 8.1, from Redis 7.2.4, agrees with §3)";
+pub const SEQ_AUTO_EXHAUSTED: &str = "docs/reference/streams.md §3: `<ms>-*` on an exhausted seq \
+     is 'equal or smaller than the target stream top item'; Redis 7.0.15 replies 'Elements are \
+     too large to be stored' (fixed later: Valkey 8.1, from Redis 7.2.4, agrees with §3)";
 
 /// Redis 7.0 has no consumer active time.
-pub const CONSUMER_ACTIVE_TIME: &str = "reference §4.8 and §8 (7.2): XINFO CONSUMERS gains \
-     `inactive` (and `idle` becomes the time since seen), XINFO STREAM FULL gains a consumer's \
-     `active-time`; Redis 7.0.15 has neither (Valkey 8.1 has both)";
+pub const CONSUMER_ACTIVE_TIME: &str = "docs/reference/streams.md §4.8 and §8 (7.2): XINFO \
+     CONSUMERS gains `inactive` (and `idle` becomes the time since seen), XINFO STREAM FULL gains \
+     a consumer's `active-time`; Redis 7.0.15 has neither (Valkey 8.1 has both)";
 
 /// Redis 7.0 creates the consumer of XREADGROUP only for a stream it serves.
-pub const READ_CREATES_CONSUMER: &str = "reference §4.2 and §8 (7.2): XREADGROUP creates its \
-     consumer in every group it names, even when nothing is served; Redis 7.0.15 creates it \
-     only where it serves entries (Valkey 8.1 agrees with the reference)";
+pub const READ_CREATES_CONSUMER: &str = "docs/reference/streams.md §4.2 and §8 (7.2): XREADGROUP \
+     creates its consumer in every group it names, even when nothing is served; Redis 7.0.15 \
+     creates it only where it serves entries (Valkey 8.1 agrees with the reference)";
 
 /// Redis 7.0 creates the consumer of XCLAIM/XAUTOCLAIM only when something is claimed.
-pub const CLAIM_CREATES_CONSUMER: &str = "reference §4.5, §4.6 and §8 (7.2): XCLAIM and \
-     XAUTOCLAIM create the consumer even when nothing is claimed; Redis 7.0.15 creates it only \
-     on a claim (Valkey 8.1 agrees with the reference)";
+pub const CLAIM_CREATES_CONSUMER: &str = "docs/reference/streams.md §4.5, §4.6 and §8 (7.2): \
+     XCLAIM and XAUTOCLAIM create the consumer even when nothing is claimed; Redis 7.0.15 creates \
+     it only on a claim (Valkey 8.1 agrees with the reference)";
 
 /// Redis 7.0's XREADGROUP errors.
-pub const XREADGROUP_ERROR_TEXTS: &str = "reference §4.2 and §8 (7.2): `+` as an XREADGROUP id \
-     gets the '$ ID is meaningless' text with `+`, and an unbalanced list reads `Unbalanced \
-     'xreadgroup' list of streams`; Redis 7.0.15 rejects `+` as an invalid id and names XREAD \
-     in the unbalanced text (Valkey 8.1 agrees with the reference)";
+pub const XREADGROUP_ERROR_TEXTS: &str = "docs/reference/streams.md §4.2 and §8 (7.2): `+` as an \
+     XREADGROUP id gets the '$ ID is meaningless' text with `+`, and an unbalanced list reads \
+     `Unbalanced 'xreadgroup' list of streams`; Redis 7.0.15 rejects `+` as an invalid id and \
+     names XREAD in the unbalanced text (Valkey 8.1 agrees with the reference)";
 
 /// Redis 8.8's XREAD `+`.
-pub const XREAD_PLUS_8_8: &str = "redis-8-streams.md (Redis 8.8's `xreadCommand`): XREAD `+` \
-     reads the last live entry (the stream's last id may be deleted), and on an existing empty \
-     stream reads nothing, as on a missing key; 7.4's rule, which Valkey 8.1 keeps, steps back \
-     from the last id even when that entry is deleted (serving nothing) and answers an empty \
+pub const XREAD_PLUS_8_8: &str = "docs/reference/streams-8.md (Redis 8.8's `xreadCommand`): XREAD \
+     `+` reads the last live entry (the stream's last id may be deleted), and on an existing \
+     empty stream reads nothing, as on a missing key; 7.4's rule, which Valkey 8.1 keeps, steps \
+     back from the last id even when that entry is deleted (serving nothing) and answers an empty \
      stream at 0-0 with `ERR the stream last element ID is 0-0`. Redis 7.0.15 has no `+`";
 
 /// Neither peer has the 7.4 text.
-pub const XREAD_UNBALANCED_TEXT: &str = "reference §5.1 and §8 (7.4): `Unbalanced 'xread' list \
-     of streams: for each stream key an ID, '+', or '$' must be specified.`; Redis 7.0.15 and \
-     Valkey 8.1 (which has `+` itself) still say `an ID or '$' must be specified.`";
+pub const XREAD_UNBALANCED_TEXT: &str = "docs/reference/streams.md §5.1 and §8 (7.4): `Unbalanced \
+     'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.`; Redis \
+     7.0.15 and Valkey 8.1 (which has `+` itself) still say `an ID or '$' must be specified.`";
 
 /// Neither peer has the 8.0 lag rules.
-pub const LAG_FIXES_8_0: &str = "reference §4.7 and §8 (8.0-m01, #13338 and #13473): lag is 0 \
-     on an empty stream and the length when both the group's cursor and max-deleted-entry-id \
-     lie before the first entry (whatever ENTRIESREAD said); the estimate is invalid below \
-     max-deleted-entry-id; a delivery counts one more read only if no tombstone lies after \
-     the group's previous cursor (not the delivered id) and that cursor is not before the \
-     first entry. Redis 7.0.15 and Valkey 8.1 predate all four. Random sequences therefore \
+pub const LAG_FIXES_8_0: &str = "docs/reference/streams.md §4.7 and §8 (8.0-m01, #13338 and \
+     #13473): lag is 0 on an empty stream and the length when both the group's cursor and \
+     max-deleted-entry-id lie before the first entry (whatever ENTRIESREAD said); the estimate is \
+     invalid below max-deleted-entry-id; a delivery counts one more read only if no tombstone \
+     lies after the group's previous cursor (not the delivered id) and that cursor is not before \
+     the first entry. Redis 7.0.15 and Valkey 8.1 predate all four. Random sequences therefore \
      compare entries-read and lag on these peers only for keys that never saw a deletion, \
      trimming, ENTRIESREAD or XSETID ENTRIESADDED/MAXDELETEDID (`Differ::mask_lag_after`)";
 
 /// Redis 8.2.2's ENTRIESREAD cap.
-pub const ENTRIES_READ_CAP: &str = "redis-8-streams.md §5 (8.4, backported to 8.2.2): XGROUP \
-     CREATE and SETID cap an ENTRIESREAD above the stream's entries-added to entries-added, as \
-     echomq does; Redis 7.0.15 and Valkey 8.1 keep the value given, so entries-read runs ahead \
-     of the stream. Random sequences on these peers never give more than entries-added; the \
-     hand cases run on Redis 8.8 (`group_cases_match_redis8`)";
+pub const ENTRIES_READ_CAP: &str = "docs/reference/streams-8.md §5 (8.4, backported to 8.2.2): \
+     XGROUP CREATE and SETID cap an ENTRIESREAD above the stream's entries-added to \
+     entries-added, as echomq does; Redis 7.0.15 and Valkey 8.1 keep the value given, so \
+     entries-read runs ahead of the stream. Random sequences on these peers never give more than \
+     entries-added; the hand cases run on Redis 8.8 (`group_cases_match_redis8`)";
 
 /// Redis 7.0's help text.
 pub const HELP_LAST_LINE: &str = "HELP is Redis's text: the last line of XGROUP HELP and \

@@ -1,5 +1,5 @@
-//! XREAD / XREADGROUP BLOCK over the wire (reference §5): woken by writes on other
-//! connections, timed out by the manual clock, unregistered when the client goes away.
+//! XREAD / XREADGROUP BLOCK over the wire (`docs/reference/streams.md` §5): woken by writes on
+//! other connections, timed out by the manual clock, unregistered when the client goes away.
 //!
 //! Before another connection writes, each test waits until the server counts the reader as
 //! blocked (`INFO clients`), so the write cannot overtake the read.

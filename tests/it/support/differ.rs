@@ -237,7 +237,7 @@ impl Differ {
             return Ok(());
         }
         self.compare_quietly(&[&b"XINFO"[..], b"GROUPS", key])?;
-        // Redis 7.0's XINFO CONSUMERS has no `inactive` (reference §8, 7.2).
+        // Redis 7.0's XINFO CONSUMERS has no `inactive` (`docs/reference/streams.md` §8, 7.2).
         let consumers = !self.info().is_redis_before(7, 2);
         for group in &groups {
             self.compare_quietly(&[&b"XPENDING"[..], key, group])?;

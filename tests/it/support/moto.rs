@@ -1,6 +1,6 @@
 //! A real S3-compatible server for replication tests: moto (PyPI `moto[s3]`, installed by
 //! `scripts/install-peers` into the peers venv), which honours `If-None-Match: *` on PutObject
-//! (see `reference/archive.md` §5).
+//! (`docs/reference/object-stores.md`).
 //!
 //! `moto_server` serves each request on its own thread and its create-only check is
 //! check-then-put without a lock: under load two racing creators can both get 200 (seen here

@@ -24,8 +24,8 @@
 //!
 //! One more field is normalized, by [`times`] too though it is no time: `radix-tree-nodes` of
 //! `XINFO STREAM key [FULL]` becomes `+<rax>` when `radix-tree-keys` is 3 or more. It counts
-//! Redis's internal radix tree nodes, which the engine estimates (reference §4.8: "an
-//! approximation is fine"); the estimate is exact for up to two macro nodes (1, 2 and 6), which
+//! Redis's internal radix tree nodes, which the engine estimates (`docs/reference/streams.md` §4.8:
+//! "an approximation is fine"); the estimate is exact for up to two macro nodes (1, 2 and 6), which
 //! stay compared.
 //!
 //! Against a peer older than Redis 8.6 (and Valkey), which has no idempotent production, the six
@@ -203,7 +203,8 @@ fn rax_nodes(reply: &mut Resp) -> bool {
     changed
 }
 
-/// The fields XINFO STREAM gained in Redis 8.6 (reference 8.x §3.5), which echomq shows.
+/// The fields XINFO STREAM gained in Redis 8.6 (`docs/reference/streams-8.md` §3.5), which echomq
+/// shows.
 pub const IDMP_FIELDS: [&str; 6] = [
     "idmp-duration",
     "idmp-maxsize",

@@ -1,4 +1,4 @@
-//! The model's XCLAIM (§4.5) and XAUTOCLAIM (§4.6).
+//! The model's XCLAIM and XAUTOCLAIM (`docs/reference/streams.md` §4.5, §4.6).
 
 use super::model::{
     COUNT_MAX, GroupModel, Res, SYNTAX, entry_reply, id, id_reply, int, live_entry, range_start,

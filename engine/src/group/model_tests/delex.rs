@@ -1,5 +1,5 @@
-//! The model's XDELEX and XACKDEL (redis-8-streams.md §1.4, §1.5). Deleting one entry is the
-//! stream model's XDEL of that id, so the stream bookkeeping is XDEL's exactly.
+//! The model's XDELEX and XACKDEL (`docs/reference/streams-8.md` §1.4, §1.5). Deleting one entry is
+//! the stream model's XDEL of that id, so the stream bookkeeping is XDEL's exactly.
 
 use super::model::{GroupModel, Res, SYNTAX, id, int, word};
 use crate::id::StreamId;

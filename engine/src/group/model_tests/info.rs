@@ -1,4 +1,5 @@
-//! The model's XINFO GROUPS, CONSUMERS and STREAM [FULL [COUNT n]] (§4.8).
+//! The model's XINFO GROUPS, CONSUMERS and STREAM [FULL [COUNT n]]
+//! (`docs/reference/streams.md` §4.8).
 
 use super::model::{GroupModel, NOT_AN_INTEGER, Res, entry_reply, id_reply, int, lag, text, word};
 use super::stream_model::ModelStream;

@@ -1,5 +1,5 @@
 //! The consumer-group model: groups as plain maps, read straight from
-//! `reference/redis-streams.md` §4 and Redis's argument-parsing order, over the stream model.
+//! `docs/reference/streams.md` §4 and Redis's argument-parsing order, over the stream model.
 //!
 //! Streams (XADD, XDEL, XTRIM, XSETID, XLEN, XRANGE) are the stream model's business: this model
 //! hands those commands to it and keeps, per stream key, its groups. A group is a cursor, an

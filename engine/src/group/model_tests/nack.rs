@@ -1,4 +1,4 @@
-//! The model's XNACK (redis-8-streams.md §4), written from the reference's checking order.
+//! The model's XNACK (`docs/reference/streams-8.md` §4), written from its checking order.
 
 use super::model::{COUNT_MAX, GroupModel, NOT_AN_INTEGER, Res, id, int, live_entry, text, word};
 use crate::reply::Reply;

@@ -168,10 +168,10 @@ impl GroupModel {
     }
 
     /// One stream of an XREADGROUP: the consumer is created and seen whether or not anything
-    /// is served. With CLAIM (redis-8-streams.md §2): a `>` stream is also served when its
-    /// first pending entry that still exists is idle enough; idle entries are claimed first,
-    /// walking the time order up to its tail as it was; a history read turns CLAIM off for
-    /// this and later streams.
+    /// is served. With CLAIM (`docs/reference/streams-8.md` §2): a `>` stream is also served when
+    /// its first pending entry that still exists is idle enough; idle entries are claimed first,
+    /// walking the time order up to its tail as it was; a history read turns CLAIM off for this and
+    /// later streams.
     #[allow(clippy::too_many_arguments)]
     fn serve_group(
         &mut self,

@@ -1,5 +1,5 @@
-//! The model's deletion strategies on XADD's and XTRIM's trimming (redis-8-streams.md §1.2,
-//! §1.3), written from the reference's description of Redis 8.6's walk.
+//! The model's deletion strategies on XADD's and XTRIM's trimming (`docs/reference/streams-8.md`
+//! §1.2, §1.3), written from that description of Redis 8.6's walk.
 //!
 //! The generator puts the strategy token right after the key, the first option slot, where
 //! Redis always reads it as the strategy: the model takes it out and lets the stream model

@@ -1,4 +1,5 @@
-//! A stream's idempotency state (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD; reference 8.x §3).
+//! A stream's idempotency state (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD;
+//! `docs/reference/streams-8.md` §3).
 //!
 //! Per producer id (`pid`, binary-safe) a FIFO of IIDs, each remembering the stream id it
 //! produced (`producer`). The state belongs to the stream value, so it follows the key through

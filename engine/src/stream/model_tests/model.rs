@@ -1,5 +1,5 @@
 //! The model: Redis's stream commands written the most obvious way, with no encoding and no
-//! index, read straight from `reference/redis-streams.md` and Redis's argument-parsing order.
+//! index, read straight from `docs/reference/streams.md` and Redis's argument-parsing order.
 //!
 //! A stream is a `Vec` of nodes, oldest first, each a `Vec` of entries with a deleted flag.
 //! Nodes split by count only (§1.3 with `stream-node-max-bytes 0`), trimming walks the nodes

@@ -1,4 +1,4 @@
-//! Redis 8.2–8.8 consumer-group additions against Redis 8.8 (reference redis-8-streams.md §1,
+//! Redis 8.2–8.8 consumer-group additions against Redis 8.8 (`docs/reference/streams-8.md` §1,
 //! §2, §4, §5): the deletion strategies on XADD and XTRIM, XDELEX, XACKDEL, the ENTRIESREAD
 //! cap, XREADGROUP CLAIM and XNACK with the NACK zone, and their errors.
 //!

@@ -30,7 +30,7 @@ pub fn cases() -> Vec<Case> {
             .cmd("XREADGROUP GROUP g c COUNT 2 STREAMS s >")
             .cmd("COPY s t")
             .cmd("XINFO STREAM t")
-            // (Not XINFO STREAM FULL: 8.8's group fields are the consumer-group issue's.)
+            // (Not XINFO STREAM FULL: its 8.8 group fields are compared by the group tests.)
             .cmd("XPENDING t g")
             .cmd("XREADGROUP GROUP g c STREAMS t 0")
             .cmd("XREADGROUP GROUP g c2 STREAMS t >")

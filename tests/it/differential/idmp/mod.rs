@@ -1,7 +1,7 @@
-//! Idempotent production against Redis 8.8 over the wire (reference 8.x §3): every form and
-//! error of `XADD … IDMP pid iid` / `IDMPAUTO pid`, `XCFGSET` and `XIDMPRECORD`, the XINFO STREAM
-//! fields, the `stream-idmp-*` settings, and the maps following their key through RENAME, COPY,
-//! MOVE, SWAPDB, DEL, FLUSHDB and FLUSHALL. Each case runs on `echomq serve` and Redis 8.8 in
+//! Idempotent production against Redis 8.8 over the wire (`docs/reference/streams-8.md` §3): every
+//! form and error of `XADD … IDMP pid iid` / `IDMPAUTO pid`, `XCFGSET` and `XIDMPRECORD`, the XINFO
+//! STREAM fields, the `stream-idmp-*` settings, and the maps following their key through RENAME,
+//! COPY, MOVE, SWAPDB, DEL, FLUSHDB and FLUSHALL. Each case runs on `echomq serve` and Redis 8.8 in
 //! RESP2 and RESP3, replies compared byte for byte.
 //!
 //! `*` ids come from each server's own clock, so every stream a case appends to with `*` is

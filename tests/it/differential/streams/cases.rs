@@ -1,5 +1,5 @@
 //! Hand-written differential cases for XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM and XSETID,
-//! taken from `reference/redis-streams.md` §2 (trimming), §3 (ids) and §6.1 (errors). Each case
+//! taken from `docs/reference/streams.md` §2 (trimming), §3 (ids) and §6.1 (errors). Each case
 //! starts from an empty server and engine with default settings; every reply is compared, and
 //! after every command the stream state of the key it named.
 

@@ -1,4 +1,5 @@
-//! The archive's disk fills during a fold, then frees up (issue 14, item 5).
+//! The archive's disk fills during a fold, then frees up: the server keeps
+//! serving, refuses what would drop unarchived entries, and recovers on its own.
 //!
 //! The disk is the archive crate's fault-injecting storage seam
 //! (`echomq_archive::fault::FaultyFile`): while its switch is on, every write fails with

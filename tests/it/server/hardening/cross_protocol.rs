@@ -1,4 +1,4 @@
-//! Cross-protocol attacks (issue 14, item 1): an HTTP request that a web page makes a browser
+//! Cross-protocol attacks: an HTTP request that a web page makes a browser
 //! send to a loopback port. Redis 8.8 treats `POST` and `Host:` (any case, inline or
 //! multibulk, before AUTH, inside MULTI) as commands that close the connection, dropping the
 //! replies still pending and running nothing after them, and logs "Possible SECURITY ATTACK
@@ -12,7 +12,7 @@ use crate::support::peer::{Peer, PeerKind};
 use crate::support::process::{self, echomq};
 
 const CASES: &[&[u8]] = &[
-    // The issue's reproduction: the body is an XADD.
+    // A browser's POST whose body is an XADD.
     b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 31\r\n\r\nXADD pwned * cmd from-browser\r\n",
     // Mid-pipeline: the PINGs before it are not answered either.
     b"PING\r\nPING\r\nPOST / HTTP/1.1\r\nPING\r\n",

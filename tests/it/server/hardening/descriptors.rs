@@ -1,4 +1,4 @@
-//! A low open-files limit (issue 14, item 3).
+//! A low open-files limit: `maxclients` fitted to it, and an accept loop that pauses.
 //!
 //! Under `ulimit -n 64` that the process cannot raise, Redis 8.8 lowers `maxclients` to
 //! 64 - 32 and refuses clients past it with `-ERR max number of clients reached`; echomq must

@@ -1,5 +1,5 @@
-//! What a hostile network, a file-descriptor limit and a failing disk do to the server
-//! (issue 14), one module per failure, each compared with Redis 8.8 where Redis defines the
+//! What a hostile network, a file-descriptor limit and a failing disk do to the server,
+//! one module per failure, each compared with Redis 8.8 where Redis defines the
 //! reply:
 //!
 //! - `cross_protocol`: `POST` and `Host:` close the connection (also mid-pipeline, inline or

@@ -1,4 +1,4 @@
-//! `client-output-buffer-limit` (issue 14, item 4): clients that ask for a large XRANGE and
+//! `client-output-buffer-limit`: clients that ask for a large XRANGE and
 //! never read are dropped once their unread reply passes the `normal` class's hard limit (at
 //! once) or stays past its soft limit for longer than its seconds, while everyone else keeps
 //! being served; the same as Redis 8.8 with the same limits. Dropping them is what bounds

@@ -1,4 +1,4 @@
-//! Protected mode (issue 14, item 2): Redis 8.8's default `protected-mode yes` answers a
+//! Protected mode: Redis 8.8's default `protected-mode yes` answers a
 //! client that is not on loopback with its `-DENIED ...` text while no password is set.
 //!
 //! Nothing here leaves the machine: the servers listen on all interfaces and the test

@@ -1,4 +1,4 @@
-//! The smaller differences of issue 14 (item 7), each compared with Redis 8.8:
+//! Smaller hardening differences, each compared with Redis 8.8:
 //! EXEC before AUTH answers `-EXECABORT ...`; `XREAD BLOCK` with a timeout whose deadline
 //! overflows answers `ERR timeout is out of range`; DEBUG SLEEP sleeps; an unknown command's
 //! name and arguments are echoed with their raw bytes; `tcp-backlog` is 511 and is the listen

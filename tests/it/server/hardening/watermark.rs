@@ -1,7 +1,7 @@
-//! `echomq serve --archive` restarted: the live stream is gone, its archived prefix is not
-//! (issue 14, item 6). Each archived stream starts with a live last id of W, as after
-//! `XSETID W`: an explicit id at or below W gets XADD's error (compared with Redis 8.8 on the
-//! same stream before any restart, where the top item is above W), `*` continues above W.
+//! `echomq serve --archive` restarted: the live stream is gone, its archived prefix is not.
+//! Each archived stream starts with a live last id of W, as after `XSETID W`: an explicit id
+//! at or below W gets XADD's error (compared with Redis 8.8 on the same stream before any
+//! restart, where the top item is above W), `*` continues above W.
 
 use crate::archive::Client;
 use crate::support::peer::{Peer, PeerKind};

@@ -1,5 +1,5 @@
-//! Reference §4.5 and §4.6: XCLAIM and XAUTOCLAIM, with their options and errors, and
-//! pending entries whose stream entries are gone (§4.9).
+//! `docs/reference/streams.md` §4.5 and §4.6: XCLAIM and XAUTOCLAIM, with their options and errors,
+//! and pending entries whose stream entries are gone (§4.9).
 //!
 //! min-idle is 0 (everything qualifies on either clock) or an hour (only entries moved back two
 //! hours by `IDLE 7200000` or `TIME 1000` qualify), never a value a few milliseconds could

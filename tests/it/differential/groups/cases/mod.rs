@@ -1,5 +1,5 @@
 //! Hand-written differential cases for consumer groups and XREAD, from
-//! `reference/redis-streams.md` §4 (groups), §5.1 (XREAD, without blocking) and §6 (errors and
+//! `docs/reference/streams.md` §4 (groups), §5.1 (XREAD, without blocking) and §6 (errors and
 //! shapes). One file per command family; each case starts from an empty server and engine.
 
 mod claim;

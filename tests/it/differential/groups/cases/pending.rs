@@ -1,4 +1,5 @@
-//! Reference §4.3 and §4.4: XACK and XPENDING (summary, extended, IDLE, consumer, errors).
+//! `docs/reference/streams.md` §4.3 and §4.4: XACK and XPENDING (summary, extended, IDLE, consumer,
+//! errors).
 //!
 //! Idle filters use 0 or an hour: entries read "now" are idle for a few milliseconds on the
 //! server and 0 on the engine, and `XCLAIM ... IDLE 7200000` moves chosen entries two hours

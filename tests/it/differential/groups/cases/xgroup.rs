@@ -1,5 +1,5 @@
-//! Reference §4.1: XGROUP's subcommands, options and errors, and WRONGTYPE for every group
-//! command.
+//! `docs/reference/streams.md` §4.1: XGROUP's subcommands, options and errors, and WRONGTYPE for
+//! every group command.
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{

@@ -1,5 +1,5 @@
-//! Reference §4.7 and §4.8: XINFO STREAM [FULL], GROUPS and CONSUMERS, and entries-read and lag
-//! across deliveries, XDEL, XTRIM, SETID and XSETID.
+//! `docs/reference/streams.md` §4.7 and §4.8: XINFO STREAM [FULL], GROUPS and CONSUMERS, and
+//! entries-read and lag across deliveries, XDEL, XTRIM, SETID and XSETID.
 //!
 //! Every step of every case is also followed by the harness's group state check (XINFO GROUPS,
 //! XPENDING, XINFO CONSUMERS), so the lag cases below compare lag after each command.

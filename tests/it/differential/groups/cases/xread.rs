@@ -1,6 +1,6 @@
-//! Reference §5.1 without blocking: XREAD's options and errors, `$`, `+`, COUNT, several keys.
-//! A BLOCK that would wait is given 10 ms: the server times out with a null array, which is what
-//! the engine's non-blocking `execute` replies at once.
+//! `docs/reference/streams.md` §5.1 without blocking: XREAD's options and errors, `$`, `+`, COUNT,
+//! several keys. A BLOCK that would wait is given 10 ms: the server times out with a null array,
+//! which is what the engine's non-blocking `execute` replies at once.
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{

@@ -1,5 +1,5 @@
-//! Reference §4.2: XREADGROUP's options and errors, `>` and history reads, NOACK, COUNT,
-//! several streams, pending entries whose stream entries are gone (§4.9).
+//! `docs/reference/streams.md` §4.2: XREADGROUP's options and errors, `>` and history reads, NOACK,
+//! COUNT, several streams, pending entries whose stream entries are gone (§4.9).
 
 use crate::differential::case::Case;
 use crate::differential::known_differences::{

@@ -144,7 +144,7 @@ pub(super) fn render(op: &Op, engine: &Keyspace, peer: &PeerInfo) -> Vec<Vec<Vec
                 3 => view.live.last().copied().unwrap_or(last),
                 _ => view.live.first().copied().unwrap_or(StreamId::MIN),
             };
-            // Reference §6.1: newer servers refuse an id below the current
+            // `docs/reference/streams.md` §6.1: newer servers refuse an id below the current
             // max_deleted_entry_id; Redis 7.0 has no such check (see cases.rs).
             let id = if peer.is_redis_before(7, 2) {
                 id.max(view.max_deleted)
