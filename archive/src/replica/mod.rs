@@ -1,6 +1,6 @@
 //! Replication of the archive to an S3-compatible bucket behind a create-only commit fence,
-//! restore from it, and writer takeover (`docs/architecture.md`,
-//! "Fold, merge and replication"; `docs/reference/object-stores.md`).
+//! restore from it, and writer takeover (`docs/architecture.md`, "Fold, merge and
+//! replication"; what the fence needs from the store: `docs/reference/object-stores.md`).
 //!
 //! Objects under the replica's prefix (every one immutable once written):
 //!
