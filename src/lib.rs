@@ -25,8 +25,21 @@
 //! echomq.
 
 pub use echomq_archive as archive;
-pub use echomq_engine as engine;
 pub use echomq_protocol as protocol;
+
+/// The embedded engine: the `echomq-engine` crate, re-exported whole so its types are
+/// documented here.
+///
+/// [`Keyspace`](engine::Keyspace) holds the databases and runs commands:
+/// [`Keyspace::execute`](engine::Keyspace::execute) takes a command as arguments and answers
+/// with a [`Reply`](engine::Reply), exactly as Redis would. [`Stream`](engine::Stream) is one
+/// stream with a typed API (`add`, `range`, `trim`, `deliver_new`, ...) that skips the parsing.
+/// The engine is synchronous, does no I/O and reads time only from an injected
+/// [`Clock`](engine::Clock), so it doubles as a test double.
+pub mod engine {
+    #[doc(inline)]
+    pub use echomq_engine::*;
+}
 
 pub mod feed;
 pub mod testing;
@@ -35,3 +48,8 @@ pub mod testing;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// `docs/feed.md`'s examples, compiled and run as doc tests.
+#[doc = include_str!("../docs/feed.md")]
+#[cfg(doctest)]
+pub struct FeedDoctests;

@@ -7,7 +7,7 @@
 //!   ([`ClusterBackend`]), and a call-recording wrapper. Each backend
 //!   maps its errors once to [`FeedError`]'s typed variants ([`FeedError::NoGroup`], ...).
 //! - [`Feed`] (this file): read, time windows ([`minid_floor`], [`maxid_ceil`]) and trim, over
-//!   streams named `emq:{<queue>}:stream:<name>`; [`append`]: appends, recorded in the
+//!   streams named `emq:{<queue>}:stream:<name>`; `append.rs`: appends, recorded in the
 //!   stream's IDMP map where the backend can, and [`Feed::append_retrying`], which retries an
 //!   append through transport failures without writing it twice.
 //! - With [`Feed::with_archive`], trims fold first and reads merge archive and live stream

@@ -97,7 +97,7 @@ impl<W: Wire> Backend for W {
 
     /// `MULTI`, `XADD key id fields...`, `XIDMPRECORD key pid iid id`, `EXEC`, written in one
     /// go on the key's connection: the server runs both or neither. Then, with
-    /// [`Replication`] set, `WAIT` as a plain append has it.
+    /// `Replication` set, `WAIT` as a plain append has it.
     fn add_recorded(
         &self,
         key: &str,
