@@ -186,7 +186,7 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let me = Me::of(ctx);
     match sub.name() {
-        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "help" => super::help(HELP),
         "info" => Reply::Verbatim(Bytes::from(info())),
         "myid" | "myshardid" => Me::bulk(&me.id),
         "nodes" => Reply::Verbatim(Bytes::from(format!(

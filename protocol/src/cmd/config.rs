@@ -46,7 +46,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             Reply::OK
         }
         "rewrite" => Reply::Error("ERR The server is running without a config file".into()),
-        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "help" => super::help(HELP),
         _ => unknown_subcommand(argv),
     }
 }

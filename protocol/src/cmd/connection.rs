@@ -247,7 +247,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 error(echomq_engine::Error::Syntax)
             }
         }
-        "help" => Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }
 }

@@ -5,18 +5,18 @@ use echomq_engine::Reply;
 
 use echomq_engine::command::CommandSpec;
 
-use super::group_meta;
+use super::command_docs;
 use super::table::all;
 use super::{Ctx, is, lookup, unknown_subcommand};
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
 /// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
-/// as Redis 8.8 does ([`group_meta`]). Other commands come from their table row: flags are
+/// as Redis 8.8 does ([`command_docs`]). Other commands come from their table row: flags are
 /// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
 /// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
 /// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
-    if let Some(container) = group_meta::container(spec.name) {
+    if let Some(container) = command_docs::container(spec.name) {
         return container.info();
     }
     let flags = if crate::slot::has_movable_keys(spec) {
@@ -38,10 +38,10 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     ])
 }
 
-/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`group_meta`]); others
+/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]); others
 /// with an empty summary.
 fn docs_entry(name: &'static str) -> Reply {
-    if let Some(container) = group_meta::container(name) {
+    if let Some(container) = command_docs::container(name) {
         return container.docs();
     }
     Reply::Map(vec![
@@ -70,7 +70,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(
             argv[2..]
                 .iter()
-                .map(|n| match group_meta::subcommand(n) {
+                .map(|n| match command_docs::subcommand(n) {
                     Some((info, _)) => info,
                     None => lookup(n).map_or(Reply::Null, |found| info_entry(found.spec())),
                 })
@@ -91,7 +91,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         } else {
             argv[2..]
                 .iter()
-                .filter_map(|n| match group_meta::subcommand(n) {
+                .filter_map(|n| match command_docs::subcommand(n) {
                     Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
                     None => lookup(n).map(|found| {
                         (

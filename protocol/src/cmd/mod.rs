@@ -12,25 +12,29 @@
 
 mod archive;
 mod cluster;
+mod command_docs;
 mod config;
 pub(crate) mod connection;
 mod copy;
 mod dump;
 mod expire;
-mod group_meta;
 mod info;
 mod introspection;
 mod keys;
+mod latency;
+mod memory;
 mod object;
 mod pause;
 mod persistence;
 mod pubsub;
 mod security;
 mod shutdown;
+mod slowlog;
 mod strings;
 mod table;
 mod transaction;
 mod unknown;
+mod wait;
 
 use std::sync::Arc;
 
@@ -367,6 +371,11 @@ pub(crate) fn persistence_refusal(
 /// Parses an integer argument strictly, as Redis does.
 pub(crate) fn int_arg(arg: &[u8]) -> Result<i64, Reply> {
     stream::parse_i64(arg).map_err(error)
+}
+
+/// A HELP subcommand's reply: its lines as status replies.
+fn help(lines: &[&'static str]) -> Reply {
+    Reply::Array(lines.iter().map(|l| Reply::Status(l)).collect())
 }
 
 /// Whether `arg` is `word` in any case.

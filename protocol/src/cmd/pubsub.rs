@@ -158,7 +158,7 @@ pub(crate) fn pubsub(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(pairs)
     };
     if argc == 2 && is(sub, "help") {
-        Reply::Array(PUBSUB_HELP.iter().map(|l| Reply::Status(l)).collect())
+        super::help(PUBSUB_HELP)
     } else if (is(sub, "channels") || is(sub, "shardchannels")) && argc <= 3 {
         let shard = is(sub, "shardchannels");
         let names = registry.channels(shard, argv.get(2).copied());
