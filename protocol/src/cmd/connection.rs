@@ -4,12 +4,10 @@ use bytes::Bytes;
 use echomq_engine::Reply;
 
 use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
+use crate::REDIS_VERSION;
 use crate::resp::Protocol;
 use crate::state::client::valid_client_name;
 use crate::state::{ClientState, ServerState};
-
-/// The version echomq reports: the Redis whose stream behaviour it follows.
-pub(crate) const REDIS_VERSION: &str = "8.8.0";
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
@@ -235,7 +233,10 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             }
             Reply::OK
         }
-        "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
+        "info" => Reply::Verbatim(Bytes::from(format!(
+            "{}\n",
+            ctx.client.info.line(super::call_name)
+        ))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
@@ -278,7 +279,7 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let text: String = clients
         .iter()
         .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-        .map(|c| format!("{}\n", c.line()))
+        .map(|c| format!("{}\n", c.line(super::call_name)))
         .collect();
     Reply::Verbatim(Bytes::from(text))
 }

@@ -26,7 +26,9 @@ mod memory;
 mod object;
 mod pause;
 mod persistence;
+mod propagate;
 mod pubsub;
+pub(crate) mod replay;
 mod security;
 mod shutdown;
 mod slowlog;
@@ -249,7 +251,7 @@ pub(crate) fn execute(
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
                 if spec.has(WRITE) {
-                    crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                    propagate::server_command(ctx.db(), argv, &reply);
                 }
                 close = ctx.close;
                 raw = ctx.raw;
@@ -332,7 +334,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
             if spec.has(WRITE) {
-                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                propagate::server_command(ctx.db(), argv, &reply);
             }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;

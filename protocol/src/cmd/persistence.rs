@@ -14,7 +14,7 @@ use echomq_engine::command::CommandSpec;
 use echomq_engine::command::flags::{LOADING_OK, WRITE};
 
 use super::{Ctx, int_arg};
-use crate::aof::load::AOF_CLIENT_ID;
+use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
 /// The error that refuses a command with this table row now, if any: `-LOADING` while the

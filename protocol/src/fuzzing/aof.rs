@@ -16,9 +16,10 @@ use std::sync::Arc;
 use echomq_engine::ManualClock;
 
 use super::Input;
-use crate::aof::codec::{self, Parsed};
-use crate::aof::load::{Loaded, replay};
+use crate::cmd::replay::replay;
 use crate::error::AofError;
+use crate::persist::aof::codec::{self, Parsed};
+use crate::persist::aof::load::Loaded;
 use crate::server::{Server, ServerConfig};
 
 /// Commands a generated body is made of.

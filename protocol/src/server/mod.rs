@@ -119,7 +119,9 @@ impl ServerHandle {
     /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
     /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.
     pub fn start_persistence(&self) -> Result<(), crate::AofError> {
-        self.state.start_persistence().map(|_| ())
+        self.state
+            .start_persistence(crate::cmd::replay::replay)
+            .map(|_| ())
     }
 
     /// The first step of [`ServerHandle::start_persistence`], to call before serving: from
@@ -182,6 +184,7 @@ impl Server {
             settings,
             config.default_protocol,
             config.memory_used,
+            crate::cmd::call_name,
             archive,
         ));
         let events = crate::state::notify::KeyspaceEvents {

@@ -160,8 +160,10 @@ impl ClientInfo {
         self.idle_ms() / 1000
     }
 
-    /// The CLIENT LIST / CLIENT INFO line for this client (without the newline).
-    pub fn line(&self) -> String {
+    /// The CLIENT LIST / CLIENT INFO line for this client (without the newline);
+    /// `call_name` names its last command (the command table's, which this layer does not
+    /// know).
+    pub fn line(&self, call_name: fn(CallId) -> &'static str) -> String {
         let names = self.names.lock().clone();
         let text = |b: &Option<Bytes>| {
             b.as_ref()
@@ -188,7 +190,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
-            crate::cmd::call_name(self.last_command.load(Ordering::Relaxed)),
+            call_name(self.last_command.load(Ordering::Relaxed)),
             if self.resp3.load(Ordering::Relaxed) {
                 3
             } else {

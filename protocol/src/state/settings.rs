@@ -393,10 +393,10 @@ pub const PARAMS: &[Param] = &[
         name: "save",
         get: |s, _| s.save.clone(),
         set: Some(|s, _, v| {
-            if crate::rdb::save_points(v).is_none() {
+            if crate::persist::rdb::save_points(v).is_none() {
                 return Err("CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters".into());
             }
-            s.save = crate::rdb::save_points(v)
+            s.save = crate::persist::rdb::save_points(v)
                 .unwrap_or_default()
                 .iter()
                 .map(|(secs, changes)| format!("{secs} {changes}"))
@@ -458,7 +458,7 @@ pub const PARAMS: &[Param] = &[
         name: "appendfsync",
         get: |s, _| s.appendfsync.clone(),
         set: Some(|s, _, v| {
-            let Some(fsync) = crate::aof::Fsync::parse(v) else {
+            let Some(fsync) = crate::persist::aof::Fsync::parse(v) else {
                 return Err("CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no".into());
             };
             s.appendfsync = fsync.name().into();

@@ -6,17 +6,15 @@
 //! `dump.rdb` as it was.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use echomq_engine::Db;
 use echomq_engine::rdb::file::{self, DbSnapshot, KeyRef, SaveOptions};
-
-use crate::state::ServerState;
-use crate::state::settings::Settings;
+use echomq_engine::{Clock, Db};
 
 use super::Rdb;
+use crate::persist::synced::SyncedFile;
 
 /// Where and how a file is written, from the settings.
 #[derive(Debug, Clone)]
@@ -31,7 +29,7 @@ pub(crate) struct Target {
 
 /// Copies the keyspace (call under the lock).
 pub(crate) fn snapshot(dbs: &[Db]) -> Vec<DbSnapshot> {
-    crate::aof::rewrite::snapshot(dbs)
+    crate::persist::aof::rewrite::snapshot(dbs)
 }
 
 /// The keyspace's keys as they are, borrowed (SAVE writes them under the lock, uncopied).
@@ -83,13 +81,11 @@ fn write_temp(temp: &Path, target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u
             target.dir.display()
         )
     })?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut out = SyncedFile::new(&file);
     let size = file::write_refs(dbs, &target.options, &mut out)
         .and_then(|size| out.flush().map(|()| size))
         .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
-    let file = out
-        .into_inner()
-        .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
+    drop(out);
     file.sync_all()
         .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
     Ok(size)
@@ -101,46 +97,20 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("Failed to fsync directory {}: {e}", dir.display()))
 }
 
-impl ServerState {
-    /// The RDB state.
-    pub(crate) fn rdb(&self) -> &Arc<Rdb> {
-        &self.rdb
-    }
-
-    /// Where a save writes now, and how.
-    pub(crate) fn rdb_target(&self, aof_base: bool) -> Target {
-        let settings = self.settings();
-        Target {
-            dir: settings.dir.clone().into(),
-            filename: settings.dbfilename.clone(),
-            options: self.save_options(&settings, aof_base),
-        }
-    }
-
-    /// How a file is written under `settings` (taken by the caller: this takes no lock).
-    pub(crate) fn save_options(&self, settings: &Settings, aof_base: bool) -> SaveOptions {
-        let now_ms = self.clock().now_ms();
-        SaveOptions {
-            compress: settings.rdbcompression,
-            checksum: settings.rdbchecksum,
-            now_ms,
-            redis_ver: crate::cmd::connection::REDIS_VERSION.into(),
-            ctime_s: now_ms / 1000,
-            used_mem: self.memory_used(),
-            aof_base,
-        }
-    }
-
-    /// SAVE: writes the file now, holding the keyspace lock (`dbs` are its databases).
-    pub(crate) fn save(&self, dbs: &[Db]) -> Result<(), String> {
-        let now_ms = self.clock().now_ms();
+impl Rdb {
+    /// SAVE: writes `dbs` (the keyspace's databases, under its lock) to `target` now.
+    pub(crate) fn save(
+        &self,
+        dbs: &[Db],
+        target: &Target,
+        clock: &dyn Clock,
+    ) -> Result<(), String> {
         let dirty = dbs.iter().map(Db::dirty).sum();
-        if !self.rdb.begin(false, now_ms, dirty) {
+        if !self.begin(false, clock.now_ms(), dirty) {
             return Err("ERR Background save already in progress".into());
         }
-        let target = self.rdb_target(false);
-        let done = write_atomically(&target, &borrowed(dbs));
-        self.rdb.finish(done.is_ok(), self.clock().now_ms());
+        let done = write_atomically(target, &borrowed(dbs));
+        self.finish(done.is_ok(), clock.now_ms());
         match done {
             Ok(_) => {
                 tracing::info!("DB saved on disk");
@@ -153,17 +123,22 @@ impl ServerState {
         }
     }
 
-    /// BGSAVE: copies the keyspace (under the lock, `dbs`) and writes it on a thread.
-    pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), String> {
-        let now_ms = self.clock().now_ms();
+    /// BGSAVE: copies `dbs` (under the keyspace lock) and writes the copy to `target` on a
+    /// thread.
+    pub(crate) fn bgsave(
+        self: &Arc<Rdb>,
+        dbs: &[Db],
+        target: Target,
+        clock: &Arc<dyn Clock>,
+    ) -> Result<(), String> {
+        let now_ms = clock.now_ms();
         let dirty = dbs.iter().map(Db::dirty).sum();
-        if !self.rdb.begin(true, now_ms, dirty) {
+        if !self.begin(true, now_ms, dirty) {
             return Err("ERR Background save already in progress".into());
         }
-        let target = self.rdb_target(false);
         let copy = snapshot(dbs);
-        let rdb = Arc::clone(&self.rdb);
-        let clock = Arc::clone(self.clock());
+        let rdb = Arc::clone(self);
+        let clock = Arc::clone(clock);
         let spawned = std::thread::Builder::new()
             .name("rdb-bgsave".into())
             .spawn(move || {
@@ -178,56 +153,11 @@ impl ServerState {
                 rdb.finish(done.is_ok(), clock.now_ms());
             });
         if let Err(e) = spawned {
-            self.rdb.finish(false, now_ms);
+            self.finish(false, now_ms);
             tracing::warn!(error = %e, "Can't save in background");
             return Err(format!("ERR Can't save in background: {e}"));
         }
         tracing::info!("Background saving started");
         Ok(())
-    }
-
-    /// The server cron's check: starts a BGSAVE when one was scheduled (`BGSAVE SCHEDULE`
-    /// during a save) or a `save` point is due.
-    pub(crate) fn rdb_cron(&self) {
-        if self.rdb.take_scheduled() {
-            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
-            return;
-        }
-        let points = {
-            let settings = self.settings();
-            if settings.save.is_empty() {
-                return;
-            }
-            super::save_points(&settings.save).unwrap_or_default()
-        };
-        let now_s = self.clock().now_ms() / 1000;
-        let dirty = self.keyspace().dirty();
-        if self.rdb.save_point_due(&points, now_s, dirty) {
-            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
-        }
-    }
-
-    /// At shutdown: with `save` points configured, waits for a running save and saves once
-    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
-    /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
-    pub(crate) fn save_on_shutdown(&self) {
-        if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
-            return;
-        }
-        self.rdb.wait_for_background_save();
-        tracing::info!("Saving the final RDB snapshot before exiting.");
-        if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
-            tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");
-        }
-    }
-
-    /// The `-MISCONF` that refuses writes after a failed background save, if it applies now.
-    pub(crate) fn rdb_write_refusal(&self) -> Option<&'static str> {
-        if !self.rdb.last_failed() {
-            return None;
-        }
-        let settings = self.settings();
-        (settings.stop_writes_on_bgsave_error && !settings.save.is_empty())
-            .then_some(super::MISCONF)
     }
 }

@@ -17,8 +17,6 @@
 
 pub(crate) mod load;
 pub(crate) mod save;
-#[cfg(test)]
-mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 

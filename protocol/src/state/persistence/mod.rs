@@ -1,16 +1,25 @@
-//! The server's persistence: the AOF's settings, loading at startup (the AOF, or with it off
-//! `dump.rdb`, see `crate::rdb::load`) (with `loading:1` and
-//! `-LOADING` meanwhile), commits before replies, and the automatic rewrite.
+//! The server's side of persistence: the AOF's settings, the startup load (the AOF, or with
+//! it off `dump.rdb`; `loading:1` and `-LOADING` meanwhile), commits before replies, and the
+//! automatic rewrite; RDB snapshots in [`rdb`]. The files are written and read by
+//! `crate::persist`; this module decides when, from the settings.
+
+mod rdb;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::aof::load::{self, Loaded};
-use crate::aof::{Aof, AofConfig, Commit, Fsync};
 use crate::error::AofError;
+use crate::persist::aof::load::{self, Loaded};
+use crate::persist::aof::{Aof, AofConfig, Commit, Fsync};
 
 use super::ServerState;
 use super::settings::Settings;
+
+/// Replays one AOF file's commands through the command path (`crate::cmd::replay`, handed
+/// down by the server, which knows the commands): the state, the file's name, its bytes,
+/// whether it may be cut, the count so far; where to cut it, if it ends inside a command.
+pub(crate) type ReplayFn =
+    fn(&ServerState, &str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, AofError>;
 
 impl ServerState {
     /// The AOF.
@@ -31,7 +40,7 @@ impl ServerState {
     /// At startup, once the settings are in: with `appendonly yes`, loads the AOF the
     /// directory holds, then appends to it (or, with none there, starts one with a rewrite).
     /// Fixes `appenddirname` and `appendfilename` either way.
-    pub(crate) fn start_persistence(&self) -> Result<Option<Loaded>, AofError> {
+    pub(crate) fn start_persistence(&self, replay: ReplayFn) -> Result<Option<Loaded>, AofError> {
         if !self.prepare_persistence() {
             // No AOF: the RDB file, if there is one (as Redis loads it).
             let loaded = self.load_rdb();
@@ -41,7 +50,11 @@ impl ServerState {
         }
         let config = self.aof_config();
         let started = std::time::Instant::now();
-        let loaded = match load::load(self, &config) {
+        let databases = self.settings().databases as usize;
+        let mut replay = |name: &str, bytes: &[u8], cut_ok: bool, loaded: &mut Loaded| {
+            replay(self, name, bytes, cut_ok, loaded)
+        };
+        let loaded = match load::load(&config, self.keyspace(), databases, &mut replay) {
             Ok(loaded) => loaded,
             Err(e) => {
                 self.loading.store(false, Ordering::Release);
@@ -84,7 +97,7 @@ impl ServerState {
     /// ([`crate::state::ServerArchive::request_commit`]), then the AOF written with everything
     /// propagated so far, trims the syncer applied included ([`ServerState::commit_aof`]).
     /// With `appendfsync always` it returns the target the caller waits for
-    /// ([`crate::aof::Aof::wait_durable`]) before its replies go out.
+    /// ([`crate::persist::aof::Aof::wait_durable`]) before its replies go out.
     pub(crate) fn commit(&self) -> Result<Commit, String> {
         if let Some(archive) = self.archive() {
             archive.request_commit(self.keyspace(), false);

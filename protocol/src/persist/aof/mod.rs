@@ -31,10 +31,7 @@ pub(crate) mod codec;
 mod group_sync;
 pub(crate) mod load;
 pub(crate) mod manifest;
-pub(crate) mod propagate;
 pub(crate) mod rewrite;
-#[cfg(test)]
-mod tests;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -691,9 +688,9 @@ impl Aof {
         new_incr_seq: u64,
     ) -> Result<(), AofError> {
         let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
-        let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
+        let file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
         {
-            let mut out = std::io::BufWriter::new(&mut file);
+            let mut out = crate::persist::synced::SyncedFile::new(&file);
             match &config.rdb_preamble {
                 Some(options) => {
                     let options = echomq_engine::rdb::file::SaveOptions {
@@ -752,5 +749,50 @@ impl Aof {
         self.rewrite_base_size
             .store(base_size + incr_size, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The writer's failure path: a write that fails keeps its bytes for a later commit.
+
+    use std::fs::{self, File, OpenOptions};
+    use std::sync::atomic::Ordering;
+
+    use bytes::Bytes;
+    use echomq_engine::PropagationSink;
+
+    use super::Aof;
+
+    fn argv(words: &[&str]) -> Vec<Bytes> {
+        words
+            .iter()
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn a_failed_write_keeps_its_bytes_and_a_later_commit_writes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("appendonly.aof.1.incr.aof");
+        File::create(&path).unwrap();
+        let aof = Aof::default();
+        aof.enabled.store(true, Ordering::Release);
+        // Opened read-only: every write fails.
+        aof.files.lock().incr = Some(File::open(&path).unwrap());
+        aof.buffer
+            .feed(vec![(0, argv(&["XADD", "s", "1-1", "f", "v"]))]);
+        assert!(aof.commit().is_err());
+        assert!(aof.write_error().is_some());
+        assert!(fs::read(&path).unwrap().is_empty());
+        aof.buffer.feed(vec![(0, argv(&["XDEL", "s", "1-1"]))]);
+        aof.files.lock().incr = Some(OpenOptions::new().append(true).open(&path).unwrap());
+        aof.commit().unwrap();
+        assert_eq!(aof.write_error(), None);
+        let text = String::from_utf8(fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$3\r\n1-1\r\n$1\r\nf\r\n$1\r\nv\r\n*3\r\n$4\r\nXDEL\r\n$1\r\ns\r\n$3\r\n1-1\r\n"
+        );
     }
 }
