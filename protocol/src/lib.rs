@@ -1,7 +1,7 @@
 //! echomq-protocol: the RESP2/RESP3 codec and a Redis-protocol server over the echomq engine.
 //!
 //! Layers, bottom up; each imports only those below it (the leaves [`resp`], [`glob`],
-//! [`slot`], [`error`] and the clock reading in `mono` import none of the others):
+//! [`slot`], [`error`] and the monotonic clock in `monotonic` import none of the others):
 //!
 //! - [`resp`]: request decoding (multibulk and inline, Redis's limits and error texts) and
 //!   reply encoding for both protocol versions.
@@ -40,7 +40,7 @@
 
 mod cmd;
 pub mod error;
-mod mono;
+mod monotonic;
 mod persist;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]

@@ -141,7 +141,7 @@ pub(crate) fn execute(
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = client.clock_mark.unwrap_or_else(crate::mono::now_ns);
+    let started = client.clock_mark.unwrap_or_else(crate::monotonic::now_ns);
     let Some((found, id)) = table::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -287,7 +287,7 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
-    let ended = crate::mono::now_ns();
+    let ended = crate::monotonic::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
     }
@@ -317,7 +317,7 @@ pub(crate) fn execute(
 /// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let started = crate::mono::now_ns();
+    let started = crate::monotonic::now_ns();
     let Some((found, id)) = table::find(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
@@ -351,7 +351,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    let ns = crate::mono::now_ns().saturating_sub(started);
+    let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);
     if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {
         ctx.state

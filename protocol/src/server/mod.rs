@@ -139,9 +139,9 @@ impl ServerHandle {
 }
 
 impl Server {
-    /// Binds with the system clock (read as [`crate::mono::WallClock`] reads it).
+    /// Binds with the system clock.
     pub async fn bind(config: ServerConfig) -> std::io::Result<Server> {
-        Server::bind_with_clock(config, Arc::new(crate::mono::WallClock)).await
+        Server::bind_with_clock(config, Arc::new(echomq_engine::SystemClock)).await
     }
 
     /// Binds with the given clock (a manual clock for tests).
