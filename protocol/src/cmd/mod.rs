@@ -47,6 +47,7 @@ use echomq_engine::command::flags::{
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
+use crate::error::CommandError;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
@@ -174,13 +175,10 @@ pub(crate) fn execute(
         // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
         if name == "exec" {
             client.multi = None;
-            let reply = Reply::Error(
-                "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
-                    .into(),
-            );
+            let reply = CommandError::ExecAbortNoAuth.into();
             return refuse(state, client, Some(counted), reply);
         }
-        let reply = Reply::Error("NOAUTH Authentication required.".into());
+        let reply = CommandError::NoAuth.into();
         return refuse(state, client, Some(counted), reply);
     }
     if state.cluster_enabled()
@@ -208,7 +206,7 @@ pub(crate) fn execute(
     }
     if client.multi.is_some() && spec.has(NO_MULTI) {
         client.multi_failed = true;
-        let reply = Reply::Error("ERR Command not allowed inside a transaction".into());
+        let reply = CommandError::NotAllowedInMulti.into();
         return refuse(state, client, Some(counted), reply);
     }
     if let Some(queue) = client.multi.as_mut()
@@ -222,7 +220,7 @@ pub(crate) fn execute(
     }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
-        let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
+        let reply = CommandError::OutOfMemory.into();
         return refuse(state, client, Some(counted), reply);
     }
     let action = match found {

@@ -15,6 +15,8 @@ use echomq_engine::{Error as EngineError, Reply, Value};
 
 use super::{Ctx, error, help, subcommand_of, unknown_subcommand};
 
+use crate::error::CommandError;
+
 /// Redis's cache line, the most an embedded string's object may take.
 const CACHE_LINE_BYTES: usize = 64;
 /// An object's header (`sizeof(kvobj)`).
@@ -134,7 +136,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }),
         "refcount" => Reply::Int(1),
         "idletime" => Reply::Int(0),
-        "freq" => Reply::Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.".into()),
+        "freq" => CommandError::LfuNotSelected.into(),
         _ => unknown_subcommand(argv),
     }
 }

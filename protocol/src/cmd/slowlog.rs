@@ -4,6 +4,7 @@
 use echomq_engine::{Error as EngineError, Reply};
 
 use super::{Ctx, error, help, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
+use crate::error::CommandError;
 use crate::state::slowlog::Entry;
 
 const SLOWLOG_HELP: &[&str] = &[
@@ -56,7 +57,7 @@ pub(crate) fn slowlog(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             Some(Ok(-1)) => None,
             Some(Ok(n)) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
             Some(Ok(_)) | Some(Err(_)) => {
-                return Reply::Error("ERR count should be greater than or equal to -1".into());
+                return CommandError::SlowlogCount.into();
             }
         };
         Reply::Array(log.newest(count).into_iter().map(slowlog_entry).collect())

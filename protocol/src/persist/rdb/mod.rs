@@ -20,9 +20,6 @@ pub(crate) mod save;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-/// Redis's `-MISCONF` text for writes after a failed background save.
-pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
-
 /// Seconds after a failed background save before a save point may try again (Redis's
 /// `CONFIG_BGSAVE_RETRY_DELAY`).
 pub(crate) const BGSAVE_RETRY_DELAY_S: u64 = 5;

@@ -14,6 +14,7 @@ use echomq_engine::rdb::file::{self, DbSnapshot, KeyRef, SaveOptions};
 use echomq_engine::{Clock, Db};
 
 use super::Rdb;
+use crate::error::CommandError;
 use crate::persist::synced::SyncedFile;
 
 /// Where and how a file is written, from the settings.
@@ -104,10 +105,10 @@ impl Rdb {
         dbs: &[Db],
         target: &Target,
         clock: &dyn Clock,
-    ) -> Result<(), String> {
+    ) -> Result<(), CommandError> {
         let dirty = dbs.iter().map(Db::dirty).sum();
         if !self.begin(false, clock.now_ms(), dirty) {
-            return Err("ERR Background save already in progress".into());
+            return Err(CommandError::SaveInProgress);
         }
         let done = write_atomically(target, &borrowed(dbs));
         self.finish(done.is_ok(), clock.now_ms());
@@ -118,7 +119,7 @@ impl Rdb {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "Error saving DB on disk");
-                Err("ERR".into())
+                Err(CommandError::SaveFailed)
             }
         }
     }
@@ -130,11 +131,11 @@ impl Rdb {
         dbs: &[Db],
         target: Target,
         clock: &Arc<dyn Clock>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CommandError> {
         let now_ms = clock.now_ms();
         let dirty = dbs.iter().map(Db::dirty).sum();
         if !self.begin(true, now_ms, dirty) {
-            return Err("ERR Background save already in progress".into());
+            return Err(CommandError::SaveInProgress);
         }
         let copy = snapshot(dbs);
         let rdb = Arc::clone(self);
@@ -155,7 +156,7 @@ impl Rdb {
         if let Err(e) = spawned {
             self.finish(false, now_ms);
             tracing::warn!(error = %e, "Can't save in background");
-            return Err(format!("ERR Can't save in background: {e}"));
+            return Err(CommandError::BgsaveNotStarted(e.to_string()));
         }
         tracing::info!("Background saving started");
         Ok(())

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use echomq_engine::Db;
 use echomq_engine::rdb::file::SaveOptions;
 
-use crate::error::AofError;
+use crate::error::{AofError, CommandError};
 use crate::persist::rdb::load::RdbLoaded;
 use crate::persist::rdb::save::Target;
 use crate::persist::rdb::{self, Rdb};
@@ -46,13 +46,13 @@ impl ServerState {
     }
 
     /// SAVE: writes the file now, holding the keyspace lock (`dbs` are its databases).
-    pub(crate) fn save(&self, dbs: &[Db]) -> Result<(), String> {
+    pub(crate) fn save(&self, dbs: &[Db]) -> Result<(), CommandError> {
         let target = self.rdb_target(false);
         self.rdb.save(dbs, &target, self.clock().as_ref())
     }
 
     /// BGSAVE: copies the keyspace (under the lock, `dbs`) and writes it on a thread.
-    pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), String> {
+    pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
         self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
     }
 
@@ -91,13 +91,14 @@ impl ServerState {
         }
     }
 
-    /// The `-MISCONF` that refuses writes after a failed background save, if it applies now.
-    pub(crate) fn rdb_write_refusal(&self) -> Option<&'static str> {
+    /// Whether writes are refused (`-MISCONF`) after a failed background save: with save
+    /// points configured and `stop-writes-on-bgsave-error yes`.
+    pub(crate) fn rdb_write_refusal(&self) -> bool {
         if !self.rdb.last_failed() {
-            return None;
+            return false;
         }
         let settings = self.settings();
-        (settings.stop_writes_on_bgsave_error && !settings.save.is_empty()).then_some(rdb::MISCONF)
+        settings.stop_writes_on_bgsave_error && !settings.save.is_empty()
     }
 
     /// Loads `dir/dbfilename` if it exists (the caller marked the server as loading).

@@ -1,6 +1,12 @@
-//! The protocol crate's errors.
+//! The protocol crate's errors: malformed requests ([`ProtocolError`]), the server commands'
+//! error replies ([`CommandError`]), and persistence that cannot be loaded or written
+//! ([`AofError`], [`ManifestError`]).
+
+mod command;
 
 use thiserror::Error;
+
+pub use command::CommandError;
 
 /// A malformed request: Redis replies this text (prefixed `-ERR `) and closes the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
