@@ -44,8 +44,8 @@ pub enum ProtocolError {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum AofError {
     /// The manifest is malformed.
-    #[error("{0}")]
-    Manifest(String),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     /// A file cannot be read or written.
     #[error("{0}")]
     Io(String),
@@ -80,4 +80,21 @@ pub enum AofError {
         /// The file.
         file: String,
     },
+}
+
+/// An AOF manifest that does not parse: Redis's wording for each check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum ManifestError {
+    /// A line that is not `key value` pairs naming a file, its sequence and its type.
+    #[error("Invalid AOF manifest file format")]
+    InvalidFormat,
+    /// Two base files.
+    #[error("Found duplicate base file information")]
+    DuplicateBase,
+    /// An incremental file whose sequence number is not above the one before.
+    #[error("Found a non-monotonic sequence number")]
+    NonMonotonicSeq,
+    /// No base and no incremental file.
+    #[error("Found an empty AOF manifest")]
+    Empty,
 }
