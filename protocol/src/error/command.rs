@@ -236,9 +236,9 @@ pub enum CommandError {
         "ERR CONFIG SET failed (possibly related to argument '{0}') - can't set immutable config"
     )]
     ImmutableConfig(String),
-    /// CONFIG SET refused by the parameter's own check (its text, after `ERR `).
+    /// CONFIG SET of a value the parameter refuses.
     #[error("ERR {0}")]
-    ConfigRefused(String),
+    ConfigRefused(#[from] crate::error::ConfigRefusal),
 
     // Pub/sub and cluster mode.
     /// SSUBSCRIBE from a client that may not block (inside MULTI).

@@ -3,10 +3,12 @@
 //! ([`AofError`], [`ManifestError`]).
 
 mod command;
+mod config;
 
 use thiserror::Error;
 
 pub use command::CommandError;
+pub use config::{ConfigRefusal, ConfigWhy};
 
 /// A malformed request: Redis replies this text (prefixed `-ERR `) and closes the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]

@@ -8,7 +8,7 @@ mod rdb;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::error::AofError;
+use crate::error::{AofError, ConfigRefusal, ConfigWhy};
 use crate::persist::aof::load::{self, Loaded};
 use crate::persist::aof::{Aof, AofConfig, Commit, Fsync};
 
@@ -151,13 +151,13 @@ impl ServerState {
 
     /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
     /// databases): `appendonly yes` starts the AOF with a rewrite, `no` stops it;
-    /// `appendfsync` takes effect at once. An error is the reply's text.
+    /// `appendfsync` takes effect at once. A refusal is the reply's text.
     pub(crate) fn apply_persistence(
         &self,
         dbs: &[echomq_engine::Db],
         before: &Settings,
         after: &Settings,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConfigRefusal> {
         if before.appendfsync != after.appendfsync {
             self.aof
                 .set_fsync(Fsync::parse(&after.appendfsync).unwrap_or_default());
@@ -174,7 +174,7 @@ impl ServerState {
                 .map(|()| self.aof.enable_appending(self.keyspace()));
             if let Err(e) = started {
                 tracing::warn!(error = %e, "Unable to turn on AOF");
-                return Err("CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.".into());
+                return Err(ConfigRefusal::new("appendonly", ConfigWhy::AofNotStarted));
             }
         } else {
             self.aof.stop(self.keyspace());
