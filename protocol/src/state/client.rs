@@ -221,7 +221,7 @@ pub struct ClientState {
     pub watched: Vec<(usize, Bytes, u64)>,
     /// Within a batch of pipelined requests, when the previous call ended (or the batch
     /// began): the next call's duration (INFO commandstats, SLOWLOG) is measured from it, so
-    /// a call reads the clock once, not twice ([`crate::mono`] nanoseconds). `None` outside
+    /// a call reads the clock once, not twice ([`crate::monotonic`] nanoseconds). `None` outside
     /// a batch.
     pub clock_mark: Option<u64>,
     /// Where this connection's calls are counted (its thread's shard of the server's

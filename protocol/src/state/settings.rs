@@ -48,7 +48,7 @@ pub struct Settings {
     pub protected_mode: bool,
     /// `tcp-backlog`: the listen backlog (immutable; set at start).
     pub tcp_backlog: u32,
-    /// `save`: the RDB save points, `seconds changes` pairs (see `rdb::save_points`); empty
+    /// `save`: the RDB save points, `seconds changes` pairs (see `persist::rdb::save_points`); empty
     /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
     /// empty, so a server started without a config writes no file unless asked.
     pub save: String,
