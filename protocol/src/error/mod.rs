@@ -48,12 +48,76 @@ pub enum AofError {
     /// The manifest is malformed.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
-    /// A file cannot be read or written.
+    /// A file or directory cannot be created, read, written, synced or renamed: what was
+    /// done, to which path, and the system's reason. Retrying may succeed once the disk or
+    /// the permissions are fixed.
+    #[error("{what} {path}: {reason}")]
+    Io {
+        /// What was being done (`cannot create`, `cannot fsync`, ...).
+        what: &'static str,
+        /// The file or directory.
+        path: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// The manifest exists but cannot be read.
+    #[error("cannot read {path}: {reason}")]
+    ManifestUnreadable {
+        /// The manifest.
+        path: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// A file the manifest lists cannot be read.
+    #[error("The append log file {file} doesn't exist: {reason}")]
+    FileMissing {
+        /// The file.
+        file: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// The cut of a truncated last file failed.
+    #[error("Error truncating the AOF file {file}: {reason}")]
+    TruncateFailed {
+        /// The file.
+        file: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// A write of pending commands failed (the system's error); they stay pending.
     #[error("{0}")]
-    Io(String),
-    /// `dump.rdb` cannot be read or decoded (the text says why, as Redis logs it).
-    #[error("{0}")]
-    Rdb(String),
+    WriteFailed(String),
+    /// A rewrite was asked for while one runs.
+    #[error("Background append only file rewriting already in progress")]
+    RewriteInProgress,
+    /// The rewrite's thread did not start.
+    #[error("cannot start the rewrite thread: {0}")]
+    RewriteNotStarted(String),
+    /// An AOF base in RDB form (`.base.rdb`, or an old AOF's preamble) that does not decode:
+    /// the data is corrupt.
+    #[error("Bad file format reading the append only file {file}: the RDB preamble: {error}")]
+    PreambleCorrupt {
+        /// The file.
+        file: String,
+        /// What is wrong with it.
+        error: echomq_engine::error::RdbError,
+    },
+    /// `dump.rdb` exists but cannot be read.
+    #[error("Fatal error loading the DB, check server logs. Exiting. ({path}: {reason})")]
+    RdbUnreadable {
+        /// The file.
+        path: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// `dump.rdb` does not decode: the data is corrupt; the server does not start on it.
+    #[error("{error}. Fatal error loading the DB {path}. Exiting.")]
+    RdbCorrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        error: echomq_engine::error::RdbError,
+    },
     /// A file holds something that is not a command.
     #[error(
         "Bad file format reading the append only file {file} at offset {offset}. make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>."

@@ -22,6 +22,10 @@
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
 //!   [`notify`]: keyspace notifications published there.
+//! - `persistence`: what the settings ask of persistence (`crate::persist`, the layer
+//!   beneath): the startup load, commits before replies, automatic rewrites, SAVE/BGSAVE and
+//!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
+//!   AOF's replay, a command id's name) is handed down by the server as a function.
 
 pub(crate) mod archive;
 mod archive_sync;

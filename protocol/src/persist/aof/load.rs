@@ -52,10 +52,10 @@ pub(crate) fn load(
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(AofError::Io(format!(
-                "cannot read {}: {e}",
-                manifest_path.display()
-            )));
+            return Err(AofError::ManifestUnreadable {
+                path: manifest_path.display().to_string(),
+                reason: e.to_string(),
+            });
         }
     };
     let manifest = Manifest::parse(&text)?;
@@ -75,10 +75,10 @@ pub(crate) fn load(
                 continue;
             }
             Err(e) => {
-                return Err(AofError::Io(format!(
-                    "The append log file {} doesn't exist: {e}",
-                    file.name
-                )));
+                return Err(AofError::FileMissing {
+                    file: file.name.clone(),
+                    reason: e.to_string(),
+                });
             }
         };
         tracing::info!(file = %file.name, "Reading the append only file");
@@ -108,10 +108,10 @@ pub(crate) fn load(
                 .open(&file_path)
                 .and_then(|f| f.set_len(valid as u64));
             if let Err(e) = cut {
-                return Err(AofError::Io(format!(
-                    "Error truncating the AOF file {}: {e}",
-                    file.name
-                )));
+                return Err(AofError::TruncateFailed {
+                    file: file.name.clone(),
+                    reason: e.to_string(),
+                });
             }
             tracing::warn!(
                 "AOF {} loaded anyway because aof-load-truncated is enabled",
@@ -138,10 +138,11 @@ fn rdb_preamble(
         databases,
         drop_expired: false,
     };
-    let loaded = echomq_engine::rdb::file::read(bytes, &options).map_err(|e| {
-        AofError::Rdb(format!(
-            "Bad file format reading the append only file {name}: the RDB preamble: {e}"
-        ))
+    let loaded = echomq_engine::rdb::file::read(bytes, &options).map_err(|error| {
+        AofError::PreambleCorrupt {
+            file: name.to_string(),
+            error,
+        }
     })?;
     let used = loaded.bytes;
     keyspace.run_all(|dbs, _| crate::persist::rdb::load::store(dbs, loaded.dbs));

@@ -215,8 +215,12 @@ pub(crate) struct Aof {
     group: group_sync::GroupSync,
 }
 
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> AofError {
-    AofError::Io(format!("{what} {}: {e}", path.display()))
+fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> AofError {
+    AofError::Io {
+        what,
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 /// Writes `text` to `path` atomically: a temp file, fsynced, renamed over it, the directory

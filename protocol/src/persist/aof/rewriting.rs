@@ -21,9 +21,7 @@ impl Aof {
     /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
     pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), AofError> {
         if self.rewriting.swap(true, Ordering::AcqRel) {
-            return Err(AofError::Io(
-                "Background append only file rewriting already in progress".into(),
-            ));
+            return Err(AofError::RewriteInProgress);
         }
         let started = self.switch_incr(config);
         let (path, new_incr_seq) = match started {
@@ -52,9 +50,7 @@ impl Aof {
         if let Err(e) = spawned {
             self.rewriting.store(false, Ordering::Release);
             self.bgrewrite_failed.store(true, Ordering::Release);
-            return Err(AofError::Io(format!(
-                "cannot start the rewrite thread: {e}"
-            )));
+            return Err(AofError::RewriteNotStarted(e.to_string()));
         }
         tracing::info!("Background append only file rewriting started");
         Ok(())
@@ -66,7 +62,7 @@ impl Aof {
         let path = config.path();
         fs::create_dir_all(&path).map_err(|e| io_error("cannot create", &path, e))?;
         if self.enabled() {
-            self.commit().map_err(AofError::Io)?;
+            self.commit().map_err(AofError::WriteFailed)?;
         }
         let mut files = self.files.lock();
         if files.path != path || files.filename != config.filename {

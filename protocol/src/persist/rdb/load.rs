@@ -47,10 +47,10 @@ pub(crate) fn load(
         Ok(data) => data,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(AofError::Rdb(format!(
-                "Fatal error loading the DB, check server logs. Exiting. ({}: {e})",
-                path.display()
-            )));
+            return Err(AofError::RdbUnreadable {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            });
         }
     };
     let started = Instant::now();
@@ -59,11 +59,9 @@ pub(crate) fn load(
         databases,
         drop_expired: true,
     };
-    let loaded = file::read(&data, &options).map_err(|e| {
-        AofError::Rdb(format!(
-            "{e}. Fatal error loading the DB {}. Exiting.",
-            path.display()
-        ))
+    let loaded = file::read(&data, &options).map_err(|error| AofError::RdbCorrupt {
+        path: path.display().to_string(),
+        error,
     })?;
     drop(data);
     let found = RdbLoaded {
