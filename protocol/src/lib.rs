@@ -59,5 +59,5 @@ mod tests;
 /// behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "8.8.0";
 
-pub use error::{AofError, ProtocolError};
+pub use error::{PersistError, ProtocolError};
 pub use server::{Server, ServerConfig, ServerHandle};

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use echomq_engine::{Reply, Wake};
 
 use super::{execute, is, lookup};
-use crate::error::AofError;
+use crate::error::PersistError;
 use crate::persist::aof::codec::{Parsed, parse};
 use crate::persist::aof::load::{AOF_CLIENT_ID, Loaded};
 use crate::resp::Protocol;
@@ -55,7 +55,7 @@ pub(crate) fn replay(
     bytes: &[u8],
     cut_ok: bool,
     loaded: &mut Loaded,
-) -> Result<Option<usize>, AofError> {
+) -> Result<Option<usize>, PersistError> {
     let mut client = loader_client();
     let waker: Arc<dyn Wake> = Arc::new(NoWake);
     // Commands are replayed in batches (one lock per batch), short enough that INFO and the
@@ -68,7 +68,7 @@ pub(crate) fn replay(
         if cut_ok {
             Ok(Some(offset))
         } else {
-            Err(AofError::Truncated {
+            Err(PersistError::Truncated {
                 file: name.to_string(),
                 offset: offset as u64,
             })
@@ -85,14 +85,14 @@ pub(crate) fn replay(
                 });
             }
             Parsed::Corrupt => {
-                return Err(AofError::BadFormat {
+                return Err(PersistError::BadFormat {
                     file: name.to_string(),
                     offset: at as u64,
                 });
             }
         };
         if lookup(&argv[0]).is_none() {
-            return Err(AofError::UnknownCommand {
+            return Err(PersistError::UnknownCommand {
                 command: String::from_utf8_lossy(&argv[0]).into_owned(),
                 file: name.to_string(),
             });

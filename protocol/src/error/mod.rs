@@ -1,6 +1,6 @@
 //! The protocol crate's errors: malformed requests ([`ProtocolError`]), the server commands'
-//! error replies ([`CommandError`]), and persistence that cannot be loaded or written
-//! ([`AofError`], [`ManifestError`]).
+//! error replies ([`CommandError`]) and CONFIG SET's refusals ([`ConfigRefusal`]), and
+//! persistence that cannot be loaded or written ([`PersistError`], [`ManifestError`]).
 
 mod command;
 mod config;
@@ -42,9 +42,10 @@ pub enum ProtocolError {
     UnauthenticatedBulkLength,
 }
 
-/// An append-only file that cannot be written or loaded. The texts are Redis's log lines.
+/// Persistence that cannot be written or loaded: the AOF (its manifest, files, rewrites) or
+/// `dump.rdb`. The texts are Redis's log lines.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum AofError {
+pub enum PersistError {
     /// The manifest is malformed.
     #[error(transparent)]
     Manifest(#[from] ManifestError),

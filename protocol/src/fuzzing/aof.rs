@@ -17,7 +17,7 @@ use echomq_engine::ManualClock;
 
 use super::Input;
 use crate::cmd::replay::replay;
-use crate::error::AofError;
+use crate::error::PersistError;
 use crate::persist::aof::codec::{self, Parsed};
 use crate::persist::aof::load::Loaded;
 use crate::server::{Server, ServerConfig};
@@ -140,11 +140,11 @@ pub fn run(data: &[u8]) {
                 "cut at {cut}"
             );
         }
-        Err(AofError::Truncated { offset, .. }) => {
+        Err(PersistError::Truncated { offset, .. }) => {
             assert!(!last, "refused a cut in the last file");
             assert!(offset as usize <= body.len());
         }
-        Err(AofError::BadFormat { offset, .. }) => assert!(offset as usize <= body.len()),
+        Err(PersistError::BadFormat { offset, .. }) => assert!(offset as usize <= body.len()),
         Err(_) => {}
     }
     if let Err(e) = state.keyspace().check_invariants() {

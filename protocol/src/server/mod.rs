@@ -118,7 +118,7 @@ impl ServerHandle {
     /// Starts persistence once the settings are in (call once, before or while serving): with
     /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
     /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.
-    pub fn start_persistence(&self) -> Result<(), crate::AofError> {
+    pub fn start_persistence(&self) -> Result<(), crate::PersistError> {
         self.state
             .start_persistence(crate::cmd::replay::replay)
             .map(|_| ())

@@ -16,7 +16,7 @@ use echomq_engine::Keyspace;
 
 use super::AofConfig;
 use super::manifest::Manifest;
-use crate::error::AofError;
+use crate::error::PersistError;
 
 /// Redis's id for the client that replays the AOF.
 pub(crate) const AOF_CLIENT_ID: u64 = u64::MAX;
@@ -36,7 +36,7 @@ pub(crate) struct Loaded {
 /// `loaded`. Returns where to cut the file when it ends inside a command and `cut_ok`
 /// (the last file, `aof-load-truncated yes`); errors otherwise.
 pub(crate) type Replay<'r> =
-    dyn FnMut(&str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, AofError> + 'r;
+    dyn FnMut(&str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, PersistError> + 'r;
 
 /// Loads the AOF in the configured directory into `keyspace` (of `databases` databases), if it
 /// has a manifest, replaying its commands through `replay`. `Ok(None)`: none there.
@@ -45,14 +45,14 @@ pub(crate) fn load(
     keyspace: &Keyspace,
     databases: usize,
     replay: &mut Replay<'_>,
-) -> Result<Option<Loaded>, AofError> {
+) -> Result<Option<Loaded>, PersistError> {
     let path = config.path();
     let manifest_path = path.join(Manifest::file_name(&config.filename));
     let text = match fs::read_to_string(&manifest_path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(AofError::ManifestUnreadable {
+            return Err(PersistError::ManifestUnreadable {
                 path: manifest_path.display().to_string(),
                 reason: e.to_string(),
             });
@@ -75,7 +75,7 @@ pub(crate) fn load(
                 continue;
             }
             Err(e) => {
-                return Err(AofError::FileMissing {
+                return Err(PersistError::FileMissing {
                     file: file.name.clone(),
                     reason: e.to_string(),
                 });
@@ -108,7 +108,7 @@ pub(crate) fn load(
                 .open(&file_path)
                 .and_then(|f| f.set_len(valid as u64));
             if let Err(e) = cut {
-                return Err(AofError::TruncateFailed {
+                return Err(PersistError::TruncateFailed {
                     file: file.name.clone(),
                     reason: e.to_string(),
                 });
@@ -132,14 +132,14 @@ fn rdb_preamble(
     databases: usize,
     name: &str,
     bytes: &[u8],
-) -> Result<usize, AofError> {
+) -> Result<usize, PersistError> {
     let options = echomq_engine::rdb::file::LoadOptions {
         now_ms: keyspace.clock().now_ms(),
         databases,
         drop_expired: false,
     };
     let loaded = echomq_engine::rdb::file::read(bytes, &options).map_err(|error| {
-        AofError::PreambleCorrupt {
+        PersistError::PreambleCorrupt {
             file: name.to_string(),
             error,
         }

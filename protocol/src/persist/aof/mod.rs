@@ -46,7 +46,7 @@ use echomq_engine::config::IdmpConfig;
 use echomq_engine::{Db, Keyspace, PropagationSink};
 use parking_lot::Mutex;
 
-use crate::error::AofError;
+use crate::error::PersistError;
 use manifest::{AofFile, Kind, Manifest};
 
 /// `appendfsync`.
@@ -215,8 +215,8 @@ pub(crate) struct Aof {
     group: group_sync::GroupSync,
 }
 
-fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> AofError {
-    AofError::Io {
+fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> PersistError {
+    PersistError::Io {
         what,
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -225,7 +225,7 @@ fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> AofError {
 
 /// Writes `text` to `path` atomically: a temp file, fsynced, renamed over it, the directory
 /// fsynced.
-fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), AofError> {
+fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), PersistError> {
     let temp = dir.join(format!("temp-{name}"));
     let target = dir.join(name);
     let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
@@ -236,7 +236,7 @@ fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), AofError>
     sync_dir(dir)
 }
 
-fn sync_dir(dir: &Path) -> Result<(), AofError> {
+fn sync_dir(dir: &Path) -> Result<(), PersistError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| io_error("cannot fsync", dir, e))
@@ -312,7 +312,7 @@ impl Aof {
         keyspace: &Keyspace,
         dbs: &[Db],
         config: &AofConfig,
-    ) -> Result<(), AofError> {
+    ) -> Result<(), PersistError> {
         self.set_fsync(config.fsync);
         let path = config.path();
         let manifest_path = path.join(Manifest::file_name(&config.filename));

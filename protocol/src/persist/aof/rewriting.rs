@@ -14,14 +14,14 @@ use echomq_engine::Db;
 
 use super::manifest::{AofFile, Kind, Manifest};
 use super::{Aof, AofConfig, io_error, rewrite, write_atomically};
-use crate::error::AofError;
+use crate::error::PersistError;
 
 impl Aof {
     /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file,
     /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
-    pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), AofError> {
+    pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), PersistError> {
         if self.rewriting.swap(true, Ordering::AcqRel) {
-            return Err(AofError::RewriteInProgress);
+            return Err(PersistError::RewriteInProgress);
         }
         let started = self.switch_incr(config);
         let (path, new_incr_seq) = match started {
@@ -50,7 +50,7 @@ impl Aof {
         if let Err(e) = spawned {
             self.rewriting.store(false, Ordering::Release);
             self.bgrewrite_failed.store(true, Ordering::Release);
-            return Err(AofError::RewriteNotStarted(e.to_string()));
+            return Err(PersistError::RewriteNotStarted(e.to_string()));
         }
         tracing::info!("Background append only file rewriting started");
         Ok(())
@@ -58,11 +58,11 @@ impl Aof {
 
     /// Writes what is pending to the current file, opens the next incremental file and lists
     /// it in the manifest. Returns the AOF directory and the new file's sequence number.
-    fn switch_incr(&self, config: &AofConfig) -> Result<(PathBuf, u64), AofError> {
+    fn switch_incr(&self, config: &AofConfig) -> Result<(PathBuf, u64), PersistError> {
         let path = config.path();
         fs::create_dir_all(&path).map_err(|e| io_error("cannot create", &path, e))?;
         if self.enabled() {
-            self.commit().map_err(AofError::WriteFailed)?;
+            self.commit().map_err(PersistError::WriteFailed)?;
         }
         let mut files = self.files.lock();
         if files.path != path || files.filename != config.filename {
@@ -112,7 +112,7 @@ impl Aof {
         config: &AofConfig,
         snapshot: &rewrite::Snapshot,
         new_incr_seq: u64,
-    ) -> Result<(), AofError> {
+    ) -> Result<(), PersistError> {
         let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
         let file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
         {

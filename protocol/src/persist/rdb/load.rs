@@ -11,7 +11,7 @@ use echomq_engine::rdb::file::{self, LoadOptions};
 use echomq_engine::{Db, Keyspace};
 
 use super::Rdb;
-use crate::error::AofError;
+use crate::error::PersistError;
 
 /// What a load found.
 #[derive(Debug, Clone, Copy)]
@@ -42,12 +42,12 @@ pub(crate) fn load(
     databases: usize,
     keyspace: &Keyspace,
     rdb: &Rdb,
-) -> Result<Option<RdbLoaded>, AofError> {
+) -> Result<Option<RdbLoaded>, PersistError> {
     let data = match fs::read(path) {
         Ok(data) => data,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(AofError::RdbUnreadable {
+            return Err(PersistError::RdbUnreadable {
                 path: path.display().to_string(),
                 reason: e.to_string(),
             });
@@ -59,7 +59,7 @@ pub(crate) fn load(
         databases,
         drop_expired: true,
     };
-    let loaded = file::read(&data, &options).map_err(|error| AofError::RdbCorrupt {
+    let loaded = file::read(&data, &options).map_err(|error| PersistError::RdbCorrupt {
         path: path.display().to_string(),
         error,
     })?;

@@ -8,7 +8,7 @@ mod rdb;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::error::{AofError, ConfigRefusal, ConfigWhy};
+use crate::error::{ConfigRefusal, ConfigWhy, PersistError};
 use crate::persist::aof::load::{self, Loaded};
 use crate::persist::aof::{Aof, AofConfig, Commit, Fsync};
 
@@ -19,7 +19,7 @@ use super::settings::Settings;
 /// down by the server, which knows the commands): the state, the file's name, its bytes,
 /// whether it may be cut, the count so far; where to cut it, if it ends inside a command.
 pub(crate) type ReplayFn =
-    fn(&ServerState, &str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, AofError>;
+    fn(&ServerState, &str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, PersistError>;
 
 impl ServerState {
     /// The AOF.
@@ -40,7 +40,10 @@ impl ServerState {
     /// At startup, once the settings are in: with `appendonly yes`, loads the AOF the
     /// directory holds, then appends to it (or, with none there, starts one with a rewrite).
     /// Fixes `appenddirname` and `appendfilename` either way.
-    pub(crate) fn start_persistence(&self, replay: ReplayFn) -> Result<Option<Loaded>, AofError> {
+    pub(crate) fn start_persistence(
+        &self,
+        replay: ReplayFn,
+    ) -> Result<Option<Loaded>, PersistError> {
         if !self.prepare_persistence() {
             // No AOF: the RDB file, if there is one (as Redis loads it).
             let loaded = self.load_rdb();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use echomq_engine::Db;
 use echomq_engine::rdb::file::SaveOptions;
 
-use crate::error::{AofError, CommandError};
+use crate::error::{CommandError, PersistError};
 use crate::persist::rdb::load::RdbLoaded;
 use crate::persist::rdb::save::Target;
 use crate::persist::rdb::{self, Rdb};
@@ -102,7 +102,7 @@ impl ServerState {
     }
 
     /// Loads `dir/dbfilename` if it exists (the caller marked the server as loading).
-    pub(crate) fn load_rdb(&self) -> Result<Option<RdbLoaded>, AofError> {
+    pub(crate) fn load_rdb(&self) -> Result<Option<RdbLoaded>, PersistError> {
         let (path, databases) = {
             let s = self.settings();
             (
