@@ -85,9 +85,9 @@ pub enum PersistError {
         /// The system's error.
         reason: String,
     },
-    /// A write of pending commands failed (the system's error); they stay pending.
-    #[error("{0}")]
-    WriteFailed(String),
+    /// The commands pending before a rewrite could not be written.
+    #[error(transparent)]
+    WriteFailed(#[from] AofWriteError),
     /// A rewrite was asked for while one runs.
     #[error("Background append only file rewriting already in progress")]
     RewriteInProgress,
@@ -164,4 +164,23 @@ pub enum ManifestError {
     /// No base and no incremental file.
     #[error("Found an empty AOF manifest")]
     Empty,
+}
+
+/// Why the AOF did not make a commit durable. The replies that waited on it are not sent (the
+/// connection closes); the bytes stay pending for the next write, and write commands get
+/// `-MISCONF` until one succeeds.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AofWriteError {
+    /// The write failed: the system's error.
+    #[error("{0}")]
+    Write(String),
+    /// The group syncer's round that covered these bytes failed to write or fsync them.
+    #[error("the AOF write or fsync failed")]
+    RoundFailed,
+    /// The fsync that covered these bytes failed.
+    #[error("the AOF fsync failed")]
+    FsyncFailed,
+    /// The AOF was turned off, or the server stopped, while the commit waited.
+    #[error("the AOF is gone")]
+    Gone,
 }

@@ -46,7 +46,7 @@ use echomq_engine::config::IdmpConfig;
 use echomq_engine::{Db, Keyspace, PropagationSink};
 use parking_lot::Mutex;
 
-use crate::error::PersistError;
+use crate::error::{AofWriteError, PersistError};
 use manifest::{AofFile, Kind, Manifest};
 
 /// `appendfsync`.
@@ -474,7 +474,7 @@ impl Aof {
     /// does not fsync: it returns the target to [`Aof::wait_durable`] for before replying
     /// (one fsync covers every connection that wrote meanwhile). On failure the bytes stay
     /// pending and the error is returned.
-    pub fn commit(&self) -> Result<Option<u64>, String> {
+    pub fn commit(&self) -> Result<Option<u64>, AofWriteError> {
         self.write_pending(true)
     }
 
@@ -483,7 +483,7 @@ impl Aof {
     /// every connection that committed meanwhile (as Redis's `beforeSleep` writes and fsyncs
     /// once per event-loop turn): returns the round to [`Aof::wait_round`] for. Otherwise
     /// [`Aof::commit`], with its byte target for [`Aof::wait_durable`].
-    pub fn commit_for_reply(&self) -> Result<Commit, String> {
+    pub fn commit_for_reply(&self) -> Result<Commit, AofWriteError> {
         if self.enabled() && self.fsync_policy() == Fsync::Always && self.group.running() {
             return Ok(Commit::Round(self.buffer.fed()));
         }
@@ -501,12 +501,12 @@ impl Aof {
     }
 
     /// The syncer's write: everything pending, without asking for another fsync.
-    fn write_for_group(&self) -> Result<(), String> {
+    fn write_for_group(&self) -> Result<(), AofWriteError> {
         self.write_pending(false).map(|_| ())
     }
 
     /// [`Aof::commit`]; `ask` whether, under `always`, the write asks the syncer for an fsync.
-    fn write_pending(&self, ask: bool) -> Result<Option<u64>, String> {
+    fn write_pending(&self, ask: bool) -> Result<Option<u64>, AofWriteError> {
         if !self.enabled() {
             return Ok(None);
         }
@@ -546,21 +546,21 @@ impl Aof {
                 }
                 let text = e.to_string();
                 self.fail_write(&text);
-                Err(text)
+                Err(AofWriteError::Write(text))
             }
         }
     }
 
     /// Waits (without holding the thread) until the bytes up to `target` are fsynced; an
     /// error if that fsync failed.
-    pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), String> {
+    pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), AofWriteError> {
         self.group.wait(target).await
     }
 
     /// Waits (without holding the thread) until a syncer round wrote and fsynced everything
     /// fed up to offset `fed` (a [`Commit::Round`]), asking for one if none covers it yet;
     /// an error if its write or fsync failed.
-    pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), String> {
+    pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), AofWriteError> {
         self.group.wait_fed(fed, self).await
     }
 

@@ -8,7 +8,7 @@ mod rdb;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::error::{ConfigRefusal, ConfigWhy, PersistError};
+use crate::error::{AofWriteError, ConfigRefusal, ConfigWhy, PersistError};
 use crate::persist::aof::load::{self, Loaded};
 use crate::persist::aof::{Aof, AofConfig, Commit, Fsync};
 
@@ -101,7 +101,7 @@ impl ServerState {
     /// propagated so far, trims the syncer applied included ([`ServerState::commit_aof`]).
     /// With `appendfsync always` it returns the target the caller waits for
     /// ([`crate::persist::aof::Aof::wait_durable`]) before its replies go out.
-    pub(crate) fn commit(&self) -> Result<Commit, String> {
+    pub(crate) fn commit(&self) -> Result<Commit, AofWriteError> {
         if let Some(archive) = self.archive() {
             archive.request_commit(self.keyspace(), false);
         }
@@ -115,7 +115,7 @@ impl ServerState {
 
     /// [`ServerState::commit`] for the cron: writes what is pending whatever the policy (the
     /// `everysec` thread fsyncs it), and retries an archive fsync that failed.
-    pub(crate) fn commit_tick(&self) -> Result<(), String> {
+    pub(crate) fn commit_tick(&self) -> Result<(), AofWriteError> {
         if let Some(archive) = self.archive() {
             archive.request_commit(self.keyspace(), true);
         }
@@ -125,7 +125,7 @@ impl ServerState {
     /// Writes what the commands run so far propagated (with `always`, returning the fsync
     /// target to wait for). Then starts an automatic rewrite if the AOF grew past
     /// `auto-aof-rewrite-percentage`.
-    pub(crate) fn commit_aof(&self) -> Result<Option<u64>, String> {
+    pub(crate) fn commit_aof(&self) -> Result<Option<u64>, AofWriteError> {
         let aof = &self.aof;
         if !aof.enabled() {
             return Ok(None);
