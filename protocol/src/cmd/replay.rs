@@ -17,12 +17,15 @@ use crate::persist::aof::load::{AOF_CLIENT_ID, Loaded};
 use crate::resp::Protocol;
 use crate::state::{Action, ClientInfo, ClientState, ServerState};
 
+/// The loader's waker: a replayed command that would block is given up, so none is woken.
 struct NoWake;
 
 impl Wake for NoWake {
     fn wake(&self) {}
 }
 
+/// Redis's AOF client: RESP2, authenticated, id [`AOF_CLIENT_ID`] (which the persistence
+/// refusals let through while loading).
 fn loader_client() -> ClientState {
     let addr = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
     let info = Arc::new(ClientInfo::new(AOF_CLIENT_ID, addr, None, Protocol::Resp2));
