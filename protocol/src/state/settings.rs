@@ -257,7 +257,7 @@ pub const PARAMS: &[Param] = &[
         set: Some(|s, _, v| {
             let n = int_in("maxclients", v, 1, u64::from(u32::MAX))?;
             super::fd_limit::check_config_set(n)
-                .map_err(|e| ConfigRefusal::new("maxclients", ConfigWhy::Other(e)))?;
+                .map_err(|e| ConfigRefusal::new("maxclients", ConfigWhy::Other(e.to_string())))?;
             s.maxclients = n;
             Ok(())
         }),
