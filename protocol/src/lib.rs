@@ -1,7 +1,8 @@
 //! echomq-protocol: the RESP2/RESP3 codec and a Redis-protocol server over the echomq engine.
 //!
-//! Layers, bottom up; each imports only those below it (the leaves [`resp`], [`glob`],
-//! [`slot`], [`error`] and the monotonic clock in `monotonic` import none of the others):
+//! Layers, bottom up; each imports only those below it. At the bottom, [`error`], [`glob`],
+//! [`slot`] and the monotonic clock (`monotonic`) import nothing else of this crate, and
+//! [`resp`] only [`error`]:
 //!
 //! - [`resp`]: request decoding (multibulk and inline, Redis's limits and error texts) and
 //!   reply encoding for both protocol versions.
