@@ -1,5 +1,6 @@
-//! Writing `dump.rdb`: SAVE (under the keyspace lock, from the keyspace itself, uncopied),
-//! BGSAVE (a copy taken under the lock, written on a thread), and the automatic save points.
+//! Writing `dump.rdb`: SAVE (under the keyspace lock, from the keyspace itself, uncopied) and
+//! BGSAVE (a copy taken under the lock, written on a thread; the automatic save points start
+//! one too).
 //!
 //! The file is replaced atomically: written to `temp-<pid>.rdb` in `dir`, fsynced, renamed over
 //! `dbfilename`, the directory fsynced. A failure removes the temp file and leaves the old
