@@ -21,7 +21,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use echomq_engine::{Clock, Keyspace, ManualClock, SystemClock};
 use echomq_protocol::resp::Protocol;
@@ -56,9 +55,7 @@ pub struct TestServer {
 }
 
 fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    SystemClock.now_ms()
 }
 
 impl TestServer {

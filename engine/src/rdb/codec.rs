@@ -75,6 +75,7 @@ pub struct Writer<'s> {
 
 /// Where a save's bytes go: a [`Write`] that can also make what it holds durable part way
 /// through (so a large file's first bytes reach the disk while the rest is still encoded).
+/// The engine opens and syncs no file: the server implements this for the files it writes.
 pub trait SaveOutput: Write + Send {
     /// Makes the bytes written so far durable: a file flushes and fdatasyncs; an output in
     /// memory does nothing (the default).
@@ -84,20 +85,6 @@ pub trait SaveOutput: Write + Send {
 }
 
 impl SaveOutput for Vec<u8> {}
-
-impl SaveOutput for std::io::BufWriter<std::fs::File> {
-    fn sync_written(&mut self) -> std::io::Result<()> {
-        self.flush()?;
-        self.get_ref().sync_data()
-    }
-}
-
-impl SaveOutput for std::io::BufWriter<&mut std::fs::File> {
-    fn sync_written(&mut self) -> std::io::Result<()> {
-        self.flush()?;
-        self.get_ref().sync_data()
-    }
-}
 
 impl<T: SaveOutput + ?Sized> SaveOutput for &mut T {
     fn sync_written(&mut self) -> std::io::Result<()> {

@@ -203,6 +203,50 @@ impl Builder {
     }
 }
 
+/// A listpack that does not decode: what is wrong with its frame or an element (an RDB load
+/// reports the text as the corruption it found).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ListpackError {
+    /// Fewer bytes than the 6-byte header and the terminator.
+    #[error("listpack shorter than its header")]
+    ShorterThanHeader,
+    /// The header's total length is not the buffer's.
+    #[error("listpack header says {header} bytes, it has {actual}")]
+    WrongTotal {
+        /// The header's total.
+        header: usize,
+        /// The buffer's length.
+        actual: usize,
+    },
+    /// The last byte is not 0xff.
+    #[error("listpack without its terminator")]
+    NoTerminator,
+    /// An element runs past the terminator.
+    #[error("listpack element past its end")]
+    PastEnd,
+    /// An element's first byte is no encoding.
+    #[error("listpack element encoding {0:#x}")]
+    UnknownEncoding(u8),
+    /// An element's back-length does not match its length.
+    #[error("listpack element back-length is wrong")]
+    WrongBackLength,
+    /// The header's element count is not the number of elements.
+    #[error("listpack header counts {header} elements, it has {actual}")]
+    WrongCount {
+        /// The header's count.
+        header: u16,
+        /// The elements read.
+        actual: usize,
+    },
+}
+
+// The stream node decoders (`crate::node::listpack`) report corruption as text.
+impl From<ListpackError> for String {
+    fn from(e: ListpackError) -> String {
+        e.to_string()
+    }
+}
+
 /// A checked walk over a listpack's elements, one at a time, without allocating.
 ///
 /// [`Cursor::new`] checks the header's byte count and the terminator; [`Cursor::element`] checks
@@ -218,20 +262,20 @@ pub struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     /// A cursor before the first element of `lp`, or what is wrong with its frame.
-    pub fn new(lp: &'a [u8]) -> Result<Cursor<'a>, String> {
+    pub fn new(lp: &'a [u8]) -> Result<Cursor<'a>, ListpackError> {
         if lp.len() < 7 {
-            return Err("listpack shorter than its header".into());
+            return Err(ListpackError::ShorterThanHeader);
         }
         let total = u32::from_le_bytes([lp[0], lp[1], lp[2], lp[3]]) as usize;
         if total != lp.len() {
-            return Err(format!(
-                "listpack header says {total} bytes, it has {}",
-                lp.len()
-            ));
+            return Err(ListpackError::WrongTotal {
+                header: total,
+                actual: lp.len(),
+            });
         }
         let end = lp.len() - 1;
         if lp[end] != 0xff {
-            return Err("listpack without its terminator".into());
+            return Err(ListpackError::NoTerminator);
         }
         Ok(Cursor {
             lp,
@@ -251,12 +295,12 @@ impl<'a> Cursor<'a> {
         self.end - self.pos
     }
 
-    fn take(&self, from: usize, n: usize) -> Result<&'a [u8], String> {
+    fn take(&self, from: usize, n: usize) -> Result<&'a [u8], ListpackError> {
         let lp = self.lp;
         from.checked_add(n)
             .filter(|&e| e <= self.end)
             .map(|e| &lp[from..e])
-            .ok_or_else(|| "listpack element past its end".to_string())
+            .ok_or(ListpackError::PastEnd)
     }
 
     /// The next element if it is an integer of 7 or 13 bits (one-byte back-length), which it
@@ -318,7 +362,7 @@ impl<'a> Cursor<'a> {
 
     /// The next element, `None` at the end.
     #[inline]
-    pub fn element(&mut self) -> Result<Option<Element<'a>>, String> {
+    pub fn element(&mut self) -> Result<Option<Element<'a>>, ListpackError> {
         // The three encodings of nearly every element of a stream node (flags, deltas and
         // counts; short strings), whose back-length is one byte: checked here inline, every
         // other case (and every error) below.
@@ -357,7 +401,7 @@ impl<'a> Cursor<'a> {
 
     /// [`Cursor::element`] for any encoding.
     #[inline(never)]
-    fn next_any(&mut self) -> Result<Option<Element<'a>>, String> {
+    fn next_any(&mut self) -> Result<Option<Element<'a>>, ListpackError> {
         if self.pos >= self.end {
             return Ok(None);
         }
@@ -407,7 +451,7 @@ impl<'a> Cursor<'a> {
                 a.copy_from_slice(b);
                 (Element::Int(i64::from_le_bytes(a)), 9)
             }
-            _ => return Err(format!("listpack element encoding {first:#x}")),
+            _ => return Err(ListpackError::UnknownEncoding(first)),
         };
         let size = backlen_size(enc_len);
         let back = self.take(pos + enc_len, size)?;
@@ -417,7 +461,7 @@ impl<'a> Cursor<'a> {
             back == &backlen_bytes(enc_len).0[..size]
         };
         if !ok {
-            return Err("listpack element back-length is wrong".into());
+            return Err(ListpackError::WrongBackLength);
         }
         self.pos = pos + enc_len + size;
         self.seen += 1;
@@ -425,20 +469,20 @@ impl<'a> Cursor<'a> {
     }
 
     /// After the last element: checks the header's element count against what was read.
-    pub fn finish(&self) -> Result<(), String> {
+    pub fn finish(&self) -> Result<(), ListpackError> {
         let count = u16::from_le_bytes([self.lp[4], self.lp[5]]);
         if count != u16::MAX && usize::from(count) != self.seen {
-            return Err(format!(
-                "listpack header counts {count} elements, it has {}",
-                self.seen
-            ));
+            return Err(ListpackError::WrongCount {
+                header: count,
+                actual: self.seen,
+            });
         }
         Ok(())
     }
 }
 
 /// Decodes and checks a whole listpack: its elements, or what is wrong with it.
-pub fn parse(lp: &[u8]) -> Result<Vec<Element<'_>>, String> {
+pub fn parse(lp: &[u8]) -> Result<Vec<Element<'_>>, ListpackError> {
     let mut cursor = Cursor::new(lp)?;
     let mut out = Vec::new();
     while let Some(element) = cursor.element()? {

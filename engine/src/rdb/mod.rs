@@ -1,5 +1,7 @@
 //! Redis's RDB format: snapshot files (SAVE, BGSAVE, loading `dump.rdb`) and DUMP/RESTORE
 //! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.8 write.
+//! This module encodes into a [`codec::SaveOutput`] and decodes from byte slices; it opens,
+//! writes and syncs no file (the server does, through its own `SaveOutput`).
 //!
 //! One job per file: [`crc64`] the footer checksum, [`lzf`] the string compression, [`codec`]
 //! lengths, strings and times, [`listpack`] the node layout, `nodes` a stream's nodes (on two

@@ -24,13 +24,10 @@ use echomq_engine::command::CommandSpec;
 use echomq_engine::{Error as EngineError, Reply};
 
 use super::{Ctx, error, int_arg, subcommand_of, unknown_subcommand};
+use crate::error::CommandError;
 use crate::slot::{SLOTS, common_slot, key_slot, keys_of};
 use crate::state::{ClientState, ServerState};
 
-/// Redis's reply to a cluster command without cluster mode.
-const DISABLED: &str = "ERR This instance has cluster support disabled";
-/// Redis's reply to keys in more than one slot.
-pub(crate) const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 /// Redis's cluster bus port offset (`cluster-port 0`: the client port plus this).
 const BUS_PORT_OFFSET: u32 = 10_000;
 /// The last slot.
@@ -108,20 +105,20 @@ pub(crate) fn refusal(
             // Redis discards the transaction along with the refusal.
             client.multi = None;
             client.multi_failed = false;
-            return Some(Reply::Error(CROSSSLOT.into()));
+            return Some(CommandError::CrossSlot.into());
         }
         return None;
     }
     match common_slot(keys_of(spec, argv)) {
         Ok(_) => None,
-        Err(()) => Some(Reply::Error(CROSSSLOT.into())),
+        Err(()) => Some(CommandError::CrossSlot.into()),
     }
 }
 
 /// Whether SELECT of `index` is refused: in cluster mode only database 0 exists.
 pub(crate) fn refuses_select(ctx: &Ctx<'_>, index: i64) -> Option<Reply> {
     (ctx.state.settings().cluster_enabled && index != 0)
-        .then(|| Reply::Error("ERR SELECT is not allowed in cluster mode".into()))
+        .then(|| CommandError::SelectInClusterMode.into())
 }
 
 /// Whether a command reaching beyond database 0 (`beyond`) is refused: in cluster mode only
@@ -130,11 +127,14 @@ pub(crate) fn refuses_db(ctx: &Ctx<'_>, beyond: bool, command: &str) -> Option<R
     if !(beyond && ctx.state.settings().cluster_enabled) {
         return None;
     }
-    Some(Reply::Error(if command == "COPY" {
-        "ERR Copying to another database is not allowed in cluster mode".into()
-    } else {
-        format!("ERR {command} is not allowed in cluster mode")
-    }))
+    Some(
+        if command == "COPY" {
+            CommandError::CopyInClusterMode
+        } else {
+            CommandError::NotAllowedInClusterMode(command.to_string())
+        }
+        .into(),
+    )
 }
 
 /// `READONLY`, `READWRITE`, `ASKING`: OK in cluster mode.
@@ -142,7 +142,7 @@ pub(crate) fn mode(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.state.settings().cluster_enabled {
         Reply::OK
     } else {
-        Reply::Error(DISABLED.into())
+        CommandError::ClusterDisabled.into()
     }
 }
 
@@ -176,7 +176,7 @@ impl Me {
 /// CLUSTER.
 pub(crate) fn cluster(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if !ctx.state.settings().cluster_enabled {
-        return Reply::Error(DISABLED.into());
+        return CommandError::ClusterDisabled.into();
     }
     let Some(sub) = subcommand_of(argv) else {
         return unknown_subcommand(argv);
@@ -186,7 +186,7 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let me = Me::of(ctx);
     match sub.name() {
-        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "help" => super::help(HELP),
         "info" => Reply::Verbatim(Bytes::from(info())),
         "myid" | "myshardid" => Me::bulk(&me.id),
         "nodes" => Reply::Verbatim(Bytes::from(format!(
@@ -208,7 +208,7 @@ pub(crate) fn cluster(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         ])]),
         "shards" => shards(&me),
         "keyslot" => Reply::Int(i64::from(key_slot(argv[2]))),
-        "countkeysinslot" => match slot_arg(argv[2], "ERR Invalid slot") {
+        "countkeysinslot" => match slot_arg(argv[2], CommandError::InvalidSlot) {
             Ok(slot) => Reply::Int(keys_in_slot(ctx, slot, usize::MAX).len() as i64),
             Err(reply) => reply,
         },
@@ -259,17 +259,16 @@ fn shards(me: &Me) -> Reply {
 
 /// A slot argument: an integer (Redis's integer error otherwise) in 0..16384 (`invalid`
 /// otherwise).
-fn slot_arg(arg: &[u8], invalid: &str) -> Result<u16, Reply> {
+fn slot_arg(arg: &[u8], invalid: CommandError) -> Result<u16, Reply> {
     let n = int_arg(arg)?;
     if !(0..=LAST_SLOT).contains(&n) {
-        return Err(Reply::Error(invalid.into()));
+        return Err(invalid.into());
     }
     Ok(n as u16)
 }
 
 /// CLUSTER GETKEYSINSLOT slot count.
 fn getkeysinslot(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    const INVALID: &str = "ERR Invalid slot or number of keys";
     let slot = match int_arg(argv[2]) {
         Ok(n) => n,
         Err(reply) => return reply,
@@ -279,7 +278,7 @@ fn getkeysinslot(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Err(reply) => return reply,
     };
     if !(0..=LAST_SLOT).contains(&slot) || count < 0 {
-        return Reply::Error(INVALID.into());
+        return CommandError::InvalidSlotOrCount.into();
     }
     let keys = keys_in_slot(
         ctx,

@@ -7,6 +7,7 @@ use echomq_engine::Reply;
 use echomq_engine::Error as EngineError;
 
 use super::{Ctx, error, subcommand_of, unknown_subcommand};
+use crate::error::CommandError;
 use crate::glob;
 use crate::state::settings::{PARAMS, param};
 
@@ -45,8 +46,8 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             }
             Reply::OK
         }
-        "rewrite" => Reply::Error("ERR The server is running without a config file".into()),
-        "help" => Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "rewrite" => CommandError::NoConfigFile.into(),
+        "help" => super::help(HELP),
         _ => unknown_subcommand(argv),
     }
 }
@@ -81,32 +82,26 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         let name = String::from_utf8_lossy(pair[0]).into_owned();
         let value = String::from_utf8_lossy(pair[1]).into_owned();
         let Some(p) = param(&name) else {
-            return Reply::Error(format!(
-                "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-            ));
+            return CommandError::UnknownConfig(name).into();
         };
         if seen.contains(&p.name) {
-            return Reply::Error(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
-            ));
+            return CommandError::DuplicateConfig(name).into();
         }
         seen.push(p.name);
         let Some(setter) = p.set else {
-            return Reply::Error(format!(
-                "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
-            ));
+            return CommandError::ImmutableConfig(name).into();
         };
         if let Err(text) = setter(&mut updated, engine, &value) {
             // All or nothing, as Redis: put the engine's limits back too.
             engine.set_node_entries_max(before.entries_max);
             engine.set_node_bytes_max(before.bytes_max);
             engine.set_notify_flags(notify_before);
-            return Reply::Error(format!("ERR {text}"));
+            return CommandError::ConfigRefused(text).into();
         }
     }
     let current = ctx.state.settings().clone();
     if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
-        return Reply::Error(format!("ERR {text}"));
+        return CommandError::ConfigRefused(text).into();
     }
     ctx.state.replace_settings(updated);
     Reply::OK

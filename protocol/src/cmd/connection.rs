@@ -4,14 +4,11 @@ use bytes::Bytes;
 use echomq_engine::Reply;
 
 use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
+use crate::REDIS_VERSION;
+use crate::error::CommandError;
 use crate::resp::Protocol;
 use crate::state::client::valid_client_name;
 use crate::state::{ClientState, ServerState};
-
-/// The version echomq reports: the Redis whose stream behaviour it follows.
-pub(crate) const REDIS_VERSION: &str = "8.8.0";
-
-const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 /// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
 pub(crate) fn ping(_: &ServerState, client: &ClientState, argv: &[&[u8]]) -> Reply {
@@ -40,17 +37,17 @@ pub(crate) fn echo(_: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
 fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
     let required = ctx.state.settings().requirepass.clone();
     if user.is_some_and(|u| u != b"default") {
-        return Err(Reply::Error(WRONGPASS.into()));
+        return Err(CommandError::WrongPass.into());
     }
     if required.is_empty() {
         if user.is_none() {
-            return Err(Reply::Error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into()));
+            return Err(CommandError::AuthWithoutPassword.into());
         }
         ctx.client.authenticated = true;
         return Ok(());
     }
     if password != required.as_bytes() {
-        return Err(Reply::Error(WRONGPASS.into()));
+        return Err(CommandError::WrongPass.into());
     }
     ctx.client.authenticated = true;
     Ok(())
@@ -73,11 +70,9 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         protocol = match int_arg(version) {
             Ok(2) => Protocol::Resp2,
             Ok(3) => Protocol::Resp3,
-            Ok(_) => return Reply::Error("NOPROTO unsupported protocol version".into()),
+            Ok(_) => return CommandError::NoProto.into(),
             Err(_) => {
-                return Reply::Error(
-                    "ERR Protocol version is not an integer or out of range".into(),
-                );
+                return CommandError::ProtocolVersionNotInteger.into();
             }
         };
     }
@@ -97,14 +92,11 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             name = Some(argv[i + 1]);
             i += 2;
         } else {
-            return Reply::Error(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(argv[i])
-            ));
+            return CommandError::HelloSyntax(String::from_utf8_lossy(argv[i]).into_owned()).into();
         }
     }
     if !ctx.client.authenticated {
-        return Reply::Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+        return CommandError::HelloNoAuth.into();
     }
     if let Some(name) = name {
         ctx.client
@@ -142,7 +134,7 @@ pub(crate) fn select(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return refused;
     }
     if index < 0 || index as usize >= ctx.dbs.len() {
-        return Reply::Error("ERR DB index is out of range".into());
+        return CommandError::DbIndexOutOfRange.into();
     }
     ctx.client.select(index as usize);
     Reply::OK
@@ -169,7 +161,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 }
 
 fn invalid_name() -> Reply {
-    Reply::Error("ERR Client names cannot contain spaces, newlines or special characters.".into())
+    CommandError::InvalidClientName.into()
 }
 
 const CLIENT_HELP: &[&str] = &[
@@ -228,14 +220,17 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             } else if is(argv[2], "lib-ver") {
                 info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
             } else {
-                return Reply::Error(format!(
-                    "ERR Unrecognized option '{}'",
-                    String::from_utf8_lossy(argv[2])
-                ));
+                return CommandError::UnrecognizedOption(
+                    String::from_utf8_lossy(argv[2]).into_owned(),
+                )
+                .into();
             }
             Reply::OK
         }
-        "info" => Reply::Verbatim(Bytes::from(format!("{}\n", ctx.client.info.line()))),
+        "info" => Reply::Verbatim(Bytes::from(format!(
+            "{}\n",
+            ctx.client.info.line(super::call_name)
+        ))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
@@ -247,7 +242,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 error(echomq_engine::Error::Syntax)
             }
         }
-        "help" => Reply::Array(CLIENT_HELP.iter().map(|l| Reply::Status(l)).collect()),
+        "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }
 }
@@ -266,7 +261,7 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             for arg in &argv[i + 1..] {
                 match int_arg(arg) {
                     Ok(id) if id > 0 => list.push(id as u64),
-                    _ => return Reply::Error("ERR Invalid client ID".into()),
+                    _ => return CommandError::InvalidClientId.into(),
                 }
             }
             ids = Some(list);
@@ -278,7 +273,7 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let text: String = clients
         .iter()
         .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-        .map(|c| format!("{}\n", c.line()))
+        .map(|c| format!("{}\n", c.line(super::call_name)))
         .collect();
     Reply::Verbatim(Bytes::from(text))
 }
@@ -294,7 +289,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 c.kill();
                 Reply::OK
             }
-            None => Reply::Error("ERR No such client".into()),
+            None => CommandError::NoSuchClient.into(),
         };
     }
     let (mut id, mut addr, mut laddr, mut skip_me) = (None, None, None, true);
@@ -304,7 +299,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         if is(argv[i], "id") {
             match int_arg(value) {
                 Ok(n) if n > 0 => id = Some(n as u64),
-                _ => return Reply::Error("ERR client-id should be greater than 0".into()),
+                _ => return CommandError::ClientIdNotPositive.into(),
             }
         } else if is(argv[i], "addr") {
             addr = Some(String::from_utf8_lossy(value).into_owned());

@@ -24,34 +24,25 @@ use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::{Db, Error, Reply};
 
 use super::{Ctx, error, is};
-
-/// Redis's error for a source that is its own destination.
-const SAME_OBJECT: &str = "ERR source and destination objects are the same";
-/// Redis's error for a database index past the configured count (or negative).
-const OUT_OF_RANGE: &str = "ERR DB index is out of range";
-
-/// SWAPDB's errors for an index that is no 32-bit integer.
-const FIRST: &str = "ERR invalid first DB index";
-const SECOND: &str = "ERR invalid second DB index";
+use crate::error::CommandError;
 
 /// A database index argument below `count`, as Redis's `getIntFromObjectOrReply` reads it:
 /// no 64-bit integer is `message` (Redis's not-an-integer error when `None`), one outside 32
 /// bits is `message` too (Redis's range error when `None`), and a negative one or one not below
 /// `count` is out of range.
-fn db_index(arg: &[u8], count: usize, message: Option<&str>) -> Result<usize, Reply> {
-    let fail = |default: String| Reply::Error(message.map_or(default, str::to_string));
-    let index = echomq_engine::command::parse_i64(arg).map_err(|e| fail(e.to_string()))?;
+fn db_index(arg: &[u8], count: usize, message: Option<CommandError>) -> Result<usize, Reply> {
+    let index = match echomq_engine::command::parse_i64(arg) {
+        Ok(index) => index,
+        Err(e) => return Err(message.map_or_else(|| error(e), Reply::from)),
+    };
     if i32::try_from(index).is_err() {
-        return Err(fail(format!(
-            "ERR value is out of range, value must between {} and {}",
-            i32::MIN,
-            i32::MAX
-        )));
+        let range = CommandError::IntOutOfRange(i32::MIN, i32::MAX);
+        return Err(message.unwrap_or(range).into());
     }
     usize::try_from(index)
         .ok()
         .filter(|&i| i < count)
-        .ok_or_else(|| Reply::Error(OUT_OF_RANGE.into()))
+        .ok_or_else(|| CommandError::DbIndexOutOfRange.into())
 }
 
 /// Two distinct databases of `dbs`, mutably.
@@ -91,7 +82,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let (key, new_key) = (argv[1], argv[2]);
     if src == dst && key == new_key {
-        return Reply::Error(SAME_OBJECT.into());
+        return CommandError::SameObject.into();
     }
     let source = &mut ctx.dbs[src];
     source.count_read(key, false);
@@ -133,7 +124,7 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Err(reply) => return reply,
     };
     if src == dst {
-        return Reply::Error(SAME_OBJECT.into());
+        return CommandError::SameObject.into();
     }
     let key = argv[1];
     let (source, target) = pair(ctx.dbs, src, dst);
@@ -160,13 +151,13 @@ pub(crate) fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let count = ctx.dbs.len();
     // Both are parsed before either is range-checked, as Redis does.
-    let first = db_index(argv[1], usize::MAX, Some(FIRST));
-    let second = db_index(argv[2], usize::MAX, Some(SECOND));
+    let first = db_index(argv[1], usize::MAX, Some(CommandError::InvalidFirstDb));
+    let second = db_index(argv[2], usize::MAX, Some(CommandError::InvalidSecondDb));
     let (a, b) = match (first, second) {
         (Err(reply), _) => return reply,
         (_, Err(reply)) => return reply,
         (Ok(a), Ok(b)) if a < count && b < count => (a, b),
-        _ => return Reply::Error(OUT_OF_RANGE.into()),
+        _ => return CommandError::DbIndexOutOfRange.into(),
     };
     if a != b {
         let (one, other) = pair(ctx.dbs, a, b);

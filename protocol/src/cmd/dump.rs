@@ -16,6 +16,8 @@ use echomq_engine::{Error, Reply};
 
 use super::{Ctx, error, int_arg, is};
 
+use crate::error::CommandError;
+
 /// `DUMP key`.
 pub(crate) fn dump(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let now = ctx.snapshot.now_ms;
@@ -40,7 +42,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         } else if is(argv[j], "idletime") && more && !freq {
             match int_arg(argv[j + 1]) {
                 Ok(n) if n < 0 => {
-                    return Reply::Error("ERR Invalid IDLETIME value, must be >= 0".into());
+                    return CommandError::InvalidIdleTime.into();
                 }
                 Ok(_) => idle = true,
                 Err(reply) => return reply,
@@ -49,7 +51,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         } else if is(argv[j], "freq") && more && !idle {
             match int_arg(argv[j + 1]) {
                 Ok(n) if !(0..=255).contains(&n) => {
-                    return Reply::Error("ERR Invalid FREQ value, must be >= 0 and <= 255".into());
+                    return CommandError::InvalidFreq.into();
                 }
                 Ok(_) => freq = true,
                 Err(reply) => return reply,
@@ -63,19 +65,19 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let key = argv[1];
     let now = ctx.snapshot.now_ms;
     if !replace && ctx.db().get(key).is_some() {
-        return Reply::Error("BUSYKEY Target key name already exists.".into());
+        return CommandError::BusyKey.into();
     }
     let ttl = match int_arg(argv[2]) {
-        Ok(ttl) if ttl < 0 => return Reply::Error("ERR Invalid TTL value, must be >= 0".into()),
+        Ok(ttl) if ttl < 0 => return CommandError::InvalidTtl.into(),
         Ok(ttl) => ttl as u64,
         Err(reply) => return reply,
     };
     let payload = argv[3];
     if !dump::verify(payload) {
-        return Reply::Error("ERR DUMP payload version or checksum are wrong".into());
+        return CommandError::BadDumpPayload.into();
     }
     let Ok(value) = dump::restore(payload, now) else {
-        return Reply::Error("ERR Bad data format".into());
+        return CommandError::BadDataFormat.into();
     };
     let expire_at = (ttl != 0).then(|| if absttl { ttl } else { ttl.saturating_add(now) });
     let db = ctx.db();

@@ -15,6 +15,8 @@ use echomq_engine::notify::GENERIC;
 
 use super::{Ctx, int_arg, is};
 
+use crate::error::CommandError;
+
 /// NX, XX, GT, LT.
 #[derive(Debug, Default, Clone, Copy)]
 struct Conditions {
@@ -36,21 +38,16 @@ fn parse_conditions(args: &[&[u8]]) -> Result<Conditions, Reply> {
         } else if is(arg, "lt") {
             c.lt = true;
         } else {
-            return Err(Reply::Error(format!(
-                "ERR Unsupported option {}",
-                String::from_utf8_lossy(arg)
-            )));
+            return Err(
+                CommandError::UnsupportedOption(String::from_utf8_lossy(arg).into_owned()).into(),
+            );
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {
-        return Err(Reply::Error(
-            "ERR NX and XX, GT or LT options at the same time are not compatible".into(),
-        ));
+        return Err(CommandError::NxWithXxGtLt.into());
     }
     if c.gt && c.lt {
-        return Err(Reply::Error(
-            "ERR GT and LT options at the same time are not compatible".into(),
-        ));
+        return Err(CommandError::GtWithLt.into());
     }
     Ok(c)
 }
@@ -76,7 +73,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, argv: &[&[u8]], seconds: bool, relative: bo
     };
     let invalid = || {
         let name = String::from_utf8_lossy(argv[0]).to_ascii_lowercase();
-        Reply::Error(format!("ERR invalid expire time in '{name}' command"))
+        CommandError::InvalidExpireTime(name).into()
     };
     if seconds {
         match when.checked_mul(1000) {

@@ -1,22 +1,24 @@
 //! COMMAND, TIME, and the commands tooling sends on connect that echomq accepts and ignores
 //! (FUNCTION FLUSH, SCRIPT FLUSH, DEBUG LOG ...).
 
-use echomq_engine::Reply;
+use echomq_engine::{Error as EngineError, Reply};
 
 use echomq_engine::command::CommandSpec;
 
-use super::group_meta;
+use super::command_docs;
 use super::table::all;
-use super::{Ctx, is, lookup, unknown_subcommand};
+use super::{Ctx, error, is, lookup, unknown_subcommand};
+
+use crate::error::CommandError;
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
 /// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
-/// as Redis 8.8 does ([`group_meta`]). Other commands come from their table row: flags are
+/// as Redis 8.8 does ([`command_docs`]). Other commands come from their table row: flags are
 /// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
 /// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
 /// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
-    if let Some(container) = group_meta::container(spec.name) {
+    if let Some(container) = command_docs::container(spec.name) {
         return container.info();
     }
     let flags = if crate::slot::has_movable_keys(spec) {
@@ -38,10 +40,10 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     ])
 }
 
-/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`group_meta`]); others
+/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]); others
 /// with an empty summary.
 fn docs_entry(name: &'static str) -> Reply {
-    if let Some(container) = group_meta::container(name) {
+    if let Some(container) = command_docs::container(name) {
         return container.docs();
     }
     Reply::Map(vec![
@@ -70,7 +72,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(
             argv[2..]
                 .iter()
-                .map(|n| match group_meta::subcommand(n) {
+                .map(|n| match command_docs::subcommand(n) {
                     Some((info, _)) => info,
                     None => lookup(n).map_or(Reply::Null, |found| info_entry(found.spec())),
                 })
@@ -78,9 +80,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         )
     } else if is(sub, "getkeys") {
         if argv.len() < 3 {
-            return Reply::Error(
-                "ERR wrong number of arguments for 'command|getkeys' command".into(),
-            );
+            return error(EngineError::WrongArity("command|getkeys".into()));
         }
         getkeys(&argv[2..])
     } else if is(sub, "docs") {
@@ -91,7 +91,7 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         } else {
             argv[2..]
                 .iter()
-                .filter_map(|n| match group_meta::subcommand(n) {
+                .filter_map(|n| match command_docs::subcommand(n) {
                     Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
                     None => lookup(n).map(|found| {
                         (
@@ -111,15 +111,15 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 /// `COMMAND GETKEYS command arg...`: the keys of a request, as the cluster check finds them.
 fn getkeys(request: &[&[u8]]) -> Reply {
     let Some(found) = lookup(request[0]) else {
-        return Reply::Error("ERR Invalid command specified".into());
+        return CommandError::InvalidCommand.into();
     };
     let spec = found.spec();
     if !spec.arity_ok(request.len()) {
-        return Reply::Error("ERR Invalid number of arguments specified for command".into());
+        return CommandError::InvalidArgumentCount.into();
     }
     let keys = crate::slot::keys_of(spec, request);
     if keys.is_empty() {
-        return Reply::Error("ERR The command has no key arguments".into());
+        return CommandError::NoKeyArguments.into();
     }
     Reply::Array(keys.into_iter().map(Reply::bulk).collect())
 }
@@ -179,10 +179,8 @@ pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let sub = &argv[1];
     if is(sub, "sleep") {
         if argv.len() != 3 {
-            return Reply::Error(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-                String::from_utf8_lossy(sub)
-            ));
+            return CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned())
+                .into();
         }
         if let Ok(pause) = std::time::Duration::try_from_secs_f64(leading_f64(argv[2])) {
             std::thread::sleep(pause.min(DEBUG_SLEEP_MAX));
@@ -192,7 +190,7 @@ pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if is(sub, "log") || is(sub, "set-active-expire") {
         Reply::OK
     } else {
-        Reply::Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.".into())
+        CommandError::DebugNotAllowed.into()
     }
 }
 

@@ -12,6 +12,7 @@ use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::{Error, Reply, Value};
 
 use super::{Ctx, error, int_arg, is};
+use crate::error::CommandError;
 use crate::glob;
 
 /// `DEL key [key ...]` and `UNLINK`: how many existed.
@@ -68,7 +69,7 @@ pub(crate) fn scan(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         .and_then(|c| c.parse::<u64>().ok())
         .is_none()
     {
-        return Reply::Error("ERR invalid cursor".into());
+        return CommandError::InvalidCursor.into();
     }
     let mut pattern: Option<&[u8]> = None;
     let mut kind: Option<&[u8]> = None;

@@ -12,25 +12,31 @@
 
 mod archive;
 mod cluster;
+mod command_docs;
 mod config;
 pub(crate) mod connection;
 mod copy;
 mod dump;
 mod expire;
-mod group_meta;
 mod info;
 mod introspection;
 mod keys;
+mod latency;
+mod memory;
 mod object;
 mod pause;
 mod persistence;
+mod propagate;
 mod pubsub;
+pub(crate) mod replay;
 mod security;
 mod shutdown;
+mod slowlog;
 mod strings;
 mod table;
 mod transaction;
 mod unknown;
+mod wait;
 
 use std::sync::Arc;
 
@@ -41,6 +47,7 @@ use echomq_engine::command::flags::{
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
+use crate::error::CommandError;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
@@ -135,7 +142,7 @@ pub(crate) fn execute(
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = client.clock_mark.unwrap_or_else(crate::mono::now_ns);
+    let started = client.clock_mark.unwrap_or_else(crate::monotonic::now_ns);
     let Some((found, id)) = table::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -168,13 +175,10 @@ pub(crate) fn execute(
         // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
         if name == "exec" {
             client.multi = None;
-            let reply = Reply::Error(
-                "EXECABORT Transaction discarded because of: NOAUTH Authentication required."
-                    .into(),
-            );
+            let reply = CommandError::ExecAbortNoAuth.into();
             return refuse(state, client, Some(counted), reply);
         }
-        let reply = Reply::Error("NOAUTH Authentication required.".into());
+        let reply = CommandError::NoAuth.into();
         return refuse(state, client, Some(counted), reply);
     }
     if state.cluster_enabled()
@@ -202,7 +206,7 @@ pub(crate) fn execute(
     }
     if client.multi.is_some() && spec.has(NO_MULTI) {
         client.multi_failed = true;
-        let reply = Reply::Error("ERR Command not allowed inside a transaction".into());
+        let reply = CommandError::NotAllowedInMulti.into();
         return refuse(state, client, Some(counted), reply);
     }
     if let Some(queue) = client.multi.as_mut()
@@ -216,7 +220,7 @@ pub(crate) fn execute(
     }
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if deny_oom && state.over_maxmemory() {
-        let reply = Reply::Error("OOM command not allowed when used memory > 'maxmemory'.".into());
+        let reply = CommandError::OutOfMemory.into();
         return refuse(state, client, Some(counted), reply);
     }
     let action = match found {
@@ -245,7 +249,7 @@ pub(crate) fn execute(
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
                 if spec.has(WRITE) {
-                    crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                    propagate::server_command(ctx.db(), argv, &reply);
                 }
                 close = ctx.close;
                 raw = ctx.raw;
@@ -281,7 +285,7 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
-    let ended = crate::mono::now_ns();
+    let ended = crate::monotonic::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
     }
@@ -311,7 +315,7 @@ pub(crate) fn execute(
 /// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let started = crate::mono::now_ns();
+    let started = crate::monotonic::now_ns();
     let Some((found, id)) = table::find(argv[0]) else {
         return error(stream::unknown_command(argv[0], &[]));
     };
@@ -328,7 +332,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
             if spec.has(WRITE) {
-                crate::aof::propagate::server_command(ctx.db(), argv, &reply);
+                propagate::server_command(ctx.db(), argv, &reply);
             }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
@@ -345,7 +349,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
-    let ns = crate::mono::now_ns().saturating_sub(started);
+    let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);
     if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {
         ctx.state
@@ -367,6 +371,11 @@ pub(crate) fn persistence_refusal(
 /// Parses an integer argument strictly, as Redis does.
 pub(crate) fn int_arg(arg: &[u8]) -> Result<i64, Reply> {
     stream::parse_i64(arg).map_err(error)
+}
+
+/// A HELP subcommand's reply: its lines as status replies.
+fn help(lines: &[&'static str]) -> Reply {
+    Reply::Array(lines.iter().map(|l| Reply::Status(l)).collect())
 }
 
 /// Whether `arg` is `word` in any case.

@@ -5,6 +5,8 @@ use echomq_engine::Reply;
 
 use super::{Ctx, int_arg, is, subcommand_syntax};
 
+use crate::error::CommandError;
+
 /// `CLIENT PAUSE timeout [WRITE|ALL]` (milliseconds).
 pub(crate) fn pause(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if argv.len() > 4 {
@@ -14,12 +16,12 @@ pub(crate) fn pause(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         None => true,
         Some(mode) if is(mode, "all") => true,
         Some(mode) if is(mode, "write") => false,
-        Some(_) => return Reply::Error("ERR CLIENT PAUSE mode must be WRITE or ALL".into()),
+        Some(_) => return CommandError::PauseMode.into(),
     };
     let ms = match int_arg(argv[2]) {
-        Ok(ms) if ms < 0 => return Reply::Error("ERR timeout is negative".into()),
+        Ok(ms) if ms < 0 => return CommandError::TimeoutNegative.into(),
         Ok(ms) => ms as u64,
-        Err(_) => return Reply::Error("ERR timeout is not an integer or out of range".into()),
+        Err(_) => return CommandError::TimeoutNotInteger.into(),
     };
     ctx.state.pause().pause(ms, all);
     Reply::OK

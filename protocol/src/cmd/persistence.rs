@@ -14,7 +14,8 @@ use echomq_engine::command::CommandSpec;
 use echomq_engine::command::flags::{LOADING_OK, WRITE};
 
 use super::{Ctx, int_arg};
-use crate::aof::load::AOF_CLIENT_ID;
+use crate::error::CommandError;
+use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
 /// The error that refuses a command with this table row now, if any: `-LOADING` while the
@@ -42,21 +43,15 @@ fn refusal_checked(state: &ServerState, client: &ClientState, spec: &CommandSpec
         return None;
     }
     if state.loading() && !spec.has(LOADING_OK) {
-        return Some(Reply::Error(
-            "LOADING Redis is loading the dataset in memory".into(),
-        ));
+        return Some(CommandError::Loading.into());
     }
     if spec.has(WRITE)
         && let Some(error) = state.aof().write_error()
     {
-        return Some(Reply::Error(format!(
-            "MISCONF Errors writing to the AOF file: {error}"
-        )));
+        return Some(CommandError::AofWriteFailed(error).into());
     }
-    if (spec.has(WRITE) || spec.name == "ping")
-        && let Some(misconf) = state.rdb_write_refusal()
-    {
-        return Some(Reply::Error(misconf.into()));
+    if (spec.has(WRITE) || spec.name == "ping") && state.rdb_write_refusal() {
+        return Some(CommandError::BgsaveFailed.into());
     }
     None
 }
@@ -64,11 +59,11 @@ fn refusal_checked(state: &ServerState, client: &ClientState, spec: &CommandSpec
 /// SAVE.
 pub(crate) fn save(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.state.rdb().bgsave_in_progress() {
-        return Reply::Error("ERR Background save already in progress".into());
+        return CommandError::SaveInProgress.into();
     }
     match ctx.state.save(ctx.dbs) {
         Ok(()) => Reply::OK,
-        Err(e) => Reply::Error(e),
+        Err(e) => e.into(),
     }
 }
 
@@ -84,7 +79,7 @@ pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     match ctx.state.bgsave(ctx.dbs) {
         Ok(()) => Reply::Status("Background saving started"),
-        Err(e) => Reply::Error(e),
+        Err(e) => e.into(),
     }
 }
 
@@ -98,29 +93,23 @@ pub(crate) fn lastsave(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 fn waitaof_args(state: &ServerState, argv: &[&[u8]]) -> Result<i64, Reply> {
     let numlocal = int_arg(argv[1])?;
     if !(0..=1).contains(&numlocal) {
-        return Err(Reply::Error(
-            "ERR value is out of range, value must between 0 and 1".into(),
-        ));
+        return Err(CommandError::NumLocalOutOfRange.into());
     }
     // Redis's message for numreplicas covers a non-integer too.
     if int_arg(argv[2]).map_or(true, |n| n < 0) {
-        return Err(Reply::Error(
-            "ERR value is out of range, must be positive".into(),
-        ));
+        return Err(CommandError::NumReplicasNegative.into());
     }
     let timeout = echomq_engine::command::parse_i64(argv[3])
-        .map_err(|_| Reply::Error("ERR timeout is not an integer or out of range".into()))?;
+        .map_err(|_| Reply::from(CommandError::TimeoutNotInteger))?;
     if timeout < 0 {
-        return Err(Reply::Error("ERR timeout is negative".into()));
+        return Err(CommandError::TimeoutNegative.into());
     }
     let now = i64::try_from(state.clock().now_ms()).unwrap_or(i64::MAX);
     if timeout > 0 && timeout > i64::MAX - now {
-        return Err(Reply::Error("ERR timeout is out of range".into()));
+        return Err(CommandError::TimeoutOutOfRange.into());
     }
     if numlocal > 0 && !state.aof().enabled() {
-        return Err(Reply::Error(
-            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.".into(),
-        ));
+        return Err(CommandError::WaitaofWithoutAof.into());
     }
     Ok(numlocal)
 }
@@ -157,16 +146,11 @@ pub(crate) fn waitaof_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 pub(crate) fn bgrewriteaof(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let aof = ctx.state.aof();
     if aof.rewriting() {
-        return Reply::Error(
-            "ERR Background append only file rewriting already in progress".into(),
-        );
+        return CommandError::RewriteInProgress.into();
     }
     let config = ctx.state.aof_config();
     match aof.rewrite(ctx.dbs, &config) {
         Ok(()) => Reply::Status("Background append only file rewriting started"),
-        Err(_) => Reply::Error(
-            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
-                .into(),
-        ),
+        Err(_) => CommandError::RewriteFailed.into(),
     }
 }

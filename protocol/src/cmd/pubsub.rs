@@ -11,6 +11,7 @@ use bytes::BytesMut;
 use echomq_engine::{Error as EngineError, Reply};
 
 use super::{Ctx, error, is, subcommand_of, subcommand_syntax, unknown_subcommand};
+use crate::error::CommandError;
 use crate::resp::Protocol;
 use crate::state::pubsub::{Frames, Kind};
 use crate::state::{ClientState, ServerState};
@@ -33,9 +34,7 @@ pub(crate) fn allowed_when_subscribed(name: &str) -> bool {
 
 /// Redis's refusal of `name` (the full name, `xgroup|create`) in RESP2 pub/sub mode.
 pub(crate) fn subscribed_mode_error(name: &str) -> Reply {
-    Reply::Error(format!(
-        "ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
-    ))
+    CommandError::NotAllowedWhileSubscribed(name.to_string()).into()
 }
 
 /// Sends `frames` as the reply: raw bytes normally; as arrays inside EXEC.
@@ -101,7 +100,7 @@ pub(crate) fn punsubscribe(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 /// `SSUBSCRIBE shardchannel [shardchannel ...]`: refused inside MULTI, as in Redis.
 pub(crate) fn ssubscribe(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if ctx.client.multi.is_some() {
-        return Reply::Error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client".into());
+        return CommandError::SsubscribeDenyBlocking.into();
     }
     subscribe_as(ctx, argv, Kind::Shard)
 }
@@ -158,7 +157,7 @@ pub(crate) fn pubsub(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(pairs)
     };
     if argc == 2 && is(sub, "help") {
-        Reply::Array(PUBSUB_HELP.iter().map(|l| Reply::Status(l)).collect())
+        super::help(PUBSUB_HELP)
     } else if (is(sub, "channels") || is(sub, "shardchannels")) && argc <= 3 {
         let shard = is(sub, "shardchannels");
         let names = registry.channels(shard, argv.get(2).copied());

@@ -8,7 +8,8 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+
+use echomq_engine::{Clock, SystemClock};
 
 /// Seconds between two warnings at most (Redis's).
 const WARN_INTERVAL_S: u64 = 60;
@@ -23,9 +24,7 @@ pub fn is_attack(name: &[u8]) -> bool {
 
 /// Logs Redis's warning for an attack from `peer`, unless one was logged in the last minute.
 pub fn warn(peer: SocketAddr) {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let now = SystemClock.now_ms() / 1000;
     let last = LAST_WARNING_S.load(Ordering::Relaxed);
     if last != 0 && now.abs_diff(last) <= WARN_INTERVAL_S {
         return;

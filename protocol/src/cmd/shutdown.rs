@@ -13,6 +13,8 @@ use echomq_engine::Reply;
 
 use super::Ctx;
 
+use crate::error::CommandError;
+
 /// What the arguments ask for.
 #[derive(Debug, Default, Clone, Copy)]
 struct Flags {
@@ -51,7 +53,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return super::error(echomq_engine::Error::Syntax);
     };
     if flags.abort {
-        return Reply::Error("ERR No shutdown in progress.".into());
+        return CommandError::NoShutdownInProgress.into();
     }
     let state = ctx.state;
     tracing::warn!("User requested shutdown...");
@@ -66,7 +68,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 tracing::warn!(
                     "Errors trying to shut down the server. Check the logs for more information."
                 );
-                return Reply::Error("ERR Errors trying to SHUTDOWN. Check logs.".into());
+                return CommandError::ShutdownFailed.into();
             }
             tracing::warn!(error = %e, "Error trying to save the DB. Exit anyway.");
         }

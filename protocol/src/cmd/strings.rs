@@ -12,8 +12,10 @@ use echomq_engine::{Error, Reply, Value};
 
 use super::{Ctx, error, int_arg, is};
 
+use crate::error::CommandError;
+
 fn invalid_expire() -> Reply {
-    Reply::Error("ERR invalid expire time in 'set' command".into())
+    CommandError::InvalidExpireTime("set".into()).into()
 }
 
 /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`.
@@ -143,7 +145,7 @@ pub(crate) fn incr(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Some(_) => return error(Error::WrongType),
     };
     let Some(next) = current.checked_add(1) else {
-        return Reply::Error("ERR increment or decrement would overflow".into());
+        return CommandError::IncrOverflow.into();
     };
     db.replace_value(argv[1], Value::String(Bytes::from(next.to_string())));
     db.notify(STRING, "incrby", argv[1]);

@@ -13,7 +13,7 @@ use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
     Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
-    object, persistence, pubsub, shutdown, strings, transaction,
+    latency, memory, object, persistence, pubsub, shutdown, slowlog, strings, transaction, wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -274,7 +274,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("memory|help", 2),
             ],
         ),
-        object::memory,
+        memory::memory,
     ),
     command(
         spec("slowlog", -2).subcommands(
@@ -286,7 +286,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("slowlog|help", 2),
             ],
         ),
-        object::slowlog,
+        slowlog::slowlog,
     ),
     command(
         spec("latency", -2).subcommands(
@@ -298,9 +298,9 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("latency|help", 2),
             ],
         ),
-        object::latency,
+        latency::latency,
     ),
-    command(spec("wait", 3), object::wait),
+    command(spec("wait", 3), wait::wait),
     command(spec("waitaof", 4), persistence::waitaof_queued),
     command(spec("monitor", 1), introspection::monitor),
     command(

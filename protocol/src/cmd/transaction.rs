@@ -10,6 +10,8 @@ use echomq_engine::Reply;
 
 use super::{Ctx, execute_queued};
 
+use crate::error::CommandError;
+
 /// Drops every watch the client holds.
 pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
     ctx.client.info.set_watching(false);
@@ -23,7 +25,7 @@ pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
 /// `MULTI`.
 pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.client.multi.is_some() {
-        return Reply::Error("ERR MULTI calls can not be nested".into());
+        return CommandError::NestedMulti.into();
     }
     ctx.client.multi = Some(Vec::new());
     ctx.client.multi_failed = false;
@@ -33,7 +35,7 @@ pub(crate) fn multi(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 /// `DISCARD`.
 pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.client.multi.take().is_none() {
-        return Reply::Error("ERR DISCARD without MULTI".into());
+        return CommandError::DiscardWithoutMulti.into();
     }
     ctx.client.multi_failed = false;
     forget_watches(ctx);
@@ -43,7 +45,7 @@ pub(crate) fn discard(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 /// `EXEC`.
 pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let Some(queue) = ctx.client.multi.take() else {
-        return Reply::Error("ERR EXEC without MULTI".into());
+        return CommandError::ExecWithoutMulti.into();
     };
     let failed = std::mem::take(&mut ctx.client.multi_failed);
     let changed = ctx.client.watched.iter().any(|(db, key, version)| {
@@ -53,7 +55,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     });
     forget_watches(ctx);
     if failed {
-        return Reply::Error("EXECABORT Transaction discarded because of previous errors.".into());
+        return CommandError::ExecAbort.into();
     }
     if changed {
         return Reply::NullArray;
@@ -72,7 +74,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 /// `WATCH key [key ...]`.
 pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if ctx.client.multi.is_some() {
-        return Reply::Error("ERR WATCH inside MULTI is not allowed".into());
+        return CommandError::WatchInsideMulti.into();
     }
     let index = ctx.client.db;
     for key in &argv[1..] {

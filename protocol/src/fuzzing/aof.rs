@@ -16,9 +16,10 @@ use std::sync::Arc;
 use echomq_engine::ManualClock;
 
 use super::Input;
-use crate::aof::codec::{self, Parsed};
-use crate::aof::load::{Loaded, replay};
-use crate::error::AofError;
+use crate::cmd::replay::replay;
+use crate::error::PersistError;
+use crate::persist::aof::codec::{self, Parsed};
+use crate::persist::aof::load::Loaded;
 use crate::server::{Server, ServerConfig};
 
 /// Commands a generated body is made of.
@@ -139,11 +140,11 @@ pub fn run(data: &[u8]) {
                 "cut at {cut}"
             );
         }
-        Err(AofError::Truncated { offset, .. }) => {
+        Err(PersistError::Truncated { offset, .. }) => {
             assert!(!last, "refused a cut in the last file");
             assert!(offset as usize <= body.len());
         }
-        Err(AofError::BadFormat { offset, .. }) => assert!(offset as usize <= body.len()),
+        Err(PersistError::BadFormat { offset, .. }) => assert!(offset as usize <= body.len()),
         Err(_) => {}
     }
     if let Err(e) = state.keyspace().check_invariants() {

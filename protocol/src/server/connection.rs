@@ -29,7 +29,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::Notify;
 
 use super::pipeline::{self, Scratch, Step};
-use crate::aof::Commit;
+use crate::persist::aof::Commit;
 use crate::resp::encode;
 use crate::state::output_limit::{self, OutputGuard};
 use crate::state::{ClientInfo, ClientState, Execute, ServerState};
@@ -75,7 +75,7 @@ async fn write_out(
         };
         let pending = output_limit::counted(output.len() - written + mailbox);
         if let Err(overrun) = guard.check(pending, &limit, !client.authenticated) {
-            output_limit::log_drop(&client.info.line(), overrun);
+            output_limit::log_drop(&state.client_line(&client.info), overrun);
             state.stats().output_limit_disconnection();
             return Err(std::io::Error::other("over client-output-buffer-limit"));
         }

@@ -5,7 +5,7 @@
 //! between holds (so no client waits longer than one hold for it), then the commit pipeline, so the DELs that cycle propagated reach the AOF
 //! within the tick rather than with the next client's write (and deferred archive trims run
 //! even when no client writes), samples the instantaneous rates INFO reports (at most every
-//! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::rdb`). The tick length is
+//! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::persist::rdb`). The tick length is
 //! real time and `hz` is re-read every tick, so CONFIG SET hz takes effect at once; which
 //! keys are due is read from the keyspace's injected clock.
 

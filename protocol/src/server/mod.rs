@@ -118,8 +118,10 @@ impl ServerHandle {
     /// Starts persistence once the settings are in (call once, before or while serving): with
     /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
     /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.
-    pub fn start_persistence(&self) -> Result<(), crate::AofError> {
-        self.state.start_persistence().map(|_| ())
+    pub fn start_persistence(&self) -> Result<(), crate::PersistError> {
+        self.state
+            .start_persistence(crate::cmd::replay::replay)
+            .map(|_| ())
     }
 
     /// The first step of [`ServerHandle::start_persistence`], to call before serving: from
@@ -137,9 +139,9 @@ impl ServerHandle {
 }
 
 impl Server {
-    /// Binds with the system clock (read as [`crate::mono::WallClock`] reads it).
+    /// Binds with the system clock.
     pub async fn bind(config: ServerConfig) -> std::io::Result<Server> {
-        Server::bind_with_clock(config, Arc::new(crate::mono::WallClock)).await
+        Server::bind_with_clock(config, Arc::new(echomq_engine::SystemClock)).await
     }
 
     /// Binds with the given clock (a manual clock for tests).
@@ -182,6 +184,7 @@ impl Server {
             settings,
             config.default_protocol,
             config.memory_used,
+            crate::cmd::call_name,
             archive,
         ));
         let events = crate::state::notify::KeyspaceEvents {

@@ -73,7 +73,7 @@ pub(crate) fn run_ready(
 ) -> Step {
     let bulk_bytes_max = i64::try_from(state.proto_max_bulk_len()).unwrap_or(i64::MAX);
     let mut batch = state.keyspace().batch();
-    let now_ns = crate::mono::now_ns();
+    let now_ns = crate::monotonic::now_ns();
     client.clock_mark = Some(now_ns);
     if std::mem::take(&mut scratch.read_since_batch) {
         client.info.mark_active_at(now_ns);

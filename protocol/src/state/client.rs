@@ -27,7 +27,7 @@ pub struct ClientInfo {
     pub addr: SocketAddr,
     /// The local address.
     pub laddr: Option<SocketAddr>,
-    /// When it connected ([`crate::mono::now_ns`]).
+    /// When it connected ([`crate::monotonic::now_ns`]).
     created_ns: u64,
     /// When its last batch of requests was read, on the same clock.
     last_active_ns: AtomicU64,
@@ -68,7 +68,7 @@ impl ClientInfo {
         laddr: Option<SocketAddr>,
         protocol: Protocol,
     ) -> ClientInfo {
-        let now_ns = crate::mono::now_ns();
+        let now_ns = crate::monotonic::now_ns();
         ClientInfo {
             id,
             addr,
@@ -140,7 +140,7 @@ impl ClientInfo {
     /// Milliseconds since its last batch of requests.
     pub fn idle_ms(&self) -> u64 {
         let last = self.last_active_ns.load(Ordering::Relaxed);
-        crate::mono::now_ns().saturating_sub(last) / 1_000_000
+        crate::monotonic::now_ns().saturating_sub(last) / 1_000_000
     }
 
     /// Records the command being run (CLIENT LIST's `cmd`).
@@ -148,7 +148,7 @@ impl ClientInfo {
         self.last_command.store(command, Ordering::Relaxed);
     }
 
-    /// Marks the client active at `now_ns` ([`crate::mono::now_ns`]; CLIENT LIST's `idle`):
+    /// Marks the client active at `now_ns` ([`crate::monotonic::now_ns`]; CLIENT LIST's `idle`):
     /// once per batch of requests read, with the batch's own clock reading, so no clock is
     /// read for it.
     pub(crate) fn mark_active_at(&self, now_ns: u64) {
@@ -160,8 +160,10 @@ impl ClientInfo {
         self.idle_ms() / 1000
     }
 
-    /// The CLIENT LIST / CLIENT INFO line for this client (without the newline).
-    pub fn line(&self) -> String {
+    /// The CLIENT LIST / CLIENT INFO line for this client (without the newline);
+    /// `call_name` names its last command (the command table's, which this layer does not
+    /// know).
+    pub fn line(&self, call_name: fn(CallId) -> &'static str) -> String {
         let names = self.names.lock().clone();
         let text = |b: &Option<Bytes>| {
             b.as_ref()
@@ -174,7 +176,7 @@ impl ClientInfo {
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
-            crate::mono::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
+            crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
             self.idle_s(),
             match (
                 self.blocked.load(Ordering::Relaxed),
@@ -188,7 +190,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
-            crate::cmd::call_name(self.last_command.load(Ordering::Relaxed)),
+            call_name(self.last_command.load(Ordering::Relaxed)),
             if self.resp3.load(Ordering::Relaxed) {
                 3
             } else {
@@ -219,7 +221,7 @@ pub struct ClientState {
     pub watched: Vec<(usize, Bytes, u64)>,
     /// Within a batch of pipelined requests, when the previous call ended (or the batch
     /// began): the next call's duration (INFO commandstats, SLOWLOG) is measured from it, so
-    /// a call reads the clock once, not twice ([`crate::mono`] nanoseconds). `None` outside
+    /// a call reads the clock once, not twice ([`crate::monotonic`] nanoseconds). `None` outside
     /// a batch.
     pub clock_mark: Option<u64>,
     /// Where this connection's calls are counted (its thread's shard of the server's

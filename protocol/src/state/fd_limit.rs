@@ -36,10 +36,33 @@ pub enum Fit {
     },
 }
 
+/// `RLIMIT_NOFILE` too low for the clients asked for, in Redis's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FdLimitError {
+    /// At start: the limit does not even cover the descriptors the server reserves.
+    #[error(
+        "Your current 'ulimit -n' of {current} is not enough for the server to start. Please increase your open file limit to at least {wanted}. Exiting."
+    )]
+    TooLowToStart {
+        /// The limit.
+        current: u64,
+        /// What the server needs.
+        wanted: u64,
+    },
+    /// CONFIG SET maxclients: the limit allows only `allowed` clients.
+    #[error(
+        "The operating system is not able to handle the specified number of clients, try with {allowed}"
+    )]
+    TooManyClients {
+        /// The `maxclients` the limit allows.
+        allowed: u64,
+    },
+}
+
 /// Makes room for `maxclients` clients: raises the soft and hard `RLIMIT_NOFILE` if needed
 /// and possible, and says what `maxclients` can be. `Err` (with Redis's message) when the
 /// limit does not even cover the reserve.
-pub fn fit_maxclients(maxclients: u64) -> Result<Fit, String> {
+pub fn fit_maxclients(maxclients: u64) -> Result<Fit, FdLimitError> {
     let wanted = maxclients.saturating_add(RESERVED_FDS);
     let Some(current) = limit::current() else {
         return Ok(Fit::Enough);
@@ -68,9 +91,7 @@ pub fn fit_maxclients(maxclients: u64) -> Result<Fit, String> {
         });
     }
     if best <= RESERVED_FDS {
-        return Err(format!(
-            "Your current 'ulimit -n' of {current} is not enough for the server to start. Please increase your open file limit to at least {wanted}. Exiting."
-        ));
+        return Err(FdLimitError::TooLowToStart { current, wanted });
     }
     // Asking for less than was needed may still have raised the limit part way.
     let limit = limit::current().unwrap_or(best).max(best);
@@ -83,7 +104,7 @@ pub fn fit_maxclients(maxclients: u64) -> Result<Fit, String> {
 
 /// Runs [`fit_maxclients`] at start and logs what it did in Redis's words; returns the
 /// `maxclients` to use.
-pub fn adjust_at_start(maxclients: u64) -> Result<u64, String> {
+pub fn adjust_at_start(maxclients: u64) -> Result<u64, FdLimitError> {
     let wanted = maxclients.saturating_add(RESERVED_FDS);
     match fit_maxclients(maxclients)? {
         Fit::Enough => Ok(maxclients),
@@ -114,15 +135,13 @@ pub fn adjust_at_start(maxclients: u64) -> Result<u64, String> {
 
 /// What CONFIG SET maxclients checks (Redis's `updateMaxclients`): the limit is raised if it
 /// can be; if it cannot reach `maxclients`, the error names what it allows.
-pub fn check_config_set(maxclients: u64) -> Result<(), String> {
+pub fn check_config_set(maxclients: u64) -> Result<(), FdLimitError> {
     match fit_maxclients(maxclients) {
         Ok(Fit::Enough | Fit::Raised { .. }) => Ok(()),
         Ok(Fit::Lowered {
             maxclients: allowed,
             ..
-        }) => Err(format!(
-            "The operating system is not able to handle the specified number of clients, try with {allowed}"
-        )),
+        }) => Err(FdLimitError::TooManyClients { allowed }),
         Err(e) => Err(e),
     }
 }

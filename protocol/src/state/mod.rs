@@ -22,6 +22,10 @@
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
 //!   [`notify`]: keyspace notifications published there.
+//! - `persistence`: what the settings ask of persistence (`crate::persist`, the layer
+//!   beneath): the startup load, commits before replies, automatic rewrites, SAVE/BGSAVE and
+//!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
+//!   AOF's replay, a command id's name) is handed down by the server as a function.
 
 pub(crate) mod archive;
 mod archive_sync;
@@ -57,6 +61,7 @@ pub(crate) use settings::{SettingError, Settings};
 pub(crate) use stats::Stats;
 
 use crate::resp::Protocol;
+use stats::CallId;
 
 /// How long a memory reading stays good for the `maxmemory` check.
 pub const MEMORY_SAMPLE_MS: u64 = 100;
@@ -136,9 +141,6 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
-    /// `client-output-buffer-limit pubsub`, copied from the settings whenever they change,
-    /// for publishes under the keyspace lock (see [`notify`]).
-    pubsub_limit: Mutex<output_limit::ClassLimit>,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -147,6 +149,9 @@ pub(crate) struct ServerState {
     default_protocol: Protocol,
     /// Bytes of memory in use, as INFO reports it and `maxmemory` checks it.
     memory_used: fn() -> u64,
+    /// The name a command id's calls are counted under (the command table's, handed down by
+    /// the server): CLIENT LIST's `cmd`.
+    call_name: fn(CallId) -> &'static str,
     /// The last `memory_used` reading and when it was taken: write commands check
     /// `maxmemory` against it instead of measuring each time.
     memory_sample: Mutex<Option<(Instant, u64)>>,
@@ -154,11 +159,11 @@ pub(crate) struct ServerState {
     identity: Identity,
     shutdown: Notify,
     /// The append-only file (see `persistence.rs`).
-    aof: Arc<crate::aof::Aof>,
+    aof: Arc<crate::persist::aof::Aof>,
     /// Whether the AOF is being loaded.
     loading: std::sync::atomic::AtomicBool,
-    /// RDB snapshots (see `crate::rdb`).
-    pub(crate) rdb: Arc<crate::rdb::Rdb>,
+    /// RDB snapshots (see `crate::persist::rdb`).
+    pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -176,6 +181,7 @@ impl ServerState {
         settings: Settings,
         default_protocol: Protocol,
         memory_used: fn() -> u64,
+        call_name: fn(CallId) -> &'static str,
         archive: Option<ServerArchive>,
     ) -> ServerState {
         let started_unix_s = keyspace.clock().now_ms() / 1000;
@@ -189,7 +195,6 @@ impl ServerState {
         ServerState {
             identity,
             keyspace,
-            pubsub_limit: Mutex::new(settings.client_output_buffer_limit.pubsub),
             hot: hot_settings::HotSettings::new(&settings),
             settings: RwLock::new(settings),
             stats: Stats::default(),
@@ -201,12 +206,13 @@ impl ServerState {
             started: Instant::now(),
             default_protocol,
             memory_used,
+            call_name,
             memory_sample: Mutex::new(None),
             archive,
             shutdown: Notify::new(),
             aof: Arc::default(),
             loading: std::sync::atomic::AtomicBool::new(false),
-            rdb: Arc::new(crate::rdb::Rdb::new(started_unix_s)),
+            rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
         }
     }
 
@@ -232,7 +238,6 @@ impl ServerState {
 
     /// Replaces the settings at once (CONFIG SET applies all its pairs or none).
     pub(crate) fn replace_settings(&self, settings: Settings) {
-        *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
         let mut current = self.settings.write();
         *current = settings;
         self.hot.refresh(&current);
@@ -242,7 +247,6 @@ impl ServerState {
     pub(crate) fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
         let mut settings = self.settings.write();
         settings::set_one(&mut settings, self.engine_config(), name, value)?;
-        *self.pubsub_limit.lock() = settings.client_output_buffer_limit.pubsub;
         self.hot.refresh(&settings);
         Ok(())
     }
@@ -375,8 +379,9 @@ impl ServerState {
         let now_us = self.clock().now_ms() * 1000;
         let line = monitor::line(now_us, db, &client.addr.to_string(), argv);
         let limits = pubsub::Limits {
-            limit: self.settings.read().client_output_buffer_limit.normal,
+            limit: self.hot.output_limit(false),
             stats: &self.stats,
+            call_name: self.call_name,
         };
         self.monitors.feed(client.id, &line, &limits);
     }
@@ -414,8 +419,9 @@ impl ServerState {
     /// Publishes `message` to `channel` (SPUBLISH when `shard`); returns the receivers.
     pub(crate) fn publish(&self, channel: &[u8], message: &[u8], shard: bool) -> usize {
         let limits = pubsub::Limits {
-            limit: self.settings.read().client_output_buffer_limit.pubsub,
+            limit: self.hot.output_limit(true),
             stats: &self.stats,
+            call_name: self.call_name,
         };
         self.pubsub.publish(channel, message, shard, &limits)
     }
@@ -423,13 +429,20 @@ impl ServerState {
     /// Publishes one keyspace notification (under the keyspace lock: reads no settings).
     pub(crate) fn publish_event(&self, channel: &[u8], message: &[u8]) -> usize {
         let limits = pubsub::Limits {
-            limit: *self.pubsub_limit.lock(),
+            limit: self.hot.output_limit(true),
             stats: &self.stats,
+            call_name: self.call_name,
         };
         self.pubsub.publish(channel, message, false, &limits)
     }
 
     /// The connected clients, in id order.
+    /// The CLIENT LIST / CLIENT INFO line of `client` (without the newline).
+    pub(crate) fn client_line(&self, client: &ClientInfo) -> String {
+        client.line(self.call_name)
+    }
+
+    /// Every connected client.
     pub(crate) fn clients(&self) -> Vec<Arc<ClientInfo>> {
         self.clients.list()
     }

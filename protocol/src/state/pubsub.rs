@@ -255,6 +255,8 @@ pub(crate) struct Limits<'a> {
     pub limit: ClassLimit,
     /// For `client_output_buffer_limit_disconnections`.
     pub stats: &'a Stats,
+    /// Names a client's last command in the log line of a dropped client.
+    pub call_name: fn(super::stats::CallId) -> &'static str,
 }
 
 impl Registry {
@@ -515,7 +517,7 @@ fn append(client: &ClientInfo, head: &[u8], body: &[u8], limits: &Limits<'_>) {
         mailbox.overrun = true;
         mailbox.bytes = BytesMut::new();
         drop(mailbox);
-        output_limit::log_drop(&client.line(), overrun);
+        output_limit::log_drop(&client.line(limits.call_name), overrun);
         limits.stats.output_limit_disconnection();
         client.kill();
         return;
@@ -558,6 +560,7 @@ mod tests {
                 soft_seconds: 0,
             },
             stats,
+            call_name: |_| "NULL",
         }
     }
 
@@ -628,6 +631,7 @@ mod tests {
                 soft_seconds: 0,
             },
             stats: &stats,
+            call_name: |_| "NULL",
         };
         let big = vec![b'x'; output_limit::UNCOUNTED_BYTES as usize];
         assert_eq!(registry.publish(b"c", &big, false, &tight), 1);

@@ -9,6 +9,8 @@
 use echomq_engine::Config as EngineConfig;
 use echomq_engine::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE};
 
+use crate::error::{ConfigRefusal, ConfigWhy};
+
 /// Redis's `proto-max-bulk-len` default: 512 MiB.
 pub const PROTO_MAX_BULK_LEN_DEFAULT: u64 = 512 * 1024 * 1024;
 /// Redis's `client-query-buffer-limit` default: 1 GiB.
@@ -46,7 +48,7 @@ pub struct Settings {
     pub protected_mode: bool,
     /// `tcp-backlog`: the listen backlog (immutable; set at start).
     pub tcp_backlog: u32,
-    /// `save`: the RDB save points, `seconds changes` pairs (see `rdb::save_points`); empty
+    /// `save`: the RDB save points, `seconds changes` pairs (see `persist::rdb::save_points`); empty
     /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
     /// empty, so a server started without a config writes no file unless asked.
     pub save: String,
@@ -148,7 +150,7 @@ impl Default for Settings {
 }
 
 type Get = fn(&Settings, &EngineConfig) -> String;
-type Set = fn(&mut Settings, &EngineConfig, &str) -> Result<(), String>;
+type Set = fn(&mut Settings, &EngineConfig, &str) -> Result<(), ConfigRefusal>;
 
 /// One CONFIG parameter.
 #[derive(Debug)]
@@ -182,27 +184,21 @@ pub fn parse_memory(value: &str) -> Option<u64> {
     n.checked_mul(unit)
 }
 
-fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, String> {
+fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
     let n: i128 = value
         .parse()
-        .map_err(|_| format!("CONFIG SET failed (possibly related to argument '{name}') - argument couldn't be parsed into an integer"))?;
+        .map_err(|_| ConfigRefusal::new(name, ConfigWhy::NotInteger))?;
     if n < i128::from(min) || n > i128::from(max) {
-        return Err(format!(
-            "CONFIG SET failed (possibly related to argument '{name}') - argument must be between {min} and {max} inclusive"
-        ));
+        return Err(ConfigRefusal::new(name, ConfigWhy::OutOfRange { min, max }));
     }
     Ok(n as u64)
 }
 
-fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, String> {
-    let n = parse_memory(value).ok_or_else(|| {
-        format!("CONFIG SET failed (possibly related to argument '{name}') - argument must be a memory value")
-    })?;
+fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
+    let n = parse_memory(value).ok_or_else(|| ConfigRefusal::new(name, ConfigWhy::NotMemory))?;
     if n < min {
-        return Err(format!(
-            "CONFIG SET failed (possibly related to argument '{name}') - argument must be between {min} and {} inclusive",
-            i64::MAX
-        ));
+        let max = i64::MAX as u64;
+        return Err(ConfigRefusal::new(name, ConfigWhy::OutOfRange { min, max }));
     }
     Ok(n)
 }
@@ -211,13 +207,11 @@ fn yes_no_text(value: bool) -> String {
     if value { "yes" } else { "no" }.into()
 }
 
-fn yes_no(name: &str, value: &str) -> Result<bool, String> {
+fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
     match value.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
-        _ => Err(format!(
-            "CONFIG SET failed (possibly related to argument '{name}') - argument must be 'yes' or 'no'"
-        )),
+        _ => Err(ConfigRefusal::new(name, ConfigWhy::NotYesNo)),
     }
 }
 
@@ -262,9 +256,8 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.maxclients.to_string(),
         set: Some(|s, _, v| {
             let n = int_in("maxclients", v, 1, u64::from(u32::MAX))?;
-            super::fd_limit::check_config_set(n).map_err(|e| {
-                format!("CONFIG SET failed (possibly related to argument 'maxclients') - {e}")
-            })?;
+            super::fd_limit::check_config_set(n)
+                .map_err(|e| ConfigRefusal::new("maxclients", ConfigWhy::Other(e.to_string())))?;
             s.maxclients = n;
             Ok(())
         }),
@@ -293,7 +286,12 @@ pub const PARAMS: &[Param] = &[
             ];
             let v = v.to_ascii_lowercase();
             if !POLICIES.contains(&v.as_str()) {
-                return Err("CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction".into());
+                return Err(ConfigRefusal::new(
+                    "maxmemory-policy",
+                    ConfigWhy::NotOneOf(
+                        "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+                    ),
+                ));
             }
             s.maxmemory_policy = v;
             Ok(())
@@ -321,9 +319,7 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.client_output_buffer_limit.to_string(),
         set: Some(|s, _, v| {
             s.client_output_buffer_limit = s.client_output_buffer_limit.with(v).map_err(|e| {
-                format!(
-                    "CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - {e}"
-                )
+                ConfigRefusal::new("client-output-buffer-limit", ConfigWhy::Other(e.into()))
             })?;
             Ok(())
         }),
@@ -354,7 +350,7 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.slowlog_log_slower_than.to_string(),
         set: Some(|s, _, v| {
             s.slowlog_log_slower_than = v.parse().map_err(|_| {
-                "CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument couldn't be parsed into an integer".to_string()
+                ConfigRefusal::new("slowlog-log-slower-than", ConfigWhy::NotInteger)
             })?;
             Ok(())
         }),
@@ -380,10 +376,8 @@ pub const PARAMS: &[Param] = &[
         get: |_, e| echomq_engine::notify::render(e.notify_flags()),
         set: Some(|_, e, v| {
             let flags = echomq_engine::notify::parse(v).ok_or_else(|| {
-                format!(
-                    "CONFIG SET failed (possibly related to argument 'notify-keyspace-events') - {}",
-                    echomq_engine::notify::INVALID_CLASS
-                )
+                let why = ConfigWhy::Other(echomq_engine::notify::INVALID_CLASS.into());
+                ConfigRefusal::new("notify-keyspace-events", why)
             })?;
             e.set_notify_flags(flags);
             Ok(())
@@ -393,10 +387,10 @@ pub const PARAMS: &[Param] = &[
         name: "save",
         get: |s, _| s.save.clone(),
         set: Some(|s, _, v| {
-            if crate::rdb::save_points(v).is_none() {
-                return Err("CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters".into());
+            if crate::persist::rdb::save_points(v).is_none() {
+                return Err(ConfigRefusal::new("save", ConfigWhy::InvalidSave));
             }
-            s.save = crate::rdb::save_points(v)
+            s.save = crate::persist::rdb::save_points(v)
                 .unwrap_or_default()
                 .iter()
                 .map(|(secs, changes)| format!("{secs} {changes}"))
@@ -410,7 +404,10 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.dbfilename.clone(),
         set: Some(|s, _, v| {
             if v.contains('/') {
-                return Err("CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename".into());
+                return Err(ConfigRefusal::new(
+                    "dbfilename",
+                    ConfigWhy::FilenameIsPath("dbfilename"),
+                ));
             }
             s.dbfilename = v.to_string();
             Ok(())
@@ -458,8 +455,11 @@ pub const PARAMS: &[Param] = &[
         name: "appendfsync",
         get: |s, _| s.appendfsync.clone(),
         set: Some(|s, _, v| {
-            let Some(fsync) = crate::aof::Fsync::parse(v) else {
-                return Err("CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no".into());
+            let Some(fsync) = crate::persist::aof::Fsync::parse(v) else {
+                return Err(ConfigRefusal::new(
+                    "appendfsync",
+                    ConfigWhy::NotOneOf("always, everysec, no"),
+                ));
             };
             s.appendfsync = fsync.name().into();
             Ok(())
@@ -473,7 +473,7 @@ pub const PARAMS: &[Param] = &[
         },
         set: Some(|s, _, v| {
             if !std::path::Path::new(v).is_dir() {
-                return Err("CONFIG SET failed (possibly related to argument 'dir') - No such file or directory".into());
+                return Err(ConfigRefusal::new("dir", ConfigWhy::NoSuchDirectory));
             }
             s.dir = v.to_string();
             Ok(())
@@ -484,10 +484,13 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.appenddirname.clone(),
         set: Some(|s, _, v| {
             if s.persistence_started {
-                return Err("CONFIG SET failed (possibly related to argument 'appenddirname') - can't set immutable config".into());
+                return Err(ConfigRefusal::new("appenddirname", ConfigWhy::Immutable));
             }
             if v.is_empty() || v.contains('/') {
-                return Err("CONFIG SET failed (possibly related to argument 'appenddirname') - appenddirname can't be a path, just a dirname".into());
+                return Err(ConfigRefusal::new(
+                    "appenddirname",
+                    ConfigWhy::DirnameIsPath("appenddirname"),
+                ));
             }
             s.appenddirname = v.to_string();
             Ok(())
@@ -498,10 +501,13 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.appendfilename.clone(),
         set: Some(|s, _, v| {
             if s.persistence_started {
-                return Err("CONFIG SET failed (possibly related to argument 'appendfilename') - can't set immutable config".into());
+                return Err(ConfigRefusal::new("appendfilename", ConfigWhy::Immutable));
             }
             if v.is_empty() || v.contains('/') {
-                return Err("CONFIG SET failed (possibly related to argument 'appendfilename') - appendfilename can't be a path, just a filename".into());
+                return Err(ConfigRefusal::new(
+                    "appendfilename",
+                    ConfigWhy::FilenameIsPath("appendfilename"),
+                ));
             }
             s.appendfilename = v.to_string();
             Ok(())
@@ -605,8 +611,8 @@ pub enum SettingError {
     #[error("setting '{0}' is immutable")]
     Immutable(String),
     /// The value is refused; the text is CONFIG SET's, without the `ERR ` prefix.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] ConfigRefusal),
 }
 
 /// Sets one parameter by name, as a `CONFIG SET name value` of one pair would.
@@ -645,6 +651,7 @@ mod tests {
         assert!(
             (maxclients.set.unwrap())(&mut s, &e, "0")
                 .unwrap_err()
+                .to_string()
                 .contains("between 1 and")
         );
         (maxclients.set.unwrap())(&mut s, &e, "50").unwrap();
@@ -658,6 +665,7 @@ mod tests {
             assert!(
                 (duration.set.unwrap())(&mut s, &e, bad)
                     .unwrap_err()
+                    .to_string()
                     .ends_with("argument must be between 1 and 86400 inclusive")
             );
         }
@@ -668,6 +676,7 @@ mod tests {
         assert!(
             (maxsize.set.unwrap())(&mut s, &e, "10001")
                 .unwrap_err()
+                .to_string()
                 .ends_with("argument must be between 1 and 10000 inclusive")
         );
         (maxsize.set.unwrap())(&mut s, &e, "1").unwrap();

@@ -11,7 +11,8 @@
 //!   and XREAD.
 //! - `idmp`: idempotent production (XADD IDMP/IDMPAUTO, XCFGSET, XIDMPRECORD) against Redis 8.8
 //!   over the wire, RESP2 and RESP3.
-//! - `groups8`: the Redis 8.2–8.8 consumer-group additions against Redis 8.8, in process and
+//! - `group_deletion_claim_nack`: deletion strategies, XDELEX, XACKDEL, the ENTRIESREAD cap,
+//!   XREADGROUP CLAIM and XNACK (Redis 8.2–8.8) against Redis 8.8, in process and
 //!   over the wire.
 //! - `info`: INFO's sections, fields and order against Redis 8.8, and HELLO's role and mode.
 //! - `expiry`: EXPIRE and its family, TTL readers, PERSIST and SET's expiry options against
@@ -25,8 +26,8 @@
 mod case;
 mod command_info;
 mod expiry;
+mod group_deletion_claim_nack;
 mod groups;
-mod groups8;
 mod idmp;
 mod info;
 mod introspection;

@@ -6,8 +6,8 @@
 //! runtime's: those fields are Redis's values for a server without them.
 
 use super::{Lines, human};
+use crate::REDIS_VERSION;
 use crate::cmd::Ctx;
-use crate::cmd::connection::REDIS_VERSION;
 
 /// `/proc/<pid>/stat` clock ticks per second.
 const TICKS_PER_S: u64 = 100;

@@ -6,7 +6,7 @@
 //! which echomq does not write), `<appendfilename>.<seq>.incr.aof`, and the manifest
 //! `<appendfilename>.manifest`, all in `<dir>/<appenddirname>`.
 
-use crate::error::AofError;
+use crate::error::ManifestError;
 
 /// A file's role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,20 +72,18 @@ impl Manifest {
     }
 
     /// Parses a manifest, with Redis's checks and wording.
-    pub fn parse(text: &str) -> Result<Manifest, AofError> {
-        let invalid = |why: &str| AofError::Manifest(why.to_string());
+    pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
         let mut manifest = Manifest::default();
         for line in text.lines() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let words =
-                split_words(line).ok_or_else(|| invalid("Invalid AOF manifest file format"))?;
+            let words = split_words(line).ok_or(ManifestError::InvalidFormat)?;
             let (mut name, mut seq, mut kind) = (None, None, None);
             for pair in words.chunks(2) {
                 let [key, value] = pair else {
-                    return Err(invalid("Invalid AOF manifest file format"));
+                    return Err(ManifestError::InvalidFormat);
                 };
                 match key.as_str() {
                     "file" => name = Some(value.clone()),
@@ -103,12 +101,12 @@ impl Manifest {
                 }
             }
             let (Some(name), Some(seq), Some(kind)) = (name, seq, kind) else {
-                return Err(invalid("Invalid AOF manifest file format"));
+                return Err(ManifestError::InvalidFormat);
             };
             let file = AofFile { name, seq, kind };
             match kind {
                 Kind::Base if manifest.base.is_some() => {
-                    return Err(invalid("Found duplicate base file information"));
+                    return Err(ManifestError::DuplicateBase);
                 }
                 Kind::Base => manifest.base = Some(file),
                 Kind::Incr => {
@@ -117,7 +115,7 @@ impl Manifest {
                         .last()
                         .is_some_and(|last| last.seq >= file.seq)
                     {
-                        return Err(invalid("Found a non-monotonic sequence number"));
+                        return Err(ManifestError::NonMonotonicSeq);
                     }
                     manifest.incrs.push(file);
                 }
@@ -125,7 +123,7 @@ impl Manifest {
             }
         }
         if manifest.base.is_none() && manifest.incrs.is_empty() {
-            return Err(invalid("Found an empty AOF manifest"));
+            return Err(ManifestError::Empty);
         }
         Ok(manifest)
     }

@@ -19,12 +19,12 @@ use crate::support::peer::PeerKind;
 use crate::support::wire::WireDiffer;
 
 #[test]
-fn groups8_cases_match_redis8() {
+fn deletion_claim_and_nack_cases_match_redis8() {
     run_cases(PeerKind::Redis8, &cases::all());
 }
 
 #[test]
-fn groups8_cases_match_redis8_over_the_wire_in_resp2_and_resp3() {
+fn deletion_claim_and_nack_cases_match_redis8_over_the_wire_in_resp2_and_resp3() {
     let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
         return;
     };

@@ -35,6 +35,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
 
 use super::Aof;
+use crate::error::AofWriteError;
 
 /// How far the file is known durable.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,11 +54,11 @@ pub(crate) struct Durable {
 impl Durable {
     /// Whether a wait for the fed offset `fed` is over, and how: `Some(Ok)` fsynced,
     /// `Some(Err)` failed.
-    fn outcome(&self, fed: u64) -> Option<Result<(), String>> {
+    fn outcome(&self, fed: u64) -> Option<Result<(), AofWriteError>> {
         if self.fed >= fed {
             Some(Ok(()))
         } else if self.failed_fed >= fed {
-            Some(Err("the AOF write or fsync failed".into()))
+            Some(Err(AofWriteError::RoundFailed))
         } else {
             None
         }
@@ -139,7 +140,7 @@ impl GroupSync {
 
     /// Waits until everything fed up to offset `fed` is written and fsynced, leading the
     /// round that does it if no other waiter leads; an error if its write or fsync failed.
-    pub(crate) async fn wait_fed(&self, fed: u64, aof: &Aof) -> Result<(), String> {
+    pub(crate) async fn wait_fed(&self, fed: u64, aof: &Aof) -> Result<(), AofWriteError> {
         if let Some(outcome) = self.durable.borrow().outcome(fed) {
             return outcome;
         }
@@ -154,7 +155,7 @@ impl GroupSync {
                 return self.lead(fed, aof).await;
             }
             if relayed.changed().await.is_err() {
-                return Err("the AOF is gone".into());
+                return Err(AofWriteError::Gone);
             }
         }
     }
@@ -164,7 +165,7 @@ impl GroupSync {
     /// for the next one; if its own round did not cover `fed` (the AOF was switched off
     /// meanwhile), waits on the syncer, relaying each change. Hands over when it returns or
     /// is dropped.
-    async fn lead(&self, fed: u64, aof: &Aof) -> Result<(), String> {
+    async fn lead(&self, fed: u64, aof: &Aof) -> Result<(), AofWriteError> {
         let _handover = Handover(self);
         if let Some(outcome) = self.durable.borrow().outcome(fed) {
             return outcome;
@@ -180,7 +181,7 @@ impl GroupSync {
                 return outcome;
             }
             if durable.changed().await.is_err() {
-                return Err("the AOF is gone".into());
+                return Err(AofWriteError::Gone);
             }
             self.relayed.send_replace(());
         }
@@ -197,7 +198,7 @@ impl GroupSync {
     }
 
     /// Waits until everything up to `target` is fsynced; an error if its fsync failed.
-    pub(crate) async fn wait(&self, target: u64) -> Result<(), String> {
+    pub(crate) async fn wait(&self, target: u64) -> Result<(), AofWriteError> {
         let mut durable = self.durable.subscribe();
         let reached = durable
             .wait_for(|d| d.synced >= target || d.failed_upto >= target)
@@ -205,8 +206,8 @@ impl GroupSync {
             .map(|d| d.synced >= target);
         match reached {
             Ok(true) => Ok(()),
-            Ok(false) => Err("the AOF fsync failed".into()),
-            Err(_) => Err("the AOF is gone".into()),
+            Ok(false) => Err(AofWriteError::FsyncFailed),
+            Err(_) => Err(AofWriteError::Gone),
         }
     }
 
@@ -281,6 +282,7 @@ mod tests {
 
     use super::super::Aof;
     use super::GroupSync;
+    use crate::error::AofWriteError;
 
     /// Publishes what a syncer round would: everything fed below `fed` is durable.
     fn round_done(group: &GroupSync, fed: u64) {
@@ -289,7 +291,7 @@ mod tests {
 
     /// A waiter on an AOF that is off: its leader's own round covers nothing, so only the
     /// rounds the test publishes release it.
-    fn waiter(aof: &Arc<Aof>, fed: u64) -> tokio::task::JoinHandle<Result<(), String>> {
+    fn waiter(aof: &Arc<Aof>, fed: u64) -> tokio::task::JoinHandle<Result<(), AofWriteError>> {
         let aof = Arc::clone(aof);
         tokio::spawn(async move { aof.group.wait_fed(fed, &aof).await })
     }

@@ -31,10 +31,8 @@ pub(crate) mod codec;
 mod group_sync;
 pub(crate) mod load;
 pub(crate) mod manifest;
-pub(crate) mod propagate;
 pub(crate) mod rewrite;
-#[cfg(test)]
-mod tests;
+mod rewriting;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -48,7 +46,7 @@ use echomq_engine::config::IdmpConfig;
 use echomq_engine::{Db, Keyspace, PropagationSink};
 use parking_lot::Mutex;
 
-use crate::error::AofError;
+use crate::error::{AofWriteError, PersistError};
 use manifest::{AofFile, Kind, Manifest};
 
 /// `appendfsync`.
@@ -217,13 +215,17 @@ pub(crate) struct Aof {
     group: group_sync::GroupSync,
 }
 
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> AofError {
-    AofError::Io(format!("{what} {}: {e}", path.display()))
+fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> PersistError {
+    PersistError::Io {
+        what,
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
 }
 
 /// Writes `text` to `path` atomically: a temp file, fsynced, renamed over it, the directory
 /// fsynced.
-fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), AofError> {
+fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), PersistError> {
     let temp = dir.join(format!("temp-{name}"));
     let target = dir.join(name);
     let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
@@ -234,7 +236,7 @@ fn write_atomically(dir: &Path, name: &str, text: &[u8]) -> Result<(), AofError>
     sync_dir(dir)
 }
 
-fn sync_dir(dir: &Path) -> Result<(), AofError> {
+fn sync_dir(dir: &Path) -> Result<(), PersistError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| io_error("cannot fsync", dir, e))
@@ -310,7 +312,7 @@ impl Aof {
         keyspace: &Keyspace,
         dbs: &[Db],
         config: &AofConfig,
-    ) -> Result<(), AofError> {
+    ) -> Result<(), PersistError> {
         self.set_fsync(config.fsync);
         let path = config.path();
         let manifest_path = path.join(Manifest::file_name(&config.filename));
@@ -472,7 +474,7 @@ impl Aof {
     /// does not fsync: it returns the target to [`Aof::wait_durable`] for before replying
     /// (one fsync covers every connection that wrote meanwhile). On failure the bytes stay
     /// pending and the error is returned.
-    pub fn commit(&self) -> Result<Option<u64>, String> {
+    pub fn commit(&self) -> Result<Option<u64>, AofWriteError> {
         self.write_pending(true)
     }
 
@@ -481,7 +483,7 @@ impl Aof {
     /// every connection that committed meanwhile (as Redis's `beforeSleep` writes and fsyncs
     /// once per event-loop turn): returns the round to [`Aof::wait_round`] for. Otherwise
     /// [`Aof::commit`], with its byte target for [`Aof::wait_durable`].
-    pub fn commit_for_reply(&self) -> Result<Commit, String> {
+    pub fn commit_for_reply(&self) -> Result<Commit, AofWriteError> {
         if self.enabled() && self.fsync_policy() == Fsync::Always && self.group.running() {
             return Ok(Commit::Round(self.buffer.fed()));
         }
@@ -499,12 +501,12 @@ impl Aof {
     }
 
     /// The syncer's write: everything pending, without asking for another fsync.
-    fn write_for_group(&self) -> Result<(), String> {
+    fn write_for_group(&self) -> Result<(), AofWriteError> {
         self.write_pending(false).map(|_| ())
     }
 
     /// [`Aof::commit`]; `ask` whether, under `always`, the write asks the syncer for an fsync.
-    fn write_pending(&self, ask: bool) -> Result<Option<u64>, String> {
+    fn write_pending(&self, ask: bool) -> Result<Option<u64>, AofWriteError> {
         if !self.enabled() {
             return Ok(None);
         }
@@ -544,21 +546,21 @@ impl Aof {
                 }
                 let text = e.to_string();
                 self.fail_write(&text);
-                Err(text)
+                Err(AofWriteError::Write(text))
             }
         }
     }
 
     /// Waits (without holding the thread) until the bytes up to `target` are fsynced; an
     /// error if that fsync failed.
-    pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), String> {
+    pub(crate) async fn wait_durable(&self, target: u64) -> Result<(), AofWriteError> {
         self.group.wait(target).await
     }
 
     /// Waits (without holding the thread) until a syncer round wrote and fsynced everything
     /// fed up to offset `fed` (a [`Commit::Round`]), asking for one if none covers it yet;
     /// an error if its write or fsync failed.
-    pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), String> {
+    pub(crate) async fn wait_round(&self, fed: u64) -> Result<(), AofWriteError> {
         self.group.wait_fed(fed, self).await
     }
 
@@ -589,168 +591,7 @@ impl Aof {
             files.unsynced = false;
         }
     }
-
-    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file,
-    /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
-    pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), AofError> {
-        if self.rewriting.swap(true, Ordering::AcqRel) {
-            return Err(AofError::Io(
-                "Background append only file rewriting already in progress".into(),
-            ));
-        }
-        let started = self.switch_incr(config);
-        let (path, new_incr_seq) = match started {
-            Ok(found) => found,
-            Err(e) => {
-                self.rewriting.store(false, Ordering::Release);
-                self.bgrewrite_failed.store(true, Ordering::Release);
-                tracing::warn!(error = %e, "cannot start the AOF rewrite");
-                return Err(e);
-            }
-        };
-        let snapshot = rewrite::snapshot(dbs);
-        let aof = Arc::clone(self);
-        let config = config.clone();
-        let spawned = std::thread::Builder::new()
-            .name("aof-rewrite".into())
-            .spawn(move || {
-                let done = aof.write_base(&path, &config, &snapshot, new_incr_seq);
-                aof.bgrewrite_failed.store(done.is_err(), Ordering::Release);
-                match done {
-                    Ok(()) => tracing::info!("Background AOF rewrite finished successfully"),
-                    Err(e) => tracing::warn!(error = %e, "Background AOF rewrite failed"),
-                }
-                aof.rewriting.store(false, Ordering::Release);
-            });
-        if let Err(e) = spawned {
-            self.rewriting.store(false, Ordering::Release);
-            self.bgrewrite_failed.store(true, Ordering::Release);
-            return Err(AofError::Io(format!(
-                "cannot start the rewrite thread: {e}"
-            )));
-        }
-        tracing::info!("Background append only file rewriting started");
-        Ok(())
-    }
-
-    /// Writes what is pending to the current file, opens the next incremental file and lists
-    /// it in the manifest. Returns the AOF directory and the new file's sequence number.
-    fn switch_incr(&self, config: &AofConfig) -> Result<(PathBuf, u64), AofError> {
-        let path = config.path();
-        fs::create_dir_all(&path).map_err(|e| io_error("cannot create", &path, e))?;
-        if self.enabled() {
-            self.commit().map_err(AofError::Io)?;
-        }
-        let mut files = self.files.lock();
-        if files.path != path || files.filename != config.filename {
-            // First start, or a new place: begin from what is there (a manifest left by an
-            // earlier run is continued).
-            let manifest_path = path.join(Manifest::file_name(&config.filename));
-            files.manifest = match fs::read_to_string(&manifest_path) {
-                Ok(text) => Manifest::parse(&text)?,
-                Err(_) => Manifest::default(),
-            };
-            files.path = path.clone();
-            files.filename = config.filename.clone();
-        }
-        let seq = files.manifest.next_incr_seq();
-        let name = Manifest::incr_name(&config.filename, seq);
-        let incr_path = path.join(&name);
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&incr_path)
-            .map_err(|e| io_error("cannot open", &incr_path, e))?;
-        let mut manifest = files.manifest.clone();
-        manifest.incrs.push(AofFile {
-            name,
-            seq,
-            kind: Kind::Incr,
-        });
-        write_atomically(
-            &path,
-            &Manifest::file_name(&config.filename),
-            manifest.format().as_bytes(),
-        )?;
-        if let Some(old) = files.incr.replace(file) {
-            let _ = old.sync_data();
-        }
-        files.manifest = manifest;
-        files.incr_len = 0;
-        files.unsynced = false;
-        self.buffer.pending.lock().db = None;
-        Ok((path, seq))
-    }
-
-    /// The rewrite thread: the base from `snapshot`, then the manifest swap.
-    fn write_base(
-        &self,
-        path: &Path,
-        config: &AofConfig,
-        snapshot: &rewrite::Snapshot,
-        new_incr_seq: u64,
-    ) -> Result<(), AofError> {
-        let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
-        let mut file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
-        {
-            let mut out = std::io::BufWriter::new(&mut file);
-            match &config.rdb_preamble {
-                Some(options) => {
-                    let options = echomq_engine::rdb::file::SaveOptions {
-                        aof_base: true,
-                        ..options.clone()
-                    };
-                    echomq_engine::rdb::file::write(snapshot, &options, &mut out).map(|_| ())
-                }
-                None => rewrite::write_base(snapshot, config.idmp, &mut out),
-            }
-            .and_then(|()| out.flush())
-            .map_err(|e| io_error("cannot write", &temp, e))?;
-        }
-        file.sync_all()
-            .map_err(|e| io_error("cannot fsync", &temp, e))?;
-        let base_size = file.metadata().map_or(0, |m| m.len());
-        let mut files = self.files.lock();
-        let seq = files.manifest.next_base_seq();
-        let name = if config.rdb_preamble.is_some() {
-            Manifest::rdb_base_name(&config.filename, seq)
-        } else {
-            Manifest::base_name(&config.filename, seq)
-        };
-        fs::rename(&temp, path.join(&name)).map_err(|e| io_error("cannot rename", &temp, e))?;
-        let mut manifest = files.manifest.clone();
-        let mut obsolete: Vec<String> = manifest.base.take().into_iter().map(|b| b.name).collect();
-        obsolete.extend(manifest.history.drain(..).map(|h| h.name));
-        let (old, kept): (Vec<AofFile>, Vec<AofFile>) =
-            manifest.incrs.drain(..).partition(|f| f.seq < new_incr_seq);
-        obsolete.extend(old.into_iter().map(|f| f.name));
-        manifest.incrs = kept;
-        manifest.base = Some(AofFile {
-            name,
-            seq,
-            kind: Kind::Base,
-        });
-        write_atomically(
-            path,
-            &Manifest::file_name(&config.filename),
-            manifest.format().as_bytes(),
-        )?;
-        files.manifest = manifest;
-        let incr_size: u64 = files
-            .manifest
-            .incrs
-            .iter()
-            .filter_map(|f| fs::metadata(path.join(&f.name)).ok())
-            .map(|m| m.len())
-            .sum();
-        drop(files);
-        for name in obsolete {
-            let _ = fs::remove_file(path.join(name));
-        }
-        self.base_size.store(base_size, Ordering::Relaxed);
-        self.incr_size.store(incr_size, Ordering::Relaxed);
-        self.rewrite_base_size
-            .store(base_size + incr_size, Ordering::Relaxed);
-        Ok(())
-    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -46,7 +46,7 @@ fn clients_get_loading_until_dump_rdb_is_loaded() {
             "LOADING Redis is loading the dataset in memory".into()
         ))
     );
-    state.start_persistence().unwrap();
+    state.start_persistence(crate::cmd::replay::replay).unwrap();
     assert!(!state.loading());
     assert_eq!(state.rdb().load_keys(), (1, 0));
     assert_eq!(
@@ -80,7 +80,7 @@ fn a_damaged_dump_rdb_stops_the_start_and_stores_nothing() {
     std::fs::write(&path, &bytes).unwrap();
     let state = state(&runtime, dir.path());
     state.prepare_persistence();
-    assert!(state.start_persistence().is_err());
+    assert!(state.start_persistence(crate::cmd::replay::replay).is_err());
     assert!(!state.loading());
     let keys = state.keyspace().run(|db, _| db.len());
     assert_eq!(keys, 0, "nothing stored from a damaged file");

@@ -1,5 +1,6 @@
-//! A monotonic clock in plain nanoseconds, for timing calls (INFO commandstats, latency
-//! histograms, SLOWLOG).
+//! The monotonic clock in plain nanoseconds, for durations: timing calls (INFO commandstats,
+//! latency histograms, SLOWLOG) and a client's age and idle time (CLIENT LIST), which must not
+//! jump with the wall clock. Times of day are the keyspace's clock (`echomq_engine::Clock`).
 //!
 //! `Instant` differences go through a seconds-and-nanoseconds subtraction with checks on
 //! every call; a call timed twice per request wants a `u64` and a subtraction. Invariant:
@@ -23,39 +24,8 @@ pub(crate) fn now_ns() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
-/// The wall clock of [`echomq_engine::SystemClock`] (CLOCK_REALTIME in milliseconds, 0 before
-/// 1970), read without `SystemTime`'s checked subtraction and 128-bit division: the server
-/// reads it for every command's time snapshot.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct WallClock;
-
-impl echomq_engine::Clock for WallClock {
-    #[cfg(unix)]
-    fn now_ms(&self) -> u64 {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-        match u64::try_from(t.tv_sec) {
-            Ok(secs) => secs * 1000 + t.tv_nsec as u64 / 1_000_000,
-            Err(_) => 0,
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn now_ms(&self) -> u64 {
-        echomq_engine::SystemClock.now_ms()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn the_wall_clock_reads_as_the_system_clock() {
-        use echomq_engine::Clock;
-        let before = echomq_engine::SystemClock.now_ms();
-        let ours = super::WallClock.now_ms();
-        let after = echomq_engine::SystemClock.now_ms();
-        assert!(before <= ours && ours <= after, "{before} {ours} {after}");
-    }
-
     #[test]
     fn readings_never_go_back_and_follow_real_time() {
         let start = super::now_ns();

@@ -1,5 +1,6 @@
-//! RDB snapshots on disk: SAVE, BGSAVE, LASTSAVE, the `save` points (and a last save at
-//! shutdown when they are configured), and `dump.rdb` at start.
+//! RDB snapshots on disk: the files SAVE and BGSAVE write, when a `save` point is due, and
+//! `dump.rdb` loaded at start. When to save, where and how (the settings) is decided above, in
+//! the server state (`crate::state`'s persistence).
 //!
 //! The format is the engine's ([`echomq_engine::rdb`]); this module owns the file and the
 //! figures INFO reports. SAVE writes the keyspace as it is while it holds the keyspace lock
@@ -12,18 +13,14 @@
 //!   fsynced, renamed over `dbfilename`, and the directory fsynced, so a crash at any point
 //!   leaves the previous file or the new one, never a mix (`save::write_atomically`);
 //! - one save runs at a time (`in_progress`);
-//! - after a failed BGSAVE with save points configured and `stop-writes-on-bgsave-error yes`,
-//!   write commands (and PING) get Redis's `-MISCONF` until a save succeeds.
+//! - a failed BGSAVE is recorded (`last_failed`) until a save succeeds: with save points
+//!   configured and `stop-writes-on-bgsave-error yes`, write commands (and PING) get Redis's
+//!   `-MISCONF` meanwhile.
 
 pub(crate) mod load;
 pub(crate) mod save;
-#[cfg(test)]
-mod tests;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
-
-/// Redis's `-MISCONF` text for writes after a failed background save.
-pub(crate) const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
 /// Seconds after a failed background save before a save point may try again (Redis's
 /// `CONFIG_BGSAVE_RETRY_DELAY`).

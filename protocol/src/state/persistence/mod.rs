@@ -1,16 +1,25 @@
-//! The server's persistence: the AOF's settings, loading at startup (the AOF, or with it off
-//! `dump.rdb`, see `crate::rdb::load`) (with `loading:1` and
-//! `-LOADING` meanwhile), commits before replies, and the automatic rewrite.
+//! The server's side of persistence: the AOF's settings, the startup load (the AOF, or with
+//! it off `dump.rdb`; `loading:1` and `-LOADING` meanwhile), commits before replies, and the
+//! automatic rewrite; RDB snapshots in [`rdb`]. The files are written and read by
+//! `crate::persist`; this module decides when, from the settings.
+
+mod rdb;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::aof::load::{self, Loaded};
-use crate::aof::{Aof, AofConfig, Commit, Fsync};
-use crate::error::AofError;
+use crate::error::{AofWriteError, ConfigRefusal, ConfigWhy, PersistError};
+use crate::persist::aof::load::{self, Loaded};
+use crate::persist::aof::{Aof, AofConfig, Commit, Fsync};
 
 use super::ServerState;
 use super::settings::Settings;
+
+/// Replays one AOF file's commands through the command path (`crate::cmd::replay`, handed
+/// down by the server, which knows the commands): the state, the file's name, its bytes,
+/// whether it may be cut, the count so far; where to cut it, if it ends inside a command.
+pub(crate) type ReplayFn =
+    fn(&ServerState, &str, &[u8], bool, &mut Loaded) -> Result<Option<usize>, PersistError>;
 
 impl ServerState {
     /// The AOF.
@@ -31,7 +40,10 @@ impl ServerState {
     /// At startup, once the settings are in: with `appendonly yes`, loads the AOF the
     /// directory holds, then appends to it (or, with none there, starts one with a rewrite).
     /// Fixes `appenddirname` and `appendfilename` either way.
-    pub(crate) fn start_persistence(&self) -> Result<Option<Loaded>, AofError> {
+    pub(crate) fn start_persistence(
+        &self,
+        replay: ReplayFn,
+    ) -> Result<Option<Loaded>, PersistError> {
         if !self.prepare_persistence() {
             // No AOF: the RDB file, if there is one (as Redis loads it).
             let loaded = self.load_rdb();
@@ -41,7 +53,11 @@ impl ServerState {
         }
         let config = self.aof_config();
         let started = std::time::Instant::now();
-        let loaded = match load::load(self, &config) {
+        let databases = self.settings().databases as usize;
+        let mut replay = |name: &str, bytes: &[u8], cut_ok: bool, loaded: &mut Loaded| {
+            replay(self, name, bytes, cut_ok, loaded)
+        };
+        let loaded = match load::load(&config, self.keyspace(), databases, &mut replay) {
             Ok(loaded) => loaded,
             Err(e) => {
                 self.loading.store(false, Ordering::Release);
@@ -84,8 +100,8 @@ impl ServerState {
     /// ([`crate::state::ServerArchive::request_commit`]), then the AOF written with everything
     /// propagated so far, trims the syncer applied included ([`ServerState::commit_aof`]).
     /// With `appendfsync always` it returns the target the caller waits for
-    /// ([`crate::aof::Aof::wait_durable`]) before its replies go out.
-    pub(crate) fn commit(&self) -> Result<Commit, String> {
+    /// ([`crate::persist::aof::Aof::wait_durable`]) before its replies go out.
+    pub(crate) fn commit(&self) -> Result<Commit, AofWriteError> {
         if let Some(archive) = self.archive() {
             archive.request_commit(self.keyspace(), false);
         }
@@ -99,7 +115,7 @@ impl ServerState {
 
     /// [`ServerState::commit`] for the cron: writes what is pending whatever the policy (the
     /// `everysec` thread fsyncs it), and retries an archive fsync that failed.
-    pub(crate) fn commit_tick(&self) -> Result<(), String> {
+    pub(crate) fn commit_tick(&self) -> Result<(), AofWriteError> {
         if let Some(archive) = self.archive() {
             archive.request_commit(self.keyspace(), true);
         }
@@ -109,7 +125,7 @@ impl ServerState {
     /// Writes what the commands run so far propagated (with `always`, returning the fsync
     /// target to wait for). Then starts an automatic rewrite if the AOF grew past
     /// `auto-aof-rewrite-percentage`.
-    pub(crate) fn commit_aof(&self) -> Result<Option<u64>, String> {
+    pub(crate) fn commit_aof(&self) -> Result<Option<u64>, AofWriteError> {
         let aof = &self.aof;
         if !aof.enabled() {
             return Ok(None);
@@ -138,13 +154,13 @@ impl ServerState {
 
     /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
     /// databases): `appendonly yes` starts the AOF with a rewrite, `no` stops it;
-    /// `appendfsync` takes effect at once. An error is the reply's text.
+    /// `appendfsync` takes effect at once. A refusal is the reply's text.
     pub(crate) fn apply_persistence(
         &self,
         dbs: &[echomq_engine::Db],
         before: &Settings,
         after: &Settings,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConfigRefusal> {
         if before.appendfsync != after.appendfsync {
             self.aof
                 .set_fsync(Fsync::parse(&after.appendfsync).unwrap_or_default());
@@ -161,7 +177,7 @@ impl ServerState {
                 .map(|()| self.aof.enable_appending(self.keyspace()));
             if let Err(e) = started {
                 tracing::warn!(error = %e, "Unable to turn on AOF");
-                return Err("CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.".into());
+                return Err(ConfigRefusal::new("appendonly", ConfigWhy::AofNotStarted));
             }
         } else {
             self.aof.stop(self.keyspace());

@@ -1,0 +1,115 @@
+//! The server's side of RDB snapshots: where and how a save writes (from the settings), SAVE,
+//! BGSAVE, the save points the cron checks, the save at shutdown, the `-MISCONF` refusal after
+//! a failed background save, and loading `dump.rdb` at start. The files themselves are
+//! written and read by `crate::persist::rdb`.
+
+use std::sync::Arc;
+
+use echomq_engine::Db;
+use echomq_engine::rdb::file::SaveOptions;
+
+use crate::error::{CommandError, PersistError};
+use crate::persist::rdb::load::RdbLoaded;
+use crate::persist::rdb::save::Target;
+use crate::persist::rdb::{self, Rdb};
+use crate::state::ServerState;
+use crate::state::settings::Settings;
+
+impl ServerState {
+    /// The RDB state.
+    pub(crate) fn rdb(&self) -> &Arc<Rdb> {
+        &self.rdb
+    }
+
+    /// Where a save writes now, and how.
+    pub(crate) fn rdb_target(&self, aof_base: bool) -> Target {
+        let settings = self.settings();
+        Target {
+            dir: settings.dir.clone().into(),
+            filename: settings.dbfilename.clone(),
+            options: self.save_options(&settings, aof_base),
+        }
+    }
+
+    /// How a file is written under `settings` (taken by the caller: this takes no lock).
+    pub(crate) fn save_options(&self, settings: &Settings, aof_base: bool) -> SaveOptions {
+        let now_ms = self.clock().now_ms();
+        SaveOptions {
+            compress: settings.rdbcompression,
+            checksum: settings.rdbchecksum,
+            now_ms,
+            redis_ver: crate::REDIS_VERSION.into(),
+            ctime_s: now_ms / 1000,
+            used_mem: self.memory_used(),
+            aof_base,
+        }
+    }
+
+    /// SAVE: writes the file now, holding the keyspace lock (`dbs` are its databases).
+    pub(crate) fn save(&self, dbs: &[Db]) -> Result<(), CommandError> {
+        let target = self.rdb_target(false);
+        self.rdb.save(dbs, &target, self.clock().as_ref())
+    }
+
+    /// BGSAVE: copies the keyspace (under the lock, `dbs`) and writes it on a thread.
+    pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
+        self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
+    }
+
+    /// The server cron's check: starts a BGSAVE when one was scheduled (`BGSAVE SCHEDULE`
+    /// during a save) or a `save` point is due.
+    pub(crate) fn rdb_cron(&self) {
+        if self.rdb.take_scheduled() {
+            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
+            return;
+        }
+        let points = {
+            let settings = self.settings();
+            if settings.save.is_empty() {
+                return;
+            }
+            rdb::save_points(&settings.save).unwrap_or_default()
+        };
+        let now_s = self.clock().now_ms() / 1000;
+        let dirty = self.keyspace().dirty();
+        if self.rdb.save_point_due(&points, now_s, dirty) {
+            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
+        }
+    }
+
+    /// At shutdown: with `save` points configured, waits for a running save and saves once
+    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
+    /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
+    pub(crate) fn save_on_shutdown(&self) {
+        if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
+            return;
+        }
+        self.rdb.wait_for_background_save();
+        tracing::info!("Saving the final RDB snapshot before exiting.");
+        if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
+            tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");
+        }
+    }
+
+    /// Whether writes are refused (`-MISCONF`) after a failed background save: with save
+    /// points configured and `stop-writes-on-bgsave-error yes`.
+    pub(crate) fn rdb_write_refusal(&self) -> bool {
+        if !self.rdb.last_failed() {
+            return false;
+        }
+        let settings = self.settings();
+        settings.stop_writes_on_bgsave_error && !settings.save.is_empty()
+    }
+
+    /// Loads `dir/dbfilename` if it exists (the caller marked the server as loading).
+    pub(crate) fn load_rdb(&self) -> Result<Option<RdbLoaded>, PersistError> {
+        let (path, databases) = {
+            let s = self.settings();
+            (
+                std::path::Path::new(&s.dir).join(&s.dbfilename),
+                s.databases as usize,
+            )
+        };
+        rdb::load::load(&path, databases, self.keyspace(), &self.rdb)
+    }
+}
