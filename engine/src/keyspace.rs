@@ -30,6 +30,7 @@ use crate::stream::Stream;
 
 use crate::notify::{self as events, Notification, NotificationSink};
 pub use crate::propagate::PropagationSink;
+use crate::trim_hook::TrimHook;
 
 /// A value stored under a key.
 #[derive(Debug, Clone)]
@@ -124,6 +125,10 @@ pub struct Db {
     /// `keyspace_misses`).
     pub(crate) keyspace_hits: u64,
     pub(crate) keyspace_misses: u64,
+    /// This database's number in its keyspace (for [`TrimHook::covers`]).
+    index: usize,
+    /// The embedder's trim hook, if one is installed (see [`crate::trim_hook`]).
+    trim_hook: Option<Arc<dyn TrimHook>>,
 }
 
 impl Default for Db {
@@ -151,6 +156,8 @@ impl Default for Db {
             event_seq: Arc::default(),
             keyspace_hits: 0,
             keyspace_misses: 0,
+            index: 0,
+            trim_hook: None,
         }
     }
 }
@@ -272,6 +279,44 @@ impl Db {
         self.propagating
     }
 
+    /// The trim hook that covers `key` in this database, if any.
+    pub(crate) fn trim_hook_for(&self, key: &[u8]) -> Option<Arc<dyn TrimHook>> {
+        self.trim_hook
+            .as_ref()
+            .filter(|hook| hook.covers(self.index, key))
+            .cloned()
+    }
+
+    /// The common effects of a command that changed `key`, in Redis's order: WATCH sees the
+    /// key modified (`signalModifiedKey`), `event` of `class` fires, `dirty` changes are
+    /// counted, and `argv` (built only when something records it) is propagated verbatim.
+    pub fn wrote(
+        &mut self,
+        key: &[u8],
+        class: u32,
+        event: &'static str,
+        dirty: u64,
+        argv: &[&[u8]],
+    ) {
+        self.touch(key);
+        self.notify(class, event, key);
+        self.dirty += dirty;
+        if self.propagating {
+            self.propagated
+                .push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
+        }
+    }
+
+    /// Propagates `argv` verbatim (built only when something records it), counting `dirty`
+    /// changes: a command that changed state but touches no WATCH and fires no event.
+    pub fn changed(&mut self, dirty: u64, argv: &[&[u8]]) {
+        self.dirty += dirty;
+        if self.propagating {
+            self.propagated
+                .push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
+        }
+    }
+
     /// Counts `n` changes (Redis's `server.dirty += n`).
     pub fn add_dirty(&mut self, n: u64) {
         self.dirty += n;
@@ -325,7 +370,11 @@ impl Db {
         }
     }
 
-    /// The stream under `key`, mutably.
+    /// The stream under `key`, mutably, raw: a change made through it has none of a write's
+    /// effects (nothing is propagated, no event fires, WATCH and blocked readers are not
+    /// signalled, `dirty` is not counted) unless the caller produces them. For restoring
+    /// state and for the engine's own commands; other writers go through the commands or the
+    /// typed API ([`Db::xadd`]).
     pub fn stream_mut(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
         self.reap(key);
         match self.values.get_mut(key) {
@@ -336,8 +385,8 @@ impl Db {
     }
 
     /// The stream under `key`, created empty (signalled ready, firing `new`) if the key is
-    /// missing.
-    pub fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
+    /// missing; raw as [`Db::stream_mut`] otherwise.
+    pub(crate) fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
         self.reap(key);
         if !self.values.contains_key(key) {
             let stream = Stream::with_idmp_config(self.idmp_defaults);
@@ -813,8 +862,9 @@ impl Keyspace {
     ) -> Keyspace {
         let seq: Arc<std::sync::atomic::AtomicU64> = Arc::default();
         let dbs = (0..databases.max(1))
-            .map(|_| Db {
+            .map(|index| Db {
                 event_seq: Arc::clone(&seq),
+                index,
                 ..Db::default()
             })
             .collect();
@@ -941,6 +991,14 @@ impl Keyspace {
         *self.sink.write() = sink;
         self.propagating
             .store(on, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Installs (or, with `None`, removes) the hook that takes over the trims of the streams
+    /// it covers (see [`crate::trim_hook`]).
+    pub fn set_trim_hook(&self, hook: Option<Arc<dyn TrimHook>>) {
+        for db in self.dbs.lock().iter_mut() {
+            db.trim_hook = hook.clone();
+        }
     }
 
     /// Sets (or, with `None`, removes) where keyspace notifications go. Without a sink no

@@ -59,6 +59,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod reply;
 pub mod stream;
+pub mod trim_hook;
 mod varint;
 
 pub use batch::Batch;
@@ -74,3 +75,4 @@ pub use notify::{Notification, NotificationSink};
 pub use propagate::PropagationSink;
 pub use reply::{Entries, EntryView, Reply};
 pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};
+pub use trim_hook::{TrimDone, TrimHook};

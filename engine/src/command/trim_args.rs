@@ -37,6 +37,20 @@ pub struct TrimArgs<'a> {
     pub id: Option<(AddId, usize)>,
     /// XADD's IDMP or IDMPAUTO.
     pub idmp: Option<IdmpArg<'a>>,
+    /// Where the trim's words are, for the propagated forms.
+    pub words: TrimWords,
+}
+
+/// Where a trim's words are among the arguments, recorded while parsing so the propagated
+/// forms rewrite or drop them without parsing again.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TrimWords {
+    /// MAXLEN/MINID's index and its word count (2, or 3 with `=`/`~`).
+    pub strategy: Option<(usize, usize)>,
+    /// LIMIT's index (LIMIT and its count).
+    pub limit: Option<usize>,
+    /// KEEPREF/DELREF/ACKED's index.
+    pub delete: Option<usize>,
 }
 
 /// Parses options from `argv[2..]`. For XADD, the first argument that is not an option is the
@@ -66,11 +80,13 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
                 return Err(Error::MaxlenAndMinid);
             }
             approx = false;
+            let at = i;
             let next = argv[i + 1];
             if more >= 2 && (next == b"~" || next == b"=") {
                 approx = next == b"~";
                 i += 1;
             }
+            out.words.strategy = Some((at, i + 2 - at));
             let threshold = argv[i + 1];
             strategy = Some(if word == Some(Word::MaxLen) {
                 TrimStrategy::MaxLen(parse_u64_nonneg(threshold, Error::MaxlenNegative)?)
@@ -80,12 +96,14 @@ pub fn parse<'a>(argv: &[&'a [u8]], xadd: bool) -> Result<TrimArgs<'a>> {
             i += 2;
         } else if word == Some(Word::Limit) && more > 0 {
             limit = Some(parse_u64_nonneg(argv[i + 1], Error::LimitNegative)?);
+            out.words.limit = Some(i);
             i += 2;
         } else if let Some(d) = word
             .and_then(Word::delete_strategy)
             .filter(|_| delete.is_none())
         {
             delete = Some(d);
+            out.words.delete = Some(i);
             i += 1;
         } else if xadd && word == Some(Word::NoMkStream) {
             out.no_mkstream = true;

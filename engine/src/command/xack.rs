@@ -15,6 +15,8 @@ pub struct XAck;
 impl XAck {
     /// Parses and applies.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        // A read lookup in Redis, counted before the ids are parsed.
+        db.count_read(argv[1], false);
         let Some(stream) = db.stream_mut(argv[1])? else {
             return Ok(Reply::Int(0));
         };
@@ -32,6 +34,11 @@ impl XAck {
                 .collect::<Result<Vec<_>>>()?;
             stream.ack(argv[2], &ids)
         };
-        Ok(Reply::Int(acked.unwrap_or(0) as i64))
+        let acked = acked.unwrap_or(0);
+        if acked > 0 {
+            // No event and no WATCH touched, as in Redis.
+            db.changed(acked, argv);
+        }
+        Ok(Reply::Int(acked as i64))
     }
 }

@@ -8,32 +8,52 @@
 //! still replies null) the producer's iid is looked up: a duplicate replies the id the iid
 //! first produced and changes nothing else (no append, no trim, no wake-up, no WATCH touched;
 //! `iids-duplicates` counts it); a miss appends, records the iid against the new id, then trims.
+//!
+//! Effects (Redis's `xaddCommand`): the key modified and signalled to blocked readers (a new
+//! key fires `new`), `xadd`, then `xtrim` when the trim removed entries; one change; the
+//! arguments propagated with the id the entry got and a `~` trim as the exact trim it amounted
+//! to (LIMIT dropped). An IDMP duplicate counts one change and propagates verbatim (it replays
+//! as the same duplicate), and fires and signals nothing. A stream a [`crate::TrimHook`]
+//! covers is trimmed by the hook, which may refuse a trimming XADD before anything changes or
+//! defer the trim (then the XADD propagates without it).
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
 use bytes::Bytes;
 
-use crate::config::NodeLimits;
 use crate::keyspace::{Db, Snapshot, Value};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 use crate::stream::{Stream, Trim};
+use crate::trim_hook::{TrimDone, TrimHook};
 
-use super::args::is;
-use super::trim_args::{self, IdmpArg};
+use super::forms;
+use super::trim_args::{self, IdmpArg, TrimWords};
 use crate::stream::idmp::{AUTO_IID_BYTES, FreshIid, IdmpCheck, auto_iid};
-
-/// Runs XADD's trim: `(key, stream, trim, node limits)`.
-pub type Trimmer<'t> = dyn FnMut(&[u8], &mut Stream, &Trim, NodeLimits) + 't;
 
 /// A parsed XADD.
 #[derive(Debug)]
 pub struct XAdd<'a> {
+    argv: &'a [&'a [u8]],
     key: &'a [u8],
     no_mkstream: bool,
     trim: Option<Trim>,
+    /// Where the trim's words are (for the propagated form).
+    words: TrimWords,
     id: AddId,
+    /// The id's index in `argv`.
+    id_at: usize,
     fields: &'a [&'a [u8]],
     idmp: Option<IdmpArg<'a>>,
+}
+
+/// What XADD's trim step did.
+#[derive(Debug, Clone, Copy)]
+enum Trimmed {
+    /// No trim was asked.
+    Not,
+    /// The trim ran here or in the hook.
+    Done(TrimDone),
 }
 
 impl<'a> XAdd<'a> {
@@ -50,10 +70,13 @@ impl<'a> XAdd<'a> {
             return Err(Error::XaddIdZero);
         }
         Ok(XAdd {
+            argv,
             key: argv[1],
             no_mkstream: opts.no_mkstream,
             trim: opts.trim,
+            words: opts.words,
             id,
+            id_at: fields_at - 1,
             fields,
             idmp: opts.idmp,
         })
@@ -76,29 +99,46 @@ impl<'a> XAdd<'a> {
         }
     }
 
-    /// Appends, records the iid (if any; `fresh` is what its duplicate check found), trims.
+    /// Appends, records the iid (if any; `fresh` is what its duplicate check found), trims
+    /// (through `hook` when one covers the key).
     fn add_to(
         &self,
-        key: &[u8],
         stream: &mut Stream,
         idmp: Option<(&[u8], &[u8])>,
         fresh: FreshIid,
         snapshot: &Snapshot,
-        trimmer: &mut Trimmer<'_>,
-    ) -> Result<StreamId> {
+        hook: Option<&dyn TrimHook>,
+    ) -> Result<(StreamId, Trimmed)> {
         let id = stream.add(self.id, self.fields, snapshot.now_ms, snapshot.limits)?;
         if let Some((pid, iid)) = idmp {
             stream
                 .idmp_mut()
                 .record(pid, iid, id, snapshot.now_ms, fresh);
         }
-        if let Some(trim) = &self.trim {
-            trimmer(key, stream, trim, snapshot.limits);
-        }
-        Ok(id)
+        let trimmed = match (&self.trim, hook) {
+            (None, _) => Trimmed::Not,
+            (Some(trim), Some(hook)) => {
+                Trimmed::Done(hook.trim_after_add(self.key, stream, trim, snapshot.limits))
+            }
+            (Some(trim), None) => {
+                Trimmed::Done(TrimDone::Removed(stream.trim(trim, snapshot.limits)))
+            }
+        };
+        Ok((id, trimmed))
     }
 
-    fn apply(self, db: &mut Db, snapshot: &Snapshot, trimmer: &mut Trimmer<'_>) -> Result<Reply> {
+    /// Applies: the id the entry got (or an IDMP duplicate's original), `None` when
+    /// NOMKSTREAM found no stream.
+    fn apply(self, db: &mut Db, snapshot: &Snapshot) -> Result<Option<StreamId>> {
+        // Only a trimming XADD asks the hook, and it may refuse before anything changes.
+        let hook = match self.trim {
+            Some(_) => db.trim_hook_for(self.key),
+            None => None,
+        };
+        if let Some(refusal) = hook.as_ref().and_then(|h| h.refusal()) {
+            return Err(refusal);
+        }
+        let hook = hook.as_deref();
         let mut scratch = [0u8; AUTO_IID_BYTES];
         let idmp = self.producer_iid(&mut scratch);
         // The common case, an existing stream, looks the key up once.
@@ -106,150 +146,98 @@ impl<'a> XAdd<'a> {
             let mut fresh = FreshIid::default();
             if let Some((pid, iid)) = idmp {
                 match stream.idmp_mut().check(pid, iid, snapshot.now_ms) {
-                    // Redis marks the key modified without signalling it: no WATCH is touched.
-                    IdmpCheck::Duplicate(original) => return Ok(Reply::id(original)),
+                    IdmpCheck::Duplicate(original) => {
+                        // Redis replies before it signals or notifies: no WATCH is touched, no
+                        // event fires; the call replays as the same duplicate.
+                        db.add_dirty(1);
+                        if db.propagating() {
+                            db.propagate(forms::verbatim(self.argv));
+                        }
+                        return Ok(Some(original));
+                    }
                     IdmpCheck::Fresh(found) => fresh = found,
                 }
             }
             // A stream already holding iids is tracked already (`Db::check_invariants`).
             let untracked = idmp.is_some() && stream.idmp().pids_tracked() == 0;
-            let id = self.add_to(self.key, stream, idmp, fresh, snapshot, trimmer)?;
+            let (id, trimmed) = self.add_to(stream, idmp, fresh, snapshot, hook)?;
             db.touch(self.key);
             db.signal_ready(self.key);
             if untracked {
                 db.track_idmp(self.key);
             }
-            return Ok(Reply::id(id));
+            self.wrote(db, id, trimmed);
+            return Ok(Some(id));
         }
         if self.no_mkstream {
-            return Ok(Reply::Null);
+            return Ok(None);
         }
         // A new stream holds no iid: no duplicate check. Only an oversized entry fails here,
         // and then no key is created.
         let mut stream = Stream::with_idmp_config(snapshot.idmp);
-        let id = self.add_to(
-            self.key,
-            &mut stream,
-            idmp,
-            FreshIid::default(),
-            snapshot,
-            trimmer,
-        )?;
+        let (id, trimmed) = self.add_to(&mut stream, idmp, FreshIid::default(), snapshot, hook)?;
+        // Inserting fires `new`, touches WATCH and signals blocked readers.
         db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
-        Ok(Reply::id(id))
+        self.wrote(db, id, trimmed);
+        Ok(Some(id))
+    }
+
+    /// XADD's effects once the entry is in: `xadd`, then `xtrim` if its trim removed entries;
+    /// one change; the arguments with the id it got and a `~` trim as the exact trim it
+    /// amounted to (or, for a trim the hook deferred, without the trim).
+    fn wrote(&self, db: &mut Db, id: StreamId, trimmed: Trimmed) {
+        db.notify(STREAM, "xadd", self.key);
+        if matches!(trimmed, Trimmed::Done(TrimDone::Removed(n)) if n > 0) {
+            db.notify(STREAM, "xtrim", self.key);
+        }
+        db.add_dirty(1);
+        if !db.propagating() {
+            return;
+        }
+        let mut form = forms::verbatim(self.argv);
+        form[self.id_at] = forms::id_bytes(id);
+        match (trimmed, &self.trim) {
+            (Trimmed::Done(TrimDone::Deferred), _) => form = forms::without_trim(form, &self.words),
+            (Trimmed::Done(TrimDone::Removed(_)), Some(trim)) if trim.approx => {
+                if let Ok(Some(stream)) = db.stream(self.key) {
+                    forms::exact_trim(&mut form, &self.words, trim.strategy, stream);
+                }
+            }
+            _ => {}
+        }
+        db.propagate(form);
     }
 
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        XAdd::parse(argv)?.apply(db, snapshot, &mut |_, stream, trim, limits| {
-            stream.trim(trim, limits);
+        Ok(match XAdd::parse(argv)?.apply(db, snapshot)? {
+            Some(id) => Reply::id(id),
+            None => Reply::Null,
         })
-    }
-
-    /// `argv`, a well-formed XADD, without its trim (MAXLEN/MINID with its `=`/`~` and
-    /// threshold, LIMIT, and the deletion strategy): what the server's deferred
-    /// fold-before-trim runs and propagates, its trim following later as an XTRIM. `None`
-    /// when `argv` does not parse.
-    pub fn without_trim<'v>(argv: &[&'v [u8]]) -> Option<Vec<&'v [u8]>> {
-        let opts = trim_args::parse(argv, true).ok()?;
-        let (_, fields_at) = opts.id?;
-        let id_at = fields_at - 1;
-        let mut out = Vec::with_capacity(argv.len());
-        out.extend_from_slice(&argv[..2]);
-        let mut i = 2;
-        while i < id_at {
-            let word = argv[i];
-            if is(word, "maxlen") || is(word, "minid") {
-                let sign = argv.get(i + 1).is_some_and(|w| *w == b"~" || *w == b"=");
-                i += if sign { 3 } else { 2 };
-            } else if is(word, "limit") {
-                i += 2;
-            } else if is(word, "keepref") || is(word, "delref") || is(word, "acked") {
-                i += 1;
-            } else {
-                // NOMKSTREAM, or IDMP/IDMPAUTO with their arguments (which may spell a
-                // keyword: they are copied whole).
-                let take = if is(word, "idmp") {
-                    3
-                } else if is(word, "idmpauto") {
-                    2
-                } else {
-                    1
-                };
-                out.extend_from_slice(&argv[i..(i + take).min(id_at)]);
-                i += take;
-            }
-        }
-        out.extend_from_slice(&argv[id_at..]);
-        Some(out)
-    }
-
-    /// Whether `argv` is a well-formed XADD whose trim is approximate (`MAXLEN ~`, `MINID ~`):
-    /// one that may leave more entries than asked, so the server may run it a little later.
-    pub fn trims_approximately(argv: &[&[u8]]) -> bool {
-        XAdd::parse(argv).is_ok_and(|add| add.trim.is_some_and(|trim| trim.approx))
-    }
-
-    /// Whether `argv` is a well-formed XADD that trims (MAXLEN or MINID).
-    pub fn trims(argv: &[&[u8]]) -> bool {
-        XAdd::parse(argv).is_ok_and(|add| add.trim.is_some())
-    }
-
-    /// Parses and applies, with `trimmer` doing the trim XADD's options ask for (the archive
-    /// folds before it trims). The entry is added whatever the trimmer does.
-    pub fn run_trimming(
-        db: &mut Db,
-        snapshot: &Snapshot,
-        argv: &[&[u8]],
-        trimmer: &mut Trimmer<'_>,
-    ) -> Result<Reply> {
-        XAdd::parse(argv)?.apply(db, snapshot, trimmer)
     }
 }
 
-#[cfg(test)]
-mod without_trim_tests {
-    use super::XAdd;
-
-    fn words(line: &str) -> Vec<&[u8]> {
-        line.split(' ').map(str::as_bytes).collect()
-    }
-
-    fn shown(argv: Option<Vec<&[u8]>>) -> Option<String> {
-        argv.map(|a| {
-            a.iter()
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-    }
-
-    #[test]
-    fn the_trim_and_its_options_go_the_rest_stays_in_order() {
-        for (line, expected) in [
-            ("XADD s MAXLEN ~ 1000 * f v", "XADD s * f v"),
-            ("XADD s MAXLEN 10 1-1 f v", "XADD s 1-1 f v"),
-            (
-                "XADD s NOMKSTREAM MINID ~ 5-0 LIMIT 0 ACKED * f v",
-                "XADD s NOMKSTREAM * f v",
-            ),
-            // IDMP's arguments are copied whole, even when they spell a keyword.
-            (
-                "XADD s IDMP maxlen limit MAXLEN ~ 3 * f v",
-                "XADD s IDMP maxlen limit * f v",
-            ),
-            (
-                "XADD s IDMPAUTO minid MINID ~ 1 * f v",
-                "XADD s IDMPAUTO minid * f v",
-            ),
-            ("XADD s * maxlen 1", "XADD s * maxlen 1"),
-        ] {
-            assert_eq!(
-                shown(XAdd::without_trim(&words(line))).as_deref(),
-                Some(expected),
-                "{line}"
-            );
-        }
-        assert_eq!(shown(XAdd::without_trim(&words("XADD s MAXLEN"))), None);
+impl Db {
+    /// Appends an entry to the stream under `key` (created if missing) as `XADD key <id>
+    /// field value ...` does, with every effect it has: blocked readers of the key are woken,
+    /// WATCH sees the key modified, `xadd` fires, and the XADD is propagated (to the AOF) with
+    /// the id it got. This is the typed way to write a stream in a keyspace; a [`Stream`]
+    /// reached any other way is changed without effects.
+    ///
+    /// `fields` alternate field and value (an even count, at least two).
+    pub fn xadd<T: AsRef<[u8]>>(
+        &mut self,
+        key: &[u8],
+        id: AddId,
+        fields: &[T],
+        snapshot: &Snapshot,
+    ) -> Result<StreamId> {
+        let id_text = id.to_string();
+        let mut argv: Vec<&[u8]> = Vec::with_capacity(fields.len() + 3);
+        argv.extend([b"XADD".as_slice(), key, id_text.as_bytes()]);
+        argv.extend(fields.iter().map(AsRef::as_ref));
+        XAdd::parse(&argv)?
+            .apply(self, snapshot)?
+            .ok_or(Error::NoSuchKey)
     }
 }

@@ -7,9 +7,12 @@ use crate::error::{Error, Result, shown};
 use crate::group::AutoClaimOptions;
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 
 use super::args::{is, parse_i64};
+use super::forms;
+use super::xclaim::owned;
 
 /// Largest COUNT: Redis's `LONG_MAX / 16`, so that COUNT times the scan factor cannot overflow.
 const COUNT_MAX: i64 = i64::MAX / 16;
@@ -24,6 +27,8 @@ impl XAutoClaim {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, group, consumer) = (argv[1], argv[2], argv[3]);
+        // A read lookup in Redis, counted before anything is parsed.
+        db.count_read(key, false);
         let min_idle = parse_i64(argv[4])
             .map_err(|_| Error::InvalidMinIdle("XAUTOCLAIM"))?
             .max(0);
@@ -52,7 +57,11 @@ impl XAutoClaim {
             group: shown(group),
         };
         let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
+        let existed = stream
+            .group(group)
+            .is_some_and(|g| g.consumer(consumer).is_some());
         let mut claimed = Vec::new();
+        let mut claimed_ids = Vec::new();
         let options = AutoClaimOptions {
             min_idle_ms: min_idle as u64,
             start,
@@ -61,6 +70,7 @@ impl XAutoClaim {
         };
         let outcome = stream
             .auto_claim(group, consumer, &options, snapshot.now_ms, &mut |e| {
+                claimed_ids.push(e.id);
                 claimed.push(if just_id {
                     Reply::id(e.id)
                 } else {
@@ -68,10 +78,56 @@ impl XAutoClaim {
                 })
             })
             .map_err(|_| no_group())?;
+        auto_claim_effects(db, argv, existed, &claimed_ids, &outcome.deleted);
         Ok(Reply::Array(vec![
             Reply::id(outcome.next),
             Reply::Array(claimed),
             Reply::Array(outcome.deleted.into_iter().map(Reply::id).collect()),
         ]))
     }
+}
+
+/// XAUTOCLAIM's effects (Redis's `xautoclaimCommand`): an XCLAIM form per claimed entry and an
+/// XACK per pending entry dropped because its entry was deleted, each a change; `XGROUP
+/// CREATECONSUMER` (and `xgroup-createconsumer`) for a consumer it created that no XCLAIM form
+/// carries.
+fn auto_claim_effects(
+    db: &mut Db,
+    argv: &[&[u8]],
+    existed: bool,
+    claimed: &[StreamId],
+    deleted: &[StreamId],
+) {
+    let (key, group_name, consumer) = (argv[1], argv[2], argv[3]);
+    let propagating = db.propagating();
+    let Ok(Some(stream)) = db.stream(key) else {
+        return;
+    };
+    let Some(group) = stream.group(group_name) else {
+        return;
+    };
+    let mut out = Vec::new();
+    let mut claims = 0u64;
+    for &id in claimed {
+        if owned(group, id) {
+            if propagating {
+                out.extend(forms::claim(key, group_name, group, id));
+            }
+            claims += 1;
+        }
+    }
+    if propagating {
+        out.extend(deleted.iter().map(|&id| forms::xack(key, group_name, id)));
+    }
+    let created = !existed && group.consumer(consumer).is_some();
+    if created && claims == 0 && propagating {
+        out.push(forms::create_consumer(key, group_name, consumer));
+    }
+    if created {
+        db.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    for form in out {
+        db.propagate(form);
+    }
+    db.add_dirty(claims + deleted.len() as u64);
 }

@@ -67,6 +67,7 @@ impl XCfgSet {
         // As in Redis 8.8, a change marks the key modified without signalling it: no WATCH of
         // it is touched.
         stream.idmp_mut().configure(duration, maxsize);
+        db.changed(1, argv);
         Ok(Reply::OK)
     }
 }

@@ -6,12 +6,15 @@
 //! JUSTID.
 
 use crate::error::{Error, Result, shown};
-use crate::group::ClaimOptions;
+use crate::group::{ClaimOptions, Group};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
+use crate::stream::Stream;
 
 use super::args::{is, parse_i64};
+use super::forms;
 
 /// XCLAIM.
 #[derive(Debug)]
@@ -21,6 +24,8 @@ impl XClaim {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, group, consumer) = (argv[1], argv[2], argv[3]);
+        // A read lookup in Redis, counted before anything is parsed.
+        db.count_read(key, false);
         let no_group = || Error::NoKeyOrGroup {
             key: shown(key),
             group: shown(group),
@@ -82,10 +87,13 @@ impl XClaim {
             }
         });
         let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
+        let before = Before::of(stream, group, consumer, &ids);
         let just_id = options.just_id;
         let mut claimed = Vec::new();
+        let mut claimed_ids = Vec::new();
         stream
             .claim(group, consumer, &ids, &options, now, &mut |e| {
+                claimed_ids.push(e.id);
                 claimed.push(if just_id {
                     Reply::id(e.id)
                 } else {
@@ -93,6 +101,97 @@ impl XClaim {
                 })
             })
             .map_err(|_| no_group())?;
+        claim_effects(
+            db,
+            argv,
+            &ids,
+            &before,
+            &claimed_ids,
+            options.last_id.is_some(),
+        );
         Ok(Reply::Array(claimed))
     }
+}
+
+/// What XCLAIM's effects need from before the claim.
+struct Before {
+    /// Whether the consumer existed.
+    consumer_existed: bool,
+    /// Per named id, whether it was pending.
+    pending: Vec<bool>,
+}
+
+impl Before {
+    fn of(stream: &Stream, group: &[u8], consumer: &[u8], ids: &[StreamId]) -> Before {
+        let group = stream.group(group);
+        Before {
+            consumer_existed: group.is_some_and(|g| g.consumer(consumer).is_some()),
+            pending: ids
+                .iter()
+                .map(|&id| group.is_some_and(|g| g.nack(id).is_some()))
+                .collect(),
+        }
+    }
+}
+
+/// XCLAIM's effects (Redis's `xclaimCommand`): per named id, an XCLAIM form for a claimed
+/// entry or an XACK for a pending entry dropped because its entry was deleted, each a change;
+/// `XGROUP CREATECONSUMER` (and `xgroup-createconsumer`) for a consumer it created that no
+/// XCLAIM form carries; LASTID, when no XCLAIM form carries it, as `XGROUP SETID` (a change).
+fn claim_effects(
+    db: &mut Db,
+    argv: &[&[u8]],
+    ids: &[StreamId],
+    before: &Before,
+    claimed: &[StreamId],
+    last_id: bool,
+) {
+    let (key, group_name, consumer) = (argv[1], argv[2], argv[3]);
+    let propagating = db.propagating();
+    let Ok(Some(stream)) = db.stream(key) else {
+        return;
+    };
+    let Some(group) = stream.group(group_name) else {
+        return;
+    };
+    let mut out = Vec::new();
+    let (mut changes, mut claims) = (0u64, 0u64);
+    for (&id, &was_pending) in ids.iter().zip(&before.pending) {
+        if claimed.contains(&id) {
+            if owned(group, id) {
+                if propagating {
+                    out.extend(forms::claim(key, group_name, group, id));
+                }
+                changes += 1;
+                claims += 1;
+            }
+        } else if was_pending && group.nack(id).is_none() {
+            if propagating {
+                out.push(forms::xack(key, group_name, id));
+            }
+            changes += 1;
+        }
+    }
+    let created = !before.consumer_existed && group.consumer(consumer).is_some();
+    if created && claims == 0 && propagating {
+        out.push(forms::create_consumer(key, group_name, consumer));
+    }
+    if last_id && claims == 0 {
+        if propagating {
+            out.push(forms::setid(key, group_name, group));
+        }
+        changes += 1;
+    }
+    if created {
+        db.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    for form in out {
+        db.propagate(form);
+    }
+    db.add_dirty(changes);
+}
+
+/// Whether `id` is pending in `group` with an owner (so it has an XCLAIM form).
+pub(super) fn owned(group: &Group, id: StreamId) -> bool {
+    group.nack(id).is_some_and(|n| n.owner.is_some())
 }

@@ -6,6 +6,7 @@
 use crate::error::Result;
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 
 /// XDEL.
@@ -24,7 +25,7 @@ impl XDel {
             .collect::<Result<Vec<_>>>()?;
         let deleted = stream.delete(&ids);
         if deleted > 0 {
-            db.touch(argv[1]);
+            db.wrote(argv[1], STREAM, "xdel", deleted, argv);
         }
         Ok(Reply::Int(deleted as i64))
     }

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 use crate::stream::{DeleteResult, DeleteStrategy};
 
@@ -80,15 +81,15 @@ impl XDelEx {
         };
         let ids = parse_ids(args.ids)?;
         let (results, deleted) = stream.delete_ex(&ids, args.strategy);
-        if deleted > 0 {
-            db.touch(key);
-        }
+        deleted_effects(db, key, argv, &results, deleted, &[1]);
         Ok(codes(&results))
     }
 
     /// XACKDEL: parses and applies.
     pub fn run_ackdel(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, group) = (argv[1], argv[2]);
+        // A read lookup in Redis, counted before the arguments are parsed.
+        db.count_read(key, false);
         db.stream(key)?;
         let args = parse(argv, 3)?;
         let Some(stream) = db.stream_mut(key)?.filter(|s| s.group(group).is_some()) else {
@@ -98,9 +99,34 @@ impl XDelEx {
         let Some((results, _, deleted)) = stream.ack_delete(group, &ids, args.strategy) else {
             return Ok(all_missing(ids.len()));
         };
-        if deleted > 0 {
-            db.touch(key);
-        }
+        // Acknowledged-and-deleted (1) and acknowledged-only (2) ids are changes.
+        deleted_effects(db, key, argv, &results, deleted, &[1, 2]);
         Ok(codes(&results))
+    }
+}
+
+/// XDELEX's and XACKDEL's effects: `xdel` when an id's result is 1, the key modified when
+/// entries were deleted, and the ids whose results are in `changes` counted as changes (the
+/// command propagated verbatim when there is one).
+fn deleted_effects(
+    db: &mut Db,
+    key: &[u8],
+    argv: &[&[u8]],
+    results: &[DeleteResult],
+    deleted: u64,
+    changes: &[i64],
+) {
+    if results.contains(&DeleteResult::Deleted) {
+        db.notify(STREAM, "xdel", key);
+    }
+    if deleted > 0 {
+        db.touch(key);
+    }
+    let changed = results
+        .iter()
+        .filter(|r| changes.contains(&r.code()))
+        .count() as u64;
+    if changed > 0 {
+        db.changed(changed, argv);
     }
 }

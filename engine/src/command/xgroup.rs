@@ -11,6 +11,7 @@ use crate::error::{Error, Result, shown};
 use crate::group::GroupError;
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 
 use super::args::{help, is, parse_i64};
@@ -104,6 +105,8 @@ impl XGroup {
                 stream
                     .create_group(group, id, read)
                     .map_err(|_| Error::BusyGroup)?;
+                db.notify(STREAM, "xgroup-create", key);
+                db.changed(1, argv);
                 Ok(Reply::OK)
             }
             "setid" => {
@@ -118,13 +121,18 @@ impl XGroup {
                 stream
                     .set_group_id(group, id, read)
                     .map_err(|_| no_group())?;
+                db.notify(STREAM, "xgroup-setid", key);
+                db.changed(1, argv);
                 Ok(Reply::OK)
             }
             "destroy" => {
                 let stream = db.stream_mut(key)?.ok_or(Error::XgroupKeyMissing)?;
                 let destroyed = stream.destroy_group(group);
                 if destroyed {
+                    // Readers blocked on the group fail now.
                     db.signal_deleted(key);
+                    db.notify(STREAM, "xgroup-destroy", key);
+                    db.changed(1, argv);
                 }
                 Ok(Reply::Int(i64::from(destroyed)))
             }
@@ -133,13 +141,24 @@ impl XGroup {
                 let created = stream
                     .create_consumer(group, argv[4], snapshot.now_ms)
                     .map_err(|_: GroupError| no_group())?;
+                if created {
+                    db.notify(STREAM, "xgroup-createconsumer", key);
+                    db.changed(1, argv);
+                }
                 Ok(Reply::Int(i64::from(created)))
             }
             _ => {
                 let stream = db.stream_mut(key)?.ok_or(Error::XgroupKeyMissing)?;
+                let existed = stream
+                    .group(group)
+                    .is_some_and(|g| g.consumer(argv[4]).is_some());
                 let pending = stream
                     .delete_consumer(group, argv[4])
                     .map_err(|_| no_group())?;
+                if existed {
+                    db.notify(STREAM, "xgroup-delconsumer", key);
+                    db.changed(1, argv);
+                }
                 Ok(Reply::Int(pending as i64))
             }
         }

@@ -33,14 +33,16 @@ impl XIdmpRecord {
         }
         let now = snapshot.now_ms;
         match stream.idmp_mut().lookup(pid, iid, now) {
-            Some(existing) if existing == id => Ok(Reply::OK),
-            Some(_) => Err(Error::IidConflict),
+            Some(existing) if existing == id => {}
+            Some(_) => return Err(Error::IidConflict),
             None => {
                 stream.idmp_mut().insert(pid, iid, id, now);
                 // Redis marks the key dirty but not modified: a WATCH of it is not touched.
                 db.track_idmp(key);
-                Ok(Reply::OK)
             }
         }
+        // Propagated whenever it succeeds: a replay of an existing record is a no-op too.
+        db.changed(1, argv);
+        Ok(Reply::OK)
     }
 }

@@ -54,6 +54,7 @@ impl XInfo {
             return Ok(help(HELP));
         }
         let key = argv[2];
+        db.count_read(key, false);
         let stream = db.stream(key)?.ok_or(Error::NoSuchKey)?;
         let now = snapshot.now_ms;
         match sub {

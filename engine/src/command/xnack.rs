@@ -81,7 +81,9 @@ impl XNack {
             .nack(group, &ids, mode, retry_count, force)
             .unwrap_or(0);
         if nacked > 0 {
+            // Readers blocked with CLAIM may take the entries now; no event, no WATCH touched.
             db.signal_ready(key);
+            db.changed(nacked, argv);
         }
         Ok(Reply::Int(nacked as i64))
     }

@@ -32,6 +32,7 @@ impl XPending {
             key: shown(key),
             group: shown(group),
         };
+        db.count_read(key, false);
         let stream = db.stream(key)?.ok_or_else(no_group)?;
         let Some(range) = range else {
             let summary = stream.pending_summary(group).map_err(|_| no_group())?;

@@ -67,8 +67,9 @@ impl XRange {
         Self::run(db, argv, true)
     }
 
-    fn run(db: &Db, argv: &[&[u8]], reverse: bool) -> Result<Reply> {
+    fn run(db: &mut Db, argv: &[&[u8]], reverse: bool) -> Result<Reply> {
         let RangeArgs { start, end, count } = parse_range(argv, reverse)?;
+        db.count_read(argv[1], false);
         let Some(stream) = db.stream(argv[1])? else {
             return Ok(Reply::Array(Vec::new()));
         };

@@ -25,9 +25,11 @@ use crate::blocking::{BlockRequest, Outcome};
 use crate::error::{Error, Result, shown};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::{EntryReplies, Reply};
 
 use super::args::{is, parse_i64};
+use super::forms;
 
 /// Where a stream is read from.
 #[derive(Debug, Clone, Copy)]
@@ -120,6 +122,8 @@ impl XRead {
 
         let mut froms = Vec::with_capacity(n);
         for (&key, &arg) in keys.iter().zip(id_args) {
+            // Redis looks every key up for reading twice: here, and when it serves them.
+            db.count_read(key, false);
             let stream = db.stream(key)?;
             if let Some((g, _)) = group
                 && stream.and_then(|s| s.group(g)).is_none()
@@ -153,6 +157,7 @@ impl XRead {
         let mut served = Vec::new();
         let mut first_pending_time: Option<u64> = None;
         for (&key, from) in keys.iter().zip(&froms) {
+            db.count_read(key, false);
             let entries = match group {
                 Some((g, consumer)) => {
                     let read = GroupRead {
@@ -242,6 +247,12 @@ struct GroupRead<'a> {
 /// XREADGROUP's entries for one stream, or `None` if it is not served, and (with CLAIM) the
 /// delivery time of the stream's first pending entry that still exists. A history read turns
 /// `claim` off for this and every later stream, as Redis does.
+///
+/// Effects, per stream (Redis's `streamReplyWithRange` and `streamPropagateXCLAIM`): unless
+/// NOACK, an XCLAIM form per delivered entry; after a `>` read that delivered, `XGROUP SETID`;
+/// a consumer it created (also when the read blocks) fires `xgroup-createconsumer` and, when
+/// no form carries it, propagates `XGROUP CREATECONSUMER`; one change for a stream that
+/// left a form or created its consumer.
 fn serve_group(
     db: &mut Db,
     snapshot: &Snapshot,
@@ -249,6 +260,73 @@ fn serve_group(
     read: &GroupRead<'_>,
     from: From,
     claim: &mut Option<u64>,
+) -> Result<(Option<Reply>, Option<u64>)> {
+    let mut served = Served::default();
+    let out = serve_group_entries(db, snapshot, key, read, from, claim, &mut served)?;
+    group_read_effects(db, key, read, matches!(from, From::New), &served);
+    Ok(out)
+}
+
+/// What one stream's group read did, for its effects.
+#[derive(Default)]
+struct Served {
+    /// The consumer was created by this read.
+    created: bool,
+    /// The ids delivered or claimed (deleted history entries not included).
+    delivered: Vec<StreamId>,
+}
+
+fn group_read_effects(db: &mut Db, key: &[u8], read: &GroupRead<'_>, new: bool, served: &Served) {
+    let (group_name, consumer) = (read.group, read.consumer);
+    if served.created {
+        db.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    // A delivery is a change when it leaves a form: an XCLAIM (not NOACK) or a SETID (`>`).
+    let delivered = !served.delivered.is_empty() && (new || !read.noack);
+    if !delivered && !served.created {
+        return;
+    }
+    db.add_dirty(1);
+    if !db.propagating() {
+        return;
+    }
+    let Some(group) = db
+        .stream(key)
+        .ok()
+        .flatten()
+        .and_then(|s| s.group(group_name))
+    else {
+        return;
+    };
+    let mut out = Vec::new();
+    if !read.noack {
+        out.extend(
+            served
+                .delivered
+                .iter()
+                .filter_map(|&id| forms::claim(key, group_name, group, id)),
+        );
+    }
+    if new && !served.delivered.is_empty() {
+        out.push(forms::setid(key, group_name, group));
+    }
+    if served.created && (read.noack || out.is_empty()) {
+        out.push(forms::create_consumer(key, group_name, consumer));
+    }
+    for form in out {
+        db.propagate(form);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn serve_group_entries(
+    db: &mut Db,
+    snapshot: &Snapshot,
+    key: &[u8],
+    read: &GroupRead<'_>,
+    from: From,
+    claim: &mut Option<u64>,
+    served: &mut Served,
 ) -> Result<(Option<Reply>, Option<u64>)> {
     let GroupRead {
         group,
@@ -272,7 +350,7 @@ fn serve_group(
         From::After(_) => true,
         From::New => stream.group_has_new(group).map_err(|_| no_group())?,
     };
-    stream
+    served.created = stream
         .touch_consumer(group, consumer, now)
         .map_err(|_| no_group())?;
     let mut claimed_only = false;
@@ -289,6 +367,7 @@ fn serve_group(
         let mut entries = Vec::new();
         let claimed = stream
             .claim_idle(group, consumer, min, count, now, &mut |e, idle, n| {
+                served.delivered.push(e.id);
                 entries.push(with_delivery(Reply::entry(&e), idle, n as i64));
             })
             .map_err(|_| no_group())?;
@@ -296,6 +375,7 @@ fn serve_group(
             let rest = if count == 0 { 0 } else { count - claimed };
             stream
                 .deliver_new(group, consumer, rest, noack, now, &mut |e| {
+                    served.delivered.push(e.id);
                     entries.push(with_delivery(Reply::entry(&e), 0, 0));
                 })
                 .map_err(|_| no_group())?;
@@ -307,6 +387,7 @@ fn serve_group(
         From::New => {
             stream
                 .deliver_new(group, consumer, count, noack, now, &mut |e| {
+                    served.delivered.push(e.id);
                     entries.push(&e)
                 })
                 .map_err(|_| no_group())?;
@@ -320,7 +401,10 @@ fn serve_group(
                     count,
                     now,
                     &mut |id, entry| match entry {
-                        Some(e) => entries.push(&e),
+                        Some(e) => {
+                            served.delivered.push(id);
+                            entries.push(&e)
+                        }
                         None => entries.push_deleted(id),
                     },
                 )

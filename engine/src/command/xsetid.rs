@@ -6,6 +6,7 @@
 use crate::error::{Error, Result};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::notify::STREAM;
 use crate::reply::Reply;
 
 use super::args::{is, parse_i64};
@@ -39,6 +40,8 @@ impl XSetId {
         }
         let stream = db.stream_mut(argv[1])?.ok_or(Error::NoSuchKey)?;
         stream.set_id(id, entries_added, max_deleted)?;
+        db.notify(STREAM, "xsetid", argv[1]);
+        db.changed(1, argv);
         Ok(Reply::OK)
     }
 }

@@ -152,15 +152,14 @@ impl Stream {
     }
 
     /// Creates `consumer` if missing and marks it seen now (every XREADGROUP does this for
-    /// each stream it names, whether or not it reads anything).
+    /// each stream it names, whether or not it reads anything); returns whether it created it.
     pub fn touch_consumer(
         &mut self,
         group: &[u8],
         consumer: &[u8],
         now_ms: u64,
-    ) -> Result<(), GroupError> {
-        find_mut(&mut self.groups, group)?.touch_consumer(consumer, now_ms);
-        Ok(())
+    ) -> Result<bool, GroupError> {
+        Ok(find_mut(&mut self.groups, group)?.touch_consumer(consumer, now_ms))
     }
 
     /// Delivers up to `count` (0 = all) entries after the group's cursor to `consumer`,

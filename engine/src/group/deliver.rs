@@ -15,11 +15,12 @@ use super::{Group, StreamView};
 
 impl Group {
     /// Creates `consumer` if missing and marks it seen now.
-    pub(super) fn touch_consumer(&mut self, consumer: &[u8], now_ms: u64) {
-        let (name, _) = self.consumer_or_create(consumer, now_ms);
+    pub(super) fn touch_consumer(&mut self, consumer: &[u8], now_ms: u64) -> bool {
+        let (name, created) = self.consumer_or_create(consumer, now_ms);
         if let Some(c) = self.consumers.get_mut(name.as_bytes()) {
             c.seen_time = now_ms;
         }
+        created
     }
 
     /// Delivers up to `count` (0 = all) entries of `stream` after the cursor to `consumer`,

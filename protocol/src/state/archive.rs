@@ -46,7 +46,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
 use echomq_archive::{Archive, ArchiveError, FoldBatch, TrimOutcome};
-use echomq_engine::{DeleteStrategy, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, Value};
+use echomq_engine::{
+    DeleteStrategy, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, TrimDone, TrimHook, Value,
+};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -429,6 +431,84 @@ impl ServerArchive {
                 self.fail(e);
             }
         }
+    }
+}
+
+/// The archive's [`TrimHook`]: XTRIM and a trimming XADD on an archived stream fold what they
+/// remove before it goes (the module doc's policy). The engine asks it from inside XADD's and
+/// XTRIM's own trim step, so those commands keep their own effects.
+#[derive(Debug)]
+pub(crate) struct ArchiveTrims {
+    state: Weak<ServerState>,
+}
+
+impl ArchiveTrims {
+    /// The hook of the server whose state `state` is.
+    pub(crate) fn new(state: Weak<ServerState>) -> ArchiveTrims {
+        ArchiveTrims { state }
+    }
+}
+
+impl TrimHook for ArchiveTrims {
+    fn covers(&self, db: usize, key: &[u8]) -> bool {
+        let Some(state) = self.state.upgrade() else {
+            return false;
+        };
+        let pattern = &state.settings().archive_streams;
+        state.archive().is_some_and(|a| a.covers(pattern, db, key))
+    }
+
+    fn refusal(&self) -> Option<echomq_engine::Error> {
+        let state = self.state.upgrade()?;
+        match state.archive()?.refusal()? {
+            Reply::Error(text) => Some(echomq_engine::Error::TrimRefused(text)),
+            _ => None,
+        }
+    }
+
+    /// Folds durably, then trims; a failed fold is the reply and nothing is trimmed.
+    fn trim(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        trim: &Trim,
+        limits: NodeLimits,
+    ) -> echomq_engine::Result<u64> {
+        let Some(state) = self.state.upgrade() else {
+            return Ok(stream.trim(trim, limits));
+        };
+        let Some(archive) = state.archive() else {
+            return Ok(stream.trim(trim, limits));
+        };
+        let outcome = archive.archive().fold_then_trim(key, stream, trim, limits);
+        archive.count(&outcome);
+        outcome
+            .map(|o| o.removed)
+            .map_err(|e| echomq_engine::Error::TrimRefused(format!("ERR archive: {e}")))
+    }
+
+    /// An approximate trim is deferred to the commit pipeline; an exact one folds durably and
+    /// trims now. A failed fold skips the trim (counted): the XADD's entry stays added.
+    fn trim_after_add(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        trim: &Trim,
+        limits: NodeLimits,
+    ) -> TrimDone {
+        let Some(state) = self.state.upgrade() else {
+            return TrimDone::Removed(stream.trim(trim, limits));
+        };
+        let Some(archive) = state.archive() else {
+            return TrimDone::Removed(stream.trim(trim, limits));
+        };
+        if trim.approx {
+            archive.defer_trim(key, stream, trim, limits);
+            return TrimDone::Deferred;
+        }
+        let outcome = archive.archive().fold_then_trim(key, stream, trim, limits);
+        archive.count(&outcome);
+        TrimDone::Removed(outcome.map_or(0, |o| o.removed))
     }
 }
 

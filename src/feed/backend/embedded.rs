@@ -47,19 +47,11 @@ pub(super) fn engine_error(e: echomq_engine::Error) -> FeedError {
 
 impl Backend for Embedded {
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
+        // Through the engine's write path, so the append has XADD's effects: blocked readers
+        // woken, WATCH touched, `xadd` fired, propagated to the AOF.
         self.keyspace.run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
-            let id = stream
-                .add(
-                    AddId::Explicit(id),
-                    fields,
-                    snapshot.now_ms,
-                    snapshot.limits,
-                )
-                .map_err(engine_error)?;
-            db.touch(key.as_bytes());
-            db.signal_ready(key.as_bytes());
-            Ok(id)
+            db.xadd(key.as_bytes(), AddId::Explicit(id), fields, snapshot)
+                .map_err(engine_error)
         })
     }
 

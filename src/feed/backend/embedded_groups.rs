@@ -444,13 +444,8 @@ impl GroupBackend for Embedded {
 
     fn add_auto(&self, key: &str, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.keyspace().run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
-            let id = stream
-                .add(AddId::Auto, fields, snapshot.now_ms, snapshot.limits)
-                .map_err(engine_error)?;
-            db.touch(key.as_bytes());
-            db.signal_ready(key.as_bytes());
-            Ok(id)
+            db.xadd(key.as_bytes(), AddId::Auto, fields, snapshot)
+                .map_err(engine_error)
         })
     }
 
