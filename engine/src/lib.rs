@@ -41,6 +41,7 @@ mod chunk_map;
 pub mod clock;
 pub mod command;
 pub mod config;
+mod db;
 pub mod error;
 mod execute;
 pub mod expire;
@@ -60,6 +61,7 @@ pub mod rdb;
 pub mod reply;
 pub mod stream;
 pub mod trim_hook;
+pub mod types;
 mod varint;
 
 pub use batch::Batch;

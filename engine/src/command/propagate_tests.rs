@@ -127,6 +127,8 @@ proptest! {
         for (argv, advance) in &ops {
             clock.advance(*advance);
             let _ = original.execute(argv);
+            let checked = original.check_invariants();
+            prop_assert!(checked.is_ok(), "{:?}", checked);
         }
         let replica = keyspace(&Arc::new(ManualClock::new(999_999)));
         for (db, argv) in sink.0.lock().iter() {
