@@ -24,6 +24,7 @@
 //! Failures the generator found are kept below as plain regression tests.
 
 mod claims;
+mod delete_strategy;
 mod delex;
 mod info;
 mod model;
@@ -40,7 +41,6 @@ mod render;
 )]
 #[path = "../stream/model_tests/model.rs"]
 mod stream_model;
-mod trim8;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
