@@ -19,6 +19,8 @@
 //! fires an event with subkeys (Redis 8.8's stream commands fire none either).
 //!
 //! [`Keyspace`]: crate::Keyspace
+//! [`Db`]: crate::Db
+//! [`Db::notify`]: crate::Db::notify
 
 use std::fmt;
 

@@ -1,8 +1,10 @@
-//! The stream commands as Redis defines them: parse arguments, apply to the [`Db`], reply.
+//! The one command table and its dispatch: commands as Redis defines them (parse arguments,
+//! apply to the [`Db`], reply).
 //!
-//! One file per command (or pair of mirror commands), each a struct named after the command
-//! with `parse` (arguments to a typed request, Redis's exact errors) and `apply` (the request
-//! against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
+//! Each value type keeps its commands in its own folder (the stream's in
+//! `types/stream/commands/`), one file per command (or pair of mirror commands), each a struct
+//! named after the command with `parse` (arguments to a typed request, Redis's exact errors)
+//! and `apply` (the request against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
 //! command, is the one place a command's name, arity, flags, subcommands and key positions are
 //! declared (the protocol crate reads it through [`spec`] and [`specs`]); arity is checked
 //! once, here, from it, and a container's subcommand by its row. Option parsing happens before
@@ -23,32 +25,17 @@
 //! XINFO after parsing; XACK, XACKDEL, XCLAIM and XAUTOCLAIM before; XREAD and XREADGROUP
 //! once per key while checking ids and once per key while serving.
 
-mod args;
-mod forms;
+pub(crate) mod args;
 mod spec;
-mod trim_args;
-mod xack;
-mod xadd;
-mod xautoclaim;
-mod xcfgset;
-mod xclaim;
-mod xdel;
-mod xdelex;
-mod xgroup;
-mod xidmprecord;
-mod xinfo;
-mod xlen;
-mod xnack;
-mod xpending;
-mod xrange;
-mod xread;
-mod xsetid;
-mod xtrim;
 
 pub use args::{parse_i64, parse_u64_nonneg};
 pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
-pub use xadd::XAdd;
-pub use xrange::{RangeArgs, parse_range};
+
+pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
+use crate::types::stream::commands::{
+    xack, xadd, xautoclaim, xcfgset, xclaim, xdel, xdelex, xgroup, xidmprecord, xinfo, xlen, xnack,
+    xpending, xrange, xread, xsetid, xtrim,
+};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -257,7 +244,7 @@ fn find(name: &[u8]) -> Option<&'static Entry> {
 /// A container's subcommand (`argv[1]`), checked against its table row: the subcommand's
 /// lower-case name (`create` for `XGROUP CREATE`), or Redis's unknown-subcommand or arity
 /// error.
-fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
+pub(crate) fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
     let name = argv.first().copied().unwrap_or_default();
     let spec = spec(name).ok_or_else(|| unknown_command(name, &[]))?;
     spec.checked_subcommand(argv).map(Subcommand::name)
@@ -382,9 +369,5 @@ mod entry_tests {
     }
 }
 
-#[cfg(test)]
-mod idmp_tests;
-#[cfg(test)]
-mod propagate_tests;
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,12 @@
 //! The value types a keyspace holds: the [`Value`] enum, one variant per type, and what every
-//! type answers (its TYPE name).
+//! type answers (its TYPE name, its memory).
 //!
-//! Each type lives in its own module with its commands, its encodings and its accounting: the
-//! stream in [`crate::stream`], [`crate::group`] and [`crate::command`] (its RDB, AOF and DUMP
-//! forms in [`crate::rdb`]); the string is a plain byte string whose commands the server
-//! implements.
+//! Each type is one folder with its commands, its encodings and its memory accounting:
+//! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
+//! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
+
+pub mod stream;
+pub mod string;
 
 use bytes::Bytes;
 
@@ -25,6 +27,14 @@ impl Value {
         match self {
             Value::Stream(_) => "stream",
             Value::String(_) => "string",
+        }
+    }
+
+    /// The bytes the value holds (an estimate, as each type accounts it).
+    pub fn memory_bytes(&self) -> usize {
+        match self {
+            Value::Stream(stream) => stream.memory_bytes(),
+            Value::String(s) => string::memory_bytes(s),
         }
     }
 }

@@ -39,7 +39,7 @@ mod render;
     clippy::duplicate_mod,
     reason = "the stream model is private to stream::model_tests"
 )]
-#[path = "../stream/model_tests/model.rs"]
+#[path = "../log/model_tests/model.rs"]
 mod stream_model;
 
 use std::collections::BTreeMap;
