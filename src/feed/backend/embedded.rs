@@ -146,15 +146,10 @@ impl Backend for Embedded {
     }
 
     fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
+        // XTRIM's effects: `xtrim`, WATCH, dirty, the AOF.
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
-                return Ok(0);
-            };
-            let removed = stream.trim(trim, snapshot.limits);
-            if removed > 0 {
-                db.touch(key.as_bytes());
-            }
-            Ok(removed)
+            db.xtrim(key.as_bytes(), trim, snapshot)
+                .map_err(engine_error)
         })
     }
 
@@ -168,9 +163,7 @@ impl Backend for Embedded {
                 return Ok(0);
             };
             let outcome = archive.fold_then_trim(key.as_bytes(), stream, trim, snapshot.limits)?;
-            if outcome.removed > 0 {
-                db.touch(key.as_bytes());
-            }
+            db.stream_trimmed(key.as_bytes(), outcome.removed, trim);
             Ok(outcome.removed)
         })
     }

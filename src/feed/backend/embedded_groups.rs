@@ -356,12 +356,10 @@ impl GroupBackend for Embedded {
         // first shifts the rest and re-indexes the chunk (about 2x the cost of a whole batch).
         let mut newest_first = ids.to_vec();
         newest_first.sort_unstable_by(|a, b| b.cmp(a));
+        // XACK's effects: dirty, the AOF. A missing group acknowledges nothing, as in Redis.
         self.keyspace().run(|db, _| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
-                return Ok(0);
-            };
-            // XACK on a missing group replies 0, as Redis does.
-            Ok(stream.ack(group.as_bytes(), &newest_first).unwrap_or(0))
+            db.xack(key.as_bytes(), group.as_bytes(), &newest_first)
+                .map_err(engine_error)
         })
     }
 

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use crate::group::Group;
 use crate::id::StreamId;
-use crate::stream::{Stream, TrimStrategy};
+use crate::stream::{DeleteStrategy, Stream, Trim, TrimStrategy};
 
 use super::trim_args::TrimWords;
 
@@ -75,6 +75,41 @@ pub(super) fn without_trim(form: Vec<Bytes>, words: &TrimWords) -> Vec<Bytes> {
         }
     }
     out
+}
+
+/// `XTRIM key MAXLEN|MINID =|~ threshold [LIMIT n] [DELREF|ACKED]`: a typed trim as the XTRIM
+/// that asks for it, with where its words are.
+pub(super) fn xtrim(key: &[u8], trim: &Trim) -> (Vec<Bytes>, TrimWords) {
+    let (word, threshold) = match trim.strategy {
+        TrimStrategy::MaxLen(n) => (Bytes::from_static(b"MAXLEN"), Bytes::from(n.to_string())),
+        TrimStrategy::MinId(id) => (Bytes::from_static(b"MINID"), id_bytes(id)),
+    };
+    let sign = Bytes::from_static(if trim.approx { b"~" } else { b"=" });
+    let mut form = vec![
+        Bytes::from_static(b"XTRIM"),
+        bytes(key),
+        word,
+        sign,
+        threshold,
+    ];
+    let mut words = TrimWords {
+        strategy: Some((2, 3)),
+        ..TrimWords::default()
+    };
+    if let (true, Some(limit)) = (trim.approx, trim.limit) {
+        words.limit = Some(form.len());
+        form.extend([Bytes::from_static(b"LIMIT"), Bytes::from(limit.to_string())]);
+    }
+    let strategy: Option<&'static [u8]> = match trim.delete {
+        DeleteStrategy::KeepRef => None,
+        DeleteStrategy::DelRef => Some(b"DELREF"),
+        DeleteStrategy::Acked => Some(b"ACKED"),
+    };
+    if let Some(strategy) = strategy {
+        words.delete = Some(form.len());
+        form.push(Bytes::from_static(strategy));
+    }
+    (form, words)
 }
 
 /// `XCLAIM key group owner 0 id TIME t RETRYCOUNT n FORCE JUSTID LASTID last` for a pending

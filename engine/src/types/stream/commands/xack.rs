@@ -3,6 +3,8 @@
 //! A missing key or group replies 0 without parsing the ids; otherwise all ids are parsed
 //! before any is acknowledged.
 
+use bytes::Bytes;
+
 use crate::error::Result;
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
@@ -40,5 +42,30 @@ impl XAck {
             db.changed(acked, argv);
         }
         Ok(Reply::Int(acked as i64))
+    }
+}
+
+impl Db {
+    /// Acknowledges `ids` in `group` of the stream under `key` as `XACK` does, with its
+    /// effects (the acknowledged count as changes, `XACK key group id...` propagated); returns
+    /// how many were pending. A missing key or group acknowledges nothing.
+    pub fn xack(&mut self, key: &[u8], group: &[u8], ids: &[StreamId]) -> Result<u64> {
+        let Some(stream) = self.stream_mut(key)? else {
+            return Ok(0);
+        };
+        let acked = stream.ack(group, ids).unwrap_or(0);
+        if acked > 0 {
+            self.add_dirty(acked);
+            if self.propagating() {
+                let mut form = vec![
+                    Bytes::from_static(b"XACK"),
+                    Bytes::copy_from_slice(key),
+                    Bytes::copy_from_slice(group),
+                ];
+                form.extend(ids.iter().map(|id| Bytes::from(id.to_string())));
+                self.propagate(form);
+            }
+        }
+        Ok(acked)
     }
 }
