@@ -2,6 +2,10 @@
 //!
 //! A missing key or group replies 0 without parsing the ids; otherwise all ids are parsed
 //! before any is acknowledged.
+//!
+//! Effects: a read lookup of the key (counted before the ids are parsed, as Redis's
+//! `lookupKeyRead`); when it acknowledged ids, one change per id and the arguments propagated
+//! verbatim; no event, no WATCH. [`Db::xack`](crate::Db::xack) is the typed form.
 
 use bytes::Bytes;
 

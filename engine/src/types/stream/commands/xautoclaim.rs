@@ -2,6 +2,10 @@
 //!
 //! Arguments are parsed before the key and group are looked up. Replies
 //! `[next-cursor, claimed entries (or ids), deleted ids]`.
+//!
+//! Effects: a read lookup of the key before anything is parsed; then see
+//! `auto_claim_effects` (an XCLAIM form per claimed entry, XACK per deleted one,
+//! CREATECONSUMER when no XCLAIM carries it).
 
 use crate::error::{Error, Result, shown};
 use crate::group::AutoClaimOptions;

@@ -4,6 +4,9 @@
 //! order (a missing value or unknown word is a syntax error; a repeat, a non-integer and an
 //! out-of-range value each have their error), then that at least one was given. Setting a bound
 //! to a different value clears the stream's IDMP history; the same value changes nothing.
+//!
+//! Effects: one change and the arguments propagated verbatim; no event, no WATCH (Redis 8.8
+//! only updates the key's LRM).
 
 use crate::config::{IDMP_DURATION_RANGE, IDMP_MAXSIZE_RANGE};
 use crate::error::{Error, Result};

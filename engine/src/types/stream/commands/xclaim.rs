@@ -4,6 +4,10 @@
 //! The key and group are checked first. Ids are read up to the first argument that is not an
 //! id; everything after must be an option. Replies the claimed entries, or their ids with
 //! JUSTID.
+//!
+//! Effects: a read lookup of the key before anything is parsed; then see `claim_effects`
+//! (an XCLAIM form per claimed entry, XACK per pending entry dropped with its deleted entry,
+//! CREATECONSUMER or SETID when no XCLAIM carries them).
 
 use crate::error::{Error, Result, shown};
 use crate::group::{ClaimOptions, Group};

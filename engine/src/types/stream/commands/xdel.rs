@@ -2,6 +2,9 @@
 //!
 //! A missing key replies 0 without looking at the ids. Otherwise every id is parsed (strictly)
 //! before anything is deleted, so one bad id deletes nothing.
+//!
+//! Effects, when it deleted entries: the key modified, `xdel`, one change per entry, the
+//! arguments propagated verbatim.
 
 use crate::error::Result;
 use crate::id::StreamId;

@@ -6,6 +6,10 @@
 //! looking at the ids; then every id is parsed strictly before anything changes. The reply is
 //! one integer per id (see [`DeleteResult`]). A deletion touches the key (WATCH); acks alone
 //! do not, as in Redis.
+//!
+//! Effects: XACKDEL's key lookup counts as a read; `xdel` when an id's result is 1; as many
+//! changes as ids deleted (XACKDEL: also acknowledged only), the arguments propagated
+//! verbatim when there is one.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;

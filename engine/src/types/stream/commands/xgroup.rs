@@ -6,6 +6,12 @@
 //! Every subcommand but `CREATE ... MKSTREAM` needs the key to exist (DESTROY included);
 //! SETID, CREATECONSUMER and DELCONSUMER need the group. CREATE's options are parsed before the
 //! key is looked up. DESTROY wakes blocked XREADGROUP readers, which then fail with NOGROUP.
+//!
+//! Effects, when the subcommand changed something (CREATE and SETID always; DESTROY and
+//! CREATECONSUMER when they replied 1; DELCONSUMER when the consumer existed): its event
+//! (`xgroup-create`, `xgroup-setid`, `xgroup-destroy`, `xgroup-createconsumer`,
+//! `xgroup-delconsumer`), one change, the arguments propagated verbatim. CREATE with
+//! MKSTREAM of a missing key also fires `new`.
 
 use crate::error::{Error, Result, shown};
 use crate::group::GroupError;

@@ -6,6 +6,8 @@
 //! replies OK and changes nothing; mapped to another id, it is an error. Otherwise the iid is
 //! inserted as the producer's newest (evicting beyond `idmp-maxsize`) and counted in
 //! `iids-added`; as in Redis 8.8, that does not touch a WATCH of the key.
+//!
+//! Effects, on success: one change and the arguments propagated verbatim; no event.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;

@@ -10,6 +10,8 @@
 //! `recorded-first-entry-id`: `idmp-duration`, `idmp-maxsize`, `pids-tracked`, `iids-tracked`,
 //! `iids-added`, `iids-duplicates` (the tracked counts as expiry at the command's time leaves
 //! them).
+//!
+//! Effects: a read lookup of the key once the subcommand is known.
 
 use crate::error::{Error, Result, shown};
 use crate::group::Group;

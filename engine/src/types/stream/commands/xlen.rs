@@ -1,4 +1,6 @@
 //! `XLEN key`: live entries; 0 for a missing key.
+//!
+//! Effects: a read lookup of the key.
 
 use crate::error::Result;
 use crate::keyspace::{Db, Snapshot};

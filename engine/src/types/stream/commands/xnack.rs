@@ -7,6 +7,9 @@
 //! strictly, before anything changes. Replies how many ids were NACKed. When any was, blocked
 //! readers of the key re-run (a CLAIM read can now take them); the key is not touched for
 //! WATCH, as Redis only updates its LRM.
+//!
+//! Effects, when it NACKed ids: the key signalled to blocked readers, one change per id, the
+//! arguments propagated verbatim; no event.
 
 use crate::error::{Error, Result, shown};
 use crate::group::NackMode;

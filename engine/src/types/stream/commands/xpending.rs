@@ -2,6 +2,8 @@
 //!
 //! argc must be 3 or 6 to 9. The range form's arguments (count first, then the bounds) are
 //! parsed before the key is looked up. The summary's per-consumer counts are bulk strings.
+//!
+//! Effects: a read lookup of the key once the arguments parse.
 
 use crate::error::{Error, Result, shown};
 use crate::group::PendingQuery;

@@ -4,6 +4,8 @@
 //! exclusive with `(`. The key is looked up once the arguments parse: a missing key replies an
 //! empty array, another type WRONGTYPE. Then a negative COUNT counts as 0, and COUNT 0 replies
 //! a null array.
+//!
+//! Effects: a read lookup of the key once the arguments parse.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;

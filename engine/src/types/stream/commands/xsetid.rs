@@ -2,6 +2,8 @@
 //!
 //! Options are parsed (and MAXDELETEDID checked against the id) before the key lookup; a
 //! missing key is `ERR no such key`.
+//!
+//! Effects: `xsetid`, one change, the arguments propagated verbatim.
 
 use crate::error::{Error, Result};
 use crate::id::StreamId;
