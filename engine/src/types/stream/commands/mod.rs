@@ -23,11 +23,13 @@ pub(crate) mod xnack;
 pub(crate) mod xpending;
 pub(crate) mod xrange;
 pub(crate) mod xread;
+pub(crate) mod xreadgroup;
 pub(crate) mod xsetid;
 pub(crate) mod xtrim;
 
 pub use xadd::XAdd;
 pub use xrange::{RangeArgs, parse_range};
+pub use xreadgroup::{Delivered, GroupFrom, GroupRead, GroupReadDone};
 
 #[cfg(test)]
 mod idmp_tests;

@@ -8,9 +8,10 @@
 //! CREATECONSUMER when no XCLAIM carries it).
 
 use crate::error::{Error, Result, shown};
-use crate::group::AutoClaimOptions;
+use crate::group::{AutoClaimOptions, AutoClaimed};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
+use crate::node::EntryRef;
 use crate::notify::STREAM;
 use crate::reply::Reply;
 
@@ -56,33 +57,20 @@ impl XAutoClaim {
                 return Err(Error::Syntax);
             }
         }
-        let no_group = || Error::NoKeyOrGroup {
-            key: shown(key),
-            group: shown(group),
-        };
-        let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
-        let existed = stream
-            .group(group)
-            .is_some_and(|g| g.consumer(consumer).is_some());
         let mut claimed = Vec::new();
-        let mut claimed_ids = Vec::new();
         let options = AutoClaimOptions {
             min_idle_ms: min_idle as u64,
             start,
             count,
             just_id,
         };
-        let outcome = stream
-            .auto_claim(group, consumer, &options, snapshot.now_ms, &mut |e| {
-                claimed_ids.push(e.id);
-                claimed.push(if just_id {
-                    Reply::id(e.id)
-                } else {
-                    Reply::entry(&e)
-                })
+        let outcome = db.xautoclaim(key, group, consumer, &options, snapshot.now_ms, &mut |e| {
+            claimed.push(if just_id {
+                Reply::id(e.id)
+            } else {
+                Reply::entry(&e)
             })
-            .map_err(|_| no_group())?;
-        auto_claim_effects(db, argv, existed, &claimed_ids, &outcome.deleted);
+        })?;
         Ok(Reply::Array(vec![
             Reply::id(outcome.next),
             Reply::Array(claimed),
@@ -97,12 +85,11 @@ impl XAutoClaim {
 /// carries.
 fn auto_claim_effects(
     db: &mut Db,
-    argv: &[&[u8]],
+    (key, group_name, consumer): (&[u8], &[u8], &[u8]),
     existed: bool,
     claimed: &[StreamId],
     deleted: &[StreamId],
 ) {
-    let (key, group_name, consumer) = (argv[1], argv[2], argv[3]);
     let propagating = db.propagating();
     let Ok(Some(stream)) = db.stream(key) else {
         return;
@@ -134,4 +121,44 @@ fn auto_claim_effects(
         db.propagate(form);
     }
     db.add_dirty(claims + deleted.len() as u64);
+}
+
+impl Db {
+    /// Claims for `consumer` the pending entries of `group` idle at least
+    /// `options.min_idle_ms`, scanning from `options.start`, as XAUTOCLAIM does, with its
+    /// effects; `emit` gets each claimed entry. A missing key or group is XAUTOCLAIM's
+    /// NOGROUP error.
+    pub fn xautoclaim(
+        &mut self,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+        options: &AutoClaimOptions,
+        now_ms: u64,
+        emit: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<AutoClaimed> {
+        let no_group = || Error::NoKeyOrGroup {
+            key: shown(key),
+            group: shown(group),
+        };
+        let stream = self.stream_mut(key)?.ok_or_else(no_group)?;
+        let existed = stream
+            .group(group)
+            .is_some_and(|g| g.consumer(consumer).is_some());
+        let mut claimed_ids = Vec::new();
+        let outcome = stream
+            .auto_claim(group, consumer, options, now_ms, &mut |e| {
+                claimed_ids.push(e.id);
+                emit(e);
+            })
+            .map_err(|_| no_group())?;
+        auto_claim_effects(
+            self,
+            (key, group, consumer),
+            existed,
+            &claimed_ids,
+            &outcome.deleted,
+        );
+        Ok(outcome)
+    }
 }

@@ -25,11 +25,10 @@ use crate::blocking::{BlockRequest, Outcome};
 use crate::error::{Error, Result, shown};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
-use crate::notify::STREAM;
 use crate::reply::{EntryReplies, Reply};
 
 use super::args::{is, parse_i64};
-use super::forms;
+use super::xreadgroup::{Delivered, GroupFrom, GroupRead};
 
 /// Where a stream is read from.
 #[derive(Debug, Clone, Copy)]
@@ -236,23 +235,9 @@ fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<R
     Ok(Some(entries.into_reply()))
 }
 
-/// What an XREADGROUP asks of each stream.
-struct GroupRead<'a> {
-    group: &'a [u8],
-    consumer: &'a [u8],
-    count: usize,
-    noack: bool,
-}
-
 /// XREADGROUP's entries for one stream, or `None` if it is not served, and (with CLAIM) the
 /// delivery time of the stream's first pending entry that still exists. A history read turns
 /// `claim` off for this and every later stream, as Redis does.
-///
-/// Effects, per stream (Redis's `streamReplyWithRange` and `streamPropagateXCLAIM`): unless
-/// NOACK, an XCLAIM form per delivered entry; after a `>` read that delivered, `XGROUP SETID`;
-/// a consumer it created (also when the read blocks) fires `xgroup-createconsumer` and, when
-/// no form carries it, propagates `XGROUP CREATECONSUMER`; one change for a stream that
-/// left a form or created its consumer.
 fn serve_group(
     db: &mut Db,
     snapshot: &Snapshot,
@@ -261,157 +246,43 @@ fn serve_group(
     from: From,
     claim: &mut Option<u64>,
 ) -> Result<(Option<Reply>, Option<u64>)> {
-    let mut served = Served::default();
-    let out = serve_group_entries(db, snapshot, key, read, from, claim, &mut served)?;
-    group_read_effects(db, key, read, matches!(from, From::New), &served);
-    Ok(out)
-}
-
-/// What one stream's group read did, for its effects.
-#[derive(Default)]
-struct Served {
-    /// The consumer was created by this read.
-    created: bool,
-    /// The ids delivered or claimed (deleted history entries not included).
-    delivered: Vec<StreamId>,
-}
-
-fn group_read_effects(db: &mut Db, key: &[u8], read: &GroupRead<'_>, new: bool, served: &Served) {
-    let (group_name, consumer) = (read.group, read.consumer);
-    if served.created {
-        db.notify(STREAM, "xgroup-createconsumer", key);
-    }
-    // A delivery is a change when it leaves a form: an XCLAIM (not NOACK) or a SETID (`>`).
-    let delivered = !served.delivered.is_empty() && (new || !read.noack);
-    if !delivered && !served.created {
-        return;
-    }
-    db.add_dirty(1);
-    if !db.propagating() {
-        return;
-    }
-    let Some(group) = db
-        .stream(key)
-        .ok()
-        .flatten()
-        .and_then(|s| s.group(group_name))
-    else {
-        return;
+    let from = match (from, *claim) {
+        (From::After(after), _) => {
+            *claim = None;
+            GroupFrom::History(after)
+        }
+        (From::New, Some(min_idle_ms)) => GroupFrom::Claiming { min_idle_ms },
+        (From::New, None) => GroupFrom::New,
     };
-    let mut out = Vec::new();
-    if !read.noack {
-        out.extend(
-            served
-                .delivered
-                .iter()
-                .filter_map(|&id| forms::claim(key, group_name, group, id)),
-        );
-    }
-    if new && !served.delivered.is_empty() {
-        out.push(forms::setid(key, group_name, group));
-    }
-    if served.created && (read.noack || out.is_empty()) {
-        out.push(forms::create_consumer(key, group_name, consumer));
-    }
-    for form in out {
-        db.propagate(form);
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn serve_group_entries(
-    db: &mut Db,
-    snapshot: &Snapshot,
-    key: &[u8],
-    read: &GroupRead<'_>,
-    from: From,
-    claim: &mut Option<u64>,
-    served: &mut Served,
-) -> Result<(Option<Reply>, Option<u64>)> {
-    let GroupRead {
-        group,
-        consumer,
-        count,
-        noack,
-    } = *read;
-    let no_group = || Error::NoKeyOrGroupXreadgroup {
-        key: shown(key),
-        group: shown(group),
-    };
-    let stream = db.stream_mut(key)?.ok_or_else(no_group)?;
-    let now = snapshot.now_ms;
-    let (claimable, first_pending) = match *claim {
-        Some(min) => stream
-            .group_claimable(group, min, now)
-            .map_err(|_| no_group())?,
-        None => (false, None),
-    };
-    let mut serve = match from {
-        From::After(_) => true,
-        From::New => stream.group_has_new(group).map_err(|_| no_group())?,
-    };
-    served.created = stream
-        .touch_consumer(group, consumer, now)
-        .map_err(|_| no_group())?;
-    let mut claimed_only = false;
-    if matches!(from, From::After(_)) {
-        *claim = None;
-    } else if !serve && claimable {
-        serve = true;
-        claimed_only = true;
-    }
-    if !serve {
-        return Ok((None, first_pending));
-    }
-    if let (Some(min), From::New) = (*claim, from) {
+    let (done, reply) = if matches!(from, GroupFrom::Claiming { .. }) {
+        // CLAIM's shape: every entry `[id, fields, idle, count]`, new ones `0, 0`.
         let mut entries = Vec::new();
-        let claimed = stream
-            .claim_idle(group, consumer, min, count, now, &mut |e, idle, n| {
-                served.delivered.push(e.id);
-                entries.push(with_delivery(Reply::entry(&e), idle, n as i64));
-            })
-            .map_err(|_| no_group())?;
-        if !claimed_only && (count == 0 || claimed < count) {
-            let rest = if count == 0 { 0 } else { count - claimed };
-            stream
-                .deliver_new(group, consumer, rest, noack, now, &mut |e| {
-                    served.delivered.push(e.id);
-                    entries.push(with_delivery(Reply::entry(&e), 0, 0));
-                })
-                .map_err(|_| no_group())?;
-        }
-        return Ok((Some(Reply::Array(entries)), first_pending));
-    }
-    let mut entries = EntryReplies::new();
-    match from {
-        From::New => {
-            stream
-                .deliver_new(group, consumer, count, noack, now, &mut |e| {
-                    served.delivered.push(e.id);
-                    entries.push(&e)
-                })
-                .map_err(|_| no_group())?;
-        }
-        From::After(after) => {
-            stream
-                .deliver_history(
-                    group,
-                    consumer,
-                    after,
-                    count,
-                    now,
-                    &mut |id, entry| match entry {
-                        Some(e) => {
-                            served.delivered.push(id);
-                            entries.push(&e)
-                        }
-                        None => entries.push_deleted(id),
-                    },
-                )
-                .map_err(|_| no_group())?;
-        }
-    }
-    Ok((Some(entries.into_reply()), first_pending))
+        let done = db.xreadgroup(key, read, from, snapshot.now_ms, &mut |d| match d {
+            Delivered::Claimed {
+                entry,
+                idle_ms,
+                deliveries_before,
+            } => entries.push(with_delivery(
+                Reply::entry(&entry),
+                idle_ms,
+                deliveries_before as i64,
+            )),
+            Delivered::New(e) | Delivered::History(_, Some(e)) => {
+                entries.push(with_delivery(Reply::entry(&e), 0, 0))
+            }
+            Delivered::History(_, None) => {}
+        })?;
+        (done, Reply::Array(entries))
+    } else {
+        let mut entries = EntryReplies::new();
+        let done = db.xreadgroup(key, read, from, snapshot.now_ms, &mut |d| match d {
+            Delivered::New(e) | Delivered::History(_, Some(e)) => entries.push(&e),
+            Delivered::Claimed { entry, .. } => entries.push(&entry),
+            Delivered::History(id, None) => entries.push_deleted(id),
+        })?;
+        (done, entries.into_reply())
+    };
+    Ok((done.served.then_some(reply), done.first_pending_ms))
 }
 
 /// `[id, fields]` with CLAIM's idle time and delivery count appended.
