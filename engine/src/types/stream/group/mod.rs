@@ -487,10 +487,12 @@ fn elapsed_ms(now_ms: u64, then_ms: u64) -> i64 {
 }
 
 #[cfg(test)]
-mod claim_nack_tests;
+mod claim_tests;
 #[cfg(test)]
 mod delete_tests;
 #[cfg(test)]
 mod model_tests;
+#[cfg(test)]
+mod nack_tests;
 #[cfg(test)]
 mod tests;
