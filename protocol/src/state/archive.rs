@@ -390,12 +390,9 @@ impl ServerArchive {
                     .archive
                     .trim_folded(&key, live, up_to, delete, snapshot.limits)
                 {
-                    Ok((trim, removed)) if removed > 0 => {
-                        db.touch(&key);
-                        db.add_dirty(removed);
-                        db.propagate(xtrim_form(&key, &trim));
-                    }
-                    Ok(_) => {}
+                    // XTRIM's effects: `xtrim`, WATCH, dirty, and the exact
+                    // `XTRIM key MINID = <id> [DELREF|ACKED]` in the AOF after the XADD.
+                    Ok((trim, removed)) => db.stream_trimmed(&key, removed, &trim),
                     Err(e) => {
                         tracing::warn!(error = %e, "a deferred archive trim did not run");
                         self.fold_errors.fetch_add(1, Ordering::Relaxed);
@@ -510,25 +507,4 @@ impl TrimHook for ArchiveTrims {
         archive.count(&outcome);
         TrimDone::Removed(outcome.map_or(0, |o| o.removed))
     }
-}
-
-/// `XTRIM key MINID = <id> [DELREF|ACKED]`: a deferred trim's propagated form.
-fn xtrim_form(key: &[u8], trim: &echomq_engine::Trim) -> Vec<Bytes> {
-    let min = match trim.strategy {
-        echomq_engine::TrimStrategy::MinId(id) => id,
-        echomq_engine::TrimStrategy::MaxLen(_) => StreamId::MIN,
-    };
-    let mut form = vec![
-        Bytes::from_static(b"XTRIM"),
-        Bytes::copy_from_slice(key),
-        Bytes::from_static(b"MINID"),
-        Bytes::from_static(b"="),
-        Bytes::from(min.to_string()),
-    ];
-    match trim.delete {
-        DeleteStrategy::KeepRef => {}
-        DeleteStrategy::DelRef => form.push(Bytes::from_static(b"DELREF")),
-        DeleteStrategy::Acked => form.push(Bytes::from_static(b"ACKED")),
-    }
-    form
 }
