@@ -60,18 +60,25 @@ impl Db {
         }
     }
 
-    /// The stream under `key`, mutably, raw: a change made through it has none of a write's
-    /// effects (nothing is propagated, no event fires, WATCH and blocked readers are not
-    /// signalled, `dirty` is not counted) unless the caller produces them. For restoring
-    /// state and for the engine's own commands; other writers go through the commands or the
-    /// typed API ([`Db::xadd`]).
-    pub fn stream_mut(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
+    /// The stream under `key`, mutably, for the engine's commands (which produce their own
+    /// effects).
+    pub(crate) fn stream_mut(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
         self.reap(key);
         match self.values.map.get_mut(key) {
             None => Ok(None),
             Some(Value::Stream(s)) => Ok(Some(s)),
             Some(_) => Err(Error::WrongType),
         }
+    }
+
+    /// The stream under `key`, mutably, raw: a change made through it has none of a write's
+    /// effects (nothing is propagated, no event fires, WATCH and blocked readers are not
+    /// signalled, `dirty` is not counted) unless the caller produces them (as
+    /// [`Db::stream_trimmed`] does for a trim). For restoring state; writers go through the
+    /// commands or the typed API ([`Db::xadd`], [`Db::xtrim`], [`Db::xack`],
+    /// [`Db::xreadgroup`], [`Db::xautoclaim`]).
+    pub fn stream_mut_raw(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
+        self.stream_mut(key)
     }
 
     /// The stream under `key`, created empty (signalled ready, firing `new`) if the key is

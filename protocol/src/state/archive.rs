@@ -285,7 +285,7 @@ impl ServerArchive {
                 let Some(w) = state.watermark else {
                     continue;
                 };
-                match db.stream_mut(&key) {
+                match db.stream_mut_raw(&key) {
                     Ok(Some(live)) => {
                         if live.last_id() < w {
                             // The live top is below W (it always is: W is the highest folded
@@ -383,7 +383,7 @@ impl ServerArchive {
             // Under the lock: no XADD sees the round's trims neither deferred nor applied.
             self.trims.lock().end_round();
             for (key, up_to, delete) in trims {
-                let Ok(Some(live)) = db.stream_mut(&key) else {
+                let Ok(Some(live)) = db.stream_mut_raw(&key) else {
                     continue;
                 };
                 match self

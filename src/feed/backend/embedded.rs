@@ -159,7 +159,7 @@ impl Backend for Embedded {
     /// Redis's `appendfsync always`).
     fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
+            let Some(stream) = db.stream_mut_raw(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(0);
             };
             let outcome = archive.fold_then_trim(key.as_bytes(), stream, trim, snapshot.limits)?;
