@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use crate::clock::ManualClock;
 use crate::config::Config;
 use crate::keyspace::{Db, Keyspace, Value};
+use crate::notify::{Notification, NotificationSink};
 use crate::propagate::PropagationSink;
 
 #[derive(Debug, Default)]
@@ -19,6 +20,18 @@ struct Collect(Mutex<Vec<(usize, Vec<Bytes>)>>);
 impl PropagationSink for Collect {
     fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
         self.0.lock().extend(commands);
+    }
+}
+
+/// Counts the events it is handed, so every command also records its events (and the effects
+/// log's invariants cover them).
+#[derive(Debug, Default)]
+struct Events(std::sync::atomic::AtomicUsize);
+
+impl NotificationSink for Events {
+    fn notify(&self, _flags: u32, events: Vec<Notification>) {
+        self.0
+            .fetch_add(events.len(), std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -124,6 +137,8 @@ proptest! {
         let original = keyspace(&clock);
         let sink = Arc::new(Collect::default());
         original.set_propagation_sink(Some(sink.clone()));
+        original.config().set_notify_flags(crate::notify::parse("KEA").unwrap_or(0));
+        original.set_notification_sink(Some(Arc::new(Events::default())));
         for (argv, advance) in &ops {
             clock.advance(*advance);
             let _ = original.execute(argv);
