@@ -35,3 +35,5 @@ pub use xreadgroup::{Delivered, GroupFrom, GroupRead, GroupReadDone};
 mod idmp_tests;
 #[cfg(test)]
 mod propagate_tests;
+#[cfg(test)]
+mod typed_tests;
