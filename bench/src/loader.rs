@@ -99,18 +99,18 @@ pub fn load(
         cleanup::check()?;
         if let Some(keyspace) = target.keyspace() {
             let end = (next + EMBEDDED_BATCH).min(to);
+            // Through the engine's write path, as an XADD: the load has every effect a
+            // client's appends have.
             let added = keyspace.run(|db, snapshot| {
-                let stream = db.stream_or_create(key.as_bytes())?;
                 for i in next..end {
                     let items = payload.items(timeline, i);
-                    stream.add(
+                    db.xadd(
+                        key.as_bytes(),
                         AddId::Explicit(timeline.id(i)),
                         &items,
-                        snapshot.now_ms,
-                        snapshot.limits,
+                        snapshot,
                     )?;
                 }
-                db.touch(key.as_bytes());
                 Ok::<StreamId, echomq::engine::Error>(timeline.id(end - 1))
             });
             added.map_err(|e| BenchError::Server {

@@ -284,6 +284,10 @@ pub enum Error {
     /// XNACK without an IDS block.
     #[error("ERR syntax error, expected IDS keyword")]
     NackExpectedIds,
+    /// A [`crate::TrimHook`] refused or failed a trim: the whole reply text, prefix included
+    /// (the server's archive answers `MISCONF ...` or `ERR archive: ...`).
+    #[error("{0}")]
+    TrimRefused(String),
 }
 
 /// Shorthand for engine results.

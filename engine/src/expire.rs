@@ -81,11 +81,12 @@ impl Db {
     /// One loop: samples up to `count` keys with a TTL after the cursor, deleting the
     /// expired ones.
     fn sample_expires(&mut self, count: usize) -> Sample {
-        let from = match &self.expire_cursor {
+        let from = match &self.values.expire_cursor {
             Some(key) => Bound::Excluded(key.clone()),
             None => Bound::Unbounded,
         };
         let picked: Vec<(Bytes, u64)> = self
+            .values
             .expires
             .range((from, Bound::Unbounded))
             .take(count)
@@ -95,20 +96,20 @@ impl Db {
             done: picked.len() < count,
             ..Sample::default()
         };
-        self.expire_cursor = if sample.done {
+        self.values.expire_cursor = if sample.done {
             None
         } else {
             picked.last().map(|(k, _)| k.clone())
         };
         for (key, at) in picked {
             sample.sampled += 1;
-            if at <= self.now_ms {
+            if at <= self.values.now_ms {
                 if self.expire_if_due(&key) {
                     sample.expired += 1;
-                    self.expired_keys_active += 1;
+                    self.stats.expired_keys_active += 1;
                 }
             } else {
-                sample.ttl_sum += at - self.now_ms;
+                sample.ttl_sum += at - self.values.now_ms;
                 sample.ttl_samples += 1;
             }
         }
@@ -121,20 +122,21 @@ impl Db {
             return;
         }
         let avg = ttl_sum / ttl_samples;
-        self.avg_ttl_ms = if self.avg_ttl_ms == 0 {
+        self.values.avg_ttl_ms = if self.values.avg_ttl_ms == 0 {
             avg
         } else {
             let factor = AVG_TTL_FACTOR[batches.min(AVG_TTL_FACTOR.len()) - 1];
-            (avg as f64 + (self.avg_ttl_ms as f64 - avg as f64) * factor) as u64
+            (avg as f64 + (self.values.avg_ttl_ms as f64 - avg as f64) * factor) as u64
         };
     }
 
     /// Deletes every key whose time has passed; returns how many.
     fn sweep_expired(&mut self) -> usize {
         let due: Vec<Bytes> = self
+            .values
             .expires
             .iter()
-            .filter(|&(_, &at)| at <= self.now_ms)
+            .filter(|&(_, &at)| at <= self.values.now_ms)
             .map(|(k, _)| k.clone())
             .collect();
         due.iter().filter(|key| self.expire_if_due(key)).count()
@@ -165,7 +167,7 @@ pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> 
 impl Db {
     /// Lazy expiry for one command: deletes those of its keys whose time has passed.
     pub fn expire_keys_of(&mut self, spec: &CommandSpec, argv: &[&[u8]]) {
-        if self.expires.is_empty() {
+        if self.values.expires.is_empty() {
             return;
         }
         for key in command_keys(spec, argv) {
@@ -224,9 +226,9 @@ impl ExpireCycle<'_> {
                     (false, Vec::new())
                 }
                 Some(db) => {
-                    db.now_ms = snapshot.now_ms;
-                    db.propagating = keyspace.propagation_on();
-                    db.notify_flags = keyspace.notify_flags();
+                    db.values.now_ms = snapshot.now_ms;
+                    db.effects.propagating = keyspace.propagation_on();
+                    db.effects.notify_flags = keyspace.notify_flags();
                     let repeat = self.sample_loops(db);
                     // Each deletion propagates as a DEL, fed under the lock (execution order).
                     let propagated = db.take_propagated();
@@ -256,11 +258,11 @@ impl ExpireCycle<'_> {
         let run = &mut self.run;
         for _ in 0..LOOPS_PER_CHECK {
             self.loops += 1;
-            if db.expires.is_empty() {
-                db.avg_ttl_ms = 0;
+            if db.values.expires.is_empty() {
+                db.values.avg_ttl_ms = 0;
                 return false;
             }
-            let sample = db.sample_expires(KEYS_PER_LOOP.min(db.expires.len()));
+            let sample = db.sample_expires(KEYS_PER_LOOP.min(db.values.expires.len()));
             run.sampled += sample.sampled;
             run.expired += sample.expired;
             if sample.ttl_samples > 0 {
@@ -357,11 +359,11 @@ impl Keyspace {
             let propagating = self.propagation_on();
             let notify_flags = self.notify_flags();
             for (index, db) in dbs.iter_mut().enumerate() {
-                db.now_ms = snapshot.now_ms;
-                db.propagating = propagating;
-                db.notify_flags = notify_flags;
+                db.values.now_ms = snapshot.now_ms;
+                db.effects.propagating = propagating;
+                db.effects.notify_flags = notify_flags;
                 let n = db.sweep_expired();
-                db.expired_keys_active += n as u64;
+                db.stats.expired_keys_active += n as u64;
                 expired += n;
                 wakers.extend(db.serve_signalled(&snapshot));
                 propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
@@ -408,15 +410,15 @@ impl Keyspace {
 impl Db {
     /// Keys deleted because they expired, and of those by the active cycle.
     pub fn expired_counts(&self) -> (u64, u64) {
-        (self.expired_keys, self.expired_keys_active)
+        (self.stats.expired_keys, self.stats.expired_keys_active)
     }
 
     /// Zeroes [`Db::expired_counts`] and the read lookup counts (CONFIG RESETSTAT).
     pub fn reset_expired_counts(&mut self) {
-        self.expired_keys = 0;
-        self.expired_keys_active = 0;
-        self.keyspace_hits = 0;
-        self.keyspace_misses = 0;
+        self.stats.expired_keys = 0;
+        self.stats.expired_keys_active = 0;
+        self.stats.keyspace_hits = 0;
+        self.stats.keyspace_misses = 0;
     }
 }
 
@@ -468,7 +470,7 @@ mod tests {
         let first = keyspace.active_expire_cycle(Duration::from_secs(10));
         assert_eq!(first, 1);
         assert_eq!(keyspace.run(|db, _| db.len()), 380);
-        assert_eq!(keyspace.run(|db, _| db.expires_count()), 380);
+        assert_eq!(keyspace.run(|db, _| db.values.expires_count()), 380);
         // Later cycles go on from where the scan stopped, and wrap.
         let mut total = first;
         for _ in 0..40 {
@@ -489,7 +491,7 @@ mod tests {
         // Between steps the keyspace is free: another caller runs (and sees the keys the
         // cycle has not reached yet still stored, though expired).
         assert_eq!(
-            keyspace.run(|db, _| db.expires.len()),
+            keyspace.run(|db, _| db.values.expires.len()),
             1_000 - per_hold as usize
         );
         // 1,000 keys at 320 a hold: three more holds, the last finding the scan's end.

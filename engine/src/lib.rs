@@ -3,29 +3,31 @@
 //! The engine reproduces Redis's stream data structure and commands without Redis: it is
 //! synchronous, does no I/O, and reads time only from an injected [`Clock`]. Modules:
 //!
-//! - [`id`]: [`StreamId`] and Redis's exact id parsing for every argument context.
-//! - `node`: the macro node, a compact byte buffer of entries delta-encoded against a master
-//!   id, with tombstones; `listpack_size` models the bytes Redis would use so nodes split where
-//!   Redis splits them; `varint` is the number encoding inside nodes.
-//! - [`stream`]: one stream (ordered node index plus bookkeeping): append, range reads,
-//!   deletion, trimming (and a preview of what a trim would remove, for the archive's
-//!   fold-before-trim), XSETID, idempotent production's per-producer IID maps
-//!   ([`stream::idmp`]), and `check_invariants`.
-//! - [`group`]: consumer groups: cursor, entries-read and lag, pending entries lists shared
-//!   between group and consumer (`chunk_map` is their compact ordered map), claiming. A stream
-//!   owns its groups; the group operations are methods of [`group::Group`], and the API callers
-//!   use is one `impl Stream` block in `group/api.rs`, so `stream/` holds the stream's own
-//!   operations only.
+//! - [`types`]: the [`Value`] enum and one folder per value type, each with its data
+//!   structure, its commands and its memory accounting. The stream (`types/stream/`):
+//!   [`id`] ([`StreamId`] and Redis's exact id parsing), `node` (the macro node, a compact byte
+//!   buffer of entries delta-encoded against a master id, with tombstones; `listpack_size`
+//!   models Redis's bytes so nodes split where Redis splits them; `varint`), [`stream`] (one
+//!   stream: append, range reads, deletion, trimming and its preview, XSETID, IDMP
+//!   ([`stream::idmp`]), `check_invariants`), [`group`] (consumer groups, their pending
+//!   entries lists in a `chunk_map`, claiming; the API callers use is one `impl Stream` block
+//!   in `group/api.rs`) and `commands` (the X* commands and the forms they propagate). The
+//!   string (`types/string/`). Their RDB and DUMP forms are in [`rdb`].
+//! - [`trim_hook`]: how an embedder (the server's archive) takes over the trims of the streams
+//!   it covers, while XADD and XTRIM keep their own effects.
 //! - [`blocking`]: the blocking vocabulary ([`Outcome`], [`BlockRequest`]) and the registry of
 //!   blocked XREAD/XREADGROUP readers, re-run in FIFO order when their keys are signalled, with
 //!   no async runtime: a [`Wake`] callback tells the reader.
-//! - [`keyspace`]: binary-safe keys to values behind one lock, one clock snapshot per command,
-//!   and the signals that serve blocked readers. It knows no command: a blocked command is
-//!   re-run with the function it was registered with.
-//! - [`command`]: the stream commands with Redis's argument grammar, errors and replies, over a
-//!   [`Db`]; `execute` holds [`Keyspace::execute`] and its blocking forms, which join the
-//!   keyspace and the commands. The embedded API, the server and the fuzz target all go
-//!   through them.
+//! - [`keyspace`]: the databases behind one lock, one clock snapshot per command, the sinks
+//!   effects go to, and serving blocked readers. It knows no command: a blocked command is
+//!   re-run with the function it was registered with. `db/` is one database ([`Db`]), split
+//!   by concern (values and expiry; WATCH and blocked-reader signals; the effects log;
+//!   statistics), with the small effects API every write goes through ([`Db::propagate`],
+//!   [`Db::notify`], [`Db::touch`], [`Db::signal_ready`], [`Db::add_dirty`]) and the typed
+//!   write [`Db::xadd`].
+//! - [`command`]: the one command table (names, arities, flags, key positions) and its
+//!   dispatch over a [`Db`]; `execute` holds [`Keyspace::execute`] and its blocking forms. The
+//!   embedded API, the server and the fuzz target all go through them.
 //! - [`expire`]: key expiry: Redis's active expiry cycle (sampling keys with a TTL, `hz`
 //!   times a second, by the injected clock) and a full sweep for test doubles; lazy expiry is
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
@@ -37,10 +39,10 @@
 
 pub mod batch;
 pub mod blocking;
-mod chunk_map;
 pub mod clock;
 pub mod command;
 pub mod config;
+mod db;
 pub mod error;
 mod execute;
 pub mod expire;
@@ -48,18 +50,19 @@ pub mod expire;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod group;
 mod heap_size;
-pub mod id;
 pub mod keyspace;
-mod listpack_size;
-mod node;
 pub mod notify;
 pub mod propagate;
 pub mod rdb;
 pub mod reply;
-pub mod stream;
-mod varint;
+pub mod trim_hook;
+pub mod types;
+
+// The stream type's modules keep their crate-level paths (`crate::stream`, `crate::group`,
+// `crate::id`, ...), which the rest of the workspace uses.
+use types::stream::{chunk_map, listpack_size, node, varint};
+pub use types::stream::{group, id, log as stream};
 
 pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};
@@ -74,3 +77,4 @@ pub use notify::{Notification, NotificationSink};
 pub use propagate::PropagationSink;
 pub use reply::{Entries, EntryView, Reply};
 pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};
+pub use trim_hook::{TrimDone, TrimHook};

@@ -19,12 +19,12 @@
 //! fires an event with subkeys (Redis 8.8's stream commands fire none either).
 //!
 //! [`Keyspace`]: crate::Keyspace
+//! [`Db`]: crate::Db
+//! [`Db::notify`]: crate::Db::notify
 
 use std::fmt;
 
 use bytes::Bytes;
-
-use crate::keyspace::Db;
 
 /// `K`: `__keyspace@<db>__:<key>` channels.
 pub const KEYSPACE: u32 = 1 << 0;
@@ -170,40 +170,6 @@ pub struct Notification {
 pub trait NotificationSink: Send + Sync + fmt::Debug {
     /// One unit's events in firing order; `flags` are the classes in force (for `K`/`E`).
     fn notify(&self, flags: u32, events: Vec<Notification>);
-}
-
-impl Db {
-    /// Reports that `event` (of `class`) happened to `key`, as Redis's `notifyKeyspaceEvent`.
-    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
-        let flags = self.notify_flags;
-        if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
-            return;
-        }
-        let seq = self
-            .event_seq
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.events.push((seq, event, Bytes::copy_from_slice(key)));
-    }
-
-    /// Whether any event of `class` would be recorded (commands may skip reading state
-    /// otherwise).
-    pub fn notifying(&self, class: u32) -> bool {
-        self.notify_flags & class != 0 && self.notify_flags & (KEYSPACE | KEYEVENT) != 0
-    }
-
-    /// Takes the events recorded since the last call, tagged with database `index`.
-    pub(crate) fn take_events(&mut self, index: usize, into: &mut Vec<(u64, Notification)>) {
-        into.extend(self.events.drain(..).map(|(seq, event, key)| {
-            (
-                seq,
-                Notification {
-                    db: index,
-                    event,
-                    key,
-                },
-            )
-        }));
-    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! A command that changes the keyspace leaves, next to its reply, the commands that replay
 //! that change exactly (Redis's `alsoPropagate` and `rewriteClientCommandVector`): XADD with
 //! the id it got and an approximate trim as its exact effect, XREADGROUP as one XCLAIM per
-//! delivered entry plus XGROUP SETID, and so on (the stream commands' forms are derived in
-//! `command/propagate.rs`; the server's own commands push theirs with [`Db::propagate`]).
+//! delivered entry plus XGROUP SETID, and so on. Every command pushes its own forms with
+//! [`Db::propagate`] as it runs (the stream commands build theirs in `command/forms.rs`);
+//! nothing derives them afterwards from a command's name or arguments.
 //! They collect in the [`Db`] during the command; [`Keyspace`] hands each execution unit's
 //! commands (a command, or a whole MULTI/EXEC, and the blocked readers it served) to the
 //! [`PropagationSink`] while still holding the lock, so the sink sees them in execution order.

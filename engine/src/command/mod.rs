@@ -1,43 +1,41 @@
-//! The stream commands as Redis defines them: parse arguments, apply to the [`Db`], reply.
+//! The one command table and its dispatch: commands as Redis defines them (parse arguments,
+//! apply to the [`Db`], reply).
 //!
-//! One file per command (or pair of mirror commands), each a struct named after the command
-//! with `parse` (arguments to a typed request, Redis's exact errors) and `apply` (the request
-//! against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
+//! Each value type keeps its commands in its own folder (the stream's in
+//! `types/stream/commands/`), one file per command (or pair of mirror commands), each a struct
+//! named after the command with `parse` (arguments to a typed request, Redis's exact errors)
+//! and `apply` (the request against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
 //! command, is the one place a command's name, arity, flags, subcommands and key positions are
 //! declared (the protocol crate reads it through [`spec`] and [`specs`]); arity is checked
 //! once, here, from it, and a container's subcommand by its row. Option parsing happens before
 //! any key lookup where Redis does it that way, so a failed command changes nothing. The
 //! embedded API, the server and the fuzz target all go through [`execute`], so they cannot
 //! disagree.
+//!
+//! Effects: each command's `apply` produces its own effects as it runs, through the [`Db`]
+//! (Redis's order: the change, `signalModifiedKey` as [`Db::touch`], `notifyKeyspaceEvent` as
+//! [`Db::notify`], `signalKeyAsReady` as [`Db::signal_ready`], `server.dirty` as
+//! [`Db::add_dirty`], `alsoPropagate` as [`Db::propagate`]); [`Db::wrote`] and [`Db::changed`]
+//! are the common combinations. Each command file documents its effects. The dirty counter
+//! counts as Redis does: 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
+//! entries removed or acknowledged for XDEL, XTRIM, XACK, XNACK, XDELEX and XACKDEL; the
+//! forms XCLAIM and XAUTOCLAIM propagate; 1 per stream an XREADGROUP delivered from or created
+//! its consumer in. Read lookups (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`) are
+//! counted where Redis looks a key up for reading: XRANGE, XREVRANGE, XLEN, XPENDING and
+//! XINFO after parsing; XACK, XACKDEL, XCLAIM and XAUTOCLAIM before; XREAD and XREADGROUP
+//! once per key while checking ids and once per key while serving.
 
-mod args;
-mod notify;
-mod propagate;
+pub(crate) mod args;
 mod spec;
-mod trim_args;
-mod xack;
-mod xadd;
-mod xautoclaim;
-mod xcfgset;
-mod xclaim;
-mod xdel;
-mod xdelex;
-mod xgroup;
-mod xidmprecord;
-mod xinfo;
-mod xlen;
-mod xnack;
-mod xpending;
-mod xrange;
-mod xread;
-mod xsetid;
-mod xtrim;
 
 pub use args::{parse_i64, parse_u64_nonneg};
 pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
-pub use xadd::{Trimmer, XAdd};
-pub use xrange::{RangeArgs, parse_range};
-pub use xtrim::parse_xtrim;
+
+pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
+use crate::types::stream::commands::{
+    xack, xadd, xautoclaim, xcfgset, xclaim, xdel, xdelex, xgroup, xidmprecord, xinfo, xlen, xnack,
+    xpending, xrange, xread, xsetid, xtrim,
+};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -246,7 +244,7 @@ fn find(name: &[u8]) -> Option<&'static Entry> {
 /// A container's subcommand (`argv[1]`), checked against its table row: the subcommand's
 /// lower-case name (`create` for `XGROUP CREATE`), or Redis's unknown-subcommand or arity
 /// error.
-fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
+pub(crate) fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
     let name = argv.first().copied().unwrap_or_default();
     let spec = spec(name).ok_or_else(|| unknown_command(name, &[]))?;
     spec.checked_subcommand(argv).map(Subcommand::name)
@@ -326,44 +324,11 @@ fn run_entry(
         return Err(Error::WrongArity(entry.spec.name.to_string()));
     }
     db.expire_keys_of(&entry.spec, argv);
-    let name = entry.spec.name;
-    let before = propagate::before(db, name, argv);
-    let outcome = match entry.run {
+    // Each command produces its own effects (propagation, events, WATCH, blocked readers,
+    // dirty, read lookups) as it runs, through the `Db`.
+    match entry.run {
         Run::Plain(run) => run(db, snapshot, argv).map(Outcome::Reply),
         Run::Blocking(run) => run(db, snapshot, argv),
-    };
-    notify::after(db, name, argv, &before, &outcome);
-    propagate::after(db, name, argv, before, &outcome);
-    outcome
-}
-
-/// What a stream command propagates, read before it runs, for a caller that runs the command
-/// its own way (the server's fold-before-trim XADD and XTRIM): see [`propagated_after`].
-#[derive(Debug)]
-pub struct PropagationBefore(propagate::Before);
-
-/// The state [`propagated_after`] needs, read before `argv` (command `name`, lower case) runs.
-pub fn propagation_before(db: &Db, name: &str, argv: &[&[u8]]) -> PropagationBefore {
-    PropagationBefore(propagate::before(db, name, argv))
-}
-
-/// Records what `argv` propagates now that it ran and replied `reply`, as [`execute`] does.
-pub fn propagated_after(
-    db: &mut Db,
-    name: &str,
-    argv: &[&[u8]],
-    before: PropagationBefore,
-    reply: Reply,
-) -> Reply {
-    if matches!(reply, Reply::Error(_)) {
-        return reply;
-    }
-    let outcome = Ok(Outcome::Reply(reply));
-    notify::after(db, name, argv, &before.0, &outcome);
-    propagate::after(db, name, argv, before.0, &outcome);
-    match outcome {
-        Ok(Outcome::Reply(reply)) => reply,
-        _ => Reply::NullArray,
     }
 }
 
@@ -404,9 +369,5 @@ mod entry_tests {
     }
 }
 
-#[cfg(test)]
-mod idmp_tests;
-#[cfg(test)]
-mod propagate_tests;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,7 @@
-//! The archive's commands and hooks (policy in [`crate::state::archive`]).
+//! The archive's commands, and what its trim hook does to XADD and XTRIM (policy in
+//! [`crate::state::archive`]; the hook is [`crate::state::archive::ArchiveTrims`], installed
+//! on the keyspace, so XADD and XTRIM run through the engine's own dispatch and produce their
+//! own effects: propagation, events, WATCH, dirty):
 //!
 //! - XTRIM on an archived stream: the engine previews the trim, the entries it removes are
 //!   folded in one durable transaction, then the stream is trimmed; if the fold fails the
@@ -26,118 +29,13 @@ use bytes::Bytes;
 use echomq_archive::{ArchiveError, RangeQuery};
 use echomq_engine::command::{self as stream, RangeArgs};
 use echomq_engine::reply::EntryReplies;
-use echomq_engine::{Db, Entry, Reply, Snapshot, StreamId};
+use echomq_engine::{Entry, Reply, StreamId};
 
 use super::{Ctx, error};
-use crate::state::{ServerArchive, ServerState};
 
 /// An archive error as a reply: `ERR archive: ...` with the archive's advice.
 fn archive_error(e: &ArchiveError) -> Reply {
     Reply::Error(format!("ERR archive: {e}"))
-}
-
-/// Whether `argv` is an XTRIM or XADD the archive must see, in database `db`.
-pub(crate) fn intercepts(state: &ServerState, db: usize, name: &str, argv: &[&[u8]]) -> bool {
-    let Some(archive) = state.archive() else {
-        return false;
-    };
-    if name != "xtrim" && name != "xadd" {
-        return false;
-    }
-    let Some(key) = argv.get(1) else {
-        return false;
-    };
-    archive.covers(&state.settings().archive_streams, db, key)
-}
-
-/// Runs an intercepted XTRIM or XADD on `db`, recording what it propagates (the AOF) as the
-/// engine's dispatch does.
-pub(crate) fn run_trim_command(
-    state: &ServerState,
-    db: &mut Db,
-    snapshot: &Snapshot,
-    name: &str,
-    argv: &[&[u8]],
-) -> Reply {
-    let Some(server_archive) = state.archive() else {
-        return stream::execute(db, snapshot, argv).unwrap_or_else(error);
-    };
-    if name == "xadd"
-        && server_archive.refusal().is_none()
-        && stream::XAdd::trims_approximately(argv)
-        && let Some(untrimmed) = stream::XAdd::without_trim(argv)
-    {
-        return run_deferred_xadd(server_archive, db, snapshot, argv, &untrimmed);
-    }
-    let before = stream::propagation_before(db, name, argv);
-    let reply = run_trim_command_unpropagated(state, db, snapshot, name, argv);
-    stream::propagated_after(db, name, argv, before, reply)
-}
-
-/// An XADD with an approximate trim on an archived stream: the entry is added and what its
-/// trim would remove is folded
-/// without an fsync; the trim runs in the commit pipeline once the fold is durable
-/// ([`ServerArchive::commit`]). It propagates as the XADD without its trim (the trim follows
-/// as an XTRIM).
-fn run_deferred_xadd(
-    server_archive: &ServerArchive,
-    db: &mut Db,
-    snapshot: &Snapshot,
-    argv: &[&[u8]],
-    untrimmed: &[&[u8]],
-) -> Reply {
-    let before = stream::propagation_before(db, "xadd", untrimmed);
-    let reply = stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
-        server_archive.defer_trim(key, live, trim, limits);
-    })
-    .unwrap_or_else(error);
-    stream::propagated_after(db, "xadd", untrimmed, before, reply)
-}
-
-fn run_trim_command_unpropagated(
-    state: &ServerState,
-    db: &mut Db,
-    snapshot: &Snapshot,
-    name: &str,
-    argv: &[&[u8]],
-) -> Reply {
-    let Some(server_archive) = state.archive() else {
-        return stream::execute(db, snapshot, argv).unwrap_or_else(error);
-    };
-    if let Some(refusal) = server_archive.refusal()
-        && (name == "xtrim" || stream::XAdd::trims(argv))
-    {
-        return refusal;
-    }
-    let archive = server_archive.archive();
-    if name == "xadd" {
-        return stream::XAdd::run_trimming(db, snapshot, argv, &mut |key, live, trim, limits| {
-            let outcome = archive.fold_then_trim(key, live, trim, limits);
-            server_archive.count(&outcome);
-        })
-        .unwrap_or_else(error);
-    }
-    let trim = match stream::parse_xtrim(argv) {
-        Ok(trim) => trim,
-        Err(e) => return error(e),
-    };
-    let key = argv[1];
-    let live = match db.stream_mut(key) {
-        Ok(Some(live)) => live,
-        Ok(None) => return Reply::Int(0),
-        Err(e) => return error(e),
-    };
-    let outcome = archive.fold_then_trim(key, live, &trim, snapshot.limits);
-    server_archive.count(&outcome);
-    match outcome {
-        Ok(outcome) => {
-            if outcome.removed > 0 {
-                db.touch(key);
-            }
-            Reply::Int(outcome.removed as i64)
-        }
-        Err(e) => archive_error(&e),
-    }
 }
 
 /// `EMQ.XRANGE`.

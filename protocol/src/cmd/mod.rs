@@ -272,11 +272,6 @@ pub(crate) fn execute(
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
-        Found::Stream(spec) if archive::intercepts(state, client.db, spec.name, argv) => {
-            Action::Reply(batch.run_db(client.db, |db, snapshot| {
-                archive::run_trim_command(state, db, snapshot, spec.name, argv)
-            }))
-        }
         Found::Stream(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
@@ -337,11 +332,6 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply
-        }
-        Found::Stream(_) if archive::intercepts(ctx.state, ctx.client.db, name, argv) => {
-            let snapshot = *ctx.snapshot;
-            let state = ctx.state;
-            archive::run_trim_command(state, ctx.db(), &snapshot, name, argv)
         }
         Found::Stream(spec) => {
             let snapshot = *ctx.snapshot;

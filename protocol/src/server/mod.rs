@@ -198,6 +198,8 @@ impl Server {
                 .seed_watermarks(state.keyspace())
                 .map_err(std::io::Error::other)?;
             archive.start_syncer(Arc::downgrade(&state));
+            let trims = crate::state::archive::ArchiveTrims::new(Arc::downgrade(&state));
+            state.keyspace().set_trim_hook(Some(Arc::new(trims)));
         }
         Ok(Server { listener, state })
     }

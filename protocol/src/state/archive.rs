@@ -46,7 +46,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use echomq_archive::replica::ReplicatorLink;
 use echomq_archive::{Archive, ArchiveError, FoldBatch, TrimOutcome};
-use echomq_engine::{DeleteStrategy, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, Value};
+use echomq_engine::{
+    DeleteStrategy, Keyspace, NodeLimits, Reply, Stream, StreamId, Trim, TrimDone, TrimHook, Value,
+};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
@@ -283,7 +285,7 @@ impl ServerArchive {
                 let Some(w) = state.watermark else {
                     continue;
                 };
-                match db.stream_mut(&key) {
+                match db.stream_mut_raw(&key) {
                     Ok(Some(live)) => {
                         if live.last_id() < w {
                             // The live top is below W (it always is: W is the highest folded
@@ -381,19 +383,16 @@ impl ServerArchive {
             // Under the lock: no XADD sees the round's trims neither deferred nor applied.
             self.trims.lock().end_round();
             for (key, up_to, delete) in trims {
-                let Ok(Some(live)) = db.stream_mut(&key) else {
+                let Ok(Some(live)) = db.stream_mut_raw(&key) else {
                     continue;
                 };
                 match self
                     .archive
                     .trim_folded(&key, live, up_to, delete, snapshot.limits)
                 {
-                    Ok((trim, removed)) if removed > 0 => {
-                        db.touch(&key);
-                        db.add_dirty(removed);
-                        db.propagate(xtrim_form(&key, &trim));
-                    }
-                    Ok(_) => {}
+                    // XTRIM's effects: `xtrim`, WATCH, dirty, and the exact
+                    // `XTRIM key MINID = <id> [DELREF|ACKED]` in the AOF after the XADD.
+                    Ok((trim, removed)) => db.stream_trimmed(&key, removed, &trim),
                     Err(e) => {
                         tracing::warn!(error = %e, "a deferred archive trim did not run");
                         self.fold_errors.fetch_add(1, Ordering::Relaxed);
@@ -432,23 +431,80 @@ impl ServerArchive {
     }
 }
 
-/// `XTRIM key MINID = <id> [DELREF|ACKED]`: a deferred trim's propagated form.
-fn xtrim_form(key: &[u8], trim: &echomq_engine::Trim) -> Vec<Bytes> {
-    let min = match trim.strategy {
-        echomq_engine::TrimStrategy::MinId(id) => id,
-        echomq_engine::TrimStrategy::MaxLen(_) => StreamId::MIN,
-    };
-    let mut form = vec![
-        Bytes::from_static(b"XTRIM"),
-        Bytes::copy_from_slice(key),
-        Bytes::from_static(b"MINID"),
-        Bytes::from_static(b"="),
-        Bytes::from(min.to_string()),
-    ];
-    match trim.delete {
-        DeleteStrategy::KeepRef => {}
-        DeleteStrategy::DelRef => form.push(Bytes::from_static(b"DELREF")),
-        DeleteStrategy::Acked => form.push(Bytes::from_static(b"ACKED")),
+/// The archive's [`TrimHook`]: XTRIM and a trimming XADD on an archived stream fold what they
+/// remove before it goes (the module doc's policy). The engine asks it from inside XADD's and
+/// XTRIM's own trim step, so those commands keep their own effects.
+#[derive(Debug)]
+pub(crate) struct ArchiveTrims {
+    state: Weak<ServerState>,
+}
+
+impl ArchiveTrims {
+    /// The hook of the server whose state `state` is.
+    pub(crate) fn new(state: Weak<ServerState>) -> ArchiveTrims {
+        ArchiveTrims { state }
     }
-    form
+}
+
+impl TrimHook for ArchiveTrims {
+    fn covers(&self, db: usize, key: &[u8]) -> bool {
+        let Some(state) = self.state.upgrade() else {
+            return false;
+        };
+        let pattern = &state.settings().archive_streams;
+        state.archive().is_some_and(|a| a.covers(pattern, db, key))
+    }
+
+    fn refusal(&self) -> Option<echomq_engine::Error> {
+        let state = self.state.upgrade()?;
+        match state.archive()?.refusal()? {
+            Reply::Error(text) => Some(echomq_engine::Error::TrimRefused(text)),
+            _ => None,
+        }
+    }
+
+    /// Folds durably, then trims; a failed fold is the reply and nothing is trimmed.
+    fn trim(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        trim: &Trim,
+        limits: NodeLimits,
+    ) -> echomq_engine::Result<u64> {
+        let Some(state) = self.state.upgrade() else {
+            return Ok(stream.trim(trim, limits));
+        };
+        let Some(archive) = state.archive() else {
+            return Ok(stream.trim(trim, limits));
+        };
+        let outcome = archive.archive().fold_then_trim(key, stream, trim, limits);
+        archive.count(&outcome);
+        outcome
+            .map(|o| o.removed)
+            .map_err(|e| echomq_engine::Error::TrimRefused(format!("ERR archive: {e}")))
+    }
+
+    /// An approximate trim is deferred to the commit pipeline; an exact one folds durably and
+    /// trims now. A failed fold skips the trim (counted): the XADD's entry stays added.
+    fn trim_after_add(
+        &self,
+        key: &[u8],
+        stream: &mut Stream,
+        trim: &Trim,
+        limits: NodeLimits,
+    ) -> TrimDone {
+        let Some(state) = self.state.upgrade() else {
+            return TrimDone::Removed(stream.trim(trim, limits));
+        };
+        let Some(archive) = state.archive() else {
+            return TrimDone::Removed(stream.trim(trim, limits));
+        };
+        if trim.approx {
+            archive.defer_trim(key, stream, trim, limits);
+            return TrimDone::Deferred;
+        }
+        let outcome = archive.archive().fold_then_trim(key, stream, trim, limits);
+        archive.count(&outcome);
+        TrimDone::Removed(outcome.map_or(0, |o| o.removed))
+    }
 }

@@ -47,19 +47,11 @@ pub(super) fn engine_error(e: echomq_engine::Error) -> FeedError {
 
 impl Backend for Embedded {
     fn add(&self, key: &str, id: StreamId, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
+        // Through the engine's write path, so the append has XADD's effects: blocked readers
+        // woken, WATCH touched, `xadd` fired, propagated to the AOF.
         self.keyspace.run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
-            let id = stream
-                .add(
-                    AddId::Explicit(id),
-                    fields,
-                    snapshot.now_ms,
-                    snapshot.limits,
-                )
-                .map_err(engine_error)?;
-            db.touch(key.as_bytes());
-            db.signal_ready(key.as_bytes());
-            Ok(id)
+            db.xadd(key.as_bytes(), AddId::Explicit(id), fields, snapshot)
+                .map_err(engine_error)
         })
     }
 
@@ -154,15 +146,10 @@ impl Backend for Embedded {
     }
 
     fn trim(&self, key: &str, trim: &Trim) -> Result<u64, FeedError> {
+        // XTRIM's effects: `xtrim`, WATCH, dirty, the AOF.
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
-                return Ok(0);
-            };
-            let removed = stream.trim(trim, snapshot.limits);
-            if removed > 0 {
-                db.touch(key.as_bytes());
-            }
-            Ok(removed)
+            db.xtrim(key.as_bytes(), trim, snapshot)
+                .map_err(engine_error)
         })
     }
 
@@ -172,13 +159,11 @@ impl Backend for Embedded {
     /// Redis's `appendfsync always`).
     fn fold_then_trim(&self, key: &str, trim: &Trim, archive: &Archive) -> Result<u64, FeedError> {
         self.keyspace.run(|db, snapshot| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
+            let Some(stream) = db.stream_mut_raw(key.as_bytes()).map_err(engine_error)? else {
                 return Ok(0);
             };
             let outcome = archive.fold_then_trim(key.as_bytes(), stream, trim, snapshot.limits)?;
-            if outcome.removed > 0 {
-                db.touch(key.as_bytes());
-            }
+            db.stream_trimmed(key.as_bytes(), outcome.removed, trim);
             Ok(outcome.removed)
         })
     }

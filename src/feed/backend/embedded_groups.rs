@@ -1,7 +1,8 @@
 //! [`GroupBackend`] for the embedded engine.
 //!
-//! Reads, acks and claims are typed calls into the stream under the keyspace lock (no argument
-//! parsing, no reply encoding): one lock per batch, which is what lets one consumer move over a
+//! Reads, acks and claims are the engine's typed commands ([`Keyspace`]'s `Db::xreadgroup`,
+//! `Db::xack`, `Db::xautoclaim`) under the keyspace lock (no argument parsing, no reply
+//! encoding, the commands' effects kept): one lock per batch, which is what lets one consumer move over a
 //! million entries a second. A read of new entries that finds none and may block registers a
 //! real blocked XREADGROUP with the engine, so an XADD wakes it the way it wakes a server
 //! client; its deadline follows the keyspace's clock (a manual clock included), checked at
@@ -14,6 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use echomq_engine::types::stream::commands::{Delivered, GroupFrom, GroupRead};
 use echomq_engine::{AddId, Clock, EntryRef, Error, Execution, Keyspace, Reply, StreamId};
 
 use super::Embedded;
@@ -114,61 +116,54 @@ impl Embedded {
         from: ReadFrom,
         count: usize,
     ) -> Result<Vec<GroupEntry>, FeedError> {
-        let (g, c) = (group.as_bytes(), consumer.as_bytes());
+        let (from, read_count) = match from {
+            ReadFrom::New => (GroupFrom::New, count),
+            // At least one entry, idle at least 1 ms: a claim of nothing idle is no claim.
+            ReadFrom::Claiming { min_idle_ms } => (
+                GroupFrom::Claiming {
+                    min_idle_ms: min_idle_ms.max(1),
+                },
+                count.max(1),
+            ),
+            ReadFrom::Pending(after) => (GroupFrom::History(after), count),
+        };
+        let read = GroupRead {
+            group: group.as_bytes(),
+            consumer: consumer.as_bytes(),
+            count: read_count,
+            noack: false,
+        };
+        // Through the engine's typed XREADGROUP, so the read has its effects (the AOF's
+        // XCLAIM and SETID forms, a created consumer's event).
         self.keyspace().run(|db, snapshot| {
-            let now = snapshot.now_ms;
-            let stream = db
-                .stream_mut(key.as_bytes())
-                .map_err(engine_error)?
-                .ok_or_else(|| no_group_read(key, group))?;
-            let serve = match from {
-                ReadFrom::New => stream
-                    .group_has_new(g)
-                    .map_err(|_| no_group_read(key, group))?,
-                // The claim phase finds nothing when nothing is idle enough.
-                ReadFrom::Pending(_) | ReadFrom::Claiming { .. } => true,
-            };
-            stream
-                .touch_consumer(g, c, now)
-                .map_err(|_| no_group_read(key, group))?;
-            if !serve {
-                return Ok(Vec::new());
-            }
             let mut out = Collector::with_room(count);
-            match from {
-                ReadFrom::New => {
-                    stream
-                        .deliver_new(g, c, count, false, now, &mut |e| out.push(&e, 1, false))
-                        .map_err(|_| no_group_read(key, group))?;
-                }
-                ReadFrom::Claiming { min_idle_ms } => {
-                    let count = count.max(1);
-                    let claimed = stream
-                        .claim_idle(g, c, min_idle_ms.max(1), count, now, &mut |e, _, n| {
-                            out.push(&e, one_more(n), true)
-                        })
-                        .map_err(|_| no_group_read(key, group))?;
-                    if claimed < count && stream.group_has_new(g).unwrap_or(false) {
-                        stream
-                            .deliver_new(g, c, count - claimed, false, now, &mut |e| {
-                                out.push(&e, 1, false)
-                            })
-                            .map_err(|_| no_group_read(key, group))?;
-                    }
-                }
-                ReadFrom::Pending(after) => {
-                    stream
-                        .deliver_history(g, c, after, count, now, &mut |id, e| match e {
-                            Some(e) => out.push(&e, 0, false),
-                            None => out.push_deleted(id),
-                        })
-                        .map_err(|_| no_group_read(key, group))?;
-                    if let Some(group) = stream.group(g) {
-                        for entry in &mut out.entries {
-                            entry.delivery_count =
-                                group.nack(entry.id).map_or(0, |n| n.delivery_count);
-                        }
-                    }
+            db.xreadgroup(
+                key.as_bytes(),
+                &read,
+                from,
+                snapshot.now_ms,
+                &mut |d| match d {
+                    Delivered::New(e) => out.push(&e, 1, false),
+                    Delivered::Claimed {
+                        entry,
+                        deliveries_before,
+                        ..
+                    } => out.push(&entry, one_more(deliveries_before), true),
+                    Delivered::History(_, Some(e)) => out.push(&e, 0, false),
+                    Delivered::History(id, None) => out.push_deleted(id),
+                },
+            )
+            .map_err(|e| match e {
+                Error::NoKeyOrGroupXreadgroup { .. } => no_group_read(key, group),
+                e => engine_error(e),
+            })?;
+            // A history read reports each entry's delivery count after this delivery.
+            if matches!(from, GroupFrom::History(_))
+                && let Ok(Some(stream)) = db.stream(key.as_bytes())
+                && let Some(group) = stream.group(read.group)
+            {
+                for entry in &mut out.entries {
+                    entry.delivery_count = group.nack(entry.id).map_or(0, |n| n.delivery_count);
                 }
             }
             Ok(out.finish())
@@ -356,12 +351,10 @@ impl GroupBackend for Embedded {
         // first shifts the rest and re-indexes the chunk (about 2x the cost of a whole batch).
         let mut newest_first = ids.to_vec();
         newest_first.sort_unstable_by(|a, b| b.cmp(a));
+        // XACK's effects: dirty, the AOF. A missing group acknowledges nothing, as in Redis.
         self.keyspace().run(|db, _| {
-            let Some(stream) = db.stream_mut(key.as_bytes()).map_err(engine_error)? else {
-                return Ok(0);
-            };
-            // XACK on a missing group replies 0, as Redis does.
-            Ok(stream.ack(group.as_bytes(), &newest_first).unwrap_or(0))
+            db.xack(key.as_bytes(), group.as_bytes(), &newest_first)
+                .map_err(engine_error)
         })
     }
 
@@ -375,11 +368,8 @@ impl GroupBackend for Embedded {
         count: usize,
     ) -> Result<Claimed, FeedError> {
         let g = group.as_bytes();
+        // Through the engine's typed XAUTOCLAIM, so the claim has its effects.
         self.keyspace().run(|db, snapshot| {
-            let stream = db
-                .stream_mut(key.as_bytes())
-                .map_err(engine_error)?
-                .ok_or_else(|| no_group(key, group))?;
             let options = echomq_engine::group::AutoClaimOptions {
                 min_idle_ms,
                 start,
@@ -387,16 +377,22 @@ impl GroupBackend for Embedded {
                 just_id: false,
             };
             let mut out = Collector::with_room(count);
-            let claimed = stream
-                .auto_claim(
+            let claimed = db
+                .xautoclaim(
+                    key.as_bytes(),
                     g,
                     consumer.as_bytes(),
                     &options,
                     snapshot.now_ms,
                     &mut |e| out.push(&e, 0, true),
                 )
-                .map_err(|_| no_group(key, group))?;
-            if let Some(group) = stream.group(g) {
+                .map_err(|e| match e {
+                    Error::NoKeyOrGroup { .. } => no_group(key, group),
+                    e => engine_error(e),
+                })?;
+            if let Ok(Some(stream)) = db.stream(key.as_bytes())
+                && let Some(group) = stream.group(g)
+            {
                 for entry in &mut out.entries {
                     entry.delivery_count = group.nack(entry.id).map_or(0, |n| n.delivery_count);
                 }
@@ -444,13 +440,8 @@ impl GroupBackend for Embedded {
 
     fn add_auto(&self, key: &str, fields: &[&[u8]]) -> Result<StreamId, FeedError> {
         self.keyspace().run(|db, snapshot| {
-            let stream = db.stream_or_create(key.as_bytes()).map_err(engine_error)?;
-            let id = stream
-                .add(AddId::Auto, fields, snapshot.now_ms, snapshot.limits)
-                .map_err(engine_error)?;
-            db.touch(key.as_bytes());
-            db.signal_ready(key.as_bytes());
-            Ok(id)
+            db.xadd(key.as_bytes(), AddId::Auto, fields, snapshot)
+                .map_err(engine_error)
         })
     }
 

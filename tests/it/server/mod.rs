@@ -28,6 +28,7 @@ mod clients;
 mod cluster_mode;
 mod connection;
 mod copy;
+mod effects;
 mod expiry;
 mod hardening;
 mod redis_cli_tools;

@@ -1,0 +1,293 @@
+//! Key lookups and changes of a [`Db`]: each keeps the parts consistent and produces the
+//! keyspace's own effects (WATCH touched, blocked readers signalled, `new`, `overwritten`,
+//! `type_changed` and `expired` fired, an expiry propagated as DEL), as Redis's `db.c` does.
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::notify as events;
+use crate::stream::Stream;
+use crate::types::Value;
+
+use super::{Db, SIZE_CLASSES};
+
+impl Db {
+    /// Deletes `key` if its expiry time has passed, as any access to it does in Redis: a
+    /// watched key counts as changed, and blocked readers of a stream are signalled as after
+    /// DEL. Returns whether it expired.
+    pub fn expire_if_due(&mut self, key: &[u8]) -> bool {
+        if !self.values.expired(key) {
+            return false;
+        }
+        // An expiry propagates as a DEL, as Redis's does (lazy and active expiry alike).
+        self.propagate(vec![
+            Bytes::from_static(b"DEL"),
+            Bytes::copy_from_slice(key),
+        ]);
+        self.add_dirty(1);
+        let previous = self.values.take(key);
+        self.touch(key);
+        self.stats.expired_keys += 1;
+        if matches!(previous, Some(Value::Stream(_))) {
+            self.signal_deleted(key);
+        }
+        self.notify(events::EXPIRED, "expired", key);
+        true
+    }
+
+    fn reap(&mut self, key: &[u8]) {
+        self.expire_if_due(key);
+    }
+
+    /// How many strings fall in each length class (INFO keysizes), expired ones included
+    /// until they are deleted, as Redis counts them.
+    pub fn string_sizes(&self) -> &[u64; SIZE_CLASSES] {
+        &self.values.string_sizes
+    }
+
+    /// The value under `key` (an expired key is missing).
+    pub fn get(&self, key: &[u8]) -> Option<&Value> {
+        self.values.get(key)
+    }
+
+    /// The stream under `key`: `Ok(None)` if the key is missing, WRONGTYPE if it holds
+    /// something else.
+    pub fn stream(&self, key: &[u8]) -> Result<Option<&Stream>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Stream(s)) => Ok(Some(s)),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// The stream under `key`, mutably, for the engine's commands (which produce their own
+    /// effects).
+    pub(crate) fn stream_mut(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
+        self.reap(key);
+        match self.values.map.get_mut(key) {
+            None => Ok(None),
+            Some(Value::Stream(s)) => Ok(Some(s)),
+            Some(_) => Err(Error::WrongType),
+        }
+    }
+
+    /// The stream under `key`, mutably, raw: a change made through it has none of a write's
+    /// effects (nothing is propagated, no event fires, WATCH and blocked readers are not
+    /// signalled, `dirty` is not counted) unless the caller produces them (as
+    /// [`Db::stream_trimmed`] does for a trim). For restoring state; writers go through the
+    /// commands or the typed API ([`Db::xadd`], [`Db::xtrim`], [`Db::xack`],
+    /// [`Db::xreadgroup`], [`Db::xautoclaim`]).
+    pub fn stream_mut_raw(&mut self, key: &[u8]) -> Result<Option<&mut Stream>> {
+        self.stream_mut(key)
+    }
+
+    /// The stream under `key`, created empty (signalled ready, firing `new`) if the key is
+    /// missing; raw as [`Db::stream_mut`] otherwise.
+    pub(crate) fn stream_or_create(&mut self, key: &[u8]) -> Result<&mut Stream> {
+        self.reap(key);
+        if !self.values.map.contains_key(key) {
+            let stream = Stream::with_idmp_config(self.values.idmp_defaults);
+            self.values
+                .put(Bytes::copy_from_slice(key), Value::Stream(stream));
+            self.signal_ready(key);
+            self.notify(events::NEW, "new", key);
+        }
+        self.stream_mut(key)?.ok_or(Error::NoSuchKey)
+    }
+
+    /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.
+    pub fn track_idmp(&mut self, key: &[u8]) {
+        self.values.track_idmp(key);
+    }
+
+    /// Expires the IIDs of every tracked stream, at most once a second of the clock (Redis's
+    /// cron rate), so streams no command touches free their expired IIDs too.
+    pub fn sweep_idmp(&mut self, now_ms: u64) {
+        self.values.sweep_idmp(now_ms);
+    }
+
+    /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
+    /// stream with another type signals a deletion; storing a stream signals ready. Fires
+    /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
+    pub fn insert(&mut self, key: Bytes, value: Value) {
+        self.reap(&key);
+        if self.effects.notify_flags != 0 {
+            match self.values.map.get(&key).map(Value::type_name) {
+                None => self.notify(events::NEW, "new", &key),
+                Some(was) => {
+                    self.notify(events::OVERWRITTEN, "overwritten", &key);
+                    if was != value.type_name() {
+                        self.notify(events::TYPE_CHANGED, "type_changed", &key);
+                    }
+                }
+            }
+        }
+        let is_stream = matches!(value, Value::Stream(_));
+        self.values.expires.remove(&key);
+        let previous = self.values.put(key.clone(), value);
+        self.touch(&key);
+        if matches!(previous, Some(Value::Stream(_))) && !is_stream {
+            self.signal_deleted(&key);
+        }
+        if is_stream {
+            self.signal_ready(&key);
+        }
+    }
+
+    /// Replaces the value of an existing `key`, keeping its expiry and firing nothing (Redis's
+    /// `dbReplaceValue`, as INCR does); a missing key is inserted as [`Db::insert`] does.
+    pub fn replace_value(&mut self, key: &[u8], value: Value) {
+        self.reap(key);
+        if !self.values.map.contains_key(key) {
+            self.insert(Bytes::copy_from_slice(key), value);
+            return;
+        }
+        self.values.put(Bytes::copy_from_slice(key), value);
+        self.touch(key);
+    }
+
+    /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
+    pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<u64>) {
+        self.touch(key);
+        match at_ms {
+            Some(at) if self.values.map.contains_key(key) => {
+                self.values.expires.insert(Bytes::copy_from_slice(key), at);
+            }
+            _ => {
+                self.values.expires.remove(key);
+            }
+        }
+    }
+
+    /// Removes `key`'s expiry (PERSIST); returns whether it had one.
+    pub fn persist(&mut self, key: &[u8]) -> bool {
+        self.reap(key);
+        let had = self.values.expires.remove(key).is_some();
+        if had {
+            self.touch(key);
+        }
+        had
+    }
+
+    /// How many live keys have an expiry.
+    pub fn expires_count(&self) -> usize {
+        self.values.expires_count()
+    }
+
+    /// The active expiry cycle's estimate of the average TTL left (ms), 0 before it ran.
+    pub fn avg_ttl_ms(&self) -> u64 {
+        self.values.avg_ttl_ms
+    }
+
+    /// When `key` expires, if it has an expiry.
+    pub fn expiry(&self, key: &[u8]) -> Option<u64> {
+        if self.values.expired(key) {
+            return None;
+        }
+        self.values.expires.get(key).copied()
+    }
+
+    /// Removes `key`; returns the value it held. Removing a stream signals a deletion.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Value> {
+        self.reap(key);
+        let previous = self.values.take(key);
+        if previous.is_some() {
+            self.touch(key);
+        }
+        if matches!(previous, Some(Value::Stream(_))) {
+            self.signal_deleted(key);
+        }
+        previous
+    }
+
+    /// Removes every key (FLUSHDB), signalling deletions to blocked readers.
+    pub fn clear(&mut self) {
+        let streams: Vec<Bytes> = self
+            .values
+            .map
+            .iter()
+            .filter(|(k, v)| matches!(v, Value::Stream(_)) && self.watch.blocked.has_waiters(k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if !self.values.map.is_empty() {
+            self.watch.touch_all();
+        }
+        self.values.clear();
+        for key in streams {
+            self.signal_deleted(&key);
+        }
+    }
+
+    /// Swaps this database's data (values, expiry times, keysizes, IDMP tracking) with
+    /// `other`'s, as SWAPDB does: WATCH registrations and blocked readers stay with their
+    /// database. A watched key that exists on either side counts as changed; a blocked
+    /// reader's key that held a stream and now is gone or of another type is signalled
+    /// deleted, one that now holds a stream is signalled ready (Redis 8.8's
+    /// `dbSwapDatabases`).
+    pub fn swap_contents(&mut self, other: &mut Db) {
+        self.before_swap(other);
+        other.before_swap(self);
+        self.values.swap_data(&mut other.values);
+        self.after_swap();
+        other.after_swap();
+    }
+
+    /// Touches and signals what [`Db::swap_contents`] changes in this database, before the
+    /// swap puts `replaced_with`'s data here.
+    fn before_swap(&mut self, replaced_with: &Db) {
+        let kind = |db: &Db, key: &[u8]| db.values.map.get(key).map(Value::type_name);
+        let touched: Vec<Bytes> = self
+            .watch
+            .watched_keys()
+            .filter(|k| {
+                self.values.map.contains_key(*k) || replaced_with.values.map.contains_key(*k)
+            })
+            .cloned()
+            .collect();
+        for key in touched {
+            self.touch(&key);
+        }
+        let deleted: Vec<Bytes> = self
+            .watch
+            .blocked
+            .waited_keys()
+            .filter(|k| {
+                let was = kind(self, k);
+                was == Some("stream") && kind(replaced_with, k) != was
+            })
+            .cloned()
+            .collect();
+        for key in deleted {
+            self.signal_deleted(&key);
+        }
+    }
+
+    /// Signals ready the waited-on keys that hold a stream after a swap.
+    fn after_swap(&mut self) {
+        let ready: Vec<Bytes> = self
+            .watch
+            .blocked
+            .waited_keys()
+            .filter(|k| matches!(self.values.map.get(*k), Some(Value::Stream(_))))
+            .cloned()
+            .collect();
+        for key in ready {
+            self.signal_ready(&key);
+        }
+    }
+
+    /// Number of keys (expired ones not counted).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every live key (in no particular order).
+    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
+        self.values.map.keys().filter(|k| !self.values.expired(k))
+    }
+}

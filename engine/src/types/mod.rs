@@ -1,0 +1,40 @@
+//! The value types a keyspace holds: the [`Value`] enum, one variant per type, and what every
+//! type answers (its TYPE name, its memory).
+//!
+//! Each type is one folder with its commands, its encodings and its memory accounting:
+//! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
+//! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
+
+pub mod stream;
+pub mod string;
+
+use bytes::Bytes;
+
+use crate::stream::Stream;
+
+/// A value stored under a key.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// A stream.
+    Stream(Stream),
+    /// A plain string.
+    String(Bytes),
+}
+
+impl Value {
+    /// The type name TYPE replies.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Stream(_) => "stream",
+            Value::String(_) => "string",
+        }
+    }
+
+    /// The bytes the value holds (an estimate, as each type accounts it).
+    pub fn memory_bytes(&self) -> usize {
+        match self {
+            Value::Stream(stream) => stream.memory_bytes(),
+            Value::String(s) => string::memory_bytes(s),
+        }
+    }
+}
