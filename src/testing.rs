@@ -15,7 +15,10 @@
 //! ```
 //!
 //! The server runs on its own thread with its own tokio runtime, so it works from plain
-//! `#[test]` functions and from async tests alike.
+//! `#[test]` functions and from async tests alike. Unlike a default `echomq serve`, it lets
+//! its (loopback) clients run DEBUG and CONFIG SET `dir`/`dbfilename`
+//! (`enable-debug-command local`, `enable-protected-configs local`), as Redis's own test
+//! suite starts its servers: a test may need them, and nobody else can reach the double.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -130,6 +133,13 @@ impl TestServer {
         let (addr, handle) = started
             .recv()
             .map_err(|_| std::io::Error::other("the server thread stopped before binding"))??;
+        // A test double serves its own test on loopback: DEBUG and CONFIG SET dir/dbfilename
+        // work for local clients, as Redis's own test suite enables them.
+        for switch in ["enable-debug-command", "enable-protected-configs"] {
+            handle
+                .config_set(switch, "local")
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
         Ok(TestServer {
             addr,
             handle,

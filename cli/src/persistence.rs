@@ -1,5 +1,7 @@
-//! `echomq serve`'s persistence options, named as `redis-server --NAME VALUE` takes them and
-//! applied like `CONFIG SET` after the config file (so they win over it).
+//! `echomq serve`'s persistence options and the protected-action switches, named as
+//! `redis-server --NAME VALUE` takes them and applied like `CONFIG SET` after the config file
+//! (so they win over it). The switches (`enable-protected-configs`, `enable-debug-command`,
+//! `enable-module-command`) can be set only here or in the config file, as in Redis.
 
 use clap::Args;
 use echomq_protocol::ServerHandle;
@@ -49,12 +51,24 @@ pub struct PersistenceArgs {
     /// The smallest AOF size that is rewritten automatically.
     #[arg(long = "auto-aof-rewrite-min-size")]
     auto_aof_rewrite_min_size: Option<String>,
+    /// Who may CONFIG SET `dir` and `dbfilename`: no (default), yes, local (loopback clients).
+    #[arg(long = "enable-protected-configs")]
+    enable_protected_configs: Option<String>,
+    /// Who may run DEBUG: no (default), yes, local (loopback clients).
+    #[arg(long = "enable-debug-command")]
+    enable_debug_command: Option<String>,
+    /// Who may run MODULE (echomq has none; accepted as Redis accepts it).
+    #[arg(long = "enable-module-command")]
+    enable_module_command: Option<String>,
 }
 
 impl PersistenceArgs {
     /// Sets each given option, as CONFIG SET does.
     pub fn apply(&self, handle: &ServerHandle) -> Result<(), String> {
         let pairs = [
+            ("enable-protected-configs", &self.enable_protected_configs),
+            ("enable-debug-command", &self.enable_debug_command),
+            ("enable-module-command", &self.enable_module_command),
             ("dir", &self.dir),
             ("appenddirname", &self.appenddirname),
             ("appendfilename", &self.appendfilename),

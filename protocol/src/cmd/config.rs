@@ -9,7 +9,8 @@ use echomq_engine::Error as EngineError;
 use super::{Ctx, error, subcommand_of, unknown_subcommand};
 use crate::error::CommandError;
 use crate::glob;
-use crate::state::settings::{PARAMS, param};
+use crate::state::protected::{self, Access};
+use crate::state::settings::{PARAMS, Param, param};
 
 const HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -73,25 +74,36 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
 }
 
 fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
+    // Every name is checked before any value, as Redis does: an unknown, immutable, protected
+    // or repeated parameter refuses the whole command whatever the values are.
+    let mut named: Vec<(&'static Param, String)> = Vec::with_capacity(pairs.len() / 2);
+    {
+        let settings = ctx.state.settings();
+        for pair in pairs.chunks(2) {
+            let name = String::from_utf8_lossy(pair[0]).into_owned();
+            let Some(p) = param(&name) else {
+                return CommandError::UnknownConfig(name).into();
+            };
+            match protected::access(&settings, p, &ctx.client.info.addr) {
+                Access::Settable => {}
+                Access::Immutable => return CommandError::ImmutableConfig(name).into(),
+                Access::Protected => return CommandError::ProtectedConfig(name).into(),
+            }
+            if named.iter().any(|(seen, _)| seen.name == p.name) {
+                return CommandError::DuplicateConfig(name).into();
+            }
+            named.push((p, String::from_utf8_lossy(pair[1]).into_owned()));
+        }
+    }
     let mut updated = ctx.state.settings().clone();
     let engine = ctx.state.engine_config();
     let before = engine.node_limits();
     let notify_before = engine.notify_flags();
-    let mut seen: Vec<&str> = Vec::new();
-    for pair in pairs.chunks(2) {
-        let name = String::from_utf8_lossy(pair[0]).into_owned();
-        let value = String::from_utf8_lossy(pair[1]).into_owned();
-        let Some(p) = param(&name) else {
-            return CommandError::UnknownConfig(name).into();
-        };
-        if seen.contains(&p.name) {
-            return CommandError::DuplicateConfig(name).into();
-        }
-        seen.push(p.name);
+    for (p, value) in &named {
         let Some(setter) = p.set else {
-            return CommandError::ImmutableConfig(name).into();
+            return CommandError::ImmutableConfig(p.name.to_string()).into();
         };
-        if let Err(text) = setter(&mut updated, engine, &value) {
+        if let Err(text) = setter(&mut updated, engine, value) {
             // All or nothing, as Redis: put the engine's limits back too.
             engine.set_node_entries_max(before.entries_max);
             engine.set_node_bytes_max(before.bytes_max);

@@ -168,8 +168,9 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 /// The longest DEBUG SLEEP.
 const DEBUG_SLEEP_MAX: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// DEBUG: `LOG` and `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds`
-/// sleeps; anything else is refused as on a server with `enable-debug-command no`.
+/// DEBUG, where `enable-debug-command` allows it (dispatch checks): `LOG` and
+/// `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds` sleeps; any other
+/// subcommand is refused as one Redis does not know.
 ///
 /// `DEBUG SLEEP` sleeps with the keyspace lock held, so every other client waits for it, as
 /// in Redis (whose one thread sleeps), for at most [`DEBUG_SLEEP_MAX`] (Redis has no cap: a
@@ -190,7 +191,7 @@ pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if is(sub, "log") || is(sub, "set-active-expire") {
         Reply::OK
     } else {
-        CommandError::DebugNotAllowed.into()
+        CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned()).into()
     }
 }
 

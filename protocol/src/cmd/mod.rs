@@ -171,6 +171,16 @@ pub(crate) fn execute(
         let reply = error(EngineError::WrongArity(name.to_string()));
         return refuse(state, client, Some(counted), reply);
     }
+    // Redis's protected commands, checked before authentication as Redis does.
+    if spec.name == "debug"
+        && !state
+            .settings()
+            .enable_debug_command
+            .allows(&client.info.addr)
+    {
+        let reply = CommandError::DebugNotAllowed.into();
+        return refuse(state, client, Some(counted), reply);
+    }
     if !client.authenticated && !spec.has(NO_AUTH) {
         // A rejected EXEC aborts the transaction with the reason (Redis's execCommandAbort).
         if name == "exec" {

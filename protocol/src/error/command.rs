@@ -236,6 +236,12 @@ pub enum CommandError {
         "ERR CONFIG SET failed (possibly related to argument '{0}') - can't set immutable config"
     )]
     ImmutableConfig(String),
+    /// CONFIG SET of a protected parameter (`dir`, `dbfilename`) by a client that
+    /// `enable-protected-configs` does not allow (the parameter).
+    #[error(
+        "ERR CONFIG SET failed (possibly related to argument '{0}') - can't set protected config"
+    )]
+    ProtectedConfig(String),
     /// CONFIG SET of a value the parameter refuses.
     #[error("ERR {0}")]
     ConfigRefused(#[from] crate::error::ConfigRefusal),

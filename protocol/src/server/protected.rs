@@ -3,20 +3,12 @@
 //! counted in `rejected_connections`. Whether a peer is local is Redis's own test
 //! ([`is_loopback`]): an IPv4 address starting `127.` or the IPv6 `::1`.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// Redis's reply to a refused client, word for word.
 pub const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 
-/// Whether `peer` is on the loopback interface, as Redis decides it (`connIsLocal`): the
-/// textual address starts `127.` (IPv4) or is `::1` (IPv6; an IPv4-mapped `::ffff:127.x` is
-/// not, as Redis prints it in its IPv6 form).
-pub fn is_loopback(peer: &SocketAddr) -> bool {
-    match peer.ip() {
-        IpAddr::V4(ip) => ip.octets()[0] == 127,
-        IpAddr::V6(ip) => ip.is_loopback(),
-    }
-}
+pub use crate::state::protected::is_loopback;
 
 /// What the server logs at start when no password is set (Redis's warnings): whether anyone
 /// on the network, on the bound interface, or only local clients can connect. `None` with a

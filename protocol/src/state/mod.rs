@@ -40,6 +40,7 @@ pub(crate) mod notify;
 pub(crate) mod output_limit;
 pub(crate) mod pause;
 mod persistence;
+pub(crate) mod protected;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;

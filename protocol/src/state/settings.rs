@@ -101,6 +101,13 @@ pub struct Settings {
     pub slowlog_log_slower_than: i64,
     /// `slowlog-max-len`: entries kept.
     pub slowlog_max_len: u64,
+    /// `enable-protected-configs`: who may CONFIG SET `dir` and `dbfilename`
+    /// ([`super::protected`]).
+    pub enable_protected_configs: super::protected::Allowed,
+    /// `enable-debug-command`: who may run DEBUG.
+    pub enable_debug_command: super::protected::Allowed,
+    /// `enable-module-command` (kept for CONFIG GET; there is no MODULE command).
+    pub enable_module_command: super::protected::Allowed,
 }
 
 /// Redis's default `hz` and its clamp.
@@ -145,6 +152,9 @@ impl Default for Settings {
             hz: HZ_DEFAULT,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            enable_protected_configs: super::protected::Allowed::No,
+            enable_debug_command: super::protected::Allowed::No,
+            enable_module_command: super::protected::Allowed::No,
         }
     }
 }
@@ -594,6 +604,9 @@ pub const PARAMS: &[Param] = &[
             Ok(())
         }),
     },
+    super::protected::ENABLE_PROTECTED_CONFIGS,
+    super::protected::ENABLE_DEBUG_COMMAND,
+    super::protected::ENABLE_MODULE_COMMAND,
 ];
 
 /// The parameter called `name` (any case).

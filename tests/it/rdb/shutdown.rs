@@ -77,7 +77,10 @@ fn nosave_exits_without_saving_and_save_saves_without_save_points() {
 #[test]
 fn refused_shutdowns_leave_the_server_running() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut server, addr) = serve_rdb(dir.path(), &["--save", ""]);
+    let (mut server, addr) = serve_rdb(
+        dir.path(),
+        &["--save", "", "--enable-protected-configs", "yes"],
+    );
     let mut c = Conn::open(addr);
     let error = |c: &mut Conn, args: &[&str]| -> String {
         match c.run(args) {

@@ -4,6 +4,8 @@
 //!
 //! - `cross_protocol`: `POST` and `Host:` close the connection (also mid-pipeline, inline or
 //!   multibulk) with nothing run or answered, and one warning in the log.
+//! - `protected_configs`: `dir` and `dbfilename` refused to clients' CONFIG SET, and DEBUG
+//!   refused, unless `enable-protected-configs` / `enable-debug-command` allow the client.
 //! - `protected_mode`: without a password, a client not on loopback gets Redis's `-DENIED`.
 //! - `descriptors`: `maxclients` lowered to a low `ulimit -n` as Redis does, extra clients
 //!   refused with Redis's error, and an accept loop out of descriptors backing off.
@@ -13,13 +15,14 @@
 //!   `-MISCONF` and change nothing until the archive reopens itself, then fold again.
 //! - `watermark`: after a restart with an archive, each archived stream's live last id is its
 //!   W (`*` continues above it, an id at or below it gets XADD's "equal or smaller" error).
-//! - `smaller`: EXEC before AUTH, XREAD's timeout range, DEBUG SLEEP, an unknown command's raw
+//! - `smaller`: EXEC before AUTH, XREAD's timeout range, DEBUG SLEEP (enabled), an unknown command's raw
 //!   bytes, `tcp-backlog`.
 
 mod archive_failure;
 mod cross_protocol;
 mod descriptors;
 mod output_limits;
+mod protected_configs;
 mod protected_mode;
 mod smaller;
 mod watermark;
@@ -101,4 +104,26 @@ pub fn replies(addr: SocketAddr, request: &[u8], replies: usize) -> Vec<u8> {
             Err(e) => panic!("reading replies: {e}"),
         }
     }
+}
+
+/// Runs `request` (expecting `count` replies) on ours and on Redis 8.8, asserts they agree,
+/// and returns ours.
+pub fn both(
+    ours: SocketAddr,
+    redis: Option<&crate::support::peer::Peer>,
+    request: &[u8],
+    count: usize,
+) -> Vec<u8> {
+    let got = replies(ours, request, count);
+    if let Some(redis) = redis {
+        assert_eq!(
+            replies(redis.addr(), request, count)
+                .escape_ascii()
+                .to_string(),
+            got.escape_ascii().to_string(),
+            "{:?}",
+            request.escape_ascii().to_string()
+        );
+    }
+    got
 }

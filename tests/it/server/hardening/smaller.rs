@@ -8,26 +8,9 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::replies;
+use super::both;
 use crate::support::peer::{Launch, Peer, PeerKind};
 use crate::support::process::{self, echomq};
-
-/// Runs `request` (expecting `count` replies) on ours and on Redis 8.8, asserts they agree,
-/// and returns ours.
-fn both(ours: SocketAddr, redis: Option<&Peer>, request: &[u8], count: usize) -> Vec<u8> {
-    let got = replies(ours, request, count);
-    if let Some(redis) = redis {
-        assert_eq!(
-            replies(redis.addr(), request, count)
-                .escape_ascii()
-                .to_string(),
-            got.escape_ascii().to_string(),
-            "{:?}",
-            request.escape_ascii().to_string()
-        );
-    }
-    got
-}
 
 #[test]
 fn exec_before_auth_aborts_with_the_reason_as_redis() {
@@ -57,7 +40,7 @@ fn exec_before_auth_aborts_with_the_reason_as_redis() {
 
 #[test]
 fn timeouts_unknown_commands_and_backlog_as_redis() {
-    let (_running, addr) = process::serve(echomq(), &[]);
+    let (_running, addr) = process::serve(echomq(), &["--enable-debug-command", "yes"]);
     let redis = Peer::start_with(
         PeerKind::Redis8,
         &Launch {
