@@ -2,7 +2,9 @@
 //! [--protected-mode yes|no] [--tcp-backlog N] [--cluster-enabled yes|no]
 //! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]`
 //!
-//! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM. A
+//! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM (after
+//! the final save when `save` points are set; if that save fails it keeps serving, as Redis
+//! does, until the next signal or `SHUTDOWN NOSAVE`). A
 //! config file holds Redis-style `name value` lines (comments with `#`), applied like
 //! `CONFIG SET` before the first client connects.
 //!
@@ -178,9 +180,17 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let handle = server.handle();
     let handle_for_load = server.handle();
     tokio::spawn(async move {
-        wait_for_signal().await;
-        tracing::info!("shutting down");
-        handle.shutdown();
+        loop {
+            let signal = wait_for_signal().await;
+            tracing::warn!("Received {signal} scheduling shutdown...");
+            let attempt = handle.clone();
+            let stopped = tokio::task::spawn_blocking(move || attempt.shutdown_on_signal())
+                .await
+                .unwrap_or(true);
+            if stopped {
+                break;
+            }
+        }
     });
     handle_for_load.prepare_persistence();
     let running = tokio::spawn(server.run());
@@ -194,28 +204,35 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let (Some(handle), Some(archive)) = (replication, &archive) {
         super::replica::finish(handle, archive);
     }
-    Ok(())
+    // An AOF that failed under `appendfsync always` stopped the server: exit 1, as Redis.
+    match handle_for_load.fatal_error() {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
-async fn wait_for_signal() {
+/// Waits for SIGTERM or SIGINT (Ctrl-C) and names it as Redis's log does.
+async fn wait_for_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
         match signal(SignalKind::terminate()) {
             Ok(mut term) => {
                 tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => "SIGINT",
+                    _ = term.recv() => "SIGTERM",
                 }
             }
             Err(_) => {
                 let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
             }
         }
     }
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+        "SIGINT"
     }
 }
 
@@ -285,7 +302,8 @@ async fn server_handle_for_persistence(
         .await
         .map_err(|e| format!("loading failed: {e}"))?
         .map_err(|e| {
-            tracing::error!(error = %e, "cannot load the append only file");
+            // The error names the file (RDB or AOF) and what failed.
+            tracing::error!("{e}");
             e.to_string()
         })
 }

@@ -19,8 +19,9 @@ use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::state::{ClientState, ServerState};
 
 /// The error that refuses a command with this table row now, if any: `-LOADING` while the
-/// dataset loads (but for the LOADING_OK commands), `-MISCONF` for a WRITE while the AOF
-/// cannot be written.
+/// dataset loads (but for the LOADING_OK commands), `-MISCONF` for a WRITE or PING after a
+/// failed background save (`stop-writes-on-bgsave-error`) or while the AOF cannot be written
+/// (Redis's `writeCommandsDeniedByDiskError`, in its order).
 ///
 /// Nothing refuses while no load runs, the AOF writes and the last save did not fail: three
 /// flags, read here on every request before anything else.
@@ -45,13 +46,17 @@ fn refusal_checked(state: &ServerState, client: &ClientState, spec: &CommandSpec
     if state.loading() && !spec.has(LOADING_OK) {
         return Some(CommandError::Loading.into());
     }
-    if spec.has(WRITE)
+    // Redis refuses PING too, so a health check sees the disk error; the RDB's comes first.
+    if !(spec.has(WRITE) || spec.name == "ping") {
+        return None;
+    }
+    if state.rdb_write_refusal() {
+        return Some(CommandError::BgsaveFailed.into());
+    }
+    if state.aof().enabled()
         && let Some(error) = state.aof().write_error()
     {
         return Some(CommandError::AofWriteFailed(error).into());
-    }
-    if (spec.has(WRITE) || spec.name == "ping") && state.rdb_write_refusal() {
-        return Some(CommandError::BgsaveFailed.into());
     }
     None
 }

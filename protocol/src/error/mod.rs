@@ -69,9 +69,30 @@ pub enum PersistError {
         /// The system's error.
         reason: String,
     },
-    /// A file the manifest lists cannot be read.
-    #[error("The append log file {file} doesn't exist: {reason}")]
+    /// The manifest is malformed: which manifest, at which line, and Redis's reason.
+    #[error("Bad AOF manifest {path} at line {line}: '{text}': {error}")]
+    ManifestInvalid {
+        /// The manifest.
+        path: String,
+        /// The line (from 1; 0 when the whole file is at fault).
+        line: usize,
+        /// The line's text.
+        text: String,
+        /// What is wrong.
+        error: ManifestError,
+    },
+    /// A file the manifest lists is not there (Redis's line, on which it refuses to start:
+    /// loading the others would serve part of the data as if it were all).
+    #[error("Unable to obtain the AOF file {file} length. stat: {reason}")]
     FileMissing {
+        /// The file.
+        file: String,
+        /// The system's error.
+        reason: String,
+    },
+    /// A file the manifest lists is there but cannot be read.
+    #[error("Fatal error: can't open the append log file {file} for reading: {reason}")]
+    FileUnreadable {
         /// The file.
         file: String,
         /// The system's error.
@@ -164,6 +185,10 @@ pub enum ManifestError {
     /// No base and no incremental file.
     #[error("Found an empty AOF manifest")]
     Empty,
+    /// A file name with a path separator (`../x`, `/etc/x`): the AOF's files are only ever
+    /// inside its directory, so loading, or deleting after a rewrite, reaches nothing else.
+    #[error("File can't be a path, just a filename")]
+    FileIsPath,
 }
 
 /// Why the AOF did not make a commit durable. The replies that waited on it are not sent (the

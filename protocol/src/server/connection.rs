@@ -123,7 +123,8 @@ fn try_write(writer: &OwnedWriteHalf, bytes: &[u8]) -> std::io::Result<Option<us
 
 /// Runs the commit pipeline (deferred archive trims, then the AOF write) and, with
 /// `appendfsync always`, waits for the group fsync that covers it: the replies about to go out
-/// may acknowledge only writes it holds. A failure closes the connection unanswered.
+/// may acknowledge only writes it holds. On failure the caller decides ([`Out::flush`]); a
+/// failure under `always` stops the server.
 async fn commit(state: &ServerState) -> std::io::Result<()> {
     // Under `everysec` and `no`, every connection ready to run feeds first: the first commit
     // then writes them all in one write (the others find nothing left), as Redis writes the
@@ -131,9 +132,10 @@ async fn commit(state: &ServerState) -> std::io::Result<()> {
     if state.aof().commit_would_write() {
         tokio::task::yield_now().await;
     }
-    let commit = state
-        .commit()
-        .map_err(|e| std::io::Error::other(format!("commit failed: {e}")))?;
+    let commit = state.commit().map_err(|e| {
+        state.stop_if_aof_fatal();
+        std::io::Error::other(format!("commit failed: {e}"))
+    })?;
     let waited = match commit {
         Commit::Done => return Ok(()),
         Commit::Bytes(target) => state.aof().wait_durable(target).await,
@@ -143,7 +145,10 @@ async fn commit(state: &ServerState) -> std::io::Result<()> {
             state.aof().wait_round(fed).await
         }
     };
-    waited.map_err(std::io::Error::other)
+    waited.map_err(|e| {
+        state.stop_if_aof_fatal();
+        std::io::Error::other(e)
+    })
 }
 
 /// Answers a connection over `maxclients` and closes it.
@@ -181,8 +186,12 @@ async fn run(
     let mut out = Out {
         writer: &mut writer,
         guard: OutputGuard::default(),
+        fed_before: state.aof().fed(),
     };
     loop {
+        if output.is_empty() {
+            out.fed_before = state.aof().fed();
+        }
         let step = pipeline::run_ready(
             state,
             client,
@@ -289,18 +298,30 @@ async fn run(
 struct Out<'a> {
     writer: &'a mut OwnedWriteHalf,
     guard: OutputGuard,
+    /// The AOF's fed offset when the commands now answered in the output began to run: if it
+    /// has not moved, none of them (nor anyone's) propagated a write, so the replies
+    /// acknowledge nothing the AOF lacks.
+    fed_before: u64,
 }
 
 impl Out<'_> {
     /// Commits the AOF (the replies may acknowledge only writes it holds), then writes
-    /// `output` and empties it.
+    /// `output` and empties it. When the AOF write fails (`everysec`, `no`) replies that
+    /// acknowledge no write still go out (reads, `-MISCONF`: the server keeps serving, as
+    /// Redis does); a connection whose commands wrote closes unanswered instead, since the
+    /// write is not in the file.
     async fn flush(
         &mut self,
         state: &ServerState,
         client: &ClientState,
         output: &mut BytesMut,
     ) -> std::io::Result<()> {
-        commit(state).await?;
+        if let Err(e) = commit(state).await {
+            let wrote = state.aof().fed() != self.fed_before;
+            if wrote || state.aof().fatal_error().is_some() {
+                return Err(e);
+            }
+        }
         write_out(self.writer, output, state, client, &mut self.guard).await?;
         state
             .stats()

@@ -35,6 +35,9 @@ pub(super) async fn run(state: Arc<ServerState>) {
         if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }
+        if state.stop_if_aof_fatal() {
+            return;
+        }
         state.stats().sample_instantaneous();
         state.rdb_cron();
     }

@@ -103,6 +103,25 @@ impl ServerHandle {
         self.state.shutdown();
     }
 
+    /// What Redis does on SIGTERM or SIGINT: the final save first (with `save` points
+    /// configured), then the stop. When that save fails the server keeps serving (Redis's log
+    /// lines say why) and this returns `false`; the operator fixes the disk and signals
+    /// again, or stops it with `SHUTDOWN NOSAVE`. Blocks while saving: call it off the
+    /// runtime's threads.
+    pub fn shutdown_on_signal(&self) -> bool {
+        if !self.state.save_before_signal_exit() {
+            return false;
+        }
+        self.state.shutdown();
+        true
+    }
+
+    /// Why the server stopped on its own, if it did: an AOF write or fsync that failed under
+    /// `appendfsync always` (Redis exits with status 1 then; so should the embedder).
+    pub fn fatal_error(&self) -> Option<String> {
+        self.state.aof().fatal_error()
+    }
+
     /// The keyspace the server serves (database 0 is what clients see first).
     pub fn keyspace(&self) -> &Arc<Keyspace> {
         self.state.keyspace()

@@ -15,6 +15,7 @@
 //!   seed (the feed's proof by fault).
 //! - [`normalize`]: the time fields (idle, delivery, seen and active times) that differ between
 //!   two clocks, blanked on both sides before comparing.
+//! - [`tmpfs`]: a small tmpfs mounted for one test (a disk that fills up), unmounted after.
 //! - [`wire`]: the same comparison over the wire, a real server against `echomq serve`, in
 //!   RESP2 and RESP3, with pipelining and transactions.
 
@@ -26,4 +27,5 @@ pub mod peer;
 pub mod process;
 pub mod proxy;
 pub mod resp;
+pub mod tmpfs;
 pub mod wire;

@@ -296,6 +296,25 @@ impl Peer {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// The server's process id (for a test that signals it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits (up to `timeout`) for the server to exit; its exit status, `None` if it runs on.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            thread::sleep(POLL_INTERVAL);
+        }
+    }
+
     /// The last lines the server printed (its crash report, if it crashed).
     pub fn log_tail(&self) -> String {
         String::from_utf8_lossy(&self.log.lock().unwrap_or_else(|e| e.into_inner())).into_owned()

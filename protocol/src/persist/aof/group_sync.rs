@@ -254,7 +254,7 @@ impl GroupSync {
                 aof.synced_upto(target);
             }
             Err(e) => {
-                aof.fail_write(&format!("fsync failed: {e}"));
+                aof.fail_fsync(&e);
                 self.durable.send_modify(|d| {
                     d.failed_upto = d.failed_upto.max(target);
                     d.failed_fed = d.failed_fed.max(fed);

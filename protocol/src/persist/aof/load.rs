@@ -58,26 +58,37 @@ pub(crate) fn load(
             });
         }
     };
-    let manifest = Manifest::parse(&text)?;
+    let manifest = Manifest::parse_lines(&text).map_err(|(line, error)| {
+        let text = line
+            .checked_sub(1)
+            .and_then(|n| text.lines().nth(n))
+            .unwrap_or_default();
+        PersistError::ManifestInvalid {
+            path: manifest_path.display().to_string(),
+            line,
+            text: text.to_string(),
+            error,
+        }
+    })?;
     let files: Vec<_> = manifest.loaded().cloned().collect();
     let mut loaded = Loaded::default();
     for (n, file) in files.iter().enumerate() {
         let last = n + 1 == files.len();
         let file_path = path.join(&file.name);
+        // Every listed file must be there, the last one too, as Redis checks before loading
+        // any: a missing one would leave its commands out without a word.
         let bytes = match fs::read(&file_path) {
             Ok(bytes) => bytes,
-            // Redis skips an empty or missing last incremental file created just before a crash.
-            Err(e)
-                if e.kind() == std::io::ErrorKind::NotFound
-                    && last
-                    && file.kind == super::manifest::Kind::Incr =>
-            {
-                continue;
-            }
-            Err(e) => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(PersistError::FileMissing {
                     file: file.name.clone(),
-                    reason: e.to_string(),
+                    reason: super::failure::os_error_text(&e),
+                });
+            }
+            Err(e) => {
+                return Err(PersistError::FileUnreadable {
+                    file: file.name.clone(),
+                    reason: super::failure::os_error_text(&e),
                 });
             }
         };

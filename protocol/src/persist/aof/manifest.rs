@@ -73,19 +73,29 @@ impl Manifest {
 
     /// Parses a manifest, with Redis's checks and wording.
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
+        Manifest::parse_lines(text).map_err(|(_, e)| e)
+    }
+
+    /// [`Manifest::parse`], with the number (from 1) of the line at fault; 0 when the whole
+    /// manifest is (it lists no file).
+    pub fn parse_lines(text: &str) -> Result<Manifest, (usize, ManifestError)> {
         let mut manifest = Manifest::default();
-        for line in text.lines() {
+        for (n, line) in text.lines().enumerate() {
+            let at = |e: ManifestError| (n + 1, e);
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let words = split_words(line).ok_or(ManifestError::InvalidFormat)?;
+            let words = split_words(line).ok_or(at(ManifestError::InvalidFormat))?;
             let (mut name, mut seq, mut kind) = (None, None, None);
             for pair in words.chunks(2) {
                 let [key, value] = pair else {
-                    return Err(ManifestError::InvalidFormat);
+                    return Err(at(ManifestError::InvalidFormat));
                 };
                 match key.as_str() {
+                    "file" if value.contains(['/', '\\']) => {
+                        return Err(at(ManifestError::FileIsPath));
+                    }
                     "file" => name = Some(value.clone()),
                     "seq" => seq = value.parse::<u64>().ok(),
                     "type" => {
@@ -101,12 +111,12 @@ impl Manifest {
                 }
             }
             let (Some(name), Some(seq), Some(kind)) = (name, seq, kind) else {
-                return Err(ManifestError::InvalidFormat);
+                return Err(at(ManifestError::InvalidFormat));
             };
             let file = AofFile { name, seq, kind };
             match kind {
                 Kind::Base if manifest.base.is_some() => {
-                    return Err(ManifestError::DuplicateBase);
+                    return Err(at(ManifestError::DuplicateBase));
                 }
                 Kind::Base => manifest.base = Some(file),
                 Kind::Incr => {
@@ -115,7 +125,7 @@ impl Manifest {
                         .last()
                         .is_some_and(|last| last.seq >= file.seq)
                     {
-                        return Err(ManifestError::NonMonotonicSeq);
+                        return Err(at(ManifestError::NonMonotonicSeq));
                     }
                     manifest.incrs.push(file);
                 }
@@ -123,7 +133,7 @@ impl Manifest {
             }
         }
         if manifest.base.is_none() && manifest.incrs.is_empty() {
-            return Err(ManifestError::Empty);
+            return Err((0, ManifestError::Empty));
         }
         Ok(manifest)
     }

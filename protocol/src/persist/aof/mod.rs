@@ -23,11 +23,13 @@
 //!
 //! Invariants: the files the manifest lists, loaded in order, replay every command whose
 //! commit returned; a failed write keeps its bytes pending (retried by the next commit) and
-//! sets `aof_last_write_status:err`, during which write commands get `-MISCONF`.
+//! sets `aof_last_write_status:err`, during which write commands get `-MISCONF` (see
+//! [`failure`], which also says what `appendfsync always` does instead).
 //!
 //! [`Db`]: echomq_engine::Db
 
 pub(crate) mod codec;
+mod failure;
 mod group_sync;
 pub(crate) mod load;
 pub(crate) mod manifest;
@@ -203,6 +205,9 @@ pub(crate) struct Aof {
     /// `aof_last_write_status` is `err`; the error is in `write_error`.
     write_failed: AtomicBool,
     write_error: Mutex<String>,
+    /// Set, with Redis's log line, when a write or fsync failed under `appendfsync always`:
+    /// the server must stop ([`failure`]).
+    fatal: Mutex<Option<String>>,
     /// `aof_base_size`, and the bytes in the incremental files.
     base_size: AtomicU64,
     incr_size: AtomicU64,
@@ -256,19 +261,6 @@ impl Aof {
     /// Whether the last rewrite failed.
     pub fn bgrewrite_failed(&self) -> bool {
         self.bgrewrite_failed.load(Ordering::Acquire)
-    }
-
-    /// Whether writes fail now ([`Aof::write_error`] without the text).
-    #[inline]
-    pub fn write_failed_now(&self) -> bool {
-        self.write_failed.load(Ordering::Acquire)
-    }
-
-    /// The last write's error, while writes fail.
-    pub fn write_error(&self) -> Option<String> {
-        self.write_failed
-            .load(Ordering::Acquire)
-            .then(|| self.write_error.lock().clone())
     }
 
     /// `aof_base_size`.
@@ -439,8 +431,14 @@ impl Aof {
             && let Some(file) = &files.incr
         {
             match file.sync_data() {
-                Ok(()) => files.unsynced = false,
-                Err(e) => self.fail_write(&e.to_string()),
+                Ok(()) => {
+                    files.unsynced = false;
+                    // A failed fsync's refusal ends here, unless a write still fails.
+                    if self.buffer.pending.lock().bytes.is_empty() {
+                        self.write_succeeded();
+                    }
+                }
+                Err(e) => self.fail_fsync(&e),
             }
         }
     }
@@ -460,14 +458,6 @@ impl Aof {
             self.sync_now();
         }
         self.synced()
-    }
-
-    /// Records a failed write (`aof_last_write_status:err`, `-MISCONF` for writes).
-    pub(crate) fn fail_write(&self, error: &str) {
-        if !self.write_failed.swap(true, Ordering::AcqRel) {
-            tracing::warn!(error, "error writing to the AOF file");
-        }
-        *self.write_error.lock() = error.to_string();
     }
 
     /// Writes everything pending, for every client whose writes it holds. With `always` it
@@ -529,7 +519,7 @@ impl Aof {
                 files.incr_len += data.len() as u64;
                 self.incr_size
                     .fetch_add(data.len() as u64, Ordering::Relaxed);
-                self.write_failed.store(false, Ordering::Release);
+                self.write_succeeded();
                 let target = self.group.wrote(data.len() as u64, ask);
                 Ok((fsync == Fsync::Always).then_some(target))
             }
@@ -544,7 +534,7 @@ impl Aof {
                 if let Some(file) = files.incr.as_ref() {
                     let _ = file.set_len(files.incr_len);
                 }
-                let text = e.to_string();
+                let text = failure::os_error_text(&e);
                 self.fail_write(&text);
                 Err(AofWriteError::Write(text))
             }

@@ -47,6 +47,10 @@ impl ServerState {
         if !self.prepare_persistence() {
             // No AOF: the RDB file, if there is one (as Redis loads it).
             let loaded = self.load_rdb();
+            if loaded.is_err() {
+                // A server that failed to load stops; its partial data must overwrite nothing.
+                self.rdb.skip_final_save();
+            }
             self.loading.store(false, Ordering::Release);
             loaded?;
             return Ok(None);
@@ -60,6 +64,7 @@ impl ServerState {
         let loaded = match load::load(&config, self.keyspace(), databases, &mut replay) {
             Ok(loaded) => loaded,
             Err(e) => {
+                self.rdb.skip_final_save();
                 self.loading.store(false, Ordering::Release);
                 return Err(e);
             }
@@ -111,6 +116,17 @@ impl ServerState {
         let commit = self.aof.commit_for_reply()?;
         self.rewrite_if_grown();
         Ok(commit)
+    }
+
+    /// Whether the AOF failed under `appendfsync always` ([`crate::persist::aof`]'s
+    /// `failure`): then the server stops now, without a final save, as Redis exits.
+    pub(crate) fn stop_if_aof_fatal(&self) -> bool {
+        if self.aof.fatal_error().is_none() {
+            return false;
+        }
+        self.rdb.skip_final_save();
+        self.shutdown();
+        true
     }
 
     /// [`ServerState::commit`] for the cron: writes what is pending whatever the policy (the

@@ -91,6 +91,32 @@ impl ServerState {
         }
     }
 
+    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: with `save` points
+    /// configured (and not loading), waits for a running save and saves. Whether the server
+    /// may now stop: a failed save is logged with Redis's lines and the server goes on
+    /// serving, as Redis does (its data is in memory only; exiting would lose it). After a
+    /// successful save nothing at exit saves again.
+    pub(crate) fn save_before_signal_exit(&self) -> bool {
+        if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
+            return true;
+        }
+        self.rdb.wait_for_background_save();
+        tracing::info!("Saving the final RDB snapshot before exiting.");
+        match self.keyspace().run_all(|dbs, _| self.save(dbs)) {
+            Ok(()) => {
+                self.rdb.skip_final_save();
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");
+                tracing::warn!(
+                    "Errors trying to shut down the server. Check the logs for more information."
+                );
+                false
+            }
+        }
+    }
+
     /// Whether writes are refused (`-MISCONF`) after a failed background save: with save
     /// points configured and `stop-writes-on-bgsave-error yes`.
     pub(crate) fn rdb_write_refusal(&self) -> bool {

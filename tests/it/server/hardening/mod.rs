@@ -9,6 +9,9 @@
 //! - `protected_mode`: without a password, a client not on loopback gets Redis's `-DENIED`.
 //! - `descriptors`: `maxclients` lowered to a low `ulimit -n` as Redis does, extra clients
 //!   refused with Redis's error, and an accept loop out of descriptors backing off.
+//! - `disk_full`: on a small tmpfs, SIGTERM whose final save fails keeps serving; an AOF
+//!   write that fails answers `-MISCONF` to writes and PING and serves reads (`everysec`)
+//!   until space returns, or exits 1 (`always`).
 //! - `output_limits`: `client-output-buffer-limit` drops clients that leave a huge reply
 //!   unread, and only them.
 //! - `archive_failure`: a fold fails on a full disk; trims of archived streams answer
@@ -21,6 +24,7 @@
 mod archive_failure;
 mod cross_protocol;
 mod descriptors;
+mod disk_full;
 mod output_limits;
 mod protected_configs;
 mod protected_mode;
