@@ -14,6 +14,7 @@
 //!   until space returns, or exits 1 (`always`).
 //! - `output_limits`: `client-output-buffer-limit` drops clients that leave a huge reply
 //!   unread, and only them.
+//! - `aof_manifest`: a manifest naming a missing file or a path refuses to start, as Redis.
 //! - `archive_failure`: a fold fails on a full disk; trims of archived streams answer
 //!   `-MISCONF` and change nothing until the archive reopens itself, then fold again.
 //! - `watermark`: after a restart with an archive, each archived stream's live last id is its
@@ -21,6 +22,7 @@
 //! - `smaller`: EXEC before AUTH, XREAD's timeout range, DEBUG SLEEP (enabled), an unknown command's raw
 //!   bytes, `tcp-backlog`.
 
+mod aof_manifest;
 mod archive_failure;
 mod cross_protocol;
 mod descriptors;
