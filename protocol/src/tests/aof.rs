@@ -1,6 +1,6 @@
-//! The AOF through a whole server: write commands answer `-MISCONF` while the AOF cannot be
-//! written; a load rebuilds the state random writes (and a rewrite among them) left; clients
-//! get `-LOADING` until the load is done.
+//! The AOF through a whole server: write commands and PING answer `-MISCONF` while the AOF cannot
+//! be written; a load rebuilds the state random writes (and a rewrite among them) left; clients get
+//! `-LOADING` until the load is done.
 
 use std::sync::Arc;
 
@@ -9,27 +9,26 @@ use echomq_engine::Reply;
 use crate::server::{Server, ServerConfig};
 
 #[test]
-fn writes_get_misconf_while_the_aof_cannot_be_written() {
+fn writes_and_ping_get_misconf_while_the_aof_cannot_be_written() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let config = ServerConfig {
-        port: 0,
-        ..ServerConfig::default()
-    };
-    let server = runtime.block_on(Server::bind(config)).unwrap();
-    let state = Arc::clone(server.handle().state());
-    state
-        .aof()
-        .fail_write("No space left on device (os error 28)");
+    let dir = tempfile::tempdir().unwrap();
+    let state = aof_state(&runtime, dir.path(), "no");
+    state.aof().fail_write("No space left on device");
     let client = state.connect("127.0.0.1:1".parse().unwrap(), None);
-    let misconf = crate::cmd::persistence_refusal(&state, &client, "xadd");
+    let misconf = Some(Reply::Error(
+        "MISCONF Errors writing to the AOF file: No space left on device".into(),
+    ));
     assert_eq!(
-        misconf,
-        Some(Reply::Error(
-            "MISCONF Errors writing to the AOF file: No space left on device (os error 28)".into()
-        ))
+        crate::cmd::persistence_refusal(&state, &client, "xadd"),
+        misconf
+    );
+    // Redis refuses PING too, so a health check sees the disk error; reads are served.
+    assert_eq!(
+        crate::cmd::persistence_refusal(&state, &client, "ping"),
+        misconf
     );
     assert_eq!(
         crate::cmd::persistence_refusal(&state, &client, "xrange"),
