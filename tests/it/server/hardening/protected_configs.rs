@@ -1,7 +1,8 @@
 //! Protected configs and the DEBUG command, compared with Redis 8.8 byte for byte: by default
 //! a client's CONFIG SET of `dir` or `dbfilename` is refused (so no client can make SAVE write
 //! a file where it likes), DEBUG is refused, and the switches themselves are immutable; the
-//! names are checked before any value. Started with `yes`, both work.
+//! names are checked before any value. Started with `yes`, both work; with `local`, only for
+//! clients on loopback (one of this machine's own non-loopback addresses is the outside).
 
 use crate::support::peer::{Launch, Peer, PeerKind};
 use crate::support::process::{self, echomq};
@@ -101,4 +102,44 @@ fn enabled_switches_allow_dir_and_debug_as_redis() {
             .escape_ascii()
             .to_string()
     );
+}
+
+#[test]
+fn local_allows_loopback_clients_only_as_redis() {
+    // A client off loopback: one of this machine's own non-loopback addresses.
+    let Some(ip) = super::protected_mode::local_non_loopback() else {
+        eprintln!("SKIPPED: no local non-loopback IPv4 address");
+        return;
+    };
+    let args = [
+        "--bind",
+        "0.0.0.0",
+        "--protected-mode",
+        "no",
+        "--enable-protected-configs",
+        "local",
+        "--enable-debug-command",
+        "local",
+    ];
+    let (_running, addr) = process::serve(echomq(), &args);
+    let redis = redis(&args);
+    let outside = |addr: std::net::SocketAddr| std::net::SocketAddr::new(ip, addr.port());
+    let request = b"CONFIG SET dbfilename elsewhere.rdb\r\nDEBUG SLEEP 0\r\n";
+    let refused = super::replies(outside(addr), request, 2);
+    if let Some(redis) = &redis {
+        let theirs = super::replies(outside(redis.addr()), request, 2);
+        assert_eq!(
+            theirs.escape_ascii().to_string(),
+            refused.escape_ascii().to_string()
+        );
+    }
+    assert!(
+        refused.starts_with(
+            b"-ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config\r\n-ERR DEBUG command not allowed."
+        ),
+        "{}",
+        refused.escape_ascii()
+    );
+    let allowed = both(addr, redis.as_ref(), request, 2);
+    assert_eq!(allowed, b"+OK\r\n+OK\r\n");
 }

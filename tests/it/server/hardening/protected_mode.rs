@@ -14,7 +14,7 @@ use crate::support::peer::{Launch, Peer, PeerKind};
 use crate::support::process::{self, echomq};
 
 /// An IPv4 address of a local interface other than loopback, proven local by binding it.
-fn local_non_loopback() -> Option<IpAddr> {
+pub(super) fn local_non_loopback() -> Option<IpAddr> {
     let out = Command::new("ip")
         .args(["-4", "-o", "addr", "show"])
         .output()
