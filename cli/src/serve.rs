@@ -184,9 +184,20 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             let signal = wait_for_signal().await;
             tracing::warn!("Received {signal} scheduling shutdown...");
             let attempt = handle.clone();
-            let stopped = tokio::task::spawn_blocking(move || attempt.shutdown_on_signal())
-                .await
-                .unwrap_or(true);
+            let mut shutting = tokio::task::spawn_blocking(move || attempt.shutdown_on_signal());
+            // A second SIGINT while the final save runs: the operator insists (Redis's
+            // Ctrl-C twice); exit now, with an error as the shutdown was not clean.
+            let stopped = loop {
+                tokio::select! {
+                    done = &mut shutting => break done.unwrap_or(true),
+                    again = wait_for_signal() => {
+                        if again == "SIGINT" {
+                            tracing::warn!("You insist... exiting now.");
+                            std::process::exit(1);
+                        }
+                    }
+                }
+            };
             if stopped {
                 break;
             }

@@ -91,12 +91,14 @@ impl ServerState {
         }
     }
 
-    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: with `save` points
-    /// configured (and not loading), waits for a running save and saves. Whether the server
+    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: the AOF flushed, then
+    /// with `save` points configured (and not loading), waits for a running save and saves. Whether the server
     /// may now stop: a failed save is logged with Redis's lines and the server goes on
     /// serving, as Redis does (its data is in memory only; exiting would lose it). After a
     /// successful save nothing at exit saves again.
     pub(crate) fn save_before_signal_exit(&self) -> bool {
+        // As Redis's `finishShutdown`: the AOF's pending bytes written and fsynced first.
+        self.aof().flush_for_shutdown();
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return true;
         }
