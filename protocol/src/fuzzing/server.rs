@@ -343,6 +343,11 @@ fn run_logged(data: &[u8]) -> Vec<String> {
     };
     let state = Arc::clone(server.handle().state());
     drop(server);
+    // Half the inputs run DEBUG, the other half its refusal (`enable-debug-command no`).
+    if head & 4 != 0 {
+        let enabled = state.config_set("enable-debug-command", "yes");
+        assert!(enabled.is_ok(), "{enabled:?}");
+    }
     let mut fuzz = Fuzz {
         state,
         clock,
