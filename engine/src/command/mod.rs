@@ -2,7 +2,8 @@
 //! apply to the [`Db`], reply).
 //!
 //! Each value type keeps its commands in its own folder (the stream's in
-//! `types/stream/commands/`), one file per command (or pair of mirror commands), each a struct
+//! `types/stream/commands/`, the string's in `types/string/commands/`), and the generic key
+//! commands that need one database are in `keys/`; one file per command (or pair of mirror commands), each a struct
 //! named after the command with `parse` (arguments to a typed request, Redis's exact errors)
 //! and `apply` (the request against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
 //! command, is the one place a command's name, arity, flags, subcommands and key positions are
@@ -26,6 +27,7 @@
 //! once per key while checking ids and once per key while serving.
 
 pub(crate) mod args;
+mod keys;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
@@ -36,6 +38,9 @@ use crate::types::stream::commands::{
     xack, xadd, xautoclaim, xcfgset, xclaim, xdel, xdelex, xgroup, xidmprecord, xinfo, xlen, xnack,
     xpending, xrange, xread, xsetid, xtrim,
 };
+
+use crate::types::string::commands::{get, incr, set, strlen};
+use keys::{dbsize, del, exists, expire, persist, rename, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -79,9 +84,97 @@ impl Entry {
     }
 }
 
-/// The stream commands: the one place their names, arities, flags, subcommands and key
-/// positions are declared.
+/// The engine's commands: the one place their names, arities, flags, subcommands and key
+/// positions are declared. The string commands come first (the most frequent), then the
+/// generic key commands that need one database (`keys/`), then the stream commands.
 static COMMANDS: &[Entry] = &[
+    Entry::plain(
+        CommandSpec::new("set", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        set::Set::run,
+    ),
+    Entry::plain(CommandSpec::new("get", 2).keys(1, 1, 1), get::Get::run),
+    Entry::plain(
+        CommandSpec::new("incr", 2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("strlen", 2).keys(1, 1, 1),
+        strlen::StrLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("del", -2)
+            .flags(flags::WRITE)
+            .keys(1, -1, 1),
+        del::Del::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("unlink", -2)
+            .flags(flags::WRITE)
+            .keys(1, -1, 1),
+        del::Del::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("exists", -2).keys(1, -1, 1),
+        exists::Exists::run,
+    ),
+    Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
+    Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(
+        CommandSpec::new("rename", 3)
+            .flags(flags::WRITE)
+            .keys(1, 2, 1),
+        rename::Rename::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("renamenx", 3)
+            .flags(flags::WRITE)
+            .keys(1, 2, 1),
+        rename::Rename::run_nx,
+    ),
+    Entry::plain(
+        CommandSpec::new("expire", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_expire,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpire", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_pexpire,
+    ),
+    Entry::plain(
+        CommandSpec::new("expireat", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_expireat,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpireat", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_pexpireat,
+    ),
+    Entry::plain(CommandSpec::new("ttl", 2).keys(1, 1, 1), ttl::Ttl::run_ttl),
+    Entry::plain(CommandSpec::new("pttl", 2).keys(1, 1, 1), ttl::Ttl::run_pttl),
+    Entry::plain(
+        CommandSpec::new("expiretime", 2).keys(1, 1, 1),
+        ttl::Ttl::run_expiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpiretime", 2).keys(1, 1, 1),
+        ttl::Ttl::run_pexpiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("persist", 2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        persist::Persist::run,
+    ),
     Entry::plain(
         CommandSpec::new("xadd", -5)
             .flags(flags::DENY_OOM | flags::WRITE)
@@ -219,15 +312,14 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Whether `name` (any case) is a command [`execute`] handles.
-pub fn is_stream_command(name: &[u8]) -> bool {
+pub fn is_engine_command(name: &[u8]) -> bool {
     find(name).is_some()
 }
 
 fn find(name: &[u8]) -> Option<&'static Entry> {
     /// Longer than every command's name.
     const NAME_MAX: usize = 16;
-    // Every stream command starts with X: most other names are rejected after one byte.
-    if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) || name.len() > NAME_MAX {
+    if name.len() > NAME_MAX {
         return None;
     }
     // Lower-cased once, then compared as plain bytes (the names in the table are lower case).

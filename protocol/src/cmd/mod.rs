@@ -17,7 +17,6 @@ mod config;
 pub(crate) mod connection;
 mod copy;
 mod dump;
-mod expire;
 mod info;
 mod introspection;
 mod keys;
@@ -26,13 +25,11 @@ mod memory;
 mod object;
 mod pause;
 mod persistence;
-mod propagate;
 mod pubsub;
 pub(crate) mod replay;
 mod security;
 mod shutdown;
 mod slowlog;
-mod strings;
 mod table;
 mod transaction;
 mod unknown;
@@ -248,9 +245,6 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
-                if spec.has(WRITE) {
-                    propagate::server_command(ctx.db(), argv, &reply);
-                }
                 close = ctx.close;
                 raw = ctx.raw;
                 drop_connection = ctx.drop_connection;
@@ -326,9 +320,6 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }) => {
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
-            if spec.has(WRITE) {
-                propagate::server_command(ctx.db(), argv, &reply);
-            }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply

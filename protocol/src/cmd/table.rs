@@ -12,8 +12,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
-    latency, memory, object, persistence, pubsub, shutdown, slowlog, strings, transaction, wait,
+    Ctx, archive, cluster, config, connection, copy, dump, info, introspection, keys,
+    latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -104,18 +104,8 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         connection::client,
     ),
-    command(spec("del", -2).flags(WRITE).keys(1, -1, 1), keys::del),
-    command(spec("unlink", -2).flags(WRITE).keys(1, -1, 1), keys::del),
-    command(spec("exists", -2).keys(1, -1, 1), keys::exists),
-    command(spec("type", 2).keys(1, 1, 1), keys::type_),
     command(spec("keys", 2), keys::keys),
     command(spec("scan", -2), keys::scan),
-    command(spec("dbsize", 1), keys::dbsize),
-    command(spec("rename", 3).flags(WRITE).keys(1, 2, 1), keys::rename),
-    command(
-        spec("renamenx", 3).flags(WRITE).keys(1, 2, 1),
-        keys::renamenx,
-    ),
     command(
         spec("copy", -3).flags(DENY_OOM | WRITE).keys(1, 2, 1),
         copy::copy,
@@ -129,40 +119,6 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("flushdb", -1).flags(WRITE), keys::flushdb),
     command(spec("flushall", -1).flags(WRITE), keys::flushall),
-    command(
-        spec("expire", -3).flags(WRITE).keys(1, 1, 1),
-        expire::expire,
-    ),
-    command(
-        spec("pexpire", -3).flags(WRITE).keys(1, 1, 1),
-        expire::pexpire,
-    ),
-    command(
-        spec("expireat", -3).flags(WRITE).keys(1, 1, 1),
-        expire::expireat,
-    ),
-    command(
-        spec("pexpireat", -3).flags(WRITE).keys(1, 1, 1),
-        expire::pexpireat,
-    ),
-    command(spec("ttl", 2).keys(1, 1, 1), expire::ttl),
-    command(spec("pttl", 2).keys(1, 1, 1), expire::pttl),
-    command(spec("expiretime", 2).keys(1, 1, 1), expire::expiretime),
-    command(spec("pexpiretime", 2).keys(1, 1, 1), expire::pexpiretime),
-    command(
-        spec("persist", 2).flags(WRITE).keys(1, 1, 1),
-        expire::persist,
-    ),
-    command(
-        spec("set", -3).flags(DENY_OOM | WRITE).keys(1, 1, 1),
-        strings::set,
-    ),
-    command(spec("get", 2).keys(1, 1, 1), strings::get),
-    command(
-        spec("incr", 2).flags(DENY_OOM | WRITE).keys(1, 1, 1),
-        strings::incr,
-    ),
-    command(spec("strlen", 2).keys(1, 1, 1), strings::strlen),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
     command(
         spec("exec", 1).flags(TX_CONTROL | MAY_REPLICATE),
