@@ -160,7 +160,10 @@ static COMMANDS: &[Entry] = &[
         expire::Expire::run_pexpireat,
     ),
     Entry::plain(CommandSpec::new("ttl", 2).keys(1, 1, 1), ttl::Ttl::run_ttl),
-    Entry::plain(CommandSpec::new("pttl", 2).keys(1, 1, 1), ttl::Ttl::run_pttl),
+    Entry::plain(
+        CommandSpec::new("pttl", 2).keys(1, 1, 1),
+        ttl::Ttl::run_pttl,
+    ),
     Entry::plain(
         CommandSpec::new("expiretime", 2).keys(1, 1, 1),
         ttl::Ttl::run_expiretime,

@@ -17,8 +17,8 @@
 //! propagated as `DEL key`, counting 1; one that deleted nothing changes nothing.
 
 use bytes::Bytes;
-use echomq_engine::rdb::dump;
 use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
+use echomq_engine::rdb::dump;
 use echomq_engine::{Error, Reply};
 
 use super::{Ctx, error, int_arg, is};
@@ -109,7 +109,10 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             db.notify(GENERIC, "del", key);
             db.add_dirty(1);
             if db.propagating() {
-                db.propagate(vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]);
+                db.propagate(vec![
+                    Bytes::from_static(b"DEL"),
+                    Bytes::copy_from_slice(key),
+                ]);
             }
         }
         return Reply::OK;

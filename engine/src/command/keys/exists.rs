@@ -33,6 +33,8 @@ impl Type {
     /// Parses and applies.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         db.count_read(argv[1], false);
-        Ok(Reply::Status(db.get(argv[1]).map_or("none", Value::type_name)))
+        Ok(Reply::Status(
+            db.get(argv[1]).map_or("none", Value::type_name),
+        ))
     }
 }

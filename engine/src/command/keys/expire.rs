@@ -147,7 +147,9 @@ impl Expire {
         if db.get(key).is_none() {
             return Ok(Reply::Int(0));
         }
-        let current = db.expiry(key).map(|at| i64::try_from(at).unwrap_or(i64::MAX));
+        let current = db
+            .expiry(key)
+            .map(|at| i64::try_from(at).unwrap_or(i64::MAX));
         if !conditions.allow(current, when) {
             return Ok(Reply::Int(0));
         }
@@ -157,7 +159,10 @@ impl Expire {
                 db.notify(GENERIC, "del", key);
                 db.add_dirty(1);
                 if db.propagating() {
-                    db.propagate(vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]);
+                    db.propagate(vec![
+                        Bytes::from_static(b"DEL"),
+                        Bytes::copy_from_slice(key),
+                    ]);
                 }
             }
             Some(at) => {

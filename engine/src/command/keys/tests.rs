@@ -21,7 +21,9 @@ struct Collect(Mutex<Vec<Vec<Bytes>>>);
 
 impl PropagationSink for Collect {
     fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
-        self.0.lock().extend(commands.into_iter().map(|(_, argv)| argv));
+        self.0
+            .lock()
+            .extend(commands.into_iter().map(|(_, argv)| argv));
     }
 }
 
@@ -170,10 +172,7 @@ fn persist_and_rename_propagate_verbatim_when_they_changed() {
     assert_eq!(f.run("RENAME k j"), Err("ERR no such key".to_string()));
     f.run("SET k v").unwrap();
     assert_eq!(f.run("RENAMENX k j"), Ok(Reply::Int(0)));
-    assert_eq!(
-        f.propagated(),
-        ["PERSIST k", "RENAME k j", "SET k v"]
-    );
+    assert_eq!(f.propagated(), ["PERSIST k", "RENAME k j", "SET k v"]);
     assert_eq!(
         f.events(),
         ["persist", "new", "rename_from", "rename_to", "new", "set"]

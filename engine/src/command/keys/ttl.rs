@@ -20,22 +20,38 @@ pub struct Ttl {
 impl Ttl {
     /// TTL.
     pub fn run_ttl(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        Ttl { ms: false, absolute: false }.apply(db, snapshot.now_ms, argv)
+        Ttl {
+            ms: false,
+            absolute: false,
+        }
+        .apply(db, snapshot.now_ms, argv)
     }
 
     /// PTTL.
     pub fn run_pttl(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        Ttl { ms: true, absolute: false }.apply(db, snapshot.now_ms, argv)
+        Ttl {
+            ms: true,
+            absolute: false,
+        }
+        .apply(db, snapshot.now_ms, argv)
     }
 
     /// EXPIRETIME.
     pub fn run_expiretime(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        Ttl { ms: false, absolute: true }.apply(db, snapshot.now_ms, argv)
+        Ttl {
+            ms: false,
+            absolute: true,
+        }
+        .apply(db, snapshot.now_ms, argv)
     }
 
     /// PEXPIRETIME.
     pub fn run_pexpiretime(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        Ttl { ms: true, absolute: true }.apply(db, snapshot.now_ms, argv)
+        Ttl {
+            ms: true,
+            absolute: true,
+        }
+        .apply(db, snapshot.now_ms, argv)
     }
 
     /// Applies at time `now_ms`.

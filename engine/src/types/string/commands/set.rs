@@ -140,7 +140,10 @@ impl Set {
                 db.notify(GENERIC, "del", key);
                 db.add_dirty(1);
                 if db.propagating() {
-                    db.propagate(vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)]);
+                    db.propagate(vec![
+                        Bytes::from_static(b"DEL"),
+                        Bytes::copy_from_slice(key),
+                    ]);
                 }
             }
             return Ok(reply(old));

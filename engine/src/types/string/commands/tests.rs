@@ -22,7 +22,9 @@ struct Collect(Mutex<Vec<Vec<Bytes>>>);
 
 impl PropagationSink for Collect {
     fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
-        self.0.lock().extend(commands.into_iter().map(|(_, argv)| argv));
+        self.0
+            .lock()
+            .extend(commands.into_iter().map(|(_, argv)| argv));
     }
 }
 
