@@ -304,6 +304,9 @@ pub enum Error {
     /// GT with LT.
     #[error("ERR GT and LT options at the same time are not compatible")]
     GtWithLt,
+    /// SCAN with a cursor that is no unsigned integer.
+    #[error("ERR invalid cursor")]
+    InvalidCursor,
 }
 
 /// Shorthand for engine results.

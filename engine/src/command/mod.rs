@@ -18,7 +18,8 @@
 //! [`Db::notify`], `signalKeyAsReady` as [`Db::signal_ready`], `server.dirty` as
 //! [`Db::add_dirty`], `alsoPropagate` as [`Db::propagate`]); [`Db::wrote`] and [`Db::changed`]
 //! are the common combinations. Each command file documents its effects. The dirty counter
-//! counts as Redis does: 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
+//! counts as Redis does: 1 per SET, INCR, RENAME, EXPIRE-family call, PERSIST and FLUSHDB
+//! that changed something, the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
 //! entries removed or acknowledged for XDEL, XTRIM, XACK, XNACK, XDELEX and XACKDEL; the
 //! forms XCLAIM and XAUTOCLAIM propagate; 1 per stream an XREADGROUP delivered from or created
 //! its consumer in. Read lookups (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`) are
@@ -31,6 +32,7 @@ mod keys;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
+pub use keys::flushdb::FlushDb;
 pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
 
 pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
@@ -40,7 +42,7 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::string::commands::{get, incr, set, strlen};
-use keys::{dbsize, del, exists, expire, persist, rename, ttl};
+use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -123,6 +125,12 @@ static COMMANDS: &[Entry] = &[
     ),
     Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
     Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
+    Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),
+    Entry::plain(
+        CommandSpec::new("flushdb", -1).flags(flags::WRITE),
+        flushdb::FlushDb::run,
+    ),
     Entry::plain(
         CommandSpec::new("rename", 3)
             .flags(flags::WRITE)

@@ -13,7 +13,7 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, info, introspection, keys, latency,
+    Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
     memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
 use crate::state::stats::CallId;
@@ -105,8 +105,6 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         connection::client,
     ),
-    command(spec("keys", 2), keys::keys),
-    command(spec("scan", -2), keys::scan),
     command(
         spec("copy", -3).flags(DENY_OOM | WRITE).keys(1, 2, 1),
         copy::copy,
@@ -118,8 +116,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("restore", -4).flags(DENY_OOM | WRITE).keys(1, 1, 1),
         dump::restore,
     ),
-    command(spec("flushdb", -1).flags(WRITE), keys::flushdb),
-    command(spec("flushall", -1).flags(WRITE), keys::flushall),
+    command(spec("flushall", -1).flags(WRITE), flushall::flushall),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
     command(
         spec("exec", 1).flags(TX_CONTROL | MAY_REPLICATE),

@@ -182,3 +182,55 @@ fn persist_and_rename_propagate_verbatim_when_they_changed() {
     assert_eq!(f.run("TYPE nope"), Ok(Reply::Status("none")));
     assert_eq!(f.run("DBSIZE"), Ok(Reply::Int(2)));
 }
+
+#[test]
+fn keys_and_scan_match_globs_and_types_and_check_in_redis_order() {
+    let f = Fixture::new();
+    f.run("SET user:1 a").unwrap();
+    f.run("SET user:2 b").unwrap();
+    f.run("XADD user:s * f v").unwrap();
+    let sorted = |reply: Reply| {
+        let Reply::Array(items) = reply else {
+            panic!("{reply:?}")
+        };
+        let mut keys: Vec<String> = items
+            .into_iter()
+            .map(|item| match item {
+                Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        keys.sort();
+        keys
+    };
+    assert_eq!(
+        sorted(f.run("KEYS user:?").unwrap()),
+        ["user:1", "user:2", "user:s"]
+    );
+    let Ok(Reply::Array(mut scan)) = f.run("SCAN 0 MATCH user:* COUNT 10 TYPE STRING") else {
+        panic!("SCAN")
+    };
+    assert_eq!(scan[0], Reply::bulk_static("0"));
+    assert_eq!(sorted(scan.remove(1)), ["user:1", "user:2"]);
+    assert_eq!(f.run("SCAN x"), Err("ERR invalid cursor".to_string()));
+    assert_eq!(f.run("SCAN 0 COUNT"), Err("ERR syntax error".to_string()));
+    assert_eq!(f.run("SCAN 0 COUNT 0"), Err("ERR syntax error".to_string()));
+    assert_eq!(
+        f.run("SCAN 0 COUNT x"),
+        Err("ERR value is not an integer or out of range".to_string())
+    );
+    assert_eq!(f.run("SCAN 0 FOO 1"), Err("ERR syntax error".to_string()));
+}
+
+#[test]
+fn flushdb_empties_the_database_and_propagates_verbatim() {
+    let f = Fixture::new();
+    f.run("SET a 1").unwrap();
+    f.propagated();
+    let dirty = f.ks.dirty();
+    assert_eq!(f.run("FLUSHDB NOW"), Err("ERR syntax error".to_string()));
+    assert_eq!(f.run("FLUSHDB async"), Ok(Reply::OK));
+    assert_eq!(f.run("DBSIZE"), Ok(Reply::Int(0)));
+    assert_eq!(f.propagated(), ["FLUSHDB async"]);
+    assert_eq!(f.ks.dirty(), dirty + 1);
+}
