@@ -6,7 +6,9 @@
 //! - `server_path/xadd_p16`: one batch of 16 `XADD s * f1 v1 f2 v2` (a new stream every
 //!   [`STREAM_LEN_MAX`] entries, so memory stays bounded);
 //! - `server_path/ping_p16`: one batch of 16 `PING`;
-//! - `server_path/xlen_p16`: one batch of 16 `XLEN s`.
+//! - `server_path/xlen_p16`: one batch of 16 `XLEN s`;
+//! - `server_path/set_p16`: one batch of 16 `SET k v` (the engine's string command);
+//! - `server_path/get_p16`: one batch of 16 `GET k`.
 //!
 //! Before timing, each load's allocation calls per request are printed (the counting
 //! allocator of `support`, over 1,000 batches after a warm-up). Throughput is in requests.
@@ -71,9 +73,13 @@ fn main() {
     let xadds = batch(&["XADD", "s", "*", "f1", "v1", "f2", "v2"]);
     let pings = batch(&["PING"]);
     let xlens = batch(&["XLEN", "s"]);
+    let sets = batch(&["SET", "k", "v"]);
+    let gets = batch(&["GET", "k"]);
     report_allocations("xadd_p16", &mut pipeline, &xadds);
     report_allocations("ping_p16", &mut pipeline, &pings);
     report_allocations("xlen_p16", &mut pipeline, &xlens);
+    report_allocations("set_p16", &mut pipeline, &sets);
+    report_allocations("get_p16", &mut pipeline, &gets);
     let reset = request(&["DEL", "s"]);
     let mut added = 0;
     group.bench_function("xadd_p16", |b| {
@@ -88,6 +94,8 @@ fn main() {
     });
     group.bench_function("ping_p16", |b| b.iter(|| black_box(pipeline.run(&pings))));
     group.bench_function("xlen_p16", |b| b.iter(|| black_box(pipeline.run(&xlens))));
+    group.bench_function("set_p16", |b| b.iter(|| black_box(pipeline.run(&sets))));
+    group.bench_function("get_p16", |b| b.iter(|| black_box(pipeline.run(&gets))));
     group.finish();
     c.final_summary();
 }

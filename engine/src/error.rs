@@ -288,6 +288,25 @@ pub enum Error {
     /// (the server's archive answers `MISCONF ...` or `ERR archive: ...`).
     #[error("{0}")]
     TrimRefused(String),
+    /// An expiry (SET EX/PX/EXAT/PXAT, EXPIRE and its family) out of range; carries the
+    /// command, lower case.
+    #[error("ERR invalid expire time in '{0}' command")]
+    InvalidExpireTime(&'static str),
+    /// INCR past `i64`.
+    #[error("ERR increment or decrement would overflow")]
+    IncrOverflow,
+    /// An EXPIRE-family condition that is none of NX, XX, GT, LT; carries it as sent.
+    #[error("ERR Unsupported option {0}")]
+    UnsupportedOption(String),
+    /// NX with XX, GT or LT.
+    #[error("ERR NX and XX, GT or LT options at the same time are not compatible")]
+    NxWithXxGtLt,
+    /// GT with LT.
+    #[error("ERR GT and LT options at the same time are not compatible")]
+    GtWithLt,
+    /// SCAN with a cursor that is no unsigned integer.
+    #[error("ERR invalid cursor")]
+    InvalidCursor,
 }
 
 /// Shorthand for engine results.

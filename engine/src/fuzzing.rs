@@ -19,7 +19,7 @@
 //!                                                   handles (and the oldest if n is odd)
 //!        | b command                                run it with `execute`
 //! command := name argc arg{argc}                    NAMES[name % 16] (lower case if name & 16),
-//!                                                   NAMES[16 + name % 6] if name >= 0xE0
+//!                                                   NAMES[16 + name % 29] if name >= 0xE0
 //! arg   := tag ...                                  tag % 8 picks the kind, tag >> 3 the word:
 //!          0 key, 1 id, 2 number, 3 keyword, 4 word (group, consumer, field, value)
 //!          5 small id from the next byte, 6 number from the next 1..8 bytes, 7 raw bytes
@@ -53,10 +53,10 @@ const LOG_LINES_MAX: usize = 64;
 /// Blocked commands kept at once; the oldest is dropped (its client went away) beyond this.
 const BLOCKED_MAX: usize = 8;
 
-/// Command names: every stream command the engine knows (a test checks the list against
+/// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
-/// one of them evenly; the Redis 8.x commands follow.
-pub const NAMES: [&str; 22] = [
+/// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
+pub const NAMES: [&str; 45] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -80,6 +80,29 @@ pub const NAMES: [&str; 22] = [
     "XREADGROUP",
     "XCFGSET",
     "XIDMPRECORD",
+    "SET",
+    "GET",
+    "INCR",
+    "STRLEN",
+    "DEL",
+    "UNLINK",
+    "EXISTS",
+    "TYPE",
+    "DBSIZE",
+    "RENAME",
+    "RENAMENX",
+    "EXPIRE",
+    "PEXPIRE",
+    "EXPIREAT",
+    "PEXPIREAT",
+    "TTL",
+    "PTTL",
+    "EXPIRETIME",
+    "PEXPIRETIME",
+    "PERSIST",
+    "KEYS",
+    "SCAN",
+    "FLUSHDB",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -360,7 +383,7 @@ impl Input<'_> {
     fn command(&mut self) -> Vec<Vec<u8>> {
         let name = self.byte_or_zero();
         let index = if name >= 0xE0 {
-            16 + usize::from(name % 6)
+            16 + usize::from(name % 29)
         } else {
             usize::from(name % 16)
         };
@@ -465,7 +488,7 @@ mod tests {
         assert!(
             NAMES
                 .iter()
-                .any(|n| !crate::command::is_stream_command(n.as_bytes()))
+                .any(|n| !crate::command::is_engine_command(n.as_bytes()))
         );
     }
 
@@ -497,12 +520,12 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];
         assert_eq!(input.command(), want);
-        // XACKDEL s g ACKED IDS 1 1-1: name 0xE5 (16 + 0xE5 % 6 = 17), argc 6, key, word 0,
+        // XACKDEL s g ACKED IDS 1 1-1: name 0xE9 (16 + 0xE9 % 29 = 17), argc 6, key, word 0,
         // keywords past the direct ones (tag 3 + (24 << 3), then 16 and 12: 24 + b % 23 is
         // ACKED, IDS), number 1, id 5.
         let far = 3 + (24 << 3);
         let mut input = Input {
-            data: &[0xE5, 6, 0, 4, far, 16, far, 12, 2 + (1 << 3), 1 + (5 << 3)],
+            data: &[0xE9, 6, 0, 4, far, 16, far, 12, 2 + (1 << 3), 1 + (5 << 3)],
             pos: 0,
         };
         let want: Vec<&[u8]> = vec![b"XACKDEL", b"s", b"g", b"ACKED", b"IDS", b"1", b"1-1"];

@@ -33,6 +33,7 @@
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
 //! - [`notify`]: keyspace notifications: the `notify-keyspace-events` classes and the events
 //!   commands and expiry fire, handed to a [`NotificationSink`] in execution order.
+//! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH; the server's CONFIG GET, PSUBSCRIBE).
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `engine_ops` fuzz target.
@@ -46,6 +47,7 @@ mod db;
 pub mod error;
 mod execute;
 pub mod expire;
+pub mod glob;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]

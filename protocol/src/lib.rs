@@ -34,7 +34,8 @@
 //!   name, the startup load, shutdown.
 //! - [`slot`]: Redis Cluster's key slots (CRC16, hash tags) and a request's keys, for cluster
 //!   mode (`cluster-enabled yes`: `cmd/cluster.rs`, CLUSTER and the CROSSSLOT check).
-//! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH, CONFIG GET, `archive-streams`).
+//! - [`glob`]: Redis's glob matching (the engine's, for CONFIG GET, PSUBSCRIBE,
+//!   `archive-streams`).
 //! - [`error`]: protocol errors.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
@@ -47,7 +48,7 @@ mod persist;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod glob;
+pub use echomq_engine::glob;
 pub mod resp;
 pub mod server;
 pub mod slot;

@@ -2,7 +2,8 @@
 //! apply to the [`Db`], reply).
 //!
 //! Each value type keeps its commands in its own folder (the stream's in
-//! `types/stream/commands/`), one file per command (or pair of mirror commands), each a struct
+//! `types/stream/commands/`, the string's in `types/string/commands/`), and the generic key
+//! commands that need one database are in `keys/`; one file per command (or pair of mirror commands), each a struct
 //! named after the command with `parse` (arguments to a typed request, Redis's exact errors)
 //! and `apply` (the request against the keyspace, producing a [`Reply`]). The table below, one [`CommandSpec`] per
 //! command, is the one place a command's name, arity, flags, subcommands and key positions are
@@ -17,7 +18,8 @@
 //! [`Db::notify`], `signalKeyAsReady` as [`Db::signal_ready`], `server.dirty` as
 //! [`Db::add_dirty`], `alsoPropagate` as [`Db::propagate`]); [`Db::wrote`] and [`Db::changed`]
 //! are the common combinations. Each command file documents its effects. The dirty counter
-//! counts as Redis does: 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
+//! counts as Redis does: 1 per SET, INCR, RENAME, EXPIRE-family call, PERSIST and FLUSHDB
+//! that changed something, the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
 //! entries removed or acknowledged for XDEL, XTRIM, XACK, XNACK, XDELEX and XACKDEL; the
 //! forms XCLAIM and XAUTOCLAIM propagate; 1 per stream an XREADGROUP delivered from or created
 //! its consumer in. Read lookups (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`) are
@@ -26,9 +28,11 @@
 //! once per key while checking ids and once per key while serving.
 
 pub(crate) mod args;
+mod keys;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
+pub use keys::flushdb::FlushDb;
 pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
 
 pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
@@ -36,6 +40,9 @@ use crate::types::stream::commands::{
     xack, xadd, xautoclaim, xcfgset, xclaim, xdel, xdelex, xgroup, xidmprecord, xinfo, xlen, xnack,
     xpending, xrange, xread, xsetid, xtrim,
 };
+
+use crate::types::string::commands::{get, incr, set, strlen};
+use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -79,9 +86,106 @@ impl Entry {
     }
 }
 
-/// The stream commands: the one place their names, arities, flags, subcommands and key
-/// positions are declared.
+/// The engine's commands: the one place their names, arities, flags, subcommands and key
+/// positions are declared. The string commands come first (the most frequent), then the
+/// generic key commands that need one database (`keys/`), then the stream commands.
 static COMMANDS: &[Entry] = &[
+    Entry::plain(
+        CommandSpec::new("set", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        set::Set::run,
+    ),
+    Entry::plain(CommandSpec::new("get", 2).keys(1, 1, 1), get::Get::run),
+    Entry::plain(
+        CommandSpec::new("incr", 2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("strlen", 2).keys(1, 1, 1),
+        strlen::StrLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("del", -2)
+            .flags(flags::WRITE)
+            .keys(1, -1, 1),
+        del::Del::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("unlink", -2)
+            .flags(flags::WRITE)
+            .keys(1, -1, 1),
+        del::Del::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("exists", -2).keys(1, -1, 1),
+        exists::Exists::run,
+    ),
+    Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
+    Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
+    Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),
+    Entry::plain(
+        CommandSpec::new("flushdb", -1).flags(flags::WRITE),
+        flushdb::FlushDb::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("rename", 3)
+            .flags(flags::WRITE)
+            .keys(1, 2, 1),
+        rename::Rename::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("renamenx", 3)
+            .flags(flags::WRITE)
+            .keys(1, 2, 1),
+        rename::Rename::run_nx,
+    ),
+    Entry::plain(
+        CommandSpec::new("expire", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_expire,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpire", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_pexpire,
+    ),
+    Entry::plain(
+        CommandSpec::new("expireat", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_expireat,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpireat", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        expire::Expire::run_pexpireat,
+    ),
+    Entry::plain(CommandSpec::new("ttl", 2).keys(1, 1, 1), ttl::Ttl::run_ttl),
+    Entry::plain(
+        CommandSpec::new("pttl", 2).keys(1, 1, 1),
+        ttl::Ttl::run_pttl,
+    ),
+    Entry::plain(
+        CommandSpec::new("expiretime", 2).keys(1, 1, 1),
+        ttl::Ttl::run_expiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("pexpiretime", 2).keys(1, 1, 1),
+        ttl::Ttl::run_pexpiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("persist", 2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        persist::Persist::run,
+    ),
     Entry::plain(
         CommandSpec::new("xadd", -5)
             .flags(flags::DENY_OOM | flags::WRITE)
@@ -219,15 +323,14 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// Whether `name` (any case) is a command [`execute`] handles.
-pub fn is_stream_command(name: &[u8]) -> bool {
+pub fn is_engine_command(name: &[u8]) -> bool {
     find(name).is_some()
 }
 
 fn find(name: &[u8]) -> Option<&'static Entry> {
     /// Longer than every command's name.
     const NAME_MAX: usize = 16;
-    // Every stream command starts with X: most other names are rejected after one byte.
-    if !name.first().is_some_and(|c| c.eq_ignore_ascii_case(&b'x')) || name.len() > NAME_MAX {
+    if name.len() > NAME_MAX {
         return None;
     }
     // Lower-cased once, then compared as plain bytes (the names in the table are lower case).

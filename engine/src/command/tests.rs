@@ -35,8 +35,8 @@ fn names_are_matched_in_any_case() {
 fn an_unknown_command_quotes_its_name_and_first_arguments() {
     let ks = keyspace();
     assert_eq!(
-        err(&ks, &[b"GET", b"k", b"x"]),
-        "ERR unknown command 'GET', with args beginning with: 'k' 'x' "
+        err(&ks, &[b"NOSUCH", b"k", b"x"]),
+        "ERR unknown command 'NOSUCH', with args beginning with: 'k' 'x' "
     );
     // A name that starts with X but is not a stream command.
     assert_eq!(

@@ -18,6 +18,10 @@
 //! `overwritten` (and `type_changed`) when REPLACE replaced a key; MOVE fires `new` in the
 //! target database, `move_from` in the source, `move_to` in the target. COPY's read of its
 //! source counts as a read lookup.
+//!
+//! Propagation and dirty as Redis: each is propagated verbatim, in the client's database,
+//! counting 1 change, when it changed something (COPY and MOVE replied 1; SWAPDB always, a
+//! database swapped with itself included).
 
 use bytes::Bytes;
 use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
@@ -110,6 +114,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             target.notify(TYPE_CHANGED, "type_changed", new_key);
         }
     }
+    ctx.db().changed(1, argv);
     Reply::Int(1)
 }
 
@@ -141,6 +146,7 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     source.notify(GENERIC, "move_from", key);
     target.notify(GENERIC, "move_to", key);
+    source.changed(1, argv);
     Reply::Int(1)
 }
 
@@ -163,5 +169,6 @@ pub(crate) fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         let (one, other) = pair(ctx.dbs, a, b);
         one.swap_contents(other);
     }
+    ctx.db().changed(1, argv);
     Reply::OK
 }

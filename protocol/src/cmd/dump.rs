@@ -9,14 +9,32 @@
 //!   (`-ERR DUMP payload version or checksum are wrong`), then the value (`-ERR Bad data
 //!   format`). The value is decoded whole before anything changes, so a bad payload leaves the
 //!   key as it was. A TTL already in the past deletes (with REPLACE) and stores nothing.
+//!
+//! Effects of RESTORE as Redis 8.8's `restoreCommand`: a stored value fires `new` (the old key,
+//! if REPLACE removed one, is gone first), `restore`, then `overwritten` and `type_changed`;
+//! it is propagated verbatim, a relative TTL rewritten as the absolute time with ABSTTL
+//! appended, counting 1 change. A TTL in the past that deleted a key fires `del` and is
+//! propagated as `DEL key`, counting 1; one that deleted nothing changes nothing.
 
 use bytes::Bytes;
+use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::rdb::dump;
 use echomq_engine::{Error, Reply};
 
 use super::{Ctx, error, int_arg, is};
 
 use crate::error::CommandError;
+
+/// What a RESTORE that stored its value propagates, as Redis rewrites it: verbatim, except
+/// that a relative TTL becomes the absolute `at` with ABSTTL appended.
+fn restore_form(argv: &[&[u8]], at: Option<u64>) -> Vec<Bytes> {
+    let mut form: Vec<Bytes> = argv.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+    if let Some(at) = at {
+        form[2] = Bytes::from(at.to_string());
+        form.push(Bytes::from_static(b"ABSTTL"));
+    }
+    form
+}
 
 /// `DUMP key`.
 pub(crate) fn dump(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
@@ -81,15 +99,39 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let expire_at = (ttl != 0).then(|| if absttl { ttl } else { ttl.saturating_add(now) });
     let db = ctx.db();
-    if replace {
-        db.remove(key);
-    }
+    let replaced = if replace {
+        db.remove(key).map(|v| v.type_name())
+    } else {
+        None
+    };
     if expire_at.is_some_and(|at| at <= now) {
+        if replaced.is_some() {
+            db.notify(GENERIC, "del", key);
+            db.add_dirty(1);
+            if db.propagating() {
+                db.propagate(vec![
+                    Bytes::from_static(b"DEL"),
+                    Bytes::copy_from_slice(key),
+                ]);
+            }
+        }
         return Reply::OK;
     }
+    let kind = value.type_name();
     db.insert(Bytes::copy_from_slice(key), value);
     if expire_at.is_some() {
         db.set_expiry(key, expire_at);
+    }
+    db.notify(GENERIC, "restore", key);
+    if let Some(was) = replaced {
+        db.notify(OVERWRITTEN, "overwritten", key);
+        if was != kind {
+            db.notify(TYPE_CHANGED, "type_changed", key);
+        }
+    }
+    db.add_dirty(1);
+    if db.propagating() {
+        db.propagate(restore_form(argv, expire_at.filter(|_| !absttl)));
     }
     Reply::OK
 }

@@ -1,14 +1,17 @@
-//! Command dispatch: the server's own commands (this folder, one file per family) around the
-//! engine's stream commands.
+//! Command dispatch: the server's own commands (this folder, one file per family: those that
+//! need several databases or the server's state) around the engine's commands (the value
+//! types' and the one-database key commands).
 //!
 //! [`execute`] is the one path every request takes: look the command up in the tables
 //! ([`table`]: the server's, then the engine's), name the call (`xgroup|create` for a
 //! subcommand) or refuse an unknown subcommand, check arity, authentication, MULTI queuing and
-//! `maxmemory` (the table's DENY_OOM flag, of the command or its subcommand), run it (stream
+//! `maxmemory` (the table's DENY_OOM flag, of the command or its subcommand), run it (engine
 //! commands in the engine, BLOCKING ones possibly blocking), and count it for INFO. A request
 //! refused before it runs goes through [`refuse`]: inside MULTI it makes EXEC abort, and its
 //! error is counted. Server commands run under the keyspace lock with one time snapshot,
-//! through a [`Ctx`]. The commands see the server only through [`ServerState`].
+//! through a [`Ctx`]. The commands see the server only through [`ServerState`]. Every command,
+//! the server's included, produces its own effects (propagated form, events, WATCH, dirty)
+//! through the `Db` as it runs: nothing here recomputes them from the name or the reply.
 
 mod archive;
 mod cluster;
@@ -17,22 +20,19 @@ mod config;
 pub(crate) mod connection;
 mod copy;
 mod dump;
-mod expire;
+mod flushall;
 mod info;
 mod introspection;
-mod keys;
 mod latency;
 mod memory;
 mod object;
 mod pause;
 mod persistence;
-mod propagate;
 mod pubsub;
 pub(crate) mod replay;
 mod security;
 mod shutdown;
 mod slowlog;
-mod strings;
 mod table;
 mod transaction;
 mod unknown;
@@ -44,7 +44,7 @@ use bytes::Bytes;
 use echomq_engine::command::flags::{
     BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, NO_MULTI, TX_CONTROL, WRITE,
 };
-use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
+use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::error::CommandError;
@@ -157,7 +157,7 @@ pub(crate) fn execute(
             state.stats().record_error("ERR");
             return Action::Raw(line);
         }
-        let reply = error(stream::unknown_command(argv[0], &argv[1..]));
+        let reply = error(engine::unknown_command(argv[0], &argv[1..]));
         return refuse(state, client, None, reply);
     };
     let spec = found.spec();
@@ -258,9 +258,6 @@ pub(crate) fn execute(
                 };
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
-                if spec.has(WRITE) {
-                    propagate::server_command(ctx.db(), argv, &reply);
-                }
                 close = ctx.close;
                 raw = ctx.raw;
                 drop_connection = ctx.drop_connection;
@@ -276,16 +273,16 @@ pub(crate) fn execute(
                 Action::Reply(reply)
             }
         }
-        Found::Stream(spec) if spec.has(BLOCKING) => {
+        Found::Engine(spec) if spec.has(BLOCKING) => {
             match batch.execute_blocking_in(client.db, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
         }
-        Found::Stream(spec) => Action::Reply(
+        Found::Engine(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
-                    stream::execute_spec(db, snapshot, spec, argv)
+                    engine::execute_spec(db, snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -322,7 +319,7 @@ pub(crate) fn execute(
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let started = crate::monotonic::now_ns();
     let Some((found, id)) = table::find(argv[0]) else {
-        return error(stream::unknown_command(argv[0], &[]));
+        return error(engine::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
     let reply = match found {
@@ -336,16 +333,13 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }) => {
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
-            if spec.has(WRITE) {
-                propagate::server_command(ctx.db(), argv, &reply);
-            }
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
             ctx.raw = None;
             reply
         }
-        Found::Stream(spec) => {
+        Found::Engine(spec) => {
             let snapshot = *ctx.snapshot;
-            stream::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
+            engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
@@ -370,7 +364,7 @@ pub(crate) fn persistence_refusal(
 
 /// Parses an integer argument strictly, as Redis does.
 pub(crate) fn int_arg(arg: &[u8]) -> Result<i64, Reply> {
-    stream::parse_i64(arg).map_err(error)
+    engine::parse_i64(arg).map_err(error)
 }
 
 /// A HELP subcommand's reply: its lines as status replies.

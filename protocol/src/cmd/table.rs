@@ -1,19 +1,20 @@
-//! The server's command table, and the lookup over it and the engine's stream commands.
+//! The server's command table, and the lookup over it and the engine's commands.
 //!
 //! [`COMMANDS`] is the one place a server command is declared: its [`CommandSpec`] (name,
 //! arity, flags, key positions, subcommands with their own arity, flags and counted name) and
-//! the function that runs it. The stream commands are declared in the engine's table
+//! the function that runs it. The engine's commands (strings, one-database key commands,
+//! streams) are declared in the engine's table
 //! ([`echomq_engine::command::specs`]); [`lookup`] finds a name in either, server commands
 //! first, and [`all`] lists both in that order (COMMAND, COMMAND LIST, COMMAND COUNT).
 
 use std::sync::OnceLock;
 
 use echomq_engine::Reply;
-use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
+use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, expire, info, introspection, keys,
-    latency, memory, object, persistence, pubsub, shutdown, slowlog, strings, transaction, wait,
+    Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
+    memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -104,18 +105,6 @@ pub(crate) const COMMANDS: &[Command] = &[
         ),
         connection::client,
     ),
-    command(spec("del", -2).flags(WRITE).keys(1, -1, 1), keys::del),
-    command(spec("unlink", -2).flags(WRITE).keys(1, -1, 1), keys::del),
-    command(spec("exists", -2).keys(1, -1, 1), keys::exists),
-    command(spec("type", 2).keys(1, 1, 1), keys::type_),
-    command(spec("keys", 2), keys::keys),
-    command(spec("scan", -2), keys::scan),
-    command(spec("dbsize", 1), keys::dbsize),
-    command(spec("rename", 3).flags(WRITE).keys(1, 2, 1), keys::rename),
-    command(
-        spec("renamenx", 3).flags(WRITE).keys(1, 2, 1),
-        keys::renamenx,
-    ),
     command(
         spec("copy", -3).flags(DENY_OOM | WRITE).keys(1, 2, 1),
         copy::copy,
@@ -127,42 +116,7 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("restore", -4).flags(DENY_OOM | WRITE).keys(1, 1, 1),
         dump::restore,
     ),
-    command(spec("flushdb", -1).flags(WRITE), keys::flushdb),
-    command(spec("flushall", -1).flags(WRITE), keys::flushall),
-    command(
-        spec("expire", -3).flags(WRITE).keys(1, 1, 1),
-        expire::expire,
-    ),
-    command(
-        spec("pexpire", -3).flags(WRITE).keys(1, 1, 1),
-        expire::pexpire,
-    ),
-    command(
-        spec("expireat", -3).flags(WRITE).keys(1, 1, 1),
-        expire::expireat,
-    ),
-    command(
-        spec("pexpireat", -3).flags(WRITE).keys(1, 1, 1),
-        expire::pexpireat,
-    ),
-    command(spec("ttl", 2).keys(1, 1, 1), expire::ttl),
-    command(spec("pttl", 2).keys(1, 1, 1), expire::pttl),
-    command(spec("expiretime", 2).keys(1, 1, 1), expire::expiretime),
-    command(spec("pexpiretime", 2).keys(1, 1, 1), expire::pexpiretime),
-    command(
-        spec("persist", 2).flags(WRITE).keys(1, 1, 1),
-        expire::persist,
-    ),
-    command(
-        spec("set", -3).flags(DENY_OOM | WRITE).keys(1, 1, 1),
-        strings::set,
-    ),
-    command(spec("get", 2).keys(1, 1, 1), strings::get),
-    command(
-        spec("incr", 2).flags(DENY_OOM | WRITE).keys(1, 1, 1),
-        strings::incr,
-    ),
-    command(spec("strlen", 2).keys(1, 1, 1), strings::strlen),
+    command(spec("flushall", -1).flags(WRITE), flushall::flushall),
     command(spec("multi", 1).flags(TX_CONTROL), transaction::multi),
     command(
         spec("exec", 1).flags(TX_CONTROL | MAY_REPLICATE),
@@ -339,8 +293,9 @@ pub(crate) const COMMANDS: &[Command] = &[
 pub(crate) enum Found {
     /// A server command: it runs here, under the keyspace lock, through a [`Ctx`].
     Server(&'static Command),
-    /// A stream command: the engine runs it.
-    Stream(&'static CommandSpec),
+    /// An engine command (a value type's, or a one-database key command): the engine runs
+    /// it.
+    Engine(&'static CommandSpec),
 }
 
 impl Found {
@@ -348,7 +303,7 @@ impl Found {
     pub fn spec(self) -> &'static CommandSpec {
         match self {
             Found::Server(command) => &command.spec,
-            Found::Stream(spec) => spec,
+            Found::Engine(spec) => spec,
         }
     }
 }
@@ -428,8 +383,8 @@ fn index() -> &'static Index {
         let mut slots = vec![None; 1 << INDEX_BITS];
         let mut names = Vec::new();
         let server = COMMANDS.iter().map(|c| (c.spec.name, Found::Server(c)));
-        let streams = stream::specs().map(|spec| (spec.name, Found::Stream(spec)));
-        for (name, found) in server.chain(streams) {
+        let engine = engine::specs().map(|spec| (spec.name, Found::Engine(spec)));
+        for (name, found) in server.chain(engine) {
             let key = key_of(name.as_bytes());
             let mut at = slot_of(&key);
             while slots[at].is_some() {
@@ -449,7 +404,7 @@ pub(crate) fn call_name(id: CallId) -> &'static str {
     index().names.get(id).copied().unwrap_or("NULL")
 }
 
-/// The command called `name` (any case), server or stream, with the id its calls are
+/// The command called `name` (any case), server or engine, with the id its calls are
 /// counted under; `None` if unknown.
 pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
     if name.len() > NAME_BYTES_MAX {
@@ -472,7 +427,7 @@ pub(crate) fn find(name: &[u8]) -> Option<(Found, CallId)> {
     }
 }
 
-/// The command called `name` (any case), server or stream; `None` if unknown.
+/// The command called `name` (any case), server or engine; `None` if unknown.
 pub(crate) fn lookup(name: &[u8]) -> Option<Found> {
     find(name).map(|(found, _)| found)
 }
@@ -493,7 +448,7 @@ pub(crate) fn find_subcommand(
 
 /// Every command the server knows, server commands first.
 pub(crate) fn all() -> impl Iterator<Item = &'static CommandSpec> {
-    COMMANDS.iter().map(|c| &c.spec).chain(stream::specs())
+    COMMANDS.iter().map(|c| &c.spec).chain(engine::specs())
 }
 
 #[cfg(test)]
@@ -621,9 +576,9 @@ mod tests {
     }
 
     #[test]
-    fn lookup_ignores_case_and_finds_server_commands_before_stream_ones() {
+    fn lookup_ignores_case_and_finds_server_commands_before_engine_ones() {
         assert!(matches!(lookup(b"PiNg"), Some(Found::Server(c)) if c.spec.name == "ping"));
-        assert!(matches!(lookup(b"XADD"), Some(Found::Stream(s)) if s.name == "xadd"));
+        assert!(matches!(lookup(b"XADD"), Some(Found::Engine(s)) if s.name == "xadd"));
         assert!(lookup(b"nosuchcommand").is_none());
     }
 }

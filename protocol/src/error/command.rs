@@ -55,9 +55,6 @@ pub enum CommandError {
     /// An integer that does not fit 32 bits where Redis reads an `int`.
     #[error("ERR value is out of range, value must between {0} and {1}")]
     IntOutOfRange(i32, i32),
-    /// An expiry (SET EX/PX/EXAT/PXAT, EXPIRE and its family) out of range; the command.
-    #[error("ERR invalid expire time in '{0}' command")]
-    InvalidExpireTime(String),
 
     // Connections: AUTH, HELLO, SELECT, CLIENT.
     /// AUTH with a wrong password.
@@ -118,22 +115,7 @@ pub enum CommandError {
     #[error("ERR WATCH inside MULTI is not allowed")]
     WatchInsideMulti,
 
-    // Keys and strings.
-    /// SCAN with a cursor that is no unsigned integer.
-    #[error("ERR invalid cursor")]
-    InvalidCursor,
-    /// INCR past `i64`.
-    #[error("ERR increment or decrement would overflow")]
-    IncrOverflow,
-    /// EXPIRE with an option it does not know (the option).
-    #[error("ERR Unsupported option {0}")]
-    UnsupportedOption(String),
-    /// EXPIRE with NX and XX, GT or LT.
-    #[error("ERR NX and XX, GT or LT options at the same time are not compatible")]
-    NxWithXxGtLt,
-    /// EXPIRE with GT and LT.
-    #[error("ERR GT and LT options at the same time are not compatible")]
-    GtWithLt,
+    // Keys (the one-database key commands' errors are the engine's).
     /// COPY or MOVE onto the key itself.
     #[error("ERR source and destination objects are the same")]
     SameObject,
@@ -290,10 +272,6 @@ mod tests {
             Reply::Error(
                 "ERR value is out of range, value must between -2147483648 and 2147483647".into()
             )
-        );
-        assert_eq!(
-            Reply::from(CommandError::InvalidExpireTime("set".into())),
-            Reply::Error("ERR invalid expire time in 'set' command".into())
         );
         assert_eq!(
             Reply::from(CommandError::SaveFailed),

@@ -4,6 +4,7 @@
 //! 8.8 and Redis 8.8's into echomq; `crash` SIGKILLs a writing server at random points.
 
 mod crash;
+mod forms;
 pub(crate) mod interchange;
 mod restart;
 

@@ -1,6 +1,9 @@
-//! The string type: a binary-safe byte string. Its commands are the server's (GET, SET,
-//! INCR, ...); the engine holds the value, counts it in INFO keysizes (`db/values.rs`) and
-//! accounts its memory here. Its RDB and DUMP forms are in [`crate::rdb`].
+//! The string type: a binary-safe byte string. Its commands (SET, GET, INCR, STRLEN) are in
+//! `commands/`, one file per command; the engine counts it in INFO keysizes
+//! (`db/values.rs`) and accounts its memory here. Its RDB and DUMP forms are in
+//! [`crate::rdb`].
+
+pub(crate) mod commands;
 
 use bytes::Bytes;
 

@@ -1,5 +1,5 @@
-//! Redis's glob matching (`stringmatchlen`): `*`, `?`, `[abc]`, `[^a-z]`, `\x`, for KEYS,
-//! SCAN MATCH and CONFIG GET.
+//! Redis's glob matching (`stringmatchlen`): `*`, `?`, `[abc]`, `[^a-z]`, `\x`, for KEYS and
+//! SCAN MATCH here, and the server's CONFIG GET, PSUBSCRIBE and `archive-streams`.
 //!
 //! Matching walks the pattern once and, on a mismatch, backtracks only to the last `*` seen
 //! (every other token matches exactly one byte), so the cost is at most pattern length times

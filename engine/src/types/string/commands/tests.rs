@@ -1,0 +1,278 @@
+//! The string commands through [`Keyspace::execute`]: replies, Redis's errors, and their
+//! effects (the forms they propagate, the events they fire, the changes they count).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use proptest::prelude::*;
+
+use crate::clock::ManualClock;
+use crate::config::Config;
+use crate::keyspace::{Db, Keyspace, Value};
+use crate::notify::{Notification, NotificationSink};
+use crate::propagate::PropagationSink;
+use crate::reply::Reply;
+
+/// The clock every test starts at (ms).
+const NOW_MS: u64 = 1_000_000;
+
+#[derive(Debug, Default)]
+struct Collect(Mutex<Vec<Vec<Bytes>>>);
+
+impl PropagationSink for Collect {
+    fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+        self.0
+            .lock()
+            .extend(commands.into_iter().map(|(_, argv)| argv));
+    }
+}
+
+#[derive(Debug, Default)]
+struct Events(Mutex<Vec<&'static str>>);
+
+impl NotificationSink for Events {
+    fn notify(&self, _flags: u32, events: Vec<Notification>) {
+        self.0.lock().extend(events.into_iter().map(|n| n.event));
+    }
+}
+
+struct Fixture {
+    ks: Keyspace,
+    propagated: Arc<Collect>,
+    events: Arc<Events>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let ks = Keyspace::with_databases(
+            Arc::new(ManualClock::new(NOW_MS)),
+            Arc::new(Config::default()),
+            1,
+        );
+        let propagated = Arc::new(Collect::default());
+        let events = Arc::new(Events::default());
+        ks.set_propagation_sink(Some(propagated.clone()));
+        ks.config()
+            .set_notify_flags(crate::notify::parse("KEAnoc").unwrap_or(0));
+        ks.set_notification_sink(Some(events.clone()));
+        Fixture {
+            ks,
+            propagated,
+            events,
+        }
+    }
+
+    fn run(&self, line: &str) -> Result<Reply, String> {
+        let argv: Vec<&str> = line.split(' ').collect();
+        self.ks.execute(&argv).map_err(|e| e.to_string())
+    }
+
+    /// What was propagated since the last call, each command as one line.
+    fn propagated(&self) -> Vec<String> {
+        std::mem::take(&mut *self.propagated.0.lock())
+            .iter()
+            .map(|argv| {
+                argv.iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    fn events(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.events.0.lock())
+    }
+}
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+#[test]
+fn set_and_get_reply_as_redis() {
+    let f = Fixture::new();
+    assert_eq!(f.run("GET k"), Ok(Reply::Null));
+    assert_eq!(f.run("SET k v"), Ok(Reply::OK));
+    assert_eq!(f.run("GET k"), Ok(bulk("v")));
+    assert_eq!(f.run("SET k w NX"), Ok(Reply::Null));
+    assert_eq!(f.run("SET k w XX GET"), Ok(bulk("v")));
+    assert_eq!(f.run("SET n w NX GET"), Ok(Reply::Null));
+    assert_eq!(f.run("STRLEN n"), Ok(Reply::Int(1)));
+    assert_eq!(f.run("STRLEN missing"), Ok(Reply::Int(0)));
+    assert_eq!(f.run("XADD s * f v").map(|_| ()), Ok(()));
+    let wrongtype = Err(crate::Error::WrongType.to_string());
+    assert_eq!(f.run("GET s"), wrongtype);
+    assert_eq!(f.run("STRLEN s"), wrongtype);
+    assert_eq!(f.run("SET s v GET"), wrongtype);
+    assert_eq!(f.run("INCR s"), wrongtype);
+    // Without GET, SET replaces a key of another type.
+    assert_eq!(f.run("SET s v"), Ok(Reply::OK));
+    assert_eq!(f.run("GET s"), Ok(bulk("v")));
+}
+
+#[test]
+fn set_checks_options_in_redis_order_and_changes_nothing_on_error() {
+    let f = Fixture::new();
+    let syntax = Err("ERR syntax error".to_string());
+    assert_eq!(f.run("SET k v NX XX"), syntax);
+    assert_eq!(f.run("SET k v EX 1 PX 1"), syntax);
+    assert_eq!(f.run("SET k v KEEPTTL EX 1"), syntax);
+    assert_eq!(f.run("SET k v EX"), syntax);
+    assert_eq!(f.run("SET k v FOO"), syntax);
+    assert_eq!(
+        f.run("SET k v EX x"),
+        Err("ERR value is not an integer or out of range".to_string())
+    );
+    let invalid = Err("ERR invalid expire time in 'set' command".to_string());
+    assert_eq!(f.run("SET k v EX 0"), invalid);
+    assert_eq!(f.run("SET k v PX -1"), invalid);
+    assert_eq!(f.run("SET k v EX 9223372036854775807"), invalid);
+    assert_eq!(f.run("GET k"), Ok(Reply::Null));
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.ks.dirty(), 0);
+}
+
+#[test]
+fn set_propagates_redis_forms() {
+    let f = Fixture::new();
+    f.run("SET k v").unwrap();
+    f.run("set k v ex 10").unwrap();
+    f.run("SET k v NX").unwrap();
+    f.run("SET k v XX PX 500").unwrap();
+    f.run("SET k v GET").unwrap();
+    f.run("SET k v KEEPTTL GET").unwrap();
+    f.run("SET k v PXAT 2000000 GET").unwrap();
+    f.run("SET k v EXAT 3000").unwrap();
+    assert_eq!(
+        f.propagated(),
+        [
+            "SET k v",
+            "set k v PXAT 1010000",
+            "SET k v PXAT 1000500",
+            "SET k v",
+            "SET k v KEEPTTL",
+            "SET k v PXAT 2000000 GET",
+            "SET k v PXAT 3000000",
+        ]
+    );
+    assert_eq!(f.ks.dirty(), 7);
+    // An absolute time already past deletes the old key only.
+    f.run("SET k v PXAT 1").unwrap();
+    f.run("SET k v EXAT 1").unwrap();
+    assert_eq!(f.propagated(), ["DEL k"]);
+    assert_eq!(f.ks.dirty(), 8);
+    assert_eq!(f.run("GET k"), Ok(Reply::Null));
+}
+
+#[test]
+fn set_fires_redis_events() {
+    let f = Fixture::new();
+    f.run("SET k v").unwrap();
+    assert_eq!(f.events(), ["new", "set"]);
+    f.run("SET k v EX 10").unwrap();
+    assert_eq!(f.events(), ["overwritten", "set", "expire"]);
+    f.run("SET k v NX").unwrap();
+    assert!(f.events().is_empty());
+    f.run("SET k v PXAT 1").unwrap();
+    assert_eq!(f.events(), ["del"]);
+}
+
+#[test]
+fn keepttl_keeps_the_time_and_a_plain_set_clears_it() {
+    let f = Fixture::new();
+    f.run("SET k v PX 100").unwrap();
+    f.run("SET k w KEEPTTL").unwrap();
+    let expiry = |ks: &Keyspace| {
+        let mut at = None;
+        ks.dirty_with(|dbs: &[Db]| at = dbs[0].expiry(b"k"));
+        at
+    };
+    assert_eq!(expiry(&f.ks), Some(NOW_MS + 100));
+    f.run("SET k w").unwrap();
+    assert_eq!(expiry(&f.ks), None);
+}
+
+#[test]
+fn incr_counts_and_propagates_verbatim() {
+    let f = Fixture::new();
+    assert_eq!(f.run("INCR n"), Ok(Reply::Int(1)));
+    assert_eq!(f.run("incr n"), Ok(Reply::Int(2)));
+    assert_eq!(f.events(), ["new", "incrby", "incrby"]);
+    assert_eq!(f.propagated(), ["INCR n", "incr n"]);
+    assert_eq!(f.ks.dirty(), 2);
+    f.run("SET n abc").unwrap();
+    assert_eq!(
+        f.run("INCR n"),
+        Err("ERR value is not an integer or out of range".to_string())
+    );
+    f.run("SET n 9223372036854775807").unwrap();
+    assert_eq!(
+        f.run("INCR n"),
+        Err("ERR increment or decrement would overflow".to_string())
+    );
+    assert_eq!(f.run("GET n"), Ok(bulk("9223372036854775807")));
+    assert_eq!(f.ks.dirty(), 4);
+}
+
+/// The keyspace's strings and their times, as text.
+fn state(ks: &Keyspace) -> String {
+    let mut out = String::new();
+    ks.dirty_with(|dbs: &[Db]| {
+        let mut keys: Vec<_> = dbs[0].keys().cloned().collect();
+        keys.sort();
+        for key in keys {
+            if let Some(Value::String(s)) = dbs[0].get(&key) {
+                out.push_str(&format!("{key:?}={s:?} {:?}\n", dbs[0].expiry(&key)));
+            }
+        }
+    });
+    out
+}
+
+fn op() -> impl Strategy<Value = String> {
+    let key = prop_oneof![Just("a"), Just("b")];
+    let option = prop_oneof![
+        Just(""),
+        Just(" NX"),
+        Just(" XX"),
+        Just(" GET"),
+        Just(" KEEPTTL"),
+        Just(" EX 5"),
+        Just(" PX 300"),
+        Just(" EXAT 2000"),
+        Just(" PXAT 999999"),
+        Just(" PXAT 1500000 GET"),
+        Just(" NX EX 7"),
+    ];
+    prop_oneof![
+        (key.clone(), 0u8..3, option).prop_map(|(k, v, o)| format!("SET {k} {v}{o}")),
+        key.clone().prop_map(|k| format!("INCR {k}")),
+        key.prop_map(|k| format!("GET {k}")),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn replaying_the_propagated_forms_rebuilds_the_strings(ops in prop::collection::vec(op(), 1..40)) {
+        let f = Fixture::new();
+        for line in &ops {
+            let _ = f.run(line);
+        }
+        let replica = Fixture::new();
+        // The forms are absolute: replayed later, they give the same state.
+        let later = Keyspace::with_databases(
+            Arc::new(ManualClock::new(NOW_MS + 1)),
+            Arc::new(Config::default()),
+            1,
+        );
+        for form in f.propagated() {
+            let argv: Vec<&str> = form.split(' ').collect();
+            replica.ks.execute(&argv).unwrap();
+            later.execute(&argv).unwrap();
+        }
+        prop_assert_eq!(state(&f.ks), state(&replica.ks));
+        prop_assert_eq!(state(&f.ks), state(&later));
+    }
+}
