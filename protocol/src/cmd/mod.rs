@@ -267,7 +267,7 @@ pub(crate) fn execute(
             }
         }
         Found::Stream(spec) if spec.has(BLOCKING) => {
-            match batch.execute_blocking_in(client.db, argv, Arc::clone(waker)) {
+            match batch.execute_blocking_as(client.db, client.protocol, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
@@ -275,7 +275,8 @@ pub(crate) fn execute(
         Found::Stream(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
-                    stream::execute_spec(db, snapshot, spec, argv)
+                    let snapshot = snapshot.speaking(client.protocol);
+                    stream::execute_spec(db, &snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -334,7 +335,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             reply
         }
         Found::Stream(spec) => {
-            let snapshot = *ctx.snapshot;
+            let snapshot = ctx.snapshot.speaking(ctx.client.protocol);
             stream::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };

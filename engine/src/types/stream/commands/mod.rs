@@ -7,6 +7,7 @@
 use crate::command::{args, subcommand};
 
 pub(crate) mod forms;
+pub(crate) mod read_caps;
 pub(crate) mod trim_args;
 pub(crate) mod xack;
 pub(crate) mod xadd;
