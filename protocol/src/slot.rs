@@ -97,7 +97,10 @@ pub fn has_movable_keys(spec: &CommandSpec) -> bool {
 }
 
 /// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as
-/// Redis finds it, stepping over the options' values (a group named `streams` is no token).
+/// Redis 8.10 finds it (`docs/reference/streams-8.md` §3): every option's value is stepped
+/// over (COUNT, BLOCK, CLAIM, MAXCOUNT, MAXSIZE, and GROUP's group and consumer), so a key,
+/// group or consumer named `STREAMS` cannot move the keys; an unknown token is a syntax error
+/// and names no key.
 fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     let mut at = 1;
     while at < argv.len() {
@@ -111,13 +114,15 @@ fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
         }
         at += if arg.eq_ignore_ascii_case(b"group") {
             3
-        } else if [&b"block"[..], b"count", b"claim"]
+        } else if [&b"block"[..], b"count", b"claim", b"maxcount", b"maxsize"]
             .iter()
             .any(|option| arg.eq_ignore_ascii_case(option))
         {
             2
-        } else {
+        } else if arg.eq_ignore_ascii_case(b"noack") {
             1
+        } else {
+            return Vec::new();
         };
     }
     Vec::new()
@@ -194,6 +199,28 @@ mod tests {
             b">",
         ];
         assert_eq!(keys_of(xreadgroup, argv), vec![&b"k"[..]]);
+    }
+
+    #[test]
+    fn option_values_and_the_group_triple_never_shift_the_keys() {
+        let xread = spec(b"xread").unwrap();
+        let xreadgroup = spec(b"xreadgroup").unwrap();
+        let words = |s: &'static str| s.split(' ').map(str::as_bytes).collect::<Vec<_>>();
+        let cases: [(&CommandSpec, &str, &[&str]); 8] = [
+            (xreadgroup, "XREADGROUP NOACK GROUP g STREAMS STREAMS write2 >", &["write2"]),
+            (xreadgroup, "XREADGROUP GROUP g consumer MAXCOUNT 10 STREAMS write2 >", &["write2"]),
+            (xread, "XREAD MAXSIZE 5 STREAMS write2 $", &["write2"]),
+            (xread, "XREAD MAXCOUNT 5 MAXSIZE 9 STREAMS STREAMS x 0 0", &["STREAMS", "x"]),
+            (xreadgroup, "XREADGROUP COUNT 1 GROUP STREAMS c STREAMS k >", &["k"]),
+            (xreadgroup, "XREADGROUP GROUP g c CLAIM 5 BLOCK 0 STREAMS k >", &["k"]),
+            (xread, "XREAD BOGUS STREAMS k 0", &[]),
+            (xread, "XREAD MAXCOUNT STREAMS k 0", &[]),
+        ];
+        for (spec, request, keys) in cases {
+            let found = keys_of(spec, &words(request));
+            let want: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+            assert_eq!(found, want, "{request}");
+        }
     }
 
     #[test]

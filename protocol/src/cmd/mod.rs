@@ -13,6 +13,7 @@
 mod archive;
 mod cluster;
 mod command_docs;
+mod command_docs_reads;
 mod config;
 pub(crate) mod connection;
 mod copy;
