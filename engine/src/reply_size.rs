@@ -2,7 +2,7 @@
 //!
 //! Commands build protocol-neutral [`Reply`] values; the server encodes them for the
 //! connection's [`Protocol`]. A few commands must know the size of what they write before the
-//! reply exists (XREAD/XREADGROUP `MAXSIZE`, `docs/reference/streams-8.md` §2): the command's
+//! reply exists (XREAD/XREADGROUP `MAXSIZE`, `docs/reference/streams-8.md` §6): the command's
 //! [`crate::Snapshot`] carries the caller's protocol, and [`encoded_len`] computes the length
 //! the server's encoder will produce for it, byte for byte (the protocol crate's encoder tests
 //! hold the two to each other).

@@ -97,7 +97,7 @@ pub fn has_movable_keys(spec: &CommandSpec) -> bool {
 }
 
 /// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as
-/// Redis 8.10 finds it (`docs/reference/streams-8.md` §3): every option's value is stepped
+/// Redis 8.10 finds it (`docs/reference/streams-8.md` §7): every option's value is stepped
 /// over (COUNT, BLOCK, CLAIM, MAXCOUNT, MAXSIZE, and GROUP's group and consumer), so a key,
 /// group or consumer named `STREAMS` cannot move the keys; an unknown token is a syntax error
 /// and names no key.

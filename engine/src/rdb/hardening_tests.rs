@@ -1,5 +1,5 @@
 //! What RESTORE and RDB loading refuse, as Redis 8.10's stream load hardening does
-//! (`docs/reference/streams-8.md` §4), and the versions they accept: a stream payload of
+//! (`docs/reference/streams-8.md` §8), and the versions they accept: a stream payload of
 //! version 15 (Redis 8.10's DUMP) restores, an unknown type is refused, and the corrupt shapes
 //! (listpacks out of master-id order, a first or last id that disagrees with the entries, a
 //! group-PEL entry owned by two consumers) are `Bad data format`, never a partial value.

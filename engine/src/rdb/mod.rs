@@ -43,7 +43,7 @@ pub(crate) mod tests;
 pub const RDB_VERSION: u16 = 14;
 
 /// The newest RDB version read (Redis 8.10's): version 15 adds hash templates only
-/// (`docs/reference/streams-8.md` §4), so a payload of a type echomq knows reads as in 14,
+/// (`docs/reference/streams-8.md` §8), so a payload of a type echomq knows reads as in 14,
 /// and one of a type it does not know is refused as Redis refuses an unknown type.
 pub const RDB_VERSION_READ: u16 = 15;
 

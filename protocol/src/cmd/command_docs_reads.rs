@@ -1,5 +1,5 @@
 //! COMMAND INFO and COMMAND DOCS rows for XREAD and XREADGROUP, as Redis 8.10 answers them
-//! (`docs/reference/streams-8.md` §3): Redis 8.8's rows plus 8.10's history entries, the
+//! (`docs/reference/streams-8.md` §7): Redis 8.8's rows plus 8.10's history entries, the
 //! MAXCOUNT and MAXSIZE arguments (`since 8.10.0`, between COUNT and BLOCK), XREADGROUP
 //! CLAIM's `since 8.4.0`, and key specs flagged `incomplete` with Redis's notes: the keyword
 //! search for `STREAMS` can be fooled by a key, group or consumer named `STREAMS`, so the keys

@@ -1,5 +1,5 @@
 //! XREAD / XREADGROUP `MAXCOUNT` and `MAXSIZE` (Redis 8.10) over a real socket, in RESP2 and
-//! RESP3: every fact of `docs/reference/streams-8.md` §2, and each client library's assertion
+//! RESP3: every fact of `docs/reference/streams-8.md` §6, and each client library's assertion
 //! against a live 8.10 server as one test (named after the library). Each test runs in both
 //! protocols; the reply is read as streams in order, each with its entry ids.
 

@@ -1,5 +1,5 @@
 //! XREAD / XREADGROUP `MAXCOUNT` and `MAXSIZE` (Redis 8.10): caps on the whole reply of a
-//! multi-stream read, where COUNT caps each stream (`docs/reference/streams-8.md` §2).
+//! multi-stream read, where COUNT caps each stream (`docs/reference/streams-8.md` §6).
 //!
 //! Streams are served in the order given; each gets `min(COUNT, entries left of MAXCOUNT)`.
 //! MAXSIZE bounds the bytes the command has written to its reply, as Redis counts them: its

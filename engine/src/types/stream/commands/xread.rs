@@ -3,7 +3,7 @@
 //! [CLAIM min-idle] [NOACK] STREAMS key... id...` (options in any order before STREAMS).
 //!
 //! MAXCOUNT and MAXSIZE (Redis 8.10) cap the whole reply where COUNT caps each stream; the
-//! rules are in `read_caps.rs` and `docs/reference/streams-8.md` §2. Their values must be
+//! rules are in `read_caps.rs` and `docs/reference/streams-8.md` §6. Their values must be
 //! positive, checked as they are parsed; `MAXCOUNT >= COUNT` is checked after the option
 //! loop, before STREAMS and GROUP are looked for. A stream the caps never reach is left out
 //! of the reply and, for XREADGROUP, untouched (its consumer is not created or marked seen).
