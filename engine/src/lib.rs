@@ -50,6 +50,8 @@ pub mod expire;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(any(test, feature = "fuzzing"))]
+mod fuzzing_caps;
 mod heap_size;
 pub mod keyspace;
 pub mod notify;

@@ -37,4 +37,6 @@ mod idmp_tests;
 #[cfg(test)]
 mod propagate_tests;
 #[cfg(test)]
+mod read_caps_tests;
+#[cfg(test)]
 mod typed_tests;
