@@ -46,8 +46,8 @@ use bytes::Bytes;
 use crate::blocking::Wake;
 use crate::clock::{Clock, ManualClock};
 use crate::error::Result;
-use crate::keyspace::{BlockedHandle, Execution, Keyspace, Value};
 use crate::fuzzing_caps::CappedRead;
+use crate::keyspace::{BlockedHandle, Execution, Keyspace, Value};
 use crate::reply::Reply;
 use crate::reply_size::Protocol;
 

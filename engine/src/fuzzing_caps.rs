@@ -44,11 +44,14 @@ impl CappedRead {
     /// Runs the read uncapped and capped; panics when the capped reply is not the model's.
     /// Returns a line for the fuzz log.
     pub(crate) fn check(&self, batch: &mut Batch<'_>) -> String {
-        let run = |batch: &mut Batch<'_>, argv: &[String]| {
-            match batch.execute_blocking_as(0, self.protocol, argv, std::sync::Arc::new(NoWake)) {
-                Execution::Done(reply) => reply,
-                Execution::Blocked(_) => unreachable!("no BLOCK given"),
-            }
+        let run = |batch: &mut Batch<'_>, argv: &[String]| match batch.execute_blocking_as(
+            0,
+            self.protocol,
+            argv,
+            std::sync::Arc::new(NoWake),
+        ) {
+            Execution::Done(reply) => reply,
+            Execution::Blocked(_) => unreachable!("no BLOCK given"),
         };
         let full = run(batch, &self.argv(false));
         let capped = run(batch, &self.argv(true));
@@ -71,9 +74,8 @@ impl CappedRead {
         };
         let resp2 = self.protocol == Protocol::Resp2;
         let (mut emitted, mut bytes) = (0usize, 0usize);
-        let over = |emitted: usize, bytes: usize| {
-            self.max_size.is_some_and(|m| emitted > 0 && bytes >= m)
-        };
+        let over =
+            |emitted: usize, bytes: usize| self.max_size.is_some_and(|m| emitted > 0 && bytes >= m);
         let mut out = Vec::new();
         for (key, entries) in pairs {
             let left = self.max_count.map_or(usize::MAX, |m| m - emitted.min(m));
@@ -148,7 +150,8 @@ mod tests {
         let ks = Arc::new(Keyspace::new(Arc::new(ManualClock::new(1))));
         for (key, n) in [("s", 4), ("t", 3), ("k", 1)] {
             for i in 1..=n {
-                ks.execute(&["XADD", key, &format!("{i}-0"), "f", "v"]).unwrap();
+                ks.execute(&["XADD", key, &format!("{i}-0"), "f", "v"])
+                    .unwrap();
             }
         }
         let mut entries_seen = 0;

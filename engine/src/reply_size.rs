@@ -48,7 +48,11 @@ pub fn encoded_len(reply: &Reply, protocol: Protocol) -> usize {
         Reply::Null => 5,
         Reply::NullArray => 5,
         Reply::Array(items) | Reply::Set(items) => {
-            header_len(items.len()) + items.iter().map(|r| encoded_len(r, protocol)).sum::<usize>()
+            header_len(items.len())
+                + items
+                    .iter()
+                    .map(|r| encoded_len(r, protocol))
+                    .sum::<usize>()
         }
         Reply::Map(pairs) => {
             let n = if resp3 { pairs.len() } else { 2 * pairs.len() };

@@ -207,12 +207,32 @@ mod tests {
         let xreadgroup = spec(b"xreadgroup").unwrap();
         let words = |s: &'static str| s.split(' ').map(str::as_bytes).collect::<Vec<_>>();
         let cases: [(&CommandSpec, &str, &[&str]); 8] = [
-            (xreadgroup, "XREADGROUP NOACK GROUP g STREAMS STREAMS write2 >", &["write2"]),
-            (xreadgroup, "XREADGROUP GROUP g consumer MAXCOUNT 10 STREAMS write2 >", &["write2"]),
+            (
+                xreadgroup,
+                "XREADGROUP NOACK GROUP g STREAMS STREAMS write2 >",
+                &["write2"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP GROUP g consumer MAXCOUNT 10 STREAMS write2 >",
+                &["write2"],
+            ),
             (xread, "XREAD MAXSIZE 5 STREAMS write2 $", &["write2"]),
-            (xread, "XREAD MAXCOUNT 5 MAXSIZE 9 STREAMS STREAMS x 0 0", &["STREAMS", "x"]),
-            (xreadgroup, "XREADGROUP COUNT 1 GROUP STREAMS c STREAMS k >", &["k"]),
-            (xreadgroup, "XREADGROUP GROUP g c CLAIM 5 BLOCK 0 STREAMS k >", &["k"]),
+            (
+                xread,
+                "XREAD MAXCOUNT 5 MAXSIZE 9 STREAMS STREAMS x 0 0",
+                &["STREAMS", "x"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP COUNT 1 GROUP STREAMS c STREAMS k >",
+                &["k"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP GROUP g c CLAIM 5 BLOCK 0 STREAMS k >",
+                &["k"],
+            ),
             (xread, "XREAD BOGUS STREAMS k 0", &[]),
             (xread, "XREAD MAXCOUNT STREAMS k 0", &[]),
         ];

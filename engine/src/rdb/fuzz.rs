@@ -54,7 +54,11 @@ pub fn run(data: &[u8]) {
         databases: 16,
         drop_expired: mode & 2 != 0,
     };
-    let header: &[u8] = if mode & 4 != 0 { b"REDIS0015" } else { b"REDIS0014" };
+    let header: &[u8] = if mode & 4 != 0 {
+        b"REDIS0015"
+    } else {
+        b"REDIS0014"
+    };
     let mut prefixed = header.to_vec();
     prefixed.extend_from_slice(rest);
     for bytes in [rest, &prefixed[..]] {

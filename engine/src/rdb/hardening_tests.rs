@@ -7,11 +7,11 @@
 use super::codec::Writer;
 use super::crc64::crc64;
 use super::{RDB_VERSION, RDB_VERSION_READ, dump, nodes, stream, types};
+use crate::ManualClock;
 use crate::error::RdbError;
 use crate::id::StreamId;
 use crate::keyspace::{Keyspace, Value};
 use crate::stream::Stream;
-use crate::ManualClock;
 use std::sync::Arc;
 
 const NOW: u64 = 1_700_000_000_000;
@@ -147,7 +147,11 @@ fn a_first_or_last_id_that_disagrees_with_the_entries_is_bad_data() {
     for (first, last, what) in [
         (StreamId::new(2, 0), last, "first id past the first entry"),
         (StreamId::MIN, last, "first id 0-0 on a non-empty stream"),
-        (StreamId::new(1, 0), StreamId::new(3, 0), "last id below the last entry"),
+        (
+            StreamId::new(1, 0),
+            StreamId::new(3, 0),
+            "last id below the last entry",
+        ),
     ] {
         let body = [&p.nodes[..], &counters(4, last, first, 4), &[0], &p.idmp].concat();
         assert_corrupt(&body, what);

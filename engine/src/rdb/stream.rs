@@ -102,8 +102,7 @@ pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Stream, Rdb
     let (nodes, live_entries) = nodes::read(r)?;
     let length = r.length()?;
     let last_id = r.id_lens()?;
-    let (first_id, max_deleted_entry_id, entries_added) = if rdb_type >= types::STREAM_LISTPACKS_2
-    {
+    let (first_id, max_deleted_entry_id, entries_added) = if rdb_type >= types::STREAM_LISTPACKS_2 {
         let first_id = r.id_lens()?;
         (Some(first_id), r.id_lens()?, r.length()?)
     } else {

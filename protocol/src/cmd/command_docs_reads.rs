@@ -26,12 +26,10 @@ const fn streams_key_spec(notes: &'static str, startfrom: i64) -> KeySpec {
     }
 }
 
-const STREAMS_BLOCK: super::command_docs::Arg = arg("streams", "block")
-    .token("STREAMS")
-    .args(&[
-        arg("key", "key").key_spec(0).flags(&["multiple"]),
-        arg("id", "string").flags(&["multiple"]),
-    ]);
+const STREAMS_BLOCK: super::command_docs::Arg = arg("streams", "block").token("STREAMS").args(&[
+    arg("key", "key").key_spec(0).flags(&["multiple"]),
+    arg("id", "string").flags(&["multiple"]),
+]);
 
 pub(crate) const XREAD: Sub = Sub {
     full_name: "xread",
@@ -115,5 +113,7 @@ pub(crate) const XREADGROUP: Sub = Sub {
 
 /// The row of `name` (lower case) if it is XREAD or XREADGROUP.
 pub(crate) fn row(name: &str) -> Option<&'static Sub> {
-    [&XREAD, &XREADGROUP].into_iter().find(|r| r.full_name == name)
+    [&XREAD, &XREADGROUP]
+        .into_iter()
+        .find(|r| r.full_name == name)
 }

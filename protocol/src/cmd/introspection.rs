@@ -5,9 +5,9 @@ use echomq_engine::{Error as EngineError, Reply};
 
 use echomq_engine::command::CommandSpec;
 
-use super::{command_docs, command_docs_reads};
 use super::table::all;
 use super::{Ctx, error, is, lookup, unknown_subcommand};
+use super::{command_docs, command_docs_reads};
 
 use crate::error::CommandError;
 

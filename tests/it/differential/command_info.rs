@@ -249,7 +249,10 @@ fn xread_and_xreadgroup_rows_are_redis_8_8s_plus_8_10s_additions() {
         if line.starts_with("COMMAND INFO") {
             assert!(text.contains("incomplete") && text.contains("fall back to xreadGetKeys"));
         } else {
-            assert!(text.contains("MAXCOUNT") && text.contains("8.10.0"), "{text}");
+            assert!(
+                text.contains("MAXCOUNT") && text.contains("8.10.0"),
+                "{text}"
+            );
         }
         if line.ends_with("xreadgroup") && line.starts_with("COMMAND DOCS") {
             assert!(text.contains("Added the `CLAIM` option."));

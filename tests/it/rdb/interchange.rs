@@ -275,14 +275,23 @@ fn a_redis_8_10_stream_dump_restores_and_unknown_types_are_refused() {
         let copy = format!("{key}-8.10");
         assert_eq!(c.restore(&copy, "0", &v15, &[]), "OK");
         assert_eq!(state(&mut c, &copy), state(&mut r, key));
-        assert!(r.restore(&copy, "0", &v15, &[]).contains("version or checksum"));
+        assert!(
+            r.restore(&copy, "0", &v15, &[])
+                .contains("version or checksum")
+        );
         // echomq's own DUMP stays version 14, which Redis 8.8 restores.
         let ours = c.dump(&copy);
         assert_eq!(&ours[ours.len() - 10..ours.len() - 8], &14u16.to_le_bytes());
         assert_eq!(r.restore(&format!("{key}-back"), "0", &ours, &[]), "OK");
     }
     let template = with_version(&[29u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 15);
-    assert!(c.restore("h", "0", &template, &[]).contains("Bad data format"));
+    assert!(
+        c.restore("h", "0", &template, &[])
+            .contains("Bad data format")
+    );
     let too_new = with_version(&r.dump("d"), 16);
-    assert!(c.restore("x", "0", &too_new, &[]).contains("version or checksum"));
+    assert!(
+        c.restore("x", "0", &too_new, &[])
+            .contains("version or checksum")
+    );
 }

@@ -123,19 +123,41 @@ fn group(c: &mut Client, key: &str) {
 fn redis_py_max_count_max_size_and_count_with_max_count() {
     both(|c, _| {
         c.fill("one", 5);
-        assert_eq!(c.total(&["XREAD", "MAXCOUNT", "2", "STREAMS", "one", "0"]), 2);
+        assert_eq!(
+            c.total(&["XREAD", "MAXCOUNT", "2", "STREAMS", "one", "0"]),
+            2
+        );
         c.fill("single", 1);
-        assert_eq!(c.total(&["XREAD", "MAXSIZE", "65536", "STREAMS", "single", "0"]), 1);
-        assert_eq!(c.total(&["XREAD", "MAXSIZE", "1", "STREAMS", "one", "0"]), 1);
+        assert_eq!(
+            c.total(&["XREAD", "MAXSIZE", "65536", "STREAMS", "single", "0"]),
+            1
+        );
+        assert_eq!(
+            c.total(&["XREAD", "MAXSIZE", "1", "STREAMS", "one", "0"]),
+            1
+        );
         c.fill("a", 3);
         c.fill("b", 3);
-        let read = ["XREAD", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "a", "b", "0", "0"];
+        let read = [
+            "XREAD", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "a", "b", "0", "0",
+        ];
         assert_eq!(c.total(&read), 4);
         group(c, "a");
         group(c, "b");
         let grouped = [
-            "XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "MAXCOUNT", "4", "STREAMS", "a", "b",
-            ">", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "3",
+            "MAXCOUNT",
+            "4",
+            "STREAMS",
+            "a",
+            "b",
+            ">",
+            ">",
         ];
         assert_eq!(c.total(&grouped), 4);
     });
@@ -147,8 +169,14 @@ fn node_redis_and_ioredis_max_count_three_and_max_size_one_over_two_plus_two() {
         c.fill("s1", 2);
         c.fill("s2", 2);
         let keys = ["STREAMS", "s1", "s2", "0", "0"];
-        assert_eq!(c.total(&[&["XREAD", "MAXCOUNT", "3"][..], &keys].concat()), 3);
-        assert_eq!(c.total(&[&["XREAD", "MAXSIZE", "1"][..], &keys].concat()), 1);
+        assert_eq!(
+            c.total(&[&["XREAD", "MAXCOUNT", "3"][..], &keys].concat()),
+            3
+        );
+        assert_eq!(
+            c.total(&[&["XREAD", "MAXSIZE", "1"][..], &keys].concat()),
+            1
+        );
         for key in ["s1", "s2"] {
             group(c, key);
         }
@@ -183,8 +211,8 @@ fn lettuce_caller_order_first_entry_empty_stays_empty_and_pel_total() {
         c.fill("s1", 4);
         c.fill("s2", 4);
         let got = c.read(&[
-            "XREAD", "BLOCK", "1000", "COUNT", "2", "MAXCOUNT", "3", "MAXSIZE", "65536",
-            "STREAMS", "s1", "s2", "0", "0",
+            "XREAD", "BLOCK", "1000", "COUNT", "2", "MAXCOUNT", "3", "MAXSIZE", "65536", "STREAMS",
+            "s1", "s2", "0", "0",
         ]);
         assert_eq!(
             got,
@@ -200,7 +228,17 @@ fn lettuce_caller_order_first_entry_empty_stays_empty_and_pel_total() {
         group(c, "p1");
         group(c, "p2");
         let n = c.total(&[
-            "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "3", "STREAMS", "p1", "p2", ">", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "MAXCOUNT",
+            "3",
+            "STREAMS",
+            "p1",
+            "p2",
+            ">",
+            ">",
         ]);
         assert_eq!(n, 3);
         let pending = |c: &mut Client, key: &str| match c.call(&["XPENDING", key, "g"]) {
@@ -211,8 +249,14 @@ fn lettuce_caller_order_first_entry_empty_stays_empty_and_pel_total() {
             other => panic!("{other:?}"),
         };
         assert_eq!(pending(c, "p1") + pending(c, "p2"), 3);
-        assert!(c.error(&["XREAD", "MAXCOUNT", "0", "STREAMS", "s1", "0"]).contains("MAXCOUNT"));
-        assert!(c.error(&["XREAD", "MAXSIZE", "-1", "STREAMS", "s1", "0"]).contains("MAXSIZE"));
+        assert!(
+            c.error(&["XREAD", "MAXCOUNT", "0", "STREAMS", "s1", "0"])
+                .contains("MAXCOUNT")
+        );
+        assert!(
+            c.error(&["XREAD", "MAXSIZE", "-1", "STREAMS", "s1", "0"])
+                .contains("MAXSIZE")
+        );
     });
 }
 
@@ -223,9 +267,24 @@ fn jedis_errors_caller_order_oversized_tighter_cap_and_undelivered_entries() {
         c.fill("s2", 4);
         for cmd in [
             &["XREAD", "COUNT", "5", "MAXCOUNT", "1", "STREAMS", "s1", "0"][..],
-            &["XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "s1", ">"],
+            &[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "COUNT",
+                "2",
+                "MAXCOUNT",
+                "1",
+                "STREAMS",
+                "s1",
+                ">",
+            ],
         ] {
-            assert_eq!(c.error(cmd), "ERR MAXCOUNT must be greater than or equal to COUNT");
+            assert_eq!(
+                c.error(cmd),
+                "ERR MAXCOUNT must be greater than or equal to COUNT"
+            );
         }
         let got = c.read(&["XREAD", "MAXCOUNT", "3", "STREAMS", "s1", "s2", "0", "0"]);
         assert_eq!(got, vec![("s1".to_owned(), ids(1..=3))]);
@@ -234,21 +293,50 @@ fn jedis_errors_caller_order_oversized_tighter_cap_and_undelivered_entries() {
         c.ok(&["XADD", "big", "2-0", "f", "v"]);
         let got = c.read(&["XREAD", "MAXSIZE", "50", "STREAMS", "big", "0"]);
         assert_eq!(got, vec![("big".to_owned(), ids(1..=1))]);
-        let both_caps = ["XREAD", "MAXCOUNT", "2", "MAXSIZE", "1000000", "STREAMS", "s1", "0"];
+        let both_caps = [
+            "XREAD", "MAXCOUNT", "2", "MAXSIZE", "1000000", "STREAMS", "s1", "0",
+        ];
         assert_eq!(c.total(&both_caps), 2);
         c.fill("g1", 3);
         c.fill("g2", 3);
         group(c, "g1");
         group(c, "g2");
         let first = c.read(&[
-            "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "MAXCOUNT", "3", "STREAMS", "g1",
-            "g2", ">", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "2",
+            "MAXCOUNT",
+            "3",
+            "STREAMS",
+            "g1",
+            "g2",
+            ">",
+            ">",
         ]);
-        assert_eq!(first, vec![("g1".into(), ids(1..=2)), ("g2".into(), ids(1..=1))]);
+        assert_eq!(
+            first,
+            vec![("g1".into(), ids(1..=2)), ("g2".into(), ids(1..=1))]
+        );
         let rest = c.read(&[
-            "XREADGROUP", "GROUP", "g", "c", "COUNT", "10", "STREAMS", "g1", "g2", ">", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "10",
+            "STREAMS",
+            "g1",
+            "g2",
+            ">",
+            ">",
         ]);
-        assert_eq!(rest, vec![("g1".into(), ids(3..=3)), ("g2".into(), ids(2..=3))]);
+        assert_eq!(
+            rest,
+            vec![("g1".into(), ids(3..=3)), ("g2".into(), ids(2..=3))]
+        );
     });
 }
 
@@ -263,12 +351,17 @@ fn redis_rb_max_size_one_leaves_out_the_second_stream_and_block_keeps_the_caps()
         let all = c.total(&[&["XREAD", "MAXSIZE", "1048576"][..], &keys].concat());
         assert_eq!(all, 4);
         c.error(&["XREAD", "MAXCOUNT", "0", "STREAMS", "{s}1", "0"]);
-        c.error(&["XREAD", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "{s}1", "0"]);
-        let one = ["XREAD", "MAXCOUNT", "1", "BLOCK", "100", "STREAMS", "{s}1", "0"];
+        c.error(&[
+            "XREAD", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "{s}1", "0",
+        ]);
+        let one = [
+            "XREAD", "MAXCOUNT", "1", "BLOCK", "100", "STREAMS", "{s}1", "0",
+        ];
         assert_eq!(c.total(&one), 1);
         // Nothing after `$`: the block times out with the null reply.
-        c.wire
-            .send_command(&["XREAD", "MAXCOUNT", "1", "BLOCK", "100", "STREAMS", "{s}1", "$"]);
+        c.wire.send_command(&[
+            "XREAD", "MAXCOUNT", "1", "BLOCK", "100", "STREAMS", "{s}1", "$",
+        ]);
         c.wire.expect_silence();
         server.advance_ms(200);
         let raw = c.wire.read_reply();
@@ -290,7 +383,9 @@ fn predis_exact_messages_and_max_count_without_count() {
             "ERR MAXSIZE must be a positive integer"
         );
         assert_eq!(
-            c.error(&["XREAD", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "stream1", "0"]),
+            c.error(&[
+                "XREAD", "COUNT", "2", "MAXCOUNT", "1", "STREAMS", "stream1", "0"
+            ]),
             "ERR MAXCOUNT must be greater than or equal to COUNT"
         );
         let got = c.read(&[
@@ -313,12 +408,18 @@ fn the_docs_examples_over_three_streams_of_a_hundred() {
         let keys = ["STREAMS", "s1", "s2", "s3", "0", "0", "0"];
         let with = |opt: &[&'static str]| [&["XREAD"][..], opt, &keys].concat();
         let got = c.read(&with(&["COUNT", "50", "MAXCOUNT", "80"]));
-        assert_eq!(got.iter().map(|(_, e)| e.len()).collect::<Vec<_>>(), [50, 30]);
+        assert_eq!(
+            got.iter().map(|(_, e)| e.len()).collect::<Vec<_>>(),
+            [50, 30]
+        );
         let got = c.read(&with(&["MAXCOUNT", "7"]));
         assert_eq!(got, vec![("s1".to_owned(), ids(1..=7))]);
         assert_eq!(c.total(&with(&["MAXCOUNT", "5", "MAXSIZE", "100000"])), 5);
         // Options in any order before STREAMS, MAXCOUNT == COUNT allowed.
-        assert_eq!(c.total(&with(&["MAXSIZE", "100000", "MAXCOUNT", "5", "COUNT", "5"])), 5);
+        assert_eq!(
+            c.total(&with(&["MAXSIZE", "100000", "MAXCOUNT", "5", "COUNT", "5"])),
+            5
+        );
     });
 }
 
@@ -347,7 +448,10 @@ fn max_size_counts_the_bytes_written_in_the_callers_protocol_and_per_command() {
         let Resp::Array(replies) = exec else {
             panic!("{exec:?}")
         };
-        let n: usize = streams(&replies[1], c.resp3).iter().map(|(_, e)| e.len()).sum();
+        let n: usize = streams(&replies[1], c.resp3)
+            .iter()
+            .map(|(_, e)| e.len())
+            .sum();
         assert_eq!(n, expect("40", c.resp3));
     });
 }
@@ -359,7 +463,17 @@ fn xreadgroup_history_and_claim_reads_honour_the_caps_and_leave_the_rest_untouch
         group(c, "s");
         c.ok(&["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">"]);
         // History: MAXCOUNT 2 re-delivers two; the others keep their delivery count 1.
-        let got = c.read(&["XREADGROUP", "GROUP", "g", "c1", "MAXCOUNT", "2", "STREAMS", "s", "0"]);
+        let got = c.read(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c1",
+            "MAXCOUNT",
+            "2",
+            "STREAMS",
+            "s",
+            "0",
+        ]);
         assert_eq!(got, vec![("s".to_owned(), ids(1..=2))]);
         let counts = |c: &mut Client| -> Vec<i64> {
             match c.call(&["XPENDING", "s", "g", "-", "+", "10"]) {
@@ -380,7 +494,17 @@ fn xreadgroup_history_and_claim_reads_honour_the_caps_and_leave_the_rest_untouch
         // CLAIM: MAXSIZE 1 claims exactly one; the rest stay c1's.
         server.advance_ms(1000);
         let got = c.read(&[
-            "XREADGROUP", "GROUP", "g", "c2", "MAXSIZE", "1", "CLAIM", "10", "STREAMS", "s", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c2",
+            "MAXSIZE",
+            "1",
+            "CLAIM",
+            "10",
+            "STREAMS",
+            "s",
+            ">",
         ]);
         assert_eq!(got.iter().map(|(_, e)| e.len()).sum::<usize>(), 1);
         let owners = c.call(&["XPENDING", "s", "g"]);
@@ -398,7 +522,10 @@ fn xreadgroup_history_and_claim_reads_honour_the_caps_and_leave_the_rest_untouch
                 o => panic!("{o:?}"),
             })
             .collect();
-        assert_eq!(owned, [("c1".into(), "3".into()), ("c2".into(), "1".into())]);
+        assert_eq!(
+            owned,
+            [("c1".into(), "3".into()), ("c2".into(), "1".into())]
+        );
     });
 }
 
@@ -407,7 +534,17 @@ fn a_blocked_xreadgroup_rerun_keeps_its_caps() {
     both(|c, server| {
         group(c, "s");
         c.wire.send_command(&[
-            "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "1", "BLOCK", "0", "STREAMS", "s", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "MAXCOUNT",
+            "1",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
         ]);
         c.wire.expect_silence();
         let mut other = Wire::connect(server);
@@ -417,7 +554,17 @@ fn a_blocked_xreadgroup_rerun_keeps_its_caps() {
         assert_eq!(streams(&reply, c.resp3), vec![("s".to_owned(), ids(1..=1))]);
         // Two entries arrive at once (MULTI): the re-run still takes one.
         c.wire.send_command(&[
-            "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "1", "BLOCK", "0", "STREAMS", "s", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "MAXCOUNT",
+            "1",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
         ]);
         c.wire.expect_silence();
         other.command(&["MULTI"]);

@@ -151,8 +151,11 @@ impl Budget {
             Protocol::Resp2 => header_len(2),
             Protocol::Resp3 => 0,
         };
-        self.bytes
-            .set(self.bytes.get().saturating_add(framing + bulk_len(key.len())));
+        self.bytes.set(
+            self.bytes
+                .get()
+                .saturating_add(framing + bulk_len(key.len())),
+        );
     }
 }
 

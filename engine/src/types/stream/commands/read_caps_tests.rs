@@ -45,7 +45,8 @@ fn setup() -> (Arc<Keyspace>, Arc<Forms>, Arc<Events>) {
     let ks = Arc::new(Keyspace::new(Arc::new(ManualClock::new(1_000))));
     for key in ["a", "b"] {
         for i in 1..=3 {
-            ks.execute(&["XADD", key, &format!("{i}-0"), "f", "v"]).unwrap();
+            ks.execute(&["XADD", key, &format!("{i}-0"), "f", "v"])
+                .unwrap();
         }
         ks.execute(&["XGROUP", "CREATE", key, "g", "0"]).unwrap();
     }
@@ -77,8 +78,19 @@ fn skipped_entries_and_unreached_streams_leave_no_trace() {
     let (ks, forms, events) = setup();
     let reply = ks
         .execute(&[
-            "XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "MAXCOUNT", "2", "STREAMS", "a", "b",
-            ">", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "COUNT",
+            "2",
+            "MAXCOUNT",
+            "2",
+            "STREAMS",
+            "a",
+            "b",
+            ">",
+            ">",
         ])
         .unwrap();
     let Reply::StreamMap(pairs) = reply else {
@@ -91,7 +103,10 @@ fn skipped_entries_and_unreached_streams_leave_no_trace() {
     assert_eq!(forms.len(), 3, "{forms:?}");
     assert!(forms[0].starts_with("XCLAIM a g c 0 1-0 "), "{forms:?}");
     assert!(forms[1].starts_with("XCLAIM a g c 0 2-0 "), "{forms:?}");
-    assert!(forms[2].starts_with("XGROUP SETID a g 2-0 ENTRIESREAD 2"), "{forms:?}");
+    assert!(
+        forms[2].starts_with("XGROUP SETID a g 2-0 ENTRIESREAD 2"),
+        "{forms:?}"
+    );
     let events = events.0.lock().clone();
     assert!(events.iter().all(|e| !e.contains("\"b\"")), "{events:?}");
 }
@@ -103,7 +118,17 @@ fn max_size_one_claims_one_entry_and_keeps_the_others_owned() {
         .unwrap();
     let reply = ks
         .execute(&[
-            "XREADGROUP", "GROUP", "g", "new", "MAXSIZE", "1", "CLAIM", "0", "STREAMS", "a", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "new",
+            "MAXSIZE",
+            "1",
+            "CLAIM",
+            "0",
+            "STREAMS",
+            "a",
+            ">",
         ])
         .unwrap();
     let Reply::StreamMap(pairs) = reply else {
@@ -133,7 +158,8 @@ fn max_size_one_claims_one_entry_and_keeps_the_others_owned() {
 fn the_same_max_size_cuts_by_the_callers_protocol() {
     let ks = Arc::new(Keyspace::new(Arc::new(ManualClock::new(1_000))));
     for i in 1..=5 {
-        ks.execute(&["XADD", "s", &format!("{i}-0"), "f", "v"]).unwrap();
+        ks.execute(&["XADD", "s", &format!("{i}-0"), "f", "v"])
+            .unwrap();
     }
     let argv = ["XREAD", "MAXSIZE", "40", "STREAMS", "s", "0"];
     let read = |protocol| {

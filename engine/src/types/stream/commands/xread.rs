@@ -234,6 +234,9 @@ impl XRead {
     }
 }
 
+/// One served stream's entries, and how many.
+type Served = (Reply, usize);
+
 /// XREAD's entries for one stream and how many, or `None` if it is not served.
 fn serve_plain(
     db: &Db,
@@ -241,7 +244,7 @@ fn serve_plain(
     from: From,
     count: usize,
     budget: &Budget,
-) -> Result<Option<(Reply, usize)>> {
+) -> Result<Option<Served>> {
     let From::After(after) = from else {
         return Ok(None);
     };
@@ -280,7 +283,7 @@ fn serve_group(
     from: From,
     claim: &mut Option<u64>,
     budget: &Budget,
-) -> Result<(Option<(Reply, usize)>, Option<u64>)> {
+) -> Result<(Option<Served>, Option<u64>)> {
     let from = match (from, *claim) {
         (From::After(after), _) => {
             *claim = None;

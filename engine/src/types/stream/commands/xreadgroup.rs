@@ -224,12 +224,20 @@ fn read_stream(
         }
         GroupFrom::History(after) => {
             stream
-                .deliver_history_while(group, consumer, after, count, now, more, &mut |id, entry| {
-                    if entry.is_some() {
-                        served.delivered(id);
-                    }
-                    emit(Delivered::History(id, entry));
-                })
+                .deliver_history_while(
+                    group,
+                    consumer,
+                    after,
+                    count,
+                    now,
+                    more,
+                    &mut |id, entry| {
+                        if entry.is_some() {
+                            served.delivered(id);
+                        }
+                        emit(Delivered::History(id, entry));
+                    },
+                )
                 .map_err(|_| no_group())?;
         }
     }

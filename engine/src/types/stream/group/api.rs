@@ -291,7 +291,15 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>, i64, u64),
     ) -> Result<usize, GroupError> {
-        self.claim_idle_while(group, consumer, min_idle_ms, count, now_ms, &mut || true, emit)
+        self.claim_idle_while(
+            group,
+            consumer,
+            min_idle_ms,
+            count,
+            now_ms,
+            &mut || true,
+            emit,
+        )
     }
 
     /// [`Stream::claim_idle`], asking `more` before each claim: an entry not claimed keeps
