@@ -576,3 +576,39 @@ fn a_blocked_xreadgroup_rerun_keeps_its_caps() {
         assert_eq!(streams(&reply, c.resp3), vec![("s".to_owned(), ids(2..=2))]);
     });
 }
+
+/// COMMAND GETKEYS steps over every option's value and GROUP's group and consumer, so a
+/// group, consumer or key named STREAMS, or MAXCOUNT/MAXSIZE before STREAMS, never shifts the
+/// keys (Redis 8.10's ACL cases, `docs/reference/streams-8.md` §7).
+#[test]
+fn command_getkeys_steps_over_option_values_and_the_group_triple() {
+    both(|c, _| {
+        let keys = |c: &mut Client, request: &str| -> Vec<String> {
+            let argv: Vec<&str> = ["COMMAND", "GETKEYS"]
+                .into_iter()
+                .chain(request.split(' '))
+                .collect();
+            match c.call(&argv) {
+                Resp::Array(items) => items.iter().map(text).collect(),
+                other => panic!("{request}: {other:?}"),
+            }
+        };
+        for (request, want) in [
+            (
+                "XREADGROUP NOACK GROUP g STREAMS STREAMS write2 >",
+                vec!["write2"],
+            ),
+            (
+                "XREADGROUP GROUP g consumer MAXCOUNT 10 STREAMS write2 >",
+                vec!["write2"],
+            ),
+            ("XREAD MAXSIZE 5 STREAMS write2 $", vec!["write2"]),
+            (
+                "XREAD COUNT 1 MAXCOUNT 2 STREAMS STREAMS a 0 0",
+                vec!["STREAMS", "a"],
+            ),
+        ] {
+            assert_eq!(keys(c, request), want, "{request}");
+        }
+    });
+}
