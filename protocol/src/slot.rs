@@ -6,9 +6,9 @@
 //! followed later by a `}` with at least one byte between them, only the bytes between the
 //! first `{` and the first `}` after it are hashed (`{user1}.a` and `{user1}.b` share a slot;
 //! `{}x` hashes whole). [`keys_of`] finds a request's keys from its command table row (first
-//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS` (the
-//! first half of what follows). [`common_slot`] is the CROSSSLOT rule: every key of a request
-//! in one slot.
+//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS`, found by
+//! the engine's `streams_keys`, which steps over option values (the same keys lazy expiry
+//! uses). [`common_slot`] is the CROSSSLOT rule: every key of a request in one slot.
 
 use echomq_engine::command::CommandSpec;
 
@@ -66,7 +66,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 /// names none here (the command itself then answers its own error).
 pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     if has_movable_keys(spec) {
-        return streams_keys(argv);
+        return echomq_engine::command::streams_keys(argv);
     }
     let positions = spec.keys;
     // A container's key positions count from its subcommand (XGROUP CREATE key …): one on.
@@ -94,38 +94,6 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
 /// `movablekeys`): XREAD and XREADGROUP.
 pub fn has_movable_keys(spec: &CommandSpec) -> bool {
     matches!(spec.name, "xread" | "xreadgroup")
-}
-
-/// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as
-/// Redis 8.10 finds it (`docs/reference/streams-8.md` §7): every option's value is stepped
-/// over (COUNT, BLOCK, CLAIM, MAXCOUNT, MAXSIZE, and GROUP's group and consumer), so a key,
-/// group or consumer named `STREAMS` cannot move the keys; an unknown token is a syntax error
-/// and names no key.
-fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    let mut at = 1;
-    while at < argv.len() {
-        let arg = argv[at];
-        if arg.eq_ignore_ascii_case(b"streams") {
-            let rest = &argv[at + 1..];
-            if rest.is_empty() || rest.len() % 2 != 0 {
-                return Vec::new();
-            }
-            return rest[..rest.len() / 2].to_vec();
-        }
-        at += if arg.eq_ignore_ascii_case(b"group") {
-            3
-        } else if [&b"block"[..], b"count", b"claim", b"maxcount", b"maxsize"]
-            .iter()
-            .any(|option| arg.eq_ignore_ascii_case(option))
-        {
-            2
-        } else if arg.eq_ignore_ascii_case(b"noack") {
-            1
-        } else {
-            return Vec::new();
-        };
-    }
-    Vec::new()
 }
 
 /// Whether the keys are in one slot: `Ok(Some(slot))` when they are, `Ok(None)` without keys,

@@ -29,7 +29,7 @@ pub(crate) mod args;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
-pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
+pub use spec::{CommandSpec, KeyPositions, Subcommand, flags, streams_keys};
 
 pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
 use crate::types::stream::commands::{

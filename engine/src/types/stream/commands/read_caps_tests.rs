@@ -176,3 +176,13 @@ fn the_same_max_size_cuts_by_the_callers_protocol() {
     assert_eq!(read(Protocol::Resp2), 1);
     assert_eq!(read(Protocol::Resp3), 2);
 }
+
+#[test]
+fn lazy_expiry_finds_the_keys_past_option_values_and_a_group_named_streams() {
+    let spec = crate::command::spec(b"xreadgroup").unwrap();
+    let argv: Vec<&[u8]> = "XREADGROUP GROUP STREAMS c MAXCOUNT 1 STREAMS k >"
+        .split(' ')
+        .map(str::as_bytes)
+        .collect();
+    assert_eq!(crate::expire::command_keys(spec, &argv), vec![&b"k"[..]]);
+}
