@@ -11,6 +11,11 @@
 //!   removing 1M and 100k entries, on a fresh copy of the stream each iteration (the copy is
 //!   made and freed outside the measurement). Targets: time proportional to nodes removed;
 //!   `~` at least 20x cheaper than `=`.
+//! - `xread_maxcount/*`: `XREAD MAXCOUNT 100 STREAMS k1 .. kN 0 ..` over 10 streams of 1M
+//!   entries and over 1,000 streams of 10k entries (10M entries either way, so memory stays
+//!   near 200 MB). Target: the time follows the 100 entries returned, not the streams' length;
+//!   what grows with N is only the per-key checks every XREAD makes before serving (Redis's
+//!   too), not any serving of the streams the budget never reaches.
 //!
 //! Under `cargo test --benches` (no `--bench` argument) every benchmark runs once as a smoke
 //! test with reduced sizes, so the debug build stays quick.
@@ -51,6 +56,8 @@ struct Scale {
     range_large: u64,
     /// `(stream length, MAXLEN)` of each trim case.
     trims: [(u64, u64); 2],
+    /// `(streams, entries each)` of each MAXCOUNT read.
+    caps: [(u64, u64); 2],
 }
 
 const FULL: Scale = Scale {
@@ -58,6 +65,7 @@ const FULL: Scale = Scale {
     range_small: 10_000,
     range_large: 10_000_000,
     trims: [(1_100_000, 100_000), (200_000, 100_000)],
+    caps: [(10, 1_000_000), (1_000, 10_000)],
 };
 
 const QUICK: Scale = Scale {
@@ -65,6 +73,7 @@ const QUICK: Scale = Scale {
     range_small: 1_000,
     range_large: 100_000,
     trims: [(11_000, 1_000), (2_000, 1_000)],
+    caps: [(10, 1_000), (100, 100)],
 };
 
 fn main() {
@@ -82,6 +91,7 @@ fn main() {
     bench_xadd(&mut c);
     bench_xrange(&mut c, scale);
     bench_xtrim(&mut c, scale);
+    bench_xread_maxcount(&mut c, scale);
     c.final_summary();
 }
 
@@ -379,6 +389,47 @@ fn bench_xtrim(c: &mut Criterion, scale: Scale) {
                 );
             });
         }
+    }
+    group.finish();
+}
+
+/// Entries `XREAD MAXCOUNT` returns.
+const MAXCOUNT_READ: usize = 100;
+
+fn bench_xread_maxcount(c: &mut Criterion, scale: Scale) {
+    let mut group = c.benchmark_group("xread_maxcount");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for (streams, len) in scale.caps {
+        let keyspace = Keyspace::new(Arc::new(ManualClock::new(START_MS)));
+        let stream = build_stream(len);
+        let keys: Vec<String> = (0..streams).map(|i| format!("cap{i}")).collect();
+        keyspace.run(|db, _| {
+            for key in &keys {
+                db.insert(
+                    bytes::Bytes::copy_from_slice(key.as_bytes()),
+                    Value::Stream(stream.clone()),
+                );
+            }
+        });
+        drop(stream);
+        let maxcount = MAXCOUNT_READ.to_string();
+        let mut argv: Vec<&[u8]> = vec![b"XREAD", b"MAXCOUNT", maxcount.as_bytes(), b"STREAMS"];
+        argv.extend(keys.iter().map(|k| k.as_bytes()));
+        argv.extend(keys.iter().map(|_| &b"0"[..]));
+        let total = |reply: &Reply| match reply {
+            Reply::StreamMap(pairs) => pairs.iter().filter_map(|(_, e)| entry_count(e)).sum(),
+            _ => 0,
+        };
+        let reply = keyspace.execute(&argv).unwrap_or(Reply::NullArray);
+        assert_eq!(total(&reply), MAXCOUNT_READ);
+        group.throughput(Throughput::Elements(MAXCOUNT_READ as u64));
+        let name = format!("{streams}_streams_of_{}", human(len));
+        group.bench_function(BenchmarkId::new("read_100", name), |b| {
+            b.iter(|| black_box(keyspace.execute(&argv)))
+        });
     }
     group.finish();
 }

@@ -22,6 +22,7 @@ use crate::blocking::Outcome;
 use crate::blocking::Wake;
 use crate::command;
 use crate::keyspace::{Db, Execution, Keyspace, Rerun, Snapshot, wake_all};
+use crate::reply_size::Protocol;
 
 /// Calls made under one acquisition of the keyspace lock (see the module docs).
 pub struct Batch<'a> {
@@ -86,8 +87,21 @@ impl<'a> Batch<'a> {
         argv: &[A],
         waker: Arc<dyn Wake>,
     ) -> Execution {
+        self.execute_blocking_as(index, Protocol::Resp2, argv, waker)
+    }
+
+    /// [`Batch::execute_blocking_in`] for a caller speaking `protocol` (what XREAD `MAXSIZE`
+    /// measures its reply in, now and when re-run after blocking).
+    pub fn execute_blocking_as<A: AsRef<[u8]>>(
+        &mut self,
+        index: usize,
+        protocol: Protocol,
+        argv: &[A],
+        waker: Arc<dyn Wake>,
+    ) -> Execution {
         let keyspace = self.keyspace;
         self.run_db(index, |db, snapshot| {
+            let snapshot = &snapshot.speaking(protocol);
             match command::execute_outcome(db, snapshot, argv) {
                 Ok(Outcome::Reply(reply)) => Execution::Done(Ok(reply)),
                 Err(e) => Execution::Done(Err(e)),

@@ -54,6 +54,8 @@ pub struct BlockRequest {
     /// XREADGROUP CLAIM: when a pending entry becomes claimable (the clock's ms); at that
     /// time [`crate::Keyspace::expire_blocked`] signals the keys, so the command re-runs.
     pub claim_wake_ms: Option<u64>,
+    /// The protocol the blocked client speaks: a re-run sizes its reply for it.
+    pub protocol: crate::reply_size::Protocol,
 }
 
 /// Something to call when a blocked command has its reply. Must not block or call back into

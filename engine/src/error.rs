@@ -257,6 +257,15 @@ pub enum Error {
     /// XDELEX/XACKDEL without an IDS block.
     #[error("ERR IDS option is required")]
     IdsRequired,
+    /// XREAD/XREADGROUP MAXCOUNT not a positive integer (Redis 8.10).
+    #[error("ERR MAXCOUNT must be a positive integer")]
+    MaxCountNotPositive,
+    /// XREAD/XREADGROUP MAXSIZE not a positive integer (Redis 8.10).
+    #[error("ERR MAXSIZE must be a positive integer")]
+    MaxSizeNotPositive,
+    /// XREAD/XREADGROUP MAXCOUNT below COUNT (Redis 8.10).
+    #[error("ERR MAXCOUNT must be greater than or equal to COUNT")]
+    MaxCountBelowCount,
     /// XREADGROUP CLAIM with a value that is not an integer.
     #[error("ERR min-idle-time is not an integer or out of range")]
     ClaimNotInteger,

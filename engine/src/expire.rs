@@ -144,7 +144,7 @@ impl Db {
 }
 
 /// The keys `argv` names, by its spec's key positions; XREAD and XREADGROUP name theirs
-/// after `STREAMS` (the first half of what follows).
+/// after `STREAMS`, found by walking their options ([`crate::command::streams_keys`]).
 pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     let argc = argv.len() as i64;
     let k = spec.keys;
@@ -156,10 +156,7 @@ pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> 
             .collect();
     }
     if spec.name == "xread" || spec.name == "xreadgroup" {
-        if let Some(at) = argv.iter().position(|a| a.eq_ignore_ascii_case(b"streams")) {
-            let rest = &argv[at + 1..];
-            return rest[..rest.len() / 2].to_vec();
-        }
+        return crate::command::streams_keys(argv);
     }
     Vec::new()
 }

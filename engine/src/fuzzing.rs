@@ -17,6 +17,10 @@
 //!        | b (b % 8 == 3) command                   run it with `execute_blocking`, keep the handle
 //!        | b (b % 8 == 4) n                         time out blocked commands, drop finished
 //!                                                   handles (and the oldest if n is odd)
+//!        | b (b % 8 == 5) k c m z                   a capped XREAD of 1-3 keys (k), COUNT c%4,
+//!                                                   MAXCOUNT (m), MAXSIZE (z), RESP2 or RESP3
+//!                                                   (k's top bit), checked against the caps'
+//!                                                   model (`fuzzing_caps.rs`)
 //!        | b command                                run it with `execute`
 //! command := name argc arg{argc}                    NAMES[name % 16] (lower case if name & 16),
 //!                                                   NAMES[16 + name % 29] if name >= 0xE0
@@ -26,7 +30,8 @@
 //! keyword := word < 24: KEYWORDS[word]             the 7.x words, one byte
 //!          | word >= 24, then b: KEYWORDS[24 + b % (len - 24)]
 //!                                                   the rest, 8.x's included (IDS, CLAIM,
-//!                                                   KEEPREF, DELREF, ACKED, XNACK's modes)
+//!                                                   KEEPREF, DELREF, ACKED, XNACK's modes,
+//!                                                   8.10's MAXCOUNT and MAXSIZE)
 //! ```
 //! The first argument is a key unless its tag has the top bit set, so most commands reach a
 //! stream; words are drawn from small vocabularies so that ids, groups and consumers repeat.
@@ -41,8 +46,10 @@ use bytes::Bytes;
 use crate::blocking::Wake;
 use crate::clock::{Clock, ManualClock};
 use crate::error::Result;
+use crate::fuzzing_caps::CappedRead;
 use crate::keyspace::{BlockedHandle, Execution, Keyspace, Value};
 use crate::reply::Reply;
+use crate::reply_size::Protocol;
 
 /// Operations per input, at most (keeps one input fast).
 const OPS_MAX: usize = 512;
@@ -171,7 +178,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 47] = [
+const KEYWORDS: [&str; 50] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -221,6 +228,10 @@ const KEYWORDS: [&str; 47] = [
     "acked",
     "ids",
     "claim",
+    // Redis 8.10's read caps.
+    "MAXCOUNT",
+    "MAXSIZE",
+    "maxcount",
 ];
 
 /// Keywords a tag picks without a further byte.
@@ -353,6 +364,10 @@ impl Fuzz<'_> {
                 }
                 format!("(expired {expired}, {finished} finished, dropped one: {dropped})")
             }
+            5 => {
+                let read = self.input.capped_read();
+                read.check(&mut self.keyspace.batch())
+            }
             _ => {
                 let argv = self.input.command();
                 // Errors are fine: only a broken invariant (or a panic inside) is a finding.
@@ -378,6 +393,39 @@ impl Input<'_> {
 
     fn byte_or_zero(&mut self) -> u8 {
         self.byte().unwrap_or(0)
+    }
+
+    fn capped_read(&mut self) -> CappedRead {
+        /// MAXSIZE values around the size of one small entry (about 30 bytes).
+        const MAX_SIZES: [Option<usize>; 8] = [
+            None,
+            Some(1),
+            Some(20),
+            Some(40),
+            Some(60),
+            Some(100),
+            Some(200),
+            Some(1000),
+        ];
+        let k = self.byte_or_zero();
+        let keys = (0..1 + usize::from(k % 3))
+            .map(|i| KEYS[(usize::from(k >> 2) + i) % 3])
+            .collect();
+        let count = usize::from(self.byte_or_zero() % 4);
+        let m = self.byte_or_zero();
+        let max_count = (m & 8 == 0).then_some(1 + usize::from(m % 6));
+        let max_size = MAX_SIZES[usize::from(self.byte_or_zero() % 8)];
+        CappedRead {
+            keys,
+            count,
+            max_count,
+            max_size,
+            protocol: if k & 0x80 != 0 {
+                Protocol::Resp3
+            } else {
+                Protocol::Resp2
+            },
+        }
     }
 
     fn command(&mut self) -> Vec<Vec<u8>> {

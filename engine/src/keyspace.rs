@@ -24,6 +24,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, IdmpConfig, NodeLimits};
 use crate::error::Result;
 use crate::reply::Reply;
+use crate::reply_size::Protocol;
 
 pub(crate) use crate::db::Rerun;
 pub use crate::db::{Db, SIZE_CLASSES};
@@ -41,6 +42,16 @@ pub struct Snapshot {
     pub limits: NodeLimits,
     /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
     pub idmp: IdmpConfig,
+    /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
+    /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
+    pub protocol: Protocol,
+}
+
+impl Snapshot {
+    /// This snapshot for a caller speaking `protocol`.
+    pub fn speaking(self, protocol: Protocol) -> Snapshot {
+        Snapshot { protocol, ..self }
+    }
 }
 
 /// The result of [`Keyspace::execute_blocking`].
@@ -176,6 +187,7 @@ impl Keyspace {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
+            protocol: Protocol::Resp2,
         }
     }
 

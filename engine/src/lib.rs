@@ -52,12 +52,15 @@ pub mod glob;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(any(test, feature = "fuzzing"))]
+mod fuzzing_caps;
 mod heap_size;
 pub mod keyspace;
 pub mod notify;
 pub mod propagate;
 pub mod rdb;
 pub mod reply;
+pub mod reply_size;
 pub mod trim_hook;
 pub mod types;
 
@@ -78,5 +81,6 @@ pub use node::{Entry, EntryRef, Fields};
 pub use notify::{Notification, NotificationSink};
 pub use propagate::PropagationSink;
 pub use reply::{Entries, EntryView, Reply};
+pub use reply_size::{Protocol, encoded_len};
 pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};
 pub use trim_hook::{TrimDone, TrimHook};

@@ -11,6 +11,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::id::StreamId;
 use crate::node::EntryRef;
+use crate::reply_size::Protocol;
 
 /// A reply value. Equality compares what a client would see: [`Reply::Entries`] equals the
 /// array of entry arrays it stands for.
@@ -116,8 +117,8 @@ pub struct Entries {
     items: Vec<EntryItem>,
     /// Field and value spans of every entry, in order.
     spans: Vec<Span>,
-    /// Whether an entry is a deleted one (encoded `*-1`, which RESP3 writes `_`).
-    has_deleted: bool,
+    /// How many entries are deleted ones (encoded `*-1`, which RESP3 writes `_`).
+    deleted: usize,
 }
 
 /// One entry of [`Entries`], borrowed: its id text and its field/value items (`None`: deleted).
@@ -160,7 +161,12 @@ impl Entries {
     /// The RESP2 encoding of the entries, without the array header; `None` when it is not
     /// also the RESP3 encoding and `resp3` is asked for.
     pub fn encoded(&self, resp3: bool) -> Option<&[u8]> {
-        (!resp3 || !self.has_deleted).then_some(&self.data[..])
+        (!resp3 || self.deleted == 0).then_some(&self.data[..])
+    }
+
+    /// The bytes of the entries' encoding under `protocol`, without the array header.
+    pub fn encoded_len(&self, protocol: Protocol) -> usize {
+        entries_len(self.data.len(), self.deleted, protocol)
     }
 
     /// The same entries as a tree of replies.
@@ -194,7 +200,7 @@ pub struct EntryReplies {
     buf: BytesMut,
     items: Vec<EntryItem>,
     spans: Vec<Span>,
-    has_deleted: bool,
+    deleted: usize,
 }
 
 impl EntryReplies {
@@ -257,7 +263,7 @@ impl EntryReplies {
     pub fn push_deleted(&mut self, id: StreamId) {
         let id = self.put_id(id);
         self.buf.put_slice(b"*-1\r\n");
-        self.has_deleted = true;
+        self.deleted += 1;
         self.items.push(EntryItem { id, fields: None });
     }
 
@@ -271,18 +277,31 @@ impl EntryReplies {
         self.items.is_empty()
     }
 
+    /// The bytes of the entries added so far under `protocol`, without the array header.
+    pub fn encoded_len(&self, protocol: Protocol) -> usize {
+        entries_len(self.buf.len(), self.deleted, protocol)
+    }
+
     /// The entries.
     pub fn finish(self) -> Entries {
         Entries {
             data: self.buf.freeze(),
             items: self.items,
             spans: self.spans,
-            has_deleted: self.has_deleted,
+            deleted: self.deleted,
         }
     }
 
     /// The entries as a reply.
     pub fn into_reply(self) -> Reply {
         Reply::Entries(self.finish())
+    }
+}
+
+/// The entries' encoding is RESP2's but for a deleted entry's `*-1`, which RESP3 writes `_`.
+fn entries_len(resp2_bytes: usize, deleted: usize, protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Resp2 => resp2_bytes,
+        Protocol::Resp3 => resp2_bytes.saturating_sub(2 * deleted),
     }
 }

@@ -6,9 +6,9 @@
 //! followed later by a `}` with at least one byte between them, only the bytes between the
 //! first `{` and the first `}` after it are hashed (`{user1}.a` and `{user1}.b` share a slot;
 //! `{}x` hashes whole). [`keys_of`] finds a request's keys from its command table row (first
-//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS` (the
-//! first half of what follows). [`common_slot`] is the CROSSSLOT rule: every key of a request
-//! in one slot.
+//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS`, found by
+//! the engine's `streams_keys`, which steps over option values (the same keys lazy expiry
+//! uses). [`common_slot`] is the CROSSSLOT rule: every key of a request in one slot.
 
 use echomq_engine::command::CommandSpec;
 
@@ -66,7 +66,7 @@ pub fn key_slot(key: &[u8]) -> u16 {
 /// names none here (the command itself then answers its own error).
 pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     if has_movable_keys(spec) {
-        return streams_keys(argv);
+        return echomq_engine::command::streams_keys(argv);
     }
     let positions = spec.keys;
     // A container's key positions count from its subcommand (XGROUP CREATE key …): one on.
@@ -94,33 +94,6 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
 /// `movablekeys`): XREAD and XREADGROUP.
 pub fn has_movable_keys(spec: &CommandSpec) -> bool {
     matches!(spec.name, "xread" | "xreadgroup")
-}
-
-/// XREAD's and XREADGROUP's keys: the first half of the arguments after `STREAMS`, found as
-/// Redis finds it, stepping over the options' values (a group named `streams` is no token).
-fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    let mut at = 1;
-    while at < argv.len() {
-        let arg = argv[at];
-        if arg.eq_ignore_ascii_case(b"streams") {
-            let rest = &argv[at + 1..];
-            if rest.is_empty() || rest.len() % 2 != 0 {
-                return Vec::new();
-            }
-            return rest[..rest.len() / 2].to_vec();
-        }
-        at += if arg.eq_ignore_ascii_case(b"group") {
-            3
-        } else if [&b"block"[..], b"count", b"claim"]
-            .iter()
-            .any(|option| arg.eq_ignore_ascii_case(option))
-        {
-            2
-        } else {
-            1
-        };
-    }
-    Vec::new()
 }
 
 /// Whether the keys are in one slot: `Ok(Some(slot))` when they are, `Ok(None)` without keys,
@@ -194,6 +167,48 @@ mod tests {
             b">",
         ];
         assert_eq!(keys_of(xreadgroup, argv), vec![&b"k"[..]]);
+    }
+
+    #[test]
+    fn option_values_and_the_group_triple_never_shift_the_keys() {
+        let xread = spec(b"xread").unwrap();
+        let xreadgroup = spec(b"xreadgroup").unwrap();
+        let words = |s: &'static str| s.split(' ').map(str::as_bytes).collect::<Vec<_>>();
+        let cases: [(&CommandSpec, &str, &[&str]); 8] = [
+            (
+                xreadgroup,
+                "XREADGROUP NOACK GROUP g STREAMS STREAMS write2 >",
+                &["write2"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP GROUP g consumer MAXCOUNT 10 STREAMS write2 >",
+                &["write2"],
+            ),
+            (xread, "XREAD MAXSIZE 5 STREAMS write2 $", &["write2"]),
+            (
+                xread,
+                "XREAD MAXCOUNT 5 MAXSIZE 9 STREAMS STREAMS x 0 0",
+                &["STREAMS", "x"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP COUNT 1 GROUP STREAMS c STREAMS k >",
+                &["k"],
+            ),
+            (
+                xreadgroup,
+                "XREADGROUP GROUP g c CLAIM 5 BLOCK 0 STREAMS k >",
+                &["k"],
+            ),
+            (xread, "XREAD BOGUS STREAMS k 0", &[]),
+            (xread, "XREAD MAXCOUNT STREAMS k 0", &[]),
+        ];
+        for (spec, request, keys) in cases {
+            let found = keys_of(spec, &words(request));
+            let want: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+            assert_eq!(found, want, "{request}");
+        }
     }
 
     #[test]

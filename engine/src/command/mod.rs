@@ -33,7 +33,7 @@ mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
 pub use keys::flushdb::FlushDb;
-pub use spec::{CommandSpec, KeyPositions, Subcommand, flags};
+pub use spec::{CommandSpec, KeyPositions, Subcommand, flags, streams_keys};
 
 pub use crate::types::stream::commands::{RangeArgs, XAdd, parse_range};
 use crate::types::stream::commands::{

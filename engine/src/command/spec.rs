@@ -202,6 +202,38 @@ fn arity_ok(arity: i32, argc: usize) -> bool {
     !((arity > 0 && argc != arity) || argc < -arity)
 }
 
+/// XREAD's and XREADGROUP's keys: the first half of the arguments after the `STREAMS` token,
+/// found as Redis 8.10 finds it (`docs/reference/streams-8.md` §7) by walking the options:
+/// COUNT, BLOCK, CLAIM, MAXCOUNT and MAXSIZE skip their value, GROUP its group and consumer,
+/// NOACK stands alone, and any other token is a syntax error that names no key. So a key,
+/// group or consumer named `STREAMS` cannot move the keys. The one extraction behind lazy
+/// expiry, COMMAND GETKEYS and the cluster slot check.
+pub fn streams_keys<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    /// The options that take one value.
+    const WITH_VALUE: [&[u8]; 5] = [b"block", b"count", b"claim", b"maxcount", b"maxsize"];
+    let mut at = 1;
+    while at < argv.len() {
+        let arg = argv[at];
+        if arg.eq_ignore_ascii_case(b"streams") {
+            let rest = &argv[at + 1..];
+            if rest.is_empty() || rest.len() % 2 != 0 {
+                return Vec::new();
+            }
+            return rest[..rest.len() / 2].to_vec();
+        }
+        at += if arg.eq_ignore_ascii_case(b"group") {
+            3
+        } else if WITH_VALUE.iter().any(|o| arg.eq_ignore_ascii_case(o)) {
+            2
+        } else if arg.eq_ignore_ascii_case(b"noack") {
+            1
+        } else {
+            return Vec::new();
+        };
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,7 +61,8 @@ impl Db {
                 let Some(waiter) = self.watch.blocked.unregister(id) else {
                     continue;
                 };
-                match (waiter.rerun)(self, snapshot, &waiter.request.argv) {
+                let as_waiter = snapshot.speaking(waiter.request.protocol);
+                match (waiter.rerun)(self, &as_waiter, &waiter.request.argv) {
                     Ok(Outcome::Block(again)) => {
                         let mut waiter = waiter;
                         // A claim wake-up is never in the past: the next check is at least

@@ -1,14 +1,15 @@
 //! DUMP payloads: a value's type byte and body, then the RDB version (2 bytes little-endian)
 //! and the CRC64 of everything before it (8 bytes little-endian), as Redis 8.8's
-//! `createDumpPayload` writes them. [`verify`] is `verifyDumpPayload`: at least 10 bytes, a
-//! version no newer than ours, and a matching checksum unless the stored one is 0.
+//! `createDumpPayload` writes them (version 14, which 8.8 and 8.10 both restore). [`verify`]
+//! is `verifyDumpPayload`: at least 10 bytes, a version no newer than Redis 8.10's (15), and a
+//! matching checksum unless the stored one is 0.
 
 use crate::error::RdbError;
 use crate::keyspace::Value;
 
 use super::codec::{Reader, Writer};
 use super::crc64::crc64;
-use super::{RDB_VERSION, value};
+use super::{RDB_VERSION, RDB_VERSION_READ, value};
 
 /// The DUMP payload of `value`; `compress` is `rdbcompression`.
 pub fn dump(value: &Value, now_ms: u64, compress: bool) -> Vec<u8> {
@@ -29,7 +30,7 @@ pub fn verify(payload: &[u8]) -> bool {
     }
     let footer = &payload[payload.len() - 10..];
     let version = u16::from_le_bytes([footer[0], footer[1]]);
-    if version > RDB_VERSION {
+    if version > RDB_VERSION_READ {
         return false;
     }
     let mut stored = [0u8; 8];

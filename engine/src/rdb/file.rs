@@ -10,7 +10,7 @@
 //! and the reader then skips the check, as Redis does (for a file of 1 MiB or more it is
 //! computed on a second thread while the body is decoded). Databases without keys are left out.
 //!
-//! Reading accepts versions 1 to [`RDB_VERSION`], skips what does not change the keyspace (aux
+//! Reading accepts versions 1 to [`super::RDB_VERSION_READ`], skips what does not change the keyspace (aux
 //! fields, RESIZEDB, SLOT_INFO, IDLE, FREQ) and refuses what echomq cannot hold (function
 //! libraries, module data, value types other than strings and streams). Keys whose expiry has
 //! passed are dropped when `drop_expired` (a primary loading a file), as Redis drops them.
@@ -27,7 +27,7 @@ use crate::keyspace::Value;
 
 use super::codec::{Reader, SaveOutput, Writer};
 use super::crc64::crc64;
-use super::{RDB_VERSION, opcodes, value};
+use super::{RDB_VERSION, RDB_VERSION_READ, opcodes, value};
 
 /// One database's keys: key, value, expiry (Unix ms).
 pub type DbSnapshot = Vec<(Bytes, Value, Option<u64>)>;
@@ -202,7 +202,7 @@ fn read_with(
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or(RdbError::BadMagic)?;
-    if version < 1 || version > u32::from(RDB_VERSION) {
+    if version < 1 || version > u32::from(RDB_VERSION_READ) {
         return Err(RdbError::Version(version));
     }
     let mut loaded = Loaded {

@@ -4,10 +4,11 @@
 //! and sound (every stream passes [`crate::Stream::check_invariants`]) and dumps to a payload
 //! that loads back to the same bytes. The first input byte picks how the rest is read: even,
 //! the rest is a payload body (the version and a zero checksum are appended, so it passes the
-//! footer check and reaches the decoder); odd, a file, tried as it is and with `REDIS0014`
+//! footer check and reaches the decoder; the version is 14 or, when the mode byte's bit 1 is
+//! set, Redis 8.10's 15); odd, a file, tried as it is and with `REDIS0014` or `REDIS0015`
 //! before it.
 
-use super::{RDB_VERSION, dump, file};
+use super::{RDB_VERSION, RDB_VERSION_READ, dump, file};
 use crate::keyspace::Value;
 
 const NOW: u64 = 1_700_000_000_000;
@@ -34,7 +35,12 @@ pub fn run(data: &[u8]) {
     };
     if mode % 2 == 0 {
         let mut payload = rest.to_vec();
-        payload.extend_from_slice(&RDB_VERSION.to_le_bytes());
+        let version = if mode & 2 != 0 {
+            RDB_VERSION_READ
+        } else {
+            RDB_VERSION
+        };
+        payload.extend_from_slice(&version.to_le_bytes());
         payload.extend_from_slice(&[0; 8]);
         if dump::verify(&payload)
             && let Ok(value) = dump::restore(&payload, NOW)
@@ -48,7 +54,12 @@ pub fn run(data: &[u8]) {
         databases: 16,
         drop_expired: mode & 2 != 0,
     };
-    let mut prefixed = b"REDIS0014".to_vec();
+    let header: &[u8] = if mode & 4 != 0 {
+        b"REDIS0015"
+    } else {
+        b"REDIS0014"
+    };
+    let mut prefixed = header.to_vec();
     prefixed.extend_from_slice(rest);
     for bytes in [rest, &prefixed[..]] {
         if let Ok(loaded) = file::read(bytes, &options) {

@@ -1,5 +1,6 @@
 //! Redis's RDB format: snapshot files (SAVE, BGSAVE, loading `dump.rdb`) and DUMP/RESTORE
-//! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.8 write.
+//! payloads, as Redis 8.8 (RDB version 14) writes them, readable from what Redis 5.0–8.10 write
+//! (versions up to 15, for the types echomq holds).
 //! This module encodes into a [`codec::SaveOutput`] and decodes from byte slices; it opens,
 //! writes and syncs no file (the server does, through its own `SaveOutput`).
 //!
@@ -31,12 +32,20 @@ pub mod stream;
 pub mod value;
 
 #[cfg(test)]
+mod hardening_tests;
+#[cfg(test)]
 mod reference;
 #[cfg(test)]
 pub(crate) mod tests;
 
-/// The RDB version written (Redis 8.8's `RDB_VERSION`).
+/// The RDB version written (Redis 8.8's `RDB_VERSION`): a DUMP or file from echomq loads on
+/// Redis 8.8 (which refuses anything newer) and on 8.10.
 pub const RDB_VERSION: u16 = 14;
+
+/// The newest RDB version read (Redis 8.10's): version 15 adds hash templates only
+/// (`docs/reference/streams-8.md` §8), so a payload of a type echomq knows reads as in 14,
+/// and one of a type it does not know is refused as Redis refuses an unknown type.
+pub const RDB_VERSION_READ: u16 = 15;
 
 /// Value type bytes (Redis's `RDB_TYPE_*`).
 pub mod types {

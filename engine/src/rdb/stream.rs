@@ -102,11 +102,11 @@ pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Stream, Rdb
     let (nodes, live_entries) = nodes::read(r)?;
     let length = r.length()?;
     let last_id = r.id_lens()?;
-    let (max_deleted_entry_id, entries_added) = if rdb_type >= types::STREAM_LISTPACKS_2 {
-        let _first_id = r.id_lens()?;
-        (r.id_lens()?, r.length()?)
+    let (first_id, max_deleted_entry_id, entries_added) = if rdb_type >= types::STREAM_LISTPACKS_2 {
+        let first_id = r.id_lens()?;
+        (Some(first_id), r.id_lens()?, r.length()?)
     } else {
-        (StreamId::MIN, length)
+        (None, StreamId::MIN, length)
     };
     if length != live_entries {
         return Err(r.corrupt("Stream length inconsistent with live entries"));
@@ -159,6 +159,11 @@ pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Stream, Rdb
     stream
         .check_loaded_invariants()
         .map_err(|e| corrupt(r, format!("stream breaks its invariants: {e}")))?;
+    // Redis 8.10's load hardening: the saved first id is the first live entry's (0-0 when
+    // there is none); the stream recomputes it, so a payload that disagrees is corrupt.
+    if first_id.is_some_and(|id| id != stream.first_id()) {
+        return Err(r.corrupt("Stream first ID does not match its first entry"));
+    }
     Ok(stream)
 }
 

@@ -168,7 +168,7 @@ fn dump_payloads_carry_version_and_checksum() {
     bad[3] ^= 1;
     assert!(!dump::verify(&bad));
     let mut newer = payload.clone();
-    newer[n - 10] = RDB_VERSION as u8 + 1;
+    newer[n - 10] = super::RDB_VERSION_READ as u8 + 1;
     assert!(!dump::verify(&newer));
     assert!(!dump::verify(&payload[..9]));
     // A zero checksum is not checked, as Redis does not check it.

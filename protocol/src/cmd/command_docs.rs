@@ -15,9 +15,14 @@
 
 use echomq_engine::Reply;
 
-/// One key spec: the key at argument `index`, then a range (`lastkey`, `keystep`, `limit`).
+/// One key spec: the key at argument `index` (or, with `keyword`, after that keyword, searched
+/// from argument `index` on), then a range (`lastkey`, `keystep`, `limit`).
 pub(crate) struct KeySpec {
+    /// Redis's note on the spec, sent first when there is one.
+    pub notes: Option<&'static str>,
     pub flags: &'static [&'static str],
+    /// `begin_search` by keyword: the keyword, `index` then being its `startfrom`.
+    pub keyword: Option<&'static str>,
     pub index: i64,
     pub lastkey: i64,
     pub keystep: i64,
@@ -32,51 +37,61 @@ pub(crate) struct Arg {
     pub display: Option<&'static str>,
     pub key_spec_index: Option<i64>,
     pub token: Option<&'static str>,
+    /// The version that added the argument, when later than the command's.
+    pub since: Option<&'static str>,
     pub flags: &'static [&'static str],
     /// A oneof's or block's own arguments.
     pub arguments: &'static [Arg],
 }
 
 /// An argument of `kind` named `name`, nothing else said.
-const fn arg(name: &'static str, kind: &'static str) -> Arg {
+pub(crate) const fn arg(name: &'static str, kind: &'static str) -> Arg {
     Arg {
         name,
         kind,
         display: None,
         key_spec_index: None,
         token: None,
+        since: None,
         flags: &[],
         arguments: &[],
     }
 }
 
 impl Arg {
-    const fn display(self, text: &'static str) -> Arg {
+    pub(crate) const fn display(self, text: &'static str) -> Arg {
         Arg {
             display: Some(text),
             ..self
         }
     }
 
-    const fn key_spec(self, index: i64) -> Arg {
+    pub(crate) const fn key_spec(self, index: i64) -> Arg {
         Arg {
             key_spec_index: Some(index),
             ..self
         }
     }
 
-    const fn token(self, token: &'static str) -> Arg {
+    pub(crate) const fn token(self, token: &'static str) -> Arg {
         Arg {
             token: Some(token),
             ..self
         }
     }
 
-    const fn flags(self, flags: &'static [&'static str]) -> Arg {
+    pub(crate) const fn since(self, version: &'static str) -> Arg {
+        Arg {
+            since: Some(version),
+            ..self
+        }
+    }
+
+    pub(crate) const fn flags(self, flags: &'static [&'static str]) -> Arg {
         Arg { flags, ..self }
     }
 
-    const fn args(self, arguments: &'static [Arg]) -> Arg {
+    pub(crate) const fn args(self, arguments: &'static [Arg]) -> Arg {
         Arg { arguments, ..self }
     }
 
@@ -96,10 +111,13 @@ impl Arg {
         if let Some(index) = self.key_spec_index {
             fields.push(field("key_spec_index", Reply::Int(index)));
         }
-        // Redis then sends summary, since and deprecated_since where an argument has them;
-        // no XGROUP or XINFO argument does.
         if let Some(token) = self.token {
             fields.push(field("token", bulk(token)));
+        }
+        // Redis sends summary, since and deprecated_since here where an argument has them;
+        // only `since` is used (XREAD's MAXCOUNT and MAXSIZE, XREADGROUP's CLAIM).
+        if let Some(since) = self.since {
+            fields.push(field("since", bulk(since)));
         }
         if !self.flags.is_empty() {
             fields.push(field("flags", statuses(self.flags)));
@@ -131,8 +149,11 @@ impl Docs {
             field("summary", bulk(self.summary)),
             field("since", bulk(self.since)),
             field("group", bulk(self.group)),
-            field("complexity", bulk(self.complexity)),
         ];
+        // XREAD's row has no complexity.
+        if !self.complexity.is_empty() {
+            fields.push(field("complexity", bulk(self.complexity)));
+        }
         if !self.history.is_empty() {
             let history = self
                 .history
@@ -164,7 +185,7 @@ pub(crate) struct Sub {
 
 impl Sub {
     /// COMMAND INFO's entry.
-    fn info(&self) -> Reply {
+    pub(crate) fn info(&self) -> Reply {
         let (first, last, step) = self.keys;
         Reply::Array(vec![
             bulk(self.full_name),
@@ -181,7 +202,7 @@ impl Sub {
     }
 
     /// COMMAND DOCS's map.
-    fn docs(&self) -> Reply {
+    pub(crate) fn docs(&self) -> Reply {
         Reply::Map(self.docs.fields())
     }
 }
@@ -258,15 +279,29 @@ fn key_spec(spec: &KeySpec) -> Reply {
     let map = |pairs: Vec<(&'static str, Reply)>| {
         Reply::Map(pairs.into_iter().map(|(k, v)| field(k, v)).collect())
     };
-    map(vec![
+    let begin_search = match spec.keyword {
+        None => map(vec![
+            ("type", bulk("index")),
+            ("spec", map(vec![("index", Reply::Int(spec.index))])),
+        ]),
+        Some(keyword) => map(vec![
+            ("type", bulk("keyword")),
+            (
+                "spec",
+                map(vec![
+                    ("keyword", bulk(keyword)),
+                    ("startfrom", Reply::Int(spec.index)),
+                ]),
+            ),
+        ]),
+    };
+    let mut fields = Vec::new();
+    if let Some(notes) = spec.notes {
+        fields.push(("notes", bulk(notes)));
+    }
+    fields.extend([
         ("flags", statuses(spec.flags)),
-        (
-            "begin_search",
-            map(vec![
-                ("type", bulk("index")),
-                ("spec", map(vec![("index", Reply::Int(spec.index))])),
-            ]),
-        ),
+        ("begin_search", begin_search),
         (
             "find_keys",
             map(vec![
@@ -281,7 +316,8 @@ fn key_spec(spec: &KeySpec) -> Reply {
                 ),
             ]),
         ),
-    ])
+    ]);
+    map(fields)
 }
 
 pub(crate) const XGROUP: Container = Container {
@@ -310,6 +346,8 @@ pub(crate) const XGROUP: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Creates a consumer group.",
@@ -345,6 +383,8 @@ pub(crate) const XGROUP: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Creates a consumer in a consumer group.",
@@ -372,6 +412,8 @@ pub(crate) const XGROUP: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Deletes a consumer from a consumer group.",
@@ -399,6 +441,8 @@ pub(crate) const XGROUP: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Destroys a consumer group.",
@@ -439,6 +483,8 @@ pub(crate) const XGROUP: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Sets the last-delivered ID of a consumer group.",
@@ -487,6 +533,8 @@ pub(crate) const XINFO: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Returns a list of the consumers in a consumer group.",
@@ -513,6 +561,8 @@ pub(crate) const XINFO: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Returns a list of the consumer groups of a stream.",
@@ -553,6 +603,8 @@ pub(crate) const XINFO: Container = Container {
                 lastkey: 0,
                 keystep: 1,
                 limit: 0,
+                keyword: None,
+                notes: None,
             }],
             docs: Docs {
                 summary: "Returns information about a stream.",

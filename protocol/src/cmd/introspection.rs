@@ -5,21 +5,25 @@ use echomq_engine::{Error as EngineError, Reply};
 
 use echomq_engine::command::CommandSpec;
 
-use super::command_docs;
 use super::table::all;
 use super::{Ctx, error, is, lookup, unknown_subcommand};
+use super::{command_docs, command_docs_reads};
 
 use crate::error::CommandError;
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
 /// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
-/// as Redis 8.8 does ([`command_docs`]). Other commands come from their table row: flags are
+/// as Redis 8.8 does ([`command_docs`]), XREAD and XREADGROUP as 8.10 does
+/// ([`command_docs_reads`]). Other commands come from their table row: flags are
 /// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
 /// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
 /// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
     if let Some(container) = command_docs::container(spec.name) {
         return container.info();
+    }
+    if let Some(row) = command_docs_reads::row(spec.name) {
+        return row.info();
     }
     let flags = if crate::slot::has_movable_keys(spec) {
         vec![Reply::Status("movablekeys")]
@@ -45,6 +49,9 @@ fn info_entry(spec: &CommandSpec) -> Reply {
 fn docs_entry(name: &'static str) -> Reply {
     if let Some(container) = command_docs::container(name) {
         return container.docs();
+    }
+    if let Some(row) = command_docs_reads::row(name) {
+        return row.docs();
     }
     Reply::Map(vec![
         (Reply::bulk_static("summary"), Reply::bulk_static("")),

@@ -16,6 +16,7 @@
 mod archive;
 mod cluster;
 mod command_docs;
+mod command_docs_reads;
 mod config;
 pub(crate) mod connection;
 mod copy;
@@ -274,7 +275,7 @@ pub(crate) fn execute(
             }
         }
         Found::Engine(spec) if spec.has(BLOCKING) => {
-            match batch.execute_blocking_in(client.db, argv, Arc::clone(waker)) {
+            match batch.execute_blocking_as(client.db, client.protocol, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
             }
@@ -282,7 +283,8 @@ pub(crate) fn execute(
         Found::Engine(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
-                    engine::execute_spec(db, snapshot, spec, argv)
+                    let snapshot = snapshot.speaking(client.protocol);
+                    engine::execute_spec(db, &snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
@@ -338,7 +340,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             reply
         }
         Found::Engine(spec) => {
-            let snapshot = *ctx.snapshot;
+            let snapshot = ctx.snapshot.speaking(ctx.client.protocol);
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };

@@ -189,7 +189,7 @@ const NUMBERS: [&str; 16] = [
     "1mb",
 ];
 
-const KEYWORDS: [&str; 80] = [
+const KEYWORDS: [&str; 82] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -272,6 +272,9 @@ const KEYWORDS: [&str; 80] = [
     "ENTRIESADDED",
     "MAXDELETEDID",
     "TIME",
+    // Redis 8.10's XREAD/XREADGROUP read caps.
+    "MAXCOUNT",
+    "MAXSIZE",
 ];
 
 const WORDS: [&str; 16] = [
@@ -749,6 +752,8 @@ mod tests {
             "IDMP-MAXSIZE",
             "RETRYCOUNT",
             "FORCE",
+            "MAXCOUNT",
+            "MAXSIZE",
         ] {
             assert!(KEYWORDS.contains(&word), "add {word} to KEYWORDS");
         }

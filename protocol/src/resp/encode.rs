@@ -9,15 +9,9 @@
 use bytes::{BufMut, BytesMut};
 use echomq_engine::Reply;
 
-/// The protocol version a connection speaks (HELLO 2 or HELLO 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// RESP2, the default.
-    #[default]
-    Resp2,
-    /// RESP3.
-    Resp3,
-}
+/// The protocol version a connection speaks: the engine's, so a command can size its reply
+/// for it (`echomq_engine::encoded_len` matches [`encode`] byte for byte).
+pub use echomq_engine::Protocol;
 
 fn put_int_line(out: &mut BytesMut, prefix: u8, n: i64) {
     let mut digits = itoa::Buffer::new();
@@ -172,5 +166,44 @@ mod tests {
         let v = Reply::Verbatim(Bytes::from_static(b"x"));
         assert_eq!(enc(&v, Protocol::Resp3), b"=5\r\ntxt:x\r\n");
         assert_eq!(enc(&v, Protocol::Resp2), b"$1\r\nx\r\n");
+    }
+
+    #[test]
+    fn the_engines_sizes_are_the_encoders_lengths() {
+        use echomq_engine::reply::EntryReplies;
+        use echomq_engine::{StreamId, encoded_len};
+        let mut entries = EntryReplies::new();
+        entries.push_fields(
+            StreamId::new(1, 2),
+            [(&b"f"[..], &b"v"[..]), (b"field", b"")].into_iter(),
+        );
+        entries.push_deleted(StreamId::new(3, 0));
+        let b = |s: &'static str| Reply::Bulk(Bytes::from_static(s.as_bytes()));
+        let replies = [
+            Reply::OK,
+            Reply::Int(-1234),
+            Reply::Int(0),
+            b(""),
+            b("0123456789"),
+            Reply::Null,
+            Reply::NullArray,
+            Reply::Verbatim(Bytes::from_static(b"info")),
+            Reply::Error("ERR x\r\ny".into()),
+            Reply::Set(vec![b("a"), Reply::Int(7)]),
+            Reply::Map(vec![(b("k"), Reply::Array(vec![Reply::Null]))]),
+            Reply::StreamMap(vec![
+                (b("s1"), Reply::Entries(entries.finish())),
+                (b("s2"), Reply::Array(vec![])),
+            ]),
+        ];
+        for reply in &replies {
+            for protocol in [Protocol::Resp2, Protocol::Resp3] {
+                assert_eq!(
+                    encoded_len(reply, protocol),
+                    enc(reply, protocol).len(),
+                    "{reply:?} in {protocol:?}"
+                );
+            }
+        }
     }
 }

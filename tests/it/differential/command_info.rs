@@ -192,3 +192,77 @@ fn every_xgroup_and_xinfo_subcommand_has_its_key_spec() {
         "XGROUP's five keyed subcommands and XINFO's three"
     );
 }
+
+/// Takes Redis 8.10's additions out of XREAD's and XREADGROUP's rows (key-spec notes and the
+/// `incomplete` flag, the history entries, the MAXCOUNT and MAXSIZE arguments, an argument's
+/// `since`): what is left must be Redis 8.8's row exactly.
+fn without_8_10(value: &mut Resp) {
+    let is_key = |k: &Resp, name: &str| match k {
+        Resp::Bulk(b) => b == name.as_bytes(),
+        Resp::Simple(s) => s == name,
+        _ => false,
+    };
+    match value {
+        Resp::Map(pairs) => {
+            let argument = pairs.iter().any(|(k, _)| is_key(k, "name"));
+            pairs.retain(|(k, _)| {
+                !(is_key(k, "notes") || is_key(k, "history") || (argument && is_key(k, "since")))
+            });
+            for (_, v) in pairs {
+                without_8_10(v);
+            }
+        }
+        Resp::Set(items) => {
+            items.retain(|item| !is_key(item, "incomplete"));
+            items.iter_mut().for_each(without_8_10);
+        }
+        Resp::Array(items) => {
+            items.retain(|item| match item {
+                Resp::Map(pairs) => !pairs.iter().any(|(k, v)| {
+                    is_key(k, "name") && (is_key(v, "maxcount") || is_key(v, "maxsize"))
+                }),
+                _ => true,
+            });
+            items.iter_mut().for_each(without_8_10);
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn xread_and_xreadgroup_rows_are_redis_8_8s_plus_8_10s_additions() {
+    let Some(peer) = Peer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let mut theirs_conn = Conn::open(peer.addr(), 3);
+    let mut ours_conn = Conn::open(ours.addr(), 3);
+    for line in [
+        "COMMAND INFO xread",
+        "COMMAND INFO xreadgroup",
+        "COMMAND DOCS xread",
+        "COMMAND DOCS xreadgroup",
+    ] {
+        let theirs = theirs_conn.call(line);
+        let mine = ours_conn.call(line);
+        let text = String::from_utf8_lossy(&mine.to_bytes()).into_owned();
+        if line.starts_with("COMMAND INFO") {
+            assert!(text.contains("incomplete") && text.contains("fall back to xreadGetKeys"));
+        } else {
+            assert!(
+                text.contains("MAXCOUNT") && text.contains("8.10.0"),
+                "{text}"
+            );
+        }
+        if line.ends_with("xreadgroup") && line.starts_with("COMMAND DOCS") {
+            assert!(text.contains("Added the `CLAIM` option."));
+        }
+        let mut stripped = mine.clone();
+        without_8_10(&mut stripped);
+        assert_eq!(
+            String::from_utf8_lossy(&stripped.to_bytes()),
+            String::from_utf8_lossy(&theirs.to_bytes()),
+            "{line}"
+        );
+    }
+}

@@ -246,3 +246,52 @@ fn restore_errors_are_redis8_errors() {
     }
     assert_eq!(state(&mut c, "x1"), state(&mut r, "x1"));
 }
+
+/// `payload` with its RDB version set to `version` and its checksum recomputed.
+fn with_version(payload: &[u8], version: u16) -> Vec<u8> {
+    let n = payload.len();
+    let mut out = payload[..n - 10].to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    let crc = echomq_engine::rdb::crc64::crc64(0, &out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Redis 8.10 DUMPs a stream as 8.8 does but with version 15 (its stream layout is 8.8's):
+/// echomq restores it to the same stream, where Redis 8.8 refuses it; a version-15 payload of
+/// a type echomq does not hold (8.10's hash templates) is `Bad data format`.
+#[test]
+fn a_redis_8_10_stream_dump_restores_and_unknown_types_are_refused() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (_redis, raddr) = start_redis(&redis, dir.path());
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut r = Conn::open(raddr);
+    let mut c = Conn::open(addr);
+    deterministic(&mut r);
+    workload(&mut r);
+    for key in ["d", "s"] {
+        let v15 = with_version(&r.dump(key), 15);
+        let copy = format!("{key}-8.10");
+        assert_eq!(c.restore(&copy, "0", &v15, &[]), "OK");
+        assert_eq!(state(&mut c, &copy), state(&mut r, key));
+        assert!(
+            r.restore(&copy, "0", &v15, &[])
+                .contains("version or checksum")
+        );
+        // echomq's own DUMP stays version 14, which Redis 8.8 restores.
+        let ours = c.dump(&copy);
+        assert_eq!(&ours[ours.len() - 10..ours.len() - 8], &14u16.to_le_bytes());
+        assert_eq!(r.restore(&format!("{key}-back"), "0", &ours, &[]), "OK");
+    }
+    let template = with_version(&[29u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 15);
+    assert!(
+        c.restore("h", "0", &template, &[])
+            .contains("Bad data format")
+    );
+    let too_new = with_version(&r.dump("d"), 16);
+    assert!(
+        c.restore("x", "0", &too_new, &[])
+            .contains("version or checksum")
+    );
+}

@@ -31,6 +31,7 @@ mod copy;
 mod effects;
 mod expiry;
 mod hardening;
+mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;
 mod wire;

@@ -7,6 +7,7 @@
 use crate::command::{args, subcommand};
 
 pub(crate) mod forms;
+pub(crate) mod read_caps;
 pub(crate) mod trim_args;
 pub(crate) mod xack;
 pub(crate) mod xadd;
@@ -35,5 +36,7 @@ pub use xreadgroup::{Delivered, GroupFrom, GroupRead, GroupReadDone};
 mod idmp_tests;
 #[cfg(test)]
 mod propagate_tests;
+#[cfg(test)]
+mod read_caps_tests;
 #[cfg(test)]
 mod typed_tests;

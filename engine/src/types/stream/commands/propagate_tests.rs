@@ -121,6 +121,10 @@ fn op() -> impl Strategy<Value = Vec<String>> {
             v
         }),
         1 => (key.clone(), group.clone(), consumer.clone()).prop_map(move |(k, g, c)| words(&["XREADGROUP", "GROUP", g, c, "STREAMS", k, "0"])),
+        2 => (group.clone(), consumer.clone(), 1u64..4, prop_oneof![Just("1"), Just("60"), Just("100000")], any::<bool>()).prop_map(move |(g, c, n, size, history)| {
+            let from = if history { "0" } else { ">" };
+            words(&["XREADGROUP", "GROUP", g, c, "MAXCOUNT", &n.to_string(), "MAXSIZE", size, "STREAMS", "s", "t", from, from])
+        }),
         1 => (key.clone(), group.clone(), id.clone()).prop_map(move |(k, g, i)| words(&["XACK", k, g, &i])),
         1 => (key.clone(), group.clone(), consumer.clone(), id.clone()).prop_map(move |(k, g, c, i)| words(&["XCLAIM", k, g, c, "0", &i])),
         1 => (key.clone(), group.clone(), consumer.clone(), id.clone()).prop_map(move |(k, g, c, i)| words(&["XCLAIM", k, g, c, "0", &i, "JUSTID", "LASTID", "9-0"])),

@@ -1,6 +1,12 @@
-//! `XREAD [COUNT n] [BLOCK ms] STREAMS key... id...` and
-//! `XREADGROUP GROUP group consumer [COUNT n] [BLOCK ms] [CLAIM min-idle] [NOACK] STREAMS
-//! key... id...`.
+//! `XREAD [COUNT n] [MAXCOUNT n] [MAXSIZE bytes] [BLOCK ms] STREAMS key... id...` and
+//! `XREADGROUP GROUP group consumer [COUNT n] [MAXCOUNT n] [MAXSIZE bytes] [BLOCK ms]
+//! [CLAIM min-idle] [NOACK] STREAMS key... id...` (options in any order before STREAMS).
+//!
+//! MAXCOUNT and MAXSIZE (Redis 8.10) cap the whole reply where COUNT caps each stream; the
+//! rules are in `read_caps.rs` and `docs/reference/streams-8.md` §6. Their values must be
+//! positive, checked as they are parsed; `MAXCOUNT >= COUNT` is checked after the option
+//! loop, before STREAMS and GROUP are looked for. A stream the caps never reach is left out
+//! of the reply and, for XREADGROUP, untouched (its consumer is not created or marked seen).
 //!
 //! CLAIM (Redis 8.4): for a stream read with `>`, pending entries idle for at least min-idle
 //! are claimed first (the NACK zone first, then oldest delivery), then new entries are read,
@@ -26,8 +32,10 @@ use crate::error::{Error, Result, shown};
 use crate::id::StreamId;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::{EntryReplies, Reply};
+use crate::reply_size::encoded_len;
 
 use super::args::{is, parse_i64};
+use super::read_caps::{Budget, Caps};
 use super::xreadgroup::{Delivered, GroupFrom, GroupRead};
 
 /// Where a stream is read from.
@@ -59,6 +67,7 @@ impl XRead {
         let mut block_ms: Option<u64> = None;
         let mut noack = false;
         let mut claim: Option<u64> = None;
+        let mut caps = Caps::default();
         let mut group: Option<(&[u8], &[u8])> = None;
         let mut streams_at = None;
         let mut i = 1;
@@ -79,6 +88,12 @@ impl XRead {
                 if ms > 0 && ms > i64::MAX - i64::try_from(snapshot.now_ms).unwrap_or(i64::MAX) {
                     return Err(Error::TimeoutOutOfRange);
                 }
+                i += 2;
+            } else if is(opt, "maxcount") && more > 0 {
+                caps.max_count = Some(Caps::parse_max_count(argv[i + 1])?);
+                i += 2;
+            } else if is(opt, "maxsize") && more > 0 {
+                caps.max_size = Some(Caps::parse_max_size(argv[i + 1])?);
                 i += 2;
             } else if is(opt, "count") && more > 0 {
                 count = usize::try_from(parse_i64(argv[i + 1])?.max(0)).unwrap_or(usize::MAX);
@@ -109,6 +124,7 @@ impl XRead {
                 return Err(Error::Syntax);
             }
         }
+        caps.check(count)?;
         let Some(streams_at) = streams_at else {
             return Err(Error::Syntax);
         };
@@ -155,7 +171,11 @@ impl XRead {
 
         let mut served = Vec::new();
         let mut first_pending_time: Option<u64> = None;
+        let budget = Budget::new(caps, snapshot.protocol);
         for (&key, from) in keys.iter().zip(&froms) {
+            let Some(count) = budget.open_stream(count) else {
+                break;
+            };
             db.count_read(key, false);
             let entries = match group {
                 Some((g, consumer)) => {
@@ -166,15 +186,16 @@ impl XRead {
                         noack,
                     };
                     let (entries, first) =
-                        serve_group(db, snapshot, key, &read, *from, &mut claim)?;
+                        serve_group(db, snapshot, key, &read, *from, &mut claim, &budget)?;
                     if let Some(t) = first {
                         first_pending_time = Some(first_pending_time.map_or(t, |m| m.min(t)));
                     }
                     entries
                 }
-                None => serve_plain(db, key, *from, count)?,
+                None => serve_plain(db, key, *from, count, &budget)?,
             };
-            if let Some(entries) = entries {
+            if let Some((entries, n)) = entries {
+                budget.close_stream(key, n);
                 served.push((Reply::bulk(key), entries));
             }
         }
@@ -208,12 +229,22 @@ impl XRead {
                     .unwrap_or(snapshot.now_ms)
                     .saturating_add(min)
             }),
+            protocol: snapshot.protocol,
         }))
     }
 }
 
-/// XREAD's entries for one stream, or `None` if it is not served.
-fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<Reply>> {
+/// One served stream's entries, and how many.
+type Served = (Reply, usize);
+
+/// XREAD's entries for one stream and how many, or `None` if it is not served.
+fn serve_plain(
+    db: &Db,
+    key: &[u8],
+    from: From,
+    count: usize,
+    budget: &Budget,
+) -> Result<Option<Served>> {
     let From::After(after) = from else {
         return Ok(None);
     };
@@ -228,11 +259,17 @@ fn serve_plain(db: &Db, key: &[u8], from: From, count: usize) -> Result<Option<R
     };
     let limit = if count == 0 { usize::MAX } else { count };
     let mut entries = EntryReplies::new();
-    stream
-        .range(start, StreamId::MAX)
-        .take(limit)
-        .for_each(|e| entries.push(&e));
-    Ok(Some(entries.into_reply()))
+    let protocol = budget.protocol();
+    for e in stream.range(start, StreamId::MAX).take(limit) {
+        if !budget.may_emit(key) {
+            break;
+        }
+        let before = entries.encoded_len(protocol);
+        entries.push(&e);
+        budget.emitted(entries.encoded_len(protocol) - before);
+    }
+    let n = entries.len();
+    Ok(Some((entries.into_reply(), n)))
 }
 
 /// XREADGROUP's entries for one stream, or `None` if it is not served, and (with CLAIM) the
@@ -245,7 +282,8 @@ fn serve_group(
     read: &GroupRead<'_>,
     from: From,
     claim: &mut Option<u64>,
-) -> Result<(Option<Reply>, Option<u64>)> {
+    budget: &Budget,
+) -> Result<(Option<Served>, Option<u64>)> {
     let from = match (from, *claim) {
         (From::After(after), _) => {
             *claim = None;
@@ -254,35 +292,48 @@ fn serve_group(
         (From::New, Some(min_idle_ms)) => GroupFrom::Claiming { min_idle_ms },
         (From::New, None) => GroupFrom::New,
     };
-    let (done, reply) = if matches!(from, GroupFrom::Claiming { .. }) {
+    let protocol = budget.protocol();
+    let more = &mut || budget.may_emit(key);
+    let (done, reply, n) = if matches!(from, GroupFrom::Claiming { .. }) {
         // CLAIM's shape: every entry `[id, fields, idle, count]`, new ones `0, 0`.
         let mut entries = Vec::new();
-        let done = db.xreadgroup(key, read, from, snapshot.now_ms, &mut |d| match d {
-            Delivered::Claimed {
-                entry,
-                idle_ms,
-                deliveries_before,
-            } => entries.push(with_delivery(
-                Reply::entry(&entry),
-                idle_ms,
-                deliveries_before as i64,
-            )),
-            Delivered::New(e) | Delivered::History(_, Some(e)) => {
-                entries.push(with_delivery(Reply::entry(&e), 0, 0))
-            }
-            Delivered::History(_, None) => {}
+        let done = db.xreadgroup_while(key, read, from, snapshot.now_ms, more, &mut |d| {
+            let entry = match d {
+                Delivered::Claimed {
+                    entry,
+                    idle_ms,
+                    deliveries_before,
+                } => with_delivery(Reply::entry(&entry), idle_ms, deliveries_before as i64),
+                Delivered::New(e) | Delivered::History(_, Some(e)) => {
+                    with_delivery(Reply::entry(&e), 0, 0)
+                }
+                Delivered::History(_, None) => return,
+            };
+            let bytes = if budget.sizing() {
+                encoded_len(&entry, protocol)
+            } else {
+                0
+            };
+            budget.emitted(bytes);
+            entries.push(entry);
         })?;
-        (done, Reply::Array(entries))
+        let n = entries.len();
+        (done, Reply::Array(entries), n)
     } else {
         let mut entries = EntryReplies::new();
-        let done = db.xreadgroup(key, read, from, snapshot.now_ms, &mut |d| match d {
-            Delivered::New(e) | Delivered::History(_, Some(e)) => entries.push(&e),
-            Delivered::Claimed { entry, .. } => entries.push(&entry),
-            Delivered::History(id, None) => entries.push_deleted(id),
+        let done = db.xreadgroup_while(key, read, from, snapshot.now_ms, more, &mut |d| {
+            let before = entries.encoded_len(protocol);
+            match d {
+                Delivered::New(e) | Delivered::History(_, Some(e)) => entries.push(&e),
+                Delivered::Claimed { entry, .. } => entries.push(&entry),
+                Delivered::History(id, None) => entries.push_deleted(id),
+            }
+            budget.emitted(entries.encoded_len(protocol) - before);
         })?;
-        (done, entries.into_reply())
+        let n = entries.len();
+        (done, entries.into_reply(), n)
     };
-    Ok((done.served.then_some(reply), done.first_pending_ms))
+    Ok((done.served.then_some((reply, n)), done.first_pending_ms))
 }
 
 /// `[id, fields]` with CLAIM's idle time and delivery count appended.

@@ -110,13 +110,28 @@ impl Db {
         now_ms: u64,
         emit: &mut dyn FnMut(Delivered<'_>),
     ) -> Result<GroupReadDone> {
+        self.xreadgroup_while(key, read, from, now_ms, &mut || true, emit)
+    }
+
+    /// [`Db::xreadgroup`], asking `more` before each entry it would serve (XREADGROUP's
+    /// MAXCOUNT/MAXSIZE): at the first no it stops, and an entry not served is not delivered,
+    /// claimed or re-delivered, so its effects are not there either.
+    pub fn xreadgroup_while(
+        &mut self,
+        key: &[u8],
+        read: &GroupRead<'_>,
+        from: GroupFrom,
+        now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
+        emit: &mut dyn FnMut(Delivered<'_>),
+    ) -> Result<GroupReadDone> {
         let mut served = Served {
             keep_ids: self.propagating(),
             created: false,
             delivered: 0,
             ids: Vec::new(),
         };
-        let done = read_stream(self, key, read, from, now_ms, emit, &mut served)?;
+        let done = read_stream(self, key, read, from, now_ms, more, emit, &mut served)?;
         read_effects(
             self,
             key,
@@ -128,12 +143,14 @@ impl Db {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn read_stream(
     db: &mut Db,
     key: &[u8],
     read: &GroupRead<'_>,
     from: GroupFrom,
     now: u64,
+    more: &mut dyn FnMut() -> bool,
     emit: &mut dyn FnMut(Delivered<'_>),
     served: &mut Served,
 ) -> Result<GroupReadDone> {
@@ -170,12 +187,13 @@ fn read_stream(
     match from {
         GroupFrom::Claiming { min_idle_ms } => {
             let claimed = stream
-                .claim_idle(
+                .claim_idle_while(
                     group,
                     consumer,
                     min_idle_ms,
                     count,
                     now,
+                    more,
                     &mut |e, idle, n| {
                         served.delivered(e.id);
                         emit(Delivered::Claimed {
@@ -189,7 +207,7 @@ fn read_stream(
             if has_new && (count == 0 || claimed < count) {
                 let rest = if count == 0 { 0 } else { count - claimed };
                 stream
-                    .deliver_new(group, consumer, rest, noack, now, &mut |e| {
+                    .deliver_new_while(group, consumer, rest, noack, now, more, &mut |e| {
                         served.delivered(e.id);
                         emit(Delivered::New(e));
                     })
@@ -198,7 +216,7 @@ fn read_stream(
         }
         GroupFrom::New => {
             stream
-                .deliver_new(group, consumer, count, noack, now, &mut |e| {
+                .deliver_new_while(group, consumer, count, noack, now, more, &mut |e| {
                     served.delivered(e.id);
                     emit(Delivered::New(e));
                 })
@@ -206,12 +224,20 @@ fn read_stream(
         }
         GroupFrom::History(after) => {
             stream
-                .deliver_history(group, consumer, after, count, now, &mut |id, entry| {
-                    if entry.is_some() {
-                        served.delivered(id);
-                    }
-                    emit(Delivered::History(id, entry));
-                })
+                .deliver_history_while(
+                    group,
+                    consumer,
+                    after,
+                    count,
+                    now,
+                    more,
+                    &mut |id, entry| {
+                        if entry.is_some() {
+                            served.delivered(id);
+                        }
+                        emit(Delivered::History(id, entry));
+                    },
+                )
                 .map_err(|_| no_group())?;
         }
     }

@@ -173,8 +173,24 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>),
     ) -> Result<usize, GroupError> {
+        self.deliver_new_while(group, consumer, count, noack, now_ms, &mut || true, emit)
+    }
+
+    /// [`Stream::deliver_new`], asking `more` before each entry: delivery stops at the first
+    /// no, and that entry is left undelivered (not pending, the cursor before it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn deliver_new_while(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        count: usize,
+        noack: bool,
+        now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
+        emit: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<usize, GroupError> {
         let (group, view, refs) = self.group_and_view(group)?;
-        Ok(group.deliver_new(view, refs, consumer, count, noack, now_ms, emit))
+        Ok(group.deliver_new(view, refs, consumer, count, noack, now_ms, more, emit))
     }
 
     /// Re-delivers up to `count` (0 = all) of `consumer`'s pending ids greater than `after`.
@@ -188,8 +204,24 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(StreamId, Option<EntryRef<'_>>),
     ) -> Result<usize, GroupError> {
+        self.deliver_history_while(group, consumer, after, count, now_ms, &mut || true, emit)
+    }
+
+    /// [`Stream::deliver_history`], asking `more` before each id: an id not emitted keeps its
+    /// delivery count and time.
+    #[allow(clippy::too_many_arguments)]
+    pub fn deliver_history_while(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        after: StreamId,
+        count: usize,
+        now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
+        emit: &mut dyn FnMut(StreamId, Option<EntryRef<'_>>),
+    ) -> Result<usize, GroupError> {
         let (group, view, refs) = self.group_and_view(group)?;
-        Ok(group.deliver_history(view, refs, consumer, after, count, now_ms, emit))
+        Ok(group.deliver_history(view, refs, consumer, after, count, now_ms, more, emit))
     }
 
     /// XACK: removes the ids from the PEL; returns how many were pending.
@@ -259,8 +291,32 @@ impl Stream {
         now_ms: u64,
         emit: &mut dyn FnMut(EntryRef<'_>, i64, u64),
     ) -> Result<usize, GroupError> {
+        self.claim_idle_while(
+            group,
+            consumer,
+            min_idle_ms,
+            count,
+            now_ms,
+            &mut || true,
+            emit,
+        )
+    }
+
+    /// [`Stream::claim_idle`], asking `more` before each claim: an entry not claimed keeps
+    /// its owner, count and time.
+    #[allow(clippy::too_many_arguments)]
+    pub fn claim_idle_while(
+        &mut self,
+        group: &[u8],
+        consumer: &[u8],
+        min_idle_ms: u64,
+        count: usize,
+        now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
+        emit: &mut dyn FnMut(EntryRef<'_>, i64, u64),
+    ) -> Result<usize, GroupError> {
         let (group, view, refs) = self.group_and_view(group)?;
-        Ok(group.claim_idle(view, refs, consumer, min_idle_ms, count, now_ms, emit))
+        Ok(group.claim_idle(view, refs, consumer, min_idle_ms, count, now_ms, more, emit))
     }
 
     /// XNACK: hands `ids` back to the group unowned, at the end of its NACK zone; returns how

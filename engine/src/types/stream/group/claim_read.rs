@@ -45,7 +45,8 @@ impl Group {
 
     /// The claim phase: claims up to `count` (0 = no limit) idle entries for `consumer`;
     /// `emit` gets each entry with its idle time and its count before the claim. Returns how
-    /// many were claimed.
+    /// many were claimed. `more` is asked before each claim: an entry not claimed keeps its
+    /// owner, count and time.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn claim_idle(
         &mut self,
@@ -55,6 +56,7 @@ impl Group {
         min_idle_ms: u64,
         count: usize,
         now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
         emit: &mut dyn FnMut(EntryRef<'_>, i64, u64),
     ) -> usize {
         let (owner, _) = self.consumer_or_create(consumer, now_ms);
@@ -79,6 +81,9 @@ impl Group {
             }
             let delivery_count = nack.delivery_count;
             if let Some(entry) = stream.get(id) {
+                if !more() {
+                    break;
+                }
                 emit(entry, idle as i64, delivery_count);
                 self.place(refs, id, Some(&owner), now_ms, bump(delivery_count));
                 if let Some(c) = self.consumers.get_mut(owner.as_bytes()) {

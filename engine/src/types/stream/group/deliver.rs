@@ -24,7 +24,8 @@ impl Group {
     }
 
     /// Delivers up to `count` (0 = all) entries of `stream` after the cursor to `consumer`,
-    /// calling `emit` for each; returns how many.
+    /// calling `emit` for each; returns how many. `more` is asked before each entry: once it
+    /// says no, delivery stops and that entry is neither pending nor past the cursor.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn deliver_new(
         &mut self,
@@ -34,6 +35,7 @@ impl Group {
         count: usize,
         noack: bool,
         now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
         emit: &mut dyn FnMut(EntryRef<'_>),
     ) -> usize {
         let (owner, _) = self.consumer_or_create(consumer, now_ms);
@@ -43,6 +45,9 @@ impl Group {
         let limit = if count == 0 { usize::MAX } else { count };
         let mut delivered = 0;
         for entry in stream.from(start).take(limit) {
+            if !more() {
+                break;
+            }
             stream
                 .counters
                 .on_delivery(&mut self.last_id, &mut self.entries_read, entry.id);
@@ -62,7 +67,8 @@ impl Group {
     }
 
     /// Re-delivers up to `count` (0 = all) of `consumer`'s pending ids greater than `after`.
-    /// `emit` gets each id with its entry in `stream`, or `None` if the entry was deleted.
+    /// `emit` gets each id with its entry in `stream`, or `None` if the entry was deleted;
+    /// `more` is asked before each, and an id not emitted is left as it was.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn deliver_history(
         &mut self,
@@ -72,6 +78,7 @@ impl Group {
         after: StreamId,
         count: usize,
         now_ms: u64,
+        more: &mut dyn FnMut() -> bool,
         emit: &mut dyn FnMut(StreamId, Option<EntryRef<'_>>),
     ) -> usize {
         let (name, _) = self.consumer_or_create(consumer, now_ms);
@@ -88,7 +95,12 @@ impl Group {
                 .collect(),
             None => Vec::new(),
         };
+        let mut emitted = 0;
         for &id in &ids {
+            if !more() {
+                break;
+            }
+            emitted += 1;
             let entry = stream.get(id);
             if entry.is_some()
                 && let Some(count) = self.pel.get(&id).map(|n| n.delivery_count)
@@ -97,7 +109,7 @@ impl Group {
             }
             emit(id, entry);
         }
-        ids.len()
+        emitted
     }
 
     /// XACK: removes the ids from the PEL; returns how many were pending.
