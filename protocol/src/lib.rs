@@ -39,6 +39,7 @@
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
 
+pub mod alloc;
 mod cmd;
 pub mod error;
 mod monotonic;
@@ -60,5 +61,6 @@ mod tests;
 /// behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "8.8.0";
 
+pub use alloc::CountingAlloc;
 pub use error::{PersistError, ProtocolError};
 pub use server::{Server, ServerConfig, ServerHandle};
