@@ -49,6 +49,7 @@ use echomq_engine::command::{self as stream, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::error::CommandError;
+use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
@@ -221,9 +222,12 @@ pub(crate) fn execute(
         return refuse(state, client, Some(counted), reply);
     }
     // `maxmemory`, before queuing as Redis checks it: a DENY_OOM command refused inside MULTI
-    // makes EXEC abort; EXEC of a transaction that queued one is refused whole.
+    // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's
+    // replay is not checked (Redis loads by calling the commands directly): a dataset larger
+    // than the limit must load whole, never lose writes.
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
     if (deny_oom || name == "exec")
+        && client.info.id != AOF_CLIENT_ID
         && state.over_maxmemory()
         && (deny_oom || transaction::queued_deny_oom(client))
     {
