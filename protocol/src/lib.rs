@@ -14,7 +14,7 @@
 //!   commands is handed to it as a function. The RDB format is the engine's.
 //! - `state`: what every connection of one server shares, behind private fields and methods:
 //!   the keyspace handle, run-time settings (CONFIG), statistics (INFO), the table of
-//!   connected clients, pub/sub, the archive and its replica, the sampled memory reading for
+//!   connected clients, pub/sub, the archive and its replica, the memory reading for
 //!   `maxmemory`, the shutdown signal, and the persistence the settings ask for (when to
 //!   save, commit or rewrite: `state/persistence`); plus each client's own state and the
 //!   contract between the connection loop and the commands (the `Action` a request leads to).
@@ -36,6 +36,8 @@
 //!   mode (`cluster-enabled yes`: `cmd/cluster.rs`, CLUSTER and the CROSSSLOT check).
 //! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH, CONFIG GET, `archive-streams`).
 //! - [`error`]: protocol errors.
+//! - [`alloc`]: [`CountingAlloc`], the system allocator counting the heap bytes the process
+//!   holds, which a binary installs so `used_memory` and `maxmemory` see what the data holds.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
 

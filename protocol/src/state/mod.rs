@@ -8,7 +8,8 @@
 //!
 //! - [`ServerState`]: the keyspace handle, the run-time [`Settings`] (CONFIG), the [`Stats`]
 //!   (INFO), the table of connected clients ([`clients`]), the archive and its replica
-//!   ([`archive`]), the sampled memory reading for `maxmemory`, the [`Identity`] INFO
+//!   ([`archive`]), the memory reading for `maxmemory` (`used_memory`: what the measure grew
+//!   by since start), the [`Identity`] INFO
 //!   reports (run and replication ids, start time, memory at start and at peak), and the
 //!   shutdown signal. [`latency`] holds the per-command latency histograms of [`Stats`]. Its
 //!   fields are private; embedders reach it through [`crate::ServerHandle`].
