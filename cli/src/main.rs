@@ -18,6 +18,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// The system allocator, counting what the process holds: INFO's `used_memory` and the
+/// `maxmemory` check read it (see `echomq_protocol::alloc`).
+#[global_allocator]
+static ALLOC: echomq_protocol::CountingAlloc = echomq_protocol::CountingAlloc;
+
 /// A pure-Rust stream engine that speaks Redis Streams natively.
 #[derive(Debug, Parser)]
 #[command(name = "echomq", version, about)]

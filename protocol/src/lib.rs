@@ -14,7 +14,7 @@
 //!   commands is handed to it as a function. The RDB format is the engine's.
 //! - `state`: what every connection of one server shares, behind private fields and methods:
 //!   the keyspace handle, run-time settings (CONFIG), statistics (INFO), the table of
-//!   connected clients, pub/sub, the archive and its replica, the sampled memory reading for
+//!   connected clients, pub/sub, the archive and its replica, the memory reading for
 //!   `maxmemory`, the shutdown signal, and the persistence the settings ask for (when to
 //!   save, commit or rewrite: `state/persistence`); plus each client's own state and the
 //!   contract between the connection loop and the commands (the `Action` a request leads to).
@@ -37,9 +37,12 @@
 //! - [`glob`]: Redis's glob matching (the engine's, for CONFIG GET, PSUBSCRIBE,
 //!   `archive-streams`).
 //! - [`error`]: protocol errors.
+//! - [`alloc`]: [`CountingAlloc`], the system allocator counting the heap bytes the process
+//!   holds, which a binary installs so `used_memory` and `maxmemory` see what the data holds.
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
 
+pub mod alloc;
 mod cmd;
 pub mod error;
 mod monotonic;
@@ -61,5 +64,6 @@ mod tests;
 /// behaviour it follows.
 pub(crate) const REDIS_VERSION: &str = "8.8.0";
 
+pub use alloc::CountingAlloc;
 pub use error::{PersistError, ProtocolError};
 pub use server::{Server, ServerConfig, ServerHandle};

@@ -20,6 +20,11 @@
 // reach; a failed unwrap in test support is a failed test, never a crash on client data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// The counting allocator `echomq serve` installs, so in-process servers account memory as
+/// the binary does.
+#[global_allocator]
+static ALLOC: echomq::protocol::CountingAlloc = echomq::protocol::CountingAlloc;
+
 mod aof;
 mod archive;
 mod bench;

@@ -21,6 +21,12 @@ use crate::types::Value;
 /// Length classes of INFO keysizes: 0, then one per power of two of a `u64`.
 pub const SIZE_CLASSES: usize = 65;
 
+/// A table is shrunk once it holds fewer keys than its capacity divided by this (Redis shrinks
+/// a dict below 1/8 full).
+const SPARSE_FILL_RATIO: usize = 8;
+/// Tables this small are never shrunk: the saving is not worth a rehash.
+const SHRINK_CAPACITY_MIN: usize = 128;
+
 /// The keysizes class of a length: 0 for 0, else one more than its base-2 logarithm.
 pub(crate) fn size_class(len: usize) -> usize {
     match len {
@@ -98,12 +104,28 @@ impl Values {
         previous
     }
 
-    /// Removes `key` and its expiry; returns the value it held.
+    /// Removes `key` and its expiry; returns the value it held. A table left mostly empty is
+    /// shrunk (see [`Values::shrink_if_sparse`]).
     pub(crate) fn take(&mut self, key: &[u8]) -> Option<Value> {
         self.expires.remove(key);
         let previous = self.map.remove(key);
         self.count_out(previous.as_ref());
+        if previous.is_some() {
+            self.shrink_if_sparse();
+        }
         previous
+    }
+
+    /// Gives memory back once the table holds fewer than one key in [`SPARSE_FILL_RATIO`] of
+    /// its capacity, as Redis shrinks a dict: `HashMap` never shrinks by itself, so without
+    /// this a keyspace emptied by DEL would keep its largest table, and `used_memory` with it.
+    /// Shrinking to twice the keys left means the next shrink needs the keys to fall four
+    /// times more, so the rehash is paid once per halving at most (amortised O(1) per DEL).
+    fn shrink_if_sparse(&mut self) {
+        let capacity = self.map.capacity();
+        if capacity > SHRINK_CAPACITY_MIN && self.map.len() * SPARSE_FILL_RATIO < capacity {
+            self.map.shrink_to(self.map.len() * 2);
+        }
     }
 
     /// Keysizes bookkeeping: a value leaves the keyspace.
@@ -149,9 +171,9 @@ impl Values {
         });
     }
 
-    /// Removes every key.
+    /// Removes every key, giving the tables' memory back (`HashMap::clear` keeps it).
     pub(crate) fn clear(&mut self) {
-        self.map.clear();
+        self.map = HashMap::new();
         self.expires.clear();
         self.idmp_keys.clear();
         self.expire_cursor = None;

@@ -4,8 +4,9 @@
 //!
 //! [`execute`] is the one path every request takes: look the command up in the tables
 //! ([`table`]: the server's, then the engine's), name the call (`xgroup|create` for a
-//! subcommand) or refuse an unknown subcommand, check arity, authentication, MULTI queuing and
-//! `maxmemory` (the table's DENY_OOM flag, of the command or its subcommand), run it (engine
+//! subcommand) or refuse an unknown subcommand, check arity, authentication, `maxmemory` (the
+//! table's DENY_OOM flag, of the command, its subcommand or a queued command for EXEC) and
+//! MULTI queuing, run it (engine
 //! commands in the engine, BLOCKING ones possibly blocking), and count it for INFO. A request
 //! refused before it runs goes through [`refuse`]: inside MULTI it makes EXEC abort, and its
 //! error is counted. Server commands run under the keyspace lock with one time snapshot,
@@ -49,6 +50,7 @@ use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::error::CommandError;
+use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
@@ -220,6 +222,24 @@ pub(crate) fn execute(
         let reply = CommandError::NotAllowedInMulti.into();
         return refuse(state, client, Some(counted), reply);
     }
+    // `maxmemory`, before queuing as Redis checks it: a DENY_OOM command refused inside MULTI
+    // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's
+    // replay is not checked (Redis loads by calling the commands directly): a dataset larger
+    // than the limit must load whole, never lose writes.
+    let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
+    if (deny_oom || name == "exec")
+        && client.info.id != AOF_CLIENT_ID
+        && state.over_maxmemory()
+        && (deny_oom || transaction::queued_deny_oom(client))
+    {
+        if name == "exec" {
+            transaction::abort(client, batch);
+            let reply = CommandError::ExecAbortOutOfMemory.into();
+            return refuse(state, client, Some(counted), reply);
+        }
+        let reply = CommandError::OutOfMemory.into();
+        return refuse(state, client, Some(counted), reply);
+    }
     if let Some(queue) = client.multi.as_mut()
         && !spec.has(TX_CONTROL)
     {
@@ -227,11 +247,6 @@ pub(crate) fn execute(
         return Action::Reply(Reply::Status("QUEUED"));
     }
     if let Some(reply) = persistence::refusal(state, client, spec) {
-        return refuse(state, client, Some(counted), reply);
-    }
-    let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
-    if deny_oom && state.over_maxmemory() {
-        let reply = CommandError::OutOfMemory.into();
         return refuse(state, client, Some(counted), reply);
     }
     let action = match found {

@@ -6,11 +6,50 @@
 //! reply a null array. Blocking reads inside EXEC reply as if they timed out.
 
 use bytes::Bytes;
-use echomq_engine::Reply;
+use echomq_engine::command::flags::DENY_OOM;
+use echomq_engine::{Batch, Reply};
 
 use super::{Ctx, execute_queued};
 
 use crate::error::CommandError;
+use crate::state::ClientState;
+
+/// Whether the client's transaction queued a DENY_OOM command (Redis's `mstate.cmd_flags`), so
+/// EXEC is refused whole over `maxmemory`.
+pub(crate) fn queued_deny_oom(client: &ClientState) -> bool {
+    client.multi.as_ref().is_some_and(|queue| {
+        queue.iter().any(|argv| {
+            let Some(found) = argv.first().and_then(|name| super::lookup(name)) else {
+                return false;
+            };
+            let spec = found.spec();
+            spec.has(DENY_OOM)
+                || argv
+                    .get(1)
+                    .filter(|_| !spec.subcommands.is_empty())
+                    .and_then(|sub| spec.subcommand(sub))
+                    .is_some_and(|sub| sub.has(DENY_OOM))
+        })
+    })
+}
+
+/// Discards the client's transaction and its watches, as Redis's `execCommandAbort` does before
+/// EXEC's refusal is answered.
+pub(crate) fn abort(client: &mut ClientState, batch: &mut Batch<'_>) {
+    client.multi = None;
+    client.multi_failed = false;
+    client.info.set_watching(false);
+    let watched = std::mem::take(&mut client.watched);
+    if !watched.is_empty() {
+        batch.run_all(|dbs, _| {
+            for (db, key, _) in watched {
+                if let Some(db) = dbs.get_mut(db) {
+                    db.unwatch(&key);
+                }
+            }
+        });
+    }
+}
 
 /// Drops every watch the client holds.
 pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {

@@ -19,6 +19,11 @@ pub enum CommandError {
     /// EXEC of a transaction queued by an unauthenticated client.
     #[error("EXECABORT Transaction discarded because of: NOAUTH Authentication required.")]
     ExecAbortNoAuth,
+    /// EXEC of a transaction holding a DENY_OOM command, over `maxmemory`.
+    #[error(
+        "EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'."
+    )]
+    ExecAbortOutOfMemory,
     /// A DENY_OOM command over `maxmemory`.
     #[error("OOM command not allowed when used memory > 'maxmemory'.")]
     OutOfMemory,

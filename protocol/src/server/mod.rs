@@ -28,8 +28,8 @@ use tokio::task::JoinSet;
 
 pub use crate::state::MEMORY_SAMPLE_MS;
 pub use crate::state::archive::ArchiveReplica;
-pub use crate::state::resident_bytes;
 pub use crate::state::settings::{SettingError, TCP_BACKLOG_DEFAULT};
+pub use crate::state::{heap_or_resident_bytes, resident_bytes};
 
 use crate::resp::Protocol;
 use crate::state::{Execute, ServerArchive, ServerState, Settings};
@@ -51,8 +51,9 @@ pub struct ServerConfig {
     pub default_protocol: Protocol,
     /// Number of databases (SELECT).
     pub databases: usize,
-    /// Bytes of memory in use, for INFO and `maxmemory` (by default the resident set size;
-    /// an embedder with a counting allocator can pass its figure).
+    /// The memory measure INFO's `used_memory` and `maxmemory` count from (what it grew by
+    /// since start): by default the heap bytes of [`crate::CountingAlloc`] when the binary
+    /// installed it as its global allocator, else the resident set size.
     pub memory_used: fn() -> u64,
     /// The archive that trims of covered streams fold into (`echomq serve --archive`).
     pub archive: Option<Arc<Archive>>,
@@ -74,7 +75,7 @@ impl Default for ServerConfig {
             requirepass: String::new(),
             default_protocol: Protocol::Resp2,
             databases: 16,
-            memory_used: resident_bytes,
+            memory_used: heap_or_resident_bytes,
             archive: None,
             archive_replica: None,
             tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,

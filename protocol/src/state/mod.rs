@@ -8,7 +8,8 @@
 //!
 //! - [`ServerState`]: the keyspace handle, the run-time [`Settings`] (CONFIG), the [`Stats`]
 //!   (INFO), the table of connected clients ([`clients`]), the archive and its replica
-//!   ([`archive`]), the sampled memory reading for `maxmemory`, the [`Identity`] INFO
+//!   ([`archive`]), the memory reading for `maxmemory` (`used_memory`: what the measure grew
+//!   by since start), the [`Identity`] INFO
 //!   reports (run and replication ids, start time, memory at start and at peak), and the
 //!   shutdown signal. [`latency`] holds the per-command latency histograms of [`Stats`]. Its
 //!   fields are private; embedders reach it through [`crate::ServerHandle`].
@@ -67,7 +68,13 @@ use stats::CallId;
 /// How long a memory reading stays good for the `maxmemory` check.
 pub const MEMORY_SAMPLE_MS: u64 = 100;
 
-/// Resident set size from `/proc/self/statm`, the default memory measure; 0 if unreadable.
+/// The default memory measure: the heap bytes [`crate::alloc::CountingAlloc`] counts when the
+/// binary installed it, else the resident set size.
+pub fn heap_or_resident_bytes() -> u64 {
+    crate::alloc::heap_bytes().unwrap_or_else(resident_bytes)
+}
+
+/// Resident set size from `/proc/self/statm`; 0 if unreadable.
 pub fn resident_bytes() -> u64 {
     const PAGE_BYTES: u64 = 4096;
     std::fs::read_to_string("/proc/self/statm")
@@ -101,9 +108,9 @@ pub(crate) struct Identity {
     pub run_id: String,
     /// INFO's `master_replid`.
     pub replid: String,
-    /// Memory in use at start (INFO's `used_memory_startup`).
+    /// The memory measure at start: the empty process, which `used_memory` does not count.
     pub memory_startup: u64,
-    /// The highest memory reading seen and its Unix time (INFO's `used_memory_peak*`).
+    /// The highest `used_memory` seen and its Unix time (INFO's `used_memory_peak*`).
     pub memory_peak: Mutex<(u64, u64)>,
 }
 
@@ -191,7 +198,7 @@ impl ServerState {
             run_id: random_hex_id(),
             replid: random_hex_id(),
             memory_startup,
-            memory_peak: Mutex::new((memory_startup, started_unix_s)),
+            memory_peak: Mutex::new((0, started_unix_s)),
         };
         ServerState {
             identity,
@@ -290,9 +297,21 @@ impl ServerState {
         self.started.elapsed().as_secs()
     }
 
-    /// Memory in use, measured now (INFO); raises the recorded peak.
+    /// The memory measure now, the empty process included (for the fragmentation ratio).
+    pub(crate) fn memory_measure(&self) -> u64 {
+        (self.memory_used)()
+    }
+
+    /// Memory in use (`used_memory`), measured now: what the measure grew by since start, so
+    /// the binary and the empty process count nothing.
+    fn memory_now(&self) -> u64 {
+        self.memory_measure()
+            .saturating_sub(self.identity.memory_startup)
+    }
+
+    /// [`ServerState::memory_now`], raising the recorded peak (INFO, MEMORY STATS).
     pub(crate) fn memory_used(&self) -> u64 {
-        let bytes = (self.memory_used)();
+        let bytes = self.memory_now();
         let mut peak = self.identity.memory_peak.lock();
         if bytes > peak.0 {
             *peak = (bytes, self.clock().now_ms() / 1000);
@@ -305,14 +324,18 @@ impl ServerState {
         &self.identity
     }
 
-    /// Memory in use for the `maxmemory` check, measured at most every
-    /// [`MEMORY_SAMPLE_MS`] milliseconds (reading it costs a file read by default).
+    /// Memory in use (`used_memory`) for the `maxmemory` check: exact and read each time with
+    /// the counting allocator (a few loads), else measured at most every [`MEMORY_SAMPLE_MS`]
+    /// milliseconds (the resident size costs a file read).
     pub(crate) fn memory_in_use(&self) -> u64 {
+        if crate::alloc::heap_bytes().is_some() {
+            return self.memory_now();
+        }
         let mut sample = self.memory_sample.lock();
         match *sample {
             Some((at, bytes)) if at.elapsed().as_millis() < u128::from(MEMORY_SAMPLE_MS) => bytes,
             _ => {
-                let bytes = (self.memory_used)();
+                let bytes = self.memory_now();
                 *sample = Some((Instant::now(), bytes));
                 bytes
             }

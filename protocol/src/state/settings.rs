@@ -32,7 +32,8 @@ pub struct Settings {
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
-    /// `maxmemory-policy` (only `noeviction` behaviour is implemented: writes answer OOM).
+    /// `maxmemory-policy` (only `noeviction` behaviour is implemented: over `maxmemory`, DENY_OOM
+    /// commands answer `-OOM` whatever the policy).
     pub maxmemory_policy: String,
     /// `proto-max-bulk-len`.
     pub proto_max_bulk_len: u64,

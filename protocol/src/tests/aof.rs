@@ -208,6 +208,56 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
 }
 
 #[test]
+fn an_aof_is_loaded_whole_under_a_maxmemory_it_exceeds() {
+    struct NoWake;
+    impl echomq_engine::Wake for NoWake {
+        fn wake(&self) {}
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let waker: Arc<dyn echomq_engine::Wake> = Arc::new(NoWake);
+    let dir = tempfile::tempdir().unwrap();
+    let state = aof_state(&runtime, dir.path(), "no");
+    let mut client = state.connect("127.0.0.1:1".parse().unwrap(), None);
+    let writes: [&[&str]; 2] = [&["SET", "k", "v"], &["XADD", "s", "1-1", "f", "v"]];
+    for words in writes {
+        let argv: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+        let mut batch = state.keyspace().batch();
+        drop(crate::cmd::execute(
+            &state,
+            &mut client,
+            &mut batch,
+            &argv,
+            &waker,
+        ));
+        batch.end();
+    }
+    state.commit_aof().unwrap();
+    let expected = dump(state.keyspace());
+    // A restart under a limit the data is over (any process is over one byte): Redis's AOF
+    // load is not refused by `maxmemory`, and neither is the replay here.
+    let config = ServerConfig {
+        port: 0,
+        databases: 2,
+        ..ServerConfig::default()
+    };
+    let server = runtime.block_on(Server::bind(config)).unwrap();
+    let loaded = Arc::clone(server.handle().state());
+    loaded
+        .config_set("dir", dir.path().to_str().unwrap())
+        .unwrap();
+    loaded.config_set("appendonly", "yes").unwrap();
+    loaded.config_set("maxmemory", "1").unwrap();
+    loaded
+        .start_persistence(crate::cmd::replay::replay)
+        .unwrap();
+    assert_eq!(dump(loaded.keyspace()), expected);
+    assert!(expected.contains("k"), "{expected}");
+}
+
+#[test]
 fn clients_get_loading_until_the_aof_is_loaded() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -9,6 +9,8 @@
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
 //! - `copy`: COPY, MOVE and SWAPDB carry expiry times (the manual clock shows it).
+//! - `memory`: `used_memory` and `maxmemory` as Redis accounts them: freed memory makes room
+//!   again, pipelines and MULTI/EXEC are checked per command.
 //! - `expiry`: key TTLs run out as the manual clock moves: lazy and active expiry, blocked
 //!   readers of an expired stream, transactions and WATCH.
 //! - `clients`: redis-cli (including `--pipe`), redis-py (RESP2 and RESP3) and redis-rs.
@@ -31,6 +33,7 @@ mod copy;
 mod effects;
 mod expiry;
 mod hardening;
+mod memory;
 mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;

@@ -156,12 +156,17 @@ fn system_memory() -> u64 {
 pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let state = ctx.state;
     let settings = state.settings().clone();
+    // One accounting for all the figures: `used_memory` counts from the empty process (the
+    // binary, the runtime and the empty tables count nothing), so the startup figure is 0 and
+    // the dataset is everything counted; the fragmentation ratio compares the resident size
+    // with the whole heap, the empty process included, as the allocator holds it.
     let used = state.memory_used();
+    let heap = state.memory_measure();
     let rss = crate::state::resident_bytes();
     let identity = state.identity();
     let (peak, peak_time) = *identity.memory_peak.lock();
-    let startup = identity.memory_startup.min(used);
-    let dataset = used - startup;
+    let startup = 0;
+    let dataset = used;
     let system = system_memory();
     let ratio = |a: u64, b: u64| {
         if b == 0 { 0.0 } else { a as f64 / b as f64 }
@@ -212,11 +217,11 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("rss_overhead_bytes", 0);
     out.field(
         "mem_fragmentation_ratio",
-        format!("{:.2}", ratio(rss, used)),
+        format!("{:.2}", ratio(rss, heap)),
     );
     out.field(
         "mem_fragmentation_bytes",
-        i128::from(rss) - i128::from(used),
+        i128::from(rss) - i128::from(heap),
     );
     for name in [
         "mem_not_counted_for_evict",
