@@ -307,6 +307,21 @@ pub enum Error {
     /// SCAN with a cursor that is no unsigned integer.
     #[error("ERR invalid cursor")]
     InvalidCursor,
+    /// DECRBY of `i64::MIN`, whose negation overflows.
+    #[error("ERR decrement would overflow")]
+    DecrOverflow,
+    /// An argument or a string that should be a float is not one.
+    #[error("ERR value is not a valid float")]
+    NotAFloat,
+    /// INCRBYFLOAT whose result is not finite.
+    #[error("ERR increment would produce NaN or Infinity")]
+    FloatNotFinite,
+    /// SETRANGE with a negative offset.
+    #[error("ERR offset is out of range")]
+    OffsetOutOfRange,
+    /// APPEND or SETRANGE whose result would pass `proto-max-bulk-len`.
+    #[error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")]
+    StringTooLong,
 }
 
 /// Shorthand for engine results.

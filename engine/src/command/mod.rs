@@ -41,7 +41,9 @@ use crate::types::stream::commands::{
     xpending, xrange, xread, xsetid, xtrim,
 };
 
-use crate::types::string::commands::{get, incr, set, strlen};
+use crate::types::string::commands::{
+    get, getex, getset_getdel, incr, incrbyfloat, mget_mset, range, set, setnx_setex, strlen,
+};
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
 use crate::blocking::Outcome;
@@ -106,6 +108,102 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("strlen", 2).keys(1, 1, 1),
         strlen::StrLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setnx", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::SetNx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setex", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::SetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("psetex", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::PSetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getset", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        getset_getdel::GetSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getdel", 2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        getset_getdel::GetDel::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getex", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        getex::GetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("mget", -2).keys(1, -1, 1),
+        mget_mset::MGet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("mset", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 2),
+        mget_mset::MSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("msetnx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 2),
+        mget_mset::MSet::run_nx,
+    ),
+    Entry::plain(
+        CommandSpec::new("append", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        range::Append::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setrange", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        range::SetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getrange", 4).keys(1, 1, 1),
+        range::GetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("substr", 4).keys(1, 1, 1),
+        range::GetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("decr", 2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_decr,
+    ),
+    Entry::plain(
+        CommandSpec::new("incrby", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_by,
+    ),
+    Entry::plain(
+        CommandSpec::new("decrby", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_decr_by,
+    ),
+    Entry::plain(
+        CommandSpec::new("incrbyfloat", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incrbyfloat::IncrByFloat::run,
     ),
     Entry::plain(
         CommandSpec::new("del", -2)
