@@ -322,6 +322,15 @@ pub enum Error {
     /// APPEND or SETRANGE whose result would pass `proto-max-bulk-len`.
     #[error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")]
     StringTooLong,
+    /// LCS of a key holding another type.
+    #[error("ERR The specified keys must contain string values")]
+    LcsNotStrings,
+    /// LCS with both LEN and IDX.
+    #[error("ERR If you want both the length and indexes, please just use IDX.")]
+    LcsLenWithIdx,
+    /// LCS whose table would pass `proto-max-bulk-len`.
+    #[error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")]
+    LcsTooLarge,
 }
 
 /// Shorthand for engine results.

@@ -56,7 +56,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 62] = [
+pub const NAMES: [&str; 63] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -120,6 +120,7 @@ pub const NAMES: [&str; 62] = [
     "INCRBY",
     "DECRBY",
     "INCRBYFLOAT",
+    "LCS",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -188,7 +189,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 55] = [
+const KEYWORDS: [&str; 58] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -247,6 +248,9 @@ const KEYWORDS: [&str; 55] = [
     "EXAT",
     "KEEPTTL",
     "PERSIST",
+    "IDX",
+    "LEN",
+    "WITHMATCHLEN",
 ];
 
 /// Keywords a tag picks without a further byte.

@@ -42,7 +42,7 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::string::commands::{
-    get, getex, getset_getdel, incr, incrbyfloat, mget_mset, range, set, setnx_setex, strlen,
+    get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, range, set, setnx_setex, strlen,
 };
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
@@ -205,6 +205,7 @@ static COMMANDS: &[Entry] = &[
             .keys(1, 1, 1),
         incrbyfloat::IncrByFloat::run,
     ),
+    Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
     Entry::plain(
         CommandSpec::new("del", -2)
             .flags(flags::WRITE)

@@ -1,6 +1,6 @@
 //! The string commands against Redis 8.8 over the wire, RESP2 and RESP3: SET's options,
 //! SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX, MGET, MSET, MSETNX, APPEND, SETRANGE,
-//! GETRANGE, SUBSTR, INCR, DECR, INCRBY, DECRBY and INCRBYFLOAT, their replies and their
+//! GETRANGE, SUBSTR, INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT and LCS, their replies and their
 //! errors in Redis's order, byte for byte. Times are read back only where they do not depend
 //! on the instant (absolute times, or TTL in whole seconds).
 
@@ -169,6 +169,26 @@ fn lines() -> Vec<&'static str> {
         "INCRBYFLOAT f abc",
         "INCRBYFLOAT f 1",
         "GET f",
+        // LCS.
+        "MSET l1 ohmytext l2 mynewtext",
+        "LCS l1 l2",
+        "LCS l1 l2 LEN",
+        "LCS l1 l2 IDX",
+        "LCS l1 l2 IDX MINMATCHLEN 4 WITHMATCHLEN",
+        "LCS l1 l2 IDX MINMATCHLEN -4 WITHMATCHLEN",
+        "LCS l1 l2 idx withmatchlen",
+        "LCS l1 nokey IDX",
+        "LCS nokey nokey",
+        "LCS l1 l2 LEN IDX",
+        "LCS l1 l2 MINMATCHLEN",
+        "LCS l1 l2 MINMATCHLEN abc",
+        "LCS l1 l2 FOO",
+        "LCS l1 s FOO",
+        "LCS s l1 LEN IDX",
+        "MSET l3 abcabc l4 bcabca",
+        "LCS l3 l4 IDX WITHMATCHLEN",
+        "LCS l4 l3 IDX",
+        "LCS l1",
         // Arity.
         "SETNX k",
         "GETDEL",

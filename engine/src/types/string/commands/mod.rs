@@ -6,13 +6,16 @@
 //! - `get`, `getset_getdel`, `getex`: GET and the reads that also write.
 //! - `mget_mset`: MGET, MSET, MSETNX.
 //! - `range`: APPEND, SETRANGE, GETRANGE (SUBSTR); `strlen`: STRLEN.
-//! - `incr`: INCR, DECR, INCRBY, DECRBY; `incrbyfloat`: INCRBYFLOAT.
+//! - `incr`: INCR, DECR, INCRBY, DECRBY; `incrbyfloat`: INCRBYFLOAT, computed in
+//!   [`long_double`](super::long_double).
+//! - `lcs`: LCS.
 
 pub(crate) mod get;
 pub(crate) mod getex;
 pub(crate) mod getset_getdel;
 pub(crate) mod incr;
 pub(crate) mod incrbyfloat;
+pub(crate) mod lcs;
 pub(crate) mod mget_mset;
 pub(crate) mod range;
 pub(crate) mod set;
