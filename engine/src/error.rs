@@ -331,6 +331,15 @@ pub enum Error {
     /// LCS whose table would pass `proto-max-bulk-len`.
     #[error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")]
     LcsTooLarge,
+    /// A digest condition (IFDEQ, IFDNE) that is not 16 characters.
+    #[error("ERR must be exactly 16 hexadecimal characters")]
+    DigestLength,
+    /// DELEX with a condition on a key of another type.
+    #[error("ERR Key should be of string type if conditions are specified")]
+    DelexNotString,
+    /// DELEX with an unknown condition.
+    #[error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")]
+    DelexCondition,
 }
 
 /// Shorthand for engine results.

@@ -56,7 +56,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 63] = [
+pub const NAMES: [&str; 65] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -121,6 +121,8 @@ pub const NAMES: [&str; 63] = [
     "DECRBY",
     "INCRBYFLOAT",
     "LCS",
+    "DIGEST",
+    "DELEX",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -189,7 +191,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 58] = [
+const KEYWORDS: [&str; 60] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -251,6 +253,8 @@ const KEYWORDS: [&str; 58] = [
     "IDX",
     "LEN",
     "WITHMATCHLEN",
+    "IFEQ",
+    "IFDNE",
 ];
 
 /// Keywords a tag picks without a further byte.

@@ -28,7 +28,7 @@
 //! once per key while checking ids and once per key while serving.
 
 pub(crate) mod args;
-mod keys;
+pub(crate) mod keys;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
@@ -42,7 +42,8 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::string::commands::{
-    get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, range, set, setnx_setex, strlen,
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, range, set,
+    setnx_setex, strlen,
 };
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
@@ -206,6 +207,16 @@ static COMMANDS: &[Entry] = &[
         incrbyfloat::IncrByFloat::run,
     ),
     Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
+    Entry::plain(
+        CommandSpec::new("digest", 2).keys(1, 1, 1),
+        digest_delex::Digest::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("delex", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        digest_delex::DelEx::run,
+    ),
     Entry::plain(
         CommandSpec::new("del", -2)
             .flags(flags::WRITE)

@@ -8,8 +8,9 @@
 //! - `range`: APPEND, SETRANGE, GETRANGE (SUBSTR); `strlen`: STRLEN.
 //! - `incr`: INCR, DECR, INCRBY, DECRBY; `incrbyfloat`: INCRBYFLOAT, computed in
 //!   [`long_double`](super::long_double).
-//! - `lcs`: LCS.
+//! - `lcs`: LCS; `digest_delex`: DIGEST, DELEX and the conditions SET shares with DELEX.
 
+pub(crate) mod digest_delex;
 pub(crate) mod get;
 pub(crate) mod getex;
 pub(crate) mod getset_getdel;

@@ -1,5 +1,7 @@
-//! `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`: stores the string,
-//! replying OK (nil when NX or XX refused), or with GET the old string (nil for none).
+//! `SET key value [NX|XX|IFEQ v|IFNE v|IFDEQ d|IFDNE d] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]`:
+//! stores the string, replying OK (nil when a condition refused), or with GET the old string
+//! (nil for none). IFEQ and IFDEQ need the key; on an existing key a condition is checked
+//! against its string (WRONGTYPE for another type, a digest of the wrong length an error).
 //!
 //! Options are read left to right as Redis's `parseExtendedStringArgumentsOrReply` does
 //! ([`Options`]): NX and XX exclude each other, as do KEEPTTL and the different expiry
@@ -23,6 +25,7 @@
 
 use bytes::Bytes;
 
+use super::digest_delex::Condition;
 use crate::command::args::is;
 use crate::command::parse_i64;
 use crate::error::{Error, Result};
@@ -61,6 +64,8 @@ pub struct Set {
     int_reply: bool,
     /// Where the value is in argv (3 for SETEX and PSETEX, 2 otherwise).
     value_index: usize,
+    /// IFEQ, IFNE, IFDEQ or IFDNE and its argument.
+    condition: Option<(Condition, Bytes)>,
 }
 
 impl Set {
@@ -79,6 +84,9 @@ impl Set {
             expires_at,
             int_reply: false,
             value_index: 2,
+            condition: options
+                .condition
+                .map(|(c, arg)| (c, Bytes::copy_from_slice(arg))),
         })
     }
 
@@ -126,12 +134,31 @@ impl Set {
             (false, _) if self.int_reply => Reply::Int(1),
             (false, _) => Reply::OK,
         };
-        if (self.nx && old.is_some()) || (self.xx && old.is_none()) {
-            return Ok(match (self.get, self.int_reply) {
+        let refused = |old| {
+            Ok(match (self.get, self.int_reply) {
                 (true, _) => reply(old),
                 (false, true) => Reply::Int(0),
                 (false, false) => Reply::Null,
-            });
+            })
+        };
+        let needs_key = self.xx
+            || matches!(
+                self.condition,
+                Some((Condition::Eq | Condition::DigestEq, _))
+            );
+        if (self.nx && old.is_some()) || (needs_key && old.is_none()) {
+            return refused(old);
+        }
+        if let Some((condition, arg)) = &self.condition
+            && old.is_some()
+        {
+            db.count_read(key, false);
+            let Some(Value::String(current)) = db.get(key) else {
+                return Err(Error::WrongType);
+            };
+            if !condition.holds(current, arg)? {
+                return refused(old);
+            }
         }
         if let Some((at, _)) = self.expires_at
             && at <= now_ms
@@ -243,6 +270,8 @@ pub(crate) struct Options<'a> {
     pub persist: bool,
     /// The time argument and its unit.
     pub expire: Option<(&'a [u8], Unit)>,
+    /// IFEQ, IFNE, IFDEQ or IFDNE (SET) and its argument.
+    pub condition: Option<(Condition, &'a [u8])>,
 }
 
 impl<'a> Options<'a> {
@@ -265,9 +294,19 @@ impl<'a> Options<'a> {
                 None
             };
             let other_time = |u: Unit| matches!(o.expire, Some((_, was)) if was != u);
-            if for_set && is(arg, "nx") && !o.xx {
+            let condition = Condition::named(arg).filter(|_| for_set);
+            // A condition excludes NX, XX and the other conditions (but may repeat); NX
+            // checks only XX, as Redis does.
+            let other_condition =
+                |c: Condition| o.nx || o.xx || matches!(o.condition, Some((was, _)) if was != c);
+            if let (Some(c), Some(value)) = (condition, next)
+                && !other_condition(c)
+            {
+                o.condition = Some((c, value));
+                i += 1;
+            } else if for_set && is(arg, "nx") && !o.xx {
                 o.nx = true;
-            } else if for_set && is(arg, "xx") && !o.nx {
+            } else if for_set && is(arg, "xx") && !o.nx && o.condition.is_none() {
                 o.xx = true;
             } else if for_set && is(arg, "get") {
                 o.get = true;
