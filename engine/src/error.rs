@@ -340,6 +340,12 @@ pub enum Error {
     /// DELEX with an unknown condition.
     #[error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")]
     DelexCondition,
+    /// MSETEX's numkeys not an integer from 1 to `i32::MAX`.
+    #[error("ERR invalid numkeys value")]
+    InvalidNumkeys,
+    /// MSETEX with fewer arguments than its numkeys pairs.
+    #[error("ERR wrong number of key-value pairs")]
+    KeyValuePairs,
 }
 
 /// Shorthand for engine results.

@@ -42,7 +42,7 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::string::commands::{
-    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, range, set,
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
     setnx_setex, strlen,
 };
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
@@ -161,6 +161,10 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, -1, 2),
         mget_mset::MSet::run_nx,
+    ),
+    Entry::plain(
+        CommandSpec::new("msetex", -4).flags(flags::DENY_OOM | flags::WRITE),
+        msetex::MSetEx::run,
     ),
     Entry::plain(
         CommandSpec::new("append", 3)

@@ -1,6 +1,6 @@
 //! The string commands against Redis 8.8 over the wire, RESP2 and RESP3: SET's options,
 //! SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX, MGET, MSET, MSETNX, APPEND, SETRANGE,
-//! GETRANGE, SUBSTR, INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, LCS, DIGEST and DELEX, their replies and their
+//! GETRANGE, SUBSTR, INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, LCS, DIGEST, DELEX and MSETEX, their replies and their
 //! errors in Redis's order, byte for byte. Times are read back only where they do not depend
 //! on the instant (absolute times, or TTL in whole seconds).
 
@@ -240,6 +240,36 @@ fn lines() -> Vec<&'static str> {
         "DELEX nokey",
         "DELEX",
         "DIGEST",
+        // MSETEX (Redis 8.4+).
+        "MSETEX 2 m1 a m2 b",
+        "MGET m1 m2",
+        "MSETEX 2 m1 a m2 b EX 100",
+        "TTL m2",
+        "MSETEX 1 m1 c KEEPTTL",
+        "TTL m1",
+        "GET m1",
+        "MSETEX 2 m1 a m3 b NX",
+        "EXISTS m3",
+        "MSETEX 2 m1 a m3 b XX",
+        "MSETEX 1 m3 b NX PXAT 4102444800000",
+        "PEXPIRETIME m3",
+        "MSETEX 2 m1 x m3 y XX EX 10 EX 20",
+        "TTL m3",
+        "MSETEX 0 m1 a",
+        "MSETEX -1 m1 a",
+        "MSETEX abc m1 a",
+        "MSETEX 2 m1 a",
+        "MSETEX 3 m1 a m2 b",
+        "MSETEX 1 m1 a GET",
+        "MSETEX 1 m1 a NX XX",
+        "MSETEX 1 m1 a EX abc",
+        "MSETEX 1 m1 a EX 0",
+        "MSETEX 1 m1 a KEEPTTL EX 1",
+        "MSETEX 1 m1 a PERSIST",
+        "MSETEX 1 m1 a IFEQ a",
+        "MSETEX 1 s a",
+        "TYPE s",
+        "MSETEX 1 m1",
         // Arity.
         "SETNX k",
         "GETDEL",

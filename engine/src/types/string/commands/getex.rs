@@ -17,7 +17,7 @@
 use bytes::Bytes;
 
 use super::getset_getdel::read_string;
-use super::set::{Options, Unit, expire_at};
+use super::set::{Grammar, Options, Unit, expire_at};
 use crate::error::Result;
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::GENERIC;
@@ -30,7 +30,7 @@ pub struct GetEx;
 impl GetEx {
     /// Parses and applies.
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let options = Options::parse(argv, 2, false)?;
+        let options = Options::parse(argv, 2, Grammar::GetEx)?;
         let key = argv[1];
         let Some(value) = read_string(db, key)? else {
             return Ok(Reply::Null);

@@ -4,7 +4,7 @@
 //!
 //! - `set`: SET and its option reader, shared with GETEX; `setnx_setex`: SETNX, SETEX, PSETEX.
 //! - `get`, `getset_getdel`, `getex`: GET and the reads that also write.
-//! - `mget_mset`: MGET, MSET, MSETNX.
+//! - `mget_mset`: MGET, MSET, MSETNX; `msetex`: MSETEX.
 //! - `range`: APPEND, SETRANGE, GETRANGE (SUBSTR); `strlen`: STRLEN.
 //! - `incr`: INCR, DECR, INCRBY, DECRBY; `incrbyfloat`: INCRBYFLOAT, computed in
 //!   [`long_double`](super::long_double).
@@ -18,6 +18,7 @@ pub(crate) mod incr;
 pub(crate) mod incrbyfloat;
 pub(crate) mod lcs;
 pub(crate) mod mget_mset;
+pub(crate) mod msetex;
 pub(crate) mod range;
 pub(crate) mod set;
 pub(crate) mod setnx_setex;

@@ -71,7 +71,7 @@ pub struct Set {
 impl Set {
     /// Parses the options (`argv[3..]`) at time `now_ms`: first the words, then the time.
     pub fn parse(argv: &[&[u8]], now_ms: u64) -> Result<Set> {
-        let options = Options::parse(argv, 3, true)?;
+        let options = Options::parse(argv, 3, Grammar::Set)?;
         let expires_at = match options.expire {
             Some((arg, unit)) => Some((expire_at(arg, unit, now_ms, "set")?, unit)),
             None => None,
@@ -251,7 +251,18 @@ pub(crate) fn expire_at(arg: &[u8], unit: Unit, now_ms: u64, command: &'static s
     at.filter(|&at| at <= i64::MAX as u64).ok_or_else(invalid)
 }
 
-/// The words of SET's (`for_set`) or GETEX's options as Redis's
+/// Which command's options [`Options::parse`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Grammar {
+    /// SET: all but PERSIST.
+    Set,
+    /// GETEX: the times and PERSIST.
+    GetEx,
+    /// MSETEX: NX, XX, KEEPTTL and the times.
+    MSetEx,
+}
+
+/// The words of SET's, GETEX's or MSETEX's options as Redis's
 /// `parseExtendedStringArgumentsOrReply` reads them, left to right: NX and XX exclude each
 /// other; KEEPTTL (SET), PERSIST (GETEX) and the four time options exclude one another but
 /// one may repeat (the last time wins); a time option needs a following argument; anything
@@ -270,13 +281,17 @@ pub(crate) struct Options<'a> {
     pub persist: bool,
     /// The time argument and its unit.
     pub expire: Option<(&'a [u8], Unit)>,
+    /// Where the last time option's keyword is in argv.
+    pub expire_index: usize,
     /// IFEQ, IFNE, IFDEQ or IFDNE (SET) and its argument.
     pub condition: Option<(Condition, &'a [u8])>,
 }
 
 impl<'a> Options<'a> {
     /// Parses `argv[from..]`.
-    pub(crate) fn parse(argv: &[&'a [u8]], from: usize, for_set: bool) -> Result<Options<'a>> {
+    pub(crate) fn parse(argv: &[&'a [u8]], from: usize, grammar: Grammar) -> Result<Options<'a>> {
+        let set = grammar == Grammar::Set;
+        let for_set = grammar != Grammar::GetEx;
         let mut o = Options::default();
         let mut i = from;
         while i < argv.len() {
@@ -294,7 +309,7 @@ impl<'a> Options<'a> {
                 None
             };
             let other_time = |u: Unit| matches!(o.expire, Some((_, was)) if was != u);
-            let condition = Condition::named(arg).filter(|_| for_set);
+            let condition = Condition::named(arg).filter(|_| set);
             // A condition excludes NX, XX and the other conditions (but may repeat); NX
             // checks only XX, as Redis does.
             let other_condition =
@@ -308,7 +323,7 @@ impl<'a> Options<'a> {
                 o.nx = true;
             } else if for_set && is(arg, "xx") && !o.nx && o.condition.is_none() {
                 o.xx = true;
-            } else if for_set && is(arg, "get") {
+            } else if set && is(arg, "get") {
                 o.get = true;
             } else if for_set && is(arg, "keepttl") && !o.persist && o.expire.is_none() {
                 o.keep_ttl = true;
@@ -320,6 +335,7 @@ impl<'a> Options<'a> {
                 && !other_time(unit)
             {
                 o.expire = Some((value, unit));
+                o.expire_index = i;
                 i += 1;
             } else {
                 return Err(Error::Syntax);
