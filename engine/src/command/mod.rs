@@ -19,7 +19,8 @@
 //! [`Db::add_dirty`], `alsoPropagate` as [`Db::propagate`]); [`Db::wrote`] and [`Db::changed`]
 //! are the common combinations. Each command file documents its effects. The dirty counter
 //! counts as Redis does: 1 per SET, INCR, RENAME, EXPIRE-family call, PERSIST and FLUSHDB
-//! that changed something, the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
+//! that changed something (and per string command that changed its key; MSET, MSETNX and
+//! MSETEX one per pair), the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
 //! entries removed or acknowledged for XDEL, XTRIM, XACK, XNACK, XDELEX and XACKDEL; the
 //! forms XCLAIM and XAUTOCLAIM propagate; 1 per stream an XREADGROUP delivered from or created
 //! its consumer in. Read lookups (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`) are
