@@ -316,6 +316,45 @@ pub enum Error {
     /// SCAN with a cursor that is no unsigned integer.
     #[error("ERR invalid cursor")]
     InvalidCursor,
+    /// DECRBY of `i64::MIN`, whose negation overflows.
+    #[error("ERR decrement would overflow")]
+    DecrOverflow,
+    /// An argument or a string that should be a float is not one.
+    #[error("ERR value is not a valid float")]
+    NotAFloat,
+    /// INCRBYFLOAT whose result is not finite.
+    #[error("ERR increment would produce NaN or Infinity")]
+    FloatNotFinite,
+    /// SETRANGE with a negative offset.
+    #[error("ERR offset is out of range")]
+    OffsetOutOfRange,
+    /// APPEND or SETRANGE whose result would pass `proto-max-bulk-len`.
+    #[error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")]
+    StringTooLong,
+    /// LCS of a key holding another type.
+    #[error("ERR The specified keys must contain string values")]
+    LcsNotStrings,
+    /// LCS with both LEN and IDX.
+    #[error("ERR If you want both the length and indexes, please just use IDX.")]
+    LcsLenWithIdx,
+    /// LCS whose table would pass `proto-max-bulk-len`.
+    #[error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")]
+    LcsTooLarge,
+    /// A digest condition (IFDEQ, IFDNE) that is not 16 characters.
+    #[error("ERR must be exactly 16 hexadecimal characters")]
+    DigestLength,
+    /// DELEX with a condition on a key of another type.
+    #[error("ERR Key should be of string type if conditions are specified")]
+    DelexNotString,
+    /// DELEX with an unknown condition.
+    #[error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE")]
+    DelexCondition,
+    /// MSETEX's numkeys not an integer from 1 to `i32::MAX`.
+    #[error("ERR invalid numkeys value")]
+    InvalidNumkeys,
+    /// MSETEX with fewer arguments than its numkeys pairs.
+    #[error("ERR wrong number of key-value pairs")]
+    KeyValuePairs,
 }
 
 /// Shorthand for engine results.

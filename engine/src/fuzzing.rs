@@ -23,7 +23,7 @@
 //!                                                   model (`fuzzing_caps.rs`)
 //!        | b command                                run it with `execute`
 //! command := name argc arg{argc}                    NAMES[name % 16] (lower case if name & 16),
-//!                                                   NAMES[16 + name % 29] if name >= 0xE0
+//!          | name (>= 0xE0) b argc arg{argc}        NAMES[16 + b % (len - 16)]
 //! arg   := tag ...                                  tag % 8 picks the kind, tag >> 3 the word:
 //!          0 key, 1 id, 2 number, 3 keyword, 4 word (group, consumer, field, value)
 //!          5 small id from the next byte, 6 number from the next 1..8 bytes, 7 raw bytes
@@ -63,7 +63,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 45] = [
+pub const NAMES: [&str; 66] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -110,6 +110,27 @@ pub const NAMES: [&str; 45] = [
     "KEYS",
     "SCAN",
     "FLUSHDB",
+    "SETNX",
+    "SETEX",
+    "PSETEX",
+    "GETSET",
+    "GETDEL",
+    "GETEX",
+    "MGET",
+    "MSET",
+    "MSETNX",
+    "APPEND",
+    "SETRANGE",
+    "GETRANGE",
+    "SUBSTR",
+    "DECR",
+    "INCRBY",
+    "DECRBY",
+    "INCRBYFLOAT",
+    "LCS",
+    "DIGEST",
+    "DELEX",
+    "MSETEX",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -178,7 +199,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 50] = [
+const KEYWORDS: [&str; 63] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -232,6 +253,20 @@ const KEYWORDS: [&str; 50] = [
     "MAXCOUNT",
     "MAXSIZE",
     "maxcount",
+    // The string commands' options.
+    "NX",
+    "XX",
+    "GET",
+    "EX",
+    "PX",
+    "EXAT",
+    "KEEPTTL",
+    "PERSIST",
+    "IDX",
+    "LEN",
+    "WITHMATCHLEN",
+    "IFEQ",
+    "IFDNE",
 ];
 
 /// Keywords a tag picks without a further byte.
@@ -431,7 +466,7 @@ impl Input<'_> {
     fn command(&mut self) -> Vec<Vec<u8>> {
         let name = self.byte_or_zero();
         let index = if name >= 0xE0 {
-            16 + usize::from(name % 29)
+            16 + usize::from(self.byte_or_zero()) % (NAMES.len() - 16)
         } else {
             usize::from(name % 16)
         };
@@ -568,12 +603,24 @@ mod tests {
         };
         let want: Vec<&[u8]> = vec![b"xrange", b"s", b"-", b"+"];
         assert_eq!(input.command(), want);
-        // XACKDEL s g ACKED IDS 1 1-1: name 0xE9 (16 + 0xE9 % 29 = 17), argc 6, key, word 0,
+        // XACKDEL s g ACKED IDS 1 1-1: name 0xE9 then 1 (16 + 1 = 17), argc 6, key, word 0,
         // keywords past the direct ones (tag 3 + (24 << 3), then 16 and 12: 24 + b % 23 is
         // ACKED, IDS), number 1, id 5.
         let far = 3 + (24 << 3);
         let mut input = Input {
-            data: &[0xE9, 6, 0, 4, far, 16, far, 12, 2 + (1 << 3), 1 + (5 << 3)],
+            data: &[
+                0xE9,
+                1,
+                6,
+                0,
+                4,
+                far,
+                16,
+                far,
+                12,
+                2 + (1 << 3),
+                1 + (5 << 3),
+            ],
             pos: 0,
         };
         let want: Vec<&[u8]> = vec![b"XACKDEL", b"s", b"g", b"ACKED", b"IDS", b"1", b"1-1"];

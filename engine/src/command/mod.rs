@@ -19,7 +19,8 @@
 //! [`Db::add_dirty`], `alsoPropagate` as [`Db::propagate`]); [`Db::wrote`] and [`Db::changed`]
 //! are the common combinations. Each command file documents its effects. The dirty counter
 //! counts as Redis does: 1 per SET, INCR, RENAME, EXPIRE-family call, PERSIST and FLUSHDB
-//! that changed something, the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
+//! that changed something (and per string command that changed its key; MSET, MSETNX and
+//! MSETEX one per pair), the keys removed for DEL and UNLINK; 1 per XADD, XSETID, XGROUP change, XCFGSET and XIDMPRECORD; the
 //! entries removed or acknowledged for XDEL, XTRIM, XACK, XNACK, XDELEX and XACKDEL; the
 //! forms XCLAIM and XAUTOCLAIM propagate; 1 per stream an XREADGROUP delivered from or created
 //! its consumer in. Read lookups (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`) are
@@ -28,7 +29,7 @@
 //! once per key while checking ids and once per key while serving.
 
 pub(crate) mod args;
-mod keys;
+pub(crate) mod keys;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
@@ -41,7 +42,10 @@ use crate::types::stream::commands::{
     xpending, xrange, xread, xsetid, xtrim,
 };
 
-use crate::types::string::commands::{get, incr, set, strlen};
+use crate::types::string::commands::{
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
+    setnx_setex, strlen,
+};
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
 use crate::blocking::Outcome;
@@ -106,6 +110,117 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("strlen", 2).keys(1, 1, 1),
         strlen::StrLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setnx", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::SetNx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setex", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::SetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("psetex", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setnx_setex::PSetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getset", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        getset_getdel::GetSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getdel", 2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        getset_getdel::GetDel::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getex", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        getex::GetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("mget", -2).keys(1, -1, 1),
+        mget_mset::MGet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("mset", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 2),
+        mget_mset::MSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("msetnx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 2),
+        mget_mset::MSet::run_nx,
+    ),
+    Entry::plain(
+        CommandSpec::new("msetex", -4).flags(flags::DENY_OOM | flags::WRITE),
+        msetex::MSetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("append", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        range::Append::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setrange", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        range::SetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getrange", 4).keys(1, 1, 1),
+        range::GetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("substr", 4).keys(1, 1, 1),
+        range::GetRange::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("decr", 2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_decr,
+    ),
+    Entry::plain(
+        CommandSpec::new("incrby", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_by,
+    ),
+    Entry::plain(
+        CommandSpec::new("decrby", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incr::Incr::run_decr_by,
+    ),
+    Entry::plain(
+        CommandSpec::new("incrbyfloat", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        incrbyfloat::IncrByFloat::run,
+    ),
+    Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
+    Entry::plain(
+        CommandSpec::new("digest", 2).keys(1, 1, 1),
+        digest_delex::Digest::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("delex", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        digest_delex::DelEx::run,
     ),
     Entry::plain(
         CommandSpec::new("del", -2)

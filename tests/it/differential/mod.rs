@@ -21,6 +21,8 @@
 //! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
 //! - `notify`: keyspace notifications (`notify-keyspace-events`) and INFO's keyspace hits and
 //!   misses against Redis 8.8: the event messages a subscriber receives, byte for byte.
+//! - `strings`: the string commands and SET's options against Redis 8.8 over the wire, RESP2
+//!   and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
@@ -36,3 +38,4 @@ mod notify;
 mod pubsub;
 mod server;
 mod streams;
+mod strings;

@@ -4,6 +4,7 @@
 //! [`crate::rdb`].
 
 pub(crate) mod commands;
+pub(crate) mod long_double;
 
 use bytes::Bytes;
 

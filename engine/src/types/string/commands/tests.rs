@@ -276,3 +276,70 @@ proptest! {
         prop_assert_eq!(state(&f.ks), state(&later));
     }
 }
+
+#[test]
+fn the_newer_string_commands_propagate_redis_forms_and_fire_redis_events() {
+    let f = Fixture::new();
+    let at = NOW_MS + 100_000;
+    assert_eq!(f.run("SETEX k 100 v"), Ok(Reply::OK));
+    assert_eq!(f.propagated(), [format!("SET k v PXAT {at}")]);
+    assert_eq!(f.events(), ["new", "set", "expire"]);
+    assert_eq!(f.run("SETNX k w"), Ok(Reply::Int(0)));
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("GETSET k w"), Ok(bulk("v")));
+    assert_eq!(f.propagated(), ["SET k w"]);
+    assert_eq!(f.events(), ["overwritten", "set"]);
+    assert_eq!(f.run("GETEX k PX 5000"), Ok(bulk("w")));
+    assert_eq!(f.propagated(), [format!("PEXPIREAT k {}", NOW_MS + 5000)]);
+    assert_eq!(f.run("GETEX k PERSIST"), Ok(bulk("w")));
+    assert_eq!(f.propagated(), ["PERSIST k"]);
+    assert_eq!(f.events(), ["expire", "persist"]);
+    assert_eq!(f.run("GETEX k PERSIST"), Ok(bulk("w")));
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("GETDEL k"), Ok(bulk("w")));
+    assert_eq!(f.propagated(), ["DEL k"]);
+    assert_eq!(f.events(), ["del"]);
+    assert_eq!(f.run("SET f 10.50 EXAT 4102444800"), Ok(Reply::OK));
+    f.propagated();
+    assert_eq!(f.run("INCRBYFLOAT f 0.1"), Ok(bulk("10.6")));
+    assert_eq!(f.propagated(), ["SET f 10.6 KEEPTTL"]);
+    assert_eq!(f.run("APPEND a x"), Ok(Reply::Int(1)));
+    assert_eq!(f.run("SETRANGE a 2 y"), Ok(Reply::Int(3)));
+    assert_eq!(f.run("GET a"), Ok(bulk("x\0y")));
+    assert_eq!(f.propagated(), ["APPEND a x", "SETRANGE a 2 y"]);
+    assert_eq!(f.run("MSETEX 1 m v EX 10"), Ok(Reply::Int(1)),);
+    assert_eq!(
+        f.propagated(),
+        [format!("MSETEX 1 m v PXAT {}", NOW_MS + 10_000)]
+    );
+    assert_eq!(f.run("DELEX m IFEQ v"), Ok(Reply::Int(1)));
+    assert_eq!(f.propagated(), ["DEL m"]);
+}
+
+#[test]
+fn the_newer_string_commands_change_nothing_on_error() {
+    let f = Fixture::new();
+    assert_eq!(f.run("SET k v"), Ok(Reply::OK));
+    f.propagated();
+    f.events();
+    for line in [
+        "MSET a 1 b",
+        "MSETEX 2 a 1",
+        "MSETEX 1 a 1 EX 0",
+        "SETEX k 0 v",
+        "SETRANGE k -1 x",
+        "SETRANGE k 536870912 x",
+        "APPEND nokey",
+        "INCRBYFLOAT k 1",
+        "DECRBY k -9223372036854775808",
+        "GETEX k EX abc",
+        "SET k x IFDEQ short",
+        "DELEX k IFXX a",
+    ] {
+        assert!(f.run(line).is_err(), "{line} should fail");
+    }
+    assert!(f.propagated().is_empty());
+    assert!(f.events().is_empty());
+    assert_eq!(f.run("GET k"), Ok(bulk("v")));
+    assert_eq!(f.run("EXISTS a"), Ok(Reply::Int(0)));
+}
