@@ -44,6 +44,8 @@ pub mod clock;
 pub mod command;
 pub mod config;
 mod db;
+#[cfg(test)]
+mod effects_fixture;
 pub mod error;
 mod execute;
 pub mod expire;

@@ -1,88 +1,8 @@
 //! The generic key commands through [`Keyspace::execute`]: replies, Redis's errors, and their
 //! effects (the forms they propagate, the events they fire, the changes they count).
 
-use std::sync::Arc;
-
-use bytes::Bytes;
-use parking_lot::Mutex;
-
-use crate::clock::ManualClock;
-use crate::config::Config;
-use crate::keyspace::Keyspace;
-use crate::notify::{Notification, NotificationSink};
-use crate::propagate::PropagationSink;
+use crate::effects_fixture::Fixture;
 use crate::reply::Reply;
-
-/// The clock every test starts at (ms).
-const NOW_MS: u64 = 1_000_000;
-
-#[derive(Debug, Default)]
-struct Collect(Mutex<Vec<Vec<Bytes>>>);
-
-impl PropagationSink for Collect {
-    fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
-        self.0
-            .lock()
-            .extend(commands.into_iter().map(|(_, argv)| argv));
-    }
-}
-
-#[derive(Debug, Default)]
-struct Events(Mutex<Vec<&'static str>>);
-
-impl NotificationSink for Events {
-    fn notify(&self, _flags: u32, events: Vec<Notification>) {
-        self.0.lock().extend(events.into_iter().map(|n| n.event));
-    }
-}
-
-struct Fixture {
-    ks: Keyspace,
-    propagated: Arc<Collect>,
-    events: Arc<Events>,
-}
-
-impl Fixture {
-    fn new() -> Fixture {
-        let ks = Keyspace::with_databases(
-            Arc::new(ManualClock::new(NOW_MS)),
-            Arc::new(Config::default()),
-            1,
-        );
-        let propagated = Arc::new(Collect::default());
-        let events = Arc::new(Events::default());
-        ks.set_propagation_sink(Some(propagated.clone()));
-        ks.config()
-            .set_notify_flags(crate::notify::parse("KEAnoc").unwrap_or(0));
-        ks.set_notification_sink(Some(events.clone()));
-        Fixture {
-            ks,
-            propagated,
-            events,
-        }
-    }
-
-    fn run(&self, line: &str) -> Result<Reply, String> {
-        let argv: Vec<&str> = line.split(' ').collect();
-        self.ks.execute(&argv).map_err(|e| e.to_string())
-    }
-
-    fn propagated(&self) -> Vec<String> {
-        std::mem::take(&mut *self.propagated.0.lock())
-            .iter()
-            .map(|argv| {
-                argv.iter()
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect()
-    }
-
-    fn events(&self) -> Vec<&'static str> {
-        std::mem::take(&mut *self.events.0.lock())
-    }
-}
 
 #[test]
 fn del_counts_removed_keys_and_propagates_verbatim_only_when_it_removed() {

@@ -3,7 +3,7 @@
 //! XDELEX and XACKDEL, through the command layer, with the invariants (reference index,
 //! cached minimum cursor) checked after every command.
 
-use super::tests::{err, int, keyspace, ok};
+use super::tests::{err, int, keyspace, ok, pending, read_stream};
 use crate::keyspace::Keyspace;
 use crate::reply::Reply;
 
@@ -20,23 +20,6 @@ fn ids(ks: &Keyspace, key: &str) -> Vec<String> {
         .iter()
         .map(|e| String::from_utf8_lossy(e.id).into_owned())
         .collect()
-}
-
-/// XPENDING's total for a group.
-fn pending(ks: &Keyspace, key: &str, group: &str) -> Reply {
-    let Reply::Array(summary) = ok(ks, &format!("XPENDING {key} {group}")) else {
-        panic!("XPENDING did not reply an array");
-    };
-    summary[0].clone()
-}
-
-/// `n` entries `1-0 .. n-0`, read by group `g` (consumer `c`).
-fn read_stream(ks: &Keyspace, n: u64) {
-    for i in 1..=n {
-        ok(ks, &format!("XADD s {i}-0 f v"));
-    }
-    ok(ks, "XGROUP CREATE s g 0");
-    ok(ks, "XREADGROUP GROUP g c STREAMS s >");
 }
 
 // Deletion strategies on trimming.

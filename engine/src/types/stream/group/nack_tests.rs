@@ -4,27 +4,10 @@
 use std::sync::Arc;
 
 use super::claim_tests::{bulk, claimed, one_stream, pending_row};
-use super::tests::{err, int, keyspace, ok};
+use super::tests::{err, int, keyspace, ok, pending, read_stream};
 use crate::id::StreamId;
 use crate::keyspace::Keyspace;
 use crate::reply::Reply;
-
-/// XPENDING's total for a group.
-fn pending(ks: &Keyspace, key: &str, group: &str) -> Reply {
-    let Reply::Array(summary) = ok(ks, &format!("XPENDING {key} {group}")) else {
-        panic!("XPENDING did not reply an array");
-    };
-    summary[0].clone()
-}
-
-/// `n` entries `1-0 .. n-0`, read by group `g` (consumer `c`).
-fn read_stream(ks: &Keyspace, n: u64) {
-    for i in 1..=n {
-        ok(ks, &format!("XADD s {i}-0 f v"));
-    }
-    ok(ks, "XGROUP CREATE s g 0");
-    ok(ks, "XREADGROUP GROUP g c STREAMS s >");
-}
 
 // XNACK and the NACK zone.
 

@@ -39,6 +39,23 @@ pub(super) fn int(n: i64) -> Reply {
     Reply::Int(n)
 }
 
+/// XPENDING's total for a group.
+pub(super) fn pending(ks: &Keyspace, key: &str, group: &str) -> Reply {
+    let Reply::Array(summary) = ok(ks, &format!("XPENDING {key} {group}")) else {
+        panic!("XPENDING did not reply an array");
+    };
+    summary[0].clone()
+}
+
+/// `n` entries `1-0 .. n-0`, read by group `g` (consumer `c`).
+pub(super) fn read_stream(ks: &Keyspace, n: u64) {
+    for i in 1..=n {
+        ok(ks, &format!("XADD s {i}-0 f v"));
+    }
+    ok(ks, "XGROUP CREATE s g 0");
+    ok(ks, "XREADGROUP GROUP g c STREAMS s >");
+}
+
 fn entry(id: &str, fields: &[&str]) -> Reply {
     Reply::Array(vec![
         bulk(id),

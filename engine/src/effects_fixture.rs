@@ -1,0 +1,87 @@
+//! A keyspace whose effects are collected, for tests of commands' effects: the forms they
+//! propagate, the events they fire (every class enabled) and the changes they count.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+
+use crate::clock::ManualClock;
+use crate::config::Config;
+use crate::keyspace::Keyspace;
+use crate::notify::{Notification, NotificationSink};
+use crate::propagate::PropagationSink;
+use crate::reply::Reply;
+
+/// The clock every test starts at (ms).
+pub(crate) const NOW_MS: u64 = 1_000_000;
+
+#[derive(Debug, Default)]
+struct Collect(Mutex<Vec<Vec<Bytes>>>);
+
+impl PropagationSink for Collect {
+    fn feed(&self, commands: Vec<(usize, Vec<Bytes>)>) {
+        self.0
+            .lock()
+            .extend(commands.into_iter().map(|(_, argv)| argv));
+    }
+}
+
+#[derive(Debug, Default)]
+struct Events(Mutex<Vec<&'static str>>);
+
+impl NotificationSink for Events {
+    fn notify(&self, _flags: u32, events: Vec<Notification>) {
+        self.0.lock().extend(events.into_iter().map(|n| n.event));
+    }
+}
+
+pub(crate) struct Fixture {
+    pub(crate) ks: Keyspace,
+    propagated: Arc<Collect>,
+    events: Arc<Events>,
+}
+
+impl Fixture {
+    pub(crate) fn new() -> Fixture {
+        let ks = Keyspace::with_databases(
+            Arc::new(ManualClock::new(NOW_MS)),
+            Arc::new(Config::default()),
+            1,
+        );
+        let propagated = Arc::new(Collect::default());
+        let events = Arc::new(Events::default());
+        ks.set_propagation_sink(Some(propagated.clone()));
+        ks.config()
+            .set_notify_flags(crate::notify::parse("KEAnoc").unwrap_or(0));
+        ks.set_notification_sink(Some(events.clone()));
+        Fixture {
+            ks,
+            propagated,
+            events,
+        }
+    }
+
+    pub(crate) fn run(&self, line: &str) -> Result<Reply, String> {
+        let argv: Vec<&str> = line.split(' ').collect();
+        self.ks.execute(&argv).map_err(|e| e.to_string())
+    }
+
+    /// What was propagated since the last call, each command as one line.
+    pub(crate) fn propagated(&self) -> Vec<String> {
+        std::mem::take(&mut *self.propagated.0.lock())
+            .iter()
+            .map(|argv| {
+                argv.iter()
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    /// The events fired since the last call.
+    pub(crate) fn events(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.events.0.lock())
+    }
+}
