@@ -173,6 +173,16 @@ impl Target {
         }
     }
 
+    /// Moves the manual clock once a reader is blocked on the keyspace: a consumer that reaches
+    /// its blocking read only after the move would wait from the new time, and with the clock
+    /// frozen its timeout would never come.
+    pub fn advance_blocked_ms(&self, ms: u64) {
+        if let Target::Embedded { keyspace, .. } = self {
+            wait_until("a blocked reader", || keyspace.blocked_count() >= 1);
+        }
+        self.advance_ms(ms);
+    }
+
     /// Moves a manual clock (embedded only) and times out blocked reads.
     pub fn advance_ms(&self, ms: u64) {
         match self {

@@ -64,11 +64,11 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_after_the_idle_threshold_manu
     );
     assert_eq!(b.claim_path(), ClaimPath::AutoClaim, "read_claim: false");
     wait_until("b's first beat", || b.metrics().beats >= 1);
-    target.advance_ms(9_000);
+    target.advance_blocked_ms(9_000);
     wait_until("a beat before the threshold", || b.metrics().beats >= 2);
     assert_eq!(log.len(), 0, "nothing is idle long enough yet");
 
-    target.advance_ms(1_001);
+    target.advance_blocked_ms(1_001);
     wait_until("the reclaim", || log.len() == 5);
     let seen = log.all();
     assert_eq!(
@@ -83,7 +83,7 @@ fn a_second_consumer_reclaims_a_dead_peers_entries_after_the_idle_threshold_manu
     wait_until("the acks", || b.metrics().acked == 4);
 
     // The failed one is b's own now; it comes back after the threshold with attempts 3.
-    target.advance_ms(10_001);
+    target.advance_blocked_ms(10_001);
     wait_until("the retry", || log.len() == 6);
     assert_eq!(log.all()[5].id, ids[0]);
     assert_eq!(log.all()[5].attempts, 3);
@@ -120,12 +120,12 @@ fn on_the_claim_path_a_read_takes_idle_entries_and_a_failure_comes_back_at_once_
     );
     assert_eq!(b.claim_path(), ClaimPath::ReadClaim);
     wait_until("b's first beat", || b.metrics().beats >= 1);
-    target.advance_ms(9_000);
+    target.advance_blocked_ms(9_000);
     wait_until("a beat before the threshold", || b.metrics().beats >= 2);
     assert_eq!(log.len(), 0, "nothing is idle long enough yet");
 
     // The blocked CLAIM read wakes when the clock passes the threshold.
-    target.advance_ms(1_001);
+    target.advance_blocked_ms(1_001);
     wait_until("the claim and the retry", || log.len() == 6);
     let seen = log.all();
     assert_eq!(
