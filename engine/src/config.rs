@@ -88,6 +88,10 @@ pub struct Config {
     idmp_maxsize: AtomicU64,
     /// `notify-keyspace-events` as flags (see [`crate::notify`]).
     notify_flags: AtomicU32,
+    /// `list-max-listpack-size`.
+    list_fill: std::sync::atomic::AtomicI32,
+    /// `list-compress-depth`.
+    list_depth: AtomicU32,
 }
 
 impl Default for Config {
@@ -98,6 +102,8 @@ impl Default for Config {
             idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
             idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
             notify_flags: AtomicU32::new(0),
+            list_fill: std::sync::atomic::AtomicI32::new(crate::types::list::FILL_DEFAULT),
+            list_depth: AtomicU32::new(0),
         }
     }
 }
@@ -148,6 +154,24 @@ impl Config {
     /// The `notify-keyspace-events` classes in force (flags of [`crate::notify`]).
     pub fn notify_flags(&self) -> u32 {
         self.notify_flags.load(Ordering::Relaxed)
+    }
+
+    /// The list settings now (`list-max-listpack-size`, `list-compress-depth`).
+    pub fn list_config(&self) -> crate::types::list::ListConfig {
+        crate::types::list::ListConfig {
+            fill: self.list_fill.load(Ordering::Relaxed),
+            depth: self.list_depth.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Sets `list-max-listpack-size` (lists converted or created from now on use it).
+    pub fn set_list_fill(&self, fill: i32) {
+        self.list_fill.store(fill, Ordering::Relaxed);
+    }
+
+    /// Sets `list-compress-depth` (quicklists created from now on use it).
+    pub fn set_list_depth(&self, depth: u32) {
+        self.list_depth.store(depth, Ordering::Relaxed);
     }
 
     /// Sets the `notify-keyspace-events` classes (parsed with [`crate::notify::parse`]).

@@ -42,6 +42,8 @@ pub struct Snapshot {
     pub limits: NodeLimits,
     /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
     pub idmp: IdmpConfig,
+    /// The list settings (`list-max-listpack-size`, `list-compress-depth`).
+    pub list: crate::types::list::ListConfig,
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
     /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
     pub protocol: Protocol,
@@ -187,6 +189,7 @@ impl Keyspace {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
+            list: self.config.list_config(),
             protocol: Protocol::Resp2,
         }
     }

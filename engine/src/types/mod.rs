@@ -5,6 +5,7 @@
 //! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
+pub mod list;
 pub mod stream;
 pub mod string;
 
@@ -19,6 +20,8 @@ pub enum Value {
     Stream(Stream),
     /// A plain string.
     String(Bytes),
+    /// A list.
+    List(Box<list::List>),
 }
 
 impl Value {
@@ -27,6 +30,7 @@ impl Value {
         match self {
             Value::Stream(_) => "stream",
             Value::String(_) => "string",
+            Value::List(_) => "list",
         }
     }
 
@@ -35,6 +39,7 @@ impl Value {
         match self {
             Value::Stream(stream) => stream.memory_bytes(),
             Value::String(s) => string::memory_bytes(s),
+            Value::List(l) => l.memory_bytes(),
         }
     }
 }
