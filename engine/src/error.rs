@@ -355,6 +355,37 @@ pub enum Error {
     /// MSETEX with fewer arguments than its numkeys pairs.
     #[error("ERR wrong number of key-value pairs")]
     KeyValuePairs,
+    /// LSET past either end of the list.
+    #[error("ERR index out of range")]
+    IndexOutOfRange,
+    /// A count or other value that must be positive (LPOP's, RPOP's count).
+    #[error("ERR value is out of range, must be positive")]
+    MustBePositive,
+    /// LREM's count or LPOS's RANK of `i64::MIN`.
+    #[error(
+        "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+    )]
+    OutOfLongRange,
+    /// LPOS RANK 0.
+    #[error(
+        "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+    )]
+    RankZero,
+    /// LPOS COUNT not a non-negative integer.
+    #[error("ERR COUNT can't be negative")]
+    LposCountNegative,
+    /// LPOS MAXLEN not a non-negative integer.
+    #[error("ERR MAXLEN can't be negative")]
+    LposMaxlenNegative,
+    /// LMPOP's and BLMPOP's numkeys not a positive integer.
+    #[error("ERR numkeys should be greater than 0")]
+    NumkeysNotPositive,
+    /// LMPOP's and BLMPOP's COUNT not a positive integer.
+    #[error("ERR count should be greater than 0")]
+    CountShouldBePositive,
+    /// A blocking list command's timeout that is no number.
+    #[error("ERR timeout is not a float or out of range")]
+    TimeoutNotFloat,
 }
 
 /// Shorthand for engine results.

@@ -158,6 +158,12 @@ pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> 
     if spec.name == "xread" || spec.name == "xreadgroup" {
         return crate::command::streams_keys(argv);
     }
+    if spec.name == "lmpop" || spec.name == "blmpop" {
+        return crate::types::list::commands::numkeys_keys(
+            argv,
+            if spec.name == "lmpop" { 1 } else { 2 },
+        );
+    }
     Vec::new()
 }
 

@@ -42,6 +42,7 @@ use crate::types::stream::commands::{
     xpending, xrange, xread, xsetid, xtrim,
 };
 
+use crate::types::list::commands::{blocking, edit, lmove, pop, push, read};
 use crate::types::string::commands::{
     digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
     setnx_setex, strlen,
@@ -420,6 +421,127 @@ static COMMANDS: &[Entry] = &[
             .keys(1, 1, 1),
         xnack::XNack::run,
     ),
+    // The list commands.
+    Entry::plain(
+        CommandSpec::new("lpush", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_lpush,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpush", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_rpush,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpushx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_lpushx,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpushx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_rpushx,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpop", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        pop::Pop::run_lpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpop", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        pop::Pop::run_rpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("lmpop", -4).flags(flags::WRITE),
+        pop::Pop::run_lmpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("llen", 2).keys(1, 1, 1),
+        read::Read::run_llen,
+    ),
+    Entry::plain(
+        CommandSpec::new("lindex", 3).keys(1, 1, 1),
+        read::Read::run_lindex,
+    ),
+    Entry::plain(
+        CommandSpec::new("lrange", 4).keys(1, 1, 1),
+        read::Read::run_lrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpos", -3).keys(1, 1, 1),
+        read::Read::run_lpos,
+    ),
+    Entry::plain(
+        CommandSpec::new("lset", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_lset,
+    ),
+    Entry::plain(
+        CommandSpec::new("ltrim", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_ltrim,
+    ),
+    Entry::plain(
+        CommandSpec::new("linsert", 5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_linsert,
+    ),
+    Entry::plain(
+        CommandSpec::new("lrem", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_lrem,
+    ),
+    Entry::plain(
+        CommandSpec::new("lmove", 5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        lmove::LMove::run_lmove,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpoplpush", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        lmove::LMove::run_rpoplpush,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blpop", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        blocking::BlockingPop::run_blpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("brpop", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        blocking::BlockingPop::run_brpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blmpop", -5).flags(flags::WRITE),
+        blocking::BlockingPop::run_blmpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blmove", 6)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        blocking::BlockingPop::run_blmove,
+    ),
+    Entry::blocking(
+        CommandSpec::new("brpoplpush", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        blocking::BlockingPop::run_brpoplpush,
+    ),
 ];
 
 /// The spec of a command [`execute`] handles, by name in any case.
@@ -473,7 +595,7 @@ pub(crate) fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
 pub fn execute<A: AsRef<[u8]>>(db: &mut Db, snapshot: &Snapshot, argv: &[A]) -> Result<Reply> {
     Ok(match execute_outcome(db, snapshot, argv)? {
         Outcome::Reply(reply) => reply,
-        Outcome::Block(_) => Reply::NullArray,
+        Outcome::Block(request) => request.denied(),
     })
 }
 
@@ -491,7 +613,7 @@ pub fn execute_spec(
     };
     Ok(match run_entry(db, snapshot, entry, argv)? {
         Outcome::Reply(reply) => reply,
-        Outcome::Block(_) => Reply::NullArray,
+        Outcome::Block(request) => request.denied(),
     })
 }
 

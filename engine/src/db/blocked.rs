@@ -58,6 +58,11 @@ impl Db {
                     Some(false) if signal == Signal::Deleted => continue,
                     Some(_) => {}
                 }
+                if let Some(wanted) = self.watch.blocked.key_type(id)
+                    && self.values.get(&key).map(crate::types::Value::type_name) != Some(wanted)
+                {
+                    continue;
+                }
                 let Some(waiter) = self.watch.blocked.unregister(id) else {
                     continue;
                 };

@@ -107,7 +107,7 @@ impl Db {
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
-    /// stream with another type signals a deletion; storing a stream signals ready. Fires
+    /// stream with another type signals a deletion; storing a stream or a list signals ready. Fires
     /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
@@ -123,13 +123,14 @@ impl Db {
             }
         }
         let is_stream = matches!(value, Value::Stream(_));
+        let is_list = matches!(value, Value::List(_));
         self.values.expires.remove(&key);
         let previous = self.values.put(key.clone(), value);
         self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
         }
-        if is_stream {
+        if is_stream || is_list {
             self.signal_ready(&key);
         }
     }

@@ -227,6 +227,14 @@ impl Values {
             return Err("keysizes counts differ from the strings held".into());
         }
         for (key, value) in &self.map {
+            if let Value::List(list) = value {
+                let shown = String::from_utf8_lossy(key);
+                list.check_invariants()
+                    .map_err(|e| format!("list {shown:?}: {e}"))?;
+                if list.is_empty() {
+                    return Err(format!("list {shown:?} is empty"));
+                }
+            }
             if let Value::Stream(stream) = value {
                 stream
                     .check_invariants()

@@ -91,6 +91,17 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
                 + RAX_NODE_BYTES * stream.node_count() as usize
                 + listpacks
         }
+        Value::List(list) => {
+            // Redis: a listpack is one allocation; a quicklist its 40-byte struct and a
+            // 32-byte node per listpack.
+            let nodes = list.node_bytes();
+            let buffers: usize = nodes.iter().map(|&b| size_class(b)).sum();
+            if list.encoding() == "listpack" {
+                size_class(object) + buffers
+            } else {
+                size_class(object) + 40 + 32 * nodes.len() + buffers
+            }
+        }
     }
 }
 
@@ -133,6 +144,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "encoding" => Reply::bulk_static(match value {
             Value::Stream(_) => "stream",
             Value::String(s) => string_encoding(key, s),
+            Value::List(list) => list.encoding(),
         }),
         "refcount" => Reply::Int(1),
         "idletime" => Reply::Int(0),

@@ -71,7 +71,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 98] = [
+pub(super) const NAMES: [&str; 120] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -170,6 +170,28 @@ pub(super) const NAMES: [&str; 98] = [
     "LCS",
     "DIGEST",
     "DELEX",
+    "LPUSH",
+    "RPUSH",
+    "LPUSHX",
+    "RPUSHX",
+    "LPOP",
+    "RPOP",
+    "LMPOP",
+    "LLEN",
+    "LINDEX",
+    "LRANGE",
+    "LPOS",
+    "LSET",
+    "LTRIM",
+    "LINSERT",
+    "LREM",
+    "LMOVE",
+    "RPOPLPUSH",
+    "BLPOP",
+    "BRPOP",
+    "BLMPOP",
+    "BLMOVE",
+    "BRPOPLPUSH",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

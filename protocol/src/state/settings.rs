@@ -229,6 +229,26 @@ fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
 /// Every parameter CONFIG knows, in the order CONFIG GET * lists them.
 pub const PARAMS: &[Param] = &[
     Param {
+        name: "list-max-listpack-size",
+        get: |_, e| e.list_config().fill.to_string(),
+        set: Some(|_, e, v| {
+            let fill: i32 = v
+                .parse()
+                .map_err(|_| ConfigRefusal::new("list-max-listpack-size", ConfigWhy::NotInteger))?;
+            e.set_list_fill(fill);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "list-compress-depth",
+        get: |_, e| e.list_config().depth.to_string(),
+        set: Some(|_, e, v| {
+            let depth = int_in("list-compress-depth", v, 0, i32::MAX as u64)?;
+            e.set_list_depth(depth as u32);
+            Ok(())
+        }),
+    },
+    Param {
         name: "stream-node-max-entries",
         get: |_, e| e.node_limits().entries_max.to_string(),
         set: Some(|_, e, v| {

@@ -34,6 +34,7 @@ mod idmp;
 mod info;
 mod introspection;
 mod known_differences;
+mod lists;
 mod notify;
 mod pubsub;
 mod server;

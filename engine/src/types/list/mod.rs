@@ -13,7 +13,7 @@
 //! - the quicklist encoding's own invariants hold ([`quicklist::Quicklist::check_invariants`]);
 //! - a list stored under a key is never empty (the commands delete an emptied key).
 
-pub(crate) mod commands;
+pub mod commands;
 pub(crate) mod listpack;
 pub(crate) mod quicklist;
 
@@ -334,6 +334,15 @@ impl List {
     /// Every element, head first (AOF rewrite, SORT, tests).
     pub fn to_vec(&self) -> Vec<Bytes> {
         self.range(0, self.len(), false)
+    }
+
+    /// The bytes each node's buffer holds (one for a listpack), as stored (compressed or
+    /// not): what MEMORY USAGE sizes.
+    pub fn node_bytes(&self) -> Vec<usize> {
+        match &self.repr {
+            Repr::Listpack(data) => vec![data.len()],
+            Repr::Quicklist(ql) => ql.nodes().map(|n| n.stored().0.len()).collect(),
+        }
     }
 
     /// Bytes the list takes (its struct and buffers).

@@ -79,6 +79,18 @@ pub(crate) fn write_base(
                         encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
                     }
                 }
+                Value::List(list) => {
+                    // Redis's rewriteListObject: RPUSH batches of AOF_REWRITE_ITEMS_PER_CMD.
+                    const ITEMS_PER_CMD: usize = 64;
+                    for chunk in list.to_vec().chunks(ITEMS_PER_CMD) {
+                        let mut argv = vec![lit("RPUSH"), key.clone()];
+                        argv.extend(chunk.iter().cloned());
+                        encode(&argv, &mut buf);
+                    }
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
             }
             if buf.len() >= CHUNK_BYTES {
                 out.write_all(&buf)?;
