@@ -1,7 +1,7 @@
 //! The `rdb_load` fuzz target: arbitrary bytes as an RDB file and as a RESTORE payload.
 //!
 //! Properties: neither the file loader nor the payload loader panics; whatever loads is whole
-//! and sound (every stream passes [`crate::Stream::check_invariants`]) and dumps to a payload
+//! and sound (every stream passes [`crate::Stream::check_invariants`], every list its own) and dumps to a payload
 //! that loads back to the same bytes. The first input byte picks how the rest is read: even,
 //! the rest is a payload body (the version and a zero checksum are appended, so it passes the
 //! footer check and reaches the decoder; the version is 14 or, when the mode byte's bit 1 is
@@ -18,6 +18,12 @@ fn check(value: &Value) {
         && let Err(e) = s.check_invariants()
     {
         panic!("a loaded stream breaks its invariants: {e}");
+    }
+    if let Value::List(l) = value {
+        if let Err(e) = l.check_invariants() {
+            panic!("a loaded list breaks its invariants: {e}");
+        }
+        assert!(!l.is_empty(), "an empty list loaded");
     }
     let payload = dump::dump(value, NOW, true);
     let back = dump::restore(&payload, NOW).unwrap_or_else(|e| panic!("a dump does not load: {e}"));

@@ -192,3 +192,38 @@ fn inner_nodes_compress() {
     list.check_invariants().unwrap();
     assert_eq!(list.get(100).unwrap().as_ref(), v.as_slice());
 }
+
+#[test]
+fn damaged_list_payloads_never_panic() {
+    use crate::keyspace::Value;
+    use crate::rdb::dump;
+    let now = 1_700_000_000_000;
+    let mut payloads = Vec::new();
+    let small = List::from_values(&["a", "12", "-7", "hello"], ListConfig::default());
+    let big_values: Vec<Vec<u8>> = (0..300)
+        .map(|i| format!("v{i}-{}", "x".repeat(i % 50)).into_bytes())
+        .collect();
+    let big = List::from_values(&big_values, ListConfig { fill: -1, depth: 1 });
+    let plain = List::from_values(&[vec![b'p'; 9000], b"q".to_vec()], ListConfig::default());
+    for list in [small, big, plain] {
+        payloads.push(dump::dump(&Value::List(Box::new(list)), now, true));
+    }
+    for payload in payloads {
+        let value = dump::restore(&payload, now).unwrap();
+        crate::rdb::fuzz::run(&[&[0u8][..], &payload[..payload.len() - 10]].concat());
+        assert!(matches!(value, Value::List(_)));
+        for cut in (0..payload.len()).step_by(7) {
+            let mut body = vec![0u8];
+            body.extend_from_slice(&payload[..cut]);
+            crate::rdb::fuzz::run(&body);
+        }
+        for at in (0..payload.len().saturating_sub(10)).step_by(3) {
+            for flip in [1u8, 0x80, 0xff] {
+                let mut body = vec![0u8];
+                body.extend_from_slice(&payload[..payload.len() - 10]);
+                body[1 + at] ^= flip;
+                crate::rdb::fuzz::run(&body);
+            }
+        }
+    }
+}
