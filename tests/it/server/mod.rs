@@ -26,6 +26,7 @@
 //! checked over [`QUIET_WINDOW`].
 
 mod blocking;
+mod blocking_lists;
 mod clients;
 mod cluster_mode;
 mod connection;
