@@ -383,6 +383,9 @@ pub enum Error {
     /// LMPOP's and BLMPOP's COUNT not a positive integer.
     #[error("ERR count should be greater than 0")]
     CountShouldBePositive,
+    /// SORT by a weight that is no double.
+    #[error("ERR One or more scores can't be converted into double")]
+    SortScores,
     /// A blocking list command's timeout that is no number.
     #[error("ERR timeout is not a float or out of range")]
     TimeoutNotFloat,

@@ -148,6 +148,25 @@ impl Db {
 pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     let argc = argv.len() as i64;
     let k = spec.keys;
+    if spec.name == "sort" {
+        // The key, and STORE's destination, found as Redis's `sortGetKeys` walks the
+        // options: LIMIT skips two arguments, GET and BY one; the last STORE counts.
+        let mut store = None;
+        let mut i = 2;
+        while i < argv.len() {
+            let arg = argv[i];
+            if arg.eq_ignore_ascii_case(b"limit") {
+                i += 2;
+            } else if arg.eq_ignore_ascii_case(b"get") || arg.eq_ignore_ascii_case(b"by") {
+                i += 1;
+            } else if arg.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+                store = Some(argv[i + 1]);
+                i += 1;
+            }
+            i += 1;
+        }
+        return argv.get(1).copied().into_iter().chain(store).collect();
+    }
     if k.first > 0 && k.step > 0 {
         let last = if k.last < 0 { argc + k.last } else { k.last };
         return (k.first..=last.min(argc - 1))

@@ -63,7 +63,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string, key and list commands follow.
-pub const NAMES: [&str; 88] = [
+pub const NAMES: [&str; 90] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -153,6 +153,8 @@ pub const NAMES: [&str; 88] = [
     "BLMPOP",
     "BLMOVE",
     "BRPOPLPUSH",
+    "SORT",
+    "SORT_RO",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

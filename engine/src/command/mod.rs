@@ -30,6 +30,7 @@
 
 pub(crate) mod args;
 pub(crate) mod keys;
+mod sort;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
@@ -420,6 +421,17 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::WRITE)
             .keys(1, 1, 1),
         xnack::XNack::run,
+    ),
+    // SORT, over lists (and the other collection types as they come).
+    Entry::plain(
+        CommandSpec::new("sort", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        sort::Sort::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sort_ro", -2).keys(1, 1, 1),
+        sort::Sort::run_ro,
     ),
     // The list commands.
     Entry::plain(

@@ -256,3 +256,77 @@ fn list_commands_match_redis_8() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// SORT and SORT_RO over lists: numeric and ALPHA, BY and GET patterns (`#`, strings,
+/// missing keys, a constant BY), LIMIT's edges, STORE (and its empty result), and the errors.
+fn sort_lines() -> Vec<&'static str> {
+    vec![
+        "RPUSH n 3 1 2 10 -5 2.5 1e3",
+        "SORT n",
+        "SORT n DESC",
+        "SORT n ALPHA",
+        "SORT n ALPHA DESC",
+        "SORT n LIMIT 1 3",
+        "SORT n LIMIT -5 2",
+        "SORT n LIMIT 2 -1",
+        "SORT n LIMIT 100 5",
+        "SORT n LIMIT 0 0",
+        "SORT n LIMIT a 1",
+        "SORT n LIMIT 1",
+        "SORT n BY nosort",
+        "SORT n BY nosort DESC",
+        "SORT n BY nosort LIMIT 1 2",
+        "SORT n BY nosort DESC LIMIT 1 2",
+        "RPUSH w a b c d",
+        "SORT w",
+        "SORT w ALPHA",
+        "MSET wa 3 wb 1 wc 2 oa x",
+        "SORT w BY w* GET #",
+        "SORT w BY w* GET # GET o* GET nosuch*",
+        "SORT w BY w* ALPHA DESC",
+        "SORT w BY o* ALPHA",
+        "SORT w BY o*",
+        "SORT w BY w*->f",
+        "SORT w GET",
+        "SORT w FOO",
+        "SORT w STORE",
+        "SORT w ALPHA STORE dst",
+        "LRANGE dst 0 -1",
+        "OBJECT ENCODING dst",
+        "SORT w ALPHA GET o* STORE dst",
+        "LRANGE dst 0 -1",
+        "SORT nosuch STORE dst",
+        "EXISTS dst",
+        "SORT nosuch STORE dst",
+        "SORT nosuch",
+        "SORT w ALPHA STORE s",
+        "TYPE s",
+        "SET str v",
+        "SORT str",
+        "SORT str LIMIT x 1",
+        "SORT_RO w ALPHA",
+        "SORT_RO w ALPHA STORE dst",
+        "SORT_RO n LIMIT 0 2",
+        "SORT",
+        "SORT_RO",
+    ]
+}
+
+#[test]
+fn sort_matches_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for protocol in [2, 3] {
+        let outcome = differ.reset(protocol).and_then(|()| {
+            sort_lines()
+                .iter()
+                .try_for_each(|l| differ.run(&argv(l)).map(drop))
+        });
+        if let Err(mismatch) = outcome {
+            failures.push(mismatch.to_string());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

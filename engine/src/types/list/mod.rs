@@ -80,6 +80,16 @@ impl List {
         list
     }
 
+    /// A list of `values` built as SORT STORE builds one: pushed into a quicklist, then
+    /// converted to a listpack if it is one node within the limits.
+    pub fn from_quicklist_pushes<V: AsRef<[u8]>>(values: &[V], cfg: ListConfig) -> List {
+        let mut ql = Quicklist::new(cfg.fill, cfg.depth);
+        for v in values {
+            ql.push_back(v.as_ref());
+        }
+        List::from_quicklist(ql, cfg)
+    }
+
     /// A quicklist as loaded (RDB): converted back to a listpack if small enough.
     pub(crate) fn from_quicklist(ql: Quicklist, cfg: ListConfig) -> List {
         let mut list = List {
