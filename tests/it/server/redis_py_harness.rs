@@ -1,7 +1,7 @@
 //! redis-py's own test suite (its source release's `tests/`, run by pytest) against
 //! `echomq serve`, unchanged: its harness starts (it reads INFO's `redis_version`,
 //! `arch_bits` and `cluster_enabled` first), and its tests for pub/sub, keyspace
-//! notifications, MONITOR, streams, expiry and introspection pass.
+//! notifications, MONITOR, streams, expiry, introspection, lists and SORT pass.
 //!
 //! `scripts/install-peers` unpacks the release and makes a venv with pytest
 //! (`ECHOMQ_REDIS_PY_TESTS`, `ECHOMQ_PYTEST_PYTHON`, else under the peers folder); without them
@@ -158,5 +158,22 @@ fn redis_py_suite_passes_for_streams_expiry_and_introspection() {
     ]);
     if harness().is_some() {
         assert!(passed >= 80, "only {passed} passed");
+    }
+}
+
+#[test]
+fn redis_py_suite_passes_for_lists_and_sort() {
+    let passed = pytest(&[
+        "tests/test_commands.py",
+        "-k",
+        "test_bl or test_br or test_lmpop or test_lindex or test_linsert or test_llen \
+         or test_lpop or test_lpush or test_lrange or test_lrem or test_lset or test_ltrim \
+         or test_rpop or test_rpush or test_lpos or test_lmove or test_sort",
+        // SORT of a set: echomq has no sets yet.
+        "--deselect",
+        "tests/test_commands.py::TestRedisCommands::test_sort_issue_924",
+    ]);
+    if harness().is_some() {
+        assert!(passed >= 40, "only {passed} passed");
     }
 }
