@@ -383,6 +383,9 @@ pub enum Error {
     /// LMPOP's and BLMPOP's COUNT not a positive integer.
     #[error("ERR count should be greater than 0")]
     CountShouldBePositive,
+    /// A blocked command ended by CLIENT UNBLOCK ... ERROR.
+    #[error("UNBLOCKED client unblocked via CLIENT UNBLOCK")]
+    Unblocked,
     /// SORT by a weight that is no double.
     #[error("ERR One or more scores can't be converted into double")]
     SortScores,

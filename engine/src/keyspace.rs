@@ -92,6 +92,19 @@ impl BlockedHandle {
     }
 }
 
+impl BlockedHandle {
+    /// Ends the wait now (CLIENT UNBLOCK): the command is unregistered; if it was served
+    /// before that, its reply.
+    pub fn cancel(&self) -> Option<Result<Reply>> {
+        if let Some(keyspace) = self.keyspace.upgrade()
+            && let Some(db) = keyspace.dbs.lock().get_mut(self.db)
+        {
+            db.watch.blocked.unregister(self.id);
+        }
+        self.slot.take()
+    }
+}
+
 impl Drop for BlockedHandle {
     fn drop(&mut self) {
         if let Some(keyspace) = self.keyspace.upgrade()

@@ -178,6 +178,8 @@ const CLIENT_HELP: &[&str] = &[
     "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
     "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
     "    Return information about client connections.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
@@ -233,6 +235,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         ))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
+        "unblock" => unblock(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
         "unpause" => super::pause::unpause(ctx, argv),
         "no-evict" | "no-touch" => {
@@ -245,6 +248,31 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if that client waited in a blocking command (its
+/// wait ends as a timeout, or with `-UNBLOCKED`), else 0. The reason is checked before the id.
+fn unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if argv.len() > 4 {
+        return subcommand_syntax(argv);
+    }
+    let error_reason = match argv.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return CommandError::UnblockReason.into(),
+    };
+    let id = match int_arg(argv[2]) {
+        Ok(id) => id,
+        Err(e) => return e,
+    };
+    let unblocked = ctx
+        .state
+        .clients()
+        .iter()
+        .find(|c| i64::try_from(c.id).is_ok_and(|cid| cid == id))
+        .is_some_and(|c| c.unblock(error_reason));
+    Reply::Int(i64::from(unblocked))
 }
 
 /// `CLIENT LIST [TYPE type] [ID id [id ...]]`.

@@ -100,6 +100,7 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|no-touch", 3),
                 sub("client|pause", -3),
                 sub("client|unpause", 2),
+                sub("client|unblock", -3),
                 sub("client|help", 2),
             ],
         ),

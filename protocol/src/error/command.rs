@@ -94,6 +94,9 @@ pub enum CommandError {
     #[error("ERR Invalid client ID")]
     InvalidClientId,
     /// CLIENT KILL ip:port naming no client.
+    /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
+    #[error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")]
+    UnblockReason,
     #[error("ERR No such client")]
     NoSuchClient,
     /// CLIENT KILL ID with an id below 1.

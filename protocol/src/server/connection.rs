@@ -358,6 +358,14 @@ async fn wait_blocked(
         tokio::select! {
             biased;
             () = info.killed() => return Ok(None),
+            () = info.unblock_requested() => {
+                let error = info.take_unblock();
+                return Ok(Some(handle.cancel().unwrap_or(if error {
+                    Err(echomq_engine::Error::Unblocked)
+                } else {
+                    Ok(Reply::NullArray)
+                })));
+            }
             () = wake.0.notified() => {}
             () = tokio::time::sleep(Duration::from_millis(poll_ms)) => {}
             read = reader.read_buf(input) => {

@@ -43,6 +43,9 @@ pub struct ClientInfo {
     kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
+    /// Signalled by CLIENT UNBLOCK; `unblock_error` says whether with ERROR.
+    unblock: KillSignal,
+    unblock_error: AtomicBool,
     /// Whether it watches keys (INFO's `watching_clients`).
     watching: AtomicBool,
     /// Its subscriptions' counts and its mailbox of messages.
@@ -81,6 +84,8 @@ impl ClientInfo {
             last_command: AtomicUsize::new(usize::MAX),
             kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
+            unblock: KillSignal::default(),
+            unblock_error: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             pubsub: Subscriber::default(),
         }
@@ -122,9 +127,36 @@ impl ClientInfo {
         self.resp3.load(Ordering::Relaxed)
     }
 
-    /// Marks it waiting in a blocking command, or no longer.
+    /// Marks it waiting in a blocking command, or no longer. A CLIENT UNBLOCK aimed at an
+    /// earlier wait is forgotten when a new one starts.
     pub fn set_blocked(&self, blocked: bool) {
+        if blocked {
+            self.unblock.take();
+        }
         self.blocked.store(blocked, Ordering::Relaxed);
+    }
+
+    /// CLIENT UNBLOCK: if it waits in a blocking command, asks its connection to end the wait
+    /// as a timeout or (`error`) with `-UNBLOCKED`; returns whether it was waiting.
+    pub fn unblock(&self, error: bool) -> bool {
+        if !self.blocked.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.unblock_error.store(error, Ordering::Relaxed);
+        self.unblock.fire();
+        true
+    }
+
+    /// Completes once CLIENT UNBLOCK asked to end the current wait (only the client's own
+    /// connection waits on it).
+    pub fn unblock_requested(&self) -> impl Future<Output = ()> + '_ {
+        self.unblock.wait()
+    }
+
+    /// Whether the CLIENT UNBLOCK asked for an error (clears the request).
+    pub fn take_unblock(&self) -> bool {
+        self.unblock.take();
+        self.unblock_error.load(Ordering::Relaxed)
     }
 
     /// Marks it watching keys, or no longer.

@@ -128,3 +128,55 @@ fn a_push_and_pop_in_one_transaction_serve_nobody() {
     observer.expect(b"RPUSH k w\r\n", b":1\r\n");
     popper.expect_replies(b"BLPOP k 0", pair("k", "w").as_bytes());
 }
+
+/// The client id in a `:N` reply.
+fn client_id(wire: &mut Wire) -> String {
+    let reply = wire.call(b"CLIENT ID\r\n");
+    String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned()
+}
+
+#[test]
+fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
+    let server = TestServer::start().unwrap();
+    let mut observer = Wire::connect(&server);
+    let mut popper = Wire::connect(&server);
+    let mut reader = Wire::connect(&server);
+    let popper_id = client_id(&mut popper);
+    let reader_id = client_id(&mut reader);
+    observer.expect(
+        format!("CLIENT UNBLOCK {popper_id}\r\n").as_bytes(),
+        b":0\r\n",
+    );
+    popper.send(b"BLPOP k 0\r\n");
+    reader.send(b"XREAD BLOCK 0 STREAMS s $\r\n");
+    wait_blocked_clients(&mut observer, 2);
+    observer.expect(
+        format!("CLIENT UNBLOCK {popper_id} MAYBE\r\n").as_bytes(),
+        b"-ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR\r\n",
+    );
+    observer.expect(
+        b"CLIENT UNBLOCK abc\r\n",
+        b"-ERR value is not an integer or out of range\r\n",
+    );
+    observer.expect(
+        format!("CLIENT UNBLOCK {popper_id} TIMEOUT\r\n").as_bytes(),
+        b":1\r\n",
+    );
+    popper.expect_replies(b"BLPOP k 0 (unblocked)", b"*-1\r\n");
+    observer.expect(
+        format!("CLIENT UNBLOCK {reader_id} ERROR\r\n").as_bytes(),
+        b":1\r\n",
+    );
+    reader.expect_replies(
+        b"XREAD BLOCK 0 (unblocked)",
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
+    );
+    wait_blocked_clients(&mut observer, 0);
+    // Neither waits any more: a push serves nobody, the connections go on.
+    observer.expect(b"RPUSH k v\r\n", b":1\r\n");
+    popper.expect(b"LLEN k\r\n", b":1\r\n");
+    observer.expect(
+        format!("CLIENT UNBLOCK {popper_id}\r\n").as_bytes(),
+        b":0\r\n",
+    );
+}
