@@ -35,6 +35,7 @@ mod info;
 mod introspection;
 mod known_differences;
 mod lists;
+mod lists_fuzz;
 mod notify;
 mod pubsub;
 mod server;
