@@ -49,7 +49,8 @@ impl Default for ListConfig {
 #[derive(Debug, Clone)]
 enum Repr {
     Listpack(Vec<u8>),
-    Quicklist(Quicklist),
+    /// Boxed, so a small list's struct is a `Vec`'s 24 bytes.
+    Quicklist(Box<Quicklist>),
 }
 
 /// A list.
@@ -93,7 +94,7 @@ impl List {
     /// A quicklist as loaded (RDB): converted back to a listpack if small enough.
     pub(crate) fn from_quicklist(ql: Quicklist, cfg: ListConfig) -> List {
         let mut list = List {
-            repr: Repr::Quicklist(ql),
+            repr: Repr::Quicklist(Box::new(ql)),
         };
         list.convert_back(cfg, false);
         list
@@ -132,7 +133,7 @@ impl List {
     pub(crate) fn as_quicklist(&self) -> Option<&Quicklist> {
         match &self.repr {
             Repr::Listpack(_) => None,
-            Repr::Quicklist(ql) => Some(ql),
+            Repr::Quicklist(ql) => Some(ql.as_ref()),
         }
     }
 
@@ -144,7 +145,7 @@ impl List {
         {
             let mut ql = Quicklist::new(cfg.fill, cfg.depth);
             ql.append_listpack(std::mem::take(data));
-            self.repr = Repr::Quicklist(ql);
+            self.repr = Repr::Quicklist(Box::new(ql));
         }
     }
 
@@ -169,7 +170,7 @@ impl List {
         else {
             return;
         };
-        self.repr = Repr::Listpack(ql.into_listpack());
+        self.repr = Repr::Listpack((*ql).into_listpack());
     }
 
     /// After elements were removed: converts back to a listpack if small enough.
@@ -360,7 +361,7 @@ impl List {
         std::mem::size_of::<List>()
             + match &self.repr {
                 Repr::Listpack(data) => data.capacity(),
-                Repr::Quicklist(ql) => ql.heap_bytes(),
+                Repr::Quicklist(ql) => std::mem::size_of::<Quicklist>() + ql.heap_bytes(),
             }
     }
 
@@ -375,3 +376,6 @@ impl List {
 
 #[cfg(test)]
 mod tests;
+
+// A small list costs a `Vec` and its bytes.
+const _: () = assert!(std::mem::size_of::<List>() == 24);
