@@ -346,3 +346,55 @@ fn lists_dump_to_redis8_bytes_and_restore_both_ways() {
         );
     }
 }
+
+/// Lists of both encodings, a plain node and compressed nodes, written by the commands.
+fn lists(c: &mut Conn) {
+    c.ok(&["RPUSH", "small", "a", "12", "-7", "hello"]);
+    for n in 0..1500u32 {
+        c.ok(&["RPUSH", "long", &format!("element-{n}")]);
+    }
+    c.ok(&["RPUSH", "plain", "a", &"P".repeat(10000), "b"]);
+    c.ok(&["CONFIG", "SET", "list-compress-depth", "1"]);
+    for n in 0..2000u32 {
+        c.ok(&["LPUSH", "deep", &format!("compressible-{}", n % 10)]);
+    }
+    c.ok(&["CONFIG", "SET", "list-compress-depth", "0"]);
+}
+
+/// Every element and the encoding of the lists [`lists`] writes.
+fn lists_state(c: &mut Conn) -> String {
+    ["small", "long", "plain", "deep"]
+        .iter()
+        .map(|key| {
+            format!(
+                "{key}: {} {}\n",
+                c.ok(&["OBJECT", "ENCODING", key]),
+                c.ok(&["LRANGE", key, "0", "-1"])
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn lists_saved_by_either_side_load_into_the_other() {
+    let Some(redis) = redis8() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr) = serve_rdb(dir.path(), &[]);
+    let mut c = Conn::open(addr);
+    lists(&mut c);
+    assert_eq!(c.ok(&["SAVE"]), "OK");
+    let ours = lists_state(&mut c);
+    drop(server);
+    check_rdb(&redis, &dir.path().join("dump.rdb"));
+    let (server, addr) = start_redis(&redis, dir.path());
+    let mut r = Conn::open(addr);
+    assert_eq!(lists_state(&mut r), ours, "echomq's lists in Redis");
+    r.ok(&["FLUSHALL"]);
+    lists(&mut r);
+    let theirs = lists_state(&mut r);
+    r.ok(&["SAVE"]);
+    drop(server);
+    let (_server, addr) = serve_rdb(dir.path(), &[]);
+    let mut c = Conn::open(addr);
+    assert_eq!(lists_state(&mut c), theirs, "Redis's lists in echomq");
+}
