@@ -92,6 +92,8 @@ pub struct Config {
     list_fill: std::sync::atomic::AtomicI32,
     /// `list-compress-depth`.
     list_depth: AtomicU32,
+    /// `cluster-enabled` (fixed at start): SORT refuses patterns that may name other slots.
+    cluster_enabled: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Config {
@@ -104,6 +106,7 @@ impl Default for Config {
             notify_flags: AtomicU32::new(0),
             list_fill: std::sync::atomic::AtomicI32::new(crate::types::list::FILL_DEFAULT),
             list_depth: AtomicU32::new(0),
+            cluster_enabled: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -172,6 +175,16 @@ impl Config {
     /// Sets `list-compress-depth` (quicklists created from now on use it).
     pub fn set_list_depth(&self, depth: u32) {
         self.list_depth.store(depth, Ordering::Relaxed);
+    }
+
+    /// Whether the server runs in cluster mode.
+    pub fn cluster_enabled(&self) -> bool {
+        self.cluster_enabled.load(Ordering::Relaxed)
+    }
+
+    /// Sets whether the server runs in cluster mode.
+    pub fn set_cluster_enabled(&self, enabled: bool) {
+        self.cluster_enabled.store(enabled, Ordering::Relaxed);
     }
 
     /// Sets the `notify-keyspace-events` classes (parsed with [`crate::notify::parse`]).

@@ -386,6 +386,16 @@ pub enum Error {
     /// A blocked command ended by CLIENT UNBLOCK ... ERROR.
     #[error("UNBLOCKED client unblocked via CLIENT UNBLOCK")]
     Unblocked,
+    /// SORT BY with a pattern that may name keys of other slots, in cluster mode.
+    #[error(
+        "ERR BY option of SORT denied in Cluster mode when keys formed by the pattern may be in different slots."
+    )]
+    SortByCrossSlot,
+    /// SORT GET with such a pattern, in cluster mode.
+    #[error(
+        "ERR GET option of SORT denied in Cluster mode when keys formed by the pattern may be in different slots."
+    )]
+    SortGetCrossSlot,
     /// SORT by a weight that is no double.
     #[error("ERR One or more scores can't be converted into double")]
     SortScores,

@@ -44,6 +44,8 @@ pub struct Snapshot {
     pub idmp: IdmpConfig,
     /// The list settings (`list-max-listpack-size`, `list-compress-depth`).
     pub list: crate::types::list::ListConfig,
+    /// Whether the server runs in cluster mode.
+    pub cluster: bool,
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
     /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
     pub protocol: Protocol,
@@ -203,6 +205,7 @@ impl Keyspace {
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
             list: self.config.list_config(),
+            cluster: self.config.cluster_enabled(),
             protocol: Protocol::Resp2,
         }
     }

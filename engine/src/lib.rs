@@ -63,6 +63,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod reply;
 pub mod reply_size;
+pub mod slot;
 pub mod trim_hook;
 pub mod types;
 

@@ -19,6 +19,9 @@
 //! `new` or `overwritten`, expiry dropped, blocked pops signalled), fires `sortstore` and
 //! counts one change per element stored; an empty result deletes the destination (`del`, one
 //! change) if it existed. Propagated verbatim when it changed something.
+//!
+//! In cluster mode a BY or GET pattern (but `#`) must name keys of the sorted key's slot only
+//! (a hash tag closed before any wildcard), else the option is refused as Redis refuses it.
 
 use std::cmp::Ordering;
 
@@ -79,6 +82,12 @@ fn by_pattern(db: &mut Db, pattern: &[u8], element: &Bytes) -> Option<Bytes> {
         // Hash fields: the hash type's arm goes here.
         _ => None,
     }
+}
+
+/// Whether every key `pattern` can name is in `key`'s slot (cluster mode's rule for BY and
+/// GET patterns).
+fn same_slot(pattern: &[u8], key: &[u8]) -> bool {
+    crate::slot::pattern_slot(pattern) == Some(crate::slot::key_slot(key))
 }
 
 /// A weight as Redis's `string2d` reads it: the whole text a finite or infinite double, no
@@ -153,9 +162,14 @@ impl Sort {
                 sort_by = Some(argv[j + 1]);
                 if !c_str(argv[j + 1]).contains(&b'*') {
                     dont_sort = true;
+                } else if snapshot.cluster && !same_slot(argv[j + 1], argv[1]) {
+                    return Err(Error::SortByCrossSlot);
                 }
                 j += 1;
             } else if is(arg, "get") && left >= 1 {
+                if snapshot.cluster && argv[j + 1] != b"#" && !same_slot(argv[j + 1], argv[1]) {
+                    return Err(Error::SortGetCrossSlot);
+                }
                 gets.push(argv[j + 1]);
                 j += 1;
             } else {
