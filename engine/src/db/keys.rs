@@ -263,13 +263,18 @@ impl Db {
         }
     }
 
-    /// Signals ready the waited-on keys that hold a stream after a swap.
+    /// Signals ready the waited-on keys that hold a stream or a list after a swap.
     fn after_swap(&mut self) {
         let ready: Vec<Bytes> = self
             .watch
             .blocked
             .waited_keys()
-            .filter(|k| matches!(self.values.map.get(*k), Some(Value::Stream(_))))
+            .filter(|k| {
+                matches!(
+                    self.values.map.get(*k),
+                    Some(Value::Stream(_) | Value::List(_))
+                )
+            })
             .cloned()
             .collect();
         for key in ready {

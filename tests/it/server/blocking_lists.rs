@@ -180,3 +180,18 @@ fn client_unblock_ends_a_wait_as_a_timeout_or_an_error() {
         b":0\r\n",
     );
 }
+
+#[test]
+fn a_list_swapped_in_serves_a_blocked_pop() {
+    let server = TestServer::start().unwrap();
+    let mut observer = Wire::connect(&server);
+    let mut popper = Wire::connect(&server);
+    observer.expect(
+        b"SELECT 1\r\nRPUSH k v\r\nSELECT 0\r\n",
+        b"+OK\r\n:1\r\n+OK\r\n",
+    );
+    popper.send(b"BLPOP k 0\r\n");
+    wait_blocked_clients(&mut observer, 1);
+    observer.expect(b"SWAPDB 0 1\r\n", b"+OK\r\n");
+    popper.expect_replies(b"BLPOP k 0", pair("k", "v").as_bytes());
+}
