@@ -63,7 +63,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 66] = [
+pub const NAMES: [&str; 68] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -131,6 +131,8 @@ pub const NAMES: [&str; 66] = [
     "DIGEST",
     "DELEX",
     "MSETEX",
+    "TOUCH",
+    "RANDOMKEY",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

@@ -46,7 +46,7 @@ use crate::types::string::commands::{
     digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
     setnx_setex, strlen,
 };
-use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
+use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, touch, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -240,6 +240,11 @@ static COMMANDS: &[Entry] = &[
     ),
     Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
     Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(
+        CommandSpec::new("touch", -2).keys(1, -1, 1),
+        touch::Touch::run,
+    ),
+    Entry::plain(CommandSpec::new("randomkey", 1), touch::RandomKey::run),
     Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
     Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),
     Entry::plain(

@@ -87,8 +87,7 @@ impl Db {
         self.reap(key);
         if !self.values.map.contains_key(key) {
             let stream = Stream::with_idmp_config(self.values.idmp_defaults);
-            self.values
-                .put(Bytes::copy_from_slice(key), Value::Stream(stream));
+            self.values.put(key, Value::Stream(Box::new(stream)));
             self.signal_ready(key);
             self.notify(events::NEW, "new", key);
         }
@@ -123,8 +122,8 @@ impl Db {
             }
         }
         let is_stream = matches!(value, Value::Stream(_));
-        self.values.expires.remove(&key);
-        let previous = self.values.put(key.clone(), value);
+        self.values.map.set_expiry(&key, None);
+        let previous = self.values.put(&key, value);
         self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
@@ -142,28 +141,22 @@ impl Db {
             self.insert(Bytes::copy_from_slice(key), value);
             return;
         }
-        self.values.put(Bytes::copy_from_slice(key), value);
+        self.values.put(key, value);
         self.touch(key);
     }
 
     /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
     pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<u64>) {
         self.touch(key);
-        match at_ms {
-            Some(at) if self.values.map.contains_key(key) => {
-                self.values.expires.insert(Bytes::copy_from_slice(key), at);
-            }
-            _ => {
-                self.values.expires.remove(key);
-            }
-        }
+        self.values.map.set_expiry(key, at_ms);
     }
 
     /// Removes `key`'s expiry (PERSIST); returns whether it had one.
     pub fn persist(&mut self, key: &[u8]) -> bool {
         self.reap(key);
-        let had = self.values.expires.remove(key).is_some();
+        let had = self.values.map.expiry(key).is_some();
         if had {
+            self.values.map.set_expiry(key, None);
             self.touch(key);
         }
         had
@@ -184,7 +177,7 @@ impl Db {
         if self.values.expired(key) {
             return None;
         }
-        self.values.expires.get(key).copied()
+        self.values.map.expiry(key)
     }
 
     /// Removes `key`; returns the value it held. Removing a stream signals a deletion.
@@ -205,9 +198,11 @@ impl Db {
         let streams: Vec<Bytes> = self
             .values
             .map
-            .iter()
-            .filter(|(k, v)| matches!(v, Value::Stream(_)) && self.watch.blocked.has_waiters(k))
-            .map(|(k, _)| k.clone())
+            .entries()
+            .filter(|e| {
+                matches!(e.value, Value::Stream(_)) && self.watch.blocked.has_waiters(&e.key)
+            })
+            .map(|e| Bytes::copy_from_slice(&e.key))
             .collect();
         if !self.values.map.is_empty() {
             self.watch.touch_all();
@@ -239,9 +234,7 @@ impl Db {
         let touched: Vec<Bytes> = self
             .watch
             .watched_keys()
-            .filter(|k| {
-                self.values.map.contains_key(*k) || replaced_with.values.map.contains_key(*k)
-            })
+            .filter(|k| self.values.map.contains_key(k) || replaced_with.values.map.contains_key(k))
             .cloned()
             .collect();
         for key in touched {
@@ -268,7 +261,7 @@ impl Db {
             .watch
             .blocked
             .waited_keys()
-            .filter(|k| matches!(self.values.map.get(*k), Some(Value::Stream(_))))
+            .filter(|k| matches!(self.values.map.get(k), Some(Value::Stream(_))))
             .cloned()
             .collect();
         for key in ready {
@@ -287,7 +280,11 @@ impl Db {
     }
 
     /// Every live key (in no particular order).
-    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
-        self.values.map.keys().filter(|k| !self.values.expired(k))
+    pub fn keys(&self) -> impl Iterator<Item = &super::Key> {
+        self.values
+            .map
+            .entries()
+            .filter(|e| !e.has_ttl() || !self.values.expired(&e.key))
+            .map(|e| &e.key)
     }
 }

@@ -59,7 +59,7 @@ fn snapshot(ks: &Keyspace) -> Vec<DbSnapshot> {
         dbs.iter()
             .map(|db| {
                 db.keys()
-                    .filter_map(|k| Some((k.clone(), db.get(k)?.clone(), db.expiry(k))))
+                    .filter_map(|k| Some((Bytes::from(k), db.get(k)?.clone(), db.expiry(k))))
                     .collect()
             })
             .collect()

@@ -15,8 +15,8 @@ use crate::stream::Stream;
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A stream.
-    Stream(Stream),
+    /// A stream (boxed: a stream's header is large, and every key's entry holds a `Value`).
+    Stream(Box<Stream>),
     /// A plain string.
     String(Bytes),
 }

@@ -8,9 +8,10 @@
 //! to jemalloc's size class. A stream is the object, Redis's stream header, a radix tree
 //! node per node, and each node's size as a Redis listpack
 //! ([`echomq_engine::Stream::listpack_bytes`], rounded to its size class); consumer groups
-//! are not counted. echomq tracks neither access times nor frequencies: OBJECT IDLETIME is 0 and
-//! OBJECT FREQ answers as Redis does without an LFU policy.
+//! are not counted. OBJECT IDLETIME and FREQ read the key's access metadata (see the engine's
+//! `db/access.rs`), each refused with Redis's text under the policies that do not track it.
 
+use echomq_engine::access::AccessMode;
 use echomq_engine::{Error as EngineError, Reply, Value};
 
 use super::{Ctx, error, help, subcommand_of, unknown_subcommand};
@@ -135,8 +136,20 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             Value::String(s) => string_encoding(key, s),
         }),
         "refcount" => Reply::Int(1),
-        "idletime" => Reply::Int(0),
-        "freq" => CommandError::LfuNotSelected.into(),
+        "idletime" => {
+            let db = ctx.db();
+            if db.access().mode == AccessMode::Lfu {
+                return CommandError::LruNotSelected.into();
+            }
+            Reply::Int((db.idle_ms(key).unwrap_or(0) / 1000) as i64)
+        }
+        "freq" => {
+            let db = ctx.db();
+            if db.access().mode != AccessMode::Lfu {
+                return CommandError::LfuNotSelected.into();
+            }
+            Reply::Int(i64::from(db.frequency(key).unwrap_or(0)))
+        }
         _ => unknown_subcommand(argv),
     }
 }

@@ -71,7 +71,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 98] = [
+pub(super) const NAMES: [&str; 100] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -170,6 +170,8 @@ pub(super) const NAMES: [&str; 98] = [
     "LCS",
     "DIGEST",
     "DELEX",
+    "TOUCH",
+    "RANDOMKEY",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

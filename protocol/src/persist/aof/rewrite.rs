@@ -31,7 +31,7 @@ pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
             db.keys()
                 .filter_map(|key| {
                     let value = db.get(key)?.clone();
-                    Some((key.clone(), value, db.expiry(key)))
+                    Some((Bytes::copy_from_slice(key), value, db.expiry(key)))
                 })
                 .collect()
         })
