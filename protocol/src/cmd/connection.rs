@@ -195,8 +195,9 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let argc = argv.len();
     if !sub.arity_ok(argc) {
-        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
-        if matches!(sub.name(), "pause" | "unpause") {
+        // PAUSE, UNPAUSE, NO-TOUCH and NO-EVICT are refused by their arity before they run,
+        // as in Redis 8.8.
+        if matches!(sub.name(), "pause" | "unpause" | "no-touch" | "no-evict") {
             return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
         }
         return subcommand_syntax(argv);

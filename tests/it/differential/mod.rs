@@ -27,6 +27,7 @@
 
 mod case;
 mod command_info;
+mod eviction;
 mod expiry;
 mod group_deletion_claim_nack;
 mod groups;

@@ -31,6 +31,7 @@ mod cluster_mode;
 mod connection;
 mod copy;
 mod effects;
+mod eviction;
 mod expiry;
 mod hardening;
 mod memory;
