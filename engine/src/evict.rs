@@ -31,7 +31,6 @@ use bytes::Bytes;
 
 use crate::batch::Batch;
 use crate::config::{Eviction, Policy};
-use crate::db::access::AccessMode;
 use crate::keyspace::Db;
 use crate::notify as events;
 
@@ -211,10 +210,16 @@ impl Batch<'_> {
         let mut freed = 0u64;
         let mut evicted = 0u64;
         while freed < to_free {
-            let Some((db, key)) = self.choose(&mut state, settings) else {
+            // One execution unit per eviction: the key is chosen and deleted in one call, whose
+            // DEL is propagated alone.
+            let deleted = self.run_all(|dbs, _| {
+                let (db, key) = choose(dbs, &mut state, settings)?;
+                Some(dbs[db].evict_key(&key, memory))
+            });
+            let Some(bytes) = deleted else {
                 return EvictOutcome::Fail;
             };
-            freed += self.run_db(db, |db, _| db.evict_key(&key, memory));
+            freed += bytes;
             keyspace.evicted_keys.fetch_add(1, Ordering::Relaxed);
             evicted += 1;
             if evicted % EVICTIONS_PER_CHECK == 0
@@ -225,54 +230,50 @@ impl Batch<'_> {
         }
         EvictOutcome::Ok
     }
-
-    /// The next key to evict, and its database; `None` if nothing is evictable.
-    fn choose(&mut self, state: &mut EvictionState, settings: &Eviction) -> Option<(usize, Bytes)> {
-        let policy = settings.policy;
-        if matches!(policy, Policy::AllkeysRandom | Policy::VolatileRandom) {
-            return self.run_all(|dbs, _| {
-                let n = dbs.len();
-                for _ in 0..n {
-                    state.next_db = (state.next_db + 1) % n;
-                    let index = state.next_db;
-                    if let Some(key) = dbs[index].random_evictable(policy) {
-                        return Some((index, key));
-                    }
-                }
-                None
-            });
-        }
-        self.run_all(|dbs, _| {
-            loop {
-                let mut total = 0;
-                for (index, db) in dbs.iter_mut().enumerate() {
-                    let keys = db.evictable(policy);
-                    if keys == 0 {
-                        continue;
-                    }
-                    total += keys;
-                    db.sample_into(state, index, settings);
-                }
-                if total == 0 {
-                    return None;
-                }
-                // Best first; a candidate whose key went meanwhile is a ghost and is dropped.
-                while let Some(best) = state.pool.pop() {
-                    if dbs
-                        .get(best.db)
-                        .is_some_and(|db| db.still_evictable(&best.key, policy))
-                    {
-                        return Some((best.db, best.key));
-                    }
-                }
-            }
-        })
-    }
 }
 
-/// Whether `mode` is tracked in a key's metadata as an access time (OBJECT IDLETIME answers).
-pub fn tracks_idle_time(mode: AccessMode) -> bool {
-    mode != AccessMode::Lfu
+/// The next key to evict, and its database; `None` if nothing is evictable.
+fn choose(
+    dbs: &mut [Db],
+    state: &mut EvictionState,
+    settings: &Eviction,
+) -> Option<(usize, Bytes)> {
+    let policy = settings.policy;
+    if matches!(policy, Policy::AllkeysRandom | Policy::VolatileRandom) {
+        let n = dbs.len();
+        for _ in 0..n {
+            state.next_db = (state.next_db + 1) % n;
+            let index = state.next_db;
+            if let Some(key) = dbs[index].random_evictable(policy) {
+                return Some((index, key));
+            }
+        }
+        return None;
+    }
+    loop {
+        let mut total = 0;
+        for (index, db) in dbs.iter_mut().enumerate() {
+            let keys = db.evictable(policy);
+            if keys == 0 {
+                continue;
+            }
+            total += keys;
+            db.sample_into(state, index, settings);
+        }
+        if total == 0 {
+            return None;
+        }
+        // Best first; a candidate whose key went meanwhile is a ghost and is dropped. This
+        // round's candidates are live, so one is found.
+        while let Some(best) = state.pool.pop() {
+            if dbs
+                .get(best.db)
+                .is_some_and(|db| db.still_evictable(&best.key, policy))
+            {
+                return Some((best.db, best.key));
+            }
+        }
+    }
 }
 
 impl crate::keyspace::Keyspace {
