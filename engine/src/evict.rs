@@ -122,7 +122,7 @@ impl Db {
             let entry = self.values.map.entry(pos);
             let score = match settings.policy {
                 Policy::VolatileTtl => u64::MAX - self.values.map.expiry_at(pos).unwrap_or(0),
-                _ => access.score(entry.meta, now),
+                _ => access.score(entry.meta(), now),
             };
             let key = self.values.map.entry(pos).key.clone();
             state.offer(score, &key, index);

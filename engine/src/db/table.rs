@@ -15,7 +15,9 @@
 //! - **volatile**: a dense array of `(position, expiry time)` for the keys with a TTL; an
 //!   entry with a TTL holds its slot there. Sampling it is O(1) too (volatile-* policies, the
 //!   active expiry cycle), and a key without a TTL pays 4 bytes for the slot field only.
-//! - **keys** are held in the entry up to [`INLINE_KEY`] bytes, else in one exact allocation.
+//! - **keys** are held in the entry up to [`INLINE_KEY`] bytes, else in one exact allocation;
+//!   the key's 24 bytes also hold the entry's access metadata and expiry slot, so an entry is
+//!   the key and the `Value` alone (56 bytes with a 32-byte `Value`).
 //!
 //! Invariants (checked by [`Table::check_invariants`]):
 //! - the index holds exactly one position per entry, and looking up an entry's key finds its
@@ -24,7 +26,7 @@
 //! - an entry's expiry slot is [`NO_EXPIRY`] or the index of a volatile record that points back
 //!   at it, and every volatile record is so pointed at.
 //!
-//! Positions are `u32`: a database holds fewer than 2^32 - 1 keys (at 60 bytes a key, over 250
+//! Positions are `u32`: a database holds fewer than 2^32 - 1 keys (at 56 bytes a key, over 240
 //! GB of table alone).
 
 use std::fmt;
@@ -37,59 +39,123 @@ use crate::types::Value;
 
 /// An entry's expiry slot when it has no TTL.
 pub(crate) const NO_EXPIRY: u32 = u32::MAX;
-/// Entries per slab (a slab of 60-byte entries is under 256 KiB).
+/// Entries per slab (a slab of 56-byte entries is under 256 KiB).
 pub(crate) const SLAB: usize = 1 << SLAB_BITS;
 const SLAB_BITS: u32 = 12;
-/// Keys up to this many bytes are held in the entry itself.
-pub(crate) const INLINE_KEY: usize = 22;
+/// Keys up to this many bytes are held in the entry itself (`key:` and 12 digits, the keys of
+/// `redis-benchmark -r`, fit).
+pub(crate) const INLINE_KEY: usize = 16;
 /// The index is shrunk once it holds fewer positions than its capacity divided by this (Redis
 /// shrinks a dict below 1/8 full).
 const SPARSE_FILL_RATIO: usize = 8;
 /// Indexes this small are never shrunk: the saving is not worth a rehash.
 const SHRINK_CAPACITY_MIN: usize = 128;
 
-/// A key's bytes: inline when short, else one exact heap allocation.
+/// A key's bytes (inline up to [`INLINE_KEY`] bytes, else one exact heap allocation) and, in
+/// the same 24 bytes, its entry's access metadata and expiry slot (see [`Entry`]). Compared,
+/// ordered and printed by its bytes alone.
 #[derive(Clone)]
-pub enum Key {
-    /// At most [`INLINE_KEY`] bytes, held here.
-    Inline {
-        /// Bytes used of `bytes`.
-        len: u8,
-        /// The key, then zeros.
+pub struct Key(Cell);
+
+/// The three shapes of a [`Key`]; each is 24 bytes with its tag (checked by a test).
+#[derive(Clone)]
+enum Cell {
+    /// Exactly [`INLINE_KEY`] bytes.
+    Full {
+        meta: [u8; 3],
+        exp: u32,
         bytes: [u8; INLINE_KEY],
     },
-    /// A longer key.
-    Heap(Box<[u8]>),
+    /// Fewer bytes, then zeros.
+    Short {
+        len: u8,
+        meta: [u8; 3],
+        exp: u32,
+        bytes: [u8; INLINE_KEY - 1],
+    },
+    /// More bytes.
+    Heap {
+        meta: [u8; 3],
+        exp: u32,
+        bytes: Box<[u8]>,
+    },
 }
 
 impl Key {
-    /// The key holding `bytes`.
+    /// The key holding `bytes`, with metadata 0 and no expiry slot.
     pub fn new(bytes: &[u8]) -> Key {
-        if bytes.len() <= INLINE_KEY {
-            let mut inline = [0; INLINE_KEY];
+        let (meta, exp) = ([0; 3], NO_EXPIRY);
+        Key(if let Ok(full) = <[u8; INLINE_KEY]>::try_from(bytes) {
+            Cell::Full {
+                meta,
+                exp,
+                bytes: full,
+            }
+        } else if bytes.len() < INLINE_KEY {
+            let mut inline = [0; INLINE_KEY - 1];
             inline[..bytes.len()].copy_from_slice(bytes);
-            Key::Inline {
+            Cell::Short {
                 len: bytes.len() as u8,
+                meta,
+                exp,
                 bytes: inline,
             }
         } else {
-            Key::Heap(bytes.into())
-        }
+            Cell::Heap {
+                meta,
+                exp,
+                bytes: bytes.into(),
+            }
+        })
     }
 
     /// The key's bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Key::Heap(bytes) => bytes,
+        match &self.0 {
+            Cell::Full { bytes, .. } => bytes,
+            Cell::Short { len, bytes, .. } => &bytes[..usize::from(*len)],
+            Cell::Heap { bytes, .. } => bytes,
         }
     }
 
     /// Bytes held on the heap for this key.
     fn heap_bytes(&self) -> usize {
-        match self {
-            Key::Inline { .. } => 0,
-            Key::Heap(bytes) => bytes.len(),
+        match &self.0 {
+            Cell::Heap { bytes, .. } => bytes.len(),
+            _ => 0,
+        }
+    }
+
+    /// The 24-bit access metadata.
+    fn meta(&self) -> u32 {
+        let m = match &self.0 {
+            Cell::Full { meta, .. } | Cell::Short { meta, .. } | Cell::Heap { meta, .. } => meta,
+        };
+        u32::from_le_bytes([m[0], m[1], m[2], 0])
+    }
+
+    /// Sets the access metadata (its low 24 bits).
+    fn set_meta(&mut self, value: u32) {
+        let m = match &mut self.0 {
+            Cell::Full { meta, .. } | Cell::Short { meta, .. } | Cell::Heap { meta, .. } => meta,
+        };
+        let [a, b, c, _] = value.to_le_bytes();
+        *m = [a, b, c];
+    }
+
+    /// The expiry slot.
+    fn exp(&self) -> u32 {
+        match &self.0 {
+            Cell::Full { exp, .. } | Cell::Short { exp, .. } | Cell::Heap { exp, .. } => *exp,
+        }
+    }
+
+    /// Sets the expiry slot.
+    fn set_exp(&mut self, slot: u32) {
+        match &mut self.0 {
+            Cell::Full { exp, .. } | Cell::Short { exp, .. } | Cell::Heap { exp, .. } => {
+                *exp = slot;
+            }
         }
     }
 }
@@ -146,24 +212,37 @@ impl fmt::Debug for Key {
     }
 }
 
-/// One key of the table.
+/// One key of the table: the key, which also holds Redis's `lru` field (a 24-bit LRU clock,
+/// or an LFU decay time of 16 bits and counter of 8, depending on the policy: see
+/// `access.rs`) and the index of its record in the volatile array (or [`NO_EXPIRY`]), and the
+/// value.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
-    /// The key.
+    /// The key, its metadata and its expiry slot.
     pub(crate) key: Key,
     /// Its value.
     pub(crate) value: Value,
-    /// Redis's `lru` field: a 24-bit LRU clock, or an LFU decay time (16 bits, minutes) and
-    /// counter (8 bits), depending on the policy (see `access.rs`).
-    pub(crate) meta: u32,
-    /// Index of its record in the volatile array, or [`NO_EXPIRY`].
-    exp: u32,
 }
 
 impl Entry {
     /// Whether the key has a TTL.
     pub(crate) fn has_ttl(&self) -> bool {
-        self.exp != NO_EXPIRY
+        self.key.exp() != NO_EXPIRY
+    }
+
+    /// The access metadata.
+    pub(crate) fn meta(&self) -> u32 {
+        self.key.meta()
+    }
+
+    /// Sets the access metadata.
+    pub(crate) fn set_meta(&mut self, meta: u32) {
+        self.key.set_meta(meta);
+    }
+
+    /// The expiry slot.
+    fn exp(&self) -> u32 {
+        self.key.exp()
     }
 }
 
@@ -290,7 +369,7 @@ impl Table {
 
     /// The expiry time of the entry at `pos`.
     pub(crate) fn expiry_at(&self, pos: usize) -> Option<u64> {
-        match self.entry(pos).exp {
+        match self.entry(pos).exp() {
             NO_EXPIRY => None,
             slot => Some(self.volatile[slot as usize].at),
         }
@@ -309,12 +388,11 @@ impl Table {
             return Some(std::mem::replace(&mut self.entry_mut(p).value, value));
         }
         let pos = self.len;
-        let entry = Entry {
+        let mut entry = Entry {
             key: Key::new(key),
             value,
-            meta,
-            exp: NO_EXPIRY,
         };
+        entry.set_meta(meta);
         match self.slabs.last_mut() {
             Some(slab) if slab.len() < SLAB => slab.push(entry),
             _ => {
@@ -345,7 +423,7 @@ impl Table {
         let Some(pos) = self.find(key) else {
             return false;
         };
-        let slot = self.entry(pos).exp;
+        let slot = self.entry(pos).exp();
         match (at, slot) {
             (Some(at), NO_EXPIRY) => {
                 let slot = pos32(self.volatile.len());
@@ -353,13 +431,13 @@ impl Table {
                     at,
                     pos: pos32(pos),
                 });
-                self.entry_mut(pos).exp = slot;
+                self.entry_mut(pos).key.set_exp(slot);
             }
             (Some(at), slot) => self.volatile[slot as usize].at = at,
             (None, NO_EXPIRY) => {}
             (None, slot) => {
                 self.drop_volatile(slot as usize);
-                self.entry_mut(pos).exp = NO_EXPIRY;
+                self.entry_mut(pos).key.set_exp(NO_EXPIRY);
             }
         }
         true
@@ -370,7 +448,7 @@ impl Table {
         self.volatile.swap_remove(slot);
         if let Some(moved) = self.volatile.get(slot) {
             let pos = moved.pos as usize;
-            self.entry_mut(pos).exp = pos32(slot);
+            self.entry_mut(pos).key.set_exp(pos32(slot));
         }
         if self.volatile.capacity() > SHRINK_CAPACITY_MIN
             && self.volatile.len() * SPARSE_FILL_RATIO < self.volatile.capacity()
@@ -391,7 +469,7 @@ impl Table {
         if let Ok(found) = self.index.find_entry(h, |&p| p as usize == pos) {
             found.remove();
         }
-        let slot = self.entry(pos).exp;
+        let slot = self.entry(pos).exp();
         if slot != NO_EXPIRY {
             self.drop_volatile(slot as usize);
         }
@@ -417,8 +495,8 @@ impl Table {
             if let Some(p) = self.index.find_mut(moved_hash, |&p| p as usize == last) {
                 *p = pos32(pos);
             }
-            if popped.exp != NO_EXPIRY {
-                self.volatile[popped.exp as usize].pos = pos32(pos);
+            if popped.exp() != NO_EXPIRY {
+                self.volatile[popped.exp() as usize].pos = pos32(pos);
             }
             std::mem::replace(self.entry_mut(pos), popped)
         };
@@ -471,14 +549,14 @@ impl Table {
 
     /// The access metadata of `key`, if held.
     pub(crate) fn meta(&self, key: &[u8]) -> Option<u32> {
-        self.find(key).map(|p| self.entry(p).meta)
+        self.find(key).map(|p| self.entry(p).meta())
     }
 
     /// Sets the access metadata of `key`; returns whether it is held.
     pub(crate) fn set_meta(&mut self, key: &[u8], meta: u32) -> bool {
         match self.find(key) {
             Some(p) => {
-                self.entry_mut(p).meta = meta;
+                self.entry_mut(p).set_meta(meta);
                 true
             }
             None => false,
@@ -533,10 +611,10 @@ impl Table {
                     entry.key
                 ));
             }
-            if entry.exp != NO_EXPIRY
+            if entry.exp() != NO_EXPIRY
                 && self
                     .volatile
-                    .get(entry.exp as usize)
+                    .get(entry.exp() as usize)
                     .map(|v| v.pos as usize)
                     != Some(pos)
             {
@@ -548,7 +626,7 @@ impl Table {
         }
         for (slot, record) in self.volatile.iter().enumerate() {
             if record.pos as usize >= self.len
-                || self.entry(record.pos as usize).exp as usize != slot
+                || self.entry(record.pos as usize).exp() as usize != slot
             {
                 return Err(format!("expiry record {slot} is not its key's"));
             }
@@ -593,15 +671,16 @@ mod tests {
             4 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
             3 => key.clone().prop_map(Op::Remove),
             2 => (key.clone(), proptest::option::of(any::<u64>())).prop_map(|(k, t)| Op::Expire(k, t)),
-            1 => (key, any::<u32>()).prop_map(|(k, m)| Op::Meta(k, m)),
+            1 => (key, 0u32..1 << 24).prop_map(|(k, m)| Op::Meta(k, m)),
         ]
     }
 
+    /// Keys of the three shapes: longer than inline, exactly inline, shorter.
     fn key_of(k: u16) -> Vec<u8> {
-        if k % 3 == 0 {
-            format!("a-long-key-that-does-not-fit-inline:{k}").into_bytes()
-        } else {
-            format!("k:{k}").into_bytes()
+        match k % 3 {
+            0 => format!("a-long-key-that-does-not-fit-inline:{k}").into_bytes(),
+            1 => format!("key:{k:012}").into_bytes(),
+            _ => format!("k:{k}").into_bytes(),
         }
     }
 
@@ -740,7 +819,7 @@ mod tests {
             std::mem::size_of::<Entry>(),
             std::mem::size_of::<Value>()
         );
-        assert!(std::mem::size_of::<Key>() == 24);
+        assert_eq!(std::mem::size_of::<Key>(), 24);
         assert!(per_key < 80.0, "{per_key} bytes per key");
     }
 }

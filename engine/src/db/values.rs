@@ -126,7 +126,8 @@ impl Values {
             return;
         };
         let entry = self.map.entry_mut(pos);
-        entry.meta = self.access.accessed(entry.meta, self.now_ms, random);
+        let meta = self.access.accessed(entry.meta(), self.now_ms, random);
+        entry.set_meta(meta);
     }
 
     /// Records a modification of `key` (LRM policies only).
