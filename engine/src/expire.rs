@@ -166,10 +166,36 @@ impl Db {
         if !touches && self.values.map.volatile_len() == 0 {
             return;
         }
-        for key in command_keys(spec, argv) {
-            if !self.expire_if_due(key) && touches {
-                self.values.accessed_anyway(key);
+        let k = spec.keys;
+        if k.first > 0 && k.step > 0 {
+            // The common shape, walked without collecting the keys.
+            let argc = argv.len() as i64;
+            let last = if k.last < 0 { argc + k.last } else { k.last };
+            for i in (k.first..=last.min(argc - 1)).step_by(k.step as usize) {
+                self.look_up(argv[i as usize], touches);
             }
+            return;
+        }
+        for key in command_keys(spec, argv) {
+            self.look_up(key, touches);
+        }
+    }
+
+    /// One key of a command: deleted if its time has passed, else its access recorded if
+    /// `touches` (one table lookup either way).
+    fn look_up(&mut self, key: &[u8], touches: bool) {
+        let Some(pos) = self.values.map.find(key) else {
+            return;
+        };
+        if self
+            .values
+            .map
+            .expiry_at(pos)
+            .is_some_and(|at| at <= self.values.now_ms)
+        {
+            self.expire_if_due(key);
+        } else if touches {
+            self.values.accessed_at(pos);
         }
     }
 }

@@ -115,15 +115,13 @@ impl Values {
         Some(&self.map.entry(pos).value)
     }
 
-    /// Records an access to `key` in its metadata (Redis's `lookupKey` update; the caller
-    /// decides whether the command and client allow it).
-    pub(crate) fn accessed_anyway(&mut self, key: &[u8]) {
-        if self.access.mode == super::access::AccessMode::Lrm {
-            return;
-        }
-        let random = self.random_unit();
-        let Some(pos) = self.map.find(key) else {
-            return;
+    /// Records an access to the key at `pos` in its metadata (Redis's `lookupKey` update; the
+    /// caller decides whether the command and client allow it).
+    pub(crate) fn accessed_at(&mut self, pos: usize) {
+        let random = match self.access.mode {
+            super::access::AccessMode::Lrm => return,
+            super::access::AccessMode::Lfu => self.random_unit(),
+            super::access::AccessMode::Lru => 0.0,
         };
         let entry = self.map.entry_mut(pos);
         let meta = self.access.accessed(entry.meta(), self.now_ms, random);
