@@ -23,6 +23,9 @@
 //! once a command's time budget ran out) is replaced by the next command: a command that finds
 //! the budget spent is let through ([`EvictOutcome::Running`], as `EVICT_RUNNING`), and the
 //! next one goes on evicting.
+//!
+//! Invariant (checked by [`EvictionState::check_invariants`]): the pool holds at most
+//! [`POOL_SIZE`] candidates, sorted by ascending score.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -103,8 +106,8 @@ pub enum EvictOutcome {
 }
 
 impl Db {
-    /// Samples up to `count` keys of this database into `state`'s pool, scored by `settings`'
-    /// policy; returns how many were sampled.
+    /// Samples `maxmemory-samples` keys of this database (with replacement) into `state`'s
+    /// pool, scored by `settings`' policy.
     fn sample_into(&mut self, state: &mut EvictionState, index: usize, settings: &Eviction) {
         let all = settings.policy.all_keys();
         let access = settings.access();
@@ -124,8 +127,7 @@ impl Db {
                 Policy::VolatileTtl => u64::MAX - self.values.map.expiry_at(pos).unwrap_or(0),
                 _ => access.score(entry.meta(), now),
             };
-            let key = self.values.map.entry(pos).key.clone();
-            state.offer(score, &key, index);
+            state.offer(score, entry.key.as_bytes(), index);
         }
     }
 
