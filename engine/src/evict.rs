@@ -20,9 +20,9 @@
 //! Redis's `key_mem_freed`), so the propagated `DEL` on its way to the AOF does not count.
 //!
 //! Redis's eviction timer (`startEvictionTimeProc`, which goes on evicting between commands
-//! once a command's time budget ran out) is replaced by the next command: a command that finds
-//! the budget spent is let through ([`EvictOutcome::Running`], as `EVICT_RUNNING`), and the
-//! next one goes on evicting.
+//! once a command's time budget ran out) is replaced by the next command and the server's
+//! `hz` cron: a command that finds the budget spent is let through
+//! ([`EvictOutcome::Running`], as `EVICT_RUNNING`), and the next call goes on evicting.
 //!
 //! Invariant (checked by [`EvictionState::check_invariants`]): the pool holds at most
 //! [`POOL_SIZE`] candidates, sorted by ascending score.

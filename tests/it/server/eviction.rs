@@ -271,3 +271,26 @@ fn randomkey_draws_live_keys_and_deletes_the_expired_it_meets() {
     assert_eq!(info_field(&mut wire, "stats", "expired_keys"), "2");
     wire.expect(b"DEL a\r\nRANDOMKEY\r\n", b":1\r\n$-1\r\n");
 }
+
+#[test]
+fn the_cron_goes_on_evicting_after_a_command_ran_out_of_time() {
+    let server = TestServer::start().unwrap();
+    let mut wire = Wire::connect(&server);
+    assert_eq!(set_many(&mut wire, "k", 0..3000, 1000, &[]), 0);
+    // Tenacity 0: a command evicts 16 keys and goes ahead; only the cron (at hz 100) gets
+    // memory back under the limit. The test reads the keyspace directly meanwhile, which runs
+    // no command.
+    let limit = used_memory(&mut wire) / 2;
+    wire.expect(
+        format!(
+            "CONFIG SET hz 100 maxmemory-eviction-tenacity 0 maxmemory-policy allkeys-random \
+             maxmemory {limit}\r\n"
+        )
+        .as_bytes(),
+        b"+OK\r\n",
+    );
+    super::wait_until("the cron evicted half the keys", || {
+        server.keyspace().run(|db, _| db.len()) < 1600
+    });
+    assert!(server.keyspace().evicted_keys() > 1400);
+}
