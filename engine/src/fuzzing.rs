@@ -368,7 +368,10 @@ impl Fuzz<'_> {
                     if delete {
                         db.remove(key.as_bytes());
                     } else {
-                        db.insert(Bytes::from(key), Value::String(Bytes::from_static(b"v")));
+                        db.insert(
+                            Bytes::from(key),
+                            Value::String(Bytes::from_static(b"v").into()),
+                        );
                     }
                 });
                 format!("({} {key:?})", if delete { "delete" } else { "string" })

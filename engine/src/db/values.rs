@@ -92,7 +92,10 @@ impl Values {
 
     /// Stores `value` under `key` (its expiry untouched); returns what was there. Keysizes and
     /// IDMP tracking follow.
-    pub(crate) fn put(&mut self, key: Bytes, value: Value) -> Option<Value> {
+    pub(crate) fn put(&mut self, key: Bytes, mut value: Value) -> Option<Value> {
+        if let Value::String(s) = &mut value {
+            s.settle(key.len());
+        }
         if let Value::Stream(stream) = &value
             && stream.idmp().pids_tracked() > 0
         {
@@ -221,6 +224,7 @@ impl Values {
         for value in self.map.values() {
             if let Value::String(s) = value {
                 sizes[size_class(s.len())] += 1;
+                s.check_invariants()?;
             }
         }
         if sizes != self.string_sizes {

@@ -8,8 +8,6 @@
 pub mod stream;
 pub mod string;
 
-use bytes::Bytes;
-
 use crate::stream::Stream;
 
 /// A value stored under a key.
@@ -17,8 +15,8 @@ use crate::stream::Stream;
 pub enum Value {
     /// A stream.
     Stream(Stream),
-    /// A plain string.
-    String(Bytes),
+    /// A string (plain, a bitmap or a HyperLogLog).
+    String(string::StringValue),
 }
 
 impl Value {

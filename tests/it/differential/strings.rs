@@ -283,6 +283,105 @@ fn lines() -> Vec<&'static str> {
     ]
 }
 
+/// Histories whose OBJECT ENCODING (int, embstr, raw) Redis decides by how the value was
+/// made, by its length and its key's.
+fn encoding_lines() -> Vec<&'static str> {
+    let mut lines = vec![
+        "SET e 123",
+        "OBJECT ENCODING e",
+        "SET e -9223372036854775808",
+        "OBJECT ENCODING e",
+        "SET e 9223372036854775808",
+        "OBJECT ENCODING e",
+        "SET e 0123",
+        "OBJECT ENCODING e",
+        "SET e +1",
+        "OBJECT ENCODING e",
+        "SET e -0",
+        "OBJECT ENCODING e",
+        "SET e ''",
+        "OBJECT ENCODING e",
+        "SET e 12",
+        "APPEND e 3",
+        "OBJECT ENCODING e",
+        "GET e",
+        "INCR e",
+        "OBJECT ENCODING e",
+        "APPEND e2 12",
+        "OBJECT ENCODING e2",
+        "APPEND e3 ab",
+        "OBJECT ENCODING e3",
+        "SETRANGE e4 0 ab",
+        "OBJECT ENCODING e4",
+        "SET e5 abc",
+        "SETRANGE e5 0 x",
+        "OBJECT ENCODING e5",
+        "INCRBYFLOAT e6 3",
+        "OBJECT ENCODING e6",
+        "INCRBYFLOAT e6 1.5",
+        "OBJECT ENCODING e6",
+        "INCR e7",
+        "OBJECT ENCODING e7",
+        "MSET e8 5 e9 five",
+        "OBJECT ENCODING e8",
+        "OBJECT ENCODING e9",
+        "GETSET e8 x",
+        "OBJECT ENCODING e8",
+        "SETEX e10 100 42",
+        "OBJECT ENCODING e10",
+        "OBJECT ENCODING nokey",
+        "SET e11 12",
+        "GETEX e11 EX 100",
+        "OBJECT ENCODING e11",
+        "RENAME e5 e12",
+        "OBJECT ENCODING e12",
+    ];
+    // 44 and 45 bytes under a short key, and a value that fits a cache line only with a
+    // short key, through SET and through a RENAME.
+    lines.extend([
+        "SET a aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "OBJECT ENCODING a",
+        "SET a aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "OBJECT ENCODING a",
+        "SET b bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "OBJECT ENCODING b",
+        "SET bb bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "OBJECT ENCODING bb",
+        "SET keykeykeykeykeykeykeykey vvvvvvvvvvvvvvvvvvvvvvvvvvvv",
+        "OBJECT ENCODING keykeykeykeykeykeykeykey",
+        "RENAME keykeykeykeykeykeykeykey k",
+        "OBJECT ENCODING k",
+        "SET k vvvvvvvvvvvvvvvvvvvvvvvvvvvv",
+        "RENAME k keykeykeykeykeykeykeykey",
+        "OBJECT ENCODING keykeykeykeykeykeykeykey",
+        "SET big 12345678901234567890",
+        "OBJECT ENCODING big",
+        "DUMP e",
+        "DUMP e6",
+        "DUMP big",
+    ]);
+    lines
+}
+
+#[test]
+fn string_encodings_match_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for protocol in [2, 3] {
+        let outcome = differ.reset(protocol).and_then(|()| {
+            encoding_lines()
+                .iter()
+                .try_for_each(|l| differ.run(&argv(l)).map(drop))
+        });
+        if let Err(mismatch) = outcome {
+            failures.push(mismatch.to_string());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 /// Splits a line on spaces; `''` is the empty argument.
 fn argv(line: &str) -> Vec<Vec<u8>> {
     let parts: Vec<&str> = line
