@@ -322,6 +322,9 @@ pub enum Error {
     /// An argument or a string that should be a float is not one.
     #[error("ERR value is not a valid float")]
     NotAFloat,
+    /// An INCREX argument, value or result refused; carries Redis's text after `ERR `.
+    #[error("ERR {0}")]
+    Increx(&'static str),
     /// INCRBYFLOAT whose result is not finite.
     #[error("ERR increment would produce NaN or Infinity")]
     FloatNotFinite,

@@ -43,8 +43,8 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::string::commands::{
-    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
-    setnx_setex, strlen,
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, increx, lcs, mget_mset, msetex,
+    range, set, setnx_setex, strlen,
 };
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
@@ -210,6 +210,12 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, 1, 1),
         incrbyfloat::IncrByFloat::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("increx", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        increx::Increx::run,
     ),
     Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
     Entry::plain(

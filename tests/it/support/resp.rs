@@ -88,7 +88,7 @@ impl Resp {
                     .map(|(k, v)| Resp::Array(vec![Resp::from_reply(k), Resp::from_reply(v)]))
                     .collect(),
             ),
-            Reply::Verbatim(text) => Resp::Bulk(text.to_vec()),
+            Reply::Verbatim(text) | Reply::Double(text) => Resp::Bulk(text.to_vec()),
             Reply::Error(text) => Resp::Error(text.clone()),
             Reply::Entries(entries) => {
                 Resp::Array(entries.to_replies().iter().map(Resp::from_reply).collect())

@@ -269,3 +269,38 @@ fn the_newer_string_commands_change_nothing_on_error() {
     assert_eq!(f.run("GET k"), Ok(bulk("v")));
     assert_eq!(f.run("EXISTS a"), Ok(Reply::Int(0)));
 }
+
+#[test]
+fn increx_propagates_a_set_and_fires_redis_events() {
+    let f = Fixture::new();
+    let pair = |a, b| Ok(Reply::Array(vec![Reply::Int(a), Reply::Int(b)]));
+    assert_eq!(f.run("INCREX n BYINT 5 EX 10"), pair(5, 5));
+    assert_eq!(
+        f.propagated(),
+        [format!("SET n 5 PXAT {}", NOW_MS + 10_000)]
+    );
+    assert_eq!(f.events(), ["new", "incrby", "expire"]);
+    assert_eq!(f.run("INCREX n EX 20 ENX"), pair(6, 1));
+    assert_eq!(f.propagated(), ["SET n 6 KEEPTTL"]);
+    assert_eq!(f.events(), ["incrby"]);
+    assert_eq!(f.run("INCREX n PERSIST"), pair(7, 1));
+    assert_eq!(f.propagated(), ["SET n 7"]);
+    assert_eq!(f.events(), ["incrby", "persist"]);
+    // Refused past a bound: nothing changes.
+    assert_eq!(f.run("INCREX n UBOUND 7"), pair(7, 0));
+    assert!(f.propagated().is_empty());
+    assert!(f.events().is_empty());
+    assert_eq!(
+        f.run("INCREX n BYFLOAT 0.5"),
+        Ok(Reply::Array(vec![
+            Reply::Double(Bytes::from_static(b"7.5")),
+            Reply::Double(Bytes::from_static(b"0.5")),
+        ]))
+    );
+    assert_eq!(f.propagated(), ["SET n 7.5 KEEPTTL"]);
+    assert_eq!(f.events(), ["incrbyfloat"]);
+    assert!(f.run("INCREX n BYFLOAT 1 EXAT 1").is_ok());
+    assert_eq!(f.run("EXISTS n"), Ok(Reply::Int(0)));
+    assert_eq!(f.propagated(), ["DEL n"]);
+    assert_eq!(f.events(), ["del"]);
+}
