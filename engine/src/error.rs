@@ -322,9 +322,13 @@ pub enum Error {
     /// An argument or a string that should be a float is not one.
     #[error("ERR value is not a valid float")]
     NotAFloat,
-    /// An INCREX argument, value or result refused; carries Redis's text after `ERR `.
+    /// An argument, value or result refused with a message of its command's own (INCREX,
+    /// the bitmap and HyperLogLog commands); carries Redis's text after `ERR `.
     #[error("ERR {0}")]
-    Increx(&'static str),
+    Text(&'static str),
+    /// BITOP DIFF, DIFF1 or ANDOR with one source key; carries the operation, upper case.
+    #[error("ERR BITOP {0} must be called with at least two source keys.")]
+    BitopTwoKeys(String),
     /// INCRBYFLOAT whose result is not finite.
     #[error("ERR increment would produce NaN or Infinity")]
     FloatNotFinite,

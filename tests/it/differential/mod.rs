@@ -23,8 +23,11 @@
 //!   misses against Redis 8.8: the event messages a subscriber receives, byte for byte.
 //! - `strings`: the string commands and SET's options against Redis 8.8 over the wire, RESP2
 //!   and RESP3.
+//! - `bitmaps`: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD against Redis 8.8 over the
+//!   wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
+mod bitmaps;
 mod case;
 mod command_info;
 mod expiry;

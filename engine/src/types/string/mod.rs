@@ -4,6 +4,7 @@
 //! keysizes (`db/values.rs`) and accounts its memory here. Its RDB and DUMP forms are in
 //! [`crate::rdb`].
 
+pub(crate) mod bitmap;
 pub(crate) mod commands;
 pub(crate) mod long_double;
 mod value;

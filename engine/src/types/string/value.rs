@@ -174,6 +174,16 @@ impl StringValue {
         StringValue::bytes_with(bytes, true)
     }
 
+    /// A `raw` value taking `bytes` (BITOP's result) without copying a long one.
+    pub fn raw_from_vec(bytes: Vec<u8>) -> StringValue {
+        if bytes.len() <= INLINE_BYTES {
+            StringValue::raw(&bytes)
+        } else {
+            let len = bytes.len();
+            StringValue::heap(true, bytes.into_boxed_slice(), len)
+        }
+    }
+
     /// A `raw` value of `len` zero bytes (SETRANGE and SETBIT on a missing key).
     pub fn zeroed(len: usize) -> StringValue {
         let mut value = StringValue::raw(b"");

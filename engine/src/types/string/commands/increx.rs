@@ -67,7 +67,7 @@ impl Float {
 
 /// Reads a float bound as `string2ld`, an infinity allowed.
 fn parse_bound(arg: &[u8], message: &'static str) -> Result<Float> {
-    match parse_float(arg).map_err(|_| Error::Increx(message))? {
+    match parse_float(arg).map_err(|_| Error::Text(message))? {
         Ok(x) => Ok(Float::Finite(x)),
         Err(_) if arg.first() == Some(&b'-') => Ok(Float::NegInf),
         Err(_) => Ok(Float::PosInf),
@@ -107,17 +107,15 @@ impl Options {
             let timed = o.expire.is_some() || o.persist;
             match next {
                 Some(n) if is(opt, "byint") && !by_given => {
-                    o.by_int = parse_i64(n).map_err(|_| {
-                        Error::Increx("Increment is not an integer or out of range")
-                    })?;
+                    o.by_int = parse_i64(n)
+                        .map_err(|_| Error::Text("Increment is not an integer or out of range"))?;
                     by_given = true;
                     j += 1;
                 }
                 Some(n) if is(opt, "byfloat") && !by_given => {
                     let by = parse_float(n)
-                        .map_err(|_| Error::Increx("Increment is not a valid float"))?;
-                    let by =
-                        by.map_err(|_| Error::Increx("BYFLOAT increment cannot be Infinity"))?;
+                        .map_err(|_| Error::Text("Increment is not a valid float"))?;
+                    let by = by.map_err(|_| Error::Text("BYFLOAT increment cannot be Infinity"))?;
                     o.by_float = Some(by);
                     by_given = true;
                     j += 1;
@@ -183,7 +181,7 @@ impl Increx {
                     None => Float::Finite(LongDouble::MAX),
                 };
                 if lower.cmp(upper) == Ordering::Greater {
-                    return Err(Error::Increx("LBOUND can't be greater than UBOUND"));
+                    return Err(Error::Text("LBOUND can't be greater than UBOUND"));
                 }
                 Some((lower, upper))
             }
@@ -193,18 +191,18 @@ impl Increx {
         if float_bounds.is_none() {
             if let Some(b) = &o.lower {
                 int_bounds.0 = parse_i64(b)
-                    .map_err(|_| Error::Increx("LBOUND is not an integer or out of range"))?;
+                    .map_err(|_| Error::Text("LBOUND is not an integer or out of range"))?;
             }
             if let Some(b) = &o.upper {
                 int_bounds.1 = parse_i64(b)
-                    .map_err(|_| Error::Increx("UBOUND is not an integer or out of range"))?;
+                    .map_err(|_| Error::Text("UBOUND is not an integer or out of range"))?;
             }
             if int_bounds.0 > int_bounds.1 {
-                return Err(Error::Increx("LBOUND can't be greater than UBOUND"));
+                return Err(Error::Text("LBOUND can't be greater than UBOUND"));
             }
         }
         if o.enx && o.expire.is_none() && !o.persist {
-            return Err(Error::Increx("ENX flag requires an expiration"));
+            return Err(Error::Text("ENX flag requires an expiration"));
         }
         let expire_ms = match &o.expire {
             Some((unit, arg)) => Some(expire_at(arg, *unit, snapshot.now_ms, "increx")?),
@@ -310,7 +308,7 @@ fn int_step(
     };
     let delta = value
         .checked_sub(old)
-        .ok_or(Error::Increx("applied increment would overflow"))?;
+        .ok_or(Error::Text("applied increment would overflow"))?;
     Ok(Outcome {
         reply: Reply::Array(vec![Reply::Int(value), Reply::Int(delta)]),
         store: Some(StringValue::from_int(value)),
@@ -332,9 +330,7 @@ fn float_step(
 ) -> Result<Outcome> {
     let old = match current {
         None => LongDouble::ZERO,
-        Some(s) => {
-            parse_float(&s.bytes())?.map_err(|_| Error::Increx("value cannot be Infinity"))?
-        }
+        Some(s) => parse_float(&s.bytes())?.map_err(|_| Error::Text("value cannot be Infinity"))?,
     };
     let sum = match old.add(by) {
         Ok(x) => Float::Finite(x),
@@ -362,7 +358,7 @@ fn float_step(
     } else {
         lower
     };
-    let infinite = Error::Increx("applied increment would be Infinity");
+    let infinite = Error::Text("applied increment would be Infinity");
     let Float::Finite(value) = value else {
         return Err(infinite);
     };

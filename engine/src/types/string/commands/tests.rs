@@ -304,3 +304,31 @@ fn increx_propagates_a_set_and_fires_redis_events() {
     assert_eq!(f.propagated(), ["DEL n"]);
     assert_eq!(f.events(), ["del"]);
 }
+
+#[test]
+fn bitmap_writes_fire_redis_events_only_when_they_change_something() {
+    let f = Fixture::new();
+    assert_eq!(f.run("SETBIT b 7 1"), Ok(Reply::Int(0)));
+    assert_eq!(f.events(), ["new", "setbit"]);
+    assert_eq!(f.propagated(), ["SETBIT b 7 1"]);
+    assert_eq!(f.run("SETBIT b 7 1"), Ok(Reply::Int(1)));
+    assert!(f.events().is_empty());
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("BITFIELD b SET u8 0 2 GET u8 0").map(|_| ()), Ok(()));
+    assert_eq!(f.events(), ["setbit"]);
+    assert_eq!(f.propagated(), ["BITFIELD b SET u8 0 2 GET u8 0"]);
+    assert_eq!(
+        f.run("BITFIELD b OVERFLOW FAIL INCRBY u8 0 300")
+            .map(|_| ()),
+        Ok(())
+    );
+    assert!(f.events().is_empty());
+    assert_eq!(f.run("BITOP NOT d b"), Ok(Reply::Int(1)));
+    assert_eq!(f.events(), ["new", "set"]);
+    assert_eq!(f.propagated(), ["BITOP NOT d b"]);
+    assert_eq!(f.run("BITOP AND d nokey"), Ok(Reply::Int(0)));
+    assert_eq!(f.events(), ["del"]);
+    assert_eq!(f.propagated(), ["BITOP AND d nokey"]);
+    assert_eq!(f.run("BITOP AND d nokey"), Ok(Reply::Int(0)));
+    assert!(f.propagated().is_empty());
+}
