@@ -4,6 +4,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `stream-node-max-entries` default: entries (live and deleted) per node.
 pub const NODE_ENTRIES_MAX_DEFAULT: u64 = 100;
+/// `hll-sparse-max-bytes` default (Redis's).
+pub const HLL_SPARSE_MAX_BYTES_DEFAULT: u64 = 3000;
 /// `stream-node-max-bytes` default: listpack bytes per node.
 pub const NODE_BYTES_MAX_DEFAULT: u64 = 4096;
 /// A node never grows past 1 GiB; `stream-node-max-bytes 0` means this.
@@ -88,6 +90,8 @@ pub struct Config {
     idmp_maxsize: AtomicU64,
     /// `notify-keyspace-events` as flags (see [`crate::notify`]).
     notify_flags: AtomicU32,
+    /// `hll-sparse-max-bytes`.
+    hll_sparse_max_bytes: AtomicU64,
 }
 
 impl Default for Config {
@@ -98,11 +102,22 @@ impl Default for Config {
             idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
             idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
             notify_flags: AtomicU32::new(0),
+            hll_sparse_max_bytes: AtomicU64::new(HLL_SPARSE_MAX_BYTES_DEFAULT),
         }
     }
 }
 
 impl Config {
+    /// `hll-sparse-max-bytes` now.
+    pub fn hll_sparse_max_bytes(&self) -> u64 {
+        self.hll_sparse_max_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Sets `hll-sparse-max-bytes`.
+    pub fn set_hll_sparse_max_bytes(&self, n: u64) {
+        self.hll_sparse_max_bytes.store(n, Ordering::Relaxed);
+    }
+
     /// The node limits now.
     pub fn node_limits(&self) -> NodeLimits {
         NodeLimits {

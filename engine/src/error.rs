@@ -326,6 +326,18 @@ pub enum Error {
     /// the bitmap and HyperLogLog commands); carries Redis's text after `ERR `.
     #[error("ERR {0}")]
     Text(&'static str),
+    /// A string that is not a HyperLogLog given to a PF command.
+    #[error("WRONGTYPE Key is not a valid HyperLogLog string value.")]
+    NotHll,
+    /// A sparse HyperLogLog whose runs do not cover its registers.
+    #[error("INVALIDOBJ Corrupted HLL object detected")]
+    HllCorrupt,
+    /// PFDEBUG with an unknown subcommand; carries it as sent.
+    #[error("ERR Unknown PFDEBUG subcommand '{0}'")]
+    UnknownPfdebug(String),
+    /// PFSELFTEST found a fault; carries Redis's `TESTFAILED ...` text.
+    #[error("ERR {0}")]
+    SelfTest(String),
     /// BITOP DIFF, DIFF1 or ANDOR with one source key; carries the operation, upper case.
     #[error("ERR BITOP {0} must be called with at least two source keys.")]
     BitopTwoKeys(String),

@@ -45,6 +45,8 @@ pub struct Snapshot {
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
     /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
     pub protocol: Protocol,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog grows before turning dense.
+    pub hll_sparse_max_bytes: u64,
 }
 
 impl Snapshot {
@@ -188,6 +190,7 @@ impl Keyspace {
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
             protocol: Protocol::Resp2,
+            hll_sparse_max_bytes: self.config.hll_sparse_max_bytes(),
         }
     }
 

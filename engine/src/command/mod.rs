@@ -47,6 +47,7 @@ use crate::types::string::commands::{
     digest_delex, get, getex, getset_getdel, incr, incrbyfloat, increx, lcs, mget_mset, msetex,
     range, set, setnx_setex, strlen,
 };
+use crate::types::string::hyperloglog::commands as pf;
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
 
 use crate::blocking::Outcome;
@@ -252,6 +253,29 @@ static COMMANDS: &[Entry] = &[
         CommandSpec::new("bitfield_ro", -2).keys(1, 1, 1),
         bitfield::BitField::run_ro,
     ),
+    Entry::plain(
+        CommandSpec::new("pfadd", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        pf::PfAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfcount", -2).keys(1, -1, 1),
+        pf::PfCount::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfmerge", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        pf::PfMerge::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfdebug", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(2, 2, 1),
+        pf::PfDebug::run,
+    ),
+    Entry::plain(CommandSpec::new("pfselftest", 1), pf::PfSelfTest::run),
     Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
     Entry::plain(
         CommandSpec::new("digest", 2).keys(1, 1, 1),

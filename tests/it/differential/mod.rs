@@ -25,6 +25,8 @@
 //!   and RESP3.
 //! - `bitmaps`: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD against Redis 8.8 over the
 //!   wire, RESP2 and RESP3.
+//! - `hyperloglog`: PFADD, PFCOUNT, PFMERGE, PFDEBUG and the HLL strings' bytes against Redis
+//!   8.8 over the wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod bitmaps;
@@ -33,6 +35,7 @@ mod command_info;
 mod expiry;
 mod group_deletion_claim_nack;
 mod groups;
+mod hyperloglog;
 mod idmp;
 mod info;
 mod introspection;

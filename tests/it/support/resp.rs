@@ -280,8 +280,9 @@ fn show_bytes(bytes: &[u8]) -> String {
     } else {
         format!("{:?}", lossy(bytes))
     };
-    if text.len() > SHOWN_MAX {
-        format!("{}...({} bytes)", &text[..SHOWN_MAX], bytes.len())
+    if text.chars().count() > SHOWN_MAX {
+        let shown: String = text.chars().take(SHOWN_MAX).collect();
+        format!("{shown}...({} bytes)", bytes.len())
     } else {
         text
     }

@@ -6,6 +6,7 @@
 
 pub(crate) mod bitmap;
 pub(crate) mod commands;
+pub mod hyperloglog;
 pub(crate) mod long_double;
 mod value;
 

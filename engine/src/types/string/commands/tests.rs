@@ -332,3 +332,31 @@ fn bitmap_writes_fire_redis_events_only_when_they_change_something() {
     assert_eq!(f.run("BITOP AND d nokey"), Ok(Reply::Int(0)));
     assert!(f.propagated().is_empty());
 }
+
+#[test]
+fn hyperloglog_commands_fire_redis_events() {
+    let f = Fixture::new();
+    assert_eq!(f.run("PFADD h a b"), Ok(Reply::Int(1)));
+    assert_eq!(f.events(), ["new", "pfadd"]);
+    assert_eq!(f.propagated(), ["PFADD h a b"]);
+    assert_eq!(f.run("PFADD h a"), Ok(Reply::Int(0)));
+    assert!(f.events().is_empty());
+    assert!(f.propagated().is_empty());
+    // The first count caches the estimate: a change without an event.
+    assert_eq!(f.run("PFCOUNT h"), Ok(Reply::Int(2)));
+    assert!(f.events().is_empty());
+    assert_eq!(f.propagated(), ["PFCOUNT h"]);
+    assert_eq!(f.run("PFCOUNT h"), Ok(Reply::Int(2)));
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("PFMERGE m h"), Ok(Reply::OK));
+    assert_eq!(f.events(), ["new", "pfadd"]);
+    assert_eq!(f.propagated(), ["PFMERGE m h"]);
+    assert_eq!(f.run("PFDEBUG TODENSE m"), Ok(Reply::Int(1)));
+    assert_eq!(f.propagated(), ["PFDEBUG TODENSE m"]);
+    assert_eq!(f.run("PFCOUNT m h nokey"), Ok(Reply::Int(2)));
+    assert_eq!(f.run("SET s hello"), Ok(Reply::OK));
+    assert_eq!(
+        f.run("PFADD s a"),
+        Err("WRONGTYPE Key is not a valid HyperLogLog string value.".to_string())
+    );
+}
