@@ -304,6 +304,10 @@ static COMMANDS: &[Entry] = &[
         exists::Exists::run,
     ),
     Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
+    Entry::plain(
+        CommandSpec::new("touch", -2).keys(1, -1, 1),
+        exists::Touch::run,
+    ),
     Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
     Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
     Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),

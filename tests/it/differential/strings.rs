@@ -406,6 +406,12 @@ fn encoding_lines() -> Vec<&'static str> {
         "OBJECT ENCODING e11",
         "RENAME e5 e12",
         "OBJECT ENCODING e12",
+        "OBJECT REFCOUNT e12",
+        "OBJECT REFCOUNT e7",
+        "OBJECT REFCOUNT nokey",
+        "TOUCH e e2 nokey e",
+        "TOUCH nokey",
+        "TOUCH",
     ];
     // 44 and 45 bytes under a short key, and a value that fits a cache line only with a
     // short key, through SET and through a RENAME.

@@ -1,5 +1,6 @@
-//! `EXISTS key [key ...]`: how many of the keys exist, repeats counted. `TYPE key`: the
-//! key's type name, `none` for a missing key.
+//! `EXISTS key [key ...]`: how many of the keys exist, repeats counted. `TOUCH key [key ...]`:
+//! the same count (Redis also refreshes the keys' access times, which echomq does not track).
+//! `TYPE key`: the key's type name, `none` for a missing key.
 //!
 //! Effects: a read lookup per key (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`).
 
@@ -22,6 +23,17 @@ impl Exists {
             }
         }
         Ok(Reply::Int(found))
+    }
+}
+
+/// TOUCH.
+#[derive(Debug)]
+pub struct Touch;
+
+impl Touch {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        Exists::run(db, snapshot, argv)
     }
 }
 
