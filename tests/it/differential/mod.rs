@@ -27,6 +27,8 @@
 //!   wire, RESP2 and RESP3.
 //! - `hyperloglog`: PFADD, PFCOUNT, PFMERGE, PFDEBUG and the HLL strings' bytes against Redis
 //!   8.8 over the wire, RESP2 and RESP3.
+//! - `string_fuzz`: random string, bitmap and HyperLogLog sequences against Redis 8.8, replies
+//!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod bitmaps;
@@ -44,4 +46,5 @@ mod notify;
 mod pubsub;
 mod server;
 mod streams;
+mod string_fuzz;
 mod strings;

@@ -287,7 +287,12 @@ fn sparse_set(hll: &mut Vec<u8>, index: usize, count: u8, max_bytes: u64) -> Res
         if grows && (hll.len() + seq.len() - oplen) as u64 > max_bytes {
             return promote(hll, index, count);
         }
-        hll.splice(at..at + oplen, seq);
+        // A truncated XZERO at the very end reads its missing byte as 0 (Redis reads the
+        // string's terminator) and the length moves by the opcodes' difference all the same.
+        let new_len = hll.len() + seq.len() - oplen;
+        let end = (at + oplen).min(hll.len());
+        hll.splice(at..end, seq);
+        hll.truncate(new_len);
     }
     // Merge adjacent VAL opcodes of one value, scanning up to 5 opcodes from the previous.
     let mut p = prev.unwrap_or(HEADER_BYTES);
@@ -542,6 +547,25 @@ mod tests {
     }
 
     proptest! {
+        /// Whatever a sparse body holds, nothing panics and a result is either `Corrupt` or
+        /// an HLL of valid form.
+        #[test]
+        fn any_sparse_body_is_handled(body in proptest::collection::vec(any::<u8>(), 0..40),
+                                      index in 0usize..REGISTERS, run in 1u8..52) {
+            let mut hll = new_sparse();
+            hll.truncate(HEADER_BYTES);
+            hll.extend_from_slice(&body);
+            let _ = count(&hll);
+            let mut max = [0u8; REGISTERS];
+            let _ = merge_into(&mut max, &hll);
+            let _ = decode(&hll);
+            let mut dense = hll.clone();
+            let _ = to_dense(&mut dense);
+            if set(&mut hll, index, run, 3000).is_ok() {
+                prop_assert!(is_valid(&hll));
+            }
+        }
+
         #[test]
         fn sparse_and_dense_agree(elements in proptest::collection::vec(any::<u32>(), 0..400),
                                   max_bytes in prop_oneof![Just(3000u64), Just(40u64)]) {
