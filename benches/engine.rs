@@ -419,7 +419,7 @@ fn bench_xread_maxcount(c: &mut Criterion, scale: Scale) {
             for key in &keys {
                 db.insert(
                     bytes::Bytes::copy_from_slice(key.as_bytes()),
-                    Value::Stream(stream.clone()),
+                    Value::Stream(Box::new(stream.clone())),
                 );
             }
         });

@@ -62,8 +62,9 @@ const BLOCKED_MAX: usize = 8;
 
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
-/// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 66] = [
+/// one of them evenly; the Redis 8.x commands, the string, key, bitmap and HyperLogLog
+/// commands follow.
+pub const NAMES: [&str; 80] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -131,6 +132,20 @@ pub const NAMES: [&str; 66] = [
     "DIGEST",
     "DELEX",
     "MSETEX",
+    "INCREX",
+    "TOUCH",
+    "SETBIT",
+    "GETBIT",
+    "BITCOUNT",
+    "BITPOS",
+    "BITOP",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "PFADD",
+    "PFCOUNT",
+    "PFMERGE",
+    "PFDEBUG",
+    "PFSELFTEST",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

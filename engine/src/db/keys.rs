@@ -89,7 +89,7 @@ impl Db {
         if !self.values.map.contains_key(key) {
             let stream = Stream::with_idmp_config(self.values.idmp_defaults);
             self.values
-                .put(Bytes::copy_from_slice(key), Value::Stream(stream));
+                .put(Bytes::copy_from_slice(key), Value::Stream(Box::new(stream)));
             self.signal_ready(key);
             self.notify(events::NEW, "new", key);
         }

@@ -30,7 +30,7 @@ pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
 pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbError> {
     match rdb_type {
         types::STRING => Ok(Value::String(StringValue::from_arg(&r.string()?))),
-        t if types::is_stream(t) => Ok(Value::Stream(stream::read(r, t, now_ms)?)),
+        t if types::is_stream(t) => Ok(Value::Stream(Box::new(stream::read(r, t, now_ms)?))),
         t if types::is_known(t) => Err(RdbError::UnsupportedType(t)),
         t => Err(RdbError::UnknownType(t, r.offset())),
     }

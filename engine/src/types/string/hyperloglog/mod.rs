@@ -484,7 +484,7 @@ pub fn self_test(max_bytes: u64) -> Result<(), String> {
     let relerr = 1.04 / (REGISTERS as f64).sqrt();
     let seed = next();
     let mut checkpoint = 1u64;
-    for j in 1..=100_000u64 {
+    for j in 1..=10_000u64 {
         let element = (j ^ seed).to_le_bytes();
         let (index, count) = pattern(&element);
         dense_set(&mut dense[HEADER_BYTES..], index, count);
