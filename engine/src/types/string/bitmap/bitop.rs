@@ -17,6 +17,8 @@
 //! existed (`del`); either counts 1 change and is propagated verbatim; an empty result and
 //! no destination change nothing.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
@@ -65,7 +67,7 @@ fn word(src: &[u8], i: usize) -> u64 {
 }
 
 /// The result of `op` over `sources`, `len` bytes long.
-fn compute(op: Op, sources: &[Bytes], len: usize) -> Vec<u8> {
+fn compute(op: Op, sources: &[Cow<'_, [u8]>], len: usize) -> Vec<u8> {
     let mut out = vec![0u8; len];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
         let at = i * 8;
@@ -111,18 +113,27 @@ impl BitOp {
             return Err(Error::BitopTwoKeys(name));
         }
         let dest = argv[2];
-        let mut sources = Vec::with_capacity(argv.len() - 3);
+        // Each source is looked up and type-checked in turn (the lookups counted up to the
+        // first of another type), then all are read in place.
         for key in &argv[3..] {
             db.count_read(key, false);
-            sources.push(match db.get(key) {
-                None => Bytes::new(),
-                Some(Value::String(s)) => s.to_bytes(),
-                Some(_) => return Err(Error::WrongType),
-            });
+            if matches!(db.get(key), Some(v) if !matches!(v, Value::String(_))) {
+                return Err(Error::WrongType);
+            }
         }
-        let len = sources.iter().map(Bytes::len).max().unwrap_or(0);
+        let result = {
+            let sources: Vec<Cow<'_, [u8]>> = argv[3..]
+                .iter()
+                .map(|key| match db.get(key) {
+                    Some(Value::String(s)) => s.bytes(),
+                    _ => Cow::Borrowed(&[][..]),
+                })
+                .collect();
+            let len = sources.iter().map(|s| s.len()).max().unwrap_or(0);
+            compute(op, &sources, len)
+        };
+        let len = result.len();
         if len > 0 {
-            let result = compute(op, &sources, len);
             db.insert(
                 Bytes::copy_from_slice(dest),
                 Value::String(StringValue::raw_from_vec(result)),
@@ -178,7 +189,7 @@ mod tests {
             sources in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..20), 1..5),
         ) {
             let ops = [Op::And, Op::Or, Op::Xor, Op::Diff, Op::Diff1, Op::AndOr, Op::One, Op::Not];
-            let bytes: Vec<Bytes> = sources.iter().map(|s| Bytes::copy_from_slice(s)).collect();
+            let bytes: Vec<Cow<'_, [u8]>> = sources.iter().map(|s| Cow::Borrowed(&s[..])).collect();
             let len = sources.iter().map(Vec::len).max().unwrap_or(0);
             for op in ops {
                 let sources = if op == Op::Not { &sources[..1] } else { &sources[..] };
