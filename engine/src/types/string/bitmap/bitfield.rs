@@ -17,6 +17,8 @@
 //! WATCH is touched, one change is counted per such write, and the command is propagated
 //! verbatim; a created key fires `new` in any case. Reads only are a read lookup.
 
+use std::borrow::Cow;
+
 use super::{bit_offset, read_string, write_bits};
 use crate::command::args::is;
 use crate::command::parse_i64;
@@ -270,7 +272,7 @@ impl BitField {
             .max();
         let Some(highest) = highest else {
             let s = read_string(db, key)?;
-            let data = s.map(|s| s.bytes().into_owned()).unwrap_or_default();
+            let data = s.map_or(Cow::Borrowed(&[][..]), |s| s.bytes());
             return Ok(Reply::Array(
                 fields.iter().map(|f| read(&data, f)).collect(),
             ));
