@@ -6,6 +6,8 @@ use crate::db::access::{Access, AccessMode};
 
 /// `stream-node-max-entries` default: entries (live and deleted) per node.
 pub const NODE_ENTRIES_MAX_DEFAULT: u64 = 100;
+/// `hll-sparse-max-bytes` default (Redis's).
+pub const HLL_SPARSE_MAX_BYTES_DEFAULT: u64 = 3000;
 /// `stream-node-max-bytes` default: listpack bytes per node.
 pub const NODE_BYTES_MAX_DEFAULT: u64 = 4096;
 /// A node never grows past 1 GiB; `stream-node-max-bytes 0` means this.
@@ -100,6 +102,8 @@ pub struct Config {
     lfu_log_factor: AtomicU32,
     /// `lfu-decay-time`.
     lfu_decay_time: AtomicU32,
+    /// `hll-sparse-max-bytes`.
+    hll_sparse_max_bytes: AtomicU64,
 }
 
 impl Default for Config {
@@ -115,11 +119,22 @@ impl Default for Config {
             eviction_tenacity: AtomicU32::new(EVICTION_TENACITY_DEFAULT),
             lfu_log_factor: AtomicU32::new(LFU_LOG_FACTOR_DEFAULT),
             lfu_decay_time: AtomicU32::new(LFU_DECAY_TIME_DEFAULT),
+            hll_sparse_max_bytes: AtomicU64::new(HLL_SPARSE_MAX_BYTES_DEFAULT),
         }
     }
 }
 
 impl Config {
+    /// `hll-sparse-max-bytes` now.
+    pub fn hll_sparse_max_bytes(&self) -> u64 {
+        self.hll_sparse_max_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Sets `hll-sparse-max-bytes`.
+    pub fn set_hll_sparse_max_bytes(&self, n: u64) {
+        self.hll_sparse_max_bytes.store(n, Ordering::Relaxed);
+    }
+
     /// The node limits now.
     pub fn node_limits(&self) -> NodeLimits {
         NodeLimits {

@@ -482,7 +482,7 @@ mod tests {
         keyspace.run(|db, snapshot| {
             for i in 0..keys {
                 let key = Bytes::from(format!("k{i:05}"));
-                db.insert(key.clone(), Value::String(Bytes::from_static(b"v")));
+                db.insert(key.clone(), Value::String(Bytes::from_static(b"v").into()));
                 let ttl = if i % ttl_every == 0 { 100 } else { 1_000_000 };
                 db.set_expiry(&key, Some(snapshot.now_ms + ttl));
             }

@@ -47,6 +47,8 @@ pub struct Snapshot {
     pub protocol: Protocol,
     /// What keys' access metadata tracks (from `maxmemory-policy` and the LFU settings).
     pub access: crate::db::access::Access,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog grows before turning dense.
+    pub hll_sparse_max_bytes: u64,
 }
 
 impl Snapshot {
@@ -197,6 +199,7 @@ impl Keyspace {
             idmp: self.config.idmp_defaults(),
             protocol: Protocol::Resp2,
             access: self.config.eviction().access(),
+            hll_sparse_max_bytes: self.config.hll_sparse_max_bytes(),
         }
     }
 

@@ -71,6 +71,7 @@ pub mod types;
 // `crate::id`, ...), which the rest of the workspace uses.
 use types::stream::{chunk_map, listpack_size, node, varint};
 pub use types::stream::{group, id, log as stream};
+pub use types::string::{Encoding as StringEncoding, StringValue};
 
 pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::notify as events;
 use crate::stream::Stream;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 use super::{Db, SIZE_CLASSES};
 
@@ -92,6 +93,31 @@ impl Db {
             self.notify(events::NEW, "new", key);
         }
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
+    }
+
+    /// The string under `key` changed in place by `f` (`Ok(None)` if the key is missing,
+    /// WRONGTYPE if it holds something else), its INFO keysizes class kept. Produces no
+    /// effects: the caller does (APPEND, SETRANGE, SETBIT, the HyperLogLog commands).
+    pub(crate) fn string_mut<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&mut StringValue) -> R,
+    ) -> Result<Option<R>> {
+        self.reap(key);
+        let s = match self.values.map.get_mut(key) {
+            None => return Ok(None),
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(Error::WrongType),
+        };
+        let before = super::values::size_class(s.len());
+        let out = f(s);
+        let after = super::values::size_class(s.len());
+        if before != after {
+            let sizes = &mut self.values.string_sizes;
+            sizes[before] = sizes[before].saturating_sub(1);
+            sizes[after] += 1;
+        }
+        Ok(Some(out))
     }
 
     /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.

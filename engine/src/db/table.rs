@@ -639,18 +639,18 @@ impl Table {
 mod tests {
     use std::collections::HashMap;
 
-    use bytes::Bytes;
     use proptest::prelude::*;
+    use crate::types::string::StringValue;
 
     use super::*;
 
     fn string(n: u64) -> Value {
-        Value::String(Bytes::from(n.to_string()))
+        Value::String(StringValue::from_arg(n.to_string().as_bytes()))
     }
 
     fn text(value: Option<&Value>) -> Option<String> {
         match value {
-            Some(Value::String(s)) => Some(String::from_utf8_lossy(s).into_owned()),
+            Some(Value::String(s)) => Some(String::from_utf8_lossy(&s.bytes()).into_owned()),
             Some(other) => Some(other.type_name().to_string()),
             None => None,
         }

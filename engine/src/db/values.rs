@@ -138,7 +138,10 @@ impl Values {
 
     /// Stores `value` under `key` (its expiry untouched, its metadata too if it exists);
     /// returns what was there. Keysizes and IDMP tracking follow.
-    pub(crate) fn put(&mut self, key: &[u8], value: Value) -> Option<Value> {
+    pub(crate) fn put(&mut self, key: &[u8], mut value: Value) -> Option<Value> {
+        if let Value::String(s) = &mut value {
+            s.settle(key.len());
+        }
         if let Value::Stream(stream) = &value
             && stream.idmp().pids_tracked() > 0
         {
@@ -245,6 +248,7 @@ impl Values {
         for entry in self.map.entries() {
             if let Value::String(s) = &entry.value {
                 sizes[size_class(s.len())] += 1;
+                s.check_invariants()?;
             }
         }
         if sizes != self.string_sizes {

@@ -8,17 +8,15 @@
 pub mod stream;
 pub mod string;
 
-use bytes::Bytes;
-
 use crate::stream::Stream;
 
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A stream (boxed: a stream's header is large, and every key's entry holds a `Value`).
+    /// A stream (boxed, so the enum stays as small as a string).
     Stream(Box<Stream>),
-    /// A plain string.
-    String(Bytes),
+    /// A string (plain, a bitmap or a HyperLogLog).
+    String(string::StringValue),
 }
 
 impl Value {
@@ -38,3 +36,7 @@ impl Value {
         }
     }
 }
+
+// A value is at most 24 bytes (a string in place, a stream behind a box), so a key table of
+// short strings costs little more than Redis's objects.
+const _: () = assert!(std::mem::size_of::<Value>() <= 24);

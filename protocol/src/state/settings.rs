@@ -245,6 +245,14 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "hll-sparse-max-bytes",
+        get: |_, e| e.hll_sparse_max_bytes().to_string(),
+        set: Some(|_, e, v| {
+            e.set_hll_sparse_max_bytes(memory_in("hll-sparse-max-bytes", v, 0)?);
+            Ok(())
+        }),
+    },
+    Param {
         name: "stream-idmp-duration",
         get: |_, e| e.idmp_defaults().duration_s.to_string(),
         set: Some(|_, e, v| {

@@ -67,7 +67,7 @@ pub(crate) fn write_base(
         for (key, value, expiry) in keys {
             match value {
                 Value::String(v) => {
-                    let mut argv = vec![lit("SET"), key.clone(), v.clone()];
+                    let mut argv = vec![lit("SET"), key.clone(), v.to_bytes()];
                     if let Some(at) = expiry {
                         argv.extend([lit("PXAT"), num(at)]);
                     }
