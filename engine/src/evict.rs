@@ -369,7 +369,8 @@ mod tests {
         fn evict_keys(&self, keys: u64) -> EvictOutcome {
             self.ks.config().set_eviction_tenacity(100);
             let settings = self.ks.config().eviction();
-            let value = crate::types::Value::String(crate::types::string::StringValue::from_arg(b"v"));
+            let value =
+                crate::types::Value::String(crate::types::string::StringValue::from_arg(b"v"));
             let per_key = (value.memory_bytes() + 4 + crate::db::ENTRY_BYTES) as u64;
             self.ks.batch().evict(&settings, keys * per_key, None)
         }

@@ -639,8 +639,8 @@ impl Table {
 mod tests {
     use std::collections::HashMap;
 
-    use proptest::prelude::*;
     use crate::types::string::StringValue;
+    use proptest::prelude::*;
 
     use super::*;
 
