@@ -322,6 +322,25 @@ pub enum Error {
     /// An argument or a string that should be a float is not one.
     #[error("ERR value is not a valid float")]
     NotAFloat,
+    /// An argument, value or result refused with a message of its command's own (INCREX,
+    /// the bitmap and HyperLogLog commands); carries Redis's text after `ERR `.
+    #[error("ERR {0}")]
+    Text(&'static str),
+    /// A string that is not a HyperLogLog given to a PF command.
+    #[error("WRONGTYPE Key is not a valid HyperLogLog string value.")]
+    NotHll,
+    /// A sparse HyperLogLog whose runs do not cover its registers.
+    #[error("INVALIDOBJ Corrupted HLL object detected")]
+    HllCorrupt,
+    /// PFDEBUG with an unknown subcommand; carries it as sent.
+    #[error("ERR Unknown PFDEBUG subcommand '{0}'")]
+    UnknownPfdebug(String),
+    /// PFSELFTEST found a fault; carries Redis's `TESTFAILED ...` text.
+    #[error("ERR {0}")]
+    SelfTest(String),
+    /// BITOP DIFF, DIFF1 or ANDOR with one source key; carries the operation, upper case.
+    #[error("ERR BITOP {0} must be called with at least two source keys.")]
+    BitopTwoKeys(String),
     /// INCRBYFLOAT whose result is not finite.
     #[error("ERR increment would produce NaN or Infinity")]
     FloatNotFinite,

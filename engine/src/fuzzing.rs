@@ -62,8 +62,9 @@ const BLOCKED_MAX: usize = 8;
 
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
-/// one of them evenly; the Redis 8.x commands, the string, key and list commands follow.
-pub const NAMES: [&str; 90] = [
+/// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap and HyperLogLog
+/// commands follow.
+pub const NAMES: [&str; 105] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -155,6 +156,21 @@ pub const NAMES: [&str; 90] = [
     "BRPOPLPUSH",
     "SORT",
     "SORT_RO",
+    "TOUCH",
+    "RANDOMKEY",
+    "INCREX",
+    "SETBIT",
+    "GETBIT",
+    "BITCOUNT",
+    "BITPOS",
+    "BITOP",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "PFADD",
+    "PFCOUNT",
+    "PFMERGE",
+    "PFDEBUG",
+    "PFSELFTEST",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -397,7 +413,10 @@ impl Fuzz<'_> {
                     if delete {
                         db.remove(key.as_bytes());
                     } else {
-                        db.insert(Bytes::from(key), Value::String(Bytes::from_static(b"v")));
+                        db.insert(
+                            Bytes::from(key),
+                            Value::String(Bytes::from_static(b"v").into()),
+                        );
                     }
                 });
                 format!("({} {key:?})", if delete { "delete" } else { "string" })

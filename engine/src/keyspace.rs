@@ -49,6 +49,10 @@ pub struct Snapshot {
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
     /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
     pub protocol: Protocol,
+    /// What keys' access metadata tracks (from `maxmemory-policy` and the LFU settings).
+    pub access: crate::db::access::Access,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog grows before turning dense.
+    pub hll_sparse_max_bytes: u64,
 }
 
 impl Snapshot {
@@ -134,6 +138,10 @@ pub struct Keyspace {
     notification_sink: parking_lot::RwLock<Option<Arc<dyn NotificationSink>>>,
     /// Whether `notification_sink` is set.
     notifying: std::sync::atomic::AtomicBool,
+    /// The eviction pool and cursor, kept between evictions (see `evict.rs`).
+    pub(crate) eviction: Mutex<crate::evict::EvictionState>,
+    /// Keys evicted (`evicted_keys`).
+    pub(crate) evicted_keys: std::sync::atomic::AtomicU64,
 }
 
 /// Wakes the blocked clients a call served (after the keyspace lock is released).
@@ -181,6 +189,8 @@ impl Keyspace {
             propagating: std::sync::atomic::AtomicBool::new(false),
             notification_sink: parking_lot::RwLock::new(None),
             notifying: std::sync::atomic::AtomicBool::new(false),
+            eviction: Mutex::default(),
+            evicted_keys: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -207,6 +217,8 @@ impl Keyspace {
             list: self.config.list_config(),
             cluster: self.config.cluster_enabled(),
             protocol: Protocol::Resp2,
+            access: self.config.eviction().access(),
+            hll_sparse_max_bytes: self.config.hll_sparse_max_bytes(),
         }
     }
 

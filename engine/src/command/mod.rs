@@ -44,11 +44,13 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::list::commands::{blocking, edit, lmove, pop, push, read};
+use crate::types::string::bitmap::{bitfield, bitop, count_pos, setbit_getbit};
 use crate::types::string::commands::{
-    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
-    setnx_setex, strlen,
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, increx, lcs, mget_mset, msetex,
+    range, set, setnx_setex, strlen,
 };
-use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
+use crate::types::string::hyperloglog::commands as pf;
+use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, touch, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -213,6 +215,69 @@ static COMMANDS: &[Entry] = &[
             .keys(1, 1, 1),
         incrbyfloat::IncrByFloat::run,
     ),
+    Entry::plain(
+        CommandSpec::new("increx", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        increx::Increx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setbit", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setbit_getbit::SetBit::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getbit", 3).keys(1, 1, 1),
+        setbit_getbit::GetBit::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitcount", -2).keys(1, 1, 1),
+        count_pos::BitCount::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitpos", -3).keys(1, 1, 1),
+        count_pos::BitPos::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitop", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(2, -1, 1),
+        bitop::BitOp::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitfield", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        bitfield::BitField::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitfield_ro", -2).keys(1, 1, 1),
+        bitfield::BitField::run_ro,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfadd", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        pf::PfAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfcount", -2).keys(1, -1, 1),
+        pf::PfCount::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfmerge", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        pf::PfMerge::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfdebug", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(2, 2, 1),
+        pf::PfDebug::run,
+    ),
+    Entry::plain(CommandSpec::new("pfselftest", 1), pf::PfSelfTest::run),
     Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
     Entry::plain(
         CommandSpec::new("digest", 2).keys(1, 1, 1),
@@ -242,6 +307,11 @@ static COMMANDS: &[Entry] = &[
     ),
     Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
     Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(
+        CommandSpec::new("touch", -2).keys(1, -1, 1),
+        touch::Touch::run,
+    ),
+    Entry::plain(CommandSpec::new("randomkey", 1), touch::RandomKey::run),
     Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
     Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),
     Entry::plain(

@@ -78,7 +78,7 @@ fn by_pattern(db: &mut Db, pattern: &[u8], element: &Bytes) -> Option<Bytes> {
     db.expire_if_due(&key);
     db.count_read(&key, false);
     match (db.get(&key)?, field_at) {
-        (Value::String(s), None) => Some(s.clone()),
+        (Value::String(s), None) => Some(s.to_bytes()),
         // Hash fields: the hash type's arm goes here.
         _ => None,
     }

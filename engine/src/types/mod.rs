@@ -9,17 +9,15 @@ pub mod list;
 pub mod stream;
 pub mod string;
 
-use bytes::Bytes;
-
 use crate::stream::Stream;
 
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A stream.
-    Stream(Stream),
-    /// A plain string.
-    String(Bytes),
+    /// A stream (boxed, so the enum stays as small as a string).
+    Stream(Box<Stream>),
+    /// A string (plain, a bitmap or a HyperLogLog).
+    String(string::StringValue),
     /// A list.
     List(Box<list::List>),
 }
@@ -43,3 +41,7 @@ impl Value {
         }
     }
 }
+
+// A value is at most 24 bytes (a string in place, a stream behind a box), so a key table of
+// short strings costs little more than Redis's objects.
+const _: () = assert!(std::mem::size_of::<Value>() <= 24);

@@ -197,8 +197,9 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     };
     let argc = argv.len();
     if !sub.arity_ok(argc) {
-        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
-        if matches!(sub.name(), "pause" | "unpause") {
+        // PAUSE, UNPAUSE, NO-TOUCH and NO-EVICT are refused by their arity before they run,
+        // as in Redis 8.8.
+        if matches!(sub.name(), "pause" | "unpause" | "no-touch" | "no-evict") {
             return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
         }
         return subcommand_syntax(argv);
@@ -239,11 +240,17 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "pause" => super::pause::pause(ctx, argv),
         "unpause" => super::pause::unpause(ctx, argv),
         "no-evict" | "no-touch" => {
-            if is(argv[2], "on") || is(argv[2], "off") {
-                Reply::OK
+            let on = if is(argv[2], "on") {
+                true
+            } else if is(argv[2], "off") {
+                false
             } else {
-                error(echomq_engine::Error::Syntax)
+                return error(echomq_engine::Error::Syntax);
+            };
+            if sub.name() == "no-touch" {
+                ctx.client.info.set_no_touch(on);
             }
+            Reply::OK
         }
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),

@@ -48,6 +48,8 @@ pub struct ClientInfo {
     unblock_error: AtomicBool,
     /// Whether it watches keys (INFO's `watching_clients`).
     watching: AtomicBool,
+    /// CLIENT NO-TOUCH: its commands (but TOUCH) leave keys' access metadata alone.
+    no_touch: AtomicBool,
     /// Its subscriptions' counts and its mailbox of messages.
     pub(crate) pubsub: Subscriber,
 }
@@ -87,6 +89,7 @@ impl ClientInfo {
             unblock: KillSignal::default(),
             unblock_error: AtomicBool::new(false),
             watching: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
             pubsub: Subscriber::default(),
         }
     }
@@ -192,6 +195,16 @@ impl ClientInfo {
         self.idle_ms() / 1000
     }
 
+    /// Whether CLIENT NO-TOUCH is on.
+    pub fn no_touch(&self) -> bool {
+        self.no_touch.load(Ordering::Relaxed)
+    }
+
+    /// CLIENT NO-TOUCH ON|OFF.
+    pub fn set_no_touch(&self, on: bool) {
+        self.no_touch.store(on, Ordering::Relaxed);
+    }
+
     /// The CLIENT LIST / CLIENT INFO line for this client (without the newline);
     /// `call_name` names its last command (the command table's, which this layer does not
     /// know).
@@ -212,11 +225,15 @@ impl ClientInfo {
             self.idle_s(),
             match (
                 self.blocked.load(Ordering::Relaxed),
-                self.pubsub.is_subscribed()
+                self.pubsub.is_subscribed(),
+                self.no_touch()
             ) {
-                (true, _) => "b",
-                (false, true) => "P",
-                (false, false) => "N",
+                (true, _, false) => "b",
+                (true, _, true) => "bT",
+                (false, true, false) => "P",
+                (false, true, true) => "PT",
+                (false, false, true) => "T",
+                (false, false, false) => "N",
             },
             self.db.load(Ordering::Relaxed),
             self.pubsub.count(Kind::Channel),

@@ -32,6 +32,7 @@ mod cluster_mode;
 mod connection;
 mod copy;
 mod effects;
+mod eviction;
 mod expiry;
 mod hardening;
 mod memory;

@@ -31,7 +31,7 @@ pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
             db.keys()
                 .filter_map(|key| {
                     let value = db.get(key)?.clone();
-                    Some((key.clone(), value, db.expiry(key)))
+                    Some((Bytes::copy_from_slice(key), value, db.expiry(key)))
                 })
                 .collect()
         })
@@ -67,7 +67,7 @@ pub(crate) fn write_base(
         for (key, value, expiry) in keys {
             match value {
                 Value::String(v) => {
-                    let mut argv = vec![lit("SET"), key.clone(), v.clone()];
+                    let mut argv = vec![lit("SET"), key.clone(), v.to_bytes()];
                     if let Some(at) = expiry {
                         argv.extend([lit("PXAT"), num(at)]);
                     }
