@@ -288,7 +288,12 @@ impl Db {
             .watch
             .blocked
             .waited_keys()
-            .filter(|k| matches!(self.values.map.get(k), Some(Value::Stream(_) | Value::List(_))))
+            .filter(|k| {
+                matches!(
+                    self.values.map.get(k),
+                    Some(Value::Stream(_) | Value::List(_))
+                )
+            })
             .cloned()
             .collect();
         for key in ready {
