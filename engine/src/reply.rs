@@ -46,6 +46,10 @@ pub enum Reply {
     /// An array of stream entries, `[[id, [f1, v1, ...]], ...]`, kept in one buffer so the
     /// server writes it without building a tree of small values (XRANGE, XREAD, XREADGROUP).
     Entries(Entries),
+    /// A reply already encoded in the caller's protocol: a script's, whose Lua values have
+    /// shapes (a status of any text, a boolean, a big number, a verbatim string of any
+    /// format) the other variants do not hold.
+    Raw(Bytes),
 }
 
 impl PartialEq for Reply {
@@ -64,6 +68,7 @@ impl PartialEq for Reply {
             (Reply::Array(a), Reply::Array(b)) | (Reply::Set(a), Reply::Set(b)) => a == b,
             (Reply::Map(a), Reply::Map(b)) | (Reply::StreamMap(a), Reply::StreamMap(b)) => a == b,
             (Reply::Error(a), Reply::Error(b)) => a == b,
+            (Reply::Raw(a), Reply::Raw(b)) => a == b,
             _ => false,
         }
     }

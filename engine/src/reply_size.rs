@@ -64,6 +64,7 @@ pub fn encoded_len(reply: &Reply, protocol: Protocol) -> usize {
             header_len(pairs.len()) + framing + pairs_len(pairs, protocol)
         }
         Reply::Error(text) => text.len() + 3,
+        Reply::Raw(bytes) => bytes.len(),
         Reply::Entries(entries) => header_len(entries.len()) + entries.encoded_len(protocol),
     }
 }

@@ -53,6 +53,7 @@ mod persist;
 pub mod fuzzing;
 pub use echomq_engine::glob;
 pub mod resp;
+mod script;
 pub mod server;
 pub mod slot;
 mod state;

@@ -16,6 +16,7 @@ use super::{
     Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
     memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
+use crate::script;
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
 use echomq_engine::command::flags::{
@@ -170,9 +171,22 @@ pub(crate) const COMMANDS: &[Command] = &[
         introspection::accept,
     ),
     command(
-        spec("script", -2).subcommands("SCRIPT", &[sub("script|flush", -2), sub("script|kill", 2)]),
-        introspection::accept,
+        spec("script", -2).subcommands(
+            "SCRIPT",
+            &[
+                sub("script|load", 3),
+                sub("script|exists", -3),
+                sub("script|flush", -2),
+                sub("script|kill", 2),
+                sub("script|help", 2),
+            ],
+        ),
+        script::script,
     ),
+    command(spec("eval", -3).flags(MAY_REPLICATE), script::eval),
+    command(spec("evalsha", -3).flags(MAY_REPLICATE), script::evalsha),
+    command(spec("eval_ro", -3), script::eval_ro),
+    command(spec("evalsha_ro", -3), script::evalsha_ro),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
     command(spec("debug", -2), introspection::debug),

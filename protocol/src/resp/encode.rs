@@ -89,6 +89,7 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
             }
         }
         Reply::Error(text) => encode_error(text, out),
+        Reply::Raw(bytes) => out.put_slice(bytes),
         Reply::Entries(entries) => {
             put_int_line(out, b'*', entries.len() as i64);
             if let Some(encoded) = entries.encoded(resp3) {

@@ -178,6 +178,8 @@ pub(crate) struct ServerState {
     loading: std::sync::atomic::AtomicBool,
     /// RDB snapshots (see `crate::persist::rdb`).
     pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
+    /// The Lua script cache (EVAL, SCRIPT).
+    scripts: crate::script::Scripts,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -229,7 +231,13 @@ impl ServerState {
             aof: Arc::default(),
             loading: std::sync::atomic::AtomicBool::new(false),
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
+            scripts: crate::script::Scripts::default(),
         }
+    }
+
+    /// The Lua script cache.
+    pub(crate) fn scripts(&self) -> &crate::script::Scripts {
+        &self.scripts
     }
 
     /// The data.

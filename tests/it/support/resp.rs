@@ -93,6 +93,11 @@ impl Resp {
             Reply::Entries(entries) => {
                 Resp::Array(entries.to_replies().iter().map(Resp::from_reply).collect())
             }
+            Reply::Raw(bytes) => {
+                let mut raw = Vec::new();
+                Resp::read(&mut &bytes[..], &mut raw)
+                    .unwrap_or_else(|e| Resp::Error(format!("unreadable reply: {e}")))
+            }
         }
     }
 

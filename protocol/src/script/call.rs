@@ -1,0 +1,175 @@
+//! `redis.call` and `redis.pcall`: a script's command, checked as Redis's `scriptCall` checks
+//! it, then run through the server's own dispatch of a queued command
+//! ([`crate::cmd::execute_queued`], the path EXEC takes), under the keyspace lock the script
+//! already holds.
+//!
+//! So a command run from a script produces its effects (propagated form, keyspace events,
+//! WATCH signals, dirty) exactly as from a client, into the execution unit of the EVAL that
+//! ran it: the AOF receives them wrapped in MULTI/EXEC when there are several, as Redis's
+//! effects replication does. Blocking commands run as inside EXEC: they never block.
+
+use bytes::BytesMut;
+use echomq_engine::Reply;
+use echomq_engine::command::flags::{MAY_REPLICATE, WRITE};
+
+use crate::cmd::{Ctx, execute_queued, lookup};
+use crate::resp::{Protocol, encode};
+
+/// Commands Redis marks `noscript`: a script may not run them.
+const NOT_FROM_SCRIPTS: &[&str] = &[
+    "acl",
+    "auth",
+    "bgrewriteaof",
+    "bgsave",
+    "client",
+    "cluster|reset",
+    "config",
+    "debug",
+    "discard",
+    "eval",
+    "eval_ro",
+    "evalsha",
+    "evalsha_ro",
+    "exec",
+    "failover",
+    "fcall",
+    "fcall_ro",
+    "function",
+    "hello",
+    "hotkeys",
+    "latency",
+    "module",
+    "monitor",
+    "multi",
+    "psubscribe",
+    "psync",
+    "punsubscribe",
+    "quit",
+    "replconf",
+    "replicaof",
+    "reset",
+    "role",
+    "save",
+    "script",
+    "shutdown",
+    "slaveof",
+    "ssubscribe",
+    "subscribe",
+    "sunsubscribe",
+    "sync",
+    "unsubscribe",
+    "unwatch",
+    "watch",
+];
+
+/// Subcommands of containers that are otherwise allowed which Redis marks `noscript`.
+fn is_denied(name: &str) -> bool {
+    NOT_FROM_SCRIPTS.contains(&name)
+}
+
+/// What a script run allows its commands.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// EVAL_RO, EVALSHA_RO or a `no-writes` script: write commands are refused.
+    pub read_only: bool,
+}
+
+/// Runs one command for a script: the reply encoded in the script's protocol (what Lua will
+/// parse), or the refusal's text (Redis's, without a code: the caller adds `ERR`).
+pub(crate) fn call(
+    ctx: &mut Ctx<'_>,
+    limits: Limits,
+    resp3: bool,
+    argv: &[Vec<u8>],
+) -> Result<BytesMut, &'static str> {
+    let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+    check(limits, &args)?;
+    let protocol = if resp3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let caller = std::mem::replace(&mut ctx.client.protocol, protocol);
+    let reply = execute_queued(ctx, &args);
+    ctx.client.protocol = caller;
+    let mut out = BytesMut::new();
+    match reply {
+        Reply::Status(status) => crate::resp::encode_status(status, &mut out),
+        reply => encode(&reply, protocol, &mut out),
+    }
+    Ok(out)
+}
+
+/// Redis's checks before a script's command runs, in its order: the command exists with its
+/// arity, may run from a script, and writes only where the script may write.
+pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<(), &'static str> {
+    let Some(found) = argv.first().and_then(|name| lookup(name)) else {
+        return Err("Unknown Redis command called from script");
+    };
+    let spec = found.spec();
+    let (arity, flags, name) = if spec.subcommands.is_empty() {
+        (spec.arity, spec.flags, spec.name)
+    } else {
+        match argv.get(1).and_then(|sub| spec.subcommand(sub)) {
+            Some(sub) => (sub.arity, spec.flags | sub.flags, sub.full_name),
+            None if argv.len() < 2 => (spec.arity, spec.flags, spec.name),
+            None => return Err("Unknown Redis command called from script"),
+        }
+    };
+    let n = argv.len() as i64;
+    let arity = i64::from(arity);
+    if (arity > 0 && arity != n) || n < -arity {
+        return Err("Wrong number of args calling Redis command from script");
+    }
+    if is_denied(spec.name) || is_denied(name) {
+        return Err("This Redis command is not allowed from script");
+    }
+    if limits.read_only && flags & (WRITE | MAY_REPLICATE) != 0 {
+        return Err("Write commands are not allowed from read-only scripts.");
+    }
+    Ok(())
+}
+
+/// `redis.acl_check_cmd`: with no ACL users, every existing command with a right arity is
+/// allowed; otherwise Redis's refusal text.
+pub(crate) fn acl_check(argv: &[&[u8]]) -> Result<bool, &'static str> {
+    let Some(found) = argv.first().and_then(|name| lookup(name)) else {
+        return Err("Invalid command passed to redis.acl_check_cmd()");
+    };
+    if !found.spec().arity_ok(argv.len()) {
+        return Err("Wrong number of args for redis.acl_check_cmd()");
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(read_only: bool, argv: &[&str]) -> Result<(), &'static str> {
+        let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
+        check(Limits { read_only }, &argv)
+    }
+
+    #[test]
+    fn scripts_commands_are_checked_in_redis_s_order() {
+        assert_eq!(
+            checked(false, &["nosuch"]),
+            Err("Unknown Redis command called from script")
+        );
+        assert_eq!(
+            checked(false, &["get"]),
+            Err("Wrong number of args calling Redis command from script")
+        );
+        assert_eq!(
+            checked(false, &["multi"]),
+            Err("This Redis command is not allowed from script")
+        );
+        assert_eq!(
+            checked(true, &["set", "k", "v"]),
+            Err("Write commands are not allowed from read-only scripts.")
+        );
+        assert_eq!(checked(true, &["get", "k"]), Ok(()));
+        assert_eq!(checked(false, &["set", "k", "v"]), Ok(()));
+    }
+}

@@ -1,0 +1,451 @@
+//! Lua scripting as Redis 8.8 runs it: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT.
+//!
+//! - [`cache`]: the scripts by SHA1, shared by every connection; their shebang flags.
+//! - [`sandbox`]: the Lua 5.1 VM with the globals Redis allows and its protections.
+//! - [`convert`]: Lua values to RESP and replies to Lua values, as Redis converts them.
+//! - [`call`]: `redis.call`/`redis.pcall`, through the server's own command dispatch.
+//! - [`bit`], [`cjson`]: the libraries scripts see.
+//!
+//! Invariants:
+//! - A script runs as one command: EVAL is a server command, so the keyspace lock is held
+//!   for the whole script, with one time snapshot, and every command it runs belongs to
+//!   EVAL's execution unit. Its writes reach the AOF as the commands it ran (effects
+//!   replication), wrapped in MULTI/EXEC when there are several, like a transaction's.
+//! - Each thread has its own VM ([`VM`]), built on first use and rebuilt when the shared cache
+//!   is flushed (its `generation` moved): compiled functions are per VM, the bodies shared.
+//!   The VM is borrowed for the whole run; nothing a script does can start another script
+//!   (EVAL is refused from scripts), so the borrow never nests.
+//! - A script's SELECT changes the database of its own commands only: the caller's database
+//!   and protocol are restored when the script ends, whatever it did.
+//! - Nothing here panics on a script's doing: Lua errors, bad values and VM failures become
+//!   error replies.
+
+mod bit;
+pub(crate) mod cache;
+pub(crate) mod call;
+mod cjson;
+pub(crate) mod convert;
+pub(crate) mod sandbox;
+
+use std::cell::{Cell, RefCell};
+
+use bytes::{Bytes, BytesMut};
+use echomq_engine::Reply;
+use mlua::{MultiValue, Value};
+use parking_lot::Mutex;
+
+use crate::cmd::{Ctx, int_arg, is};
+use crate::resp::Protocol;
+use cache::{Cache, Script, ScriptFlags, parse_shebang, sha1hex};
+use sandbox::Vm;
+
+thread_local! {
+    /// This thread's Lua VM (see the module docs).
+    static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
+}
+
+/// The script cache, shared by every connection.
+#[derive(Debug, Default)]
+pub(crate) struct Scripts {
+    cache: Mutex<Cache>,
+}
+
+impl Scripts {
+    /// How many scripts are cached (INFO's `number_of_cached_scripts`).
+    pub(crate) fn count(&self) -> usize {
+        self.cache.lock().len()
+    }
+
+    /// Bytes the cached scripts hold (INFO's `used_memory_scripts_eval`).
+    pub(crate) fn memory(&self) -> usize {
+        self.cache.lock().memory()
+    }
+
+    /// Scripts evicted from the cache (INFO's `evicted_scripts`).
+    pub(crate) fn evicted(&self) -> u64 {
+        self.cache.lock().evicted
+    }
+}
+
+/// Memory this thread's Lua VM holds (INFO's `used_memory_lua`; Redis's VM starts at about
+/// 31 KB, which an unused thread reports).
+pub(crate) fn vm_memory() -> usize {
+    VM.with(|vm| vm.borrow().as_ref().map_or(31_744, Vm::memory))
+}
+
+/// Which EVAL variant runs.
+#[derive(Debug, Clone, Copy)]
+struct Variant {
+    by_sha: bool,
+    read_only: bool,
+}
+
+/// `EVAL script numkeys [key ...] [arg ...]`.
+pub(crate) fn eval(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    run(
+        ctx,
+        argv,
+        Variant {
+            by_sha: false,
+            read_only: false,
+        },
+    )
+}
+
+/// `EVAL_RO script numkeys [key ...] [arg ...]`.
+pub(crate) fn eval_ro(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    run(
+        ctx,
+        argv,
+        Variant {
+            by_sha: false,
+            read_only: true,
+        },
+    )
+}
+
+/// `EVALSHA sha1 numkeys [key ...] [arg ...]`.
+pub(crate) fn evalsha(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    run(
+        ctx,
+        argv,
+        Variant {
+            by_sha: true,
+            read_only: false,
+        },
+    )
+}
+
+/// `EVALSHA_RO sha1 numkeys [key ...] [arg ...]`.
+pub(crate) fn evalsha_ro(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    run(
+        ctx,
+        argv,
+        Variant {
+            by_sha: true,
+            read_only: true,
+        },
+    )
+}
+
+fn noscript() -> Reply {
+    Reply::Error("NOSCRIPT No matching script. Please use EVAL.".into())
+}
+
+fn err(text: impl std::fmt::Display) -> Reply {
+    Reply::Error(format!("ERR {text}"))
+}
+
+/// Compiles `body` into the cache (Redis's `luaCreateFunction`): its SHA1, or the error
+/// reply.
+fn create(state: &crate::state::ServerState, body: &[u8], by_eval: bool) -> Result<String, Reply> {
+    let sha = sha1hex(body);
+    let mut cache = state.scripts().cache.lock();
+    if cache.get(sha.as_bytes()).is_some() {
+        return Ok(sha);
+    }
+    let (flags, code_start) = parse_shebang(body).map_err(err)?;
+    let generation = cache.generation;
+    let compiled = with_vm(generation, |vm| {
+        let function = vm
+            .compile(&body[code_start..])
+            .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
+        vm.functions.insert(sha.clone(), function);
+        Ok::<_, Reply>(())
+    });
+    compiled.and_then(|r| r)?;
+    let script = Script {
+        body: Bytes::copy_from_slice(body),
+        flags,
+        code_start,
+    };
+    let evicted = cache.insert(sha.clone(), script, by_eval);
+    drop(cache);
+    if !evicted.is_empty() {
+        let _ = with_vm(generation, |vm| {
+            for gone in &evicted {
+                vm.functions.remove(gone);
+            }
+        });
+    }
+    Ok(sha)
+}
+
+/// Runs `f` on this thread's VM, first building it or rebuilding it for a newer cache
+/// generation.
+fn with_vm<R>(generation: u64, f: impl FnOnce(&mut Vm) -> R) -> Result<R, Reply> {
+    VM.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|vm| vm.generation != generation) {
+            *slot = None;
+            *slot = Some(Vm::new(generation).map_err(|e| err(format!("Lua VM: {e}")))?);
+        }
+        match slot.as_mut() {
+            Some(vm) => Ok(f(vm)),
+            None => Err(err("Lua VM unavailable")),
+        }
+    })
+}
+
+fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
+    if variant.by_sha && argv[1].len() != 40 {
+        return noscript();
+    }
+    let numkeys = match int_arg(argv[2]) {
+        Ok(n) => n,
+        Err(reply) => return reply,
+    };
+    if numkeys > argv.len() as i64 - 3 {
+        return err("Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return err("Number of keys can't be negative");
+    }
+    let numkeys = numkeys as usize;
+    let sha = if variant.by_sha {
+        String::from_utf8_lossy(argv[1]).to_ascii_lowercase()
+    } else {
+        match create(ctx.state, argv[1], true) {
+            Ok(sha) => sha,
+            Err(reply) => return reply,
+        }
+    };
+    let (script, generation) = {
+        let mut cache = ctx.state.scripts().cache.lock();
+        let Some(script) = cache.get(sha.as_bytes()).cloned() else {
+            return noscript();
+        };
+        cache.touch(&sha);
+        (script, cache.generation)
+    };
+    let flags = script.flags;
+    if let Some(refusal) = prepare(ctx, flags, variant) {
+        return refusal;
+    }
+    let limits = call::Limits {
+        read_only: variant.read_only || (!flags.compat && flags.no_writes),
+    };
+    let keys = &argv[3..3 + numkeys];
+    let args = &argv[3 + numkeys..];
+    let caller_db = ctx.client.db;
+    let caller_protocol = ctx.client.protocol;
+    let result = with_vm(generation, |vm| {
+        execute(vm, ctx, &sha, &script, keys, args, limits)
+    });
+    ctx.client.db = caller_db;
+    ctx.client.protocol = caller_protocol;
+    match result {
+        Ok(reply) | Err(reply) => reply,
+    }
+}
+
+/// Redis's `scriptPrepareForRun` checks of a script with a shebang.
+fn prepare(ctx: &Ctx<'_>, flags: ScriptFlags, variant: Variant) -> Option<Reply> {
+    if flags.compat {
+        return None;
+    }
+    if flags.no_cluster && ctx.state.cluster_enabled() {
+        return Some(err(
+            "Can not run script on cluster, 'no-cluster' flag is set.",
+        ));
+    }
+    if !flags.no_writes && variant.read_only {
+        return Some(err(
+            "Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    None
+}
+
+/// Runs a cached script on `vm`: its reply, encoded for the caller.
+fn execute(
+    vm: &mut Vm,
+    ctx: &mut Ctx<'_>,
+    sha: &str,
+    script: &Script,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+    limits: call::Limits,
+) -> Reply {
+    let function = match vm.functions.get(sha) {
+        Some(f) => f.clone(),
+        None => match vm.compile(&script.body[script.code_start..]) {
+            Ok(f) => {
+                vm.functions.insert(sha.to_string(), f.clone());
+                f
+            }
+            Err(e) => return err(format!("Error compiling script (new function): {e}")),
+        },
+    };
+    let lua = &vm.lua;
+    let set_array = |name: &str, items: &[&[u8]]| -> mlua::Result<()> {
+        let t = lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, lua.create_string(item)?)?;
+        }
+        vm.globals.raw_set(name, t)
+    };
+    if let Err(e) = set_array("KEYS", keys).and_then(|()| set_array("ARGV", args)) {
+        return err(format!("Lua VM: {e}"));
+    }
+    let client_resp3 = ctx.client.protocol == Protocol::Resp3;
+    let resp3 = Cell::new(false);
+    let ctx = RefCell::new(ctx);
+    let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
+        let fail = |text: Vec<u8>| -> mlua::Result<Value> {
+            if raise {
+                return Err(mlua::Error::external(sandbox::ScriptError(text)));
+            }
+            let t = lua.create_table()?;
+            t.raw_set("err", lua.create_string(text)?)?;
+            t.raw_set("ignore_error_stats_update", true)?;
+            Ok(Value::Table(t))
+        };
+        let argv = match sandbox::command_args(&args) {
+            Ok(argv) => argv,
+            Err(e) => {
+                return match sandbox::script_error(&e) {
+                    Some(refusal) => fail(refusal.0.clone()),
+                    None => Err(e),
+                };
+            }
+        };
+        let Ok(mut ctx) = ctx.try_borrow_mut() else {
+            return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"));
+        };
+        match call::call(&mut ctx, limits, resp3.get(), &argv) {
+            Ok(reply) if reply.first() == Some(&b'-') => {
+                let end = reply.len().saturating_sub(2).max(1);
+                fail(convert::error_text(&reply[..end]))
+            }
+            Ok(reply) => convert::reply_to_lua(lua, &reply),
+            Err(text) => fail(convert::error_text(text.as_bytes())),
+        }
+    };
+    let outcome = lua.scope(|scope| {
+        let call = scope.create_function(|lua, args: MultiValue| command(lua, args, true))?;
+        let pcall = scope.create_function(|lua, args: MultiValue| command(lua, args, false))?;
+        let setresp = scope.create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return sandbox::raise("redis.setresp() requires one argument.");
+            }
+            let resp = sandbox::to_number(&args[0]).unwrap_or(0.0) as i32;
+            if resp != 2 && resp != 3 {
+                return sandbox::raise("RESP version must be 2 or 3.");
+            }
+            resp3.set(resp == 3);
+            Ok(())
+        })?;
+        vm.redis.raw_set("call", call)?;
+        vm.redis.raw_set("pcall", pcall)?;
+        vm.redis.raw_set("setresp", setresp)?;
+        let (ok, value): (bool, Value) = vm.run.call(function)?;
+        let mut out = BytesMut::new();
+        if ok {
+            let enc = convert::Encoding {
+                client_resp3,
+                script_resp3: resp3.get(),
+            };
+            convert::lua_to_resp(&value, enc, &mut out);
+            return Ok(Reply::Raw(out.freeze()));
+        }
+        Ok(Reply::Error(error_message(&value, sha)))
+    });
+    // The scoped functions are dead now; a script can no longer reach them.
+    for name in ["call", "pcall", "setresp"] {
+        let _ = vm.redis.raw_set(name, Value::Nil);
+    }
+    outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))
+}
+
+/// A failed script's error reply, as Redis's `luaCallFunction` words it: the error's `err`
+/// text, then where it was raised.
+fn error_message(value: &Value, sha: &str) -> String {
+    let Value::Table(t) = value else {
+        let msg = match value {
+            Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+            _ => "execution failure".into(),
+        };
+        let msg: String = msg.chars().take(100).collect();
+        return format!("ERR Error running script {sha}, {msg}");
+    };
+    let text = |field: &str| -> Option<String> {
+        match t.get::<Value>(field).ok()? {
+            Value::String(s) => Some(String::from_utf8_lossy(&s.as_bytes()).into_owned()),
+            Value::Number(n) => Some(convert::format_number(n)),
+            Value::Integer(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let mut msg = text("err").unwrap_or_else(|| "ERR unknown error".into());
+    if let Some(stripped) = msg.strip_prefix('-') {
+        msg = stripped.to_string();
+    }
+    if let (Some(source), Some(line)) = (text("source"), text("line")) {
+        msg.push_str(&format!(" script: {sha}, on {source}:{line}."));
+    }
+    msg
+}
+
+/// `SCRIPT LOAD|EXISTS|FLUSH|KILL|HELP`.
+pub(crate) fn script(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let sub = argv[1];
+    if let Some(found) = crate::cmd::subcommand_of(argv)
+        && !found.arity_ok(argv.len())
+    {
+        return crate::cmd::error(echomq_engine::Error::WrongArity(
+            found.full_name.to_string(),
+        ));
+    }
+    if argv.len() == 2 && is(sub, "help") {
+        return Reply::Array(HELP.iter().map(|l| Reply::Status(l)).collect());
+    }
+    if is(sub, "flush") {
+        if argv.len() > 3 || (argv.len() == 3 && !is(argv[2], "sync") && !is(argv[2], "async")) {
+            return err("SCRIPT FLUSH only support SYNC|ASYNC option");
+        }
+        ctx.state.scripts().cache.lock().flush();
+        // This thread's VM goes now; the others see the new generation on their next script.
+        VM.with(|vm| vm.borrow_mut().take());
+        return Reply::OK;
+    }
+    if is(sub, "exists") {
+        let cache = ctx.state.scripts().cache.lock();
+        return Reply::Array(
+            argv[2..]
+                .iter()
+                .map(|sha| Reply::Int(i64::from(cache.get(sha).is_some())))
+                .collect(),
+        );
+    }
+    if argv.len() == 3 && is(sub, "load") {
+        return match create(ctx.state, argv[2], false) {
+            Ok(sha) => Reply::bulk(sha),
+            Err(reply) => reply,
+        };
+    }
+    if argv.len() == 2 && is(sub, "kill") {
+        return Reply::Error("NOTBUSY No scripts in execution right now.".into());
+    }
+    crate::cmd::subcommand_syntax(argv)
+}
+
+const HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Print this help.",
+];
