@@ -293,11 +293,22 @@ impl Keyspace {
                 wakers.extend(db.serve_signalled(&snapshot));
             }
             if db.has_propagated() {
-                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+                propagated.extend(
+                    db.take_propagated_sequenced()
+                        .into_iter()
+                        .map(|(seq, argv)| (seq, index, argv)),
+                );
             }
         }
         if !propagated.is_empty() {
-            self.feed(propagated);
+            // In the order the unit wrote, across databases (a script or EXEC that SELECTs).
+            propagated.sort_by_key(|(seq, _, _)| *seq);
+            self.feed(
+                propagated
+                    .into_iter()
+                    .map(|(_, index, argv)| (index, argv))
+                    .collect(),
+            );
         }
         self.hand_over_events(dbs.iter_mut().enumerate());
         result

@@ -20,8 +20,10 @@ use crate::notify::{KEYEVENT, KEYSPACE, Notification};
 /// What the running commands propagate, fire and count.
 #[derive(Default)]
 pub(crate) struct Effects {
-    /// What the commands run since the last drain propagate, in order.
-    propagated: Vec<Vec<Bytes>>,
+    /// What the commands run since the last drain propagate, in order, each with its
+    /// keyspace-wide sequence number (from `event_seq`): a unit that wrote to several
+    /// databases (a script or a transaction that SELECTs) is fed in the order it wrote.
+    propagated: Vec<(u64, Vec<Bytes>)>,
     /// Changes made (Redis's `server.dirty`), for `rdb_changes_since_last_save`.
     dirty: u64,
     /// Whether a propagation sink is installed (else nothing is recorded).
@@ -38,15 +40,19 @@ impl Effects {
     /// Records `argv` as propagated, if a sink is installed.
     pub(crate) fn propagate(&mut self, argv: Vec<Bytes>) {
         if self.propagating {
-            self.propagated.push(argv);
+            let seq = self.event_seq.fetch_add(1, Ordering::Relaxed);
+            self.propagated.push((seq, argv));
         }
     }
 
     /// Records `argv` (borrowed: copied only when a sink is installed) as propagated.
     pub(crate) fn propagate_args(&mut self, argv: &[&[u8]]) {
         if self.propagating {
-            self.propagated
-                .push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
+            let seq = self.event_seq.fetch_add(1, Ordering::Relaxed);
+            self.propagated.push((
+                seq,
+                argv.iter().map(|a| Bytes::copy_from_slice(a)).collect(),
+            ));
         }
     }
 
@@ -62,6 +68,14 @@ impl Effects {
 
     /// Takes what was propagated since the last call.
     pub(crate) fn take_propagated(&mut self) -> Vec<Vec<Bytes>> {
+        std::mem::take(&mut self.propagated)
+            .into_iter()
+            .map(|(_, argv)| argv)
+            .collect()
+    }
+
+    /// [`Effects::take_propagated`] with each command's sequence number.
+    pub(crate) fn take_propagated_sequenced(&mut self) -> Vec<(u64, Vec<Bytes>)> {
         std::mem::take(&mut self.propagated)
     }
 

@@ -156,6 +156,11 @@ impl Db {
         self.effects.take_propagated()
     }
 
+    /// [`Db::take_propagated`] with each command's keyspace-wide sequence number.
+    pub(crate) fn take_propagated_sequenced(&mut self) -> Vec<(u64, Vec<Bytes>)> {
+        self.effects.take_propagated_sequenced()
+    }
+
     /// Whether a command run here propagated something not yet taken.
     pub(crate) fn has_propagated(&self) -> bool {
         self.effects.has_propagated()

@@ -256,9 +256,12 @@ fn line_text(out: &mut BytesMut, bytes: &[u8]) {
     out.put_slice(b"\r\n");
 }
 
-/// A Lua number as `(long long)` truncates it.
+/// A Lua number as `(long long)` truncates it on x86-64, where a NaN or a number out of range
+/// becomes the "integer indefinite", `i64::MIN` (Rust's `as` would saturate).
 pub(crate) fn truncate(n: f64) -> i64 {
-    // `as` saturates and maps NaN to 0; C leaves those undefined.
+    if n.is_nan() || n >= 9_223_372_036_854_775_808.0 || n < -9_223_372_036_854_775_808.0 {
+        return i64::MIN;
+    }
     n as i64
 }
 
@@ -546,6 +549,10 @@ mod tests {
         let lua = Lua::new();
         assert_eq!(resp(eval(&lua, "return 3.99"), false, false), ":3\r\n");
         assert_eq!(resp(eval(&lua, "return -3.99"), false, false), ":-3\r\n");
+        assert_eq!(
+            resp(eval(&lua, "return 1e300"), false, false),
+            ":-9223372036854775808\r\n"
+        );
         assert_eq!(resp(eval(&lua, "return true"), false, false), ":1\r\n");
         assert_eq!(resp(eval(&lua, "return false"), false, false), "$-1\r\n");
         assert_eq!(resp(eval(&lua, "return false"), true, false), "_\r\n");

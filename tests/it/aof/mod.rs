@@ -7,6 +7,7 @@ mod crash;
 mod forms;
 pub(crate) mod interchange;
 mod restart;
+mod scripts;
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;

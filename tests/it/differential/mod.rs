@@ -29,6 +29,8 @@
 //!   8.8 over the wire, RESP2 and RESP3.
 //! - `string_fuzz`: random string, bitmap and HyperLogLog sequences against Redis 8.8, replies
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
+//! - `scripting`: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT against Redis 8.8 over the
+//!   wire, RESP2 and RESP3: conversions, error texts, the sandbox, `bit` and `cjson`.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod bitmaps;
@@ -47,6 +49,7 @@ mod lists;
 mod lists_fuzz;
 mod notify;
 mod pubsub;
+mod scripting;
 mod server;
 mod streams;
 mod string_fuzz;

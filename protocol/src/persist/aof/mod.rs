@@ -157,14 +157,16 @@ impl PropagationSink for Buffer {
         let mut pending = self.pending.lock();
         let before = pending.bytes.len();
         let wrap = commands.len() > 1;
-        for (n, (db, argv)) in commands.iter().enumerate() {
+        // MULTI goes before any SELECT, which the first command brings inside the
+        // transaction, as Redis propagates MULTI with no database.
+        if wrap {
+            codec::encode(&[b"MULTI"], &mut pending.bytes);
+        }
+        for (db, argv) in &commands {
             if pending.db != Some(*db) {
                 let select = [Bytes::from_static(b"SELECT"), Bytes::from(db.to_string())];
                 codec::encode(&select, &mut pending.bytes);
                 pending.db = Some(*db);
-            }
-            if wrap && n == 0 {
-                codec::encode(&[b"MULTI"], &mut pending.bytes);
             }
             codec::encode(argv, &mut pending.bytes);
         }

@@ -1,0 +1,142 @@
+//! A script's writes reach the AOF as Redis 8.8 writes them (effects replication): the
+//! commands the script ran, wrapped in MULTI/EXEC when there are several, a single one bare,
+//! none for a script that wrote nothing, the writes made before a script failed, SELECTs
+//! inside a script, and a script inside MULTI/EXEC joining the transaction. The same calls
+//! against `echomq serve` and Redis 8.8, each with `appendonly yes`, leave the same
+//! incremental AOF file. Skipped where Redis 8.8 is missing.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::interchange::redis8;
+use super::{Conn, free_port, serve_aof};
+use crate::support::process::Running;
+
+const CALLS: &[&[&str]] = &[
+    &[
+        "EVAL",
+        "redis.call('set', KEYS[1], ARGV[1]); redis.call('incr', 'n'); return 1",
+        "1",
+        "k",
+        "v",
+    ],
+    &["EVAL", "return redis.call('set', 'one', '1')", "0"],
+    &["EVAL", "return redis.call('get', 'one')", "0"],
+    &[
+        "EVAL",
+        "redis.call('set', 'e', 'x'); return redis.call('incr', 'e')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "redis.call('select', 1); redis.call('set', 'x', '1'); \
+         redis.call('select', 0); return redis.call('set', 'y', '2')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "redis.call('rpush', 'l', 'a', 'b'); return redis.call('blpop', 'l', 0)",
+        "0",
+    ],
+    &[
+        "SCRIPT",
+        "LOAD",
+        "return redis.call('incrby', KEYS[1], ARGV[1])",
+    ],
+    &[
+        "EVALSHA",
+        "7b4a7d6a4a03c5e3a7a7e8b2f8f8a3bb8fa8e0c1",
+        "1",
+        "n",
+        "5",
+    ],
+    &["MULTI"],
+    &[
+        "EVAL",
+        "redis.call('set', 'm1', '1'); return redis.call('set', 'm2', '2')",
+        "0",
+    ],
+    &["SET", "m3", "3"],
+    &["EXEC"],
+    &[
+        "EVAL",
+        "redis.call('del', 'one'); return redis.call('del', 'nokey')",
+        "0",
+    ],
+];
+
+/// Runs the calls; returns the incremental AOF's bytes.
+fn run_calls(c: &mut Conn, dir: &Path) -> Vec<u8> {
+    // EVALSHA of the loaded script by its real digest (the table's is a placeholder).
+    let sha: String = redis::cmd("SCRIPT")
+        .arg("LOAD")
+        .arg("return redis.call('incrby', KEYS[1], ARGV[1])")
+        .query(c.raw())
+        .unwrap();
+    for args in CALLS {
+        if args[0] == "EVALSHA" {
+            let _ = c.run(&["EVALSHA", &sha, args[2], args[3], args[4]]);
+        } else {
+            let _ = c.run(args);
+        }
+    }
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir.join("appendonlydir")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".incr.aof") {
+            found.push(path);
+        }
+    }
+    assert_eq!(found.len(), 1, "{found:?}");
+    std::fs::read(&found[0]).unwrap()
+}
+
+#[test]
+fn scripts_leave_redis8s_aof_bytes() {
+    let Some(redis) = redis8() else { return };
+    let ours_dir = tempfile::tempdir().unwrap();
+    let (_server, addr) = serve_aof(ours_dir.path(), &["--appendfsync", "always"]);
+    let ours = run_calls(&mut Conn::open(addr), ours_dir.path());
+
+    let theirs_dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let child = Command::new(redis)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args(["--appendonly", "yes", "--appendfsync", "always"])
+        .args([
+            "--dir",
+            theirs_dir.path().to_str().unwrap(),
+            "--daemonize",
+            "no",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _redis = Running(child);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let theirs = run_calls(&mut Conn::open(addr), theirs_dir.path());
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+    // Effects, not scripts: no EVAL in the file, and the script's commands wrapped.
+    let text = String::from_utf8_lossy(&ours);
+    assert!(!text.contains("EVAL"), "{text}");
+    assert!(
+        text.contains("*1\r\n$5\r\nMULTI\r\n$3\r\nSET\r\n$1\r\nk\r\n")
+            || text.contains("*1\r\n$5\r\nMULTI\r\n*2\r\n$6\r\nSELECT\r\n"),
+        "{text}"
+    );
+    let lower = text.to_lowercase();
+    for form in ["multi", "exec", "incr", "incrby", "rpush", "lpop", "select"] {
+        assert!(lower.contains(form), "{form} missing from {text}");
+    }
+}
