@@ -259,7 +259,8 @@ fn line_text(out: &mut BytesMut, bytes: &[u8]) {
 /// A Lua number as `(long long)` truncates it on x86-64, where a NaN or a number out of range
 /// becomes the "integer indefinite", `i64::MIN` (Rust's `as` would saturate).
 pub(crate) fn truncate(n: f64) -> i64 {
-    if n.is_nan() || n >= 9_223_372_036_854_775_808.0 || n < -9_223_372_036_854_775_808.0 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIMIT..LIMIT).contains(&n) {
         return i64::MIN;
     }
     n as i64
