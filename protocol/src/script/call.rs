@@ -10,7 +10,7 @@
 
 use bytes::BytesMut;
 use echomq_engine::Reply;
-use echomq_engine::command::flags::{MAY_REPLICATE, WRITE};
+use echomq_engine::command::flags::{DENY_OOM, MAY_REPLICATE, WRITE};
 
 use crate::cmd::{Ctx, execute_queued, lookup};
 use crate::resp::{Protocol, encode};
@@ -68,22 +68,30 @@ fn is_denied(name: &str) -> bool {
 }
 
 /// What a script run allows its commands.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Limits {
     /// EVAL_RO, EVALSHA_RO or a `no-writes` script: write commands are refused.
     pub read_only: bool,
+    /// Memory was over `maxmemory` when the script started and it lacks `allow-oom`: a
+    /// DENY_OOM command is refused until the script has written.
+    pub deny_oom: bool,
+    /// The script ran a write command already (Redis's `SCRIPT_WRITE_DIRTY`): past that,
+    /// a write cannot be refused for memory.
+    pub dirty: bool,
 }
 
 /// Runs one command for a script: the reply encoded in the script's protocol (what Lua will
 /// parse), or the refusal's text (Redis's, without a code: the caller adds `ERR`).
 pub(crate) fn call(
     ctx: &mut Ctx<'_>,
-    limits: Limits,
+    limits: &mut Limits,
     resp3: bool,
     argv: &[Vec<u8>],
 ) -> Result<BytesMut, &'static str> {
     let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    check(limits, &args)?;
+    if check(*limits, &args)? {
+        limits.dirty = true;
+    }
     let protocol = if resp3 {
         Protocol::Resp3
     } else {
@@ -101,8 +109,9 @@ pub(crate) fn call(
 }
 
 /// Redis's checks before a script's command runs, in its order: the command exists with its
-/// arity, may run from a script, and writes only where the script may write.
-pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<(), &'static str> {
+/// arity, may run from a script, writes only where the script may write, and grows memory
+/// only where it may. Whether the command writes, when it may run.
+pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<bool, &'static str> {
     let Some(found) = argv.first().and_then(|name| lookup(name)) else {
         return Err("Unknown Redis command called from script");
     };
@@ -127,7 +136,10 @@ pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<(), &'static str> 
     if limits.read_only && flags & (WRITE | MAY_REPLICATE) != 0 {
         return Err("Write commands are not allowed from read-only scripts.");
     }
-    Ok(())
+    if limits.deny_oom && !limits.dirty && flags & DENY_OOM != 0 {
+        return Err("-OOM command not allowed when used memory > 'maxmemory'.");
+    }
+    Ok(flags & WRITE != 0)
 }
 
 /// `redis.acl_check_cmd`: with no ACL users, every existing command with a right arity is
@@ -148,7 +160,11 @@ mod tests {
 
     fn checked(read_only: bool, argv: &[&str]) -> Result<(), &'static str> {
         let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
-        check(Limits { read_only }, &argv)
+        let limits = Limits {
+            read_only,
+            ..Limits::default()
+        };
+        check(limits, &argv).map(drop)
     }
 
     #[test]
@@ -171,5 +187,17 @@ mod tests {
         );
         assert_eq!(checked(true, &["get", "k"]), Ok(()));
         assert_eq!(checked(false, &["set", "k", "v"]), Ok(()));
+        let mut limits = Limits {
+            deny_oom: true,
+            ..Limits::default()
+        };
+        let set: [&[u8]; 3] = [b"set", b"k", b"v"];
+        assert_eq!(
+            check(limits, &set),
+            Err("-OOM command not allowed when used memory > 'maxmemory'.")
+        );
+        assert_eq!(check(limits, &[b"del", b"k"]), Ok(true));
+        limits.dirty = true;
+        assert_eq!(check(limits, &set), Ok(true));
     }
 }

@@ -187,7 +187,30 @@ fn with_vm<R>(generation: u64, f: impl FnOnce(&mut Vm) -> R) -> Result<R, Reply>
     })
 }
 
+/// Whether Redis's `processCommand` refuses this EVAL over `maxmemory` before it runs: a
+/// script with a shebang that lacks `allow-oom` and `no-writes` makes its EVAL a DENY_OOM
+/// command (`evalGetCommandFlags`), judged from the cached script or the body's shebang.
+fn refused_for_memory(ctx: &Ctx<'_>, argv: &[&[u8]], variant: Variant) -> bool {
+    if !ctx.state.over_maxmemory() {
+        return false;
+    }
+    let flags = if variant.by_sha {
+        ctx.state
+            .scripts()
+            .cache
+            .lock()
+            .get(argv[1])
+            .map(|script| script.flags)
+    } else {
+        parse_shebang(argv[1]).ok().map(|(flags, _)| flags)
+    };
+    flags.is_some_and(|f| !f.compat && !f.allow_oom && !f.no_writes)
+}
+
 fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
+    if refused_for_memory(ctx, argv, variant) {
+        return crate::error::CommandError::OutOfMemory.into();
+    }
     if variant.by_sha && argv[1].len() != 40 {
         return noscript();
     }
@@ -219,11 +242,15 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         (script, cache.generation)
     };
     let flags = script.flags;
-    if let Some(refusal) = prepare(ctx, flags, variant) {
+    let over_maxmemory = ctx.state.over_maxmemory();
+    if let Some(refusal) = prepare(ctx, flags, variant, over_maxmemory) {
         return refusal;
     }
+    let allow_oom = !flags.compat && (flags.allow_oom || flags.no_writes);
     let limits = call::Limits {
         read_only: variant.read_only || (!flags.compat && flags.no_writes),
+        deny_oom: over_maxmemory && !allow_oom,
+        dirty: false,
     };
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
@@ -240,7 +267,12 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
 }
 
 /// Redis's `scriptPrepareForRun` checks of a script with a shebang.
-fn prepare(ctx: &Ctx<'_>, flags: ScriptFlags, variant: Variant) -> Option<Reply> {
+fn prepare(
+    ctx: &Ctx<'_>,
+    flags: ScriptFlags,
+    variant: Variant,
+    over_maxmemory: bool,
+) -> Option<Reply> {
     if flags.compat {
         return None;
     }
@@ -252,6 +284,12 @@ fn prepare(ctx: &Ctx<'_>, flags: ScriptFlags, variant: Variant) -> Option<Reply>
     if !flags.no_writes && variant.read_only {
         return Some(err(
             "Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    if over_maxmemory && !flags.allow_oom && !flags.no_writes {
+        return Some(Reply::Error(
+            "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+                .into(),
         ));
     }
     None
@@ -291,6 +329,7 @@ fn execute(
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
     let resp3 = Cell::new(false);
     let ctx = RefCell::new(ctx);
+    let limits = Cell::new(limits);
     let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
         let fail = |text: Vec<u8>| -> mlua::Result<Value> {
             if raise {
@@ -313,7 +352,10 @@ fn execute(
         let Ok(mut ctx) = ctx.try_borrow_mut() else {
             return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"));
         };
-        match call::call(&mut ctx, limits, resp3.get(), &argv) {
+        let mut now = limits.get();
+        let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv);
+        limits.set(now);
+        match ran {
             Ok(reply) if reply.first() == Some(&b'-') => {
                 let end = reply.len().saturating_sub(2).max(1);
                 fail(convert::error_text(&reply[..end]))

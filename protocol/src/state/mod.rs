@@ -235,6 +235,13 @@ impl ServerState {
         }
     }
 
+    /// Whether memory in use is over `maxmemory` (a script's `pre_command_oom_state`: eviction
+    /// already ran before the script's command).
+    pub(crate) fn over_maxmemory(&self) -> bool {
+        let maxmemory = self.hot.maxmemory();
+        maxmemory != 0 && self.memory_in_use() > maxmemory
+    }
+
     /// The Lua script cache.
     pub(crate) fn scripts(&self) -> &crate::script::Scripts {
         &self.scripts

@@ -399,6 +399,31 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return string.rep('x', 3)", "0"],
     &["EVAL", "return string.rep()", "0"],
     &["EVAL", "return tostring(nil)", "0"],
+    // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
+    // one with a shebang lacking the flag is refused as a DENY_OOM command.
+    &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
+    &["CONFIG", "SET", "maxmemory", "1"],
+    &["EVAL", "return redis.call('set','k','v')", "0"],
+    &[
+        "EVAL",
+        "redis.call('del','nokey'); return redis.call('set','k','v')",
+        "0",
+    ],
+    &["EVAL", "return redis.call('get','k')", "0"],
+    &["EVAL", "#!lua\nreturn 1", "0"],
+    &["EVALSHA", "327e60b78547ebb77ec450ead371d5bd10cbdd69", "0"],
+    &[
+        "EVAL",
+        "#!lua flags=allow-oom\nreturn redis.call('set','k','v')",
+        "0",
+    ],
+    &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+    &[
+        "EVAL_RO",
+        "#!lua flags=no-writes\nreturn redis.call('get','k')",
+        "0",
+    ],
+    &["CONFIG", "SET", "maxmemory", "0"],
 ];
 
 #[test]
