@@ -27,6 +27,9 @@
 //!   sections, what the server's write commands propagate (`cmd/propagate.rs`) and the AOF's
 //!   replay through the command path (`cmd/replay.rs`). Commands see the server only through
 //!   `state`.
+//! - `script`: Lua scripting (EVAL, EVALSHA and their `_RO` forms, SCRIPT): the script cache,
+//!   the sandboxed VM, Redis's Lua/RESP conversions and `redis.call` through `cmd`'s dispatch
+//!   of a queued command, under the lock EVAL holds.
 //! - [`server`]: the tokio server: accepting, one task per connection, pipelined reads and
 //!   batched writes, blocking reads, limits, shutdown, and the `hz` cron (active expiry,
 //!   save points, AOF commits). The connection loop knows no command: it is handed the
