@@ -4,9 +4,9 @@
 //! Encoding follows Lua CJSON: numbers with 14 significant digits (`%.14g`), `/` escaped as
 //! `\/`, a table is an array when all its keys are positive integers (missing ones become
 //! `null`; an excessively sparse one is refused), an object otherwise, the empty table `{}`,
-//! and nesting deeper than 1000 refused. Decoding keeps the document's key order (so a
-//! decoded object iterates as Redis's does) and turns `null` into `cjson.null`, the NULL light
-//! userdata.
+//! and nesting deeper than 1000 refused. Decoding is CJSON's scanner and grammar with its
+//! error texts, and sets an object's keys in the document's order (so a decoded object
+//! iterates as Redis's does); `null` becomes `cjson.null`, the NULL light userdata.
 
 use mlua::{LightUserData, Lua, Table, Value};
 
@@ -73,11 +73,23 @@ fn array_length(lua: &Lua, t: &Table) -> mlua::Result<Option<usize>> {
     Ok(Some(max))
 }
 
+/// Stack kept free before recursing into a nested value, and what is added when less is left:
+/// nesting 1000 deep must not overflow a 2 MiB worker stack in any build.
+const RED_ZONE: usize = 64 * 1024;
+const STACK_GROWTH: usize = 1024 * 1024;
+
 fn encode_value(lua: &Lua, out: &mut Vec<u8>, value: &Value, depth: usize) -> mlua::Result<()> {
+    stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || {
+        encode_nested(lua, out, value, depth)
+    })
+}
+
+fn encode_nested(lua: &Lua, out: &mut Vec<u8>, value: &Value, depth: usize) -> mlua::Result<()> {
     match value {
         Value::String(s) => escape(out, &s.as_bytes()),
         Value::Number(n) => number(lua, out, *n)?,
-        Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        // mlua hands Lua 5.1's integral numbers over as integers: they are numbers still.
+        Value::Integer(n) => number(lua, out, *n as f64)?,
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
@@ -117,12 +129,14 @@ fn encode_value(lua: &Lua, out: &mut Vec<u8>, value: &Value, depth: usize) -> ml
                                 out.push(b'"');
                             }
                             Value::Integer(n) => {
-                                out.extend_from_slice(format!("\"{n}\"").as_bytes());
+                                out.push(b'"');
+                                number(lua, out, *n as f64)?;
+                                out.push(b'"');
                             }
-                            _ => {
+                            other => {
                                 return Err(exception(
                                     lua,
-                                    "table",
+                                    other.type_name(),
                                     "table key must be a number or string",
                                 ));
                             }
@@ -139,27 +153,384 @@ fn encode_value(lua: &Lua, out: &mut Vec<u8>, value: &Value, depth: usize) -> ml
     Ok(())
 }
 
-fn decode_value(lua: &Lua, json: &serde_json::Value) -> mlua::Result<Value> {
-    Ok(match json {
-        serde_json::Value::Null => null(),
-        serde_json::Value::Bool(b) => Value::Boolean(*b),
-        serde_json::Value::Number(n) => Value::Number(n.as_f64().unwrap_or(0.0)),
-        serde_json::Value::String(s) => Value::String(lua.create_string(s)?),
-        serde_json::Value::Array(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, decode_value(lua, item)?)?;
-            }
-            Value::Table(t)
+/// A token of Lua CJSON's scanner.
+#[derive(Debug)]
+enum Token {
+    ObjBegin,
+    ObjEnd,
+    ArrBegin,
+    ArrEnd,
+    Str(Vec<u8>),
+    Number(f64),
+    Bool(bool),
+    Null,
+    Colon,
+    Comma,
+    End,
+    /// A scanning error: its description (`invalid token`, `invalid number`, ...).
+    Error(&'static str),
+}
+
+impl Token {
+    /// The name Lua CJSON's errors give the token.
+    fn name(&self) -> &'static str {
+        match self {
+            Token::ObjBegin => "T_OBJ_BEGIN",
+            Token::ObjEnd => "T_OBJ_END",
+            Token::ArrBegin => "T_ARR_BEGIN",
+            Token::ArrEnd => "T_ARR_END",
+            Token::Str(_) => "T_STRING",
+            Token::Number(_) => "T_NUMBER",
+            Token::Bool(_) => "T_BOOLEAN",
+            Token::Null => "T_NULL",
+            Token::Colon => "T_COLON",
+            Token::Comma => "T_COMMA",
+            Token::End => "T_END",
+            Token::Error(what) => what,
         }
-        serde_json::Value::Object(map) => {
-            let t = lua.create_table_with_capacity(0, map.len())?;
-            for (k, v) in map {
-                t.raw_set(lua.create_string(k)?, decode_value(lua, v)?)?;
-            }
-            Value::Table(t)
+    }
+}
+
+/// Lua CJSON's decoder (`json_decode`): its scanner, its grammar, its error texts. The input
+/// ends at its first NUL byte, as a C string does.
+struct Decoder<'a> {
+    lua: &'a Lua,
+    data: &'a [u8],
+    at: usize,
+    depth: usize,
+}
+
+impl Decoder<'_> {
+    fn byte(&self, at: usize) -> u8 {
+        self.data.get(at).copied().unwrap_or(0)
+    }
+
+    /// The next token and where it starts.
+    fn next(&mut self) -> (Token, usize) {
+        while matches!(self.byte(self.at), b' ' | b'\t' | b'\n' | b'\r') {
+            self.at += 1;
         }
-    })
+        let start = self.at;
+        let single = match self.byte(self.at) {
+            b'{' => Some(Token::ObjBegin),
+            b'}' => Some(Token::ObjEnd),
+            b'[' => Some(Token::ArrBegin),
+            b']' => Some(Token::ArrEnd),
+            b',' => Some(Token::Comma),
+            b':' => Some(Token::Colon),
+            0 => return (Token::End, start),
+            _ => None,
+        };
+        if let Some(token) = single {
+            self.at += 1;
+            return (token, start);
+        }
+        let rest = &self.data[self.at..];
+        let token = match rest[0] {
+            b'"' => self.string(),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ if rest.starts_with(b"true") => {
+                self.at += 4;
+                Token::Bool(true)
+            }
+            _ if rest.starts_with(b"false") => {
+                self.at += 5;
+                Token::Bool(false)
+            }
+            _ if rest.starts_with(b"null") => {
+                self.at += 4;
+                Token::Null
+            }
+            b'i' | b'I' | b'n' | b'N' | b'+' if invalid_number(rest) => self.number(),
+            _ => Token::Error("invalid token"),
+        };
+        // An error token's position is where the scanner stopped.
+        match token {
+            Token::Error(_) => (token, self.at),
+            token => (token, start),
+        }
+    }
+
+    fn number(&mut self) -> Token {
+        match strtod(&self.data[self.at..]) {
+            Some((n, used)) => {
+                self.at += used;
+                Token::Number(n)
+            }
+            None => Token::Error("invalid number"),
+        }
+    }
+
+    fn string(&mut self) -> Token {
+        self.at += 1;
+        let mut out = Vec::new();
+        loop {
+            match self.byte(self.at) {
+                b'"' => break,
+                0 => return Token::Error("unexpected end of string"),
+                b'\\' => {
+                    let translated = match self.byte(self.at + 1) {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 0x08,
+                        b't' => b'\t',
+                        b'n' => b'\n',
+                        b'f' => 0x0c,
+                        b'r' => b'\r',
+                        b'u' => match self.unicode_escape() {
+                            Some((c, len)) => {
+                                let mut buf = [0; 4];
+                                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                                self.at += len;
+                                continue;
+                            }
+                            None => return Token::Error("invalid unicode escape code"),
+                        },
+                        _ => return Token::Error("invalid escape code"),
+                    };
+                    out.push(translated);
+                    self.at += 2;
+                }
+                b => {
+                    out.push(b);
+                    self.at += 1;
+                }
+            }
+        }
+        self.at += 1;
+        Token::Str(out)
+    }
+
+    /// A `\uXXXX` escape (with its low surrogate when it is a high one) at the cursor: the
+    /// character and the escape's length.
+    fn unicode_escape(&self) -> Option<(char, usize)> {
+        let hex4 = |at: usize| -> Option<u32> {
+            let digits = self.data.get(at..at + 4)?;
+            u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+        };
+        let code = hex4(self.at + 2)?;
+        if (code & 0xFC00) == 0xDC00 {
+            return None;
+        }
+        if (code & 0xFC00) == 0xD800 {
+            if self.byte(self.at + 6) != b'\\' || self.byte(self.at + 7) != b'u' {
+                return None;
+            }
+            let low = hex4(self.at + 8)?;
+            if (low & 0xFC00) != 0xDC00 {
+                return None;
+            }
+            let code = (((code & 0x3FF) << 10) | (low & 0x3FF)) + 0x10000;
+            return Some((char::from_u32(code)?, 12));
+        }
+        Some((char::from_u32(code)?, 6))
+    }
+
+    fn parse_error(&self, expected: &str, token: &Token, at: usize) -> mlua::Error {
+        located(
+            self.lua,
+            &format!(
+                "Expected {expected} but found {} at character {}",
+                token.name(),
+                at + 1
+            ),
+        )
+    }
+
+    fn descend(&mut self) -> mlua::Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(located(
+                self.lua,
+                &format!(
+                    "Found too many nested data structures ({}) at character {}",
+                    self.depth, self.at
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, token: Token, at: usize) -> mlua::Result<Value> {
+        stacker::maybe_grow(RED_ZONE, STACK_GROWTH, || self.nested(token, at))
+    }
+
+    fn nested(&mut self, token: Token, at: usize) -> mlua::Result<Value> {
+        Ok(match token {
+            Token::Str(s) => Value::String(self.lua.create_string(s)?),
+            Token::Number(n) => Value::Number(n),
+            Token::Bool(b) => Value::Boolean(b),
+            Token::Null => null(),
+            Token::ObjBegin => {
+                self.descend()?;
+                let t = self.lua.create_table()?;
+                let (mut token, mut at) = self.next();
+                if matches!(token, Token::ObjEnd) {
+                    self.depth -= 1;
+                    return Ok(Value::Table(t));
+                }
+                loop {
+                    let Token::Str(key) = token else {
+                        return Err(self.parse_error("object key string", &token, at));
+                    };
+                    let (colon, colon_at) = self.next();
+                    if !matches!(colon, Token::Colon) {
+                        return Err(self.parse_error("colon", &colon, colon_at));
+                    }
+                    let (v, v_at) = self.next();
+                    let v = self.value(v, v_at)?;
+                    t.raw_set(self.lua.create_string(key)?, v)?;
+                    let (after, after_at) = self.next();
+                    match after {
+                        Token::ObjEnd => break,
+                        Token::Comma => (token, at) = self.next(),
+                        other => {
+                            return Err(self.parse_error("comma or object end", &other, after_at));
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Value::Table(t)
+            }
+            Token::ArrBegin => {
+                self.descend()?;
+                let t = self.lua.create_table()?;
+                let (mut token, mut at) = self.next();
+                if matches!(token, Token::ArrEnd) {
+                    self.depth -= 1;
+                    return Ok(Value::Table(t));
+                }
+                for i in 1.. {
+                    let v = self.value(token, at)?;
+                    t.raw_set(i, v)?;
+                    let (after, after_at) = self.next();
+                    match after {
+                        Token::ArrEnd => break,
+                        Token::Comma => (token, at) = self.next(),
+                        other => {
+                            return Err(self.parse_error("comma or array end", &other, after_at));
+                        }
+                    }
+                }
+                self.depth -= 1;
+                Value::Table(t)
+            }
+            other => return Err(self.parse_error("value", &other, at)),
+        })
+    }
+}
+
+/// Lua CJSON's `json_is_invalid_number`: a number strict JSON refuses (a `+`, hex, a leading
+/// zero, infinity or NaN), which CJSON's default settings still decode.
+fn invalid_number(text: &[u8]) -> bool {
+    let mut p = text;
+    if p.first() == Some(&b'+') {
+        return true;
+    }
+    if p.first() == Some(&b'-') {
+        p = &p[1..];
+    }
+    match p.first() {
+        Some(b'0') => matches!(p.get(1), Some(b'x' | b'X' | b'0'..=b'9')),
+        Some(b) if *b <= b'9' => false,
+        _ => {
+            let lower: Vec<u8> = p.iter().take(3).map(u8::to_ascii_lowercase).collect();
+            lower == b"inf" || lower == b"nan"
+        }
+    }
+}
+
+/// C's `strtod` on the front of `text`: the number and the bytes it used, `None` when no
+/// number starts there.
+fn strtod(text: &[u8]) -> Option<(f64, usize)> {
+    let mut at = 0;
+    let negative = match text.first() {
+        Some(b'-') => {
+            at += 1;
+            true
+        }
+        Some(b'+') => {
+            at += 1;
+            false
+        }
+        _ => false,
+    };
+    let sign = if negative { -1.0 } else { 1.0 };
+    let rest = &text[at..];
+    let lower: Vec<u8> = rest.iter().take(8).map(u8::to_ascii_lowercase).collect();
+    if lower.starts_with(b"infinity") {
+        return Some((sign * f64::INFINITY, at + 8));
+    }
+    if lower.starts_with(b"inf") {
+        return Some((sign * f64::INFINITY, at + 3));
+    }
+    if lower.starts_with(b"nan") {
+        return Some((f64::NAN, at + 3));
+    }
+    if (lower.starts_with(b"0x")) && rest.get(2).is_some_and(u8::is_ascii_hexdigit) {
+        let digits = rest[2..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count();
+        let hex = std::str::from_utf8(&rest[2..2 + digits]).ok()?;
+        let n = u128::from_str_radix(hex, 16).map_or(f64::INFINITY, |n| n as f64);
+        return Some((sign * n, at + 2 + digits));
+    }
+    let digits = |from: usize| {
+        rest[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let int = digits(0);
+    let mut end = int;
+    let mut frac = 0;
+    if rest.get(end) == Some(&b'.') {
+        frac = digits(end + 1);
+        if int > 0 || frac > 0 {
+            end += 1 + frac;
+        }
+    }
+    if int == 0 && frac == 0 {
+        return None;
+    }
+    if matches!(rest.get(end), Some(b'e' | b'E')) {
+        let mut e = end + 1;
+        if matches!(rest.get(e), Some(b'+' | b'-')) {
+            e += 1;
+        }
+        let exp = digits(e);
+        if exp > 0 {
+            end = e + exp;
+        }
+    }
+    let text = std::str::from_utf8(&rest[..end]).ok()?;
+    let n: f64 = text.parse().ok()?;
+    Some((sign * n, at + end))
+}
+
+/// `cjson.decode(text)`.
+fn decode(lua: &Lua, text: &[u8]) -> mlua::Result<Value> {
+    if text.len() >= 2 && (text[0] == 0 || text[1] == 0) {
+        return Err(located(
+            lua,
+            "JSON parser does not support UTF-16 or UTF-32",
+        ));
+    }
+    let mut decoder = Decoder {
+        lua,
+        data: text,
+        at: 0,
+        depth: 0,
+    };
+    let (token, at) = decoder.next();
+    let value = decoder.value(token, at)?;
+    let (end, at) = decoder.next();
+    if !matches!(end, Token::End) {
+        return Err(decoder.parse_error("the end", &end, at));
+    }
+    Ok(value)
 }
 
 /// The `cjson` table.
@@ -184,6 +555,10 @@ pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, args: mlua::MultiValue| {
             let text = match args.front() {
                 Some(Value::String(s)) if args.len() == 1 => s.as_bytes().to_vec(),
+                Some(Value::Number(n)) if args.len() == 1 => lua_number_text(*n).into_bytes(),
+                Some(Value::Integer(n)) if args.len() == 1 => {
+                    lua_number_text(*n as f64).into_bytes()
+                }
                 _ => {
                     return Err(located(
                         lua,
@@ -191,16 +566,7 @@ pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {
                     ));
                 }
             };
-            let json: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
-                located(
-                    lua,
-                    &format!(
-                        "Expected value but found invalid token at character {}",
-                        e.column()
-                    ),
-                )
-            })?;
-            decode_value(lua, &json)
+            decode(lua, &text)
         })?,
     )?;
     t.set("null", null())?;

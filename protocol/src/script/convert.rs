@@ -15,7 +15,7 @@ use bytes::{BufMut, BytesMut};
 use mlua::{Lua, Table, Value};
 
 /// How deep nested tables and replies may go (Redis stops at Lua's C stack limit).
-pub(crate) const MAX_DEPTH: usize = 200;
+pub(crate) const MAX_DEPTH: usize = 1000;
 
 /// The text Redis puts in an error table's `err` field for an error reply or message `text`
 /// (`luaPushErrorBuff`): `-CODE msg` keeps its code, a text without `-` gets `ERR`; trailing
@@ -98,6 +98,10 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> mlua::Result<Value> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.nested(depth))
+    }
+
+    fn nested(&mut self, depth: usize) -> mlua::Result<Value> {
         if depth > MAX_DEPTH {
             return Err(Self::malformed());
         }
@@ -267,6 +271,12 @@ pub(crate) fn truncate(n: f64) -> i64 {
 }
 
 fn write_value(value: &Value, enc: Encoding, out: &mut BytesMut, depth: usize) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        write_nested(value, enc, out, depth);
+    });
+}
+
+fn write_nested(value: &Value, enc: Encoding, out: &mut BytesMut, depth: usize) {
     match value {
         Value::String(s) => bulk(out, &s.as_bytes()),
         Value::Boolean(b) => {
@@ -312,8 +322,8 @@ fn write_table(t: &Table, enc: Encoding, out: &mut BytesMut, depth: usize) {
     if string_field(t, "err").is_some() {
         let msg = match t.get::<Value>("err") {
             Ok(Value::String(s)) => s.as_bytes().to_vec(),
-            Ok(Value::Number(n)) => format_number(n).into_bytes(),
-            Ok(Value::Integer(n)) => n.to_string().into_bytes(),
+            Ok(Value::Number(n)) => super::sandbox::lua_number_text(n).into_bytes(),
+            Ok(Value::Integer(n)) => super::sandbox::lua_number_text(n as f64).into_bytes(),
             _ => b"ERR unknown error".to_vec(),
         };
         out.put_u8(b'-');
@@ -522,7 +532,7 @@ pub(crate) fn arg_bytes(value: &Value) -> Option<Vec<u8>> {
     match value {
         Value::String(s) => Some(s.as_bytes().to_vec()),
         Value::Number(n) => Some(format_number(*n).into_bytes()),
-        Value::Integer(n) => Some(n.to_string().into_bytes()),
+        Value::Integer(n) => Some(format_number(*n as f64).into_bytes()),
         _ => None,
     }
 }

@@ -241,7 +241,7 @@ impl Vm {
                 let text = match &args[0] {
                     Value::String(s) => s.as_bytes().to_vec(),
                     Value::Number(n) => lua_number_text(*n).into_bytes(),
-                    Value::Integer(n) => n.to_string().into_bytes(),
+                    Value::Integer(n) => lua_number_text(*n as f64).into_bytes(),
                     _ => Vec::new(),
                 };
                 Ok(super::cache::sha1hex(&text))
@@ -268,7 +268,7 @@ impl Vm {
                             Some(String::from_utf8_lossy(&s.as_bytes()).into_owned())
                         }
                         Value::Number(n) => Some(lua_number_text(*n)),
-                        Value::Integer(n) => Some(n.to_string()),
+                        Value::Integer(n) => Some(lua_number_text(*n as f64)),
                         _ => None,
                     })
                     .collect();
@@ -415,7 +415,7 @@ fn locate_error(lua: &Lua, err: Value) -> mlua::Result<Value> {
             let text = match &other {
                 Value::String(s) => s.as_bytes().to_vec(),
                 Value::Number(n) => lua_number_text(*n).into_bytes(),
-                Value::Integer(n) => n.to_string().into_bytes(),
+                Value::Integer(n) => lua_number_text(*n as f64).into_bytes(),
                 Value::Nil => b"nil".to_vec(),
                 Value::Boolean(b) => b.to_string().into_bytes(),
                 Value::Error(e) => e.to_string().into_bytes(),

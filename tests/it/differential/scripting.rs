@@ -399,6 +399,193 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return string.rep('x', 3)", "0"],
     &["EVAL", "return string.rep()", "0"],
     &["EVAL", "return tostring(nil)", "0"],
+    // cjson: CJSON's decoder errors, strtod's numbers, key order, encoding's refusals.
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{bad",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[1,2",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[1 2]",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{\"a\" 1}",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{\"a\":1,}",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[1,]",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "   ",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "nul",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "tru",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"abc",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"a\\qb\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"\\u00e9\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"\\ud83d\\ude00\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"\\ud83d\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"\\u12\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[1e5, -0.5, 1.5e-3, 0x10, 012, +1, -inf, nan, Infinity]",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "1 2",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{\"a\":{\"b\":[1,2,{\"c\":null}]}}",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[true,false,null]",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "-",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        ".5",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "1.",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "[1.e5]",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "x",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{\"k\":1}garbage",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "\"a/b\"",
+    ],
+    &[
+        "EVAL",
+        "local v = cjson.decode(ARGV[1]); if type(v) == 'table' then return cjson.encode(v) end; return {type(v), tostring(v)}",
+        "0",
+        "{\"b\":1,\"a\":2,\"c\":3}",
+    ],
+    &[
+        "EVAL",
+        "local t = cjson.decode('{\"b\":1,\"a\":2,\"c\":3,\"d\":4}'); local ks = {}; for k in pairs(t) do ks[#ks+1] = k end; return ks",
+        "0",
+    ],
+    &["EVAL", "return cjson.decode()", "0"],
+    &["EVAL", "return cjson.decode(1)", "0"],
+    &["EVAL", "return cjson.encode()", "0"],
+    &["EVAL", "return cjson.encode({1/0})", "0"],
+    &["EVAL", "return cjson.encode({[true]=1})", "0"],
+    &["EVAL", "return cjson.encode({1,2,nil,4})", "0"],
+    &["EVAL", "return cjson.encode({a='\\1\\127'})", "0"],
+    &["EVAL", "return cjson.encode({12345678901234567})", "0"],
+    &[
+        "EVAL",
+        "local t = {} local c = t for i=1,1100 do c[1] = {} c = c[1] end return cjson.encode(t)",
+        "0",
+    ],
     // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
     // one with a shebang lacking the flag is refused as a DENY_OOM command.
     &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
@@ -431,7 +618,19 @@ fn scripting_matches_redis_8() {
     let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
         return;
     };
-    let commands: Vec<_> = CASES.iter().map(|argv| words(argv)).collect();
+    let mut commands: Vec<_> = CASES.iter().map(|argv| words(argv)).collect();
+    // Nesting at and past CJSON's limit of 1000, decoded and encoded (deep enough to overflow
+    // a worker's stack without the recursion guard).
+    let decode = "local v = cjson.decode(ARGV[1]); return cjson.encode(v)";
+    for depth in [999, 1001] {
+        let doc = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        commands.push(words(&["EVAL", decode, "0", &doc]));
+    }
+    let encode = "local t = {} local c = t for i = 1, ARGV[1] do c[1] = {} c = c[1] end \
+                  return cjson.encode(t)";
+    for depth in ["999", "1100"] {
+        commands.push(words(&["EVAL", encode, "0", depth]));
+    }
     let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
