@@ -235,4 +235,85 @@ mod tests {
         assert_eq!(cache.len(), 0);
         assert_eq!(cache.generation, 1);
     }
+
+    mod model {
+        use std::collections::{HashSet, VecDeque};
+
+        use proptest::prelude::*;
+
+        use super::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Eval(u16),
+            Load(u16),
+            Touch(u16),
+            Flush,
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            // Enough distinct bodies to pass the eviction limit with a small limit's worth
+            // of touches in between.
+            let body = 0..(EVAL_LRU_MAX as u16 + 40);
+            prop_oneof![
+                8 => body.clone().prop_map(Op::Eval),
+                1 => body.clone().prop_map(Op::Load),
+                3 => body.prop_map(Op::Touch),
+                1 => Just(Op::Flush),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+            #[test]
+            fn the_cache_evicts_as_a_simple_lru_of_eval_scripts(
+                ops in proptest::collection::vec(op(), 1..1500),
+            ) {
+                let mut cache = Cache::default();
+                let mut loaded: HashSet<String> = HashSet::new();
+                let mut lru: VecDeque<String> = VecDeque::new();
+                let mut evicted = 0u64;
+                for op in ops {
+                    match op {
+                        Op::Eval(n) | Op::Load(n) => {
+                            let by_eval = matches!(op, Op::Eval(_));
+                            let (sha, s) = script(&format!("return {n}"));
+                            let known = loaded.contains(&sha) || lru.contains(&sha);
+                            cache.insert(sha.clone(), s, by_eval);
+                            if !known {
+                                if by_eval {
+                                    while lru.len() >= EVAL_LRU_MAX {
+                                        lru.pop_front();
+                                        evicted += 1;
+                                    }
+                                    lru.push_back(sha);
+                                } else {
+                                    loaded.insert(sha);
+                                }
+                            }
+                        }
+                        Op::Touch(n) => {
+                            let sha = sha1hex(format!("return {n}").as_bytes());
+                            cache.touch(&sha);
+                            if let Some(at) = lru.iter().position(|s| *s == sha) {
+                                let s = lru.remove(at).unwrap();
+                                lru.push_back(s);
+                            }
+                        }
+                        Op::Flush => {
+                            cache.flush();
+                            loaded.clear();
+                            lru.clear();
+                        }
+                    }
+                    cache.check_invariants();
+                    prop_assert_eq!(cache.len(), loaded.len() + lru.len());
+                    prop_assert_eq!(cache.evicted, evicted);
+                    for sha in loaded.iter().chain(lru.iter()) {
+                        prop_assert!(cache.get(sha.as_bytes()).is_some());
+                    }
+                }
+            }
+        }
+    }
 }

@@ -257,12 +257,24 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
     let caller_db = ctx.client.db;
     let caller_protocol = ctx.client.protocol;
     let result = with_vm(generation, |vm| {
+        prune(vm, ctx.state.scripts());
         execute(vm, ctx, &sha, &script, keys, args, limits)
     });
     ctx.client.db = caller_db;
     ctx.client.protocol = caller_protocol;
     match result {
         Ok(reply) | Err(reply) => reply,
+    }
+}
+
+/// Drops the compiled scripts the cache evicted since this VM last looked, so a VM never
+/// holds more than the cache does.
+fn prune(vm: &mut Vm, scripts: &Scripts) {
+    let cache = scripts.cache.lock();
+    if vm.pruned_at != cache.evicted {
+        vm.functions
+            .retain(|sha, _| cache.get(sha.as_bytes()).is_some());
+        vm.pruned_at = cache.evicted;
     }
 }
 

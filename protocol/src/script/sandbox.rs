@@ -143,6 +143,9 @@ pub(crate) struct Vm {
     pub functions: HashMap<String, Function>,
     /// The script cache generation the compiled scripts belong to.
     pub generation: u64,
+    /// The cache's eviction count when `functions` last dropped the evicted scripts (a script
+    /// evicted by another thread's EVAL is dropped here at this VM's next run).
+    pub pruned_at: u64,
 }
 
 impl std::fmt::Debug for Vm {
@@ -358,6 +361,7 @@ impl Vm {
             run,
             functions: HashMap::new(),
             generation,
+            pruned_at: 0,
         })
     }
 
