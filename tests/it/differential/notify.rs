@@ -7,6 +7,8 @@
 //! (whose `advance_ms` runs the expiry sweep); either way the key's `expired` event comes
 //! before the next command's, as no other key changes in between.
 //!
+//! A script's commands fire their events as they do outside one.
+//!
 //! Also here: `notify-keyspace-events` as CONFIG SET parses it and CONFIG GET shows it, and
 //! INFO's `keyspace_hits` / `keyspace_misses` after the same reads.
 
@@ -457,4 +459,21 @@ fn a_subscriber_sees_its_own_events_before_its_reply_like_redis8() {
         pubsub::step(0, "UNSUBSCRIBE", 1),
     ];
     pubsub::run("own events", 3, 2, &script);
+}
+
+/// A script's commands fire their events as they run (written without spaces: the steps are
+/// split on them).
+#[test]
+fn script_command_events_match_redis8() {
+    compare(
+        "scripts, all classes",
+        "KEAnocm",
+        &[
+            Run(
+                "EVAL redis.call('set','a','1');redis.call('incr','a');redis.call('get','nokey');return(redis.call('del','a')) 0",
+            ),
+            Run("EVAL redis.call('rpush','l','x','y');return(redis.call('lpop','l')) 0"),
+            Run("EVAL return(redis.pcall('incr','l')) 0"),
+        ],
+    );
 }
