@@ -586,6 +586,95 @@ const CASES: &[&[&str]] = &[
         "local t = {} local c = t for i=1,1100 do c[1] = {} c = c[1] end return cjson.encode(t)",
         "0",
     ],
+    // cmsgpack: every integer and float form, strings, arrays and maps, nesting past 16,
+    // unpack's offsets and limits, its errors.
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack(1, -1, 127, 128, 255, 256, 65535, 65536, 4294967295, 4294967296, -32, -33, -128, -129, -32768, -32769, -2147483648, -2147483649) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack(1.5, 0.1, 1e300, -0.0, 1/0, 2^63, -2^63) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack('', 'abc', string.rep('x', 31), string.rep('y', 32), string.rep('z', 300)) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack({}, {1, 2, 3}, {a = 1}, {1, nil, 3}, {[2] = 1}, {[1.5] = 1}, true, false, nil) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack({{{{{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}}}}) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = cmsgpack.pack(function() end) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &["EVAL", "return cmsgpack.pack()", "0"],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack(cmsgpack.pack(1, 'two', {3, {four = 4}}, false))}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local a, b, c = cmsgpack.unpack(cmsgpack.pack(1, 'two', {x = {4}})) return {a, b, c.x[1]}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 1)}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), -1)}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 10)}",
+        "0",
+    ],
+    &["EVAL", "return cmsgpack.unpack('\\196')", "0"],
+    &["EVAL", "return cmsgpack.unpack('\\205\\1')", "0"],
+    &["EVAL", "return cmsgpack.unpack('')", "0"],
+    &["EVAL", "return cmsgpack.unpack()", "0"],
+    &["EVAL", "return cmsgpack.unpack_limit('x')", "0"],
+    &["EVAL", "return cmsgpack._VERSION .. cmsgpack._NAME", "0"],
+    &[
+        "EVAL",
+        "return {cmsgpack.unpack('\\203\\63\\248\\0\\0\\0\\0\\0\\0\\202\\63\\192\\0\\0')}",
+        "0",
+    ],
     // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
     // one with a shebang lacking the flag is refused as a DENY_OOM command.
     &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
