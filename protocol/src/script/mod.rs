@@ -4,7 +4,7 @@
 //! - [`sandbox`]: the Lua 5.1 VM with the globals Redis allows and its protections.
 //! - [`convert`]: Lua values to RESP and replies to Lua values, as Redis converts them.
 //! - [`call`]: `redis.call`/`redis.pcall`, through the server's own command dispatch.
-//! - [`bit`], [`cjson`], [`cmsgpack`]: the libraries scripts see.
+//! - [`bit`], [`cjson`], [`cmsgpack`], [`lstruct`] (`struct`): the libraries scripts see.
 //!
 //! Invariants:
 //! - A script runs as one command: EVAL is a server command, so the keyspace lock is held
@@ -26,6 +26,7 @@ pub(crate) mod call;
 mod cjson;
 mod cmsgpack;
 pub(crate) mod convert;
+mod lstruct;
 pub(crate) mod sandbox;
 
 use std::cell::{Cell, RefCell};

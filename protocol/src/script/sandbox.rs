@@ -2,7 +2,7 @@
 //!
 //! The VM has the base library (less `dofile`, `loadfile`, `print`, and the deprecated
 //! `setfenv`, `getfenv`, `newproxy`), `table`, `string`, `math` (with Redis's own `random`),
-//! `os` with only `clock`, `bit`, `cjson`, `cmsgpack`, and the `redis` table. Redis runs a patched Lua
+//! `os` with only `clock`, `bit`, `cjson`, `cmsgpack`, `struct`, and the `redis` table. Redis runs a patched Lua
 //! whose tables can be made read-only; this VM is stock Lua 5.1, so a script runs in an
 //! environment of its own, an empty proxy over the globals: reading a name the globals lack
 //! raises Redis's `Script attempted to access nonexistent global variable`, and assigning
@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
-use super::{bit, cjson, cmsgpack, convert};
+use super::{bit, cjson, cmsgpack, convert, lstruct};
 
 /// The chunk name of the wrappers below: their frames are skipped when an error is located.
 const INTERNAL: &str = "=redis";
@@ -90,12 +90,13 @@ os = {clock = os.clock}
 bit = I.bit
 cjson = I.cjson
 cmsgpack = I.cmsgpack
+struct = I.struct
 
 dofile, loadfile, print, setfenv, getfenv, newproxy, module, require, package, debug, io =
   nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil
 
 G.redis = readonly(redis)
-for _, name in ipairs({'string', 'math', 'table', 'os', 'coroutine', 'bit', 'cjson', 'cmsgpack'}) do
+for _, name in ipairs({'string', 'math', 'table', 'os', 'coroutine', 'bit', 'cjson', 'cmsgpack', 'struct'}) do
   if rawget(G, name) ~= nil then rawset(G, name, readonly(rawget(G, name))) end
 end
 
@@ -352,6 +353,7 @@ impl Vm {
         hooks.set("bit", bit::library(&lua)?)?;
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;
+        hooks.set("struct", lstruct::library(&lua)?)?;
         let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
         let run: Function = hooks.get("run")?;
         let globals = lua.globals();

@@ -6,8 +6,9 @@
 //! runtime errors with their `script: <sha>, on @user_script:N.` suffix, `redis.call`'s
 //! refusals, read-only scripts, shebang flags, the globals' protection); the `redis` API
 //! (`error_reply`, `status_reply`, `sha1hex`, `log`, `setresp`, `set_repl`,
-//! `acl_check_cmd`, the no-ops, the version), the sandbox's globals, `bit` and `cjson`; and a
-//! script inside MULTI/EXEC. Each case is one argument vector; replies compared byte for byte.
+//! `acl_check_cmd`, the no-ops, the version), the sandbox's globals, `bit`, `cjson`,
+//! `cmsgpack` and `struct`; scripts over `maxmemory`; and a script inside MULTI/EXEC. Each
+//! case is one argument vector; replies compared byte for byte.
 
 use crate::support::peer::PeerKind;
 use crate::support::wire::{WireDiffer, words};
@@ -675,6 +676,109 @@ const CASES: &[&[&str]] = &[
         "return {cmsgpack.unpack('\\203\\63\\248\\0\\0\\0\\0\\0\\0\\202\\63\\192\\0\\0')}",
         "0",
     ],
+    // struct: every format option, byte orders, alignment, C's casts, and the errors.
+    &[
+        "EVAL",
+        "local s = struct.pack('bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('>bBhHlLTiI', -1, 255, -2, 65535, -3, 4, 5, -6, 7) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('i3I5i16', -1, 1099511627775, -2) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('!4 b i b d', 1, 2, 3, 1.5) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('!b d', 1, 2.5) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('<f>f', 1.5, -0.25) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('c3 s c0 x', 'abcdef', 'zz', 'qq') local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('I', 2^40) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('i', -2^40) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local s = struct.pack('l', 2^64) local t = {} for i = 1, #s do t[i] = string.format('%02x', s:byte(i)) end return table.concat(t)",
+        "0",
+    ],
+    &["EVAL", "return struct.pack('c5', 'ab')", "0"],
+    &["EVAL", "return struct.pack('i', 'x')", "0"],
+    &["EVAL", "return struct.pack('i')", "0"],
+    &["EVAL", "return struct.pack('z', 1)", "0"],
+    &["EVAL", "return struct.pack('!3 i', 1)", "0"],
+    &["EVAL", "return struct.pack('i40', 1)", "0"],
+    &["EVAL", "return struct.pack('i99999999999', 1)", "0"],
+    &["EVAL", "return struct.pack()", "0"],
+    &[
+        "EVAL",
+        "return {struct.unpack('<hHbB', '\\254\\255\\254\\255\\128\\128')}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {struct.unpack('>i3', '\\255\\255\\254')}",
+        "0",
+    ],
+    &["EVAL", "return {struct.unpack('bc0', '\\2hi!')}", "0"],
+    &["EVAL", "return {struct.unpack('c0', 'hi')}", "0"],
+    &["EVAL", "return {struct.unpack('s s', 'ab\\0cd\\0')}", "0"],
+    &["EVAL", "return {struct.unpack('s', 'ab')}", "0"],
+    &["EVAL", "return {struct.unpack('i', 'ab')}", "0"],
+    &["EVAL", "return {struct.unpack('b', 'abc', 2)}", "0"],
+    &["EVAL", "return {struct.unpack('b', 'abc', 0)}", "0"],
+    &["EVAL", "return {struct.unpack('b', 'abc', 5)}", "0"],
+    &[
+        "EVAL",
+        "return {struct.unpack('!4 b i', struct.pack('!4 b i', 1, 2))}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {struct.unpack('d', struct.pack('d', 1.25)) * 4}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {struct.unpack('f', struct.pack('f', 0.5)) * 4}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {struct.unpack('L', struct.pack('L', -1))}",
+        "0",
+    ],
+    &["EVAL", "return struct.size('bhilTfdxc3')", "0"],
+    &["EVAL", "return struct.size('!bhilTfdxc3')", "0"],
+    &["EVAL", "return struct.size('s')", "0"],
+    &["EVAL", "return struct.size('c0')", "0"],
+    &["EVAL", "return struct.size('q')", "0"],
+    &["EVAL", "return struct.size('!5')", "0"],
     // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
     // one with a shebang lacking the flag is refused as a DENY_OOM command.
     &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
