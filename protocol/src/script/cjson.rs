@@ -8,7 +8,7 @@
 //! error texts, and sets an object's keys in the document's order (so a decoded object
 //! iterates as Redis's does); `null` becomes `cjson.null`, the NULL light userdata.
 
-use mlua::{LightUserData, Lua, Table, Value};
+use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
 use super::sandbox::{located, lua_number_text};
 
@@ -570,6 +570,37 @@ pub(crate) fn library(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("null", null())?;
+    // The settings, read back at Redis's defaults. Changing them is not supported: a call
+    // with arguments answers the defaults too.
+    let setting = |name: &str, values: Vec<Value>| -> mlua::Result<()> {
+        let values = MultiValue::from_iter(values);
+        t.set(
+            name,
+            lua.create_function(move |_, _: MultiValue| Ok(values.clone()))?,
+        )
+    };
+    setting(
+        "encode_sparse_array",
+        vec![
+            Value::Boolean(false),
+            Value::Number(2.0),
+            Value::Number(10.0),
+        ],
+    )?;
+    setting("encode_max_depth", vec![Value::Number(MAX_DEPTH as f64)])?;
+    setting("decode_max_depth", vec![Value::Number(MAX_DEPTH as f64)])?;
+    setting("encode_number_precision", vec![Value::Number(14.0)])?;
+    setting("encode_keep_buffer", vec![Value::Boolean(true)])?;
+    setting("encode_invalid_numbers", vec![Value::Boolean(false)])?;
+    setting("decode_invalid_numbers", vec![Value::Boolean(true)])?;
+    setting("decode_array_with_array_mt", vec![Value::Boolean(false)])?;
+    let this = t.clone();
+    t.set(
+        "new",
+        lua.create_function(move |_, _: MultiValue| Ok(this.clone()))?,
+    )?;
+    t.set("_NAME", "cjson")?;
+    t.set("_VERSION", "2.1.0")?;
     Ok(t)
 }
 

@@ -42,13 +42,26 @@ local rawpcall = pcall
 local rawsetfenv = setfenv
 
 
+-- Each read-only proxy's real table: iteration and raw access see through the proxy, as
+-- they see Redis's read-only tables themselves.
+local real_of = setmetatable({}, {__mode = 'k'})
 local function readonly(real)
   local proxy = {}
   setmetatable(proxy, {
     __index = real,
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
   })
+  real_of[proxy] = real
   return proxy
+end
+local rawnext, rawpairs, rawipairs, rawgetf, rawsetf = next, pairs, ipairs, rawget, rawset
+G.next = function(t, k) return rawnext(real_of[t] or t, k) end
+G.pairs = function(t) return rawpairs(real_of[t] or t) end
+G.ipairs = function(t) return rawipairs(real_of[t] or t) end
+G.rawget = function(t, k) return rawgetf(real_of[t] or t, k) end
+G.rawset = function(t, k, v)
+  if real_of[t] then error('Attempt to modify a readonly table', 0) end
+  return rawsetf(t, k, v)
 end
 
 local function pack(...) return select('#', ...), {...} end
@@ -101,6 +114,7 @@ for _, name in ipairs({'string', 'math', 'table', 'os', 'coroutine', 'bit', 'cjs
 end
 
 local env = {}
+real_of[env] = G
 setmetatable(env, {
   __index = function(_, k)
     if k == '_G' then return env end
@@ -125,6 +139,7 @@ load = function(...)
   return f, e
 end
 
+G.__redis__err__handler = I.handler
 I.run = function(f) return xpcall(f, I.handler) end
 return env
 "#;

@@ -779,6 +779,92 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return struct.size('c0')", "0"],
     &["EVAL", "return struct.size('q')", "0"],
     &["EVAL", "return struct.size('!5')", "0"],
+    // The globals and libraries seen through their read-only protection.
+    &[
+        "EVAL",
+        "local n = 0 for k, v in pairs(redis) do n = n + 1 end return n",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(string) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(math) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(_G) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(table) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(os) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(bit) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(cjson) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(cmsgpack) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(struct) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(coroutine) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(redis) do ks[#ks+1] = k end table.sort(ks) return ks",
+        "0",
+    ],
+    &["EVAL", "return type(rawget(redis, 'call'))", "0"],
+    &["EVAL", "rawset(redis, 'x', 1)", "0"],
+    &["EVAL", "rawset(_G, 'x', 1)", "0"],
+    &["EVAL", "string.x = 1", "0"],
+    &["EVAL", "local t = {} rawset(t, 'a', 1) return t.a", "0"],
+    &["EVAL", "return next(redis) ~= nil", "0"],
+    &["EVAL", "return _VERSION", "0"],
+    &["EVAL", "return type(getmetatable('x').__index)", "0"],
+    &[
+        "EVAL",
+        "return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision(), tostring(cjson.encode_keep_buffer()), tostring(cjson.encode_invalid_numbers()), tostring(cjson.decode_invalid_numbers()), tostring(cjson.decode_array_with_array_mt())}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {tostring(cjson.encode_sparse_array())}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local a,b,c = cjson.encode_sparse_array() return {tostring(a),b,c}",
+        "0",
+    ],
+    &["EVAL", "return cjson._NAME .. ' ' .. cjson._VERSION", "0"],
+    &["EVAL", "return type(cjson.new())", "0"],
     // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
     // one with a shebang lacking the flag is refused as a DENY_OOM command.
     &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
