@@ -56,7 +56,7 @@ use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
 pub(crate) use cluster::new_node_id;
 use table::{Command, Found, Run};
-pub(crate) use table::{call_name, lookup};
+pub(crate) use table::{call_name, find, lookup};
 
 /// What a server command sees.
 pub(crate) struct Ctx<'a> {
@@ -91,6 +91,16 @@ fn error_text(reply: &Reply) -> Option<&str> {
     match reply {
         Reply::Error(text) => Some(text),
         _ => None,
+    }
+}
+
+/// How a call that replied `reply` is counted: an error reply fails it, and an error already
+/// encoded ([`Reply::Raw`], a script's error from a command it ran) fails it without
+/// counting the error again.
+fn outcome_of(reply: &Reply) -> CallOutcome<'_> {
+    match reply {
+        Reply::Raw(bytes) if bytes.first() == Some(&b'-') => CallOutcome::FailedCounted,
+        reply => error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed),
     }
 }
 
@@ -324,9 +334,7 @@ pub(crate) fn execute(
         state.feed_monitors(&client.info, client.db, argv);
     }
     let outcome = match &action {
-        Action::Reply(reply) | Action::Close(reply) => {
-            error_text(reply).map_or(CallOutcome::Ok, CallOutcome::Failed)
-        }
+        Action::Reply(reply) | Action::Close(reply) => outcome_of(reply),
         Action::Block(_) | Action::Raw(_) | Action::Drop | Action::Postpone(_) => CallOutcome::Ok,
     };
     let stats = state.stats();
@@ -368,7 +376,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
-    let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
+    let outcome = outcome_of(&reply);
     let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);
     if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {

@@ -12,8 +12,9 @@ use bytes::BytesMut;
 use echomq_engine::Reply;
 use echomq_engine::command::flags::{DENY_OOM, MAY_REPLICATE, WRITE};
 
-use crate::cmd::{Ctx, execute_queued, lookup};
+use crate::cmd::{Ctx, execute_queued, find, lookup};
 use crate::resp::{Protocol, encode};
+use crate::state::stats::CallOutcome;
 
 /// Commands Redis marks `noscript`: a script may not run them.
 const NOT_FROM_SCRIPTS: &[&str] = &[
@@ -89,8 +90,12 @@ pub(crate) fn call(
     argv: &[Vec<u8>],
 ) -> Result<BytesMut, &'static str> {
     let args: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-    if check(*limits, &args)? {
-        limits.dirty = true;
+    match check(*limits, &args) {
+        Ok(writes) => limits.dirty |= writes,
+        Err(refusal) => {
+            count_refusal(ctx, &args, refusal);
+            return Err(refusal);
+        }
     }
     let protocol = if resp3 {
         Protocol::Resp3
@@ -106,6 +111,20 @@ pub(crate) fn call(
         reply => encode(&reply, protocol, &mut out),
     }
     Ok(out)
+}
+
+/// Counts a refused command as Redis's `scriptCall` does: the error, and a rejected call of
+/// the command when there is one.
+fn count_refusal(ctx: &Ctx<'_>, argv: &[&[u8]], refusal: &str) {
+    let text = match refusal.strip_prefix('-') {
+        Some(coded) => coded.to_string(),
+        None => format!("ERR {refusal}"),
+    };
+    let stats = ctx.state.stats();
+    match argv.first().and_then(|name| find(name)) {
+        Some((found, id)) => stats.record(id, found.spec().name, 0, CallOutcome::Rejected(&text)),
+        None => stats.record_error(&text),
+    }
 }
 
 /// Redis's checks before a script's command runs, in its order: the command exists with its

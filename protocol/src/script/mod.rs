@@ -345,26 +345,32 @@ fn execute(
     let ctx = RefCell::new(ctx);
     let limits = Cell::new(limits);
     let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
-        let fail = |text: Vec<u8>| -> mlua::Result<Value> {
+        // `counted`: the error is in the error stats already (see `ScriptError`).
+        let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
             if raise {
-                return Err(mlua::Error::external(sandbox::ScriptError(text)));
+                return Err(mlua::Error::external(sandbox::ScriptError {
+                    text,
+                    counted,
+                }));
             }
             let t = lua.create_table()?;
             t.raw_set("err", lua.create_string(text)?)?;
-            t.raw_set("ignore_error_stats_update", true)?;
+            if counted {
+                t.raw_set("ignore_error_stats_update", true)?;
+            }
             Ok(Value::Table(t))
         };
         let argv = match sandbox::command_args(&args) {
             Ok(argv) => argv,
             Err(e) => {
                 return match sandbox::script_error(&e) {
-                    Some(refusal) => fail(refusal.0.clone()),
+                    Some(refusal) => fail(refusal.text.clone(), false),
                     None => Err(e),
                 };
             }
         };
         let Ok(mut ctx) = ctx.try_borrow_mut() else {
-            return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"));
+            return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false);
         };
         let mut now = limits.get();
         let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv);
@@ -372,10 +378,10 @@ fn execute(
         match ran {
             Ok(reply) if reply.first() == Some(&b'-') => {
                 let end = reply.len().saturating_sub(2).max(1);
-                fail(convert::error_text(&reply[..end]))
+                fail(convert::error_text(&reply[..end]), true)
             }
             Ok(reply) => convert::reply_to_lua(lua, &reply),
-            Err(text) => fail(convert::error_text(text.as_bytes())),
+            Err(text) => fail(convert::error_text(text.as_bytes()), true),
         }
     };
     let outcome = lua.scope(|scope| {
@@ -403,15 +409,32 @@ fn execute(
                 script_resp3: resp3.get(),
             };
             convert::lua_to_resp(&value, enc, &mut out);
+            if out.first() == Some(&b'-') && !already_counted(&value) {
+                let text = &out[1..out.len().saturating_sub(2).max(1)];
+                return Ok(Reply::Error(String::from_utf8_lossy(text).into_owned()));
+            }
             return Ok(Reply::Raw(out.freeze()));
         }
-        Ok(Reply::Error(error_message(&value, sha)))
+        let message = error_message(&value, sha);
+        if already_counted(&value) {
+            let mut out = BytesMut::new();
+            crate::resp::encode_error(&message, &mut out);
+            return Ok(Reply::Raw(out.freeze()));
+        }
+        Ok(Reply::Error(message))
     });
     // The scoped functions are dead now; a script can no longer reach them.
     for name in ["call", "pcall", "setresp"] {
         let _ = vm.redis.raw_set(name, Value::Nil);
     }
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))
+}
+
+/// Whether a script's error value was counted in the error stats when its command failed:
+/// its reply goes out as [`Reply::Raw`], which dispatch counts as a failed call only.
+fn already_counted(value: &Value) -> bool {
+    matches!(value, Value::Table(t)
+        if matches!(t.raw_get::<Value>("ignore_error_stats_update"), Ok(Value::Boolean(true))))
 }
 
 /// A failed script's error reply, as Redis's `luaCallFunction` words it: the error's `err`

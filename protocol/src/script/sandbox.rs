@@ -424,7 +424,12 @@ fn locate_error(lua: &Lua, err: Value) -> mlua::Result<Value> {
         Value::Error(e) => {
             let t = lua.create_table()?;
             let text = match script_error(&e) {
-                Some(ScriptError(text)) => text.clone(),
+                Some(ScriptError { text, counted }) => {
+                    if *counted {
+                        t.raw_set("ignore_error_stats_update", true)?;
+                    }
+                    text.clone()
+                }
                 None => {
                     let mut text = b"ERR ".to_vec();
                     text.extend_from_slice(runtime_message(&e).as_bytes());
@@ -479,11 +484,18 @@ fn locate_error(lua: &Lua, err: Value) -> mlua::Result<Value> {
 /// `{err = "CODE msg"}` (Rust functions raise it as this error value, which the error handler
 /// and `pcall` turn back into the table and its text).
 #[derive(Debug, Clone)]
-pub(crate) struct ScriptError(pub Vec<u8>);
+pub(crate) struct ScriptError {
+    /// The `err` text, `CODE msg`.
+    pub text: Vec<u8>,
+    /// The error was counted in the error stats already (a command's error, or `redis.call`'s
+    /// refusal): the reply that carries it is not counted again (Redis's
+    /// `ignore_error_stats_update`).
+    pub counted: bool,
+}
 
 impl std::fmt::Display for ScriptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&String::from_utf8_lossy(&self.0))
+        f.write_str(&String::from_utf8_lossy(&self.text))
     }
 }
 
@@ -491,9 +503,10 @@ impl std::error::Error for ScriptError {}
 
 /// Raises Redis's error for `msg` (`ERR msg`, or the code a `-CODE msg` text carries).
 pub(crate) fn raise<T>(msg: &str) -> mlua::Result<T> {
-    Err(mlua::Error::external(ScriptError(convert::error_text(
-        msg.as_bytes(),
-    ))))
+    Err(mlua::Error::external(ScriptError {
+        text: convert::error_text(msg.as_bytes()),
+        counted: false,
+    }))
 }
 
 /// The [`ScriptError`] an error carries, if any.
@@ -525,7 +538,7 @@ fn error_value(lua: &Lua, v: Value) -> mlua::Result<Value> {
             _ => Value::Table(t),
         },
         Value::Error(e) => match script_error(&e) {
-            Some(ScriptError(text)) => Value::String(lua.create_string(text)?),
+            Some(ScriptError { text, .. }) => Value::String(lua.create_string(text)?),
             None => Value::String(lua.create_string(runtime_message(&e))?),
         },
         other => other,

@@ -103,7 +103,10 @@ impl ShardCalls {
         }
         stat.calls += 1;
         stat.usec += ns / 1000;
-        stat.failed_calls += u64::from(matches!(outcome, CallOutcome::Failed(_)));
+        stat.failed_calls += u64::from(matches!(
+            outcome,
+            CallOutcome::Failed(_) | CallOutcome::FailedCounted
+        ));
         entry.latency.get_or_insert_with(Box::default).record(ns);
     }
 }
@@ -475,6 +478,9 @@ pub enum CallOutcome<'a> {
     Ok,
     /// Ran and replied this error.
     Failed(&'a str),
+    /// Ran and replied an error the error stats counted already (a script's error from a
+    /// command it ran, counted when that command failed).
+    FailedCounted,
     /// Refused before running, with this error.
     Rejected(&'a str),
 }

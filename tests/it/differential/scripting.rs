@@ -865,6 +865,23 @@ const CASES: &[&[&str]] = &[
     ],
     &["EVAL", "return cjson._NAME .. ' ' .. cjson._VERSION", "0"],
     &["EVAL", "return type(cjson.new())", "0"],
+    // Errors counted once: a command's inside a script when it fails, the script's own.
+    &["CONFIG", "RESETSTAT"],
+    &["SET", "s", "x"],
+    &["EVAL", "return redis.call('incr','s')", "0"],
+    &["EVAL", "return redis.pcall('incr','s')", "0"],
+    &["EVAL", "return redis.call('nosuch')", "0"],
+    &["EVAL", "return nil + 1", "0"],
+    &["EVAL", "return {err='MY oops'}", "0"],
+    &["EVAL", "return redis.call('get','s')", "0"],
+    &["EVAL", "return redis.error_reply('X y')", "0"],
+    &["EVAL", "local r = redis.pcall('incr','s') return 1", "0"],
+    &["EVALSHA", "x", "0"],
+    &["EVAL", "return 1", "x"],
+    &["EVAL", "return redis.call('multi')", "0"],
+    &["EVAL", "return redis.call()", "0"],
+    &["EVAL_RO", "return redis.call('set','a','b')", "0"],
+    &["INFO", "errorstats"],
     // Over `maxmemory`: a script without `allow-oom` may not grow memory before it wrote;
     // one with a shebang lacking the flag is refused as a DENY_OOM command.
     &["SCRIPT", "LOAD", "#!lua\nreturn 2"],
