@@ -865,6 +865,23 @@ const CASES: &[&[&str]] = &[
     ],
     &["EVAL", "return cjson._NAME .. ' ' .. cjson._VERSION", "0"],
     &["EVAL", "return type(cjson.new())", "0"],
+    // Server commands and blocking commands from a script (the blocking ones never block).
+    &["EVAL", "return redis.call('wait', 0, 0)", "0"],
+    &["EVAL", "return redis.call('waitaof', 0, 0, 0)", "0"],
+    &["EVAL", "return redis.call('flushall')", "0"],
+    &["EVAL", "return redis.call('swapdb', 0, 1)", "0"],
+    &["EVAL", "return redis.call('time')[1] ~= nil", "0"],
+    &["EVAL", "return redis.call('publish', 'ch', 'x')", "0"],
+    &["EVAL", "return redis.call('info', 'nosuchsection')", "0"],
+    &["EVAL", "return redis.call('select', 99)", "0"],
+    &["EVAL", "return redis.call('ping', 'x')", "0"],
+    &["EVAL", "return redis.call('dbsize')", "0"],
+    &[
+        "EVAL",
+        "return redis.call('xread','block','0','streams','nos','$')",
+        "0",
+    ],
+    &["EVAL", "return redis.call('brpoplpush','nol','x','0')", "0"],
     // Errors counted once: a command's inside a script when it fails, the script's own.
     &["CONFIG", "RESETSTAT"],
     &["SET", "s", "x"],
