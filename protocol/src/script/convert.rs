@@ -302,8 +302,7 @@ fn write_nested(value: &Value, enc: Encoding, out: &mut BytesMut, depth: usize) 
             out.put_slice(truncate(*n).to_string().as_bytes());
             out.put_slice(b"\r\n");
         }
-        Value::Table(t) if depth >= MAX_DEPTH => {
-            let _ = t;
+        Value::Table(_) if depth >= MAX_DEPTH => {
             out.put_slice(b"-ERR reached lua stack limit\r\n");
         }
         Value::Table(t) => write_table(t, enc, out, depth),

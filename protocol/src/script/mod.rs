@@ -17,8 +17,16 @@
 //!   (EVAL is refused from scripts), so the borrow never nests.
 //! - A script's SELECT changes the database of its own commands only: the caller's database
 //!   and protocol are restored when the script ends, whatever it did.
+//! - A VM holds compiled functions only for scripts the cache holds: it drops those the
+//!   cache evicted at its next run.
 //! - Nothing here panics on a script's doing: Lua errors, bad values and VM failures become
-//!   error replies.
+//!   error replies; nesting (in `cjson`, `cmsgpack`, the conversions) grows the stack rather
+//!   than overflow a worker thread's.
+//!
+//! FUNCTION/FCALL can reuse the pieces as they are: [`sandbox::Vm`] (the globals, the `redis`
+//! table whose `call`/`pcall`/`setresp` a run fills with scoped functions), [`convert`], and
+//! [`call`] with its [`call::Limits`]; what is EVAL's own is here (KEYS/ARGV as globals, the
+//! `f_<sha>` cache, the error suffix naming the script).
 
 mod bit;
 pub(crate) mod cache;

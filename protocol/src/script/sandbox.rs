@@ -9,14 +9,16 @@
 //! any global raises `Attempt to modify a readonly table`. The library tables are proxied the
 //! same way, so `redis.call = nil` fails as in Redis.
 //!
-//! Errors follow Redis's model: `redis.call` raises a table `{err = "CODE msg"}`, the error
-//! handler adds the `source` and `line` of the script's frame (skipping the C function and
-//! the internal wrappers that raised it), and `pcall` hands scripts the `err` text.
+//! Errors follow Redis's model: `redis.call` raises Redis's error (a [`ScriptError`], which
+//! the error handler turns into the table `{err = "CODE msg"}`), the handler adds the `source`
+//! and `line` of the script's frame (skipping C functions and the internal wrappers), and
+//! `pcall` hands scripts the `err` text. The functions that raise are Rust functions, so a
+//! `return redis.call(...)` tail call keeps the script's frame, as Redis's C functions do;
+//! library errors (`bit`, `cjson`, ...) carry `luaL_error`'s `source:line: ` ([`located`]).
 //!
-//! What each run needs from the server (the command dispatch, `setresp`) is reached through
-//! [`Vm::hooks`], a table the caller fills with scoped functions for the length of one run, so
-//! the VM itself holds nothing of a request; FUNCTION can build its libraries on the same VM
-//! setup.
+//! What each run needs from the server (the command dispatch, `setresp`) is set in
+//! [`Vm::redis`] as functions scoped to the run, so the VM itself holds nothing of a request;
+//! FUNCTION can build its libraries on the same VM setup.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
