@@ -133,15 +133,22 @@ fn getkeys(request: &[&[u8]]) -> Reply {
 
 /// Whether MONITOR does not show calls of `name` (a full name, `config|set`): Redis's admin
 /// commands, and AUTH and HELLO, whose arguments may hold a password.
+/// EVAL and its family show in MONITOR when they start, before the commands their script
+/// runs (the script feeds them itself), not when they end.
+fn is_script_call(name: &str) -> bool {
+    matches!(name, "eval" | "evalsha" | "eval_ro" | "evalsha_ro")
+}
+
 pub(crate) fn hidden_from_monitors(name: &str) -> bool {
     let container = name.split_once('|').map_or(name, |(c, _)| c);
     matches!(
         container,
         "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
-    ) || matches!(
-        name,
-        "client|kill" | "client|list" | "client|pause" | "client|unpause"
-    )
+    ) || is_script_call(container)
+        || matches!(
+            name,
+            "client|kill" | "client|list" | "client|pause" | "client|unpause"
+        )
 }
 
 /// `MONITOR`: from now on this client sees every command the server runs.

@@ -380,8 +380,13 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);
     if ctx.state.monitors().any() && !introspection::hidden_from_monitors(name) {
+        let source = if ctx.client.in_script {
+            "lua".to_string()
+        } else {
+            ctx.client.info.addr.to_string()
+        };
         ctx.state
-            .feed_monitors(&ctx.client.info, ctx.client.db, argv);
+            .feed_monitors_as(&ctx.client.info, &source, ctx.client.db, argv);
     }
     reply
 }

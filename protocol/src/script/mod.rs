@@ -218,6 +218,9 @@ fn refused_for_memory(ctx: &Ctx<'_>, argv: &[&[u8]], variant: Variant) -> bool {
 }
 
 fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
+    // MONITOR shows the call before the commands its script runs (Redis feeds it first).
+    ctx.state
+        .feed_monitors(&ctx.client.info, ctx.client.db, argv);
     if refused_for_memory(ctx, argv, variant) {
         return crate::error::CommandError::OutOfMemory.into();
     }
@@ -266,10 +269,12 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
     let args = &argv[3 + numkeys..];
     let caller_db = ctx.client.db;
     let caller_protocol = ctx.client.protocol;
+    ctx.client.in_script = true;
     let result = with_vm(generation, |vm| {
         prune(vm, ctx.state.scripts());
         execute(vm, ctx, &sha, &script, keys, args, limits)
     });
+    ctx.client.in_script = false;
     ctx.client.db = caller_db;
     ctx.client.protocol = caller_protocol;
     match result {

@@ -276,6 +276,9 @@ pub struct ClientState {
     /// Where this connection's calls are counted (its thread's shard of the server's
     /// counters), taken at its first call.
     pub counter: Option<super::stats::Counter>,
+    /// A script of this client is running: the commands it runs show in MONITOR as the
+    /// script's (`[0 lua]`), not the client's.
+    pub in_script: bool,
 }
 
 impl ClientState {
@@ -291,6 +294,7 @@ impl ClientState {
             watched: Vec::new(),
             clock_mark: None,
             counter: None,
+            in_script: false,
         }
     }
 

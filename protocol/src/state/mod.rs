@@ -474,11 +474,23 @@ impl ServerState {
 
     /// Shows `argv`, run by `client` in `db`, to every monitor.
     pub(crate) fn feed_monitors(&self, client: &ClientInfo, db: usize, argv: &[&[u8]]) {
+        self.feed_monitors_as(client, &client.addr.to_string(), db, argv);
+    }
+
+    /// [`ServerState::feed_monitors`] showing `source` instead of the client's address (`lua`
+    /// for a script's commands).
+    pub(crate) fn feed_monitors_as(
+        &self,
+        client: &ClientInfo,
+        source: &str,
+        db: usize,
+        argv: &[&[u8]],
+    ) {
         if !self.monitors.any() {
             return;
         }
         let now_us = self.clock().now_ms() * 1000;
-        let line = monitor::line(now_us, db, &client.addr.to_string(), argv);
+        let line = monitor::line(now_us, db, source, argv);
         let limits = pubsub::Limits {
             limit: self.hot.output_limit(false),
             stats: &self.stats,
