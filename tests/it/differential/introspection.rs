@@ -254,8 +254,14 @@ fn monitor_line(raw: &[u8]) -> String {
         .trim_start_matches('[')
         .split_once(' ')
         .unwrap_or_default();
-    let args = rest.split_once("] ").map_or("", |(_, args)| args);
-    format!("+T [{db} 127.0.0.1:P] {}", args.trim_end())
+    let (source, args) = rest.split_once("] ").unwrap_or_default();
+    // A script's commands show as `lua`'s, not a client's.
+    let source = if source == "lua" {
+        "lua"
+    } else {
+        "127.0.0.1:P"
+    };
+    format!("+T [{db} {source}] {}", args.trim_end())
 }
 
 /// What a monitor sees while another client runs a script, up to `ECHO done`.
@@ -302,6 +308,16 @@ fn monitor_shows_commands_as_redis8_does() {
         &["SET", "x", "1"],
         &["EXEC"],
         &["SELECT", "0"],
+        // A script: the call first, then its commands as `lua`'s.
+        &[
+            "EVAL",
+            "redis.call('set', 'k', 'v'); return redis.call('get', 'k')",
+            "0",
+        ],
+        &["EVAL", "return 1", "x"],
+        &["MULTI"],
+        &["EVAL", "return redis.call('incr', 'n')", "0"],
+        &["EXEC"],
     ];
     let theirs = monitored(peer.addr(), script);
     let mine = monitored(ours.addr(), script);
