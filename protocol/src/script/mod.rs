@@ -541,3 +541,25 @@ const HELP: &[&str] = &[
     "HELP",
     "    Print this help.",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox::Vm;
+
+    #[test]
+    fn the_protection_of_the_globals_cannot_be_removed() {
+        let vm = Vm::new(0).unwrap();
+        for code in [
+            "setmetatable(_G, {}) x = 1",
+            "setmetatable(redis, nil) redis.call = 1",
+            "rawset(_G, 'x', 1)",
+        ] {
+            let f = vm.compile(code.as_bytes()).unwrap();
+            let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+            assert!(!ok, "{code}");
+        }
+        let f = vm.compile(b"return x").unwrap();
+        let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+        assert!(!ok, "a global leaked");
+    }
+}

@@ -52,6 +52,8 @@ local function readonly(real)
   setmetatable(proxy, {
     __index = real,
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
+    -- Redis's read-only tables cannot lose their protection; nor can a proxy.
+    __metatable = false,
   })
   real_of[proxy] = real
   return proxy
@@ -127,6 +129,7 @@ setmetatable(env, {
     return v
   end,
   __newindex = function() error('Attempt to modify a readonly table', 2) end,
+  __metatable = false,
 })
 
 local rawloadstring, rawload = loadstring, load
