@@ -226,6 +226,7 @@ impl ExpireCycle<'_> {
                     db.values.now_ms = snapshot.now_ms;
                     db.effects.propagating = keyspace.propagation_on();
                     db.effects.notify_flags = keyspace.notify_flags();
+                    db.watch.tracking = keyspace.key_tracking();
                     let repeat = self.sample_loops(db);
                     // Each deletion propagates as a DEL, fed under the lock (execution order).
                     let propagated = db.take_propagated();
@@ -355,10 +356,12 @@ impl Keyspace {
             let mut propagated = Vec::new();
             let propagating = self.propagation_on();
             let notify_flags = self.notify_flags();
+            let tracking = self.key_tracking();
             for (index, db) in dbs.iter_mut().enumerate() {
                 db.values.now_ms = snapshot.now_ms;
                 db.effects.propagating = propagating;
                 db.effects.notify_flags = notify_flags;
+                db.watch.tracking = tracking;
                 let n = db.sweep_expired();
                 db.stats.expired_keys_active += n as u64;
                 expired += n;

@@ -50,6 +50,7 @@ pub mod error;
 mod execute;
 pub mod expire;
 pub mod glob;
+pub mod invalidate;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -78,6 +79,7 @@ pub use config::{Config, NodeLimits};
 pub use error::{Error, RdbError, Result};
 pub use expire::{ExpireCycle, ExpireStats};
 pub use id::{AddId, StreamId};
+pub use invalidate::InvalidationSink;
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use notify::{Notification, NotificationSink};

@@ -212,6 +212,7 @@ impl Db {
         if !self.values.map.is_empty() {
             self.watch.touch_all();
         }
+        self.watch.flush_tracked();
         self.values.clear();
         for key in streams {
             self.signal_deleted(&key);

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
+use super::{Ctx, error, int_arg, is, subcommand_of, unknown_subcommand};
 use crate::REDIS_VERSION;
 use crate::error::CommandError;
 use crate::resp::Protocol;
@@ -150,6 +150,7 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.state.pubsub().forget(&ctx.client.info);
     ctx.state.monitors().remove(ctx.client.info.id);
+    ctx.state.disable_tracking(&ctx.client.info);
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
@@ -166,6 +167,10 @@ fn invalid_name() -> Reply {
 
 const CLIENT_HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -175,31 +180,62 @@ const CLIENT_HELP: &[&str] = &[
     "KILL <ip:port>",
     "    Kill connection made from <ip:port>.",
     "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
-    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
-    "    Return information about client connections.",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
-    "    Set client meta attr. Options are LIB-NAME, LIB-VER.",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 ];
 
-/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`. A known
-/// subcommand with the wrong number of arguments (its arity in the table) is CLIENT's syntax
-/// error.
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|PAUSE|UNPAUSE|
+/// TRACKING|CACHING|GETREDIR|TRACKINGINFO|HELP`. A known subcommand with the wrong number of
+/// arguments (its arity in the table) gets the arity error naming it (`client|setname`).
 pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = subcommand_of(argv) else {
         return unknown_subcommand(argv);
     };
-    let argc = argv.len();
-    if !sub.arity_ok(argc) {
-        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
-        if matches!(sub.name(), "pause" | "unpause") {
-            return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
-        }
-        return subcommand_syntax(argv);
+    if !sub.arity_ok(argv.len()) {
+        // Redis 8.8 refuses every subcommand by its own arity before it runs.
+        return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
     }
     match sub.name() {
         "id" => Reply::Int(ctx.client.info.id as i64),
@@ -242,6 +278,10 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 error(echomq_engine::Error::Syntax)
             }
         }
+        "tracking" => super::tracking::tracking(ctx, argv),
+        "caching" => super::tracking::caching(ctx, argv),
+        "getredir" => super::tracking::getredir(ctx),
+        "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }

@@ -36,6 +36,7 @@ mod security;
 mod shutdown;
 mod slowlog;
 mod table;
+mod tracking;
 mod transaction;
 mod unknown;
 mod wait;
@@ -263,6 +264,7 @@ pub(crate) fn execute(
         }) => {
             let (mut close, mut raw, mut drop_connection) = (false, None, false);
             let reply = batch.run_all(|dbs, snapshot| {
+                tracking::running(state, client);
                 let mut ctx = Ctx {
                     state,
                     client,
@@ -290,6 +292,7 @@ pub(crate) fn execute(
             }
         }
         Found::Engine(spec) if spec.has(BLOCKING) => {
+            tracking::running(state, client);
             match batch.execute_blocking_as(client.db, client.protocol, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
@@ -298,12 +301,15 @@ pub(crate) fn execute(
         Found::Engine(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
+                    tracking::running(state, client);
                     let snapshot = snapshot.speaking(client.protocol);
                     engine::execute_spec(db, &snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
     };
+    tracking::after_call(state, client, spec, argv, false);
+    let action = tracking::flush_push_first(client, name, argv, action);
     let ended = crate::monotonic::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
@@ -359,6 +365,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
+    tracking::after_call(ctx.state, ctx.client, found.spec(), argv, true);
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
     let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);

@@ -90,6 +90,42 @@ pub enum CommandError {
     /// CLIENT LIST or CLIENT KILL with an option it does not know (the option).
     #[error("ERR Unrecognized option '{0}'")]
     UnrecognizedOption(String),
+    /// CLIENT TRACKING with REDIRECT twice.
+    #[error("ERR A client can only redirect to a single other client")]
+    TrackingRedirectTwice,
+    /// CLIENT TRACKING REDIRECT to an id no client has.
+    #[error("ERR The client ID you want redirect to does not exist")]
+    TrackingRedirectMissing,
+    /// CLIENT TRACKING ON with PREFIX but not BCAST.
+    #[error("ERR PREFIX option requires BCAST mode to be enabled")]
+    TrackingPrefixWithoutBcast,
+    /// CLIENT TRACKING ON switching BCAST while tracking.
+    #[error(
+        "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."
+    )]
+    TrackingBcastSwitch,
+    /// CLIENT TRACKING ON BCAST with OPTIN or OPTOUT.
+    #[error("ERR OPTIN and OPTOUT are not compatible with BCAST")]
+    TrackingOptWithBcast,
+    /// CLIENT TRACKING ON OPTIN OPTOUT.
+    #[error("ERR You can't specify both OPTIN mode and OPTOUT mode")]
+    TrackingOptinAndOptout,
+    /// CLIENT TRACKING ON switching between OPTIN and OPTOUT while tracking.
+    #[error(
+        "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."
+    )]
+    TrackingOptSwitch,
+    /// CLIENT CACHING without tracking on.
+    #[error(
+        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+    )]
+    CachingWithoutTracking,
+    /// CLIENT CACHING YES outside OPTIN mode.
+    #[error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")]
+    CachingYesWithoutOptin,
+    /// CLIENT CACHING NO outside OPTOUT mode.
+    #[error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")]
+    CachingNoWithoutOptout,
     /// CLIENT LIST ID with an id that is no integer.
     #[error("ERR Invalid client ID")]
     InvalidClientId,

@@ -213,6 +213,12 @@ impl Server {
         state
             .keyspace()
             .set_notification_sink(Some(Arc::new(events)));
+        let invalidations = crate::state::tracking::Invalidations {
+            state: Arc::downgrade(&state),
+        };
+        state
+            .keyspace()
+            .set_invalidation_sink(Some(Arc::new(invalidations)));
         if let Some(archive) = state.archive() {
             archive
                 .seed_watermarks(state.keyspace())

@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
 use super::stats::CallId;
+use super::tracking::TrackingOptions;
 use crate::resp::Protocol;
 
 /// A connected client as others see it (CLIENT LIST, CLIENT KILL).
@@ -47,6 +48,10 @@ pub struct ClientInfo {
     watching: AtomicBool,
     /// Its subscriptions' counts and its mailbox of messages.
     pub(crate) pubsub: Subscriber,
+    /// CLIENT TRACKING's options ([`super::tracking`]; taken after the tracking table).
+    pub(crate) tracking: Mutex<TrackingOptions>,
+    /// Whether tracking is on (read on every call without the lock).
+    tracking_on: AtomicBool,
 }
 
 /// A client's self-declared names.
@@ -83,7 +88,19 @@ impl ClientInfo {
             blocked: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             pubsub: Subscriber::default(),
+            tracking: Mutex::new(TrackingOptions::default()),
+            tracking_on: AtomicBool::new(false),
         }
+    }
+
+    /// Whether CLIENT TRACKING is on.
+    pub(crate) fn is_tracking(&self) -> bool {
+        self.tracking_on.load(Ordering::Relaxed)
+    }
+
+    /// Mirrors the tracking options' `on` (the tracking table's lock held).
+    pub(crate) fn set_tracking_on(&self, on: bool) {
+        self.tracking_on.store(on, Ordering::Relaxed);
     }
 
     /// CLIENT SETNAME's name, if set.
@@ -170,27 +187,46 @@ impl ClientInfo {
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default()
         };
+        let tracking = self.tracking.lock().clone();
+        let mut flags = String::new();
+        if self.pubsub.is_subscribed() {
+            flags.push('P');
+        }
+        if self.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
+        }
+        if tracking.on {
+            flags.push('t');
+            if tracking.broken_redirect {
+                flags.push('R');
+            }
+            if tracking.bcast {
+                flags.push('B');
+            }
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let redir = if tracking.on {
+            tracking.redirect as i64
+        } else {
+            -1
+        };
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
             crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
             self.idle_s(),
-            match (
-                self.blocked.load(Ordering::Relaxed),
-                self.pubsub.is_subscribed()
-            ) {
-                (true, _) => "b",
-                (false, true) => "P",
-                (false, false) => "N",
-            },
+            flags,
             self.db.load(Ordering::Relaxed),
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
             call_name(self.last_command.load(Ordering::Relaxed)),
+            redir,
             if self.resp3.load(Ordering::Relaxed) {
                 3
             } else {

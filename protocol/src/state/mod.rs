@@ -22,7 +22,8 @@
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
-//!   [`notify`]: keyspace notifications published there.
+//!   [`notify`]: keyspace notifications published there; [`tracking`]: client-side caching's
+//!   table and its invalidation messages, delivered there too.
 //! - `persistence`: what the settings ask of persistence (`crate::persist`, the layer
 //!   beneath): the startup load, commits before replies, automatic rewrites, SAVE/BGSAVE and
 //!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
@@ -46,6 +47,7 @@ pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
 pub(crate) mod stats;
+pub(crate) mod tracking;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -149,6 +151,8 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
+    /// Client-side caching's tracking table.
+    tracking: tracking::Tracking,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -208,6 +212,7 @@ impl ServerState {
             stats: Stats::default(),
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
+            tracking: tracking::Tracking::default(),
             slowlog: slowlog::SlowLog::default(),
             monitors: monitor::Monitors::default(),
             pause: pause::Pause::default(),
@@ -382,7 +387,58 @@ impl ServerState {
         }
         self.pubsub.forget(&client.info);
         self.monitors.remove(client.info.id);
+        self.disable_tracking(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// The tracking table ([`tracking`]).
+    pub(crate) fn tracking(&self) -> &tracking::Tracking {
+        &self.tracking
+    }
+
+    /// Turns CLIENT TRACKING off for `client`, and the keyspace's recording of changed keys
+    /// with the last tracking client.
+    pub(crate) fn disable_tracking(&self, client: &ClientInfo) {
+        if client.is_tracking() {
+            self.tracking.disable(client);
+            if self.tracking.clients_on() == 0 {
+                self.keyspace.set_key_tracking(false);
+            }
+        }
+    }
+
+    /// The connected client with this id.
+    pub(crate) fn client_by_id(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.get(id)
+    }
+
+    /// Appends an invalidation push (or `__redis__:invalidate` message) to `client`'s
+    /// mailbox, within its output limit.
+    pub(crate) fn push_to(&self, client: &ClientInfo, frame: &[u8]) {
+        let limits = pubsub::Limits {
+            limit: self.hot.output_limit(client.pubsub.is_subscribed()),
+            stats: &self.stats,
+            call_name: self.call_name,
+        };
+        pubsub::deliver(client, frame, &limits);
+    }
+
+    /// Hands changed keys to the tracking table (the engine's invalidation sink).
+    pub(crate) fn invalidate(&self, keys: &[bytes::Bytes], flushed: bool) {
+        let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+        let lookup = |id: u64| self.clients.get(id);
+        self.tracking.invalidate(keys, flushed, &deliver, &lookup);
+        self.limit_tracked_keys();
+    }
+
+    /// Keeps the tracking table within `tracking-table-max-keys`, invalidating keys over it.
+    pub(crate) fn limit_tracked_keys(&self) {
+        let max_keys = self.hot.tracking_table_max_keys();
+        if max_keys > 0 {
+            let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+            let lookup = |id: u64| self.clients.get(id);
+            self.tracking.limit_keys(max_keys, &deliver, &lookup);
+        }
     }
 
     /// CLIENT PAUSE's state ([`pause`]).

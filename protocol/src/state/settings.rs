@@ -109,7 +109,13 @@ pub struct Settings {
     pub enable_debug_command: super::protected::Allowed,
     /// `enable-module-command` (kept for CONFIG GET; there is no MODULE command).
     pub enable_module_command: super::protected::Allowed,
+    /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
+    /// invalidates some at random; 0 = no limit.
+    pub tracking_table_max_keys: u64,
 }
+
+/// Redis's `tracking-table-max-keys` default: a million keys.
+pub const TRACKING_TABLE_MAX_KEYS_DEFAULT: u64 = 1_000_000;
 
 /// Redis's default `hz` and its clamp.
 pub const HZ_DEFAULT: u64 = 10;
@@ -156,6 +162,7 @@ impl Default for Settings {
             enable_protected_configs: super::protected::Allowed::No,
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
+            tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
         }
     }
 }
@@ -363,6 +370,14 @@ pub const PARAMS: &[Param] = &[
             s.slowlog_log_slower_than = v.parse().map_err(|_| {
                 ConfigRefusal::new("slowlog-log-slower-than", ConfigWhy::NotInteger)
             })?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "tracking-table-max-keys",
+        get: |s, _| s.tracking_table_max_keys.to_string(),
+        set: Some(|s, _, v| {
+            s.tracking_table_max_keys = int_in("tracking-table-max-keys", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },

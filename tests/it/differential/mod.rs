@@ -39,3 +39,4 @@ mod pubsub;
 mod server;
 mod streams;
 mod strings;
+mod tracking;

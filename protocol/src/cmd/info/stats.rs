@@ -86,13 +86,14 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
-        "unexpected_error_replies",
     ] {
         out.field(name, 0);
     }
+    let (tracked_keys, tracked_items, tracked_prefixes) = state.tracking().totals();
+    out.field("tracking_total_keys", tracked_keys);
+    out.field("tracking_total_items", tracked_items);
+    out.field("tracking_total_prefixes", tracked_prefixes);
+    out.field("unexpected_error_replies", 0);
     out.field("total_error_replies", stats.total_error_replies());
     out.field("dump_payload_sanitizations", 0);
     out.field("total_reads_processed", reads);
