@@ -75,6 +75,11 @@ pub struct BlockedHandle {
 }
 
 impl BlockedHandle {
+    /// Where the command waits: its database and its waiter id ([`Db::unblock`]).
+    pub fn position(&self) -> (usize, u64) {
+        (self.db, self.id)
+    }
+
     /// The reply, once there is one (taken: later calls return `None`).
     pub fn try_take(&self) -> Option<Result<Reply>> {
         self.slot.take()

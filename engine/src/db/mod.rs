@@ -178,6 +178,18 @@ impl Db {
         }
     }
 
+    /// Ends the blocked command `id` of this database with `result` instead of its keys'
+    /// data (CLIENT UNBLOCK): it stops waiting; returns what wakes its client (to be called
+    /// once the lock is released), or `None` if no such command waits.
+    pub fn unblock(
+        &mut self,
+        id: u64,
+        result: crate::error::Result<crate::reply::Reply>,
+    ) -> Option<Arc<dyn crate::blocking::Wake>> {
+        let waiter = self.watch.blocked.unregister(id)?;
+        Some(waiter.slot.complete(result))
+    }
+
     /// Keys under WATCH (INFO's `total_watched_keys`).
     pub fn watched_count(&self) -> usize {
         self.watch.watched_count()

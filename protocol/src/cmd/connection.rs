@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use echomq_engine::Reply;
 
-use super::{Ctx, error, int_arg, is, subcommand_of, unknown_subcommand};
+use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_subcommand};
 use crate::REDIS_VERSION;
 use crate::error::CommandError;
 use crate::resp::Protocol;
@@ -158,6 +158,9 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.set_protocol(Protocol::Resp2);
     ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
     ctx.client.info.set_name(None);
+    ctx.client.info.set_no_evict(false);
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
     Reply::Status("RESET")
 }
 
@@ -249,20 +252,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .set_name((!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2])));
             Reply::OK
         }
-        "setinfo" => {
-            let info = &ctx.client.info;
-            if is(argv[2], "lib-name") {
-                info.set_lib_name(Bytes::copy_from_slice(argv[3]));
-            } else if is(argv[2], "lib-ver") {
-                info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
-            } else {
-                return CommandError::UnrecognizedOption(
-                    String::from_utf8_lossy(argv[2]).into_owned(),
-                )
-                .into();
-            }
-            Reply::OK
-        }
+        "setinfo" => setinfo(ctx, argv),
         "info" => Reply::Verbatim(Bytes::from(format!(
             "{}\n",
             ctx.client.info.line(super::call_name)
@@ -271,19 +261,117 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "kill" => kill(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
         "unpause" => super::pause::unpause(ctx, argv),
-        "no-evict" | "no-touch" => {
+        "no-evict" => {
+            if is(argv[2], "on") || is(argv[2], "off") {
+                ctx.client.info.set_no_evict(is(argv[2], "on"));
+                Reply::OK
+            } else {
+                error(echomq_engine::Error::Syntax)
+            }
+        }
+        "no-touch" => {
             if is(argv[2], "on") || is(argv[2], "off") {
                 Reply::OK
             } else {
                 error(echomq_engine::Error::Syntax)
             }
         }
+        "reply" => reply(ctx, argv),
+        "unblock" => unblock(ctx, argv),
         "tracking" => super::tracking::tracking(ctx, argv),
         "caching" => super::tracking::caching(ctx, argv),
         "getredir" => super::tracking::getredir(ctx),
         "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
+    }
+}
+
+/// `CLIENT SETINFO LIB-NAME|LIB-VER value`: the option first, then the value's characters;
+/// an empty value clears it.
+fn setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let info = &ctx.client.info;
+    let attr = argv[2];
+    let lib_name = is(attr, "lib-name");
+    if !lib_name && !is(attr, "lib-ver") {
+        return CommandError::UnrecognizedOption(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    // Redis checks the value as a C string: up to its first NUL byte.
+    let value = argv[3];
+    let checked = value.split(|&b| b == 0).next().unwrap_or_default();
+    if !valid_client_name(checked) {
+        return CommandError::InvalidClientAttr(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    let value = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
+    if lib_name {
+        info.set_lib_name(value);
+    } else {
+        info.set_lib_ver(value);
+    }
+    Reply::OK
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`: ON answers OK; OFF and SKIP answer nothing (SKIP does nothing
+/// while OFF).
+fn reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if is(argv[2], "on") {
+        ctx.client.reply_off = false;
+        ctx.client.reply_skip = false;
+        return Reply::OK;
+    }
+    if is(argv[2], "off") {
+        ctx.client.reply_off = true;
+    } else if is(argv[2], "skip") {
+        if !ctx.client.reply_off {
+            ctx.client.reply_skip_next = true;
+        }
+    } else {
+        return error(echomq_engine::Error::Syntax);
+    }
+    ctx.raw = Some(Vec::new());
+    Reply::Null
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: ends another client's blocking command as if it timed
+/// out (TIMEOUT, the default) or with `-UNBLOCKED`; 1 if that client was blocked, else 0.
+fn unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if argv.len() > 4 {
+        return subcommand_syntax(argv);
+    }
+    let mut as_error = false;
+    if let Some(reason) = argv.get(3) {
+        if is(reason, "error") {
+            as_error = true;
+        } else if !is(reason, "timeout") {
+            return CommandError::UnblockReason.into();
+        }
+    }
+    let id = match int_arg(argv[2]) {
+        Ok(id) => id,
+        Err(reply) => return reply,
+    };
+    let target = u64::try_from(id)
+        .ok()
+        .and_then(|id| ctx.state.client_by_id(id));
+    let Some((db, waiter)) = target.and_then(|t| t.blocked_at()) else {
+        return Reply::Int(0);
+    };
+    let result = if as_error {
+        Reply::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
+    } else {
+        Reply::NullArray
+    };
+    match ctx
+        .dbs
+        .get_mut(db)
+        .and_then(|d| d.unblock(waiter, Ok(result)))
+    {
+        // Waking only notifies the client's task: harmless under the lock.
+        Some(wake) => {
+            wake.wake();
+            Reply::Int(1)
+        }
+        None => Reply::Int(0),
     }
 }
 

@@ -333,6 +333,9 @@ pub(crate) fn execute(
     let stats = state.stats();
     let counter = client.counter.get_or_insert_with(|| stats.counter());
     stats.record_in(counter, counted.0, name, ns, outcome);
+    if !matches!(action, Action::Block(_)) {
+        client.info.count_command();
+    }
     action
 }
 

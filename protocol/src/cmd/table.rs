@@ -100,6 +100,8 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|no-touch", 3),
                 sub("client|pause", -3),
                 sub("client|unpause", 2),
+                sub("client|reply", 3),
+                sub("client|unblock", -3),
                 sub("client|tracking", -3),
                 sub("client|caching", 3),
                 sub("client|getredir", 2),

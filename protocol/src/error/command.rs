@@ -126,6 +126,12 @@ pub enum CommandError {
     /// CLIENT CACHING NO outside OPTOUT mode.
     #[error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")]
     CachingNoWithoutOptout,
+    /// CLIENT SETINFO with a value holding spaces or special characters (the option as given).
+    #[error("ERR {0} cannot contain spaces, newlines or special characters.")]
+    InvalidClientAttr(String),
+    /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
+    #[error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")]
+    UnblockReason,
     /// CLIENT LIST ID with an id that is no integer.
     #[error("ERR Invalid client ID")]
     InvalidClientId,

@@ -221,6 +221,7 @@ async fn run(
             Step::Block(handle) => {
                 out.flush(state, client, &mut output).await?;
                 client.info.set_blocked(true);
+                client.info.set_blocked_at(Some(handle.position()));
                 let waited = wait_blocked(
                     state,
                     &handle,
@@ -230,6 +231,7 @@ async fn run(
                     &mut input,
                 )
                 .await;
+                client.info.set_blocked_at(None);
                 client.info.set_blocked(false);
                 let Some(result) = waited? else {
                     return Ok(());
@@ -273,6 +275,7 @@ async fn run(
                     return Ok(());
                 }
                 state.stats().read_processed_in(client.counter.as_ref(), read);
+                client.info.count_read(read);
                 scratch.read_since_batch = true;
             }
             () = idle => return Ok(()),
@@ -326,6 +329,7 @@ impl Out<'_> {
         state
             .stats()
             .write_processed_in(client.counter.as_ref(), output.len());
+        client.info.count_written(output.len());
         output.clear();
         Ok(())
     }

@@ -44,14 +44,33 @@ pub struct ClientInfo {
     kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
-    /// Whether it watches keys (INFO's `watching_clients`).
-    watching: AtomicBool,
+    /// Where its blocked command waits (database, waiter id), for CLIENT UNBLOCK.
+    blocked_at: Mutex<Option<(usize, u64)>>,
+    /// CLIENT NO-EVICT (CLIENT LIST's `e` flag).
+    no_evict: AtomicBool,
+    /// How many keys it watches (CLIENT LIST's `watch`; INFO's `watching_clients`).
+    watching: AtomicUsize,
+    /// Traffic and work, for CLIENT LIST: bytes read and written, reads, commands run, and
+    /// the batches of requests run with their commands (Redis's average pipeline length).
+    traffic: Traffic,
     /// Its subscriptions' counts and its mailbox of messages.
     pub(crate) pubsub: Subscriber,
     /// CLIENT TRACKING's options ([`super::tracking`]; taken after the tracking table).
     pub(crate) tracking: Mutex<TrackingOptions>,
     /// Whether tracking is on (read on every call without the lock).
     tracking_on: AtomicBool,
+}
+
+/// A client's traffic counters (CLIENT LIST's `tot-net-in`, `tot-net-out`, `read-events`,
+/// `tot-cmds`, `avg-pipeline-len-sum`, `avg-pipeline-len-cnt`).
+#[derive(Debug, Default)]
+struct Traffic {
+    net_in: AtomicU64,
+    net_out: AtomicU64,
+    read_events: AtomicU64,
+    commands: AtomicU64,
+    batched_commands: AtomicU64,
+    batches: AtomicU64,
 }
 
 /// A client's self-declared names.
@@ -86,7 +105,10 @@ impl ClientInfo {
             last_command: AtomicUsize::new(usize::MAX),
             kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
-            watching: AtomicBool::new(false),
+            blocked_at: Mutex::new(None),
+            no_evict: AtomicBool::new(false),
+            watching: AtomicUsize::new(0),
+            traffic: Traffic::default(),
             pubsub: Subscriber::default(),
             tracking: Mutex::new(TrackingOptions::default()),
             tracking_on: AtomicBool::new(false),
@@ -113,14 +135,29 @@ impl ClientInfo {
         self.names.lock().name = name;
     }
 
-    /// CLIENT SETINFO LIB-NAME.
-    pub fn set_lib_name(&self, lib_name: Bytes) {
-        self.names.lock().lib_name = Some(lib_name);
+    /// CLIENT SETINFO LIB-NAME (`None`: cleared by an empty value).
+    pub fn set_lib_name(&self, lib_name: Option<Bytes>) {
+        self.names.lock().lib_name = lib_name;
     }
 
-    /// CLIENT SETINFO LIB-VER.
-    pub fn set_lib_ver(&self, lib_ver: Bytes) {
-        self.names.lock().lib_ver = Some(lib_ver);
+    /// CLIENT SETINFO LIB-VER (`None`: cleared by an empty value).
+    pub fn set_lib_ver(&self, lib_ver: Option<Bytes>) {
+        self.names.lock().lib_ver = lib_ver;
+    }
+
+    /// Records where its blocked command waits (`None`: it no longer waits).
+    pub fn set_blocked_at(&self, at: Option<(usize, u64)>) {
+        *self.blocked_at.lock() = at;
+    }
+
+    /// Where its blocked command waits, if it waits.
+    pub(crate) fn blocked_at(&self) -> Option<(usize, u64)> {
+        *self.blocked_at.lock()
+    }
+
+    /// CLIENT NO-EVICT ON or OFF.
+    pub(crate) fn set_no_evict(&self, on: bool) {
+        self.no_evict.store(on, Ordering::Relaxed);
     }
 
     /// CLIENT KILL: its connection closes at its next wait.
@@ -144,14 +181,45 @@ impl ClientInfo {
         self.blocked.store(blocked, Ordering::Relaxed);
     }
 
-    /// Marks it watching keys, or no longer.
-    pub fn set_watching(&self, watching: bool) {
-        self.watching.store(watching, Ordering::Relaxed);
+    /// Records how many keys it watches (0: none).
+    pub fn set_watching(&self, keys: usize) {
+        self.watching.store(keys, Ordering::Relaxed);
     }
 
     /// Whether it watches keys.
     pub fn is_watching(&self) -> bool {
-        self.watching.load(Ordering::Relaxed)
+        self.watching.load(Ordering::Relaxed) > 0
+    }
+
+    /// Counts `bytes` read from it in one read.
+    pub(crate) fn count_read(&self, bytes: usize) {
+        self.traffic
+            .net_in
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.traffic.read_events.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` written to it.
+    pub(crate) fn count_written(&self, bytes: usize) {
+        self.traffic
+            .net_out
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one command it ran (after it ran, as Redis counts it).
+    pub(crate) fn count_command(&self) {
+        self.traffic.commands.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one request about to run in a batch of requests read together (`first`: the
+    /// batch's first), before it runs, as Redis counts a pipeline when it parses it.
+    pub(crate) fn count_batched(&self, first: bool) {
+        if first {
+            self.traffic.batches.fetch_add(1, Ordering::Relaxed);
+        }
+        self.traffic
+            .batched_commands
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Milliseconds since its last batch of requests.
@@ -204,6 +272,9 @@ impl ClientInfo {
                 flags.push('B');
             }
         }
+        if self.no_evict.load(Ordering::Relaxed) {
+            flags.push('e');
+        }
         if flags.is_empty() {
             flags.push('N');
         }
@@ -212,8 +283,10 @@ impl ClientInfo {
         } else {
             -1
         };
+        let traffic = &self.traffic;
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
@@ -225,6 +298,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
+            self.watching.load(Ordering::Relaxed),
             call_name(self.last_command.load(Ordering::Relaxed)),
             redir,
             if self.resp3.load(Ordering::Relaxed) {
@@ -234,6 +308,12 @@ impl ClientInfo {
             },
             text(&names.lib_name),
             text(&names.lib_ver),
+            load(&traffic.net_in),
+            load(&traffic.net_out),
+            load(&traffic.commands),
+            load(&traffic.read_events),
+            load(&traffic.batched_commands),
+            load(&traffic.batches),
         )
     }
 }
@@ -263,6 +343,12 @@ pub struct ClientState {
     /// Where this connection's calls are counted (its thread's shard of the server's
     /// counters), taken at its first call.
     pub counter: Option<super::stats::Counter>,
+    /// CLIENT REPLY OFF: no reply is sent.
+    pub reply_off: bool,
+    /// CLIENT REPLY SKIP ran: the next command's reply is not sent.
+    pub reply_skip_next: bool,
+    /// The running command's reply is not sent (it follows CLIENT REPLY SKIP).
+    pub reply_skip: bool,
 }
 
 impl ClientState {
@@ -278,7 +364,18 @@ impl ClientState {
             watched: Vec::new(),
             clock_mark: None,
             counter: None,
+            reply_off: false,
+            reply_skip_next: false,
+            reply_skip: false,
         }
+    }
+
+    /// Whether the reply of the command that just ran is dropped (CLIENT REPLY OFF, or SKIP
+    /// before it); moves a pending SKIP on to the next command, as Redis's `resetClient`.
+    pub fn reply_silenced(&mut self) -> bool {
+        let silenced = self.reply_off || self.reply_skip;
+        self.reply_skip = std::mem::take(&mut self.reply_skip_next);
+        silenced
     }
 
     /// Switches protocol, keeping the shared view in step.

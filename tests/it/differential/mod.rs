@@ -26,6 +26,7 @@
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod case;
+mod client;
 mod command_info;
 mod expiry;
 mod group_deletion_claim_nack;

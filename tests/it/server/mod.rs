@@ -18,6 +18,7 @@
 //!   `--latency` and `monitor` modes, asserting on what they print.
 //! - `redis_py_harness`: redis-py's own test suite (pytest) against `echomq serve`: pub/sub,
 //!   keyspace notifications, MONITOR, streams, expiry and introspection.
+//! - `client_command`: CLIENT REPLY, UNBLOCK, NO-EVICT, SETINFO and CLIENT LIST's counters.
 //! - `tracking`: client-side caching: CLIENT TRACKING's modes, invalidation pushes and
 //!   messages on writes, flushes, expiry and the table's key limit.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
@@ -28,6 +29,7 @@
 //! checked over [`QUIET_WINDOW`].
 
 mod blocking;
+mod client_command;
 mod clients;
 mod cluster_mode;
 mod connection;
