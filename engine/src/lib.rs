@@ -33,6 +33,9 @@
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
 //! - [`notify`]: keyspace notifications: the `notify-keyspace-events` classes and the events
 //!   commands and expiry fire, handed to a [`NotificationSink`] in execution order.
+//! - [`invalidate`]: the keys each execution unit changed, handed to the embedder for
+//!   client-side caching; [`debug_digest`]: DEBUG DIGEST's dataset and value digests, as
+//!   Redis computes them.
 //! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH; the server's CONFIG GET, PSUBSCRIBE).
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
@@ -44,6 +47,7 @@ pub mod clock;
 pub mod command;
 pub mod config;
 mod db;
+pub mod debug_digest;
 #[cfg(test)]
 mod effects_fixture;
 pub mod error;

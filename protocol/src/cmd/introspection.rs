@@ -1,5 +1,5 @@
 //! COMMAND, TIME, and the commands tooling sends on connect that echomq accepts and ignores
-//! (FUNCTION FLUSH, SCRIPT FLUSH, DEBUG LOG ...).
+//! (FUNCTION FLUSH, SCRIPT FLUSH ...).
 
 use echomq_engine::{Error as EngineError, Reply};
 
@@ -172,39 +172,9 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// The longest DEBUG SLEEP.
-const DEBUG_SLEEP_MAX: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// DEBUG, where `enable-debug-command` allows it (dispatch checks): `LOG` and
-/// `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds` sleeps; any other
-/// subcommand is refused as one Redis does not know.
-///
-/// `DEBUG SLEEP` sleeps with the keyspace lock held, so every other client waits for it, as
-/// in Redis (whose one thread sleeps), for at most [`DEBUG_SLEEP_MAX`] (Redis has no cap: a
-/// typo must not stop the server for good, nor a fuzz input the fuzzer). The seconds are read as C's `strtod` reads them: the
-/// longest leading decimal number, 0 if there is none; a negative figure does not sleep.
-pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
-    if is(sub, "sleep") {
-        if argv.len() != 3 {
-            return CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned())
-                .into();
-        }
-        if let Ok(pause) = std::time::Duration::try_from_secs_f64(leading_f64(argv[2])) {
-            std::thread::sleep(pause.min(DEBUG_SLEEP_MAX));
-        }
-        return Reply::OK;
-    }
-    if is(sub, "log") || is(sub, "set-active-expire") {
-        Reply::OK
-    } else {
-        CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned()).into()
-    }
-}
-
 /// The longest prefix of `text` that is a decimal number, as C's `strtod` reads it (leading
 /// spaces skipped); 0 when none is.
-fn leading_f64(text: &[u8]) -> f64 {
+pub(super) fn leading_f64(text: &[u8]) -> f64 {
     let text = String::from_utf8_lossy(text);
     let text = text.trim_start();
     let numeric = text

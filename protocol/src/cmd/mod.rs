@@ -21,6 +21,7 @@ mod command_docs_reads;
 mod config;
 pub(crate) mod connection;
 mod copy;
+mod debug;
 mod dump;
 mod flushall;
 mod info;

@@ -72,6 +72,14 @@ fn string_encoding(key: &[u8], value: &[u8]) -> &'static str {
     }
 }
 
+/// OBJECT ENCODING of `value` under `key`.
+pub(super) fn encoding(key: &[u8], value: &Value) -> &'static str {
+    match value {
+        Value::Stream(_) => "stream",
+        Value::String(s) => string_encoding(key, s),
+    }
+}
+
 /// MEMORY USAGE of `value` under `key`.
 pub(super) fn usage(key: &[u8], value: &Value) -> usize {
     let object = OBJECT_BYTES + key.len() + 3;
@@ -130,10 +138,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::Null;
     };
     match sub.name() {
-        "encoding" => Reply::bulk_static(match value {
-            Value::Stream(_) => "stream",
-            Value::String(s) => string_encoding(key, s),
-        }),
+        "encoding" => Reply::bulk_static(encoding(key, value)),
         "refcount" => Reply::Int(1),
         "idletime" => Reply::Int(0),
         "freq" => CommandError::LfuNotSelected.into(),

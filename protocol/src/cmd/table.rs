@@ -13,8 +13,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
-    memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
+    Ctx, archive, cluster, config, connection, copy, debug, dump, flushall, info, introspection,
+    latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -180,7 +180,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
-    command(spec("debug", -2), introspection::debug),
+    command(spec("debug", -2), debug::debug),
     command(spec("subscribe", -2), pubsub::subscribe),
     command(spec("unsubscribe", -1), pubsub::unsubscribe),
     command(spec("psubscribe", -2), pubsub::psubscribe),

@@ -243,6 +243,29 @@ pub enum CommandError {
     /// DEBUG with a subcommand it does not know (the subcommand).
     #[error("ERR unknown subcommand or wrong number of arguments for '{0}'. Try DEBUG HELP.")]
     DebugUnknownSubcommand(String),
+    /// DEBUG QUICKLIST-PACKED-THRESHOLD out of range or not a memory value.
+    #[error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")]
+    PackedThreshold,
+    /// DEBUG LISTPACK of a value not so encoded.
+    #[error("ERR Not a listpack encoded object.")]
+    NotListpack,
+    /// DEBUG QUICKLIST of a value not so encoded.
+    #[error("ERR Not a quicklist encoded object.")]
+    NotQuicklist,
+    /// DEBUG RELOAD with an option it does not know.
+    #[error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")]
+    DebugReloadOption,
+    /// DEBUG RELOAD whose file could not be loaded (or held a key already there).
+    #[error("ERR Error trying to load the RDB dump, check server logs.")]
+    DebugReloadFailed,
+    /// DEBUG PROTOCOL PUSH from a RESP2 client.
+    #[error("ERR RESP2 is not supported by this command")]
+    DebugPushResp2,
+    /// DEBUG PROTOCOL with a type it does not know.
+    #[error(
+        "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+    )]
+    DebugProtocolType,
     /// DEBUG with `enable-debug-command no`.
     #[error(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."

@@ -27,11 +27,15 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         // One lock hold at a time, yielding between them: the clients' tasks on this worker
         // run between holds instead of waiting for the whole cycle.
-        let mut cycle = state.keyspace().expire_cycle(budget);
-        while cycle.step() {
-            tokio::task::yield_now().await;
+        if state
+            .active_expire()
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let mut cycle = state.keyspace().expire_cycle(budget);
+            while cycle.step() {
+                tokio::task::yield_now().await;
+            }
         }
-        drop(cycle);
         if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }

@@ -153,6 +153,8 @@ pub(crate) struct ServerState {
     pubsub: pubsub::Registry,
     /// Client-side caching's tracking table.
     tracking: tracking::Tracking,
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE).
+    active_expire: std::sync::atomic::AtomicBool,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -213,6 +215,7 @@ impl ServerState {
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
             tracking: tracking::Tracking::default(),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
             slowlog: slowlog::SlowLog::default(),
             monitors: monitor::Monitors::default(),
             pause: pause::Pause::default(),
@@ -389,6 +392,11 @@ impl ServerState {
         self.monitors.remove(client.info.id);
         self.disable_tracking(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE turns it off).
+    pub(crate) fn active_expire(&self) -> &std::sync::atomic::AtomicBool {
+        &self.active_expire
     }
 
     /// The tracking table ([`tracking`]).

@@ -28,6 +28,7 @@
 mod case;
 mod client;
 mod command_info;
+mod debug;
 mod expiry;
 mod group_deletion_claim_nack;
 mod groups;
