@@ -1,6 +1,6 @@
 //! Run-time settings of the engine, with Redis's names, defaults and ranges.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// `stream-node-max-entries` default: entries (live and deleted) per node.
 pub const NODE_ENTRIES_MAX_DEFAULT: u64 = 100;
@@ -88,6 +88,8 @@ pub struct Config {
     idmp_maxsize: AtomicU64,
     /// `notify-keyspace-events` as flags (see [`crate::notify`]).
     notify_flags: AtomicU32,
+    /// The value types' encoding thresholds (CONFIG's `*-max-listpack-*` and friends).
+    pub encoding: EncodingConfig,
 }
 
 impl Default for Config {
@@ -98,6 +100,7 @@ impl Default for Config {
             idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
             idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
             notify_flags: AtomicU32::new(0),
+            encoding: EncodingConfig::default(),
         }
     }
 }
@@ -153,5 +156,92 @@ impl Config {
     /// Sets the `notify-keyspace-events` classes (parsed with [`crate::notify::parse`]).
     pub fn set_notify_flags(&self, flags: u32) {
         self.notify_flags.store(flags, Ordering::Relaxed);
+    }
+}
+
+/// The thresholds at which Redis 8.8 converts a value from its compact encoding (listpack,
+/// intset) to its general one, and the list and HyperLogLog tuning, as CONFIG sets them: each
+/// value type reads the ones it needs on every write that may convert it. Atomics, so a read
+/// costs a load and CONFIG SET needs no lock. Defaults are Redis 8.8's.
+#[derive(Debug)]
+pub struct EncodingConfig {
+    /// `hash-max-listpack-entries` (alias `hash-max-ziplist-entries`).
+    pub hash_max_listpack_entries: AtomicU64,
+    /// `hash-max-listpack-value` (alias `hash-max-ziplist-value`), bytes.
+    pub hash_max_listpack_value: AtomicU64,
+    /// `set-max-intset-entries`.
+    pub set_max_intset_entries: AtomicU64,
+    /// `set-max-listpack-entries`.
+    pub set_max_listpack_entries: AtomicU64,
+    /// `set-max-listpack-value`, bytes.
+    pub set_max_listpack_value: AtomicU64,
+    /// `zset-max-listpack-entries` (alias `zset-max-ziplist-entries`).
+    pub zset_max_listpack_entries: AtomicU64,
+    /// `zset-max-listpack-value` (alias `zset-max-ziplist-value`), bytes.
+    pub zset_max_listpack_value: AtomicU64,
+    /// `list-max-listpack-size` (alias `list-max-ziplist-size`): positive, entries per
+    /// quicklist node; -1 to -5, a node's size limit of 4, 8, 16, 32 or 64 KiB.
+    pub list_max_listpack_size: AtomicI64,
+    /// `list-compress-depth`: quicklist nodes left uncompressed at each end (0: none
+    /// compressed).
+    pub list_compress_depth: AtomicU64,
+    /// `hll-sparse-max-bytes`: a HyperLogLog's sparse form becomes dense past this.
+    pub hll_sparse_max_bytes: AtomicU64,
+}
+
+impl Default for EncodingConfig {
+    fn default() -> Self {
+        EncodingConfig {
+            hash_max_listpack_entries: AtomicU64::new(512),
+            hash_max_listpack_value: AtomicU64::new(64),
+            set_max_intset_entries: AtomicU64::new(512),
+            set_max_listpack_entries: AtomicU64::new(128),
+            set_max_listpack_value: AtomicU64::new(64),
+            zset_max_listpack_entries: AtomicU64::new(128),
+            zset_max_listpack_value: AtomicU64::new(64),
+            list_max_listpack_size: AtomicI64::new(-2),
+            list_compress_depth: AtomicU64::new(0),
+            hll_sparse_max_bytes: AtomicU64::new(3000),
+        }
+    }
+}
+
+/// A copy of every [`EncodingConfig`] value at once (to restore them when a CONFIG SET of
+/// several parameters fails half-way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodingLimits([i64; 10]);
+
+impl EncodingConfig {
+    fn unsigned(&self) -> [&AtomicU64; 9] {
+        [
+            &self.hash_max_listpack_entries,
+            &self.hash_max_listpack_value,
+            &self.set_max_intset_entries,
+            &self.set_max_listpack_entries,
+            &self.set_max_listpack_value,
+            &self.zset_max_listpack_entries,
+            &self.zset_max_listpack_value,
+            &self.list_compress_depth,
+            &self.hll_sparse_max_bytes,
+        ]
+    }
+
+    /// Every value now.
+    pub fn limits(&self) -> EncodingLimits {
+        let mut all = [0i64; 10];
+        for (to, from) in all.iter_mut().zip(self.unsigned()) {
+            *to = from.load(Ordering::Relaxed) as i64;
+        }
+        all[9] = self.list_max_listpack_size.load(Ordering::Relaxed);
+        EncodingLimits(all)
+    }
+
+    /// Puts back values taken by [`EncodingConfig::limits`].
+    pub fn restore(&self, limits: EncodingLimits) {
+        for (to, from) in self.unsigned().into_iter().zip(limits.0) {
+            to.store(from as u64, Ordering::Relaxed);
+        }
+        self.list_max_listpack_size
+            .store(limits.0[9], Ordering::Relaxed);
     }
 }

@@ -48,6 +48,7 @@ pub(crate) mod settings;
 pub(crate) mod slowlog;
 pub(crate) mod stats;
 pub(crate) mod tracking;
+pub(crate) mod tuning;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

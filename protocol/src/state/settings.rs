@@ -109,6 +109,8 @@ pub struct Settings {
     pub enable_debug_command: super::protected::Allowed,
     /// `enable-module-command` (kept for CONFIG GET; there is no MODULE command).
     pub enable_module_command: super::protected::Allowed,
+    /// The latency monitor's and the lazy freeing's parameters ([`super::tuning`]).
+    pub tuning: super::tuning::Tuning,
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
     /// invalidates some at random; 0 = no limit.
     pub tracking_table_max_keys: u64,
@@ -163,6 +165,7 @@ impl Default for Settings {
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
             tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
+            tuning: super::tuning::Tuning::default(),
         }
     }
 }
@@ -202,7 +205,7 @@ pub fn parse_memory(value: &str) -> Option<u64> {
     n.checked_mul(unit)
 }
 
-fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
     let n: i128 = value
         .parse()
         .map_err(|_| ConfigRefusal::new(name, ConfigWhy::NotInteger))?;
@@ -212,7 +215,7 @@ fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefu
     Ok(n as u64)
 }
 
-fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     let n = parse_memory(value).ok_or_else(|| ConfigRefusal::new(name, ConfigWhy::NotMemory))?;
     if n < min {
         let max = i64::MAX as u64;
@@ -221,11 +224,11 @@ fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     Ok(n)
 }
 
-fn yes_no_text(value: bool) -> String {
+pub(super) fn yes_no_text(value: bool) -> String {
     if value { "yes" } else { "no" }.into()
 }
 
-fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
+pub(super) fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
     match value.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
@@ -627,7 +630,13 @@ pub const PARAMS: &[Param] = &[
 
 /// The parameter called `name` (any case).
 pub fn param(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    all_params().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+/// Every parameter, in the order CONFIG GET * lists them: [`PARAMS`], then the tuning
+/// parameters of [`super::tuning`].
+pub fn all_params() -> impl Iterator<Item = &'static Param> {
+    PARAMS.iter().chain(super::tuning::TUNING_PARAMS)
 }
 
 /// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).

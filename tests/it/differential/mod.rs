@@ -42,3 +42,4 @@ mod server;
 mod streams;
 mod strings;
 mod tracking;
+mod tuning;

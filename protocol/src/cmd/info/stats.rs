@@ -9,8 +9,6 @@ use super::Lines;
 use crate::cmd::Ctx;
 use crate::state::pubsub::Kind;
 
-/// Redis's `latency-tracking-info-percentiles` default and their names.
-const PERCENTILES: &[(&str, f64)] = &[("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
 /// Redis's default `repl-backlog-size`.
 const REPL_BACKLOG_BYTES: u64 = 1024 * 1024;
 
@@ -178,16 +176,30 @@ pub(super) fn errorstats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     }
 }
 
+/// Per-command latency percentiles, those of `latency-tracking-info-percentiles`, named as
+/// Redis names them (`p99.9`); nothing with `latency-tracking no`.
 pub(super) fn latencystats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let (tracking, percentiles) = {
+        let settings = ctx.state.settings();
+        (
+            settings.tuning.latency_tracking,
+            settings.tuning.latency_tracking_info_percentiles.clone(),
+        )
+    };
+    if !tracking {
+        return;
+    }
     for (name, histogram) in ctx.state.stats().latencies() {
         if histogram.is_empty() {
             continue;
         }
-        let values: Vec<String> = PERCENTILES
+        let values: Vec<String> = percentiles
             .iter()
-            .map(|(label, p)| {
+            .map(|p| {
+                let label = format!("{p:.6}");
+                let label = label.trim_end_matches('0').trim_end_matches('.');
                 let usec = histogram.value_at(*p) as f64 / 1000.0;
-                format!("{label}={usec:.3}")
+                format!("p{label}={usec:.3}")
             })
             .collect();
         out.field(
