@@ -18,6 +18,7 @@ mod archive;
 mod cluster;
 mod command_docs;
 mod command_docs_reads;
+mod command_meta;
 mod config;
 pub(crate) mod connection;
 mod copy;

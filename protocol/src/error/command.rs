@@ -240,6 +240,9 @@ pub enum CommandError {
     /// COMMAND GETKEYS of a command without keys.
     #[error("ERR The command has no key arguments")]
     NoKeyArguments,
+    /// COMMAND GETKEYS of a request too malformed to name its keys.
+    #[error("ERR Invalid arguments specified for command")]
+    InvalidArguments,
     /// DEBUG with a subcommand it does not know (the subcommand).
     #[error("ERR unknown subcommand or wrong number of arguments for '{0}'. Try DEBUG HELP.")]
     DebugUnknownSubcommand(String),

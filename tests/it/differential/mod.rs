@@ -28,6 +28,7 @@
 mod case;
 mod client;
 mod command_info;
+mod command_keys;
 mod debug;
 mod expiry;
 mod group_deletion_claim_nack;
