@@ -269,6 +269,9 @@ pub enum CommandError {
         "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
     )]
     DebugProtocolType,
+    /// LATENCY GRAPH of an event with no sample (the event).
+    #[error("ERR No samples available for event '{0}'")]
+    NoLatencySamples(String),
     /// DEBUG with `enable-debug-command no`.
     #[error(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."

@@ -107,3 +107,26 @@ fn tuning_parameters_match_redis_8() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn latency_doctor_graph_and_histogram_match_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    for protocol in [2, 3] {
+        differ.reset(protocol).unwrap();
+        for line in [
+            "LATENCY DOCTOR",
+            "LATENCY GRAPH command",
+            "LATENCY GRAPH",
+            "LATENCY HISTOGRAM nosuch",
+            "LATENCY LATEST",
+            "LATENCY HISTORY command",
+            "CONFIG SET latency-monitor-threshold 100",
+            "LATENCY DOCTOR",
+            "CONFIG SET latency-monitor-threshold 0",
+        ] {
+            differ.run(&argv(line)).unwrap();
+        }
+    }
+}

@@ -91,3 +91,25 @@ fn client_list_shows_flags_names_watches_and_traffic() {
     assert_eq!(field(&line, "lib-ver"), "");
     assert_eq!(field(&line, "watch"), "0");
 }
+
+#[test]
+fn latency_histogram_reports_each_commands_cumulative_calls() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect_resp3(&server);
+    c.expect(
+        b"SET a 1\r\nSET b 2\r\nGET a\r\n",
+        b"+OK\r\n+OK\r\n$1\r\n1\r\n",
+    );
+    let reply = String::from_utf8_lossy(&c.command(&["LATENCY", "HISTOGRAM", "set", "nosuch"]))
+        .into_owned();
+    assert!(
+        reply.starts_with(
+            "%1\r\n$3\r\nset\r\n%2\r\n$5\r\ncalls\r\n:2\r\n$14\r\nhistogram_usec\r\n%"
+        ),
+        "{reply}"
+    );
+    // The last bucket counts every call.
+    assert!(reply.ends_with(":2\r\n"), "{reply}");
+    c.expect(b"CONFIG SET latency-tracking no\r\n", b"+OK\r\n");
+    c.expect(b"LATENCY HISTOGRAM\r\n", b"%0\r\n");
+}
