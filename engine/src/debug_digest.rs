@@ -25,6 +25,8 @@ pub type Digest = [u8; 20];
 
 /// Redis's `OBJ_STRING`.
 const TYPE_STRING: u32 = 0;
+/// Redis's `OBJ_LIST`.
+const TYPE_LIST: u32 = 1;
 /// Redis's `OBJ_STREAM`.
 const TYPE_STREAM: u32 = 6;
 
@@ -53,9 +55,16 @@ impl Value {
     /// its contents; not the key, nor its expiry).
     pub fn debug_digest(&self, digest: &mut Digest) {
         match self {
-            Value::String(bytes) => {
+            Value::String(string) => {
                 mix(digest, &TYPE_STRING.to_be_bytes());
-                mix(digest, bytes);
+                mix(digest, &string.bytes());
+            }
+            Value::List(list) => {
+                mix(digest, &TYPE_LIST.to_be_bytes());
+                list.walk(0, false, |element| {
+                    mix(digest, &element.to_bytes());
+                    true
+                });
             }
             Value::Stream(stream) => {
                 mix(digest, &TYPE_STREAM.to_be_bytes());
@@ -85,9 +94,10 @@ impl Db {
     /// Mixes the value of `key` (if stored) into `digest`, then xors the expiry mark if the key
     /// has a time to live (Redis's `xorObjectDigest`).
     fn debug_digest_into(&self, key: &[u8], digest: &mut Digest) {
-        if let Some(value) = self.values.map.get(key) {
-            value.debug_digest(digest);
-            if self.values.expires.contains_key(key) {
+        if let Some(pos) = self.values.map.find(key) {
+            let entry = self.values.map.entry(pos);
+            entry.value.debug_digest(digest);
+            if entry.has_ttl() {
                 xor(digest, b"!!expire!!");
             }
         }
@@ -102,10 +112,10 @@ pub fn dataset_digest(dbs: &[Db]) -> Digest {
             continue;
         }
         mix(&mut dataset, &(index as u32).to_be_bytes());
-        for key in db.values.map.keys() {
+        for entry in db.values.map.entries() {
             let mut digest = Digest::default();
-            mix(&mut digest, key);
-            db.debug_digest_into(key, &mut digest);
+            mix(&mut digest, entry.key.as_bytes());
+            db.debug_digest_into(entry.key.as_bytes(), &mut digest);
             xor(&mut dataset, &digest);
         }
     }

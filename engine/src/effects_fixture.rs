@@ -37,18 +37,22 @@ impl NotificationSink for Events {
 }
 
 pub(crate) struct Fixture {
-    pub(crate) ks: Keyspace,
+    /// Shared, so blocking commands can be run against it.
+    pub(crate) ks: Arc<Keyspace>,
+    /// The keyspace's clock.
+    pub(crate) clock: Arc<ManualClock>,
     propagated: Arc<Collect>,
     events: Arc<Events>,
 }
 
 impl Fixture {
     pub(crate) fn new() -> Fixture {
-        let ks = Keyspace::with_databases(
-            Arc::new(ManualClock::new(NOW_MS)),
+        let clock = Arc::new(ManualClock::new(NOW_MS));
+        let ks = Arc::new(Keyspace::with_databases(
+            clock.clone(),
             Arc::new(Config::default()),
             1,
-        );
+        ));
         let propagated = Arc::new(Collect::default());
         let events = Arc::new(Events::default());
         ks.set_propagation_sink(Some(propagated.clone()));
@@ -57,6 +61,7 @@ impl Fixture {
         ks.set_notification_sink(Some(events.clone()));
         Fixture {
             ks,
+            clock,
             propagated,
             events,
         }

@@ -43,9 +43,17 @@ pub struct Snapshot {
     pub limits: NodeLimits,
     /// The IDMP bounds new streams start with (`stream-idmp-duration`, `stream-idmp-maxsize`).
     pub idmp: IdmpConfig,
+    /// The list settings (`list-max-listpack-size`, `list-compress-depth`).
+    pub list: crate::types::list::ListConfig,
+    /// Whether the server runs in cluster mode.
+    pub cluster: bool,
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
     /// bytes it writes). RESP2 unless the caller says otherwise ([`Snapshot::speaking`]).
     pub protocol: Protocol,
+    /// What keys' access metadata tracks (from `maxmemory-policy` and the LFU settings).
+    pub access: crate::db::access::Access,
+    /// `hll-sparse-max-bytes`: the longest a sparse HyperLogLog grows before turning dense.
+    pub hll_sparse_max_bytes: u64,
 }
 
 impl Snapshot {
@@ -75,11 +83,6 @@ pub struct BlockedHandle {
 }
 
 impl BlockedHandle {
-    /// Where the command waits: its database and its waiter id ([`Db::unblock`]).
-    pub fn position(&self) -> (usize, u64) {
-        (self.db, self.id)
-    }
-
     /// The reply, once there is one (taken: later calls return `None`).
     pub fn try_take(&self) -> Option<Result<Reply>> {
         self.slot.take()
@@ -93,6 +96,19 @@ impl BlockedHandle {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+}
+
+impl BlockedHandle {
+    /// Ends the wait now (CLIENT UNBLOCK): the command is unregistered; if it was served
+    /// before that, its reply.
+    pub fn cancel(&self) -> Option<Result<Reply>> {
+        if let Some(keyspace) = self.keyspace.upgrade()
+            && let Some(db) = keyspace.dbs.lock().get_mut(self.db)
+        {
+            db.watch.blocked.unregister(self.id);
+        }
+        self.slot.take()
     }
 }
 
@@ -127,6 +143,10 @@ pub struct Keyspace {
     invalidation_sink: parking_lot::RwLock<Option<Arc<dyn InvalidationSink>>>,
     /// Whether changed keys are recorded: a sink is set and some client tracks keys.
     key_tracking: std::sync::atomic::AtomicBool,
+    /// The eviction pool and cursor, kept between evictions (see `evict.rs`).
+    pub(crate) eviction: Mutex<crate::evict::EvictionState>,
+    /// Keys evicted (`evicted_keys`).
+    pub(crate) evicted_keys: std::sync::atomic::AtomicU64,
 }
 
 /// Wakes the blocked clients a call served (after the keyspace lock is released).
@@ -176,6 +196,8 @@ impl Keyspace {
             notifying: std::sync::atomic::AtomicBool::new(false),
             invalidation_sink: parking_lot::RwLock::new(None),
             key_tracking: std::sync::atomic::AtomicBool::new(false),
+            eviction: Mutex::default(),
+            evicted_keys: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -199,7 +221,11 @@ impl Keyspace {
             now_ms: self.clock.now_ms(),
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
+            list: self.config.list_config(),
+            cluster: self.config.cluster_enabled(),
             protocol: Protocol::Resp2,
+            access: self.config.eviction().access(),
+            hll_sparse_max_bytes: self.config.hll_sparse_max_bytes(),
         }
     }
 

@@ -51,6 +51,7 @@ pub mod debug_digest;
 #[cfg(test)]
 mod effects_fixture;
 pub mod error;
+pub mod evict;
 mod execute;
 pub mod expire;
 pub mod glob;
@@ -68,6 +69,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod reply;
 pub mod reply_size;
+pub mod slot;
 pub mod trim_hook;
 pub mod types;
 
@@ -75,12 +77,16 @@ pub mod types;
 // `crate::id`, ...), which the rest of the workspace uses.
 use types::stream::{chunk_map, listpack_size, node, varint};
 pub use types::stream::{group, id, log as stream};
+pub use types::string::{Encoding as StringEncoding, StringValue};
 
 pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Config, NodeLimits};
+pub use config::{Config, Eviction, NodeLimits, Policy};
+pub use db::Key;
+pub use db::access;
 pub use error::{Error, RdbError, Result};
+pub use evict::EvictOutcome;
 pub use expire::{ExpireCycle, ExpireStats};
 pub use id::{AddId, StreamId};
 pub use invalidate::InvalidationSink;

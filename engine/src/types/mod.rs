@@ -5,20 +5,21 @@
 //! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
+pub mod list;
 pub mod stream;
 pub mod string;
-
-use bytes::Bytes;
 
 use crate::stream::Stream;
 
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A stream.
-    Stream(Stream),
-    /// A plain string.
-    String(Bytes),
+    /// A stream (boxed, so the enum stays as small as a string).
+    Stream(Box<Stream>),
+    /// A string (plain, a bitmap or a HyperLogLog).
+    String(string::StringValue),
+    /// A list.
+    List(Box<list::List>),
 }
 
 impl Value {
@@ -27,6 +28,7 @@ impl Value {
         match self {
             Value::Stream(_) => "stream",
             Value::String(_) => "string",
+            Value::List(_) => "list",
         }
     }
 
@@ -35,6 +37,11 @@ impl Value {
         match self {
             Value::Stream(stream) => stream.memory_bytes(),
             Value::String(s) => string::memory_bytes(s),
+            Value::List(l) => l.memory_bytes(),
         }
     }
 }
+
+// A value is at most 24 bytes (a string in place, a stream behind a box), so a key table of
+// short strings costs little more than Redis's objects.
+const _: () = assert!(std::mem::size_of::<Value>() <= 24);

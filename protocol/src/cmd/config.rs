@@ -42,6 +42,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "resetstat" => {
             ctx.state.stats().reset();
             ctx.state.keyspace().reset_cycle_stats();
+            ctx.state.reset_eviction_stats();
             for db in ctx.dbs.iter_mut() {
                 db.reset_expired_counts();
             }

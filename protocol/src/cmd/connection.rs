@@ -259,25 +259,25 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         ))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
+        "unblock" => unblock(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
         "unpause" => super::pause::unpause(ctx, argv),
-        "no-evict" => {
-            if is(argv[2], "on") || is(argv[2], "off") {
-                ctx.client.info.set_no_evict(is(argv[2], "on"));
-                Reply::OK
+        "no-evict" | "no-touch" => {
+            let on = if is(argv[2], "on") {
+                true
+            } else if is(argv[2], "off") {
+                false
             } else {
-                error(echomq_engine::Error::Syntax)
-            }
-        }
-        "no-touch" => {
-            if is(argv[2], "on") || is(argv[2], "off") {
-                Reply::OK
+                return error(echomq_engine::Error::Syntax);
+            };
+            if sub.name() == "no-touch" {
+                ctx.client.info.set_no_touch(on);
             } else {
-                error(echomq_engine::Error::Syntax)
+                ctx.client.info.set_no_evict(on);
             }
+            Reply::OK
         }
         "reply" => reply(ctx, argv),
-        "unblock" => unblock(ctx, argv),
         "tracking" => super::tracking::tracking(ctx, argv),
         "caching" => super::tracking::caching(ctx, argv),
         "getredir" => super::tracking::getredir(ctx),
@@ -332,47 +332,29 @@ fn reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     Reply::Null
 }
 
-/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: ends another client's blocking command as if it timed
-/// out (TIMEOUT, the default) or with `-UNBLOCKED`; 1 if that client was blocked, else 0.
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if that client waited in a blocking command (its
+/// wait ends as a timeout, or with `-UNBLOCKED`), else 0. The reason is checked before the id.
 fn unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if argv.len() > 4 {
         return subcommand_syntax(argv);
     }
-    let mut as_error = false;
-    if let Some(reason) = argv.get(3) {
-        if is(reason, "error") {
-            as_error = true;
-        } else if !is(reason, "timeout") {
-            return CommandError::UnblockReason.into();
-        }
-    }
+    let error_reason = match argv.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return CommandError::UnblockReason.into(),
+    };
     let id = match int_arg(argv[2]) {
         Ok(id) => id,
-        Err(reply) => return reply,
+        Err(e) => return e,
     };
-    let target = u64::try_from(id)
-        .ok()
-        .and_then(|id| ctx.state.client_by_id(id));
-    let Some((db, waiter)) = target.and_then(|t| t.blocked_at()) else {
-        return Reply::Int(0);
-    };
-    let result = if as_error {
-        Reply::Error("UNBLOCKED client unblocked via CLIENT UNBLOCK".into())
-    } else {
-        Reply::NullArray
-    };
-    match ctx
-        .dbs
-        .get_mut(db)
-        .and_then(|d| d.unblock(waiter, Ok(result)))
-    {
-        // Waking only notifies the client's task: harmless under the lock.
-        Some(wake) => {
-            wake.wake();
-            Reply::Int(1)
-        }
-        None => Reply::Int(0),
-    }
+    let unblocked = ctx
+        .state
+        .clients()
+        .iter()
+        .find(|c| i64::try_from(c.id).is_ok_and(|cid| cid == id))
+        .is_some_and(|c| c.unblock(error_reason));
+    Reply::Int(i64::from(unblocked))
 }
 
 /// `CLIENT LIST [TYPE type] [ID id [id ...]]`.

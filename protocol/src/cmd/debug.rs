@@ -227,7 +227,7 @@ fn object(ctx: &mut Ctx<'_>, key: &[u8]) -> Reply {
     }) & 0x7fff_ffff_fff0;
     let line = format!(
         "Value at:0x{address:x} refcount:1 encoding:{} serializedlength:{serialized} lru:{} lru_seconds_idle:0",
-        super::object::encoding(key, value),
+        super::object::encoding(value),
         (now_ms / 1000) & LRU_CLOCK_MAX,
     );
     status(ctx, &line)

@@ -229,10 +229,12 @@ pub(crate) fn execute(
     // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's
     // replay is not checked (Redis loads by calling the commands directly): a dataset larger
     // than the limit must load whole, never lose writes.
+    // Eviction runs first, for every command (Redis's `performEvictions`): `-OOM` only when it
+    // could not free enough.
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
+    let out_of_memory = client.info.id != AOF_CLIENT_ID && state.make_room(batch);
     if (deny_oom || name == "exec")
-        && client.info.id != AOF_CLIENT_ID
-        && state.over_maxmemory()
+        && out_of_memory
         && (deny_oom || transaction::queued_deny_oom(client))
     {
         if name == "exec" {
@@ -276,6 +278,8 @@ pub(crate) fn execute(
                     raw: None,
                     drop_connection: false,
                 };
+                let no_touch = ctx.client.info.no_touch();
+                ctx.db().set_no_touch(no_touch);
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
                 close = ctx.close;
@@ -304,6 +308,7 @@ pub(crate) fn execute(
             batch
                 .run_db(client.db, |db, snapshot| {
                     tracking::running(state, client);
+                    db.set_no_touch(client.info.no_touch());
                     let snapshot = snapshot.speaking(client.protocol);
                     engine::execute_spec(db, &snapshot, spec, argv)
                 })
@@ -359,6 +364,8 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             spec,
             run: Run::Keyspace(run),
         }) => {
+            let no_touch = ctx.client.info.no_touch();
+            ctx.db().set_no_touch(no_touch);
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
@@ -366,6 +373,8 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             reply
         }
         Found::Engine(spec) => {
+            let no_touch = ctx.client.info.no_touch();
+            ctx.db().set_no_touch(no_touch);
             let snapshot = ctx.snapshot.speaking(ctx.client.protocol);
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }

@@ -190,7 +190,12 @@ pub enum CommandError {
     /// RESTORE of a payload whose value does not decode.
     #[error("ERR Bad data format")]
     BadDataFormat,
-    /// OBJECT FREQ without an LFU policy (echomq has none).
+    /// OBJECT IDLETIME under an LFU policy.
+    #[error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
+    )]
+    LruNotSelected,
+    /// OBJECT FREQ without an LFU policy.
     #[error(
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."
     )]

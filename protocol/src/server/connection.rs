@@ -221,7 +221,6 @@ async fn run(
             Step::Block(handle) => {
                 out.flush(state, client, &mut output).await?;
                 client.info.set_blocked(true);
-                client.info.set_blocked_at(Some(handle.position()));
                 let waited = wait_blocked(
                     state,
                     &handle,
@@ -231,7 +230,6 @@ async fn run(
                     &mut input,
                 )
                 .await;
-                client.info.set_blocked_at(None);
                 client.info.set_blocked(false);
                 let Some(result) = waited? else {
                     return Ok(());
@@ -362,6 +360,14 @@ async fn wait_blocked(
         tokio::select! {
             biased;
             () = info.killed() => return Ok(None),
+            () = info.unblock_requested() => {
+                let error = info.take_unblock();
+                return Ok(Some(handle.cancel().unwrap_or(if error {
+                    Err(echomq_engine::Error::Unblocked)
+                } else {
+                    Ok(Reply::NullArray)
+                })));
+            }
             () = wake.0.notified() => {}
             () = tokio::time::sleep(Duration::from_millis(poll_ms)) => {}
             read = reader.read_buf(input) => {

@@ -44,8 +44,6 @@ pub struct ClientInfo {
     kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
-    /// Where its blocked command waits (database, waiter id), for CLIENT UNBLOCK.
-    blocked_at: Mutex<Option<(usize, u64)>>,
     /// CLIENT NO-EVICT (CLIENT LIST's `e` flag).
     no_evict: AtomicBool,
     /// How many keys it watches (CLIENT LIST's `watch`; INFO's `watching_clients`).
@@ -53,6 +51,11 @@ pub struct ClientInfo {
     /// Traffic and work, for CLIENT LIST: bytes read and written, reads, commands run, and
     /// the batches of requests run with their commands (Redis's average pipeline length).
     traffic: Traffic,
+    /// Signalled by CLIENT UNBLOCK; `unblock_error` says whether with ERROR.
+    unblock: KillSignal,
+    unblock_error: AtomicBool,
+    /// CLIENT NO-TOUCH: its commands (but TOUCH) leave keys' access metadata alone.
+    no_touch: AtomicBool,
     /// Its subscriptions' counts and its mailbox of messages.
     pub(crate) pubsub: Subscriber,
     /// CLIENT TRACKING's options ([`super::tracking`]; taken after the tracking table).
@@ -105,10 +108,12 @@ impl ClientInfo {
             last_command: AtomicUsize::new(usize::MAX),
             kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
-            blocked_at: Mutex::new(None),
             no_evict: AtomicBool::new(false),
             watching: AtomicUsize::new(0),
             traffic: Traffic::default(),
+            unblock: KillSignal::default(),
+            unblock_error: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
             pubsub: Subscriber::default(),
             tracking: Mutex::new(TrackingOptions::default()),
             tracking_on: AtomicBool::new(false),
@@ -145,16 +150,6 @@ impl ClientInfo {
         self.names.lock().lib_ver = lib_ver;
     }
 
-    /// Records where its blocked command waits (`None`: it no longer waits).
-    pub fn set_blocked_at(&self, at: Option<(usize, u64)>) {
-        *self.blocked_at.lock() = at;
-    }
-
-    /// Where its blocked command waits, if it waits.
-    pub(crate) fn blocked_at(&self) -> Option<(usize, u64)> {
-        *self.blocked_at.lock()
-    }
-
     /// CLIENT NO-EVICT ON or OFF.
     pub(crate) fn set_no_evict(&self, on: bool) {
         self.no_evict.store(on, Ordering::Relaxed);
@@ -176,9 +171,36 @@ impl ClientInfo {
         self.resp3.load(Ordering::Relaxed)
     }
 
-    /// Marks it waiting in a blocking command, or no longer.
+    /// Marks it waiting in a blocking command, or no longer. A CLIENT UNBLOCK aimed at an
+    /// earlier wait is forgotten when a new one starts.
     pub fn set_blocked(&self, blocked: bool) {
+        if blocked {
+            self.unblock.take();
+        }
         self.blocked.store(blocked, Ordering::Relaxed);
+    }
+
+    /// CLIENT UNBLOCK: if it waits in a blocking command, asks its connection to end the wait
+    /// as a timeout or (`error`) with `-UNBLOCKED`; returns whether it was waiting.
+    pub fn unblock(&self, error: bool) -> bool {
+        if !self.blocked.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.unblock_error.store(error, Ordering::Relaxed);
+        self.unblock.fire();
+        true
+    }
+
+    /// Completes once CLIENT UNBLOCK asked to end the current wait (only the client's own
+    /// connection waits on it).
+    pub fn unblock_requested(&self) -> impl Future<Output = ()> + '_ {
+        self.unblock.wait()
+    }
+
+    /// Whether the CLIENT UNBLOCK asked for an error (clears the request).
+    pub fn take_unblock(&self) -> bool {
+        self.unblock.take();
+        self.unblock_error.load(Ordering::Relaxed)
     }
 
     /// Records how many keys it watches (0: none).
@@ -245,6 +267,16 @@ impl ClientInfo {
         self.idle_ms() / 1000
     }
 
+    /// Whether CLIENT NO-TOUCH is on.
+    pub fn no_touch(&self) -> bool {
+        self.no_touch.load(Ordering::Relaxed)
+    }
+
+    /// CLIENT NO-TOUCH ON|OFF.
+    pub fn set_no_touch(&self, on: bool) {
+        self.no_touch.store(on, Ordering::Relaxed);
+    }
+
     /// The CLIENT LIST / CLIENT INFO line for this client (without the newline);
     /// `call_name` names its last command (the command table's, which this layer does not
     /// know).
@@ -274,6 +306,9 @@ impl ClientInfo {
         }
         if self.no_evict.load(Ordering::Relaxed) {
             flags.push('e');
+        }
+        if self.no_touch() {
+            flags.push('T');
         }
         if flags.is_empty() {
             flags.push('N');

@@ -52,6 +52,7 @@ pub(crate) mod tuning;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use echomq_engine::{Batch, BlockedHandle, Clock, Config as EngineConfig, Keyspace, Reply, Wake};
@@ -170,6 +171,11 @@ pub(crate) struct ServerState {
     /// The last `memory_used` reading and when it was taken: write commands check
     /// `maxmemory` against it instead of measuring each time.
     memory_sample: Mutex<Option<(Instant, u64)>>,
+    /// When memory last went over `maxmemory` without eviction bringing it back (monotonic ns,
+    /// 0 = not over), and the time spent so, in total, before it (INFO's
+    /// `current_eviction_exceeded_time`, `total_eviction_exceeded_time`).
+    eviction_exceeded_since_ns: AtomicU64,
+    eviction_exceeded_total_ns: AtomicU64,
     archive: Option<ServerArchive>,
     identity: Identity,
     shutdown: Notify,
@@ -225,6 +231,8 @@ impl ServerState {
             memory_used,
             call_name,
             memory_sample: Mutex::new(None),
+            eviction_exceeded_since_ns: AtomicU64::new(0),
+            eviction_exceeded_total_ns: AtomicU64::new(0),
             archive,
             shutdown: Notify::new(),
             aof: Arc::default(),
@@ -351,10 +359,64 @@ impl ServerState {
         }
     }
 
-    /// Whether `maxmemory` is set and memory in use is over it.
-    pub(crate) fn over_maxmemory(&self) -> bool {
+    /// Evicts keys as `maxmemory-policy` says while memory in use is over `maxmemory` (Redis's
+    /// `performEvictions`, before each command); returns whether memory is still over it
+    /// with nothing left to evict (`EVICT_FAIL`: DENY_OOM commands are refused). A command
+    /// that finds the time budget spent is let through, as Redis's `EVICT_RUNNING`.
+    pub(crate) fn make_room(&self, batch: &mut Batch<'_>) -> bool {
         let maxmemory = self.hot.maxmemory();
-        maxmemory > 0 && self.memory_in_use() > maxmemory
+        if maxmemory == 0 {
+            return false;
+        }
+        let used = self.memory_in_use();
+        if used <= maxmemory {
+            self.eviction_exceeded(false);
+            return false;
+        }
+        let settings = self.engine_config().eviction();
+        let exact = || self.memory_now();
+        let memory: Option<&dyn Fn() -> u64> = crate::alloc::heap_bytes()
+            .is_some()
+            .then_some(&exact as &dyn Fn() -> u64);
+        let outcome = batch.evict(&settings, used - maxmemory, memory);
+        self.eviction_exceeded(outcome != echomq_engine::EvictOutcome::Ok);
+        outcome == echomq_engine::EvictOutcome::Fail
+    }
+
+    /// Opens (over the limit after eviction) or closes the window INFO's eviction exceeded
+    /// times measure, as Redis's `performEvictions` does at its end.
+    fn eviction_exceeded(&self, over: bool) {
+        let since = self.eviction_exceeded_since_ns.load(Ordering::Relaxed);
+        match (over, since) {
+            (true, 0) => self
+                .eviction_exceeded_since_ns
+                .store(crate::monotonic::now_ns().max(1), Ordering::Relaxed),
+            (false, since) if since != 0 => {
+                let spent = crate::monotonic::now_ns().saturating_sub(since);
+                self.eviction_exceeded_total_ns
+                    .fetch_add(spent, Ordering::Relaxed);
+                self.eviction_exceeded_since_ns.store(0, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// INFO's `total_eviction_exceeded_time` and `current_eviction_exceeded_time`, in ms.
+    pub(crate) fn eviction_exceeded_ms(&self) -> (u64, u64) {
+        let since = self.eviction_exceeded_since_ns.load(Ordering::Relaxed);
+        let current = if since == 0 {
+            0
+        } else {
+            crate::monotonic::now_ns().saturating_sub(since)
+        };
+        let total = self.eviction_exceeded_total_ns.load(Ordering::Relaxed);
+        ((total + current) / 1_000_000, current / 1_000_000)
+    }
+
+    /// Zeroes the eviction figures (CONFIG RESETSTAT).
+    pub(crate) fn reset_eviction_stats(&self) {
+        self.eviction_exceeded_total_ns.store(0, Ordering::Relaxed);
+        self.keyspace.reset_evicted_keys();
     }
 
     /// The archive, when the server has one.

@@ -32,8 +32,8 @@ pub struct Settings {
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
-    /// `maxmemory-policy` (only `noeviction` behaviour is implemented: over `maxmemory`, DENY_OOM
-    /// commands answer `-OOM` whatever the policy).
+    /// `maxmemory-policy`, mirrored in the engine's settings (which eviction and the keys'
+    /// access metadata read).
     pub maxmemory_policy: String,
     /// `proto-max-bulk-len`.
     pub proto_max_bulk_len: u64,
@@ -294,27 +294,58 @@ pub const PARAMS: &[Param] = &[
     Param {
         name: "maxmemory-policy",
         get: |s, _| s.maxmemory_policy.clone(),
-        set: Some(|s, _, v| {
-            const POLICIES: &[&str] = &[
-                "volatile-lru",
-                "volatile-lfu",
-                "volatile-random",
-                "volatile-ttl",
-                "allkeys-lru",
-                "allkeys-lfu",
-                "allkeys-random",
-                "noeviction",
-            ];
-            let v = v.to_ascii_lowercase();
-            if !POLICIES.contains(&v.as_str()) {
+        set: Some(|s, e, v| {
+            let Some(policy) = echomq_engine::Policy::parse(v) else {
                 return Err(ConfigRefusal::new(
                     "maxmemory-policy",
                     ConfigWhy::NotOneOf(
-                        "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+                        "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, volatile-lrm, allkeys-lru, allkeys-lfu, allkeys-random, allkeys-lrm, noeviction",
                     ),
                 ));
-            }
-            s.maxmemory_policy = v;
+            };
+            e.set_maxmemory_policy(policy);
+            s.maxmemory_policy = policy.name().into();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-samples",
+        get: |_, e| e.eviction().samples.to_string(),
+        set: Some(|_, e, v| {
+            let range = echomq_engine::config::MAXMEMORY_SAMPLES_RANGE;
+            let n = int_in(
+                "maxmemory-samples",
+                v,
+                u64::from(*range.start()),
+                u64::from(*range.end()),
+            )?;
+            e.set_maxmemory_samples(n as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-eviction-tenacity",
+        get: |_, e| e.eviction().tenacity.to_string(),
+        set: Some(|_, e, v| {
+            e.set_eviction_tenacity(int_in("maxmemory-eviction-tenacity", v, 0, 100)? as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-log-factor",
+        get: |_, e| e.eviction().lfu_log_factor.to_string(),
+        set: Some(|_, e, v| {
+            let max = i32::MAX as u64;
+            e.set_lfu_log_factor(int_in("lfu-log-factor", v, 0, max)? as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-decay-time",
+        get: |_, e| e.eviction().lfu_decay_time.to_string(),
+        set: Some(|_, e, v| {
+            let max = i32::MAX as u64;
+            e.set_lfu_decay_time(int_in("lfu-decay-time", v, 0, max)? as u32);
             Ok(())
         }),
     },

@@ -2,10 +2,10 @@
 //! aliases, defaults, ranges and refusal texts:
 //!
 //! - the value types' encoding thresholds (`hash-max-listpack-entries` and its `ziplist`
-//!   alias, `set-max-intset-entries`, `list-max-listpack-size`, `list-compress-depth`,
-//!   `hll-sparse-max-bytes` ...), kept in the engine's
+//!   alias, `set-max-intset-entries` ...), kept in the engine's
 //!   [`EncodingConfig`](echomq_engine::config::EncodingConfig), where each value type reads
-//!   the ones it needs;
+//!   the ones it needs, and the list and HyperLogLog tuning (`list-max-listpack-size`,
+//!   `list-compress-depth`, `hll-sparse-max-bytes`), kept in the engine's `Config`;
 //! - the latency monitor (`latency-monitor-threshold`) and per-command latency tracking
 //!   (`latency-tracking`, `latency-tracking-info-percentiles`), read by LATENCY and INFO;
 //! - lazy freeing (`lazyfree-lazy-*`, `replica-lazy-flush`): accepted and shown; echomq frees
@@ -149,17 +149,10 @@ macro_rules! list_size_param {
     ($name:literal) => {
         Param {
             name: $name,
-            get: |_, e| {
-                e.encoding
-                    .list_max_listpack_size
-                    .load(Ordering::Relaxed)
-                    .to_string()
-            },
+            get: |_, e| e.list_config().fill.to_string(),
             set: Some(|_, e, v| {
                 let n = int32($name, v, i64::from(i32::MIN))?;
-                e.encoding
-                    .list_max_listpack_size
-                    .store(n, Ordering::Relaxed);
+                e.set_list_fill(n as i32);
                 Ok(())
             }),
         }
@@ -197,21 +190,29 @@ pub const TUNING_PARAMS: &[Param] = &[
     list_size_param!("list-max-ziplist-size"),
     Param {
         name: "list-compress-depth",
-        get: |_, e| {
-            e.encoding
-                .list_compress_depth
-                .load(Ordering::Relaxed)
-                .to_string()
-        },
+        get: |_, e| e.list_config().depth.to_string(),
         set: Some(|_, e, v| {
             let n = int32("list-compress-depth", v, 0)?;
-            e.encoding
-                .list_compress_depth
-                .store(n as u64, Ordering::Relaxed);
+            e.set_list_depth(n as u32);
             Ok(())
         }),
     },
-    encoding_param!("hll-sparse-max-bytes", hll_sparse_max_bytes, memory),
+    Param {
+        name: "hll-sparse-max-bytes",
+        get: |_, e| e.hll_sparse_max_bytes().to_string(),
+        set: Some(|_, e, v| {
+            let n = memory_in("hll-sparse-max-bytes", v, 0)?;
+            if n > i64::MAX as u64 {
+                let max = i64::MAX as u64;
+                return Err(ConfigRefusal::new(
+                    "hll-sparse-max-bytes",
+                    ConfigWhy::OutOfRange { min: 0, max },
+                ));
+            }
+            e.set_hll_sparse_max_bytes(n);
+            Ok(())
+        }),
+    },
     Param {
         name: "latency-monitor-threshold",
         get: |s, _| s.tuning.latency_monitor_threshold_ms.to_string(),

@@ -29,12 +29,14 @@
 //! checked over [`QUIET_WINDOW`].
 
 mod blocking;
+mod blocking_lists;
 mod client_command;
 mod clients;
 mod cluster_mode;
 mod connection;
 mod copy;
 mod effects;
+mod eviction;
 mod expiry;
 mod hardening;
 mod memory;

@@ -54,15 +54,13 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     );
     out.field("expired_time_cap_reached_count", cycle.time_cap_reached);
     out.field("expire_cycle_cpu_milliseconds", cycle.time_used_us / 1000);
-    for name in [
-        "evicted_keys",
-        "evicted_clients",
-        "evicted_scripts",
-        "total_eviction_exceeded_time",
-        "current_eviction_exceeded_time",
-    ] {
-        out.field(name, 0);
-    }
+    out.field("evicted_keys", state.keyspace().evicted_keys());
+    // No client is evicted (`maxmemory-clients` is not implemented) and no script is cached.
+    out.field("evicted_clients", 0);
+    out.field("evicted_scripts", 0);
+    let (total_exceeded, current_exceeded) = state.eviction_exceeded_ms();
+    out.field("total_eviction_exceeded_time", total_exceeded);
+    out.field("current_eviction_exceeded_time", current_exceeded);
     let (hits, misses) = ctx.dbs.iter().fold((0, 0), |(h, m), db| {
         let (hits, misses) = db.hits_and_misses();
         (h + hits, m + misses)

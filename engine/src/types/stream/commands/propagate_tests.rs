@@ -80,6 +80,7 @@ fn dump(ks: &Keyspace) -> String {
                         }
                     }
                     Some(Value::String(v)) => out.push_str(&format!("string {v:?}\n")),
+                    Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
                     None => out.push_str("gone\n"),
                 }
             }
