@@ -33,31 +33,42 @@ pub(crate) fn echo(_: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
     Reply::bulk(argv[1])
 }
 
-/// Checks a password (and user) against `requirepass`.
-fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
-    let required = ctx.state.settings().requirepass.clone();
-    if user.is_some_and(|u| u != b"default") {
-        return Err(CommandError::WrongPass.into());
+/// Checks a user's password (the default user's when `user` is `None`, refused as Redis does
+/// when it needs none), and makes the client run as that user. A failure is counted and
+/// logged (ACL LOG) under the name the client tried.
+fn check_password(
+    ctx: &mut Ctx<'_>,
+    command: &[u8],
+    user: Option<&[u8]>,
+    password: &[u8],
+) -> Result<(), Reply> {
+    let users = ctx.state.acl_users();
+    if user.is_none() && users.default_user().nopass {
+        return Err(CommandError::AuthWithoutPassword.into());
     }
-    if required.is_empty() {
-        if user.is_none() {
-            return Err(CommandError::AuthWithoutPassword.into());
-        }
+    let name = user.unwrap_or(b"default");
+    if users.get(name).is_some_and(|u| u.accepts(password)) {
+        drop(users);
         ctx.client.authenticated = true;
+        ctx.client.info.set_user(name);
         return Ok(());
     }
-    if password != required.as_bytes() {
-        return Err(CommandError::WrongPass.into());
-    }
-    ctx.client.authenticated = true;
-    Ok(())
+    drop(users);
+    super::acl::log_denial(
+        ctx.state,
+        ctx.client,
+        crate::acl::Reason::Auth,
+        command,
+        name,
+    );
+    Err(CommandError::WrongPass.into())
 }
 
 /// `AUTH [username] password`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let result = match argv {
-        [_, password] => check_password(ctx, None, password),
-        [_, user, password] => check_password(ctx, Some(user), password),
+        [command, password] => check_password(ctx, command, None, password),
+        [command, user, password] => check_password(ctx, command, Some(user), password),
         _ => Err(error(echomq_engine::Error::Syntax)),
     };
     result.map_or_else(|e| e, |()| Reply::OK)
@@ -81,7 +92,7 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     while i < argv.len() {
         let more = argv.len() - 1 - i;
         if is(argv[i], "auth") && more >= 2 {
-            if let Err(reply) = check_password(ctx, Some(argv[i + 1]), argv[i + 2]) {
+            if let Err(reply) = check_password(ctx, argv[0], Some(argv[i + 1]), argv[i + 2]) {
                 return reply;
             }
             i += 3;
@@ -156,7 +167,12 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.multi_failed = false;
     ctx.client.select(0);
     ctx.client.set_protocol(Protocol::Resp2);
-    ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
+    ctx.client.authenticated = {
+        let users = ctx.state.acl_users();
+        let default = users.default_user();
+        default.nopass && default.enabled
+    };
+    ctx.client.info.set_user(b"default");
     ctx.client.info.set_name(None);
     ctx.client.info.set_no_evict(false);
     ctx.client.reply_off = false;

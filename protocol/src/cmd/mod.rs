@@ -4,7 +4,7 @@
 //!
 //! [`execute`] is the one path every request takes: look the command up in the tables
 //! ([`table`]: the server's, then the engine's), name the call (`xgroup|create` for a
-//! subcommand) or refuse an unknown subcommand, check arity, authentication, `maxmemory` (the
+//! subcommand) or refuse an unknown subcommand, check arity, authentication, ACLs, `maxmemory` (the
 //! table's DENY_OOM flag, of the command, its subcommand or a queued command for EXEC) and
 //! MULTI queuing, run it (engine
 //! commands in the engine, BLOCKING ones possibly blocking), and count it for INFO. A request
@@ -14,6 +14,7 @@
 //! the server's included, produces its own effects (propagated form, events, WATCH, dirty)
 //! through the `Db` as it runs: nothing here recomputes them from the name or the reply.
 
+mod acl;
 mod archive;
 mod cluster;
 mod command_docs;
@@ -57,6 +58,7 @@ use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
+pub(crate) use acl::{acl_calls, acl_find, acl_has_keys, acl_key_flags};
 pub(crate) use cluster::new_node_id;
 use table::{Command, Found, Run};
 pub(crate) use table::{call_name, lookup};
@@ -196,6 +198,15 @@ pub(crate) fn execute(
         }
         let reply = CommandError::NoAuth.into();
         return refuse(state, client, Some(counted), reply);
+    }
+    // ACLs: one branch while every user may run everything.
+    if state.acl().restricted()
+        && let Some(action) = acl::refusal(state, client, counted.0, spec, argv)
+    {
+        return match action {
+            Action::Reply(reply) => refuse(state, client, Some(counted), reply),
+            other => other,
+        };
     }
     if state.cluster_enabled()
         && let Some(reply) = cluster::refusal(state, client, spec, argv)

@@ -13,8 +13,9 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, debug, dump, flushall, info, introspection,
-    latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
+    Ctx, acl, archive, cluster, config, connection, copy, debug, dump, flushall, info,
+    introspection, latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction,
+    wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -238,6 +239,27 @@ pub(crate) const COMMANDS: &[Command] = &[
         memory::memory,
     ),
     command(
+        spec("acl", -2).flags(LOADING_OK).subcommands(
+            "ACL",
+            &[
+                sub("acl|cat", -2),
+                sub("acl|deluser", -3),
+                sub("acl|dryrun", -4),
+                sub("acl|genpass", -2),
+                sub("acl|getuser", 3),
+                sub("acl|list", 2),
+                sub("acl|load", 2),
+                sub("acl|log", -2),
+                sub("acl|save", 2),
+                sub("acl|setuser", -3),
+                sub("acl|users", 2),
+                sub("acl|whoami", 2),
+                sub("acl|help", 2),
+            ],
+        ),
+        acl::acl,
+    ),
+    command(
         spec("slowlog", -2).subcommands(
             "SLOWLOG",
             &[
@@ -454,6 +476,19 @@ pub(crate) fn find_subcommand(
         .iter()
         .position(|s| sub.eq_ignore_ascii_case(s.name().as_bytes()))?;
     Some((&spec.subcommands[at], id + 1 + at))
+}
+
+/// Every call id with its command and, for a subcommand's id, the subcommand: the ids
+/// [`find`] and [`find_subcommand`] give, in order (ACL's command bitmaps index them).
+pub(crate) fn calls()
+-> impl Iterator<Item = (CallId, &'static CommandSpec, Option<&'static Subcommand>)> {
+    all()
+        .flat_map(|spec| {
+            std::iter::once((spec, None))
+                .chain(spec.subcommands.iter().map(move |s| (spec, Some(s))))
+        })
+        .enumerate()
+        .map(|(id, (spec, sub))| (id, spec, sub))
 }
 
 /// Every command the server knows, server commands first.

@@ -85,6 +85,8 @@ pub(crate) struct Names {
     pub lib_name: Option<Bytes>,
     /// CLIENT SETINFO LIB-VER.
     pub lib_ver: Option<Bytes>,
+    /// The ACL user it runs as (`None`: `default`).
+    pub user: Option<Bytes>,
 }
 
 impl ClientInfo {
@@ -133,6 +135,20 @@ impl ClientInfo {
     /// CLIENT SETNAME's name, if set.
     pub fn name(&self) -> Option<Bytes> {
         self.names.lock().name.clone()
+    }
+
+    /// The ACL user it runs as.
+    pub fn user(&self) -> Bytes {
+        self.names
+            .lock()
+            .user
+            .clone()
+            .unwrap_or_else(|| Bytes::from_static(b"default"))
+    }
+
+    /// Makes it run as `user` (AUTH, HELLO AUTH).
+    pub fn set_user(&self, user: &[u8]) {
+        self.names.lock().user = (user != b"default").then(|| Bytes::copy_from_slice(user));
     }
 
     /// Sets or (with `None`) clears the name.
@@ -321,7 +337,7 @@ impl ClientInfo {
         let traffic = &self.traffic;
         let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
@@ -335,6 +351,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Shard),
             self.watching.load(Ordering::Relaxed),
             call_name(self.last_command.load(Ordering::Relaxed)),
+            String::from_utf8_lossy(names.user.as_deref().unwrap_or(b"default")),
             redir,
             if self.resp3.load(Ordering::Relaxed) {
                 3

@@ -185,6 +185,8 @@ pub(crate) struct ServerState {
     loading: std::sync::atomic::AtomicBool,
     /// RDB snapshots (see `crate::persist::rdb`).
     pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
+    /// The ACL users, log and counters.
+    acl: crate::acl::Acl,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -238,6 +240,7 @@ impl ServerState {
             aof: Arc::default(),
             loading: std::sync::atomic::AtomicBool::new(false),
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
+            acl: crate::acl::Acl::default(),
         }
     }
 
@@ -302,6 +305,17 @@ impl ServerState {
     /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
     pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
         self.hot.auto_aof_rewrite()
+    }
+
+    /// The ACL users, log and counters.
+    pub(crate) fn acl(&self) -> &crate::acl::Acl {
+        &self.acl
+    }
+
+    /// The ACL users, the default user's password in line with `requirepass`.
+    pub(crate) fn acl_users(&self) -> parking_lot::MutexGuard<'_, crate::acl::Users> {
+        let requirepass = self.settings.read().requirepass.clone();
+        self.acl.users(&requirepass)
     }
 
     /// The counters.
@@ -435,7 +449,12 @@ impl ServerState {
         let id = self.clients.next_id();
         let info = Arc::new(ClientInfo::new(id, peer, local, self.default_protocol));
         self.clients.insert(Arc::clone(&info));
-        let authenticated = self.settings.read().requirepass.is_empty();
+        // Authenticated as the default user at once when it needs no password (Redis).
+        let authenticated = {
+            let users = self.acl_users();
+            let default = users.default_user();
+            default.nopass && default.enabled
+        };
         ClientState::new(info, self.default_protocol, authenticated)
     }
 

@@ -3,6 +3,8 @@
 //! for the time fields blanked on both sides, and `known_differences` for the servers' known
 //! departures from the behaviour we target.
 //!
+//! - `acl`: ACL SETUSER, GETUSER, LIST, DRYRUN, CAT, AUTH and NOPERM refusals against Redis 8.8
+//!   over the wire, RESP2 and RESP3.
 //! - `case`: hand-written cases and their runner.
 //! - `command_info`: COMMAND INFO and COMMAND DOCS of XGROUP and XINFO with their subcommands
 //!   and key specs against Redis 8.8, RESP2 and RESP3.
@@ -31,6 +33,7 @@
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
+mod acl;
 mod bitmaps;
 mod case;
 mod client;

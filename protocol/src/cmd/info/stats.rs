@@ -6,6 +6,7 @@
 //! read as Redis's do in that situation.
 
 use super::Lines;
+use crate::acl::Reason;
 use crate::cmd::Ctx;
 use crate::state::pubsub::Kind;
 
@@ -126,15 +127,16 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("slowlog_commands_count", 0);
     out.field("slowlog_commands_time_ms_max", "0.00");
     out.field("slowlog_commands_time_ms_sum", "0.00");
-    for name in [
-        "acl_access_denied_auth",
-        "acl_access_denied_cmd",
-        "acl_access_denied_key",
-        "acl_access_denied_channel",
-        "acl_access_denied_tls_cert",
+    let acl = ctx.state.acl();
+    for (name, reason) in [
+        ("acl_access_denied_auth", Reason::Auth),
+        ("acl_access_denied_cmd", Reason::Command),
+        ("acl_access_denied_key", Reason::Key),
+        ("acl_access_denied_channel", Reason::Channel),
     ] {
-        out.field(name, 0);
+        out.field(name, acl.denied(reason));
     }
+    out.field("acl_access_denied_tls_cert", 0);
 }
 
 pub(super) fn replication(ctx: &mut Ctx<'_>, out: &mut Lines) {

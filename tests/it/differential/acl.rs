@@ -1,0 +1,236 @@
+//! ACLs against Redis 8.8 over the wire, RESP2 and RESP3, byte for byte: ACL SETUSER's rules
+//! (malformed ones with their errors, which change nothing) read back through ACL GETUSER and
+//! ACL LIST; ACL DRYRUN over users × commands × keys; AUTH, WHOAMI and the NOPERM refusals
+//! of a restricted user, in MULTI too; ACL CAT. ACL GENPASS and ACL LOG depend on chance and
+//! time: their shapes are checked by the server tests.
+
+use std::collections::BTreeSet;
+
+use echomq::testing::TestServer;
+
+use crate::server::Wire;
+use crate::support::peer::{Peer, PeerKind};
+use crate::support::resp::Resp;
+use crate::support::wire::{WireDiffer, words};
+
+/// The users the scripts create, deleted first (users outlive FLUSHALL).
+const USERS: &str = "ACL DELUSER u1 u2 u3 u4 prod cons sel nopw";
+
+/// Splits a line on spaces.
+fn argv(line: &str) -> Vec<Vec<u8>> {
+    let parts: Vec<&str> = line.split(' ').collect();
+    words(&parts)
+}
+
+fn rules_lines() -> Vec<&'static str> {
+    vec![
+        USERS,
+        "ACL SETUSER u1",
+        "ACL GETUSER u1",
+        "ACL SETUSER u1 on >p1 >p2 #2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae ~a* %R~r* %W~w* %RW~b &ch* +get +set -@all +@read -@keyspace +client|kill +select|0 +SELECT|1",
+        "ACL GETUSER u1",
+        "ACL SETUSER u1 <p2 -get +@all -set ~* &*",
+        "ACL GETUSER u1",
+        "ACL SETUSER u2 on nopass allkeys allchannels allcommands -@dangerous +config|get -config +client +client|kill",
+        "ACL SETUSER u3 reset on >x (~s* +get) (+@write %W~w) resetkeys %R~x",
+        "ACL GETUSER u3",
+        "ACL SETUSER u3 clearselectors skip-sanitize-payload nocommands +xadd +xreadgroup|foo",
+        "ACL SETUSER u4 %RW~k %W~k %R~j",
+        "ACL LIST",
+        "ACL USERS",
+        // Malformed rules: each error, and the user unchanged.
+        "ACL SETUSER u1 +nosuch",
+        "ACL SETUSER u1 +@nosuch",
+        "ACL SETUSER u1 -@nosuch",
+        "ACL SETUSER u1 bogus",
+        "ACL SETUSER u1 ~x",
+        "ACL SETUSER u1 &x",
+        "ACL SETUSER u1 <nopass",
+        "ACL SETUSER u1 #abc",
+        "ACL SETUSER u1 !ABC",
+        "ACL SETUSER u1 +client|kill|x",
+        "ACL SETUSER u1 +select|",
+        "ACL SETUSER u1 +|",
+        "ACL SETUSER u1 -select|0",
+        "ACL SETUSER u1 %X~a",
+        "ACL SETUSER u1 % ",
+        "ACL SETUSER u1 (~a +get",
+        "ACL SETUSER u1 (~a +nosuch)",
+        "ACL SETUSER u1 on -@all +nosuch",
+        "ACL SETUSER u1 + -",
+        "ACL GETUSER u1",
+        "ACL GETUSER nosuch",
+        "ACL SETUSER",
+        "ACL GETUSER",
+        "ACL DELUSER default",
+        "ACL DELUSER u4 nosuch",
+        "ACL USERS",
+        "ACL WHOAMI",
+        "ACL NOSUCH",
+        "ACL LOAD",
+        "ACL SAVE",
+        "ACL HELP",
+        "ACL GENPASS 0",
+        "ACL GENPASS abc",
+        "ACL GENPASS 4097",
+        "ACL LOG abc",
+        "ACL CAT",
+        "ACL CAT nosuch",
+        USERS,
+    ]
+}
+
+fn dryrun_lines() -> Vec<String> {
+    let mut lines: Vec<String> = vec![
+        USERS.into(),
+        "ACL SETUSER u1 on nopass +@read ~r*".into(),
+        "ACL SETUSER u2 on nopass +@write -del %W~w* %R~r*".into(),
+        "ACL SETUSER u3 on nopass +get (+set ~s*) (+publish &news.*)".into(),
+        "ACL SETUSER u4 on nopass +xread +xreadgroup +lmove %R~src %W~dst".into(),
+    ];
+    let commands = [
+        "get rk",
+        "get wk",
+        "set wk v",
+        "set rk v",
+        "set sk v",
+        "del wk",
+        "mget rk r2 wk",
+        "lmove src dst left right",
+        "lmove dst src left right",
+        "xread count 1 streams src dst 0 0",
+        "xread streams src 0",
+        "xreadgroup group g c streams src >",
+        "publish news.1 hi",
+        "publish other hi",
+        "client list",
+        "ping",
+        "get",
+    ];
+    for user in ["u1", "u2", "u3", "u4", "nosuch"] {
+        for command in commands {
+            lines.push(format!("ACL DRYRUN {user} {command}"));
+        }
+    }
+    lines.push("ACL DRYRUN u1 nosuch".into());
+    lines.push("ACL DRYRUN u1 config nosuch".into());
+    lines.push("ACL DRYRUN u1 client".into());
+    lines.push(USERS.into());
+    lines
+}
+
+fn auth_lines() -> Vec<&'static str> {
+    vec![
+        USERS,
+        "AUTH default x",
+        "AUTH onlypass",
+        "ACL SETUSER u1 on >pw +get +set +acl|whoami +multi +exec +subscribe +publish ~k* &c*",
+        "ACL SETUSER u2 off >pw +@all",
+        "AUTH u1 wrong",
+        "AUTH u2 pw",
+        "AUTH nosuch pw",
+        "AUTH u1 pw",
+        "ACL WHOAMI",
+        "SET k1 v",
+        "GET k1",
+        "SET other v",
+        "GET other",
+        "DEL k1",
+        "ACL LIST",
+        "CLIENT ID",
+        "PUBLISH c1 m",
+        "PUBLISH d1 m",
+        "MULTI",
+        "SET k2 v",
+        "SET other v",
+        "INCR k2",
+        "EXEC",
+        "GET k2",
+        "AUTH default anything",
+        "ACL WHOAMI",
+        USERS,
+    ]
+}
+
+#[test]
+fn acl_setuser_getuser_and_list_match_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let commands: Vec<_> = rules_lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn acl_dryrun_matches_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let commands: Vec<_> = dryrun_lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn auth_whoami_and_noperm_match_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let commands: Vec<_> = auth_lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The bulk strings of an array reply.
+fn names(reply: &Resp) -> BTreeSet<String> {
+    match reply {
+        Resp::Array(items) => items
+            .iter()
+            .filter_map(|i| i.as_text().map(str::to_string))
+            .collect(),
+        other => panic!("not an array: {other}"),
+    }
+}
+
+#[test]
+fn acl_cat_of_each_category_matches_redis_8_as_a_set() {
+    let Some(mut peer) = Peer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let ours = TestServer::start().expect("echomq's test server starts");
+    let mut wire = Wire::connect(&ours);
+    let mut ask = |argv: &[&str]| {
+        let raw = wire.command(argv);
+        Resp::read(&mut &raw[..], &mut Vec::new()).expect("a reply")
+    };
+    let categories = names(&peer.call(&["ACL", "CAT"]));
+    assert_eq!(names(&ask(&["ACL", "CAT"])), categories);
+    // Redis lists a category's commands in its hash table's order: compare them as sets,
+    // over the commands echomq has (each has at least one category).
+    let mut theirs = Vec::new();
+    let mut ours_by_category = Vec::new();
+    for category in &categories {
+        theirs.push(names(&peer.call(&["ACL", "CAT", category])));
+        ours_by_category.push(names(&ask(&["ACL", "CAT", category])));
+    }
+    let known: BTreeSet<String> = ours_by_category.iter().flatten().cloned().collect();
+    for (i, category) in categories.iter().enumerate() {
+        let expected: BTreeSet<String> = theirs[i]
+            .iter()
+            .filter(|name| known.contains(*name))
+            .cloned()
+            .collect();
+        let extra: Vec<_> = ours_by_category[i].difference(&expected).collect();
+        let missing: Vec<_> = expected.difference(&ours_by_category[i]).collect();
+        // echomq's own commands (EMQ.*) are in no Redis category.
+        let extra: Vec<_> = extra
+            .into_iter()
+            .filter(|n| !n.starts_with("emq."))
+            .collect();
+        assert!(
+            extra.is_empty() && missing.is_empty(),
+            "@{category}: echomq also lists {extra:?}, misses {missing:?}"
+        );
+    }
+}
