@@ -127,6 +127,51 @@ pub(crate) fn refusal(
     Some(Action::Reply(Reply::Error(format!("NOPERM {text}"))))
 }
 
+/// The refusal of a queued command EXEC is about to run, when the client's user may no longer
+/// run it (the rules changed since it was queued), as Redis words it inside EXEC's reply.
+pub(crate) fn exec_refusal(
+    state: &ServerState,
+    client: &ClientState,
+    spec: &'static CommandSpec,
+    id: CallId,
+    argv: &[&[u8]],
+) -> Option<Reply> {
+    let id = match argv.get(1).filter(|_| !spec.subcommands.is_empty()) {
+        Some(sub) => table::find_subcommand(spec, id, sub).map_or(id, |(_, sub_id)| sub_id),
+        None => id,
+    };
+    let name = client.info.user();
+    let user = state.acl_users().get(&name).cloned()?;
+    let denial = check::check(&user, id, spec, argv).err()?;
+    let (reason, object, why) = match denial {
+        check::Denial::Command => (
+            Reason::Command,
+            catalog().entries[id].name.as_bytes(),
+            "no permission to execute the command or subcommand",
+        ),
+        check::Denial::Key(at) => (
+            Reason::Key,
+            argv[at],
+            "no permission to touch the specified keys",
+        ),
+        check::Denial::Channel(at) => (
+            Reason::Channel,
+            argv[at],
+            "no permission to access one of the channels used as arguments",
+        ),
+    };
+    state.acl().count(reason);
+    let info = client.info.line(super::call_name);
+    let now_ms = state.clock().now_ms();
+    state
+        .acl_users()
+        .log
+        .add(reason, Context::Multi, object, &name, info, now_ms);
+    Some(Reply::Error(format!(
+        "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {why}"
+    )))
+}
+
 const ACL_HELP: &[&str] = &[
     "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CAT [<category>]",

@@ -366,6 +366,12 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return error(engine::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
+    // The rules may have changed since the command was queued: Redis checks again.
+    if ctx.state.acl().restricted()
+        && let Some(reply) = acl::exec_refusal(ctx.state, ctx.client, found.spec(), id, argv)
+    {
+        return reply;
+    }
     let reply = match found {
         Found::Server(Command {
             run: Run::NoKeyspace(run),

@@ -1,6 +1,8 @@
 //! The server over a real socket: `echomq::testing::TestServer` driven by raw RESP and by real
 //! clients.
 //!
+//! - `acl`: ACL users end to end: a producer and a consumer limited to their commands and
+//!   keys, transactions, channels, ACL LOG, GENPASS and `requirepass` as the default user's.
 //! - `wire`: the stream commands' reply shapes over raw RESP2/RESP3, compared byte for byte with
 //!   what Redis sends (checked against redis-server 7.0.15; where 7.4 differs, 7.4 is the
 //!   target).
@@ -28,6 +30,7 @@
 //! test, a condition polled for gives up after [`POLL_TIMEOUT`], and "nothing arrives" is
 //! checked over [`QUIET_WINDOW`].
 
+mod acl;
 mod blocking;
 mod blocking_lists;
 mod client_command;
