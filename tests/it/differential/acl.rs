@@ -16,9 +16,12 @@ use crate::support::wire::{WireDiffer, words};
 /// The users the scripts create, deleted first (users outlive FLUSHALL).
 const USERS: &str = "ACL DELUSER u1 u2 u3 u4 prod cons sel nopw";
 
-/// Splits a line on spaces.
+/// Splits a line on spaces; `''` is the empty argument.
 fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line.split(' ').collect();
+    let parts: Vec<&str> = line
+        .split(' ')
+        .map(|w| if w == "''" { "" } else { w })
+        .collect();
     words(&parts)
 }
 
@@ -59,6 +62,18 @@ fn rules_lines() -> Vec<&'static str> {
         "ACL SETUSER u1 on -@all +nosuch",
         "ACL SETUSER u1 + -",
         "ACL GETUSER u1",
+        // Case, aliases, overriding rules and odd patterns.
+        "ACL SETUSER u4 reset On NOPASS ALLKEYS +@READ -@Write +get|x +GET -get +get",
+        "ACL SETUSER u4 +config|get -config +config -config|set +@all -client +client|list",
+        "ACL SETUSER u4 resetkeys %RW~ %R ~ & resetchannels &",
+        "ACL GETUSER u4",
+        "ACL SETUSER u4 () ( ) (resetkeys)",
+        "ACL SETUSER u4 (",
+        "ACL SETUSER u4 #2C26B46B68FFC68FF99B453C1D30413413422D706483BFA0F98A5E886266E7AE",
+        "ACL SETUSER u4 >a >a >b <a",
+        "ACL SETUSER u4 allkeys %R~x",
+        "ACL SETUSER u4 allchannels &x",
+        "ACL LIST",
         "ACL GETUSER nosuch",
         "ACL SETUSER",
         "ACL GETUSER",
@@ -146,8 +161,24 @@ fn auth_lines() -> Vec<&'static str> {
         "INCR k2",
         "EXEC",
         "GET k2",
+        "CLIENT LIST",
+        "XREAD STREAMS k1 0",
         "AUTH default anything",
         "ACL WHOAMI",
+        "HELLO 2 AUTH u1 wrong",
+        "HELLO 2 AUTH nosuch x",
+        // `requirepass` is the default user's password.
+        "CONFIG SET requirepass foo",
+        "ACL GETUSER default",
+        "AUTH bar",
+        "AUTH foo",
+        "AUTH default foo",
+        "ACL SETUSER default >second",
+        "AUTH second",
+        "CONFIG GET requirepass",
+        "CONFIG SET requirepass ''",
+        "ACL GETUSER default",
+        "AUTH foo",
         USERS,
     ]
 }
