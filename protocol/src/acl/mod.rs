@@ -19,6 +19,7 @@
 
 pub(crate) mod check;
 pub(crate) mod describe;
+pub(crate) mod file;
 pub(crate) mod log;
 pub(crate) mod rules;
 pub(crate) mod user;
@@ -186,6 +187,59 @@ impl Acl {
             users.synced_requirepass = Some(requirepass.to_string());
         }
         users
+    }
+
+    /// Replaces every user by those of the ACL file at `path` (ACL LOAD, `aclfile` at start),
+    /// or returns Redis's error text and changes nothing.
+    pub fn load_file(&self, users: &mut Users, path: &str) -> Result<(), String> {
+        let text = std::fs::read(path).map_err(|e| {
+            format!(
+                "Error loading ACLs, opening file '{path}': {}",
+                file::strerror(&e)
+            )
+        })?;
+        let loaded = file::parse(&String::from_utf8_lossy(&text), path)?;
+        users.map = loaded
+            .into_iter()
+            .map(|(name, user)| (name, Arc::new(user)))
+            .collect();
+        self.changed(users);
+        Ok(())
+    }
+
+    /// Applies a config file's `user <name> <rules…>` line: the user is created (the default
+    /// one reset first) with the rules, as Redis loads configured users at start.
+    pub fn configure_user(&self, users: &mut Users, words: &[&str]) -> Result<(), String> {
+        let [keyword, name, rules @ ..] = words else {
+            return Err("user directive needs a user name".into());
+        };
+        if !keyword.eq_ignore_ascii_case("user") || rules::has_spaces(name.as_bytes()) {
+            return Err("Spaces not allowed in ACL usernames".into());
+        }
+        let mut user = User::new(name.as_bytes());
+        if *name == "default" {
+            user = User::clone(users.default_user());
+            let reset = user.apply(b"reset");
+            debug_assert!(reset.is_ok());
+        }
+        let args: Vec<&[u8]> = rules.iter().map(|r| r.as_bytes()).collect();
+        let merged = rules::merge_selectors(&args).map_err(|_| {
+            format!("Unmatched parenthesis in the rules of the user named '{name}'")
+        })?;
+        for rule in &merged {
+            user.apply(rule).map_err(|e| {
+                format!(
+                    "Error loading ACL rule '{}' for the user named '{name}': {}",
+                    String::from_utf8_lossy(rule),
+                    e.text()
+                )
+            })?;
+        }
+        users
+            .map
+            .insert(Bytes::copy_from_slice(name.as_bytes()), Arc::new(user));
+        self.changed(users);
+        Ok(())
     }
 
     /// Recomputes [`Acl::restricted`] after a change of `users`.

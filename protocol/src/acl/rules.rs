@@ -63,7 +63,7 @@ pub(crate) fn has_spaces(s: &[u8]) -> bool {
 
 /// Merges a selector's words (`(~a`, `+get)`) into one rule each; `Err(at)` when the word
 /// at `at` opens a selector never closed.
-fn merge_selectors(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
+pub(crate) fn merge_selectors(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
     let mut merged = Vec::with_capacity(args.len());
     let mut open: Option<(usize, Vec<u8>)> = None;
     for (at, &arg) in args.iter().enumerate() {

@@ -246,9 +246,11 @@ pub(crate) fn acl(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "genpass" => genpass(argv),
         "log" => log(ctx, argv),
         "dryrun" => dryrun(ctx, argv),
-        "load" | "save" => Reply::Error(
+        "load" | "save" if ctx.state.settings().aclfile.is_empty() => Reply::Error(
             "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration.".into(),
         ),
+        "load" => load(ctx),
+        "save" => save(ctx),
         _ => help(ACL_HELP),
     }
 }
@@ -272,6 +274,52 @@ fn setuser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
+/// Closes the clients whose user no longer exists (Redis frees them).
+fn close_orphans(state: &ServerState) {
+    let users = state.acl_users();
+    let orphans: Vec<_> = state
+        .clients()
+        .into_iter()
+        .filter(|client| users.get(&client.user()).is_none())
+        .collect();
+    drop(users);
+    for client in orphans {
+        client.kill();
+    }
+}
+
+/// `ACL LOAD`: the users of the `aclfile` replace the current ones, or nothing changes.
+fn load(ctx: &mut Ctx<'_>) -> Reply {
+    let path = ctx.state.settings().aclfile.clone();
+    let loaded = {
+        let mut users = ctx.state.acl_users();
+        ctx.state.acl().load_file(&mut users, &path)
+    };
+    match loaded {
+        Ok(()) => {
+            close_orphans(ctx.state);
+            Reply::OK
+        }
+        Err(text) => Reply::Error(format!("ERR {text}")),
+    }
+}
+
+/// `ACL SAVE`: the users to the `aclfile`.
+fn save(ctx: &mut Ctx<'_>) -> Reply {
+    let path = ctx.state.settings().aclfile.clone();
+    let contents = {
+        let users = ctx.state.acl_users();
+        crate::acl::file::render(users.map.values().map(|u| u.as_ref()))
+    };
+    match crate::acl::file::save(std::path::Path::new(&path), &contents) {
+        Ok(()) => Reply::OK,
+        Err(e) => {
+            tracing::warn!("Writing ACL file for ACL SAVE: {e}");
+            Reply::Error("ERR There was an error trying to save the ACLs. Please check the server logs for more information".into())
+        }
+    }
+}
+
 fn deluser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if argv[2..].iter().any(|name| *name == b"default") {
         return Reply::Error("ERR The 'default' user cannot be removed".into());
@@ -287,11 +335,7 @@ fn deluser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     drop(users);
     // Redis frees the clients authenticated as a deleted user.
     if deleted > 0 {
-        for client in ctx.state.clients() {
-            if argv[2..].iter().any(|name| client.user()[..] == **name) {
-                client.kill();
-            }
-        }
+        close_orphans(ctx.state);
     }
     Reply::Int(deleted)
 }

@@ -135,6 +135,26 @@ impl ServerHandle {
         self.state.config_set(name, value)
     }
 
+    /// Applies a config file's `user <name> <rules…>` line (its words).
+    pub fn config_user(&self, words: &[&str]) -> Result<(), String> {
+        let mut users = self.state.acl_users();
+        self.state.acl().configure_user(&mut users, words)
+    }
+
+    /// Loads the users of the `aclfile`, if one is set: call once the config is in, before
+    /// serving. Users in the config file and an ACL file are refused together, as in Redis.
+    pub fn load_acl_file(&self, users_configured: bool) -> Result<(), String> {
+        let path = self.state.settings().aclfile.clone();
+        if path.is_empty() {
+            return Ok(());
+        }
+        if users_configured {
+            return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+        }
+        let mut users = self.state.acl_users();
+        self.state.acl().load_file(&mut users, &path)
+    }
+
     /// Starts persistence once the settings are in (call once, before or while serving): with
     /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
     /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.

@@ -71,6 +71,9 @@ pub struct Settings {
     pub appenddirname: String,
     /// `appendfilename` (set only before the server starts persisting).
     pub appendfilename: String,
+    /// `aclfile`: where ACL LOAD and ACL SAVE read and write the users (set only before the
+    /// server starts; empty for none).
+    pub aclfile: String,
     /// `aof-load-truncated`.
     pub aof_load_truncated: bool,
     /// `aof-use-rdb-preamble`: a rewrite writes the AOF base as an RDB file (Redis's default).
@@ -147,6 +150,7 @@ impl Default for Settings {
             dir: ".".into(),
             appenddirname: "appendonlydir".into(),
             appendfilename: "appendonly.aof".into(),
+            aclfile: String::new(),
             aof_load_truncated: true,
             aof_use_rdb_preamble: true,
             auto_aof_rewrite_percentage: 100,
@@ -553,6 +557,17 @@ pub const PARAMS: &[Param] = &[
                 ));
             }
             s.appenddirname = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "aclfile",
+        get: |s, _| s.aclfile.clone(),
+        set: Some(|s, _, v| {
+            if s.persistence_started {
+                return Err(ConfigRefusal::new("aclfile", ConfigWhy::Immutable));
+            }
+            s.aclfile = v.to_string();
             Ok(())
         }),
     },

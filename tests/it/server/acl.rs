@@ -6,6 +6,7 @@
 use echomq::testing::TestServer;
 
 use super::{Wire, info_field, show};
+use crate::support::process::Running;
 
 fn expect(wire: &mut Wire, argv: &[&str], expected: &[u8]) {
     let got = wire.command(argv);
@@ -324,5 +325,139 @@ fn channels_genpass_and_the_default_user_follow_redis() {
     assert!(
         list.contains("user default on nopass sanitize-payload ~* &* +@all"),
         "{list}"
+    );
+}
+
+/// Starts `echomq serve` with `config`; its address, or what it printed when it did not start.
+fn serve(config: &std::path::Path) -> Result<(Running, std::net::SocketAddr), String> {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::{Command, Stdio};
+    let mut running = Running(
+        Command::new(env!("CARGO_BIN_EXE_echomq"))
+            .args(["serve", "--port", "0", "--config"])
+            .arg(config)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first_line = String::new();
+    BufReader::new(running.0.stdout.take().unwrap())
+        .read_line(&mut first_line)
+        .unwrap();
+    if first_line.is_empty() {
+        let mut stderr = String::new();
+        let _ = running.0.stderr.take().unwrap().read_to_string(&mut stderr);
+        return Err(stderr);
+    }
+    let addr = first_line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    Ok((running, addr))
+}
+
+#[test]
+fn users_come_from_the_aclfile_or_the_config_file_and_acl_save_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl_path = dir.path().join("users.acl");
+    std::fs::write(&acl_path, "user alice on >pw ~a* +get\n\n# a comment\n").unwrap();
+    let config = dir.path().join("echomq.conf");
+    std::fs::write(&config, format!("aclfile {}\n", acl_path.display())).unwrap();
+    let (_running, addr) = serve(&config).unwrap();
+    let mut admin = Wire::connect_to(addr);
+    expect(
+        &mut admin,
+        &["ACL", "LIST"],
+        b"*2\r\n$125\r\nuser alice on sanitize-payload #30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4 ~a* resetchannels -@all +get\r\n$51\r\nuser default on nopass sanitize-payload ~* &* +@all\r\n",
+    );
+    let mut alice = Wire::connect_to(addr);
+    expect(&mut alice, &["AUTH", "alice", "pw"], b"+OK\r\n");
+    expect(
+        &mut alice,
+        &["GET", "b"],
+        b"-NOPERM No permissions to access a key\r\n",
+    );
+
+    expect(
+        &mut admin,
+        &[
+            "ACL",
+            "SETUSER",
+            "bob",
+            "on",
+            "nopass",
+            "+@all",
+            "-@dangerous",
+        ],
+        b"+OK\r\n",
+    );
+    expect(&mut admin, &["ACL", "DELUSER", "alice"], b":1\r\n");
+    expect(&mut admin, &["ACL", "SAVE"], b"+OK\r\n");
+    assert_eq!(
+        std::fs::read_to_string(&acl_path).unwrap(),
+        "user bob on nopass sanitize-payload resetchannels +@all -@dangerous\nuser default on nopass sanitize-payload ~* &* +@all\n"
+    );
+
+    // A file with errors loads nothing.
+    std::fs::write(&acl_path, "user carol on +nosuch\nuser bob on\n").unwrap();
+    let path = acl_path.display().to_string();
+    expect(
+        &mut admin,
+        &["ACL", "LOAD"],
+        format!("-ERR {path}:1: Error in applying operation '+nosuch': Unknown command or category name in ACL. WARNING: ACL errors detected, no change to the previously active ACL rules was performed\r\n").as_bytes(),
+    );
+    expect(
+        &mut admin,
+        &["ACL", "USERS"],
+        b"*2\r\n$3\r\nbob\r\n$7\r\ndefault\r\n",
+    );
+    std::fs::write(&acl_path, "user carol on nopass +get ~*\n").unwrap();
+    expect(&mut admin, &["ACL", "LOAD"], b"+OK\r\n");
+    expect(
+        &mut admin,
+        &["ACL", "USERS"],
+        b"*2\r\n$5\r\ncarol\r\n$7\r\ndefault\r\n",
+    );
+    std::fs::remove_file(&acl_path).unwrap();
+    expect(
+        &mut admin,
+        &["ACL", "LOAD"],
+        format!("-ERR Error loading ACLs, opening file '{path}': No such file or directory\r\n")
+            .as_bytes(),
+    );
+
+    // Users in the config file, the default one included.
+    std::fs::write(
+        &config,
+        "user default on >secret ~* &* +@all\nuser worker on >w +@stream ~jobs:*\n",
+    )
+    .unwrap();
+    let (_running, addr) = serve(&config).unwrap();
+    let mut client = Wire::connect_to(addr);
+    expect(
+        &mut client,
+        &["PING"],
+        b"-NOAUTH Authentication required.\r\n",
+    );
+    expect(&mut client, &["AUTH", "worker", "w"], b"+OK\r\n");
+    expect(&mut client, &["XLEN", "jobs:1"], b":0\r\n");
+    expect(
+        &mut client,
+        &["GET", "jobs:1"],
+        b"-NOPERM User worker has no permissions to run the 'get' command\r\n",
+    );
+
+    // Not both.
+    std::fs::write(&config, format!("aclfile {path}\nuser a on\n")).unwrap();
+    let refused = serve(&config).unwrap_err();
+    assert!(
+        refused.contains(
+            "users defined in redis.conf and at the same setting an ACL file path is invalid"
+        ),
+        "{refused}"
     );
 }
