@@ -404,7 +404,8 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     Reply::Verbatim(Bytes::from(text))
 }
 
-/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
+/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [USER name]
+/// [SKIPME yes|no]`.
 fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let clients = ctx.state.clients();
     let me = ctx.client.info.id;
@@ -419,6 +420,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         };
     }
     let (mut id, mut addr, mut laddr, mut skip_me) = (None, None, None, true);
+    let mut user: Option<&[u8]> = None;
     let mut i = 2;
     while i + 1 < argv.len() {
         let value = &argv[i + 1];
@@ -439,8 +441,16 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             } else {
                 return error(echomq_engine::Error::Syntax);
             };
-        } else if is(argv[i], "type") || is(argv[i], "user") || is(argv[i], "maxage") {
-            // Every client here is a normal client of the default user.
+        } else if is(argv[i], "user") {
+            if ctx.state.acl_users().get(value).is_none() {
+                return Reply::Error(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(value)
+                ));
+            }
+            user = Some(value);
+        } else if is(argv[i], "type") || is(argv[i], "maxage") {
+            // Every client here is a normal client.
         } else {
             return error(echomq_engine::Error::Syntax);
         }
@@ -459,6 +469,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             || laddr
                 .as_ref()
                 .is_some_and(|a| Some(a.clone()) != c.laddr.map(|l| l.to_string()))
+            || user.is_some_and(|u| c.user()[..] != *u)
         {
             continue;
         }

@@ -314,8 +314,9 @@ impl ServerState {
 
     /// The ACL users, the default user's password in line with `requirepass`.
     pub(crate) fn acl_users(&self) -> parking_lot::MutexGuard<'_, crate::acl::Users> {
-        let requirepass = self.settings.read().requirepass.clone();
-        self.acl.users(&requirepass)
+        // Lock order: settings, then users (nothing takes them the other way round).
+        let settings = self.settings.read();
+        self.acl.users(&settings.requirepass)
     }
 
     /// The counters.

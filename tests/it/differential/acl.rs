@@ -141,6 +141,8 @@ fn auth_lines() -> Vec<&'static str> {
         "AUTH onlypass",
         "ACL SETUSER u1 on >pw +get +set +acl|whoami +multi +exec +subscribe +publish ~k* &c*",
         "ACL SETUSER u2 off >pw +@all",
+        "CLIENT KILL USER nosuch",
+        "CLIENT KILL USER u1",
         "AUTH u1 wrong",
         "AUTH u2 pw",
         "AUTH nosuch pw",
