@@ -125,6 +125,9 @@ pub(crate) enum Reason {
 pub(crate) struct Acl {
     users: Mutex<Users>,
     restricted: AtomicBool,
+    /// Bumped on every change of the users: a client's cached user is current while the
+    /// generation it was read at is.
+    generation: AtomicU64,
     denied: [AtomicU64; 4],
 }
 
@@ -162,6 +165,7 @@ impl Default for Acl {
                 synced_requirepass: None,
             }),
             restricted: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
             denied: Default::default(),
         }
     }
@@ -246,6 +250,12 @@ impl Acl {
     pub fn changed(&self, users: &Users) {
         let restricted = users.map.values().any(|u| !u.unrestricted());
         self.restricted.store(restricted, Ordering::Relaxed);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// The users' generation (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// Counts a refusal.

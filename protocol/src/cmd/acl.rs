@@ -4,6 +4,8 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use echomq_engine::command::CommandSpec;
 use echomq_engine::command::flags::NO_AUTH;
@@ -12,7 +14,7 @@ use echomq_engine::{Error as EngineError, Reply};
 use super::{Ctx, command_meta, error, help, int_arg, is, subcommand_of, subcommand_syntax, table};
 use crate::acl::log::Context;
 use crate::acl::rules::{has_spaces, set_user};
-use crate::acl::{CATEGORIES, Entry, Reason, catalog, category_bit, check, describe};
+use crate::acl::{CATEGORIES, Entry, Reason, User, catalog, category_bit, check, describe};
 use crate::state::stats::CallId;
 use crate::state::{Action, ClientState, ServerState};
 
@@ -101,21 +103,34 @@ pub(crate) fn log_denial(
         .add(reason, context, object, username, info, now_ms);
 }
 
+/// The user `client` runs as (cached until the users change); `None` once it was deleted.
+fn current_user(state: &ServerState, client: &mut ClientState) -> Option<Arc<User>> {
+    let generation = state.acl().generation();
+    if let Some((seen, user)) = &client.acl_user
+        && *seen == generation
+    {
+        return Some(Arc::clone(user));
+    }
+    let name = client.info.user();
+    let user = state.acl_users().get(&name).cloned()?;
+    client.acl_user = Some((generation, Arc::clone(&user)));
+    Some(user)
+}
+
 /// The refusal of a request `client` may not run as its user (Redis's NOPERM), or `None`.
 /// A client whose user was deleted is dropped.
 pub(crate) fn refusal(
     state: &ServerState,
-    client: &ClientState,
+    client: &mut ClientState,
     id: CallId,
     spec: &CommandSpec,
     argv: &[&[u8]],
 ) -> Option<Action> {
-    let name = client.info.user();
-    let user = state.acl_users().get(&name).cloned();
-    let Some(user) = user else {
+    let Some(user) = current_user(state, client) else {
         return Some(Action::Drop);
     };
     let denial = check::check(&user, id, spec, argv).err()?;
+    let name = user.name.clone();
     let full_name = catalog().entries[id].name;
     let (reason, object) = match denial {
         check::Denial::Command => (Reason::Command, full_name.as_bytes()),
@@ -131,7 +146,7 @@ pub(crate) fn refusal(
 /// run it (the rules changed since it was queued), as Redis words it inside EXEC's reply.
 pub(crate) fn exec_refusal(
     state: &ServerState,
-    client: &ClientState,
+    client: &mut ClientState,
     spec: &'static CommandSpec,
     id: CallId,
     argv: &[&[u8]],
@@ -140,9 +155,9 @@ pub(crate) fn exec_refusal(
         Some(sub) => table::find_subcommand(spec, id, sub).map_or(id, |(_, sub_id)| sub_id),
         None => id,
     };
-    let name = client.info.user();
-    let user = state.acl_users().get(&name).cloned()?;
+    let user = current_user(state, client)?;
     let denial = check::check(&user, id, spec, argv).err()?;
+    let name = user.name.clone();
     let (reason, object, why) = match denial {
         check::Denial::Command => (
             Reason::Command,
@@ -266,7 +281,7 @@ fn setuser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Ok(user) => {
             users
                 .map
-                .insert(Bytes::copy_from_slice(name), std::sync::Arc::new(user));
+                .insert(Bytes::copy_from_slice(name), Arc::new(user));
             ctx.state.acl().changed(&users);
             Reply::OK
         }

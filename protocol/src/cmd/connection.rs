@@ -51,6 +51,7 @@ fn check_password(
         drop(users);
         ctx.client.authenticated = true;
         ctx.client.info.set_user(name);
+        ctx.client.acl_user = None;
         return Ok(());
     }
     drop(users);
@@ -173,6 +174,7 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
         default.nopass && default.enabled
     };
     ctx.client.info.set_user(b"default");
+    ctx.client.acl_user = None;
     ctx.client.info.set_name(None);
     ctx.client.info.set_no_evict(false);
     ctx.client.reply_off = false;

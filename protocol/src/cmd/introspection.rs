@@ -253,7 +253,19 @@ pub(crate) fn hidden_from_monitors(name: &str) -> bool {
         "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
     ) || matches!(
         name,
-        "client|kill" | "client|list" | "client|pause" | "client|unpause"
+        "client|kill"
+            | "client|list"
+            | "client|pause"
+            | "client|unpause"
+            | "acl|deluser"
+            | "acl|dryrun"
+            | "acl|getuser"
+            | "acl|list"
+            | "acl|load"
+            | "acl|log"
+            | "acl|save"
+            | "acl|setuser"
+            | "acl|users"
     )
 }
 

@@ -334,9 +334,15 @@ pub(crate) fn execute(
     }
     let ns = ended.saturating_sub(started);
     let usec = ns / 1000;
-    // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
-    // show a password.
-    if state.is_slow(usec) && !matches!(name, "exec" | "auth" | "hello") {
+    // EXEC is not logged (its commands are not either, as in Redis); AUTH, HELLO and the ACL
+    // subcommands naming users would show a password or a user's name (Redis redacts those
+    // arguments).
+    if state.is_slow(usec)
+        && !matches!(
+            name,
+            "exec" | "auth" | "hello" | "acl|setuser" | "acl|deluser" | "acl|getuser"
+        )
+    {
         state.log_if_slow(&client.info, argv, usec);
     }
     if state.monitors().any() && !introspection::hidden_from_monitors(name) {

@@ -381,6 +381,9 @@ pub struct ClientState {
     pub db: usize,
     /// Whether AUTH succeeded (or no password is needed).
     pub authenticated: bool,
+    /// The ACL user it runs as, and the users' generation it was read at (a cache: `None`
+    /// after AUTH or RESET).
+    pub acl_user: Option<(u64, Arc<crate::acl::User>)>,
     /// Commands queued since MULTI, if in a transaction.
     pub multi: Option<Vec<Vec<Bytes>>>,
     /// A command failed to queue: EXEC must abort.
@@ -411,6 +414,7 @@ impl ClientState {
             protocol,
             db: 0,
             authenticated,
+            acl_user: None,
             multi: None,
             multi_failed: false,
             watched: Vec::new(),
