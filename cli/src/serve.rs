@@ -345,6 +345,10 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<bool, String> {
             continue;
         }
         let value = value.trim().trim_matches('"');
+        if name.eq_ignore_ascii_case("aclfile") {
+            handle.set_aclfile(value);
+            continue;
+        }
         let at = || format!("{}:{}", path.display(), n + 1);
         match handle.config_set(name, value) {
             // Immutable settings (port, bind) come from the command line.

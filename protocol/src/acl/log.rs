@@ -1,5 +1,5 @@
-//! ACL LOG: the most recent refusals, newest first, at most [`LOG_MAX_LEN`] (Redis's
-//! `acllog-max-len` default). A refusal like one of the ten newest entries (same reason,
+//! ACL LOG: the most recent refusals, newest first, at most `acllog-max-len` (none kept at
+//! 0). A refusal like one of the ten newest entries (same reason,
 //! context, object and user, within a minute) updates that entry and moves it to the front
 //! instead of adding one.
 
@@ -9,9 +9,6 @@ use bytes::Bytes;
 use echomq_engine::Reply;
 
 use super::Reason;
-
-/// Entries kept at most.
-pub(crate) const LOG_MAX_LEN: usize = 128;
 
 /// How far apart two refusals may be and still share an entry, in milliseconds.
 const GROUPING_MS: u64 = 60_000;
@@ -45,10 +42,11 @@ pub(crate) struct Log {
 }
 
 impl Log {
-    /// Records a refusal at `now_ms`.
+    /// Records a refusal at `now_ms`, keeping `max_len` entries at most.
     #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
+        max_len: usize,
         reason: Reason,
         context: Context,
         object: &[u8],
@@ -56,6 +54,10 @@ impl Log {
         client_info: String,
         now_ms: u64,
     ) {
+        if max_len == 0 {
+            self.entries.clear();
+            return;
+        }
         let similar = self.entries.iter().take(10).position(|e| {
             e.reason == reason
                 && e.context == context
@@ -84,7 +86,7 @@ impl Log {
             updated_ms: now_ms,
         });
         self.next_id += 1;
-        self.entries.truncate(LOG_MAX_LEN);
+        self.entries.truncate(max_len);
     }
 
     /// Empties the log (ACL LOG RESET); entry ids go on counting.
@@ -159,38 +161,31 @@ fn format_double(value: f64) -> String {
 mod tests {
     use super::*;
 
+    fn add(log: &mut Log, max_len: usize, reason: Reason, object: &[u8], now_ms: u64) {
+        log.add(
+            max_len,
+            reason,
+            Context::Toplevel,
+            object,
+            b"u",
+            "c".into(),
+            now_ms,
+        );
+    }
+
     #[test]
     fn similar_refusals_share_an_entry_and_the_log_is_bounded() {
         let mut log = Log::default();
-        log.add(
-            Reason::Command,
-            Context::Toplevel,
-            b"get",
-            b"u",
-            "c".into(),
-            1000,
-        );
-        log.add(
-            Reason::Command,
-            Context::Toplevel,
-            b"get",
-            b"u",
-            "c".into(),
-            2000,
-        );
+        add(&mut log, 128, Reason::Command, b"get", 1000);
+        add(&mut log, 128, Reason::Command, b"get", 2000);
         assert_eq!(log.entries.len(), 1);
         assert_eq!(log.entries[0].count, 2);
         for i in 0..200u64 {
-            log.add(
-                Reason::Key,
-                Context::Multi,
-                &i.to_be_bytes(),
-                b"u",
-                "c".into(),
-                3000,
-            );
+            add(&mut log, 128, Reason::Key, &i.to_be_bytes(), 3000);
         }
-        assert_eq!(log.entries.len(), LOG_MAX_LEN);
+        assert_eq!(log.entries.len(), 128);
         assert_eq!(log.entries[0].entry_id, 200);
+        add(&mut log, 0, Reason::Auth, b"AUTH", 4000);
+        assert!(log.entries.is_empty());
     }
 }

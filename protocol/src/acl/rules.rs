@@ -350,6 +350,8 @@ impl Selector {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::acl::describe::describe_user;
 
@@ -389,6 +391,86 @@ mod tests {
             described(&["allkeys", "allchannels", "(+get ~k)", "(-@all)"]).unwrap(),
             "off sanitize-payload ~* &* -@all (~k resetchannels -@all +get) (resetchannels -@all)"
         );
+    }
+
+    /// Rules, valid and not, from a small vocabulary.
+    fn rule() -> impl Strategy<Value = String> {
+        const WORDS: &[&str] = &[
+            "on",
+            "off",
+            "nopass",
+            "resetpass",
+            ">a",
+            ">b",
+            "<a",
+            "reset",
+            "allkeys",
+            "resetkeys",
+            "allchannels",
+            "resetchannels",
+            "allcommands",
+            "nocommands",
+            "+@all",
+            "-@all",
+            "+@read",
+            "-@write",
+            "+@stream",
+            "-@dangerous",
+            "+get",
+            "-get",
+            "+set",
+            "+client",
+            "-client",
+            "+client|kill",
+            "-client|list",
+            "+select|0",
+            "+select|1",
+            "~k*",
+            "%R~r*",
+            "%W~w*",
+            "%RW~b",
+            "&c*",
+            "&d",
+            "(+get ~s*)",
+            "(-@all +xadd)",
+            "clearselectors",
+            "+nosuch",
+            "bogus",
+            "%X~y",
+            "#abc",
+        ];
+        proptest::sample::select(WORDS).prop_map(str::to_string)
+    }
+
+    proptest! {
+        /// After any sequence of SETUSER calls the invariants hold, and the description, applied to a new user, makes the same user (Redis
+        /// checks its description against the bitmap the same way).
+        #[test]
+        fn descriptions_rebuild_the_same_user(calls in proptest::collection::vec(
+            proptest::collection::vec(rule(), 0..5), 1..8)
+        ) {
+            let mut user = User::new(b"u");
+            for call in &calls {
+                let args: Vec<&[u8]> = call.iter().map(|r| r.as_bytes()).collect();
+                // A failed call leaves `user` as it was: set_user works on a copy.
+                if let Ok(changed) = set_user(Some(&user), b"u", &args) {
+                    user = changed;
+                }
+                user.check_invariants();
+            }
+            let description = describe_user(&user);
+            let words: Vec<&[u8]> = description.split(|&c| c == b' ').collect();
+            let rebuilt = set_user(None, b"u", &words).unwrap();
+            rebuilt.check_invariants();
+            prop_assert_eq!(describe_user(&rebuilt), description);
+            for (a, b) in user.selectors.iter().zip(&rebuilt.selectors) {
+                prop_assert_eq!(&a.allowed, &b.allowed);
+                prop_assert_eq!(&a.first_args, &b.first_args);
+                prop_assert_eq!(&a.keys, &b.keys);
+                prop_assert_eq!(&a.channels, &b.channels);
+            }
+            prop_assert_eq!(user.selectors.len(), rebuilt.selectors.len());
+        }
     }
 
     #[test]

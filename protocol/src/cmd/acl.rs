@@ -97,10 +97,11 @@ pub(crate) fn log_denial(
     };
     let info = client.info.line(super::call_name);
     let now_ms = state.clock().now_ms();
+    let max_len = usize::try_from(state.settings().acllog_max_len).unwrap_or(usize::MAX);
     state
         .acl_users()
         .log
-        .add(reason, context, object, username, info, now_ms);
+        .add(max_len, reason, context, object, username, info, now_ms);
 }
 
 /// The user `client` runs as (cached until the users change); `None` once it was deleted.
@@ -178,10 +179,11 @@ pub(crate) fn exec_refusal(
     state.acl().count(reason);
     let info = client.info.line(super::call_name);
     let now_ms = state.clock().now_ms();
+    let max_len = usize::try_from(state.settings().acllog_max_len).unwrap_or(usize::MAX);
     state
         .acl_users()
         .log
-        .add(reason, Context::Multi, object, &name, info, now_ms);
+        .add(max_len, reason, Context::Multi, object, &name, info, now_ms);
     Some(Reply::Error(format!(
         "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {why}"
     )))

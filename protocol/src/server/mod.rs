@@ -135,6 +135,11 @@ impl ServerHandle {
         self.state.config_set(name, value)
     }
 
+    /// Sets `aclfile` (a config file's line; CONFIG SET refuses it).
+    pub fn set_aclfile(&self, path: &str) {
+        self.state.set_aclfile(path);
+    }
+
     /// Applies a config file's `user <name> <rules…>` line (its words).
     pub fn config_user(&self, words: &[&str]) -> Result<(), String> {
         let mut users = self.state.acl_users();

@@ -307,6 +307,11 @@ impl ServerState {
         self.hot.auto_aof_rewrite()
     }
 
+    /// Sets `aclfile` (immutable to CONFIG SET, as in Redis: the config file sets it).
+    pub(crate) fn set_aclfile(&self, path: &str) {
+        self.settings.write().aclfile = path.to_string();
+    }
+
     /// The ACL users, log and counters.
     pub(crate) fn acl(&self) -> &crate::acl::Acl {
         &self.acl

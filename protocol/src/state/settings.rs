@@ -71,8 +71,8 @@ pub struct Settings {
     pub appenddirname: String,
     /// `appendfilename` (set only before the server starts persisting).
     pub appendfilename: String,
-    /// `aclfile`: where ACL LOAD and ACL SAVE read and write the users (set only before the
-    /// server starts; empty for none).
+    /// `aclfile`: where ACL LOAD and ACL SAVE read and write the users (set only by the config
+    /// file; empty for none).
     pub aclfile: String,
     /// `aof-load-truncated`.
     pub aof_load_truncated: bool,
@@ -105,6 +105,8 @@ pub struct Settings {
     pub slowlog_log_slower_than: i64,
     /// `slowlog-max-len`: entries kept.
     pub slowlog_max_len: u64,
+    /// `acllog-max-len`: ACL LOG's entries at most.
+    pub acllog_max_len: u64,
     /// `enable-protected-configs`: who may CONFIG SET `dir` and `dbfilename`
     /// ([`super::protected`]).
     pub enable_protected_configs: super::protected::Allowed,
@@ -165,6 +167,7 @@ impl Default for Settings {
             hz: HZ_DEFAULT,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            acllog_max_len: 128,
             enable_protected_configs: super::protected::Allowed::No,
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
@@ -428,6 +431,14 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "acllog-max-len",
+        get: |s, _| s.acllog_max_len.to_string(),
+        set: Some(|s, _, v| {
+            s.acllog_max_len = int_in("acllog-max-len", v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
         name: "timeout",
         get: |s, _| s.timeout_s.to_string(),
         set: Some(|s, _, v| {
@@ -563,13 +574,8 @@ pub const PARAMS: &[Param] = &[
     Param {
         name: "aclfile",
         get: |s, _| s.aclfile.clone(),
-        set: Some(|s, _, v| {
-            if s.persistence_started {
-                return Err(ConfigRefusal::new("aclfile", ConfigWhy::Immutable));
-            }
-            s.aclfile = v.to_string();
-            Ok(())
-        }),
+        // Set by the config file only (`ServerHandle::set_aclfile`).
+        set: None,
     },
     Param {
         name: "appendfilename",

@@ -91,6 +91,10 @@ fn rules_lines() -> Vec<&'static str> {
         "ACL LOG abc",
         "ACL CAT",
         "ACL CAT nosuch",
+        "CONFIG GET acllog-max-len",
+        "CONFIG GET aclfile",
+        "CONFIG SET acllog-max-len -1",
+        "CONFIG SET aclfile x",
         USERS,
     ]
 }
