@@ -186,3 +186,11 @@ pub(crate) fn message(
         Denial::Channel(_) => "No permissions to access a channel".to_string(),
     }
 }
+
+/// Whether one of `user`'s selectors allows `channel` (a PSUBSCRIBE pattern when `pattern`),
+/// as Redis's `ACLUserCheckChannelPerm`.
+pub(crate) fn channel_permitted(user: &User, channel: &[u8], pattern: bool) -> bool {
+    user.selectors
+        .iter()
+        .any(|s| channel_allowed(s, channel, pattern))
+}

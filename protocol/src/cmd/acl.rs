@@ -285,6 +285,8 @@ fn setuser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .map
                 .insert(Bytes::copy_from_slice(name), Arc::new(user));
             ctx.state.acl().changed(&users);
+            drop(users);
+            close_revoked_subscribers(ctx.state);
             Reply::OK
         }
         Err(text) => Reply::Error(format!("ERR {text}")),
@@ -305,6 +307,34 @@ fn close_orphans(state: &ServerState) {
     }
 }
 
+/// Closes the subscribed clients whose user may no longer use one of their channels (Redis
+/// disconnects them when SETUSER or LOAD revokes a channel).
+fn close_revoked_subscribers(state: &ServerState) {
+    let mut revoked = Vec::new();
+    for client in state.clients() {
+        if !client.pubsub.is_subscribed() {
+            continue;
+        }
+        let Some(user) = state.acl_users().get(&client.user()).cloned() else {
+            continue;
+        };
+        let [channels, patterns, shards] = state.pubsub().subscriptions_of(client.id);
+        let allowed = channels
+            .iter()
+            .chain(&shards)
+            .all(|c| check::channel_permitted(&user, c, false))
+            && patterns
+                .iter()
+                .all(|p| check::channel_permitted(&user, p, true));
+        if !allowed {
+            revoked.push(client);
+        }
+    }
+    for client in revoked {
+        client.kill();
+    }
+}
+
 /// `ACL LOAD`: the users of the `aclfile` replace the current ones, or nothing changes.
 fn load(ctx: &mut Ctx<'_>) -> Reply {
     let path = ctx.state.settings().aclfile.clone();
@@ -315,6 +345,7 @@ fn load(ctx: &mut Ctx<'_>) -> Reply {
     match loaded {
         Ok(()) => {
             close_orphans(ctx.state);
+            close_revoked_subscribers(ctx.state);
             Reply::OK
         }
         Err(text) => Reply::Error(format!("ERR {text}")),

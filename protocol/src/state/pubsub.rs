@@ -365,6 +365,17 @@ impl Registry {
         frames
     }
 
+    /// The channels, patterns and shard channels the client `id` is subscribed to (ACLs
+    /// check them again when its user's channels change).
+    pub(crate) fn subscriptions_of(&self, id: u64) -> [Vec<Bytes>; 3] {
+        self.tables
+            .lock()
+            .by_client
+            .get(&id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Drops every subscription of `client`, confirming nothing (RESET, disconnect).
     pub(crate) fn forget(&self, client: &Arc<ClientInfo>) {
         let mut tables = self.tables.lock();

@@ -1,7 +1,8 @@
 //! ACLs end to end over raw RESP: a producer that may only XADD to its own keys, a consumer
 //! with the consumer-group commands on the same keys, everything else refused with Redis's
 //! NOPERM texts; transactions with refused commands; the INFO counters, ACL LOG's entries,
-//! ACL GENPASS, CLIENT LIST's `user=` and the clients of a deleted user.
+//! ACL GENPASS, CLIENT LIST's `user=`, and the clients closed when their user is deleted or
+//! loses their channels; users from the `aclfile` and the config file.
 
 use echomq::testing::TestServer;
 
@@ -259,6 +260,7 @@ fn channels_genpass_and_the_default_user_follow_redis() {
             "+subscribe",
             "+psubscribe",
             "+publish",
+            "+ping",
             "&news.*",
         ],
         b"+OK\r\n",
@@ -285,6 +287,23 @@ fn channels_genpass_and_the_default_user_follow_redis() {
         info_field(&mut admin, "stats", "acl_access_denied_channel"),
         "2"
     );
+    // Revoking a channel a client listens to closes it; keeping them does not.
+    expect(
+        &mut admin,
+        &["ACL", "SETUSER", "sub", "resetchannels", "&news.a"],
+        b"+OK\r\n",
+    );
+    expect(&mut sub, &["PING"], b"*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    expect(
+        &mut admin,
+        &["ACL", "SETUSER", "sub", "resetchannels", "&other"],
+        b"+OK\r\n",
+    );
+    assert!(sub.read_until_closed().is_empty());
+    let mut again = Wire::connect(&server);
+    expect(&mut again, &["AUTH", "sub", "x"], b"+OK\r\n");
+    expect(&mut admin, &["CLIENT", "KILL", "USER", "sub"], b":1\r\n");
+    assert!(again.read_until_closed().is_empty());
 
     // GENPASS: hex digits, 256 bits by default, rounded up to whole digits.
     for (argv, digits) in [(&["ACL", "GENPASS"][..], 64), (&["ACL", "GENPASS", "5"], 2)] {
