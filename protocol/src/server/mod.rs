@@ -312,8 +312,11 @@ impl Server {
                     };
                     state.stats().connection_received();
                     let denied = {
-                        let settings = state.settings();
-                        protected::refuses(settings.protected_mode, &settings.requirepass, &peer)
+                        let protected_mode = state.settings().protected_mode;
+                        protected_mode && {
+                            let nopass = state.acl_users().default_user().nopass;
+                            protected::refuses(protected_mode, nopass, &peer)
+                        }
                     };
                     if !state.has_room() {
                         state.stats().connection_rejected();
