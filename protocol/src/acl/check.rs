@@ -43,26 +43,56 @@ impl Denial {
     }
 }
 
+/// The positions of the keys of the commands whose table rows do not place them: the
+/// OBJECT and MEMORY USAGE subcommands' key, MSETEX's counted keys.
+fn unplaced_keys(full_name: &str, argv: &[&[u8]]) -> Option<Vec<usize>> {
+    match full_name {
+        "object|encoding" | "object|refcount" | "object|idletime" | "object|freq"
+        | "memory|usage" => Some((2..argv.len().min(3)).collect()),
+        "msetex" => {
+            let count = std::str::from_utf8(argv.get(1)?)
+                .ok()?
+                .parse::<usize>()
+                .ok()?;
+            Some(
+                (0..count)
+                    .map(|i| 2 + 2 * i)
+                    .take_while(|&at| at < argv.len())
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// The request's keys: each key's position and whether it needs read and write access.
 fn keys_of(spec: &CommandSpec, full_name: &str, argv: &[&[u8]]) -> Vec<(usize, bool, bool)> {
-    let keys = crate::slot::keys_of(spec, argv);
-    let mut found = Vec::with_capacity(keys.len());
-    let mut from = 1;
-    for (i, key) in keys.iter().enumerate() {
-        let Some(at) = (from..argv.len()).find(|&at| {
-            std::ptr::eq(argv[at].as_ptr(), key.as_ptr()) && argv[at].len() == key.len()
-        }) else {
-            continue;
-        };
-        from = at;
-        let flags = acl_key_flags(full_name, argv, i);
-        let read = flags.contains(&"access");
-        let write = flags
+    let positions = unplaced_keys(full_name, argv).unwrap_or_else(|| {
+        // The table's keys are slices of `argv`: found again by address.
+        let mut from = 1;
+        crate::slot::keys_of(spec, argv)
             .iter()
-            .any(|f| matches!(*f, "insert" | "update" | "delete"));
-        found.push((at, read, write));
-    }
-    found
+            .filter_map(|key| {
+                let at = (from..argv.len()).find(|&at| {
+                    std::ptr::eq(argv[at].as_ptr(), key.as_ptr()) && argv[at].len() == key.len()
+                })?;
+                from = at;
+                Some(at)
+            })
+            .collect()
+    });
+    positions
+        .into_iter()
+        .enumerate()
+        .map(|(i, at)| {
+            let flags = acl_key_flags(full_name, argv, i);
+            let read = flags.contains(&"access");
+            let write = flags
+                .iter()
+                .any(|f| matches!(*f, "insert" | "update" | "delete"));
+            (at, read, write)
+        })
+        .collect()
 }
 
 /// The channels a request publishes or subscribes to: position and whether it is a pattern.

@@ -499,3 +499,50 @@ fn dryrun(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command whose keys ACLs would not check would let a user reach any key: every
+    /// command with keys has them placed by its table row or by `check`'s own list, and only
+    /// the shard channel commands (their "keys" are channels) and the containers' keyless
+    /// rows have positions without keys.
+    #[test]
+    fn acls_check_the_keys_of_every_command_with_keys() {
+        let mut unchecked = Vec::new();
+        let mut unfound = Vec::new();
+        for (_, spec, sub) in table::calls() {
+            let name = sub.map_or(spec.name, |s| s.full_name);
+            let positioned = spec.keys.first > 0 || crate::slot::has_movable_keys(spec);
+            if positioned && !acl_has_keys(name) {
+                unchecked.push(name);
+            }
+            let unplaced = matches!(
+                name,
+                "object|encoding"
+                    | "object|refcount"
+                    | "object|idletime"
+                    | "object|freq"
+                    | "memory|usage"
+                    | "msetex"
+            );
+            if !positioned && !unplaced && acl_has_keys(name) {
+                unfound.push(name);
+            }
+        }
+        assert_eq!(
+            unchecked,
+            [
+                "ssubscribe",
+                "sunsubscribe",
+                "spublish",
+                "xgroup",
+                "xgroup|help",
+                "xinfo",
+                "xinfo|help"
+            ]
+        );
+        assert!(unfound.is_empty(), "{unfound:?}");
+    }
+}

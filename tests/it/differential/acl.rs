@@ -103,8 +103,8 @@ fn rules_lines() -> Vec<&'static str> {
 fn dryrun_lines() -> Vec<String> {
     let mut lines: Vec<String> = vec![
         USERS.into(),
-        "ACL SETUSER u1 on nopass +@read ~r*".into(),
-        "ACL SETUSER u2 on nopass +@write -del %W~w* %R~r*".into(),
+        "ACL SETUSER u1 on nopass +@read +object +memory|usage ~r*".into(),
+        "ACL SETUSER u2 on nopass +@write -del +object|encoding %W~w* %R~r*".into(),
         "ACL SETUSER u3 on nopass +get (+set ~s*) (+publish &news.*)".into(),
         "ACL SETUSER u4 on nopass +xread +xreadgroup +lmove %R~src %W~dst".into(),
     ];
@@ -124,6 +124,11 @@ fn dryrun_lines() -> Vec<String> {
         "publish news.1 hi",
         "publish other hi",
         "client list",
+        "object encoding rk",
+        "object encoding wk",
+        "memory usage rk",
+        "msetex 2 wk1 v wk2 v",
+        "msetex 2 wk1 v rk v ex 10",
         "ping",
         "get",
     ];
