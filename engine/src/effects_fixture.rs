@@ -38,17 +38,16 @@ impl NotificationSink for Events {
 
 pub(crate) struct Fixture {
     pub(crate) ks: Keyspace,
+    /// The keyspace's clock, for tests that move time.
+    pub(crate) clock: Arc<ManualClock>,
     propagated: Arc<Collect>,
     events: Arc<Events>,
 }
 
 impl Fixture {
     pub(crate) fn new() -> Fixture {
-        let ks = Keyspace::with_databases(
-            Arc::new(ManualClock::new(NOW_MS)),
-            Arc::new(Config::default()),
-            1,
-        );
+        let clock = Arc::new(ManualClock::new(NOW_MS));
+        let ks = Keyspace::with_databases(clock.clone(), Arc::new(Config::default()), 1);
         let propagated = Arc::new(Collect::default());
         let events = Arc::new(Events::default());
         ks.set_propagation_sink(Some(propagated.clone()));
@@ -57,6 +56,7 @@ impl Fixture {
         ks.set_notification_sink(Some(events.clone()));
         Fixture {
             ks,
+            clock,
             propagated,
             events,
         }

@@ -355,6 +355,24 @@ pub enum Error {
     /// MSETEX with fewer arguments than its numkeys pairs.
     #[error("ERR wrong number of key-value pairs")]
     KeyValuePairs,
+    /// Hash and set commands' plain `ERR` messages (Redis's text after the prefix).
+    #[error("ERR {0}")]
+    Msg(&'static str),
+    /// HEXPIRE-family and HGETEX/HSETEX's unknown argument; carries it as sent.
+    #[error("ERR unknown argument: {0}")]
+    UnknownArgument(String),
+    /// HINCRBY on a value that is no integer.
+    #[error("ERR hash value is not an integer")]
+    HashNotInteger,
+    /// HINCRBYFLOAT on a value that is no float.
+    #[error("ERR hash value is not a float")]
+    HashNotFloat,
+    /// A count (HRANDFIELD, SRANDMEMBER, SPOP) out of range.
+    #[error("ERR value is out of range")]
+    OutOfRange,
+    /// A count that must not be negative (SPOP, SINTERCARD's LIMIT).
+    #[error("ERR value is out of range, must be positive")]
+    MustBePositive,
 }
 
 /// Shorthand for engine results.

@@ -63,7 +63,7 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 66] = [
+pub const NAMES: [&str; 111] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -131,6 +131,52 @@ pub const NAMES: [&str; 66] = [
     "DIGEST",
     "DELEX",
     "MSETEX",
+    // The hash and set commands.
+    "HSET",
+    "HSETNX",
+    "HMSET",
+    "HGET",
+    "HMGET",
+    "HEXISTS",
+    "HSTRLEN",
+    "HLEN",
+    "HGETALL",
+    "HKEYS",
+    "HVALS",
+    "HSCAN",
+    "HDEL",
+    "HGETDEL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HRANDFIELD",
+    "HEXPIRE",
+    "HPEXPIRE",
+    "HEXPIREAT",
+    "HPEXPIREAT",
+    "HPERSIST",
+    "HTTL",
+    "HPTTL",
+    "HEXPIRETIME",
+    "HPEXPIRETIME",
+    "HGETEX",
+    "HSETEX",
+    "SADD",
+    "SREM",
+    "SCARD",
+    "SISMEMBER",
+    "SMISMEMBER",
+    "SMEMBERS",
+    "SSCAN",
+    "SRANDMEMBER",
+    "SPOP",
+    "SMOVE",
+    "SINTER",
+    "SINTERSTORE",
+    "SINTERCARD",
+    "SUNION",
+    "SUNIONSTORE",
+    "SDIFF",
+    "SDIFFSTORE",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -199,7 +245,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 63] = [
+const KEYWORDS: [&str; 72] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -267,6 +313,16 @@ const KEYWORDS: [&str; 63] = [
     "WITHMATCHLEN",
     "IFEQ",
     "IFDNE",
+    // The hash field expiry and set words.
+    "FIELDS",
+    "WITHVALUES",
+    "NOVALUES",
+    "FNX",
+    "FXX",
+    "KEEPTTL",
+    "PERSIST",
+    "EXAT",
+    "PXAT",
 ];
 
 /// Keywords a tag picks without a further byte.

@@ -6,7 +6,9 @@
 //! - `string_sizes[c]` is the number of strings whose length is in class `c`;
 //! - every stream that holds IIDs is in `idmp_keys` (a superset: a key leaves it when a sweep
 //!   finds nothing there);
-//! - every stream's own invariants hold.
+//! - every hash with a field
+//!   that has an expiry time is in `hash_ttl_keys` (a superset, pruned by the expiry cycle);
+//! - every stream's, hash's and set's own invariants hold.
 //!
 //! Nothing here fires an effect: the [`Db`](super::Db) methods that add, replace and remove
 //! keys produce those around these raw operations.
@@ -58,6 +60,9 @@ pub(crate) struct Values {
     idmp_keys: HashSet<Bytes>,
     /// The clock time of the last IDMP sweep.
     idmp_swept_ms: u64,
+    /// Keys whose hashes may hold fields with an expiry time, for active field expiry (a
+    /// superset: a key leaves when the cycle finds no such field there).
+    pub(crate) hash_ttl_keys: HashSet<Bytes>,
 }
 
 impl Default for Values {
@@ -72,6 +77,7 @@ impl Default for Values {
             idmp_defaults: IdmpConfig::default(),
             idmp_keys: HashSet::new(),
             idmp_swept_ms: 0,
+            hash_ttl_keys: HashSet::new(),
         }
     }
 }
@@ -97,6 +103,11 @@ impl Values {
             && stream.idmp().pids_tracked() > 0
         {
             self.track_idmp(&key);
+        }
+        if let Value::Hash(hash) = &value
+            && hash.has_ttls()
+        {
+            self.hash_ttl_keys.insert(key.clone());
         }
         self.count_in(&value);
         let previous = self.map.insert(key, value);
@@ -176,6 +187,7 @@ impl Values {
         self.map = HashMap::new();
         self.expires.clear();
         self.idmp_keys.clear();
+        self.hash_ttl_keys.clear();
         self.expire_cursor = None;
         self.avg_ttl_ms = 0;
         self.string_sizes = [0; SIZE_CLASSES];
@@ -189,6 +201,7 @@ impl Values {
         std::mem::swap(&mut self.string_sizes, &mut other.string_sizes);
         std::mem::swap(&mut self.idmp_keys, &mut other.idmp_keys);
         std::mem::swap(&mut self.idmp_swept_ms, &mut other.idmp_swept_ms);
+        std::mem::swap(&mut self.hash_ttl_keys, &mut other.hash_ttl_keys);
     }
 
     /// Number of keys (expired ones not counted).
@@ -227,6 +240,23 @@ impl Values {
             return Err("keysizes counts differ from the strings held".into());
         }
         for (key, value) in &self.map {
+            let name = || String::from_utf8_lossy(key).into_owned();
+            match value {
+                Value::Hash(hash) => {
+                    hash.check_invariants()
+                        .map_err(|e| format!("hash {:?}: {e}", name()))?;
+                    if hash.has_ttls() && !self.hash_ttl_keys.contains(key.as_ref()) {
+                        return Err(format!(
+                            "hash {:?} has field ttls but is not tracked",
+                            name()
+                        ));
+                    }
+                }
+                Value::Set(set) => set
+                    .check_invariants()
+                    .map_err(|e| format!("set {:?}: {e}", name()))?,
+                _ => {}
+            }
             if let Value::Stream(stream) = value {
                 stream
                     .check_invariants()

@@ -2,9 +2,14 @@
 //! type answers (its TYPE name, its memory).
 //!
 //! Each type is one folder with its commands, its encodings and its memory accounting:
-//! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
+//! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`hash`]
+//! and [`set`] (the compact encodings of the last two share [`pack`]). Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
+pub mod hash;
+pub(crate) mod pack;
+pub(crate) mod random;
+pub mod set;
 pub mod stream;
 pub mod string;
 
@@ -19,6 +24,10 @@ pub enum Value {
     Stream(Stream),
     /// A plain string.
     String(Bytes),
+    /// A hash.
+    Hash(Box<hash::Hash>),
+    /// A set.
+    Set(Box<set::Set>),
 }
 
 impl Value {
@@ -27,6 +36,8 @@ impl Value {
         match self {
             Value::Stream(_) => "stream",
             Value::String(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
         }
     }
 
@@ -35,6 +46,8 @@ impl Value {
         match self {
             Value::Stream(stream) => stream.memory_bytes(),
             Value::String(s) => string::memory_bytes(s),
+            Value::Hash(h) => h.memory_bytes(),
+            Value::Set(s) => s.memory_bytes(),
         }
     }
 }

@@ -81,6 +81,10 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
             "embstr" => size_class(object + 4 + s.len()),
             _ => size_class(object) + size_class(sds_header(s.len()) + s.len() + 1),
         },
+        // Hashes and sets: the object and one allocation of the encoding's bytes, an
+        // approximation of Redis's per-encoding figures.
+        Value::Hash(h) => size_class(object) + size_class(h.memory_bytes().max(1)),
+        Value::Set(set) => size_class(object) + size_class(set.memory_bytes().max(1)),
         Value::Stream(stream) => {
             let listpacks: usize = stream
                 .listpack_bytes()
@@ -133,6 +137,8 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "encoding" => Reply::bulk_static(match value {
             Value::Stream(_) => "stream",
             Value::String(s) => string_encoding(key, s),
+            Value::Hash(h) => h.encoding(),
+            Value::Set(set) => set.encoding(),
         }),
         "refcount" => Reply::Int(1),
         "idletime" => Reply::Int(0),

@@ -25,7 +25,7 @@ const FLOAT_CHARS_MAX: usize = 5 * 1024;
 
 /// A float as Redis's `string2ld` reads one: the whole text, no leading space, not NaN, not
 /// out of range; an infinity reads as `Err`.
-fn parse_float(s: &[u8]) -> Result<Result<LongDouble, NotFinite>> {
+pub(crate) fn parse_float(s: &[u8]) -> Result<Result<LongDouble, NotFinite>> {
     if s.len() >= FLOAT_CHARS_MAX || s.first().is_some_and(u8::is_ascii_whitespace) {
         return Err(Error::NotAFloat);
     }

@@ -1,0 +1,111 @@
+//! `HDEL key field [field ...]` and `HGETDEL key FIELDS numfields field [field ...]`.
+//!
+//! HDEL: WRONGTYPE for another type; replies how many fields it removed (a missing key, 0).
+//! Effects as Redis 8.8's `hdelCommand`, when a field went: WATCH touched, `hdel` fired, the
+//! hash deleted if empty (`del` fired after `hdel`), one change per field, propagated
+//! verbatim.
+//!
+//! HGETDEL: WRONGTYPE, then the FIELDS block (`ERR Mandatory argument FIELDS is missing or
+//! not at the right position`, `ERR Number of fields must be a positive integer`, `ERR The
+//! `numfields` parameter must match the number of arguments`). Replies each field's value
+//! (nil for a missing or expired one) and removes those it found. Effects as Redis's
+//! `hgetdelCommand`: expired fields propagated as HDEL as they are met, then WATCH touched,
+//! `hexpired` for them, `hdel` for the removed ones (one change each, propagated as `HDEL key
+//! field...` with every field named), and the hash deleted if empty (`del`).
+
+use bytes::Bytes;
+
+use crate::error::Result;
+use crate::keyspace::{Db, Snapshot};
+use crate::notify::{GENERIC, HASH};
+use crate::reply::Reply;
+
+use super::expiry::{FieldRead, Lazy, read_field};
+use super::{fields_block, hash_mut, read_hash, remove_if_empty};
+
+/// HDEL.
+#[derive(Debug)]
+pub struct HDel;
+
+impl HDel {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let key = argv[1];
+        let Some(hash) = hash_mut(db, key)? else {
+            return Ok(Reply::Int(0));
+        };
+        let mut deleted = 0;
+        for field in &argv[2..] {
+            if hash.remove(field) {
+                deleted += 1;
+                if hash.is_empty() {
+                    break;
+                }
+            }
+        }
+        if deleted > 0 {
+            let emptied = hash.is_empty();
+            if emptied {
+                db.remove(key);
+            }
+            db.wrote(key, HASH, "hdel", deleted, argv);
+            if emptied {
+                db.notify(GENERIC, "del", key);
+            }
+        }
+        Ok(Reply::Int(deleted as i64))
+    }
+}
+
+/// HGETDEL.
+#[derive(Debug)]
+pub struct HGetDel;
+
+impl HGetDel {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let key = argv[1];
+        let exists = read_hash(db, key)?.is_some();
+        let fields = fields_block(argv, 2)?;
+        let mut out = Vec::with_capacity(fields.len());
+        let (mut expired, mut deleted) = (0u64, 0u64);
+        for field in fields {
+            if !exists {
+                out.push(Reply::Null);
+                continue;
+            }
+            match read_field(db, key, field, Lazy::DEFERRED) {
+                FieldRead::Found(v) => {
+                    out.push(Reply::Bulk(v));
+                    if let Some(hash) = hash_mut(db, key)? {
+                        hash.remove(field);
+                    }
+                    deleted += 1;
+                }
+                FieldRead::Expired | FieldRead::ExpiredHash => {
+                    expired += 1;
+                    out.push(Reply::Null);
+                }
+                FieldRead::Missing => out.push(Reply::Null),
+            }
+        }
+        if expired == 0 && deleted == 0 {
+            return Ok(Reply::Array(out));
+        }
+        db.touch(key);
+        if expired > 0 {
+            db.notify(HASH, "hexpired", key);
+        }
+        if deleted > 0 {
+            db.notify(HASH, "hdel", key);
+            db.add_dirty(deleted);
+            if db.propagating() {
+                let mut form = vec![Bytes::from_static(b"HDEL"), Bytes::copy_from_slice(key)];
+                form.extend(fields.iter().map(|f| Bytes::copy_from_slice(f)));
+                db.propagate(form);
+            }
+        }
+        remove_if_empty(db, key);
+        Ok(Reply::Array(out))
+    }
+}
