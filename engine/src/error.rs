@@ -370,6 +370,9 @@ pub enum Error {
     /// A count (HRANDFIELD, SRANDMEMBER, SPOP) out of range.
     #[error("ERR value is out of range")]
     OutOfRange,
+    /// A count outside `getRangeLongFromObjectOrReply`'s bounds (HRANDFIELD, SRANDMEMBER).
+    #[error("ERR value is out of range, value must between {0} and {1}")]
+    OutOfRangeBetween(i64, i64),
     /// A count that must not be negative (SPOP, SINTERCARD's LIMIT).
     #[error("ERR value is out of range, must be positive")]
     MustBePositive,

@@ -31,8 +31,12 @@ use crate::types::pack::Pack;
 pub const LISTPACK_ENTRIES_MAX: usize = 512;
 /// `hash-max-listpack-value`: the longest field or value a compact hash holds.
 pub const LISTPACK_VALUE_MAX: usize = 64;
-/// The latest expiry time a field may have, ms (Redis's `HFE_MAX_ABS_TIME_MSEC`, 48 bits).
+/// The latest expiry time a field may hold, ms (Redis's `EB_EXPIRE_TIME_MAX`, 48 bits): what
+/// a load accepts.
 pub const EXPIRE_TIME_MAX_MS: u64 = (1 << 48) - 1;
+/// The latest expiry time a command may set, ms (Redis's `HFE_MAX_ABS_TIME_MSEC`, a quarter
+/// of the stored range).
+pub const API_EXPIRE_TIME_MAX_MS: u64 = EXPIRE_TIME_MAX_MS >> 2;
 
 /// A listpackex's expiry element for a field without expiry.
 const NO_TTL: u64 = 0;

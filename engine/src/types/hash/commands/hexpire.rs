@@ -3,7 +3,7 @@
 //! field [field ...]`.
 //!
 //! Errors, in Redis 8.8's order (`hexpireGenericCommand`): WRONGTYPE; the time (the integer
-//! error, `ERR invalid expire time, must be >= 0`, then past 2^48 ms `ERR invalid expire time
+//! error, `ERR invalid expire time, must be >= 0`, then past 2^46 ms `ERR invalid expire time
 //! in '<command>' command`); the arguments after it, left to right: FIELDS twice (`ERR FIELDS
 //! keyword specified multiple times`), FIELDS without room for a field (`ERR FIELDS requires
 //! at least numfields and one field argument`), a count not from 1 to `i32::MAX` (`ERR
@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, HASH};
 use crate::reply::Reply;
-use crate::types::hash::EXPIRE_TIME_MAX_MS;
+use crate::types::hash::API_EXPIRE_TIME_MAX_MS;
 
 use super::expiry::propagate_deletion;
 use super::{fields_block, hash_mut, owned, read_hash, track_ttls};
@@ -66,11 +66,11 @@ pub(crate) fn parse_time(
 ) -> Result<u64> {
     let val = parse_i64(arg)?;
     let val = u64::try_from(val).map_err(|_| Error::Msg("invalid expire time, must be >= 0"))?;
-    if unit_ms == 1000 && val > EXPIRE_TIME_MAX_MS / 1000 {
+    if unit_ms == 1000 && val > API_EXPIRE_TIME_MAX_MS / 1000 {
         return Err(Error::InvalidExpireTime(name));
     }
     let val = val * unit_ms;
-    if val > EXPIRE_TIME_MAX_MS.saturating_sub(base_ms) {
+    if val > API_EXPIRE_TIME_MAX_MS.saturating_sub(base_ms) {
         return Err(Error::InvalidExpireTime(name));
     }
     Ok(val + base_ms)

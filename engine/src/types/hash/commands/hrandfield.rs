@@ -1,7 +1,7 @@
 //! `HRANDFIELD key [count [WITHVALUES]]`: random fields.
 //!
 //! Errors, in Redis's order: the count (`ERR value is not an integer or out of range`;
-//! `i64::MIN` is `ERR value is out of range`), a third argument other than WITHVALUES (`ERR
+//! `i64::MIN` is `ERR value is out of range, value must between ...`), a third argument other than WITHVALUES (`ERR
 //! syntax error`), with WITHVALUES a count beyond ±`i64::MAX / 2` (`ERR value is out of
 //! range`), then WRONGTYPE.
 //!
@@ -66,7 +66,7 @@ impl HRandField {
         }
         let n = parse_i64(argv[2])?;
         if n == i64::MIN {
-            return Err(Error::OutOfRange);
+            return Err(Error::OutOfRangeBetween(-i64::MAX, i64::MAX));
         }
         if argv.len() > 4 || (argv.len() == 4 && !is(argv[3], "withvalues")) {
             return Err(Error::Syntax);

@@ -126,7 +126,7 @@ fn errors_come_in_redis_order_and_change_nothing() {
         err("ERR invalid expire time, must be >= 0")
     );
     assert_eq!(
-        f.run("HEXPIRE h 281474976710656 FIELDS 1 a"),
+        f.run("HEXPIRE h 70368744177664 FIELDS 1 a"),
         err("ERR invalid expire time in 'hexpire' command")
     );
     assert_eq!(

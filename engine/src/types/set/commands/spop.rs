@@ -1,8 +1,9 @@
 //! `SPOP key [count]` and `SRANDMEMBER key [count]`: random members, removed or not.
 //!
 //! Errors, in Redis's order: more than one count argument (`ERR syntax error`); the count
-//! (the integer error; SPOP's below 0 is `ERR value is out of range, must be positive`,
-//! SRANDMEMBER's `i64::MIN` `ERR value is out of range`); then WRONGTYPE.
+//! (SPOP's not an integer or below 0 is `ERR value is out of range, must be positive`,
+//! SRANDMEMBER's not an integer is the integer error,
+//! SRANDMEMBER's `i64::MIN` `ERR value is out of range, value must between ...`); then WRONGTYPE.
 //!
 //! SPOP without a count replies one member (nil for a missing key); with a count, a set of up
 //! to that many distinct members. SRANDMEMBER with a count `n`: `n >= 0` distinct members, all
@@ -45,8 +46,11 @@ impl SPop {
         }
         let key = argv[1];
         if argv.len() == 3 {
-            let count = parse_i64(argv[2])?;
-            let count = usize::try_from(count).map_err(|_| Error::MustBePositive)?;
+            // Redis's `getPositiveLongFromObjectOrReply`: one message for both failures.
+            let count = parse_i64(argv[2])
+                .ok()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or(Error::MustBePositive)?;
             return SPop::with_count(db, key, count);
         }
         let Some(set) = set_mut(db, key)? else {
@@ -153,7 +157,7 @@ impl SRandMember {
         }
         let n = parse_i64(argv[2])?;
         if n == i64::MIN {
-            return Err(Error::OutOfRange);
+            return Err(Error::OutOfRangeBetween(-i64::MAX, i64::MAX));
         }
         db.count_read(key, false);
         let Some(set) = read_set(db, key)? else {
