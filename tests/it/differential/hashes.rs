@@ -260,6 +260,18 @@ fn lines() -> Vec<String> {
         format!("HEXPIREAT lp {FAR_S} FIELDS 1 f"),
         "HEXPIRETIME lp FIELDS 1 f".into(),
         "HPERSIST lp FIELDS 1 f".into(),
+        // Keys that move carry the hash whole, field TTLs included.
+        "HSET mv a 1 b 2".into(),
+        format!("HEXPIREAT mv {FAR_S} FIELDS 1 b"),
+        "COPY mv mvcopy".into(),
+        "OBJECT ENCODING mvcopy".into(),
+        "HEXPIRETIME mvcopy FIELDS 2 a b".into(),
+        "RENAME mvcopy mvren".into(),
+        "HGETALL mvren".into(),
+        "HEXPIRETIME mvren FIELDS 2 a b".into(),
+        "TYPE mvren".into(),
+        "MOVE mvren 1".into(),
+        "EXISTS mvren".into(),
         "HTTL lp FIELDS 1 f".into(),
     ]
     .to_vec();

@@ -145,6 +145,16 @@ fn lines() -> Vec<String> {
         "SSCAN l 0 FOO",
         "SSCAN nokey 0 FOO",
         "SSCAN str 0",
+        // Keys that move carry the set whole.
+        "COPY l lcopy",
+        "SMEMBERS lcopy",
+        "OBJECT ENCODING lcopy",
+        "RENAME lcopy lren",
+        "SMEMBERS lren",
+        "TYPE lren",
+        "MOVE lren 1",
+        "EXISTS lren",
+        "COPY lren back DB 0",
         // Arity.
         "SADD s",
         "SCARD",
