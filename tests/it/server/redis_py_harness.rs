@@ -9,7 +9,8 @@
 //!
 //! Deselected, each for a reason: cluster, module, TLS and replica tests (redis-py's own
 //! markers), `test_lua_script` (no scripting), and the 8.8 tests of value kinds and commands
-//! echomq does not have (hash-field notifications, INCREX, MSETEX). INFO says 8.8.0, so
+//! echomq does not have (subkey notification channels, INCREX, MSETEX). Its hash (field
+//! expiry included) and set tests pass too. INFO says 8.8.0, so
 //! redis-py runs its tests
 //! of the 8.x stream commands and expects 8.8's rules (entries-read capped at the entries
 //! added) from the XGROUP ones.
@@ -131,7 +132,8 @@ fn redis_py_suite_passes_for_pubsub_keyspace_notifications_and_monitor() {
         "tests/test_monitor.py",
         "--deselect",
         "tests/test_monitor.py::TestMonitor::test_lua_script",
-        // Redis 8.8's hash-field (subkey) notifications: echomq has no hashes.
+        // Redis 8.8's subkey notification channels (`__subkeyspace@…`, `__subkeyevent@…`):
+        // echomq fires hash events per key only.
         "--deselect",
         "tests/test_keyspace_notifications.py::TestSubkeyNotifications",
     ]);
@@ -158,5 +160,25 @@ fn redis_py_suite_passes_for_streams_expiry_and_introspection() {
     ]);
     if harness().is_some() {
         assert!(passed >= 80, "only {passed} passed");
+    }
+}
+
+#[test]
+fn redis_py_suite_passes_for_hashes_and_sets() {
+    let passed = pytest(&[
+        "tests/test_hash.py",
+        "tests/test_commands.py",
+        "-k",
+        "test_hash or hrandfield or hscan or sscan or test_sadd or test_scard or test_sdiff \
+         or test_sinter or test_sismember or test_smembers or test_smismember or test_smove \
+         or test_spop or test_srandmember or test_srem or test_sunion or test_hget or test_hset \
+         or test_hdel or test_hexists or test_hgetall or test_hincr or test_hkeys or test_hlen \
+         or test_hmget or test_hmset or test_hsetnx or test_hvals or test_hstrlen or test_hexpire or test_hpexpire or test_httl or test_hpttl \
+         or test_hpersist or test_hgetdel or test_hgetex or test_hsetex or test_hexpiretime \
+         or test_hpexpiretime or test_hexpireat or test_hpexpireat",
+    ]);
+    if harness().is_some() {
+        // test_hash.py's 45 (field expiry included) and test_commands.py's hash and set tests.
+        assert!(passed >= 85, "only {passed} passed");
     }
 }
