@@ -18,6 +18,8 @@ pub(crate) mod commands;
 
 use std::collections::HashSet;
 
+use indexmap::IndexSet;
+
 use bytes::Bytes;
 
 use crate::id::string_to_i64;
@@ -42,8 +44,8 @@ enum Repr {
     Intset(Vec<i64>),
     /// Members in insertion order.
     Listpack(Pack),
-    /// A hash set.
-    Table(HashSet<Bytes>),
+    /// A hash set, indexed by position for random picks.
+    Table(IndexSet<Bytes>),
 }
 
 /// The integer a member stands for, if Redis would keep it in an intset.
@@ -60,7 +62,7 @@ impl Set {
         } else if size_hint <= LISTPACK_ENTRIES_MAX {
             Repr::Listpack(Pack::new())
         } else {
-            Repr::Table(HashSet::with_capacity(size_hint))
+            Repr::Table(IndexSet::with_capacity(size_hint))
         };
         Set { repr }
     }
@@ -82,7 +84,7 @@ impl Set {
     /// An empty table.
     pub fn new_table() -> Set {
         Set {
-            repr: Repr::Table(HashSet::new()),
+            repr: Repr::Table(IndexSet::new()),
         }
     }
 
@@ -155,7 +157,7 @@ impl Set {
         match &self.repr {
             Repr::Intset(v) => v.get(index).map(|n| Bytes::from(n.to_string())),
             Repr::Listpack(p) => p.iter().nth(index).map(Bytes::copy_from_slice),
-            Repr::Table(t) => t.iter().nth(index).cloned(),
+            Repr::Table(t) => t.get_index(index).cloned(),
         }
     }
 
@@ -230,7 +232,7 @@ impl Set {
                 _ => false,
             },
             Repr::Listpack(p) => p.find(1, member).map(|at| p.remove(at, 1)).is_some(),
-            Repr::Table(t) => t.remove(member),
+            Repr::Table(t) => t.swap_remove(member),
         }
     }
 
