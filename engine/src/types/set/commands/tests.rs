@@ -76,7 +76,7 @@ fn errors_come_in_redis_order_and_change_nothing() {
     );
     assert_eq!(
         f.run("SPOP str x"),
-        err("ERR value is not an integer or out of range")
+        err("ERR value is out of range, must be positive")
     );
     assert_eq!(f.run("SPOP str 1"), wrongtype);
     assert_eq!(
