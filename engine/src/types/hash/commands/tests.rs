@@ -114,7 +114,9 @@ fn errors_come_in_redis_order_and_change_nothing() {
     assert_eq!(f.run("HRANDFIELD h 1 FOO"), err("ERR syntax error"));
     assert_eq!(
         f.run("HRANDFIELD h -9223372036854775808"),
-        err("ERR value is out of range")
+        err(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+        )
     );
     assert_eq!(
         f.run("HRANDFIELD h 9223372036854775807 WITHVALUES"),

@@ -81,7 +81,9 @@ fn errors_come_in_redis_order_and_change_nothing() {
     assert_eq!(f.run("SPOP str 1"), wrongtype);
     assert_eq!(
         f.run("SRANDMEMBER s -9223372036854775808"),
-        err("ERR value is out of range")
+        err(
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+        )
     );
     assert_eq!(
         f.run("SINTERCARD 0 s"),
