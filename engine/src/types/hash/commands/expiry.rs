@@ -79,7 +79,7 @@ pub(crate) fn read_field(db: &mut Db, key: &[u8], field: &[u8], lazy: Lazy) -> F
     db.stats.expired_subkeys += 1;
     let mut read = FieldRead::Expired;
     if !empty && lazy.notify {
-        db.notify(HASH, "hexpired", key);
+        db.notify_subkeys(HASH, "hexpired", key, &[field]);
     }
     if empty && lazy.delete_hash {
         if lazy.notify {
@@ -126,7 +126,8 @@ pub(crate) fn expire_fields(db: &mut Db, key: &[u8], quota: usize) -> usize {
         propagate_deletion(db, key, field);
     }
     db.stats.expired_subkeys += due.len() as u64;
-    db.notify(HASH, "hexpired", key);
+    let fields: Vec<&[u8]> = due.iter().map(|f| f.as_ref()).collect();
+    db.notify_subkeys(HASH, "hexpired", key, &fields);
     if empty {
         db.notify(GENERIC, "del", key);
         db.remove(key);

@@ -34,26 +34,28 @@ impl HDel {
         let Some(hash) = hash_mut(db, key)? else {
             return Ok(Reply::Int(0));
         };
-        let mut deleted = 0;
+        let mut deleted: Vec<&[u8]> = Vec::new();
         for field in &argv[2..] {
             if hash.remove(field) {
-                deleted += 1;
+                deleted.push(field);
                 if hash.is_empty() {
                     break;
                 }
             }
         }
-        if deleted > 0 {
+        if !deleted.is_empty() {
             let emptied = hash.is_empty();
             if emptied {
                 db.remove(key);
             }
-            db.wrote(key, HASH, "hdel", deleted, argv);
+            db.touch(key);
+            db.notify_subkeys(HASH, "hdel", key, &deleted);
             if emptied {
                 db.notify(GENERIC, "del", key);
             }
+            db.changed(deleted.len() as u64, argv);
         }
-        Ok(Reply::Int(deleted as i64))
+        Ok(Reply::Int(deleted.len() as i64))
     }
 }
 
@@ -68,7 +70,7 @@ impl HGetDel {
         let exists = read_hash(db, key)?.is_some();
         let fields = fields_block(argv, 2)?;
         let mut out = Vec::with_capacity(fields.len());
-        let (mut expired, mut deleted) = (0u64, 0u64);
+        let (mut expired, mut deleted): (Vec<&[u8]>, Vec<&[u8]>) = (Vec::new(), Vec::new());
         for field in fields {
             if !exists {
                 out.push(Reply::Null);
@@ -80,25 +82,25 @@ impl HGetDel {
                     if let Some(hash) = hash_mut(db, key)? {
                         hash.remove(field);
                     }
-                    deleted += 1;
+                    deleted.push(field);
                 }
                 FieldRead::Expired | FieldRead::ExpiredHash => {
-                    expired += 1;
+                    expired.push(field);
                     out.push(Reply::Null);
                 }
                 FieldRead::Missing => out.push(Reply::Null),
             }
         }
-        if expired == 0 && deleted == 0 {
+        if expired.is_empty() && deleted.is_empty() {
             return Ok(Reply::Array(out));
         }
         db.touch(key);
-        if expired > 0 {
-            db.notify(HASH, "hexpired", key);
+        if !expired.is_empty() {
+            db.notify_subkeys(HASH, "hexpired", key, &expired);
         }
-        if deleted > 0 {
-            db.notify(HASH, "hdel", key);
-            db.add_dirty(deleted);
+        if !deleted.is_empty() {
+            db.notify_subkeys(HASH, "hdel", key, &deleted);
+            db.add_dirty(deleted.len() as u64);
             if db.propagating() {
                 let mut form = vec![Bytes::from_static(b"HDEL"), Bytes::copy_from_slice(key)];
                 form.extend(fields.iter().map(|f| Bytes::copy_from_slice(f)));

@@ -220,24 +220,24 @@ impl HExpire {
         }
         let mut out = Vec::with_capacity(p.fields.len());
         let mut set_fields = Vec::new();
-        let mut deleted = 0u64;
+        let mut deleted: Vec<&[u8]> = Vec::new();
         for field in p.fields {
             let res = set_field_expiry(db, key, field, p.at, p.cond);
             match res {
                 SetEx::Set => set_fields.push(*field),
-                SetEx::Deleted => deleted += 1,
+                SetEx::Deleted => deleted.push(field),
                 _ => {}
             }
             out.push(Reply::Int(res as i64));
         }
-        if deleted + set_fields.len() as u64 > 0 {
-            db.add_dirty(deleted + set_fields.len() as u64);
+        if !deleted.is_empty() || !set_fields.is_empty() {
+            db.add_dirty((deleted.len() + set_fields.len()) as u64);
             db.touch(key);
-            if deleted > 0 {
-                db.notify(HASH, "hdel", key);
+            if !deleted.is_empty() {
+                db.notify_subkeys(HASH, "hdel", key, &deleted);
             }
             if !set_fields.is_empty() {
-                db.notify(HASH, "hexpire", key);
+                db.notify_subkeys(HASH, "hexpire", key, &set_fields);
             }
         }
         if matches!(db.get(key), Some(crate::types::Value::Hash(h)) if h.is_empty()) {
@@ -297,7 +297,7 @@ impl HPersist {
         }
         let now = db.now_ms();
         let mut out = Vec::with_capacity(fields.len());
-        let mut persisted = false;
+        let mut persisted: Vec<&[u8]> = Vec::new();
         if let Some(hash) = hash_mut(db, key)? {
             for field in fields {
                 out.push(Reply::Int(match hash.get(field) {
@@ -306,14 +306,14 @@ impl HPersist {
                     Some((_, Some(at))) if at < now => -2,
                     Some(_) => {
                         hash.set_expiry(field, None);
-                        persisted = true;
+                        persisted.push(field);
                         1
                     }
                 }));
             }
         }
-        if persisted {
-            db.notify(HASH, "hpersist", key);
+        if !persisted.is_empty() {
+            db.notify_subkeys(HASH, "hpersist", key, &persisted);
             db.touch(key);
             db.changed(1, argv);
         }

@@ -53,7 +53,8 @@ impl HMGet {
         db.count_read(key, false);
         let exists = read_hash(db, key)?.is_some();
         let mut out = Vec::with_capacity(argv.len() - 2);
-        let (mut expired, mut deleted) = (false, false);
+        let mut expired: Vec<&[u8]> = Vec::new();
+        let mut deleted = false;
         for field in &argv[2..] {
             if !exists || deleted {
                 out.push(Reply::Null);
@@ -63,7 +64,7 @@ impl HMGet {
                 FieldRead::Found(v) => out.push(Reply::Bulk(v)),
                 FieldRead::Missing => out.push(Reply::Null),
                 FieldRead::Expired => {
-                    expired = true;
+                    expired.push(field);
                     out.push(Reply::Null);
                 }
                 FieldRead::ExpiredHash => {
@@ -72,8 +73,8 @@ impl HMGet {
                 }
             }
         }
-        if expired {
-            db.notify(HASH, "hexpired", key);
+        if !expired.is_empty() {
+            db.notify_subkeys(HASH, "hexpired", key, &expired);
         }
         if deleted {
             db.notify(GENERIC, "del", key);

@@ -176,7 +176,9 @@ impl HGetEx {
             hash.enable_ttls();
         }
         let mut out = Vec::with_capacity(opts.count);
-        let (mut expired, mut deleted, mut updated) = (0u64, 0u64, 0u64);
+        let mut expired: Vec<&[u8]> = Vec::new();
+        let mut deleted: Vec<&[u8]> = Vec::new();
+        let mut updated: Vec<&[u8]> = Vec::new();
         for field in opts.fields {
             match read_field(db, key, field, Lazy::DEFERRED) {
                 FieldRead::Found(v) => {
@@ -187,13 +189,13 @@ impl HGetEx {
                                 && hash.get(field).is_some_and(|f| f.1.is_some())
                             {
                                 hash.set_expiry(field, None);
-                                updated += 1;
+                                updated.push(field);
                             }
                         }
                         ExpiryOpt::At { ms, .. } => {
                             match set_field_expiry(db, key, field, ms, Cond::None) {
-                                SetEx::Set => updated += 1,
-                                SetEx::Deleted => deleted += 1,
+                                SetEx::Set => updated.push(field),
+                                SetEx::Deleted => deleted.push(field),
                                 _ => {}
                             }
                         }
@@ -201,24 +203,24 @@ impl HGetEx {
                     }
                 }
                 FieldRead::Expired | FieldRead::ExpiredHash => {
-                    expired += 1;
+                    expired.push(field);
                     out.push(Reply::Null);
                 }
                 FieldRead::Missing => out.push(Reply::Null),
             }
         }
-        if expired + deleted + updated == 0 {
+        if expired.is_empty() && deleted.is_empty() && updated.is_empty() {
             return Ok(Reply::Array(out));
         }
-        db.add_dirty(deleted + updated);
+        db.add_dirty((deleted.len() + updated.len()) as u64);
         db.touch(key);
-        if expired > 0 {
-            db.notify(HASH, "hexpired", key);
+        if !expired.is_empty() {
+            db.notify_subkeys(HASH, "hexpired", key, &expired);
         }
-        if updated > 0 {
+        if !updated.is_empty() {
             let mut form = match opts.expiry {
                 ExpiryOpt::At { ms, .. } => {
-                    db.notify(HASH, "hexpire", key);
+                    db.notify_subkeys(HASH, "hexpire", key, &updated);
                     vec![
                         Bytes::from_static(b"HPEXPIREAT"),
                         Bytes::copy_from_slice(key),
@@ -226,7 +228,7 @@ impl HGetEx {
                     ]
                 }
                 _ => {
-                    db.notify(HASH, "hpersist", key);
+                    db.notify_subkeys(HASH, "hpersist", key, &updated);
                     vec![Bytes::from_static(b"HPERSIST"), Bytes::copy_from_slice(key)]
                 }
             };
@@ -236,8 +238,8 @@ impl HGetEx {
                 form.extend(owned(opts.fields));
                 db.propagate(form);
             }
-        } else if deleted > 0 {
-            db.notify(HASH, "hdel", key);
+        } else if !deleted.is_empty() {
+            db.notify_subkeys(HASH, "hdel", key, &deleted);
         }
         remove_if_empty(db, key);
         track_ttls(db, key);

@@ -60,7 +60,9 @@ impl HIncrBy {
         };
         let new = old.checked_add(by).ok_or(Error::IncrOverflow)?;
         store(db, key, field, itoa::Buffer::new().format(new).as_bytes())?;
-        db.wrote(key, HASH, "hincrby", 1, argv);
+        db.touch(key);
+        db.notify_subkeys(HASH, "hincrby", key, &[field]);
+        db.changed(1, argv);
         Ok(Reply::Int(new))
     }
 
@@ -80,7 +82,7 @@ impl HIncrBy {
         let text = Bytes::from(new.to_human());
         store(db, key, field, &text)?;
         db.touch(key);
-        db.notify(HASH, "hincrbyfloat", key);
+        db.notify_subkeys(HASH, "hincrbyfloat", key, &[field]);
         db.add_dirty(1);
         if db.propagating() {
             db.propagate(vec![

@@ -37,7 +37,10 @@ impl HSet {
         for pair in pairs.chunks_exact(2) {
             created += i64::from(!hash.set(pair[0], pair[1], false));
         }
-        db.wrote(key, HASH, "hset", (pairs.len() / 2) as u64, argv);
+        let fields: Vec<&[u8]> = pairs.chunks_exact(2).map(|p| p[0]).collect();
+        db.touch(key);
+        db.notify_subkeys(HASH, "hset", key, &fields);
+        db.changed(fields.len() as u64, argv);
         Ok(created)
     }
 
@@ -68,7 +71,9 @@ impl HSetNx {
         let hash = hash_or_create(db, key)?;
         hash.prepare_for(1, [field.len(), value.len()]);
         hash.set(field, value, false);
-        db.wrote(key, HASH, "hset", 1, argv);
+        db.touch(key);
+        db.notify_subkeys(HASH, "hset", key, &[field]);
+        db.changed(1, argv);
         Ok(Reply::Int(1))
     }
 }

@@ -40,14 +40,14 @@ impl HSetEx {
             return Ok(Reply::Int(0));
         }
         hash_or_create(db, key)?;
-        let mut expired = 0u64;
+        let mut expired: Vec<&[u8]> = Vec::new();
         let mut refused = false;
         if opts.cond != FieldCond::None {
             let mut found = 0;
             for pair in opts.fields.chunks_exact(2) {
                 let read = read_field(db, key, pair[0], Lazy::DEFERRED);
                 if matches!(read, FieldRead::Expired | FieldRead::ExpiredHash) {
-                    expired += 1;
+                    expired.push(pair[0]);
                 }
                 let there = matches!(read, FieldRead::Found(_));
                 found += usize::from(there);
@@ -61,7 +61,8 @@ impl HSetEx {
                 _ => found != opts.count,
             };
         }
-        let (mut deleted, mut updated) = (0u64, 0u64);
+        let mut deleted: Vec<&[u8]> = Vec::new();
+        let mut updated: Vec<&[u8]> = Vec::new();
         if !refused {
             let keep = opts.expiry != ExpiryOpt::None;
             let hash = hash_or_create(db, key)?;
@@ -73,14 +74,14 @@ impl HSetEx {
                 hash_or_create(db, key)?.set(pair[0], pair[1], keep);
                 if let ExpiryOpt::At { ms, .. } = opts.expiry {
                     match set_field_expiry(db, key, pair[0], ms, Cond::None) {
-                        SetEx::Set => updated += 1,
-                        SetEx::Deleted => deleted += 1,
+                        SetEx::Set => updated.push(pair[0]),
+                        SetEx::Deleted => deleted.push(pair[0]),
                         _ => {}
                     }
                 }
             }
             db.add_dirty(opts.count as u64);
-            if deleted == 0 && db.propagating() {
+            if deleted.is_empty() && db.propagating() {
                 let mut form = owned(argv);
                 if let ExpiryOpt::At {
                     ms,
@@ -94,17 +95,18 @@ impl HSetEx {
                 db.propagate(form);
             }
         }
-        if !refused || expired > 0 {
+        if !refused || !expired.is_empty() {
             db.touch(key);
-            if expired > 0 {
-                db.notify(HASH, "hexpired", key);
+            if !expired.is_empty() {
+                db.notify_subkeys(HASH, "hexpired", key, &expired);
             }
             if !refused {
-                db.notify(HASH, "hset", key);
-                if deleted > 0 {
-                    db.notify(HASH, "hdel", key);
-                } else if updated > 0 {
-                    db.notify(HASH, "hexpire", key);
+                let set: Vec<&[u8]> = opts.fields.chunks_exact(2).map(|p| p[0]).collect();
+                db.notify_subkeys(HASH, "hset", key, &set);
+                if !deleted.is_empty() {
+                    db.notify_subkeys(HASH, "hdel", key, &deleted);
+                } else if !updated.is_empty() {
+                    db.notify_subkeys(HASH, "hexpire", key, &updated);
                 }
             }
         }
