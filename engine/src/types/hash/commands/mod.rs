@@ -28,6 +28,8 @@ pub(crate) mod hsetex;
 pub(crate) mod httl;
 
 #[cfg(test)]
+mod propagate_tests;
+#[cfg(test)]
 mod tests;
 
 use bytes::Bytes;

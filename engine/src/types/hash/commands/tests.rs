@@ -345,3 +345,41 @@ fn hrandfield_counts_follow_redis() {
     assert_eq!(f.run("HRANDFIELD nokey"), Ok(Reply::Null));
     assert_eq!(f.run("HRANDFIELD nokey 3"), Ok(Reply::Array(vec![])));
 }
+
+#[test]
+fn the_active_cycle_expires_due_fields_a_bounded_number_per_hold() {
+    let f = Fixture::new();
+    let fields: Vec<String> = (0..1500).map(|i| format!("f{i} v")).collect();
+    f.run(&format!("HSET big {}", fields.join(" "))).unwrap();
+    let names: Vec<String> = (0..1500).map(|i| format!("f{i}")).collect();
+    f.run(&format!("HPEXPIRE big 10 FIELDS 1500 {}", names.join(" ")))
+        .unwrap();
+    f.run("HSET small a 1 b 2").unwrap();
+    f.run("HPEXPIRE small 10 FIELDS 1 a").unwrap();
+    f.propagated();
+    f.events();
+    f.clock.advance(11);
+    // One step expires at most its quota of fields; the cycle goes on until all are gone.
+    let mut cycle = f.ks.expire_cycle(std::time::Duration::from_secs(10));
+    cycle.step();
+    let after_one = f.ks.run(|db, _| match db.get(b"big") {
+        Some(crate::types::Value::Hash(h)) => h.len(),
+        _ => 0,
+    });
+    assert!(after_one >= 1500 - super::expiry::FIELDS_PER_STEP);
+    drop(cycle);
+    while f.ks.run(|db, _| db.get(b"big").is_some()) {
+        f.ks.active_expire_cycle(std::time::Duration::from_secs(10));
+    }
+    assert_eq!(
+        f.run("HGETALL small"),
+        Ok(Reply::Map(vec![(bulk("b"), bulk("2"))]))
+    );
+    let hdels = f
+        .propagated()
+        .iter()
+        .filter(|l| l.starts_with("HDEL "))
+        .count();
+    assert_eq!(hdels, 1501);
+    f.ks.check_invariants().unwrap();
+}
