@@ -423,10 +423,22 @@ impl Db {
         (self.stats.expired_keys, self.stats.expired_keys_active)
     }
 
-    /// Zeroes [`Db::expired_counts`] and the read lookup counts (CONFIG RESETSTAT).
+    /// Hash fields deleted because they expired, and of those the active cycle's (INFO's
+    /// `expired_subkeys`, `expired_subkeys_active`).
+    pub fn expired_subkey_counts(&self) -> (u64, u64) {
+        (
+            self.stats.expired_subkeys,
+            self.stats.expired_subkeys_active,
+        )
+    }
+
+    /// Zeroes [`Db::expired_counts`], [`Db::expired_subkey_counts`] and the read lookup
+    /// counts (CONFIG RESETSTAT).
     pub fn reset_expired_counts(&mut self) {
         self.stats.expired_keys = 0;
         self.stats.expired_keys_active = 0;
+        self.stats.expired_subkeys = 0;
+        self.stats.expired_subkeys_active = 0;
         self.stats.keyspace_hits = 0;
         self.stats.keyspace_misses = 0;
     }
