@@ -3,7 +3,7 @@
 //!
 //! Each type is one folder with its commands, its encodings and its memory accounting:
 //! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`hash`]
-//! and [`set`] (the compact encodings of the last two share [`pack`]). Their
+//! and [`set`] (the compact encodings of the last two share `pack.rs`). Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
 pub mod hash;

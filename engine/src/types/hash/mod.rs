@@ -2,7 +2,7 @@
 //! hash field expiration), in one of Redis's three encodings.
 //!
 //! - **listpack**: while the hash is small, field-value pairs back to back in one buffer
-//!   ([`Pack`]), in insertion order (a new field goes last, a changed value stays in place).
+//!   (`types/pack.rs`), in insertion order (a new field goes last, a changed value stays in place).
 //! - **listpackex**: the same, as triples of field, value and expiry time (0 for none), once
 //!   any field was given an expiry: ordered by expiry time, soonest first, fields without one
 //!   last (where Redis keeps them), so the fields due first are at the front.

@@ -3,7 +3,7 @@
 //! - **intset**: every member an integer (as Redis's `string2ll` reads one), at most
 //!   [`INTSET_ENTRIES_MAX`] of them, kept sorted ascending (so SMEMBERS answers in order).
 //! - **listpack**: at most [`LISTPACK_ENTRIES_MAX`] members of at most [`LISTPACK_VALUE_MAX`]
-//!   bytes, back to back in one buffer ([`Pack`]) in insertion order.
+//!   bytes, back to back in one buffer (`types/pack.rs`) in insertion order.
 //! - **hashtable**: a hash set, past those limits. As in Redis, a set only grows out of an
 //!   encoding: removing members converts nothing back.
 //!
