@@ -16,6 +16,10 @@
 //!   near 200 MB). Target: the time follows the 100 entries returned, not the streams' length;
 //!   what grows with N is only the per-key checks every XREAD makes before serving (Redis's
 //!   too), not any serving of the streams the budget never reaches.
+//! - `bitmap_hll/*`: BITCOUNT of a whole 64 MiB bitmap (target: as fast as Redis 8.8, which
+//!   counts with vector instructions; `scripts/bench-vs-redis --loads bitcount_64mb` compares
+//!   them side by side), and PFCOUNT over a dense HyperLogLog and a sparse one (a union, so no
+//!   cached estimate answers; `--loads pfcount_dense`).
 //!
 //! Under `cargo test --benches` (no `--bench` argument) every benchmark runs once as a smoke
 //! test with reduced sizes, so the debug build stays quick.
@@ -58,6 +62,8 @@ struct Scale {
     trims: [(u64, u64); 2],
     /// `(streams, entries each)` of each MAXCOUNT read.
     caps: [(u64, u64); 2],
+    /// Bytes of the BITCOUNT bitmap.
+    bitmap_bytes: u64,
 }
 
 const FULL: Scale = Scale {
@@ -66,6 +72,7 @@ const FULL: Scale = Scale {
     range_large: 10_000_000,
     trims: [(1_100_000, 100_000), (200_000, 100_000)],
     caps: [(10, 1_000_000), (1_000, 10_000)],
+    bitmap_bytes: 64 << 20,
 };
 
 const QUICK: Scale = Scale {
@@ -74,6 +81,7 @@ const QUICK: Scale = Scale {
     range_large: 100_000,
     trims: [(11_000, 1_000), (2_000, 1_000)],
     caps: [(10, 1_000), (100, 100)],
+    bitmap_bytes: 1 << 20,
 };
 
 fn main() {
@@ -92,6 +100,7 @@ fn main() {
     bench_xrange(&mut c, scale);
     bench_xtrim(&mut c, scale);
     bench_xread_maxcount(&mut c, scale);
+    bench_bitmap_hll(&mut c, scale);
     c.final_summary();
 }
 
@@ -410,7 +419,7 @@ fn bench_xread_maxcount(c: &mut Criterion, scale: Scale) {
             for key in &keys {
                 db.insert(
                     bytes::Bytes::copy_from_slice(key.as_bytes()),
-                    Value::Stream(stream.clone()),
+                    Value::Stream(Box::new(stream.clone())),
                 );
             }
         });
@@ -431,5 +440,38 @@ fn bench_xread_maxcount(c: &mut Criterion, scale: Scale) {
             b.iter(|| black_box(keyspace.execute(&argv)))
         });
     }
+    group.finish();
+}
+
+fn bench_bitmap_hll(c: &mut Criterion, scale: Scale) {
+    let mut group = c.benchmark_group("bitmap_hll");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    let keyspace = Keyspace::new(Arc::new(ManualClock::new(START_MS)));
+    let last = (scale.bitmap_bytes - 1).to_string();
+    let sized = keyspace.execute(&[&b"SETRANGE"[..], b"bitmap", last.as_bytes(), b"x"]);
+    assert_eq!(sized, Ok(Reply::Int(scale.bitmap_bytes as i64)));
+    for i in (0..scale.bitmap_bytes * 8).step_by(4099 * 8) {
+        let offset = i.to_string();
+        let _ = keyspace.execute(&[&b"SETBIT"[..], b"bitmap", offset.as_bytes(), b"1"]);
+    }
+    group.throughput(Throughput::Bytes(scale.bitmap_bytes));
+    group.bench_function(
+        BenchmarkId::new("bitcount", human(scale.bitmap_bytes)),
+        |b| b.iter(|| black_box(keyspace.execute(&[&b"BITCOUNT"[..], b"bitmap"]))),
+    );
+    for i in 0..1000 {
+        let elements: Vec<String> = (0..100).map(|j| format!("e{i}-{j}")).collect();
+        let mut argv: Vec<&[u8]> = vec![b"PFADD", b"dense"];
+        argv.extend(elements.iter().map(|e| e.as_bytes()));
+        let _ = keyspace.execute(&argv);
+    }
+    let _ = keyspace.execute(&[&b"PFADD"[..], b"sparse", b"a", b"b", b"c"]);
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("pfcount_dense_and_sparse", |b| {
+        b.iter(|| black_box(keyspace.execute(&[&b"PFCOUNT"[..], b"dense", b"sparse"])))
+    });
     group.finish();
 }

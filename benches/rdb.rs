@@ -74,7 +74,7 @@ fn snapshot() -> Vec<DbSnapshot> {
         dbs.iter()
             .map(|db| {
                 db.keys()
-                    .filter_map(|k| Some((k.clone(), db.get(k)?.clone(), db.expiry(k))))
+                    .filter_map(|k| Some((bytes::Bytes::from(k), db.get(k)?.clone(), db.expiry(k))))
                     .collect()
             })
             .collect()

@@ -49,7 +49,7 @@ pub fn entry_id(i: u64) -> StreamId {
 /// A keyspace on a manual clock holding `stream` under [`KEY`].
 pub fn keyspace_with(stream: Stream) -> Keyspace {
     let keyspace = Keyspace::new(Arc::new(ManualClock::new(START_MS)));
-    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(stream)));
+    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(Box::new(stream))));
     keyspace
 }
 

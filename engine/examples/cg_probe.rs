@@ -58,7 +58,7 @@ fn append(stream: &mut Stream, next: &mut u64, n: u64) {
 
 fn keyspace_with(stream: Stream, clock: Arc<ManualClock>) -> Keyspace {
     let keyspace = Keyspace::new(clock);
-    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(stream)));
+    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(Box::new(stream))));
     keyspace
 }
 

@@ -65,7 +65,7 @@ fn main() {
         dbs.iter()
             .map(|db| {
                 db.keys()
-                    .filter_map(|k| Some((k.clone(), db.get(k)?.clone(), db.expiry(k))))
+                    .filter_map(|k| Some((bytes::Bytes::from(k), db.get(k)?.clone(), db.expiry(k))))
                     .collect()
             })
             .collect()

@@ -56,6 +56,20 @@ pub struct BlockRequest {
     pub claim_wake_ms: Option<u64>,
     /// The protocol the blocked client speaks: a re-run sizes its reply for it.
     pub protocol: crate::reply_size::Protocol,
+    /// Re-run only while a signalled key holds this type (Redis serves a blocked client
+    /// only when the key's type matches what it blocked for: a BLPOP is not re-run, and
+    /// stays blocked, when its key becomes a stream); `None` for any.
+    pub key_type: Option<&'static str>,
+    /// The reply where blocking is not allowed (MULTI/EXEC, scripts); `None` means a null
+    /// array, as a timeout.
+    pub denied_reply: Option<Reply>,
+}
+
+impl BlockRequest {
+    /// What the command replies where it may not block.
+    pub fn denied(&self) -> Reply {
+        self.denied_reply.clone().unwrap_or(Reply::NullArray)
+    }
 }
 
 /// Something to call when a blocked command has its reply. Must not block or call back into
@@ -204,6 +218,11 @@ impl<R> Registry<R> {
     /// Whether waiter `id` wants a deletion signal.
     pub fn wakes_on_delete(&self, id: u64) -> Option<bool> {
         self.waiters.get(&id).map(|w| w.request.wake_on_delete)
+    }
+
+    /// The type waiter `id` waits for, if it waits for one.
+    pub fn key_type(&self, id: u64) -> Option<&'static str> {
+        self.waiters.get(&id).and_then(|w| w.request.key_type)
     }
 
     /// Waiters whose deadline is at or before `now_ms`.

@@ -37,8 +37,9 @@ impl NotificationSink for Events {
 }
 
 pub(crate) struct Fixture {
-    pub(crate) ks: Keyspace,
-    /// The keyspace's clock, for tests that move time.
+    /// Shared, so blocking commands can be run against it.
+    pub(crate) ks: Arc<Keyspace>,
+    /// The keyspace's clock.
     pub(crate) clock: Arc<ManualClock>,
     propagated: Arc<Collect>,
     events: Arc<Events>,
@@ -47,7 +48,11 @@ pub(crate) struct Fixture {
 impl Fixture {
     pub(crate) fn new() -> Fixture {
         let clock = Arc::new(ManualClock::new(NOW_MS));
-        let ks = Keyspace::with_databases(clock.clone(), Arc::new(Config::default()), 1);
+        let ks = Arc::new(Keyspace::with_databases(
+            clock.clone(),
+            Arc::new(Config::default()),
+            1,
+        ));
         let propagated = Arc::new(Collect::default());
         let events = Arc::new(Events::default());
         ks.set_propagation_sink(Some(propagated.clone()));

@@ -322,6 +322,25 @@ pub enum Error {
     /// An argument or a string that should be a float is not one.
     #[error("ERR value is not a valid float")]
     NotAFloat,
+    /// An argument, value or result refused with a message of its command's own (INCREX,
+    /// the bitmap, HyperLogLog, hash and set commands); carries Redis's text after `ERR `.
+    #[error("ERR {0}")]
+    Text(&'static str),
+    /// A string that is not a HyperLogLog given to a PF command.
+    #[error("WRONGTYPE Key is not a valid HyperLogLog string value.")]
+    NotHll,
+    /// A sparse HyperLogLog whose runs do not cover its registers.
+    #[error("INVALIDOBJ Corrupted HLL object detected")]
+    HllCorrupt,
+    /// PFDEBUG with an unknown subcommand; carries it as sent.
+    #[error("ERR Unknown PFDEBUG subcommand '{0}'")]
+    UnknownPfdebug(String),
+    /// PFSELFTEST found a fault; carries Redis's `TESTFAILED ...` text.
+    #[error("ERR {0}")]
+    SelfTest(String),
+    /// BITOP DIFF, DIFF1 or ANDOR with one source key; carries the operation, upper case.
+    #[error("ERR BITOP {0} must be called with at least two source keys.")]
+    BitopTwoKeys(String),
     /// INCRBYFLOAT whose result is not finite.
     #[error("ERR increment would produce NaN or Infinity")]
     FloatNotFinite,
@@ -355,9 +374,6 @@ pub enum Error {
     /// MSETEX with fewer arguments than its numkeys pairs.
     #[error("ERR wrong number of key-value pairs")]
     KeyValuePairs,
-    /// Hash and set commands' plain `ERR` messages (Redis's text after the prefix).
-    #[error("ERR {0}")]
-    Msg(&'static str),
     /// HEXPIRE-family and HGETEX/HSETEX's unknown argument; carries it as sent.
     #[error("ERR unknown argument: {0}")]
     UnknownArgument(String),
@@ -373,9 +389,53 @@ pub enum Error {
     /// A count outside `getRangeLongFromObjectOrReply`'s bounds (HRANDFIELD, SRANDMEMBER).
     #[error("ERR value is out of range, value must between {0} and {1}")]
     OutOfRangeBetween(i64, i64),
-    /// A count that must not be negative (SPOP, SINTERCARD's LIMIT).
+    /// A count that must not be negative (SPOP, SINTERCARD's LIMIT, LPOP's and RPOP's count).
     #[error("ERR value is out of range, must be positive")]
     MustBePositive,
+    /// LSET past either end of the list.
+    #[error("ERR index out of range")]
+    IndexOutOfRange,
+    /// LREM's count or LPOS's RANK of `i64::MIN`.
+    #[error(
+        "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+    )]
+    OutOfLongRange,
+    /// LPOS RANK 0.
+    #[error(
+        "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list"
+    )]
+    RankZero,
+    /// LPOS COUNT not a non-negative integer.
+    #[error("ERR COUNT can't be negative")]
+    LposCountNegative,
+    /// LPOS MAXLEN not a non-negative integer.
+    #[error("ERR MAXLEN can't be negative")]
+    LposMaxlenNegative,
+    /// LMPOP's and BLMPOP's numkeys not a positive integer.
+    #[error("ERR numkeys should be greater than 0")]
+    NumkeysNotPositive,
+    /// LMPOP's and BLMPOP's COUNT not a positive integer.
+    #[error("ERR count should be greater than 0")]
+    CountShouldBePositive,
+    /// A blocked command ended by CLIENT UNBLOCK ... ERROR.
+    #[error("UNBLOCKED client unblocked via CLIENT UNBLOCK")]
+    Unblocked,
+    /// SORT BY with a pattern that may name keys of other slots, in cluster mode.
+    #[error(
+        "ERR BY option of SORT denied in Cluster mode when keys formed by the pattern may be in different slots."
+    )]
+    SortByCrossSlot,
+    /// SORT GET with such a pattern, in cluster mode.
+    #[error(
+        "ERR GET option of SORT denied in Cluster mode when keys formed by the pattern may be in different slots."
+    )]
+    SortGetCrossSlot,
+    /// SORT by a weight that is no double.
+    #[error("ERR One or more scores can't be converted into double")]
+    SortScores,
+    /// A blocking list command's timeout that is no number.
+    #[error("ERR timeout is not a float or out of range")]
+    TimeoutNotFloat,
 }
 
 /// Shorthand for engine results.

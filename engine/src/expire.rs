@@ -6,8 +6,8 @@
 //! names), deletes it — touching WATCH and signalling blocked readers as DEL does.
 //!
 //! The active cycle ([`Keyspace::active_expire_cycle`]) is Redis's slow cycle: per database,
-//! sample up to [`KEYS_PER_LOOP`] keys with a TTL from where the last scan stopped (keys are
-//! kept ordered, so the scan resumes after the last key it sampled), delete the expired
+//! sample up to [`KEYS_PER_LOOP`] keys with a TTL from where the last scan stopped (the keys
+//! with a TTL are a dense array, scanned by position), delete the expired
 //! ones, and go on while more than [`ACCEPTABLE_STALE_PERC`]% of a sample had expired and the
 //! scan has not wrapped; every 16 loops, stop if the CPU budget the caller gives (Redis: 25%
 //! of one `hz` tick) is spent. TTLs are read from the keyspace's injected clock; the budget
@@ -27,7 +27,6 @@
 //! Invariant: the cycle holds the lock for at most 16 loops at a time, and serves the blocked
 //! readers its deletions signalled before releasing it, as after any command.
 
-use std::ops::Bound;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -85,26 +84,17 @@ impl Db {
     /// One loop: samples up to `count` keys with a TTL after the cursor, deleting the
     /// expired ones.
     fn sample_expires(&mut self, count: usize) -> Sample {
-        let from = match &self.values.expire_cursor {
-            Some(key) => Bound::Excluded(key.clone()),
-            None => Bound::Unbounded,
-        };
-        let picked: Vec<(Bytes, u64)> = self
-            .values
-            .expires
-            .range((from, Bound::Unbounded))
-            .take(count)
-            .map(|(k, &at)| (k.clone(), at))
+        let from = self.values.expire_cursor;
+        let to = from
+            .saturating_add(count)
+            .min(self.values.map.volatile_len());
+        let picked: Vec<(Bytes, u64)> = (from..to)
+            .map(|slot| {
+                let (key, at) = self.values.map.volatile_at(slot);
+                (Bytes::copy_from_slice(key), at)
+            })
             .collect();
-        let mut sample = Sample {
-            done: picked.len() < count,
-            ..Sample::default()
-        };
-        self.values.expire_cursor = if sample.done {
-            None
-        } else {
-            picked.last().map(|(k, _)| k.clone())
-        };
+        let mut sample = Sample::default();
         for (key, at) in picked {
             sample.sampled += 1;
             if at <= self.values.now_ms {
@@ -117,6 +107,11 @@ impl Db {
                 sample.ttl_samples += 1;
             }
         }
+        // Each deletion moved a record from the end into the range just sampled: the scan
+        // resumes early by as many slots, so those are sampled too.
+        let next = to.saturating_sub(sample.expired as usize);
+        sample.done = next >= self.values.map.volatile_len();
+        self.values.expire_cursor = if sample.done { 0 } else { next };
         sample
     }
 
@@ -136,12 +131,10 @@ impl Db {
 
     /// Deletes every key whose time has passed; returns how many.
     fn sweep_expired(&mut self) -> usize {
-        let due: Vec<Bytes> = self
-            .values
-            .expires
-            .iter()
-            .filter(|&(_, &at)| at <= self.values.now_ms)
-            .map(|(k, _)| k.clone())
+        let due: Vec<Bytes> = (0..self.values.map.volatile_len())
+            .map(|slot| self.values.map.volatile_at(slot))
+            .filter(|&(_, at)| at <= self.values.now_ms)
+            .map(|(k, _)| Bytes::copy_from_slice(k))
             .collect();
         let keys = due.iter().filter(|key| self.expire_if_due(key)).count();
         self.expire_hash_fields(usize::MAX);
@@ -154,6 +147,25 @@ impl Db {
 pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     let argc = argv.len() as i64;
     let k = spec.keys;
+    if spec.name == "sort" {
+        // The key, and STORE's destination, found as Redis's `sortGetKeys` walks the
+        // options: LIMIT skips two arguments, GET and BY one; the last STORE counts.
+        let mut store = None;
+        let mut i = 2;
+        while i < argv.len() {
+            let arg = argv[i];
+            if arg.eq_ignore_ascii_case(b"limit") {
+                i += 2;
+            } else if arg.eq_ignore_ascii_case(b"get") || arg.eq_ignore_ascii_case(b"by") {
+                i += 1;
+            } else if arg.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+                store = Some(argv[i + 1]);
+                i += 1;
+            }
+            i += 1;
+        }
+        return argv.get(1).copied().into_iter().chain(store).collect();
+    }
     if k.first > 0 && k.step > 0 {
         let last = if k.last < 0 { argc + k.last } else { k.last };
         return (k.first..=last.min(argc - 1))
@@ -164,20 +176,76 @@ pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> 
     if spec.name == "xread" || spec.name == "xreadgroup" {
         return crate::command::streams_keys(argv);
     }
+    if spec.name == "lmpop" || spec.name == "blmpop" {
+        return crate::types::list::commands::numkeys_keys(
+            argv,
+            if spec.name == "lmpop" { 1 } else { 2 },
+        );
+    }
     Vec::new()
 }
 
 impl Db {
-    /// Lazy expiry for one command: deletes those of its keys whose time has passed.
+    /// Lazy expiry and the access update for one command (Redis's `lookupKey`): deletes those
+    /// of its keys whose time has passed, and records an access to the others in their
+    /// metadata, except for the commands Redis looks up with `LOOKUP_NOTOUCH` and for a
+    /// CLIENT NO-TOUCH caller (whose TOUCH still counts).
     pub fn expire_keys_of(&mut self, spec: &CommandSpec, argv: &[&[u8]]) {
-        if self.values.expires.is_empty() {
+        let touches = !NO_TOUCH_COMMANDS.contains(&spec.name)
+            && self.values.access.mode != crate::db::access::AccessMode::Lrm
+            && (!self.values.no_touch || spec.name == "touch");
+        if !touches && self.values.map.volatile_len() == 0 {
+            return;
+        }
+        let k = spec.keys;
+        if k.first > 0 && k.step > 0 {
+            // The common shape, walked without collecting the keys.
+            let argc = argv.len() as i64;
+            let last = if k.last < 0 { argc + k.last } else { k.last };
+            for i in (k.first..=last.min(argc - 1)).step_by(k.step as usize) {
+                self.look_up(argv[i as usize], touches);
+            }
             return;
         }
         for key in command_keys(spec, argv) {
+            self.look_up(key, touches);
+        }
+    }
+
+    /// One key of a command: deleted if its time has passed, else its access recorded if
+    /// `touches` (one table lookup either way).
+    fn look_up(&mut self, key: &[u8], touches: bool) {
+        let Some(pos) = self.values.map.find(key) else {
+            return;
+        };
+        if self
+            .values
+            .map
+            .expiry_at(pos)
+            .is_some_and(|at| at <= self.values.now_ms)
+        {
             self.expire_if_due(key);
+        } else if touches {
+            self.values.accessed_at(pos);
         }
     }
 }
+
+/// Commands that read their keys without moving the access metadata (Redis looks their keys
+/// up with `LOOKUP_NOTOUCH`, or not through `lookupKey`).
+const NO_TOUCH_COMMANDS: &[&str] = &[
+    "exists",
+    "type",
+    "ttl",
+    "pttl",
+    "expiretime",
+    "pexpiretime",
+    "object",
+    "memory",
+    "debug",
+    "del",
+    "unlink",
+];
 
 /// Where one database's cycle stands between lock holds.
 #[derive(Debug, Default)]
@@ -232,6 +300,7 @@ impl ExpireCycle<'_> {
                     db.values.now_ms = snapshot.now_ms;
                     db.effects.propagating = keyspace.propagation_on();
                     db.effects.notify_flags = keyspace.notify_flags();
+                    db.watch.tracking = keyspace.key_tracking();
                     let repeat = self.sample_loops(db);
                     // Hash fields past their TTL (Redis's active expiry of `subexpires`),
                     // once per database per cycle, a bounded number per hold.
@@ -268,11 +337,11 @@ impl ExpireCycle<'_> {
         let run = &mut self.run;
         for _ in 0..LOOPS_PER_CHECK {
             self.loops += 1;
-            if db.values.expires.is_empty() {
+            if db.values.map.volatile_len() == 0 {
                 db.values.avg_ttl_ms = 0;
                 return false;
             }
-            let sample = db.sample_expires(KEYS_PER_LOOP.min(db.values.expires.len()));
+            let sample = db.sample_expires(KEYS_PER_LOOP.min(db.values.map.volatile_len()));
             run.sampled += sample.sampled;
             run.expired += sample.expired;
             if sample.ttl_samples > 0 {
@@ -368,10 +437,12 @@ impl Keyspace {
             let mut propagated = Vec::new();
             let propagating = self.propagation_on();
             let notify_flags = self.notify_flags();
+            let tracking = self.key_tracking();
             for (index, db) in dbs.iter_mut().enumerate() {
                 db.values.now_ms = snapshot.now_ms;
                 db.effects.propagating = propagating;
                 db.effects.notify_flags = notify_flags;
+                db.watch.tracking = tracking;
                 let n = db.sweep_expired();
                 db.stats.expired_keys_active += n as u64;
                 expired += n;
@@ -464,7 +535,7 @@ mod tests {
         keyspace.run(|db, snapshot| {
             for i in 0..keys {
                 let key = Bytes::from(format!("k{i:05}"));
-                db.insert(key.clone(), Value::String(Bytes::from_static(b"v")));
+                db.insert(key.clone(), Value::String(Bytes::from_static(b"v").into()));
                 let ttl = if i % ttl_every == 0 { 100 } else { 1_000_000 };
                 db.set_expiry(&key, Some(snapshot.now_ms + ttl));
             }
@@ -513,7 +584,7 @@ mod tests {
         // Between steps the keyspace is free: another caller runs (and sees the keys the
         // cycle has not reached yet still stored, though expired).
         assert_eq!(
-            keyspace.run(|db, _| db.values.expires.len()),
+            keyspace.run(|db, _| db.values.map.volatile_len()),
             1_000 - per_hold as usize
         );
         // 1,000 keys at 320 a hold: three more holds, the last finding the scan's end.

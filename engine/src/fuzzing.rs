@@ -62,8 +62,9 @@ const BLOCKED_MAX: usize = 8;
 
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
-/// one of them evenly; the Redis 8.x commands, the string and the key commands follow.
-pub const NAMES: [&str; 111] = [
+/// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap, HyperLogLog,
+/// hash and set commands follow.
+pub const NAMES: [&str; 150] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -177,6 +178,45 @@ pub const NAMES: [&str; 111] = [
     "SUNIONSTORE",
     "SDIFF",
     "SDIFFSTORE",
+    "LPUSH",
+    "RPUSH",
+    "LPUSHX",
+    "RPUSHX",
+    "LPOP",
+    "RPOP",
+    "LMPOP",
+    "LLEN",
+    "LINDEX",
+    "LRANGE",
+    "LPOS",
+    "LSET",
+    "LTRIM",
+    "LINSERT",
+    "LREM",
+    "LMOVE",
+    "RPOPLPUSH",
+    "BLPOP",
+    "BRPOP",
+    "BLMPOP",
+    "BLMOVE",
+    "BRPOPLPUSH",
+    "SORT",
+    "SORT_RO",
+    "TOUCH",
+    "RANDOMKEY",
+    "INCREX",
+    "SETBIT",
+    "GETBIT",
+    "BITCOUNT",
+    "BITPOS",
+    "BITOP",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "PFADD",
+    "PFCOUNT",
+    "PFMERGE",
+    "PFDEBUG",
+    "PFSELFTEST",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];
@@ -245,7 +285,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 72] = [
+const KEYWORDS: [&str; 77] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -323,6 +363,11 @@ const KEYWORDS: [&str; 72] = [
     "PERSIST",
     "EXAT",
     "PXAT",
+    "LEFT",
+    "RIGHT",
+    "BEFORE",
+    "AFTER",
+    "RANK",
 ];
 
 /// Keywords a tag picks without a further byte.
@@ -424,7 +469,10 @@ impl Fuzz<'_> {
                     if delete {
                         db.remove(key.as_bytes());
                     } else {
-                        db.insert(Bytes::from(key), Value::String(Bytes::from_static(b"v")));
+                        db.insert(
+                            Bytes::from(key),
+                            Value::String(Bytes::from_static(b"v").into()),
+                        );
                     }
                 });
                 format!("({} {key:?})", if delete { "delete" } else { "string" })

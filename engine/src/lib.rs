@@ -33,6 +33,9 @@
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
 //! - [`notify`]: keyspace notifications: the `notify-keyspace-events` classes and the events
 //!   commands and expiry fire, handed to a [`NotificationSink`] in execution order.
+//! - [`invalidate`]: the keys each execution unit changed, handed to the embedder for
+//!   client-side caching; [`debug_digest`]: DEBUG DIGEST's dataset and value digests, as
+//!   Redis computes them.
 //! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH; the server's CONFIG GET, PSUBSCRIBE).
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
@@ -44,12 +47,15 @@ pub mod clock;
 pub mod command;
 pub mod config;
 mod db;
+pub mod debug_digest;
 #[cfg(test)]
 mod effects_fixture;
 pub mod error;
+pub mod evict;
 mod execute;
 pub mod expire;
 pub mod glob;
+pub mod invalidate;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -63,6 +69,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod reply;
 pub mod reply_size;
+pub mod slot;
 pub mod trim_hook;
 pub mod types;
 
@@ -70,14 +77,19 @@ pub mod types;
 // `crate::id`, ...), which the rest of the workspace uses.
 use types::stream::{chunk_map, listpack_size, node, varint};
 pub use types::stream::{group, id, log as stream};
+pub use types::string::{Encoding as StringEncoding, StringValue};
 
 pub use batch::Batch;
 pub use blocking::{BlockRequest, Outcome, Parker, Wake};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Config, NodeLimits};
+pub use config::{Config, Eviction, NodeLimits, Policy};
+pub use db::Key;
+pub use db::access;
 pub use error::{Error, RdbError, Result};
+pub use evict::EvictOutcome;
 pub use expire::{ExpireCycle, ExpireStats};
 pub use id::{AddId, StreamId};
+pub use invalidate::InvalidationSink;
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use notify::{Notification, NotificationSink};

@@ -38,6 +38,9 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// Text meant for people (INFO): a verbatim string in RESP3, a bulk string in RESP2.
     Verbatim(Bytes),
+    /// A double as its text (a RESP3 `,` double, a bulk string in RESP2), as Redis's
+    /// `addReplyHumanLongDouble`.
+    Double(Bytes),
     /// An error inside a reply (EXEC's array); the text starts with its code.
     Error(String),
     /// An array of stream entries, `[[id, [f1, v1, ...]], ...]`, kept in one buffer so the
@@ -54,7 +57,9 @@ impl PartialEq for Reply {
             }
             (Reply::Status(a), Reply::Status(b)) => a == b,
             (Reply::Int(a), Reply::Int(b)) => a == b,
-            (Reply::Bulk(a), Reply::Bulk(b)) | (Reply::Verbatim(a), Reply::Verbatim(b)) => a == b,
+            (Reply::Bulk(a), Reply::Bulk(b))
+            | (Reply::Verbatim(a), Reply::Verbatim(b))
+            | (Reply::Double(a), Reply::Double(b)) => a == b,
             (Reply::Null, Reply::Null) | (Reply::NullArray, Reply::NullArray) => true,
             (Reply::Array(a), Reply::Array(b)) | (Reply::Set(a), Reply::Set(b)) => a == b,
             (Reply::Map(a), Reply::Map(b)) | (Reply::StreamMap(a), Reply::StreamMap(b)) => a == b,

@@ -5,68 +5,23 @@
 //! key modulo [`SLOTS`], where a hash tag narrows the hashed part: when the key holds a `{`
 //! followed later by a `}` with at least one byte between them, only the bytes between the
 //! first `{` and the first `}` after it are hashed (`{user1}.a` and `{user1}.b` share a slot;
-//! `{}x` hashes whole). [`keys_of`] finds a request's keys from its command table row (first
-//! key, last key, step) and, for XREAD and XREADGROUP, from the names after `STREAMS`, found by
-//! the engine's `streams_keys`, which steps over option values (the same keys lazy expiry
-//! uses). [`common_slot`] is the CROSSSLOT rule: every key of a request in one slot.
+//! `{}x` hashes whole; the computation is the engine's [`echomq_engine::slot`]). [`keys_of`]
+//! finds a request's keys from its command table row (first key, last key, step) and, for the
+//! commands with movable keys, from the engine's `command_keys`: XREAD's and XREADGROUP's names
+//! after `STREAMS` (option values stepped over), LMPOP's and BLMPOP's counted keys, SORT's
+//! STORE destination; the same keys lazy expiry uses. [`common_slot`] is the CROSSSLOT rule:
+//! every key of a request in one slot.
 
 use echomq_engine::command::CommandSpec;
 
-/// The number of slots.
-pub const SLOTS: u16 = 16384;
-
-/// CRC16/XMODEM's table, built at compile time.
-const CRC16_TABLE: [u16; 256] = {
-    let mut table = [0u16; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        let mut crc = (byte as u16) << 8;
-        let mut bit = 0;
-        while bit < 8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
-            bit += 1;
-        }
-        table[byte] = crc;
-        byte += 1;
-    }
-    table
-};
-
-/// CRC16/XMODEM of `bytes`.
-pub fn crc16(bytes: &[u8]) -> u16 {
-    bytes.iter().fold(0u16, |crc, &b| {
-        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ b)]
-    })
-}
-
-/// The part of `key` that is hashed: the hash tag's content when it has a non-empty one, the
-/// whole key otherwise.
-pub fn hashed_part(key: &[u8]) -> &[u8] {
-    let Some(open) = key.iter().position(|&b| b == b'{') else {
-        return key;
-    };
-    let rest = &key[open + 1..];
-    match rest.iter().position(|&b| b == b'}') {
-        Some(close) if close > 0 => &rest[..close],
-        _ => key,
-    }
-}
-
-/// The slot `key` hashes to.
-pub fn key_slot(key: &[u8]) -> u16 {
-    crc16(hashed_part(key)) % SLOTS
-}
+pub use echomq_engine::slot::{SLOTS, crc16, hashed_part, key_slot};
 
 /// The keys `argv` names, by its command's table row. XREAD and XREADGROUP, whose keys follow
 /// `STREAMS`, are found by that token; a request too short or malformed to name its keys
 /// names none here (the command itself then answers its own error).
 pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     if has_movable_keys(spec) {
-        return echomq_engine::command::streams_keys(argv);
+        return echomq_engine::expire::command_keys(spec, argv);
     }
     let positions = spec.keys;
     // A container's key positions count from its subcommand (XGROUP CREATE key …): one on.
@@ -90,10 +45,13 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     keys
 }
 
-/// Whether `spec`'s keys are found by a token rather than by its key positions (Redis's
-/// `movablekeys`): XREAD and XREADGROUP.
+/// Whether `spec`'s keys are found by a token or a count rather than by its key positions
+/// (Redis's `movablekeys`): XREAD and XREADGROUP, LMPOP and BLMPOP, SORT (its STORE).
 pub fn has_movable_keys(spec: &CommandSpec) -> bool {
-    matches!(spec.name, "xread" | "xreadgroup")
+    matches!(
+        spec.name,
+        "xread" | "xreadgroup" | "lmpop" | "blmpop" | "sort"
+    )
 }
 
 /// Whether the keys are in one slot: `Ok(Some(slot))` when they are, `Ok(None)` without keys,

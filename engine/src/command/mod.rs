@@ -30,6 +30,7 @@
 
 pub(crate) mod args;
 pub(crate) mod keys;
+mod sort;
 mod spec;
 
 pub use args::{parse_i64, parse_u64_nonneg};
@@ -43,12 +44,15 @@ use crate::types::stream::commands::{
 };
 
 use crate::types::hash::commands as hash_cmds;
+use crate::types::list::commands::{blocking, edit, lmove, pop, push, read};
 use crate::types::set::commands as set_cmds;
+use crate::types::string::bitmap::{bitfield, bitop, count_pos, setbit_getbit};
 use crate::types::string::commands::{
-    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, lcs, mget_mset, msetex, range, set,
-    setnx_setex, strlen,
+    digest_delex, get, getex, getset_getdel, incr, incrbyfloat, increx, lcs, mget_mset, msetex,
+    range, set, setnx_setex, strlen,
 };
-use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, ttl};
+use crate::types::string::hyperloglog::commands as pf;
+use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, touch, ttl};
 
 use crate::blocking::Outcome;
 use crate::error::{Error, Result};
@@ -213,6 +217,69 @@ static COMMANDS: &[Entry] = &[
             .keys(1, 1, 1),
         incrbyfloat::IncrByFloat::run,
     ),
+    Entry::plain(
+        CommandSpec::new("increx", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        increx::Increx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("setbit", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        setbit_getbit::SetBit::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("getbit", 3).keys(1, 1, 1),
+        setbit_getbit::GetBit::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitcount", -2).keys(1, 1, 1),
+        count_pos::BitCount::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitpos", -3).keys(1, 1, 1),
+        count_pos::BitPos::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitop", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(2, -1, 1),
+        bitop::BitOp::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitfield", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        bitfield::BitField::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("bitfield_ro", -2).keys(1, 1, 1),
+        bitfield::BitField::run_ro,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfadd", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        pf::PfAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfcount", -2).keys(1, -1, 1),
+        pf::PfCount::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfmerge", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        pf::PfMerge::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("pfdebug", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(2, 2, 1),
+        pf::PfDebug::run,
+    ),
+    Entry::plain(CommandSpec::new("pfselftest", 1), pf::PfSelfTest::run),
     Entry::plain(CommandSpec::new("lcs", -3).keys(1, 2, 1), lcs::Lcs::run),
     Entry::plain(
         CommandSpec::new("digest", 2).keys(1, 1, 1),
@@ -242,6 +309,11 @@ static COMMANDS: &[Entry] = &[
     ),
     Entry::plain(CommandSpec::new("type", 2).keys(1, 1, 1), exists::Type::run),
     Entry::plain(CommandSpec::new("dbsize", 1), dbsize::DbSize::run),
+    Entry::plain(
+        CommandSpec::new("touch", -2).keys(1, -1, 1),
+        touch::Touch::run,
+    ),
+    Entry::plain(CommandSpec::new("randomkey", 1), touch::RandomKey::run),
     Entry::plain(CommandSpec::new("keys", 2), keys_command::Keys::run),
     Entry::plain(CommandSpec::new("scan", -2), scan::Scan::run),
     Entry::plain(
@@ -645,6 +717,138 @@ static COMMANDS: &[Entry] = &[
             .keys(1, -1, 1),
         set_cmds::algebra::SAlgebra::run_diffstore,
     ),
+    // SORT, over lists (and the other collection types as they come).
+    Entry::plain(
+        CommandSpec::new("sort", -2)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        sort::Sort::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sort_ro", -2).keys(1, 1, 1),
+        sort::Sort::run_ro,
+    ),
+    // The list commands.
+    Entry::plain(
+        CommandSpec::new("lpush", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_lpush,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpush", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_rpush,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpushx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_lpushx,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpushx", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        push::Push::run_rpushx,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpop", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        pop::Pop::run_lpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpop", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        pop::Pop::run_rpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("lmpop", -4).flags(flags::WRITE),
+        pop::Pop::run_lmpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("llen", 2).keys(1, 1, 1),
+        read::Read::run_llen,
+    ),
+    Entry::plain(
+        CommandSpec::new("lindex", 3).keys(1, 1, 1),
+        read::Read::run_lindex,
+    ),
+    Entry::plain(
+        CommandSpec::new("lrange", 4).keys(1, 1, 1),
+        read::Read::run_lrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("lpos", -3).keys(1, 1, 1),
+        read::Read::run_lpos,
+    ),
+    Entry::plain(
+        CommandSpec::new("lset", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_lset,
+    ),
+    Entry::plain(
+        CommandSpec::new("ltrim", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_ltrim,
+    ),
+    Entry::plain(
+        CommandSpec::new("linsert", 5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_linsert,
+    ),
+    Entry::plain(
+        CommandSpec::new("lrem", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        edit::Edit::run_lrem,
+    ),
+    Entry::plain(
+        CommandSpec::new("lmove", 5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        lmove::LMove::run_lmove,
+    ),
+    Entry::plain(
+        CommandSpec::new("rpoplpush", 3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        lmove::LMove::run_rpoplpush,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blpop", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        blocking::BlockingPop::run_blpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("brpop", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        blocking::BlockingPop::run_brpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blmpop", -5).flags(flags::WRITE),
+        blocking::BlockingPop::run_blmpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("blmove", 6)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        blocking::BlockingPop::run_blmove,
+    ),
+    Entry::blocking(
+        CommandSpec::new("brpoplpush", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        blocking::BlockingPop::run_brpoplpush,
+    ),
 ];
 
 /// The spec of a command [`execute`] handles, by name in any case.
@@ -698,7 +902,7 @@ pub(crate) fn subcommand(argv: &[&[u8]]) -> Result<&'static str> {
 pub fn execute<A: AsRef<[u8]>>(db: &mut Db, snapshot: &Snapshot, argv: &[A]) -> Result<Reply> {
     Ok(match execute_outcome(db, snapshot, argv)? {
         Outcome::Reply(reply) => reply,
-        Outcome::Block(_) => Reply::NullArray,
+        Outcome::Block(request) => request.denied(),
     })
 }
 
@@ -716,7 +920,7 @@ pub fn execute_spec(
     };
     Ok(match run_entry(db, snapshot, entry, argv)? {
         Outcome::Reply(reply) => reply,
-        Outcome::Block(_) => Reply::NullArray,
+        Outcome::Block(request) => request.denied(),
     })
 }
 

@@ -68,7 +68,7 @@ fn arity_is_checked_before_any_key_is_looked_at() {
     ks.run(|db, _| {
         db.insert(
             Bytes::from_static(b"s"),
-            Value::String(Bytes::from_static(b"x")),
+            Value::String(Bytes::from_static(b"x").into()),
         )
     });
     // Fixed arity: too few and too many.

@@ -48,15 +48,21 @@ impl Db {
         if self.watch.signals.is_empty() {
             return wakers;
         }
-        let mut next = 0;
-        while next < self.watch.signals.len() {
-            let (key, signal) = self.watch.signals[next].clone();
-            next += 1;
+        // A key leaves the signalled set before its waiters re-run, so a re-run that signals
+        // it again (BLMOVE into a key it emptied) queues it once more, as Redis's
+        // `handleClientsBlockedOnKeys` does.
+        while !self.watch.signals.is_empty() {
+            let (key, signal) = self.watch.signals.remove(0);
             for id in self.watch.blocked.queued(&key) {
                 match self.watch.blocked.wakes_on_delete(id) {
                     None => continue,
                     Some(false) if signal == Signal::Deleted => continue,
                     Some(_) => {}
+                }
+                if let Some(wanted) = self.watch.blocked.key_type(id)
+                    && self.values.get(&key).map(crate::types::Value::type_name) != Some(wanted)
+                {
+                    continue;
                 }
                 let Some(waiter) = self.watch.blocked.unregister(id) else {
                     continue;

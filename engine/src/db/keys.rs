@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::notify as events;
 use crate::stream::Stream;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 use super::{Db, SIZE_CLASSES};
 
@@ -87,8 +88,7 @@ impl Db {
         self.reap(key);
         if !self.values.map.contains_key(key) {
             let stream = Stream::with_idmp_config(self.values.idmp_defaults);
-            self.values
-                .put(Bytes::copy_from_slice(key), Value::Stream(stream));
+            self.values.put(key, Value::Stream(Box::new(stream)));
             self.signal_ready(key);
             self.notify(events::NEW, "new", key);
         }
@@ -117,6 +117,31 @@ impl Db {
         self.values.now_ms
     }
 
+    /// The string under `key` changed in place by `f` (`Ok(None)` if the key is missing,
+    /// WRONGTYPE if it holds something else), its INFO keysizes class kept. Produces no
+    /// effects: the caller does (APPEND, SETRANGE, SETBIT, the HyperLogLog commands).
+    pub(crate) fn string_mut<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&mut StringValue) -> R,
+    ) -> Result<Option<R>> {
+        self.reap(key);
+        let s = match self.values.map.get_mut(key) {
+            None => return Ok(None),
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(Error::WrongType),
+        };
+        let before = super::values::size_class(s.len());
+        let out = f(s);
+        let after = super::values::size_class(s.len());
+        if before != after {
+            let sizes = &mut self.values.string_sizes;
+            sizes[before] = sizes[before].saturating_sub(1);
+            sizes[after] += 1;
+        }
+        Ok(Some(out))
+    }
+
     /// Notes that the stream under `key` holds IDMP state, so idle streams are swept too.
     pub fn track_idmp(&mut self, key: &[u8]) {
         self.values.track_idmp(key);
@@ -129,7 +154,7 @@ impl Db {
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
-    /// stream with another type signals a deletion; storing a stream signals ready. Fires
+    /// stream with another type signals a deletion; storing a stream or a list signals ready. Fires
     /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
@@ -145,13 +170,14 @@ impl Db {
             }
         }
         let is_stream = matches!(value, Value::Stream(_));
-        self.values.expires.remove(&key);
-        let previous = self.values.put(key.clone(), value);
+        let is_list = matches!(value, Value::List(_));
+        self.values.map.set_expiry(&key, None);
+        let previous = self.values.put(&key, value);
         self.touch(&key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
         }
-        if is_stream {
+        if is_stream || is_list {
             self.signal_ready(&key);
         }
     }
@@ -164,28 +190,22 @@ impl Db {
             self.insert(Bytes::copy_from_slice(key), value);
             return;
         }
-        self.values.put(Bytes::copy_from_slice(key), value);
+        self.values.put(key, value);
         self.touch(key);
     }
 
     /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.
     pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<u64>) {
         self.touch(key);
-        match at_ms {
-            Some(at) if self.values.map.contains_key(key) => {
-                self.values.expires.insert(Bytes::copy_from_slice(key), at);
-            }
-            _ => {
-                self.values.expires.remove(key);
-            }
-        }
+        self.values.map.set_expiry(key, at_ms);
     }
 
     /// Removes `key`'s expiry (PERSIST); returns whether it had one.
     pub fn persist(&mut self, key: &[u8]) -> bool {
         self.reap(key);
-        let had = self.values.expires.remove(key).is_some();
+        let had = self.values.map.expiry(key).is_some();
         if had {
+            self.values.map.set_expiry(key, None);
             self.touch(key);
         }
         had
@@ -206,7 +226,7 @@ impl Db {
         if self.values.expired(key) {
             return None;
         }
-        self.values.expires.get(key).copied()
+        self.values.map.expiry(key)
     }
 
     /// Removes `key`; returns the value it held. Removing a stream signals a deletion.
@@ -227,13 +247,16 @@ impl Db {
         let streams: Vec<Bytes> = self
             .values
             .map
-            .iter()
-            .filter(|(k, v)| matches!(v, Value::Stream(_)) && self.watch.blocked.has_waiters(k))
-            .map(|(k, _)| k.clone())
+            .entries()
+            .filter(|e| {
+                matches!(e.value, Value::Stream(_)) && self.watch.blocked.has_waiters(&e.key)
+            })
+            .map(|e| Bytes::copy_from_slice(&e.key))
             .collect();
         if !self.values.map.is_empty() {
             self.watch.touch_all();
         }
+        self.watch.flush_tracked();
         self.values.clear();
         for key in streams {
             self.signal_deleted(&key);
@@ -261,9 +284,7 @@ impl Db {
         let touched: Vec<Bytes> = self
             .watch
             .watched_keys()
-            .filter(|k| {
-                self.values.map.contains_key(*k) || replaced_with.values.map.contains_key(*k)
-            })
+            .filter(|k| self.values.map.contains_key(k) || replaced_with.values.map.contains_key(k))
             .cloned()
             .collect();
         for key in touched {
@@ -284,13 +305,18 @@ impl Db {
         }
     }
 
-    /// Signals ready the waited-on keys that hold a stream after a swap.
+    /// Signals ready the waited-on keys that hold a stream or a list after a swap.
     fn after_swap(&mut self) {
         let ready: Vec<Bytes> = self
             .watch
             .blocked
             .waited_keys()
-            .filter(|k| matches!(self.values.map.get(*k), Some(Value::Stream(_))))
+            .filter(|k| {
+                matches!(
+                    self.values.map.get(k),
+                    Some(Value::Stream(_) | Value::List(_))
+                )
+            })
             .cloned()
             .collect();
         for key in ready {
@@ -309,7 +335,11 @@ impl Db {
     }
 
     /// Every live key (in no particular order).
-    pub fn keys(&self) -> impl Iterator<Item = &Bytes> {
-        self.values.map.keys().filter(|k| !self.values.expired(k))
+    pub fn keys(&self) -> impl Iterator<Item = &super::Key> {
+        self.values
+            .map
+            .entries()
+            .filter(|e| !e.has_ttl() || !self.values.expired(&e.key))
+            .map(|e| &e.key)
     }
 }

@@ -15,10 +15,12 @@
 //! (Redis's `signalModifiedKey`), [`Db::signal_ready`] (`signalKeyAsReady`),
 //! [`Db::add_dirty`], and two combinations, [`Db::wrote`] and [`Db::changed`].
 
+pub mod access;
 mod blocked;
 mod effects;
 mod keys;
 mod stats;
+mod table;
 mod values;
 mod watch;
 
@@ -32,6 +34,9 @@ use crate::trim_hook::TrimHook;
 
 pub(crate) use effects::Effects;
 pub(crate) use stats::Stats;
+pub use table::Key;
+/// Bytes of one key's entry in the table (its share of the index not counted).
+pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<table::Entry>();
 pub use values::SIZE_CLASSES;
 pub(crate) use values::Values;
 pub(crate) use watch::{Rerun, Watches};
@@ -70,6 +75,8 @@ impl Db {
         self.effects.notify_flags = notify_flags;
         self.values.now_ms = snapshot.now_ms;
         self.values.idmp_defaults = snapshot.idmp;
+        self.values.access = snapshot.access;
+        self.values.no_touch = false;
         self.values.sweep_idmp(snapshot.now_ms);
     }
 
@@ -115,6 +122,13 @@ impl Db {
     /// replacing, removing and expiring keys call it themselves.
     pub fn touch(&mut self, key: &[u8]) {
         self.watch.touch(key);
+        self.values.modified(key);
+    }
+
+    /// Makes the running command leave keys' access metadata alone (a CLIENT NO-TOUCH
+    /// caller's command other than TOUCH); reset before each command.
+    pub fn set_no_touch(&mut self, no_touch: bool) {
+        self.values.no_touch = no_touch;
     }
 
     /// Counts `n` changes (Redis's `server.dirty += n`).
@@ -209,6 +223,52 @@ impl Db {
                 self.notify(crate::notify::KEY_MISS, "keymiss", key);
             }
         }
+    }
+
+    // Access metadata (OBJECT IDLETIME and FREQ, RESTORE's IDLETIME and FREQ, eviction).
+
+    /// What keys' access metadata tracks for the running command.
+    pub fn access(&self) -> access::Access {
+        self.values.access
+    }
+
+    /// Milliseconds since `key` was last accessed (LRU; last modified under LRM), as Redis
+    /// estimates it; `None` for a missing key.
+    pub fn idle_ms(&self, key: &[u8]) -> Option<u64> {
+        self.values.get(key)?;
+        let meta = self.values.map.meta(key)?;
+        Some(access::idle_ms(meta, self.values.now_ms))
+    }
+
+    /// `key`'s LFU counter after the decay due now (Redis's `LFUDecrAndReturn`); `None` for a
+    /// missing key.
+    pub fn frequency(&self, key: &[u8]) -> Option<u32> {
+        self.values.get(key)?;
+        let meta = self.values.map.meta(key)?;
+        Some(access::lfu_decayed(
+            meta,
+            self.values.now_ms,
+            self.values.access.lfu_decay_time,
+        ))
+    }
+
+    /// Sets `key`'s access metadata from RESTORE's `IDLETIME seconds` or `FREQ f`, whichever
+    /// the policy tracks (Redis's `objectSetLRUOrLFU`); returns whether it was set.
+    pub fn restore_access(&mut self, key: &[u8], idle_s: Option<u64>, freq: Option<u8>) -> bool {
+        match self
+            .values
+            .access
+            .restored(idle_s, freq, self.values.now_ms)
+        {
+            Some(meta) => self.values.map.set_meta(key, meta),
+            None => false,
+        }
+    }
+
+    /// Bytes the table's own structure holds (index, entries, expiry records, long keys;
+    /// values' heap memory not counted).
+    pub fn table_bytes(&self) -> usize {
+        self.values.map.structure_bytes()
     }
 
     /// Read lookups that found their key and that did not, since start.

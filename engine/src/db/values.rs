@@ -1,8 +1,9 @@
-//! The values part of a [`Db`](super::Db): keys to values, their expiry times, the INFO
-//! keysizes histogram of strings, and which streams hold IDMP state for the periodic sweep.
+//! The values part of a [`Db`](super::Db): keys to values, their expiry times and access
+//! metadata (the [`Table`]), the INFO keysizes histogram of strings, and which streams hold
+//! IDMP state for the periodic sweep.
 //!
 //! Invariants (checked by [`Values::check_invariants`]):
-//! - every key with an expiry time holds a value;
+//! - the table's own (see `table.rs`);
 //! - `string_sizes[c]` is the number of strings whose length is in class `c`;
 //! - every stream that holds IIDs is in `idmp_keys` (a superset: a key leaves it when a sweep
 //!   finds nothing there);
@@ -13,21 +14,17 @@
 //! Nothing here fires an effect: the [`Db`](super::Db) methods that add, replace and remove
 //! keys produce those around these raw operations.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 use bytes::Bytes;
 
+use super::access::Access;
+use super::table::Table;
 use crate::config::IdmpConfig;
 use crate::types::Value;
 
 /// Length classes of INFO keysizes: 0, then one per power of two of a `u64`.
 pub const SIZE_CLASSES: usize = 65;
-
-/// A table is shrunk once it holds fewer keys than its capacity divided by this (Redis shrinks
-/// a dict below 1/8 full).
-const SPARSE_FILL_RATIO: usize = 8;
-/// Tables this small are never shrunk: the saving is not worth a rehash.
-const SHRINK_CAPACITY_MIN: usize = 128;
 
 /// The keysizes class of a length: 0 for 0, else one more than its base-2 logarithm.
 pub(crate) fn size_class(len: usize) -> usize {
@@ -40,13 +37,11 @@ pub(crate) fn size_class(len: usize) -> usize {
 /// Keys, values and expiry.
 #[derive(Debug)]
 pub(crate) struct Values {
-    /// The values by key (expired keys stay until an access or the expiry cycle deletes them).
-    pub(crate) map: HashMap<Bytes, Value>,
-    /// Expiry times (Unix ms) of keys that have one, ordered by key so the active expiry
-    /// cycle can resume its scan where it stopped (see `expire.rs`).
-    pub(crate) expires: BTreeMap<Bytes, u64>,
-    /// Where the active expiry cycle resumes: the last key it sampled.
-    pub(crate) expire_cursor: Option<Bytes>,
+    /// The values by key with their expiry times (Unix ms) and access metadata (expired keys
+    /// stay until an access or the expiry cycle deletes them).
+    pub(crate) map: Table,
+    /// Where the active expiry cycle resumes: a slot of the table's keys with a TTL.
+    pub(crate) expire_cursor: usize,
     /// The active expiry cycle's running estimate of the average TTL left (ms).
     pub(crate) avg_ttl_ms: u64,
     /// How many strings have each length class (INFO keysizes): class 0 holds the empty
@@ -56,6 +51,12 @@ pub(crate) struct Values {
     pub(crate) now_ms: u64,
     /// The running command's IDMP bounds for new streams.
     pub(crate) idmp_defaults: IdmpConfig,
+    /// What the access metadata tracks, from the running command's settings.
+    pub(crate) access: Access,
+    /// The running command leaves access metadata alone (CLIENT NO-TOUCH).
+    pub(crate) no_touch: bool,
+    /// Random state for sampling and LFU increments (xorshift64*).
+    rng: u64,
     /// Keys whose streams may hold IDMP state, for [`Values::sweep_idmp`].
     idmp_keys: HashSet<Bytes>,
     /// The clock time of the last IDMP sweep.
@@ -68,13 +69,15 @@ pub(crate) struct Values {
 impl Default for Values {
     fn default() -> Self {
         Values {
-            map: HashMap::new(),
-            expires: BTreeMap::new(),
-            expire_cursor: None,
+            map: Table::default(),
+            expire_cursor: 0,
             avg_ttl_ms: 0,
             string_sizes: [0; SIZE_CLASSES],
             now_ms: 0,
             idmp_defaults: IdmpConfig::default(),
+            access: Access::default(),
+            no_touch: false,
+            rng: seed(),
             idmp_keys: HashSet::new(),
             idmp_swept_ms: 0,
             hash_ttl_keys: HashSet::new(),
@@ -82,61 +85,92 @@ impl Default for Values {
     }
 }
 
+/// A random seed for a table's sampling (no two databases sample alike).
+fn seed() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1
+}
+
 impl Values {
+    /// 64 random bits (xorshift64*: sampling needs speed and spread, not secrecy).
+    pub(crate) fn random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A random value in `0.0..1.0`.
+    fn random_unit(&mut self) -> f64 {
+        (self.random() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// Whether `key` has an expiry time that has passed.
     pub(crate) fn expired(&self, key: &[u8]) -> bool {
-        !self.expires.is_empty() && self.expires.get(key).is_some_and(|&at| at <= self.now_ms)
+        self.map.volatile_len() != 0 && self.map.expiry(key).is_some_and(|at| at <= self.now_ms)
     }
 
     /// The value under `key` (an expired key is missing).
     pub(crate) fn get(&self, key: &[u8]) -> Option<&Value> {
-        if self.expired(key) {
+        let pos = self.map.find(key)?;
+        if self.map.expiry_at(pos).is_some_and(|at| at <= self.now_ms) {
             return None;
         }
-        self.map.get(key)
+        Some(&self.map.entry(pos).value)
     }
 
-    /// Stores `value` under `key` (its expiry untouched); returns what was there. Keysizes and
-    /// IDMP tracking follow.
-    pub(crate) fn put(&mut self, key: Bytes, value: Value) -> Option<Value> {
+    /// Records an access to the key at `pos` in its metadata (Redis's `lookupKey` update; the
+    /// caller decides whether the command and client allow it).
+    pub(crate) fn accessed_at(&mut self, pos: usize) {
+        let random = match self.access.mode {
+            super::access::AccessMode::Lrm => return,
+            super::access::AccessMode::Lfu => self.random_unit(),
+            super::access::AccessMode::Lru => 0.0,
+        };
+        let entry = self.map.entry_mut(pos);
+        let meta = self.access.accessed(entry.meta(), self.now_ms, random);
+        entry.set_meta(meta);
+    }
+
+    /// Records a modification of `key` (LRM policies only).
+    pub(crate) fn modified(&mut self, key: &[u8]) {
+        if self.access.mode == super::access::AccessMode::Lrm {
+            let clock = super::access::lru_clock(self.now_ms);
+            self.map.set_meta(key, clock);
+        }
+    }
+
+    /// Stores `value` under `key` (its expiry untouched, its metadata too if it exists);
+    /// returns what was there. Keysizes and IDMP tracking follow.
+    pub(crate) fn put(&mut self, key: &[u8], mut value: Value) -> Option<Value> {
+        if let Value::String(s) = &mut value {
+            s.settle(key.len());
+        }
         if let Value::Stream(stream) = &value
             && stream.idmp().pids_tracked() > 0
         {
-            self.track_idmp(&key);
+            self.track_idmp(key);
         }
         if let Value::Hash(hash) = &value
             && hash.has_ttls()
         {
-            self.hash_ttl_keys.insert(key.clone());
+            self.hash_ttl_keys.insert(Bytes::copy_from_slice(key));
         }
         self.count_in(&value);
-        let previous = self.map.insert(key, value);
+        let meta = self.access.new_meta(self.now_ms);
+        let previous = self.map.insert(key, value, meta);
         self.count_out(previous.as_ref());
         previous
     }
 
-    /// Removes `key` and its expiry; returns the value it held. A table left mostly empty is
-    /// shrunk (see [`Values::shrink_if_sparse`]).
+    /// Removes `key` and its expiry; returns the value it held. The table gives memory back
+    /// once mostly empty, as Redis shrinks a dict.
     pub(crate) fn take(&mut self, key: &[u8]) -> Option<Value> {
-        self.expires.remove(key);
         let previous = self.map.remove(key);
         self.count_out(previous.as_ref());
-        if previous.is_some() {
-            self.shrink_if_sparse();
-        }
         previous
-    }
-
-    /// Gives memory back once the table holds fewer than one key in [`SPARSE_FILL_RATIO`] of
-    /// its capacity, as Redis shrinks a dict: `HashMap` never shrinks by itself, so without
-    /// this a keyspace emptied by DEL would keep its largest table, and `used_memory` with it.
-    /// Shrinking to twice the keys left means the next shrink needs the keys to fall four
-    /// times more, so the rehash is paid once per halving at most (amortised O(1) per DEL).
-    fn shrink_if_sparse(&mut self) {
-        let capacity = self.map.capacity();
-        if capacity > SHRINK_CAPACITY_MIN && self.map.len() * SPARSE_FILL_RATIO < capacity {
-            self.map.shrink_to(self.map.len() * 2);
-        }
     }
 
     /// Keysizes bookkeeping: a value leaves the keyspace.
@@ -184,11 +218,10 @@ impl Values {
 
     /// Removes every key, giving the tables' memory back (`HashMap::clear` keeps it).
     pub(crate) fn clear(&mut self) {
-        self.map = HashMap::new();
-        self.expires.clear();
+        self.map = Table::default();
         self.idmp_keys.clear();
         self.hash_ttl_keys.clear();
-        self.expire_cursor = None;
+        self.expire_cursor = 0;
         self.avg_ttl_ms = 0;
         self.string_sizes = [0; SIZE_CLASSES];
     }
@@ -197,7 +230,6 @@ impl Values {
     /// SWAPDB does; the running command's snapshot stays.
     pub(crate) fn swap_data(&mut self, other: &mut Values) {
         std::mem::swap(&mut self.map, &mut other.map);
-        std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.string_sizes, &mut other.string_sizes);
         std::mem::swap(&mut self.idmp_keys, &mut other.idmp_keys);
         std::mem::swap(&mut self.idmp_swept_ms, &mut other.idmp_swept_ms);
@@ -207,45 +239,42 @@ impl Values {
     /// Number of keys (expired ones not counted).
     pub(crate) fn len(&self) -> usize {
         let expired = self
-            .expires
-            .values()
-            .filter(|&&at| at <= self.now_ms)
+            .map
+            .expiry_times()
+            .filter(|&at| at <= self.now_ms)
             .count();
         self.map.len() - expired
     }
 
     /// How many live keys have an expiry.
     pub(crate) fn expires_count(&self) -> usize {
-        self.expires
-            .values()
-            .filter(|&&at| at > self.now_ms)
+        self.map
+            .expiry_times()
+            .filter(|&at| at > self.now_ms)
             .count()
     }
 
     /// Checks the invariants of the module doc; the error names the key.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
-        if let Some(key) = self.expires.keys().find(|k| !self.map.contains_key(*k)) {
-            return Err(format!(
-                "expiry kept for missing key {:?}",
-                String::from_utf8_lossy(key)
-            ));
-        }
+        self.map.check_invariants()?;
         let mut sizes = [0u64; SIZE_CLASSES];
-        for value in self.map.values() {
-            if let Value::String(s) = value {
+        for entry in self.map.entries() {
+            if let Value::String(s) = &entry.value {
                 sizes[size_class(s.len())] += 1;
+                s.check_invariants()?;
             }
         }
         if sizes != self.string_sizes {
             return Err("keysizes counts differ from the strings held".into());
         }
-        for (key, value) in &self.map {
-            let name = || String::from_utf8_lossy(key).into_owned();
+        for entry in self.map.entries() {
+            let (key, value) = (&entry.key, &entry.value);
+            let name = || String::from_utf8_lossy(key.as_bytes()).into_owned();
             match value {
                 Value::Hash(hash) => {
                     hash.check_invariants()
                         .map_err(|e| format!("hash {:?}: {e}", name()))?;
-                    if hash.has_ttls() && !self.hash_ttl_keys.contains(key.as_ref()) {
+                    if hash.has_ttls() && !self.hash_ttl_keys.contains(key.as_bytes()) {
                         return Err(format!(
                             "hash {:?} has field ttls but is not tracked",
                             name()
@@ -255,6 +284,13 @@ impl Values {
                 Value::Set(set) => set
                     .check_invariants()
                     .map_err(|e| format!("set {:?}: {e}", name()))?,
+                Value::List(list) => {
+                    list.check_invariants()
+                        .map_err(|e| format!("list {:?}: {e}", name()))?;
+                    if list.is_empty() {
+                        return Err(format!("list {:?} is empty", name()));
+                    }
+                }
                 _ => {}
             }
             if let Value::Stream(stream) = value {

@@ -34,7 +34,7 @@ pub type DbSnapshot = Vec<(Bytes, Value, Option<u64>)>;
 
 /// One key to write, borrowed from wherever the keyspace is (SAVE writes from the keyspace
 /// itself, under its lock, without copying it): key, value, expiry (Unix ms).
-pub type KeyRef<'a> = (&'a Bytes, &'a Value, Option<u64>);
+pub type KeyRef<'a> = (&'a [u8], &'a Value, Option<u64>);
 
 /// How a file is written.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ fn aux(w: &mut Writer, name: &str, value: &str) {
 pub fn write(dbs: &[DbSnapshot], opts: &SaveOptions, out: &mut impl SaveOutput) -> io::Result<u64> {
     let refs: Vec<Vec<KeyRef<'_>>> = dbs
         .iter()
-        .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
+        .map(|keys| keys.iter().map(|(k, v, e)| (&k[..], v, *e)).collect())
         .collect();
     write_refs(&refs, opts, out)
 }

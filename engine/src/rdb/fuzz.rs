@@ -1,9 +1,11 @@
 //! The `rdb_load` fuzz target: arbitrary bytes as an RDB file and as a RESTORE payload.
 //!
 //! Properties: neither the file loader nor the payload loader panics; whatever loads is whole
-//! and sound (every stream, hash and set passes its `check_invariants`) and dumps to a payload
-//! that loads back to the same bytes (hashes and sets: the same contents and encoding, as a
-//! table's order is its own). The first input byte picks how the rest is read: even,
+//! and sound (every stream, list, hash and set passes its `check_invariants`, every string
+//! [`crate::StringValue::check_invariants`]; a string that is a HyperLogLog counts, merges,
+//! turns dense and takes an addition without panicking, staying a valid HLL) and dumps to a
+//! payload that loads back to the same bytes (hashes and sets: the same contents and encoding,
+//! as a table's order is its own). The first input byte picks how the rest is read: even,
 //! the rest is a payload body (the version and a zero checksum are appended, so it passes the
 //! footer check and reaches the decoder; the version is 14 or, when the mode byte's bit 1 is
 //! set, Redis 8.10's 15); odd, a file, tried as it is and with `REDIS0014` or `REDIS0015`
@@ -11,6 +13,7 @@
 
 use super::{RDB_VERSION, RDB_VERSION_READ, dump, file};
 use crate::keyspace::Value;
+use crate::types::string::hyperloglog as hll;
 
 const NOW: u64 = 1_700_000_000_000;
 
@@ -37,10 +40,22 @@ fn check(value: &Value) {
         Value::Stream(s) => s.check_invariants(),
         Value::Hash(h) => h.check_invariants(),
         Value::Set(s) => s.check_invariants(),
-        Value::String(_) => Ok(()),
+        Value::String(_) | Value::List(_) => Ok(()),
     };
     if let Err(e) = sound {
         panic!("a loaded value breaks its invariants: {e}");
+    }
+    if let Value::List(l) = value {
+        if let Err(e) = l.check_invariants() {
+            panic!("a loaded list breaks its invariants: {e}");
+        }
+        assert!(!l.is_empty(), "an empty list loaded");
+    }
+    if let Value::String(s) = value {
+        if let Err(e) = s.check_invariants() {
+            panic!("a loaded string breaks its invariants: {e}");
+        }
+        exercise_hll(&s.bytes());
     }
     let payload = dump::dump(value, NOW, true);
     let back = dump::restore(&payload, NOW).unwrap_or_else(|e| panic!("a dump does not load: {e}"));
@@ -56,6 +71,28 @@ fn check(value: &Value) {
             payload,
             "a dump does not reload the same"
         ),
+    }
+}
+
+/// The HyperLogLog operations on a loaded string that passes the HLL checks.
+fn exercise_hll(bytes: &[u8]) {
+    if !hll::is_valid(bytes) {
+        return;
+    }
+    let _ = hll::count(bytes);
+    let mut max = [0u8; hll::REGISTERS];
+    let _ = hll::merge_into(&mut max, bytes);
+    let mut dense = bytes.to_vec();
+    if hll::to_dense(&mut dense).is_ok() {
+        assert!(
+            hll::is_valid(&dense),
+            "a dense conversion is not a valid HLL"
+        );
+    }
+    let mut added = bytes.to_vec();
+    let (index, run) = hll::pattern(bytes);
+    if hll::set(&mut added, index, run, 3000).is_ok() {
+        assert!(hll::is_valid(&added), "an addition leaves no valid HLL");
     }
 }
 
@@ -104,6 +141,7 @@ pub fn run(data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::string::StringValue;
 
     const TARGET: &str = "rdb_load";
 
@@ -214,5 +252,29 @@ mod tests {
             .enumerate()
             .map(|(i, s)| (format!("seed-{i}"), s));
         echomq_testkit::write_corpus(TARGET, files.chain([("short".to_string(), vec![1, 2, 3])]));
+    }
+
+    #[test]
+    fn string_and_hll_payloads_pass() {
+        let sparse = hll::new_sparse();
+        let mut dense = sparse.clone();
+        let _ = hll::to_dense(&mut dense);
+        let mut truncated = sparse.clone();
+        truncated.pop();
+        let mut added = sparse.clone();
+        let _ = hll::set(&mut added, 5, 3, 3000);
+        for bytes in [
+            sparse,
+            dense,
+            truncated,
+            added,
+            b"12345".to_vec(),
+            vec![b'x'; 300],
+        ] {
+            let payload = dump::dump(&Value::String(StringValue::from_arg(&bytes)), NOW, true);
+            let mut input = vec![0u8];
+            input.extend_from_slice(&payload[..payload.len() - 10]);
+            run(&input);
+        }
     }
 }

@@ -26,7 +26,7 @@ fn stream_of(n: u64) -> Stream {
             .unwrap();
     }
     ks.run(|db, _| match db.get(b"s") {
-        Some(Value::Stream(s)) => s.clone(),
+        Some(Value::Stream(s)) => (**s).clone(),
         _ => unreachable!("XADD made a stream"),
     })
 }
@@ -94,7 +94,7 @@ fn assert_corrupt(body: &[u8], what: &str) {
 #[test]
 fn a_version_15_stream_payload_restores_and_dump_still_writes_14() {
     let s = stream_of(3);
-    let value = Value::Stream(s);
+    let value = Value::Stream(Box::new(s));
     let ours = dump::dump(&value, NOW, false);
     let n = ours.len();
     assert_eq!(&ours[n - 10..n - 8], &14u16.to_le_bytes());

@@ -50,7 +50,7 @@ impl Default for Builder {
 }
 
 /// Bytes of the back-length of an element whose encoding takes `len` bytes.
-fn backlen_size(len: usize) -> usize {
+pub(crate) fn backlen_size(len: usize) -> usize {
     match len {
         0..=127 => 1,
         128..=16_382 => 2,

@@ -26,6 +26,7 @@ pub mod file;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzz;
+pub mod list;
 pub mod listpack;
 pub mod lzf;
 pub(crate) mod nodes;
@@ -52,6 +53,10 @@ pub const RDB_VERSION_READ: u16 = 15;
 pub mod types {
     /// A string.
     pub const STRING: u8 = 0;
+    /// A list of plain strings (before 3.2).
+    pub const LIST: u8 = 1;
+    /// A quicklist of listpack or plain nodes (7.0+).
+    pub const LIST_QUICKLIST_2: u8 = 18;
     /// Streams before 7.0.
     pub const STREAM_LISTPACKS: u8 = 15;
     /// 7.0: first id, max deleted id, entries added, entries read.

@@ -240,7 +240,7 @@ mod tests {
             ks.execute(&["XDEL", "s", &format!("{i}-1")]).unwrap();
         }
         match ks.run(|db, _| db.get(b"s").cloned()) {
-            Some(Value::Stream(s)) => s,
+            Some(Value::Stream(s)) => *s,
             _ => unreachable!("XADD made a stream"),
         }
     }

@@ -47,7 +47,7 @@ pub(crate) fn rich_keyspace() -> (Arc<Keyspace>, Arc<ManualClock>) {
     ks.run(|db, _| {
         db.insert(
             Bytes::from_static(b"str"),
-            Value::String(Bytes::from_static(b"hello")),
+            Value::String(Bytes::from_static(b"hello").into()),
         );
         db.set_expiry(b"str", Some(NOW + 100_000));
     });
@@ -59,7 +59,7 @@ fn snapshot(ks: &Keyspace) -> Vec<DbSnapshot> {
         dbs.iter()
             .map(|db| {
                 db.keys()
-                    .filter_map(|k| Some((k.clone(), db.get(k)?.clone(), db.expiry(k))))
+                    .filter_map(|k| Some((Bytes::from(k), db.get(k)?.clone(), db.expiry(k))))
                     .collect()
             })
             .collect()
@@ -186,7 +186,11 @@ fn dump_payloads_carry_version_and_checksum() {
 #[test]
 fn a_string_dump_is_redis_bytes() {
     // Redis 8.8: SET k hello; DUMP k.
-    let payload = dump::dump(&Value::String(Bytes::from_static(b"hello")), NOW, true);
+    let payload = dump::dump(
+        &Value::String(Bytes::from_static(b"hello").into()),
+        NOW,
+        true,
+    );
     assert_eq!(&payload[..8], b"\x00\x05hello\x0e");
     assert_eq!(payload.len(), 1 + 1 + 5 + 2 + 8);
 }
@@ -196,12 +200,12 @@ fn expired_keys_are_dropped_on_load() {
     let dbs = vec![vec![
         (
             Bytes::from_static(b"old"),
-            Value::String(Bytes::from_static(b"x")),
+            Value::String(Bytes::from_static(b"x").into()),
             Some(NOW - 1),
         ),
         (
             Bytes::from_static(b"new"),
-            Value::String(Bytes::from_static(b"y")),
+            Value::String(Bytes::from_static(b"y").into()),
             Some(NOW + 1),
         ),
     ]];
@@ -282,7 +286,7 @@ fn a_large_files_checksum_is_checked() {
         .collect();
     let dbs = vec![vec![(
         Bytes::from_static(b"big"),
-        Value::String(Bytes::from(big)),
+        Value::String(Bytes::from(big).into()),
         None,
     )]];
     let bytes = save(&dbs, false, true);

@@ -1,15 +1,15 @@
 //! A keyspace value in RDB form: its type byte and its body, as Redis's `rdbSaveObjectType` and
 //! `rdbSaveObject` write them (a string: `RDB_TYPE_STRING` and the string; a stream: see
-//! [`super::stream`]; hashes and sets: [`super::collections`]). Reading accepts those types; any other value type some Redis writes is
+//! [`super::stream`]; a list: [`super::list`]; hashes and sets: [`super::collections`]). Reading accepts those types; any other value type some Redis writes is
 //! [`RdbError::UnsupportedType`], an unknown byte [`RdbError::UnknownType`].
-
-use bytes::Bytes;
 
 use crate::error::RdbError;
 use crate::keyspace::Value;
+use crate::types::string::StringValue;
 
 use super::codec::{Reader, Writer};
-use super::{collections, stream, types};
+use super::{collections, list, stream, types};
+use crate::types::list::ListConfig;
 
 /// The type byte `value` is written with.
 pub fn type_of(value: &Value) -> u8 {
@@ -18,24 +18,34 @@ pub fn type_of(value: &Value) -> u8 {
         Value::Stream(_) => types::STREAM_WRITTEN,
         Value::Hash(h) => collections::hash_type(h),
         Value::Set(s) => collections::set_type(s),
+        Value::List(_) => types::LIST_QUICKLIST_2,
     }
 }
 
 /// Writes `value`'s body (after its type byte).
 pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
     match value {
-        Value::String(s) => w.string(s),
+        Value::String(s) => w.string(&s.bytes()),
         Value::Stream(s) => stream::write(s, now_ms, w),
         Value::Hash(h) => collections::write_hash(h, w),
         Value::Set(s) => collections::write_set(s, w),
+        Value::List(l) => list::write(l, w),
     }
 }
 
 /// Reads the body of a value of type `rdb_type`.
 pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbError> {
     match rdb_type {
-        types::STRING => Ok(Value::String(Bytes::from(r.string()?))),
-        t if types::is_stream(t) => Ok(Value::Stream(stream::read(r, t, now_ms)?)),
+        types::STRING => Ok(Value::String(StringValue::from_arg(&r.string()?))),
+        types::LIST_QUICKLIST_2 => Ok(Value::List(Box::new(list::read_quicklist(
+            r,
+            ListConfig::default(),
+        )?))),
+        types::LIST => Ok(Value::List(Box::new(list::read_plain(
+            r,
+            ListConfig::default(),
+        )?))),
+        t if types::is_stream(t) => Ok(Value::Stream(Box::new(stream::read(r, t, now_ms)?))),
         t @ (collections::types::HASH
         | collections::types::HASH_LISTPACK
         | collections::types::HASH_METADATA

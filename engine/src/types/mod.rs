@@ -2,28 +2,29 @@
 //! type answers (its TYPE name, its memory).
 //!
 //! Each type is one folder with its commands, its encodings and its memory accounting:
-//! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`hash`]
-//! and [`set`] (the compact encodings of the last two share `pack.rs`). Their
+//! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`list`],
+//! [`hash`] and [`set`] (the compact encodings of the last two share `pack.rs`). Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
 pub mod hash;
+pub mod list;
 pub(crate) mod pack;
 pub(crate) mod random;
 pub mod set;
 pub mod stream;
 pub mod string;
 
-use bytes::Bytes;
-
 use crate::stream::Stream;
 
 /// A value stored under a key.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A stream.
-    Stream(Stream),
-    /// A plain string.
-    String(Bytes),
+    /// A stream (boxed, so the enum stays as small as a string).
+    Stream(Box<Stream>),
+    /// A string (plain, a bitmap or a HyperLogLog).
+    String(string::StringValue),
+    /// A list.
+    List(Box<list::List>),
     /// A hash.
     Hash(Box<hash::Hash>),
     /// A set.
@@ -38,6 +39,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 
@@ -48,6 +50,11 @@ impl Value {
             Value::String(s) => string::memory_bytes(s),
             Value::Hash(h) => h.memory_bytes(),
             Value::Set(s) => s.memory_bytes(),
+            Value::List(l) => l.memory_bytes(),
         }
     }
 }
+
+// A value is at most 24 bytes (a string in place, a stream behind a box), so a key table of
+// short strings costs little more than Redis's objects.
+const _: () = assert!(std::mem::size_of::<Value>() <= 24);

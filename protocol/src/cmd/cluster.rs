@@ -293,7 +293,7 @@ fn keys_in_slot(ctx: &mut Ctx<'_>, slot: u16, limit: usize) -> Vec<Bytes> {
     let mut keys: Vec<Bytes> = ctx.dbs[0]
         .keys()
         .filter(|key| key_slot(key) == slot)
-        .cloned()
+        .map(Bytes::from)
         .collect();
     keys.sort();
     keys.truncate(limit);

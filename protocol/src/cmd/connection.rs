@@ -150,6 +150,7 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.state.pubsub().forget(&ctx.client.info);
     ctx.state.monitors().remove(ctx.client.info.id);
+    ctx.state.disable_tracking(&ctx.client.info);
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
@@ -157,6 +158,9 @@ pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.client.set_protocol(Protocol::Resp2);
     ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
     ctx.client.info.set_name(None);
+    ctx.client.info.set_no_evict(false);
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
     Reply::Status("RESET")
 }
 
@@ -166,6 +170,10 @@ fn invalid_name() -> Reply {
 
 const CLIENT_HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -175,31 +183,62 @@ const CLIENT_HELP: &[&str] = &[
     "KILL <ip:port>",
     "    Kill connection made from <ip:port>.",
     "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
-    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
-    "    Return information about client connections.",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
-    "    Set client meta attr. Options are LIB-NAME, LIB-VER.",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 ];
 
-/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`. A known
-/// subcommand with the wrong number of arguments (its arity in the table) is CLIENT's syntax
-/// error.
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|PAUSE|UNPAUSE|
+/// TRACKING|CACHING|GETREDIR|TRACKINGINFO|HELP`. A known subcommand with the wrong number of
+/// arguments (its arity in the table) gets the arity error naming it (`client|setname`).
 pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = subcommand_of(argv) else {
         return unknown_subcommand(argv);
     };
-    let argc = argv.len();
-    if !sub.arity_ok(argc) {
-        // PAUSE and UNPAUSE are refused by their arity before they run, as in Redis 8.8.
-        if matches!(sub.name(), "pause" | "unpause") {
-            return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
-        }
-        return subcommand_syntax(argv);
+    if !sub.arity_ok(argv.len()) {
+        // Redis 8.8 refuses every subcommand by its own arity before it runs.
+        return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
     }
     match sub.name() {
         "id" => Reply::Int(ctx.client.info.id as i64),
@@ -213,38 +252,109 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .set_name((!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2])));
             Reply::OK
         }
-        "setinfo" => {
-            let info = &ctx.client.info;
-            if is(argv[2], "lib-name") {
-                info.set_lib_name(Bytes::copy_from_slice(argv[3]));
-            } else if is(argv[2], "lib-ver") {
-                info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
-            } else {
-                return CommandError::UnrecognizedOption(
-                    String::from_utf8_lossy(argv[2]).into_owned(),
-                )
-                .into();
-            }
-            Reply::OK
-        }
+        "setinfo" => setinfo(ctx, argv),
         "info" => Reply::Verbatim(Bytes::from(format!(
             "{}\n",
             ctx.client.info.line(super::call_name)
         ))),
         "list" => list(ctx, argv),
         "kill" => kill(ctx, argv),
+        "unblock" => unblock(ctx, argv),
         "pause" => super::pause::pause(ctx, argv),
         "unpause" => super::pause::unpause(ctx, argv),
         "no-evict" | "no-touch" => {
-            if is(argv[2], "on") || is(argv[2], "off") {
-                Reply::OK
+            let on = if is(argv[2], "on") {
+                true
+            } else if is(argv[2], "off") {
+                false
             } else {
-                error(echomq_engine::Error::Syntax)
+                return error(echomq_engine::Error::Syntax);
+            };
+            if sub.name() == "no-touch" {
+                ctx.client.info.set_no_touch(on);
+            } else {
+                ctx.client.info.set_no_evict(on);
             }
+            Reply::OK
         }
+        "reply" => reply(ctx, argv),
+        "tracking" => super::tracking::tracking(ctx, argv),
+        "caching" => super::tracking::caching(ctx, argv),
+        "getredir" => super::tracking::getredir(ctx),
+        "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }
+}
+
+/// `CLIENT SETINFO LIB-NAME|LIB-VER value`: the option first, then the value's characters;
+/// an empty value clears it.
+fn setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let info = &ctx.client.info;
+    let attr = argv[2];
+    let lib_name = is(attr, "lib-name");
+    if !lib_name && !is(attr, "lib-ver") {
+        return CommandError::UnrecognizedOption(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    // Redis checks the value as a C string: up to its first NUL byte.
+    let value = argv[3];
+    let checked = value.split(|&b| b == 0).next().unwrap_or_default();
+    if !valid_client_name(checked) {
+        return CommandError::InvalidClientAttr(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    let value = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
+    if lib_name {
+        info.set_lib_name(value);
+    } else {
+        info.set_lib_ver(value);
+    }
+    Reply::OK
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`: ON answers OK; OFF and SKIP answer nothing (SKIP does nothing
+/// while OFF).
+fn reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if is(argv[2], "on") {
+        ctx.client.reply_off = false;
+        ctx.client.reply_skip = false;
+        return Reply::OK;
+    }
+    if is(argv[2], "off") {
+        ctx.client.reply_off = true;
+    } else if is(argv[2], "skip") {
+        if !ctx.client.reply_off {
+            ctx.client.reply_skip_next = true;
+        }
+    } else {
+        return error(echomq_engine::Error::Syntax);
+    }
+    ctx.raw = Some(Vec::new());
+    Reply::Null
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if that client waited in a blocking command (its
+/// wait ends as a timeout, or with `-UNBLOCKED`), else 0. The reason is checked before the id.
+fn unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if argv.len() > 4 {
+        return subcommand_syntax(argv);
+    }
+    let error_reason = match argv.get(3) {
+        None => false,
+        Some(r) if is(r, "timeout") => false,
+        Some(r) if is(r, "error") => true,
+        Some(_) => return CommandError::UnblockReason.into(),
+    };
+    let id = match int_arg(argv[2]) {
+        Ok(id) => id,
+        Err(e) => return e,
+    };
+    let unblocked = ctx
+        .state
+        .clients()
+        .iter()
+        .find(|c| i64::try_from(c.id).is_ok_and(|cid| cid == id))
+        .is_some_and(|c| c.unblock(error_reason));
+    Reply::Int(i64::from(unblocked))
 }
 
 /// `CLIENT LIST [TYPE type] [ID id [id ...]]`.

@@ -4,8 +4,8 @@
 //!   ([`echomq_engine::rdb::dump`]), nil for a missing key. `rdbcompression` applies, as in
 //!   Redis, so equal values give Redis's bytes.
 //! - `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]`: options first (IDLETIME
-//!   and FREQ exclude each other; echomq keeps no LRU/LFU data, so they are checked and
-//!   ignored), then `-BUSYKEY` without REPLACE, then the TTL, then the footer
+//!   and FREQ exclude each other; IDLETIME sets the key's access time unless an LFU policy is
+//!   in force, FREQ its LFU counter only under one, as Redis's `objectSetLRUOrLFU`), then `-BUSYKEY` without REPLACE, then the TTL, then the footer
 //!   (`-ERR DUMP payload version or checksum are wrong`), then the value (`-ERR Bad data
 //!   format`). The value is decoded whole before anything changes, so a bad payload leaves the
 //!   key as it was. A TTL already in the past deletes (with REPLACE) and stores nothing.
@@ -49,7 +49,7 @@ pub(crate) fn dump(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 /// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`.
 pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let (mut replace, mut absttl) = (false, false);
-    let (mut idle, mut freq) = (false, false);
+    let (mut idle, mut freq): (Option<u64>, Option<u8>) = (None, None);
     let mut j = 4;
     while j < argv.len() {
         let more = j + 1 < argv.len();
@@ -57,21 +57,21 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             replace = true;
         } else if is(argv[j], "absttl") {
             absttl = true;
-        } else if is(argv[j], "idletime") && more && !freq {
+        } else if is(argv[j], "idletime") && more && freq.is_none() {
             match int_arg(argv[j + 1]) {
                 Ok(n) if n < 0 => {
                     return CommandError::InvalidIdleTime.into();
                 }
-                Ok(_) => idle = true,
+                Ok(n) => idle = Some(n as u64),
                 Err(reply) => return reply,
             }
             j += 1;
-        } else if is(argv[j], "freq") && more && !idle {
+        } else if is(argv[j], "freq") && more && idle.is_none() {
             match int_arg(argv[j + 1]) {
                 Ok(n) if !(0..=255).contains(&n) => {
                     return CommandError::InvalidFreq.into();
                 }
-                Ok(_) => freq = true,
+                Ok(n) => freq = Some(n as u8),
                 Err(reply) => return reply,
             }
             j += 1;
@@ -122,6 +122,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if expire_at.is_some() {
         db.set_expiry(key, expire_at);
     }
+    db.restore_access(key, idle, freq);
     db.notify(GENERIC, "restore", key);
     if let Some(was) = replaced {
         db.notify(OVERWRITTEN, "overwritten", key);

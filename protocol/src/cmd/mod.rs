@@ -18,9 +18,11 @@ mod archive;
 mod cluster;
 mod command_docs;
 mod command_docs_reads;
+mod command_meta;
 mod config;
 pub(crate) mod connection;
 mod copy;
+mod debug;
 mod dump;
 mod flushall;
 mod info;
@@ -36,6 +38,7 @@ mod security;
 mod shutdown;
 mod slowlog;
 mod table;
+mod tracking;
 mod transaction;
 mod unknown;
 mod wait;
@@ -226,10 +229,12 @@ pub(crate) fn execute(
     // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's
     // replay is not checked (Redis loads by calling the commands directly): a dataset larger
     // than the limit must load whole, never lose writes.
+    // Eviction runs first, for every command (Redis's `performEvictions`): `-OOM` only when it
+    // could not free enough.
     let deny_oom = spec.has(DENY_OOM) || sub.is_some_and(|s| s.has(DENY_OOM));
+    let out_of_memory = client.info.id != AOF_CLIENT_ID && state.make_room(batch);
     if (deny_oom || name == "exec")
-        && client.info.id != AOF_CLIENT_ID
-        && state.over_maxmemory()
+        && out_of_memory
         && (deny_oom || transaction::queued_deny_oom(client))
     {
         if name == "exec" {
@@ -263,6 +268,7 @@ pub(crate) fn execute(
         }) => {
             let (mut close, mut raw, mut drop_connection) = (false, None, false);
             let reply = batch.run_all(|dbs, snapshot| {
+                tracking::running(state, client);
                 let mut ctx = Ctx {
                     state,
                     client,
@@ -272,6 +278,8 @@ pub(crate) fn execute(
                     raw: None,
                     drop_connection: false,
                 };
+                let no_touch = ctx.client.info.no_touch();
+                ctx.db().set_no_touch(no_touch);
                 ctx.db().expire_keys_of(spec, argv);
                 let reply = run(&mut ctx, argv);
                 close = ctx.close;
@@ -290,6 +298,7 @@ pub(crate) fn execute(
             }
         }
         Found::Engine(spec) if spec.has(BLOCKING) => {
+            tracking::running(state, client);
             match batch.execute_blocking_as(client.db, client.protocol, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
@@ -298,12 +307,16 @@ pub(crate) fn execute(
         Found::Engine(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
+                    tracking::running(state, client);
+                    db.set_no_touch(client.info.no_touch());
                     let snapshot = snapshot.speaking(client.protocol);
                     engine::execute_spec(db, &snapshot, spec, argv)
                 })
                 .unwrap_or_else(error),
         ),
     };
+    tracking::after_call(state, client, spec, argv, false);
+    let action = tracking::flush_push_first(client, name, argv, action);
     let ended = crate::monotonic::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
@@ -327,6 +340,9 @@ pub(crate) fn execute(
     let stats = state.stats();
     let counter = client.counter.get_or_insert_with(|| stats.counter());
     stats.record_in(counter, counted.0, name, ns, outcome);
+    if !matches!(action, Action::Block(_)) {
+        client.info.count_command();
+    }
     action
 }
 
@@ -348,6 +364,8 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             spec,
             run: Run::Keyspace(run),
         }) => {
+            let no_touch = ctx.client.info.no_touch();
+            ctx.db().set_no_touch(no_touch);
             ctx.db().expire_keys_of(spec, argv);
             let reply = run(ctx, argv);
             // Inside EXEC a reply is a value in EXEC's array: raw bytes have no place there.
@@ -355,10 +373,13 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             reply
         }
         Found::Engine(spec) => {
+            let no_touch = ctx.client.info.no_touch();
+            ctx.db().set_no_touch(no_touch);
             let snapshot = ctx.snapshot.speaking(ctx.client.protocol);
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
+    tracking::after_call(ctx.state, ctx.client, found.spec(), argv, true);
     let outcome = error_text(&reply).map_or(CallOutcome::Ok, CallOutcome::Failed);
     let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);

@@ -8,17 +8,16 @@
 //! to jemalloc's size class. A stream is the object, Redis's stream header, a radix tree
 //! node per node, and each node's size as a Redis listpack
 //! ([`echomq_engine::Stream::listpack_bytes`], rounded to its size class); consumer groups
-//! are not counted. echomq tracks neither access times nor frequencies: OBJECT IDLETIME is 0 and
-//! OBJECT FREQ answers as Redis does without an LFU policy.
+//! are not counted. OBJECT IDLETIME and FREQ read the key's access metadata (see the engine's
+//! `db/access.rs`), each refused with Redis's text under the policies that do not track it.
 
-use echomq_engine::{Error as EngineError, Reply, Value};
+use echomq_engine::access::AccessMode;
+use echomq_engine::{Error as EngineError, Reply, StringEncoding, StringValue, Value};
 
 use super::{Ctx, error, help, subcommand_of, unknown_subcommand};
 
 use crate::error::CommandError;
 
-/// Redis's cache line, the most an embedded string's object may take.
-const CACHE_LINE_BYTES: usize = 64;
 /// An object's header (`sizeof(kvobj)`).
 const OBJECT_BYTES: usize = 16;
 /// Redis's `stream` struct and its radix tree's header.
@@ -51,24 +50,20 @@ fn sds_header(len: usize) -> usize {
     }
 }
 
-/// Whether Redis keeps `value` as an integer: at most 20 characters that `string2l` reads
-/// back exactly (no sign but `-`, no leading zeros, no spaces).
-fn is_int(value: &[u8]) -> bool {
-    value.len() <= 20
-        && std::str::from_utf8(value)
-            .ok()
-            .and_then(|s| s.parse::<i64>().ok())
-            .is_some_and(|n| n.to_string().as_bytes() == value)
+/// A string's encoding as Redis 8.8 reports it: the value keeps the encoding its history gave
+/// it (settled against its key when stored), see [`StringValue`].
+fn string_encoding(value: &StringValue) -> &'static str {
+    value.encoding().name()
 }
 
-/// A string's encoding under `key`.
-fn string_encoding(key: &[u8], value: &[u8]) -> &'static str {
-    if is_int(value) {
-        "int"
-    } else if OBJECT_BYTES + key.len() + 3 + 4 + value.len() <= CACHE_LINE_BYTES {
-        "embstr"
-    } else {
-        "raw"
+/// OBJECT ENCODING of `value` under `key`.
+pub(super) fn encoding(value: &Value) -> &'static str {
+    match value {
+        Value::Stream(_) => "stream",
+        Value::String(s) => string_encoding(s),
+        Value::List(list) => list.encoding(),
+        Value::Hash(hash) => hash.encoding(),
+        Value::Set(set) => set.encoding(),
     }
 }
 
@@ -76,10 +71,12 @@ fn string_encoding(key: &[u8], value: &[u8]) -> &'static str {
 pub(super) fn usage(key: &[u8], value: &Value) -> usize {
     let object = OBJECT_BYTES + key.len() + 3;
     match value {
-        Value::String(s) => match string_encoding(key, s) {
-            "int" => size_class(object),
-            "embstr" => size_class(object + 4 + s.len()),
-            _ => size_class(object) + size_class(sds_header(s.len()) + s.len() + 1),
+        Value::String(s) => match s.encoding() {
+            StringEncoding::Int => size_class(object),
+            StringEncoding::Embstr => size_class(object + 4 + s.len()),
+            StringEncoding::Raw => {
+                size_class(object) + size_class(sds_header(s.len()) + s.len() + 1)
+            }
         },
         // Hashes and sets: the object and one allocation of the encoding's bytes, an
         // approximation of Redis's per-encoding figures.
@@ -94,6 +91,17 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
                 + STREAM_HEADER_BYTES
                 + RAX_NODE_BYTES * stream.node_count() as usize
                 + listpacks
+        }
+        Value::List(list) => {
+            // Redis: a listpack is one allocation; a quicklist its 40-byte struct and a
+            // 32-byte node per listpack.
+            let nodes = list.node_bytes();
+            let buffers: usize = nodes.iter().map(|&b| size_class(b)).sum();
+            if list.encoding() == "listpack" {
+                size_class(object) + buffers
+            } else {
+                size_class(object) + 40 + 32 * nodes.len() + buffers
+            }
         }
     }
 }
@@ -134,38 +142,52 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::Null;
     };
     match sub.name() {
-        "encoding" => Reply::bulk_static(match value {
-            Value::Stream(_) => "stream",
-            Value::String(s) => string_encoding(key, s),
-            Value::Hash(h) => h.encoding(),
-            Value::Set(set) => set.encoding(),
-        }),
+        "encoding" => Reply::bulk_static(encoding(value)),
         "refcount" => Reply::Int(1),
-        "idletime" => Reply::Int(0),
-        "freq" => CommandError::LfuNotSelected.into(),
+        "idletime" => {
+            let db = ctx.db();
+            if db.access().mode == AccessMode::Lfu {
+                return CommandError::LruNotSelected.into();
+            }
+            Reply::Int((db.idle_ms(key).unwrap_or(0) / 1000) as i64)
+        }
+        "freq" => {
+            let db = ctx.db();
+            if db.access().mode != AccessMode::Lfu {
+                return CommandError::LfuNotSelected.into();
+            }
+            Reply::Int(i64::from(db.frequency(key).unwrap_or(0)))
+        }
         _ => unknown_subcommand(argv),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
-
     use super::*;
 
     #[test]
     fn strings_are_sized_and_encoded_as_redis8() {
         // Figures read from Redis 8.8's MEMORY USAGE and OBJECT ENCODING.
-        let s = |v: &str| Value::String(Bytes::copy_from_slice(v.as_bytes()));
+        let s = |v: &str| {
+            let mut value = StringValue::from_arg(v.as_bytes());
+            value.settle(2);
+            Value::String(value)
+        };
+        let encoding = |key: &[u8], v: &[u8]| {
+            let mut value = StringValue::from_arg(v);
+            value.settle(key.len());
+            string_encoding(&value)
+        };
         assert_eq!(usage(b"a", &s("1")), 24);
         assert_eq!(usage(b"abcdefgh", &s("1")), 32);
         assert_eq!(usage(b"c", &s("abc")), 32);
         assert_eq!(usage(b"c2", &s(&"a".repeat(40))), 72);
         assert_eq!(usage(b"c3", &s(&"a".repeat(100))), 136);
-        assert_eq!(string_encoding(b"b", b"12345"), "int");
-        assert_eq!(string_encoding(b"b", b"012"), "embstr");
-        assert_eq!(string_encoding(b"b", b"+1"), "embstr");
-        assert_eq!(string_encoding(b"d", &[b'a'; 44]), "raw");
+        assert_eq!(encoding(b"b", b"12345"), "int");
+        assert_eq!(encoding(b"b", b"012"), "embstr");
+        assert_eq!(encoding(b"b", b"+1"), "embstr");
+        assert_eq!(encoding(b"d", &[b'a'; 44]), "raw");
         assert_eq!(size_class(129), 160);
         assert_eq!(size_class(1025), 1280);
     }

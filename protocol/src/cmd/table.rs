@@ -13,8 +13,8 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
-    memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
+    Ctx, archive, cluster, config, connection, copy, debug, dump, flushall, info, introspection,
+    latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
 };
 use crate::state::stats::CallId;
 use crate::state::{ClientState, ServerState};
@@ -100,6 +100,12 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|no-touch", 3),
                 sub("client|pause", -3),
                 sub("client|unpause", 2),
+                sub("client|reply", 3),
+                sub("client|unblock", -3),
+                sub("client|tracking", -3),
+                sub("client|caching", 3),
+                sub("client|getredir", 2),
+                sub("client|trackinginfo", 2),
                 sub("client|help", 2),
             ],
         ),
@@ -150,8 +156,9 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|docs", -2),
                 sub("command|info", -2),
                 sub("command|getkeys", -3),
+                sub("command|getkeysandflags", -3),
                 sub("command|list", -2),
-                sub("command|getkeys", -3),
+                sub("command|help", 2),
             ],
         ),
         introspection::command,
@@ -174,7 +181,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     ),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
-    command(spec("debug", -2), introspection::debug),
+    command(spec("debug", -2), debug::debug),
     command(spec("subscribe", -2), pubsub::subscribe),
     command(spec("unsubscribe", -1), pubsub::unsubscribe),
     command(spec("psubscribe", -2), pubsub::psubscribe),
@@ -249,6 +256,9 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("latency|latest", 2),
                 sub("latency|history", 3),
                 sub("latency|reset", -2),
+                sub("latency|doctor", 2),
+                sub("latency|graph", 3),
+                sub("latency|histogram", -2),
                 sub("latency|help", 2),
             ],
         ),

@@ -14,7 +14,7 @@
 //!         | b (b % 16 == 2)                    the client disconnects (and is replaced)
 //!         | b (b % 16 == 3)                    time out blocked commands
 //!         | b command                          a request; inline if b & 0x80
-//! command := name argc arg{argc}               NAMES[name % 98]
+//! command := name argc arg{argc}               NAMES[name % 112]
 //! arg    := tag ...                            tag % 8 picks the kind, tag >> 3 the word:
 //!           0 key, 1 id, 2 number, 3 keyword (the next byte picks it), 4 word,
 //!           5 small id from the next byte, 6 number from the next 1..8 bytes,
@@ -71,7 +71,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 143] = [
+pub(super) const NAMES: [&str; 182] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -159,6 +159,20 @@ pub(super) const NAMES: [&str; 143] = [
     "MSET",
     "MSETNX",
     "MSETEX",
+    "INCREX",
+    "TOUCH",
+    "SETBIT",
+    "GETBIT",
+    "BITCOUNT",
+    "BITPOS",
+    "BITOP",
+    "BITFIELD",
+    "BITFIELD_RO",
+    "PFADD",
+    "PFCOUNT",
+    "PFMERGE",
+    "PFDEBUG",
+    "PFSELFTEST",
     "APPEND",
     "SETRANGE",
     "GETRANGE",
@@ -216,6 +230,31 @@ pub(super) const NAMES: [&str; 143] = [
     "SUNIONSTORE",
     "SDIFF",
     "SDIFFSTORE",
+    "LPUSH",
+    "RPUSH",
+    "LPUSHX",
+    "RPUSHX",
+    "LPOP",
+    "RPOP",
+    "LMPOP",
+    "LLEN",
+    "LINDEX",
+    "LRANGE",
+    "LPOS",
+    "LSET",
+    "LTRIM",
+    "LINSERT",
+    "LREM",
+    "LMOVE",
+    "RPOPLPUSH",
+    "BLPOP",
+    "BRPOP",
+    "BLMPOP",
+    "BLMOVE",
+    "BRPOPLPUSH",
+    "SORT",
+    "SORT_RO",
+    "RANDOMKEY",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

@@ -42,7 +42,12 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
             out.put_slice(b);
             out.put_slice(b"\r\n");
         }
-        Reply::Verbatim(b) => {
+        Reply::Double(b) if resp3 => {
+            out.put_u8(b',');
+            out.put_slice(b);
+            out.put_slice(b"\r\n");
+        }
+        Reply::Verbatim(b) | Reply::Double(b) => {
             put_int_line(out, b'$', b.len() as i64);
             out.put_slice(b);
             out.put_slice(b"\r\n");

@@ -273,6 +273,7 @@ async fn run(
                     return Ok(());
                 }
                 state.stats().read_processed_in(client.counter.as_ref(), read);
+                client.info.count_read(read);
                 scratch.read_since_batch = true;
             }
             () = idle => return Ok(()),
@@ -326,6 +327,7 @@ impl Out<'_> {
         state
             .stats()
             .write_processed_in(client.counter.as_ref(), output.len());
+        client.info.count_written(output.len());
         output.clear();
         Ok(())
     }
@@ -358,6 +360,14 @@ async fn wait_blocked(
         tokio::select! {
             biased;
             () = info.killed() => return Ok(None),
+            () = info.unblock_requested() => {
+                let error = info.take_unblock();
+                return Ok(Some(handle.cancel().unwrap_or(if error {
+                    Err(echomq_engine::Error::Unblocked)
+                } else {
+                    Ok(Reply::NullArray)
+                })));
+            }
             () = wake.0.notified() => {}
             () = tokio::time::sleep(Duration::from_millis(poll_ms)) => {}
             read = reader.read_buf(input) => {

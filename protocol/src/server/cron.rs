@@ -2,7 +2,8 @@
 //!
 //! Each tick runs the engine's active expiry cycle (Redis's slow cycle) with Redis's budget:
 //! 25% of the tick, counting only the cycle's own time, one lock hold at a time with a yield
-//! between holds (so no client waits longer than one hold for it), then the commit pipeline, so the DELs that cycle propagated reach the AOF
+//! between holds (so no client waits longer than one hold for it), then eviction while memory
+//! is over `maxmemory` (one command's time budget), then the commit pipeline, so the DELs that cycle propagated reach the AOF
 //! within the tick rather than with the next client's write (and deferred archive trims run
 //! even when no client writes), samples the instantaneous rates INFO reports (at most every
 //! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::persist::rdb`). The tick length is
@@ -27,11 +28,24 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         // One lock hold at a time, yielding between them: the clients' tasks on this worker
         // run between holds instead of waiting for the whole cycle.
-        let mut cycle = state.keyspace().expire_cycle(budget);
-        while cycle.step() {
-            tokio::task::yield_now().await;
+        if state
+            .active_expire()
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let mut cycle = state.keyspace().expire_cycle(budget);
+            while cycle.step() {
+                tokio::task::yield_now().await;
+            }
         }
-        drop(cycle);
+        // Eviction goes on between commands (Redis's eviction timer, here at the cron's
+        // rate): a server left over `maxmemory` by a command whose eviction ran out of time
+        // gets back under it without waiting for the next command. Not while loading, as
+        // Redis.
+        if !state.loading() {
+            let keyspace = Arc::clone(state.keyspace());
+            let mut batch = keyspace.batch();
+            state.make_room(&mut batch);
+        }
         if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }

@@ -171,9 +171,11 @@ impl Server {
     ) -> std::io::Result<Server> {
         let listener = listen(&config.bind, config.port, config.tcp_backlog).await?;
         let port = listener.local_addr()?.port();
+        let engine_config = EngineConfig::default();
+        engine_config.set_cluster_enabled(config.cluster_enabled);
         let keyspace = Arc::new(Keyspace::with_databases(
             clock,
-            Arc::new(EngineConfig::default()),
+            Arc::new(engine_config),
             // A cluster has database 0 only, as Redis's (SELECT, MOVE, COPY ... DB refuse more).
             if config.cluster_enabled {
                 1
@@ -213,6 +215,12 @@ impl Server {
         state
             .keyspace()
             .set_notification_sink(Some(Arc::new(events)));
+        let invalidations = crate::state::tracking::Invalidations {
+            state: Arc::downgrade(&state),
+        };
+        state
+            .keyspace()
+            .set_invalidation_sink(Some(Arc::new(invalidations)));
         if let Some(archive) = state.archive() {
             archive
                 .seed_watermarks(state.keyspace())

@@ -30,6 +30,12 @@ impl KillSignal {
         self.waker.wake();
     }
 
+    /// Clears the signal; returns whether it had fired (a signal used again, as CLIENT
+    /// UNBLOCK's is for each blocking command).
+    pub(crate) fn take(&self) -> bool {
+        self.fired.swap(false, Ordering::AcqRel)
+    }
+
     /// Whether the signal fired.
     pub(crate) fn fired(&self) -> bool {
         self.fired.load(Ordering::Acquire)

@@ -22,7 +22,8 @@
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
-//!   [`notify`]: keyspace notifications published there.
+//!   [`notify`]: keyspace notifications published there; [`tracking`]: client-side caching's
+//!   table and its invalidation messages, delivered there too.
 //! - `persistence`: what the settings ask of persistence (`crate::persist`, the layer
 //!   beneath): the startup load, commits before replies, automatic rewrites, SAVE/BGSAVE and
 //!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
@@ -46,9 +47,12 @@ pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
 pub(crate) mod stats;
+pub(crate) mod tracking;
+pub(crate) mod tuning;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use echomq_engine::{Batch, BlockedHandle, Clock, Config as EngineConfig, Keyspace, Reply, Wake};
@@ -149,6 +153,10 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
+    /// Client-side caching's tracking table.
+    tracking: tracking::Tracking,
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE).
+    active_expire: std::sync::atomic::AtomicBool,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -163,6 +171,11 @@ pub(crate) struct ServerState {
     /// The last `memory_used` reading and when it was taken: write commands check
     /// `maxmemory` against it instead of measuring each time.
     memory_sample: Mutex<Option<(Instant, u64)>>,
+    /// When memory last went over `maxmemory` without eviction bringing it back (monotonic ns,
+    /// 0 = not over), and the time spent so, in total, before it (INFO's
+    /// `current_eviction_exceeded_time`, `total_eviction_exceeded_time`).
+    eviction_exceeded_since_ns: AtomicU64,
+    eviction_exceeded_total_ns: AtomicU64,
     archive: Option<ServerArchive>,
     identity: Identity,
     shutdown: Notify,
@@ -208,6 +221,8 @@ impl ServerState {
             stats: Stats::default(),
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
+            tracking: tracking::Tracking::default(),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
             slowlog: slowlog::SlowLog::default(),
             monitors: monitor::Monitors::default(),
             pause: pause::Pause::default(),
@@ -216,6 +231,8 @@ impl ServerState {
             memory_used,
             call_name,
             memory_sample: Mutex::new(None),
+            eviction_exceeded_since_ns: AtomicU64::new(0),
+            eviction_exceeded_total_ns: AtomicU64::new(0),
             archive,
             shutdown: Notify::new(),
             aof: Arc::default(),
@@ -342,10 +359,64 @@ impl ServerState {
         }
     }
 
-    /// Whether `maxmemory` is set and memory in use is over it.
-    pub(crate) fn over_maxmemory(&self) -> bool {
+    /// Evicts keys as `maxmemory-policy` says while memory in use is over `maxmemory` (Redis's
+    /// `performEvictions`, before each command); returns whether memory is still over it
+    /// with nothing left to evict (`EVICT_FAIL`: DENY_OOM commands are refused). A command
+    /// that finds the time budget spent is let through, as Redis's `EVICT_RUNNING`.
+    pub(crate) fn make_room(&self, batch: &mut Batch<'_>) -> bool {
         let maxmemory = self.hot.maxmemory();
-        maxmemory > 0 && self.memory_in_use() > maxmemory
+        if maxmemory == 0 {
+            return false;
+        }
+        let used = self.memory_in_use();
+        if used <= maxmemory {
+            self.eviction_exceeded(false);
+            return false;
+        }
+        let settings = self.engine_config().eviction();
+        let exact = || self.memory_now();
+        let memory: Option<&dyn Fn() -> u64> = crate::alloc::heap_bytes()
+            .is_some()
+            .then_some(&exact as &dyn Fn() -> u64);
+        let outcome = batch.evict(&settings, used - maxmemory, memory);
+        self.eviction_exceeded(outcome != echomq_engine::EvictOutcome::Ok);
+        outcome == echomq_engine::EvictOutcome::Fail
+    }
+
+    /// Opens (over the limit after eviction) or closes the window INFO's eviction exceeded
+    /// times measure, as Redis's `performEvictions` does at its end.
+    fn eviction_exceeded(&self, over: bool) {
+        let since = self.eviction_exceeded_since_ns.load(Ordering::Relaxed);
+        match (over, since) {
+            (true, 0) => self
+                .eviction_exceeded_since_ns
+                .store(crate::monotonic::now_ns().max(1), Ordering::Relaxed),
+            (false, since) if since != 0 => {
+                let spent = crate::monotonic::now_ns().saturating_sub(since);
+                self.eviction_exceeded_total_ns
+                    .fetch_add(spent, Ordering::Relaxed);
+                self.eviction_exceeded_since_ns.store(0, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// INFO's `total_eviction_exceeded_time` and `current_eviction_exceeded_time`, in ms.
+    pub(crate) fn eviction_exceeded_ms(&self) -> (u64, u64) {
+        let since = self.eviction_exceeded_since_ns.load(Ordering::Relaxed);
+        let current = if since == 0 {
+            0
+        } else {
+            crate::monotonic::now_ns().saturating_sub(since)
+        };
+        let total = self.eviction_exceeded_total_ns.load(Ordering::Relaxed);
+        ((total + current) / 1_000_000, current / 1_000_000)
+    }
+
+    /// Zeroes the eviction figures (CONFIG RESETSTAT).
+    pub(crate) fn reset_eviction_stats(&self) {
+        self.eviction_exceeded_total_ns.store(0, Ordering::Relaxed);
+        self.keyspace.reset_evicted_keys();
     }
 
     /// The archive, when the server has one.
@@ -382,7 +453,63 @@ impl ServerState {
         }
         self.pubsub.forget(&client.info);
         self.monitors.remove(client.info.id);
+        self.disable_tracking(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE turns it off).
+    pub(crate) fn active_expire(&self) -> &std::sync::atomic::AtomicBool {
+        &self.active_expire
+    }
+
+    /// The tracking table ([`tracking`]).
+    pub(crate) fn tracking(&self) -> &tracking::Tracking {
+        &self.tracking
+    }
+
+    /// Turns CLIENT TRACKING off for `client`, and the keyspace's recording of changed keys
+    /// with the last tracking client.
+    pub(crate) fn disable_tracking(&self, client: &ClientInfo) {
+        if client.is_tracking() {
+            self.tracking.disable(client);
+            if self.tracking.clients_on() == 0 {
+                self.keyspace.set_key_tracking(false);
+            }
+        }
+    }
+
+    /// The connected client with this id.
+    pub(crate) fn client_by_id(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.get(id)
+    }
+
+    /// Appends an invalidation push (or `__redis__:invalidate` message) to `client`'s
+    /// mailbox, within its output limit.
+    pub(crate) fn push_to(&self, client: &ClientInfo, frame: &[u8]) {
+        let limits = pubsub::Limits {
+            limit: self.hot.output_limit(client.pubsub.is_subscribed()),
+            stats: &self.stats,
+            call_name: self.call_name,
+        };
+        pubsub::deliver(client, frame, &limits);
+    }
+
+    /// Hands changed keys to the tracking table (the engine's invalidation sink).
+    pub(crate) fn invalidate(&self, keys: &[bytes::Bytes], flushed: bool) {
+        let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+        let lookup = |id: u64| self.clients.get(id);
+        self.tracking.invalidate(keys, flushed, &deliver, &lookup);
+        self.limit_tracked_keys();
+    }
+
+    /// Keeps the tracking table within `tracking-table-max-keys`, invalidating keys over it.
+    pub(crate) fn limit_tracked_keys(&self) {
+        let max_keys = self.hot.tracking_table_max_keys();
+        if max_keys > 0 {
+            let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+            let lookup = |id: u64| self.clients.get(id);
+            self.tracking.limit_keys(max_keys, &deliver, &lookup);
+        }
     }
 
     /// CLIENT PAUSE's state ([`pause`]).

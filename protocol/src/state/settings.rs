@@ -32,8 +32,8 @@ pub struct Settings {
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
-    /// `maxmemory-policy` (only `noeviction` behaviour is implemented: over `maxmemory`, DENY_OOM
-    /// commands answer `-OOM` whatever the policy).
+    /// `maxmemory-policy`, mirrored in the engine's settings (which eviction and the keys'
+    /// access metadata read).
     pub maxmemory_policy: String,
     /// `proto-max-bulk-len`.
     pub proto_max_bulk_len: u64,
@@ -109,7 +109,15 @@ pub struct Settings {
     pub enable_debug_command: super::protected::Allowed,
     /// `enable-module-command` (kept for CONFIG GET; there is no MODULE command).
     pub enable_module_command: super::protected::Allowed,
+    /// The latency monitor's and the lazy freeing's parameters ([`super::tuning`]).
+    pub tuning: super::tuning::Tuning,
+    /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
+    /// invalidates some at random; 0 = no limit.
+    pub tracking_table_max_keys: u64,
 }
+
+/// Redis's `tracking-table-max-keys` default: a million keys.
+pub const TRACKING_TABLE_MAX_KEYS_DEFAULT: u64 = 1_000_000;
 
 /// Redis's default `hz` and its clamp.
 pub const HZ_DEFAULT: u64 = 10;
@@ -156,6 +164,8 @@ impl Default for Settings {
             enable_protected_configs: super::protected::Allowed::No,
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
+            tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
+            tuning: super::tuning::Tuning::default(),
         }
     }
 }
@@ -195,7 +205,7 @@ pub fn parse_memory(value: &str) -> Option<u64> {
     n.checked_mul(unit)
 }
 
-fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
     let n: i128 = value
         .parse()
         .map_err(|_| ConfigRefusal::new(name, ConfigWhy::NotInteger))?;
@@ -205,7 +215,7 @@ fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefu
     Ok(n as u64)
 }
 
-fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     let n = parse_memory(value).ok_or_else(|| ConfigRefusal::new(name, ConfigWhy::NotMemory))?;
     if n < min {
         let max = i64::MAX as u64;
@@ -214,11 +224,11 @@ fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     Ok(n)
 }
 
-fn yes_no_text(value: bool) -> String {
+pub(super) fn yes_no_text(value: bool) -> String {
     if value { "yes" } else { "no" }.into()
 }
 
-fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
+pub(super) fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
     match value.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
@@ -284,27 +294,58 @@ pub const PARAMS: &[Param] = &[
     Param {
         name: "maxmemory-policy",
         get: |s, _| s.maxmemory_policy.clone(),
-        set: Some(|s, _, v| {
-            const POLICIES: &[&str] = &[
-                "volatile-lru",
-                "volatile-lfu",
-                "volatile-random",
-                "volatile-ttl",
-                "allkeys-lru",
-                "allkeys-lfu",
-                "allkeys-random",
-                "noeviction",
-            ];
-            let v = v.to_ascii_lowercase();
-            if !POLICIES.contains(&v.as_str()) {
+        set: Some(|s, e, v| {
+            let Some(policy) = echomq_engine::Policy::parse(v) else {
                 return Err(ConfigRefusal::new(
                     "maxmemory-policy",
                     ConfigWhy::NotOneOf(
-                        "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction",
+                        "volatile-lru, volatile-lfu, volatile-random, volatile-ttl, volatile-lrm, allkeys-lru, allkeys-lfu, allkeys-random, allkeys-lrm, noeviction",
                     ),
                 ));
-            }
-            s.maxmemory_policy = v;
+            };
+            e.set_maxmemory_policy(policy);
+            s.maxmemory_policy = policy.name().into();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-samples",
+        get: |_, e| e.eviction().samples.to_string(),
+        set: Some(|_, e, v| {
+            let range = echomq_engine::config::MAXMEMORY_SAMPLES_RANGE;
+            let n = int_in(
+                "maxmemory-samples",
+                v,
+                u64::from(*range.start()),
+                u64::from(*range.end()),
+            )?;
+            e.set_maxmemory_samples(n as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-eviction-tenacity",
+        get: |_, e| e.eviction().tenacity.to_string(),
+        set: Some(|_, e, v| {
+            e.set_eviction_tenacity(int_in("maxmemory-eviction-tenacity", v, 0, 100)? as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-log-factor",
+        get: |_, e| e.eviction().lfu_log_factor.to_string(),
+        set: Some(|_, e, v| {
+            let max = i32::MAX as u64;
+            e.set_lfu_log_factor(int_in("lfu-log-factor", v, 0, max)? as u32);
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-decay-time",
+        get: |_, e| e.eviction().lfu_decay_time.to_string(),
+        set: Some(|_, e, v| {
+            let max = i32::MAX as u64;
+            e.set_lfu_decay_time(int_in("lfu-decay-time", v, 0, max)? as u32);
             Ok(())
         }),
     },
@@ -363,6 +404,14 @@ pub const PARAMS: &[Param] = &[
             s.slowlog_log_slower_than = v.parse().map_err(|_| {
                 ConfigRefusal::new("slowlog-log-slower-than", ConfigWhy::NotInteger)
             })?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "tracking-table-max-keys",
+        get: |s, _| s.tracking_table_max_keys.to_string(),
+        set: Some(|s, _, v| {
+            s.tracking_table_max_keys = int_in("tracking-table-max-keys", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },
@@ -612,7 +661,13 @@ pub const PARAMS: &[Param] = &[
 
 /// The parameter called `name` (any case).
 pub fn param(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    all_params().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+/// Every parameter, in the order CONFIG GET * lists them: [`PARAMS`], then the tuning
+/// parameters of [`super::tuning`].
+pub fn all_params() -> impl Iterator<Item = &'static Param> {
+    PARAMS.iter().chain(super::tuning::TUNING_PARAMS)
 }
 
 /// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).

@@ -83,6 +83,7 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
                             out.push_str(&format!("    {consumers:?}\n"));
                         }
                     }
+                    Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
                     Some(Value::String(v)) => out.push_str(&format!("{v:?}\n")),
                     Some(Value::Hash(h)) => {
                         let mut fields: Vec<_> = h.entries().collect();

@@ -122,7 +122,7 @@ fn embedded_stream_refusals_are_typed() {
     backend.keyspace().run(|db, _| {
         db.insert(
             Bytes::from_static(b"s"),
-            Value::String(Bytes::from_static(b"x")),
+            Value::String(Bytes::from_static(b"x").into()),
         )
     });
     assert!(matches!(

@@ -1,4 +1,5 @@
-//! The forms the key and string writes propagate are Redis 8.8's, byte for byte: the same
+//! The forms the key, string and list writes propagate are Redis 8.8's, byte for byte (the
+//! blocking pops served at once as LPOP, RPOP, LMOVE, RPOPLPUSH): the same
 //! script against `echomq serve` and Redis 8.8, each with `appendonly yes`, leaves the same
 //! incremental AOF file. The script uses absolute times only (a relative one becomes a
 //! clock-dependent PXAT or PEXPIREAT), and covers each rewrite Redis makes: SET's PXAT form
@@ -44,6 +45,30 @@ const SCRIPT: &[&[&str]] = &[
     &["DEL", "b2", "nosuch", "b2"],
     &["UNLINK", "e"],
     &["DEL", "nosuch"],
+    &["RPUSH", "l", "a", "b", "c", "d", "e", "f"],
+    &["LPUSH", "l", "z"],
+    &["LPUSHX", "nosuch", "z"],
+    &["LPOP", "l"],
+    &["RPOP", "l", "2"],
+    &["RPOP", "nosuch", "2"],
+    &["LSET", "l", "0", "A"],
+    &["LINSERT", "l", "BEFORE", "c", "C"],
+    &["LINSERT", "l", "BEFORE", "nosuch", "C"],
+    &["LREM", "l", "0", "nosuch"],
+    &["LREM", "l", "1", "C"],
+    &["LTRIM", "l", "0", "-1"],
+    &["LTRIM", "l", "0", "1"],
+    &["RPUSH", "m", "1", "2", "3"],
+    &["LMPOP", "2", "nosuch", "m", "RIGHT", "COUNT", "9"],
+    &["RPUSH", "m", "1", "2", "3", "4"],
+    &["LMOVE", "m", "l", "LEFT", "RIGHT"],
+    &["RPOPLPUSH", "m", "l"],
+    &["BLPOP", "nosuch", "m", "0"],
+    &["BRPOP", "m", "0"],
+    &["RPUSH", "m", "5", "6", "7"],
+    &["BLMOVE", "m", "l", "RIGHT", "LEFT", "0"],
+    &["BRPOPLPUSH", "m", "l", "0"],
+    &["BLMPOP", "0", "1", "m", "LEFT", "COUNT", "3"],
     &["SELECT", "1"],
     &["SET", "x", "1"],
     &["SELECT", "0"],

@@ -23,21 +23,38 @@
 //!   misses against Redis 8.8: the event messages a subscriber receives, byte for byte.
 //! - `strings`: the string commands and SET's options against Redis 8.8 over the wire, RESP2
 //!   and RESP3.
+//! - `bitmaps`: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD against Redis 8.8 over the
+//!   wire, RESP2 and RESP3.
+//! - `hyperloglog`: PFADD, PFCOUNT, PFMERGE, PFDEBUG and the HLL strings' bytes against Redis
+//!   8.8 over the wire, RESP2 and RESP3.
+//! - `string_fuzz`: random string, bitmap and HyperLogLog sequences against Redis 8.8, replies
+//!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
+mod bitmaps;
 mod case;
+mod client;
 mod command_info;
+mod command_keys;
+mod debug;
+mod eviction;
 mod expiry;
 mod group_deletion_claim_nack;
 mod groups;
 mod hashes;
+mod hyperloglog;
 mod idmp;
 mod info;
 mod introspection;
 mod known_differences;
+mod lists;
+mod lists_fuzz;
 mod notify;
 mod pubsub;
 mod server;
 mod sets;
 mod streams;
+mod string_fuzz;
 mod strings;
+mod tracking;
+mod tuning;

@@ -456,6 +456,27 @@ const DIFFERENTIAL: &[&[&str]] = &[
     &["COPY", "foo", "bar"],
     &["CONFIG", "GET", "cluster-enabled"],
     &["CONFIG", "SET", "cluster-enabled", "no"],
+    // Lists: LMPOP's and SORT's keys (movable), SORT's BY and GET patterns.
+    &["RPUSH", "{l}a", "3", "1", "2"],
+    &["RPUSH", "{l}b", "x"],
+    &["LMPOP", "2", "{l}a", "{l}b", "LEFT"],
+    &["LMPOP", "2", "{l}a", "other", "LEFT"],
+    &["BLMPOP", "0", "2", "{l}a", "other", "LEFT"],
+    &["SORT", "{l}a"],
+    &["SORT", "{l}a", "STORE", "{l}dst"],
+    &["SORT", "{l}a", "STORE", "dst"],
+    &["SORT", "{l}a", "BY", "w*"],
+    &["SORT", "{l}a", "BY", "{l}w*"],
+    &["SORT", "{l}a", "BY", "nosort"],
+    &["SORT", "{l}a", "GET", "#", "GET", "{l}w*"],
+    &["SORT", "{l}a", "GET", "w*"],
+    &["SORT", "{l}a", "LIMIT", "x", "1", "BY", "w*"],
+    &["SORT", "{l}a", "BY", "w*", "LIMIT", "x", "1"],
+    &["SORT_RO", "{l}a", "GET", "{x}*"],
+    &["COMMAND", "GETKEYS", "LMPOP", "2", "{l}a", "{l}b", "LEFT"],
+    &[
+        "COMMAND", "GETKEYS", "SORT", "{l}a", "LIMIT", "0", "1", "STORE", "{l}d",
+    ],
 ];
 
 #[test]

@@ -71,16 +71,16 @@ fn freed_memory_makes_room_again_after_flushall_del_and_xtrim() {
         "{full} bytes before FLUSHALL, {flushed} after"
     );
 
-    // DEL frees too, the keyspace's table included: 40,000 small keys (well over the limit,
+    // DEL frees too, the keyspace's table included: 80,000 small keys (well over the limit,
     // written without it), then all deleted.
     wire.expect(b"CONFIG SET maxmemory 0\r\n", b"+OK\r\n");
-    assert_eq!(set_many(&mut wire, "b", 40_000, 10), 0);
+    assert_eq!(set_many(&mut wire, "b", 80_000, 10), 0);
     wire.expect(
         b"CONFIG SET maxmemory 4mb\r\nSET x y\r\n",
         &[b"+OK\r\n", OOM].concat(),
     );
     let before_del = used_memory(&mut wire);
-    for chunk in (0..40_000).collect::<Vec<_>>().chunks(1000) {
+    for chunk in (0..80_000).collect::<Vec<_>>().chunks(1000) {
         let mut del = vec!["DEL".to_string()];
         del.extend(chunk.iter().map(|i| format!("b:{i}")));
         let del: Vec<&str> = del.iter().map(String::as_str).collect();

@@ -18,6 +18,9 @@
 //!   `--latency` and `monitor` modes, asserting on what they print.
 //! - `redis_py_harness`: redis-py's own test suite (pytest) against `echomq serve`: pub/sub,
 //!   keyspace notifications, MONITOR, streams, expiry and introspection.
+//! - `client_command`: CLIENT REPLY, UNBLOCK, NO-EVICT, SETINFO and CLIENT LIST's counters.
+//! - `tracking`: client-side caching: CLIENT TRACKING's modes, invalidation pushes and
+//!   messages on writes, flushes, expiry and the table's key limit.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //!
@@ -26,17 +29,21 @@
 //! checked over [`QUIET_WINDOW`].
 
 mod blocking;
+mod blocking_lists;
+mod client_command;
 mod clients;
 mod cluster_mode;
 mod connection;
 mod copy;
 mod effects;
+mod eviction;
 mod expiry;
 mod hardening;
 mod memory;
 mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;
+mod tracking;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};

@@ -88,7 +88,7 @@ impl Resp {
                     .map(|(k, v)| Resp::Array(vec![Resp::from_reply(k), Resp::from_reply(v)]))
                     .collect(),
             ),
-            Reply::Verbatim(text) => Resp::Bulk(text.to_vec()),
+            Reply::Verbatim(text) | Reply::Double(text) => Resp::Bulk(text.to_vec()),
             Reply::Error(text) => Resp::Error(text.clone()),
             Reply::Entries(entries) => {
                 Resp::Array(entries.to_replies().iter().map(Resp::from_reply).collect())
@@ -280,8 +280,9 @@ fn show_bytes(bytes: &[u8]) -> String {
     } else {
         format!("{:?}", lossy(bytes))
     };
-    if text.len() > SHOWN_MAX {
-        format!("{}...({} bytes)", &text[..SHOWN_MAX], bytes.len())
+    if text.chars().count() > SHOWN_MAX {
+        let shown: String = text.chars().take(SHOWN_MAX).collect();
+        format!("{shown}...({} bytes)", bytes.len())
     } else {
         text
     }

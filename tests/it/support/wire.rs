@@ -180,6 +180,21 @@ impl WireDiffer {
         }
     }
 
+    /// Runs `commands` in order after a reset to RESP2, then again after a reset to RESP3;
+    /// returns each protocol's first mismatch as text (empty when both matched throughout).
+    pub fn run_in_both_protocols(&mut self, commands: &[Vec<Vec<u8>>]) -> Vec<String> {
+        let mut failures = Vec::new();
+        for protocol in [2, 3] {
+            let outcome = self
+                .reset(protocol)
+                .and_then(|()| commands.iter().try_for_each(|c| self.run(c).map(drop)));
+            if let Err(mismatch) = outcome {
+                failures.push(mismatch.to_string());
+            }
+        }
+        failures
+    }
+
     /// Sends one command to both and compares the replies. Returns the real server's reply.
     pub fn run<A: AsRef<[u8]>>(&mut self, argv: &[A]) -> Result<Resp, Mismatch> {
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_ref().to_vec()).collect();

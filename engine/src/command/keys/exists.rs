@@ -1,5 +1,6 @@
-//! `EXISTS key [key ...]`: how many of the keys exist, repeats counted. `TYPE key`: the
-//! key's type name, `none` for a missing key.
+//! `EXISTS key [key ...]`: how many of the keys exist, repeats counted (TOUCH, in `touch.rs`,
+//! counts the same way).
+//! `TYPE key`: the key's type name, `none` for a missing key.
 //!
 //! Effects: a read lookup per key (INFO's `keyspace_hits`/`keyspace_misses`, `keymiss`).
 

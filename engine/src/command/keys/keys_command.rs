@@ -20,7 +20,7 @@ impl Keys {
         Ok(Reply::Array(
             db.keys()
                 .filter(|k| all || glob::matches(pattern, k, false))
-                .map(|k| Reply::Bulk(k.clone()))
+                .map(|k| Reply::Bulk(bytes::Bytes::copy_from_slice(k)))
                 .collect(),
         ))
     }

@@ -1,6 +1,6 @@
 //! The generic key commands that need one database only, one file per command or close
 //! family: DEL and UNLINK, EXISTS and TYPE, DBSIZE, KEYS, SCAN, FLUSHDB, RENAME and RENAMENX,
-//! the EXPIRE family, the TTL family, PERSIST. Each is a struct named after the command, its grammar and its
+//! the EXPIRE family, the TTL family, PERSIST, TOUCH and RANDOMKEY. Each is a struct named after the command, its grammar and its
 //! effects in its doc, registered in the one command table ([`crate::command`]).
 //!
 //! The key commands that need several databases or the server's state (MOVE, COPY, SWAPDB,
@@ -20,6 +20,7 @@ pub(crate) mod keys_command;
 pub(crate) mod persist;
 pub(crate) mod rename;
 pub(crate) mod scan;
+pub(crate) mod touch;
 pub(crate) mod ttl;
 
 #[cfg(test)]

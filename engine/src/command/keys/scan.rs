@@ -68,7 +68,7 @@ impl<'a> Scan<'a> {
                         .is_some_and(|v| t.eq_ignore_ascii_case(v.type_name().as_bytes()))
                 })
             })
-            .map(|k| Reply::Bulk(k.clone()))
+            .map(|k| Reply::Bulk(bytes::Bytes::copy_from_slice(k)))
             .collect();
         Reply::Array(vec![Reply::bulk_static("0"), Reply::Array(keys)])
     }

@@ -335,6 +335,41 @@ impl LongDouble {
         LongDouble::checked(negative, mantissa, exp).ok().map(Ok)
     }
 
+    /// The largest finite value (`LDBL_MAX`).
+    pub const MAX: LongDouble = LongDouble {
+        negative: false,
+        mantissa: u64::MAX,
+        exp: EXP_MAX,
+    };
+
+    /// `-self`.
+    pub fn neg(self) -> LongDouble {
+        LongDouble {
+            negative: !self.negative,
+            ..self
+        }
+    }
+
+    /// Orders the values as numbers (`-0` equals `+0`).
+    pub fn cmp_value(self, other: LongDouble) -> Ordering {
+        let sign = |x: LongDouble| match (x.mantissa, x.negative) {
+            (0, _) => 0,
+            (_, true) => -1,
+            _ => 1,
+        };
+        let (a, b) = (sign(self), sign(other));
+        if a != b || a == 0 {
+            return a.cmp(&b);
+        }
+        // Both nonzero, one sign: normalized mantissas order by exponent first.
+        let magnitude = (self.exp, self.mantissa).cmp(&(other.exp, other.mantissa));
+        if a < 0 {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
     /// `self + other`, rounded as the hardware rounds.
     pub fn add(self, other: LongDouble) -> Result<LongDouble, NotFinite> {
         if other.mantissa == 0 {

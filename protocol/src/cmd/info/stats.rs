@@ -9,8 +9,6 @@ use super::Lines;
 use crate::cmd::Ctx;
 use crate::state::pubsub::Kind;
 
-/// Redis's `latency-tracking-info-percentiles` default and their names.
-const PERCENTILES: &[(&str, f64)] = &[("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
 /// Redis's default `repl-backlog-size`.
 const REPL_BACKLOG_BYTES: u64 = 1024 * 1024;
 
@@ -60,15 +58,13 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     );
     out.field("expired_time_cap_reached_count", cycle.time_cap_reached);
     out.field("expire_cycle_cpu_milliseconds", cycle.time_used_us / 1000);
-    for name in [
-        "evicted_keys",
-        "evicted_clients",
-        "evicted_scripts",
-        "total_eviction_exceeded_time",
-        "current_eviction_exceeded_time",
-    ] {
-        out.field(name, 0);
-    }
+    out.field("evicted_keys", state.keyspace().evicted_keys());
+    // No client is evicted (`maxmemory-clients` is not implemented) and no script is cached.
+    out.field("evicted_clients", 0);
+    out.field("evicted_scripts", 0);
+    let (total_exceeded, current_exceeded) = state.eviction_exceeded_ms();
+    out.field("total_eviction_exceeded_time", total_exceeded);
+    out.field("current_eviction_exceeded_time", current_exceeded);
     let (hits, misses) = ctx.dbs.iter().fold((0, 0), |(h, m), db| {
         let (hits, misses) = db.hits_and_misses();
         (h + hits, m + misses)
@@ -90,13 +86,14 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
-        "unexpected_error_replies",
     ] {
         out.field(name, 0);
     }
+    let (tracked_keys, tracked_items, tracked_prefixes) = state.tracking().totals();
+    out.field("tracking_total_keys", tracked_keys);
+    out.field("tracking_total_items", tracked_items);
+    out.field("tracking_total_prefixes", tracked_prefixes);
+    out.field("unexpected_error_replies", 0);
     out.field("total_error_replies", stats.total_error_replies());
     out.field("dump_payload_sanitizations", 0);
     out.field("total_reads_processed", reads);
@@ -181,16 +178,30 @@ pub(super) fn errorstats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     }
 }
 
+/// Per-command latency percentiles, those of `latency-tracking-info-percentiles`, named as
+/// Redis names them (`p99.9`); nothing with `latency-tracking no`.
 pub(super) fn latencystats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let (tracking, percentiles) = {
+        let settings = ctx.state.settings();
+        (
+            settings.tuning.latency_tracking,
+            settings.tuning.latency_tracking_info_percentiles.clone(),
+        )
+    };
+    if !tracking {
+        return;
+    }
     for (name, histogram) in ctx.state.stats().latencies() {
         if histogram.is_empty() {
             continue;
         }
-        let values: Vec<String> = PERCENTILES
+        let values: Vec<String> = percentiles
             .iter()
-            .map(|(label, p)| {
+            .map(|p| {
+                let label = format!("{p:.6}");
+                let label = label.trim_end_matches('0').trim_end_matches('.');
                 let usec = histogram.value_at(*p) as f64 / 1000.0;
-                format!("{label}={usec:.3}")
+                format!("p{label}={usec:.3}")
             })
             .collect();
         out.field(

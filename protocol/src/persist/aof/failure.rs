@@ -107,4 +107,52 @@ mod tests {
         assert_eq!(os_error_text(&e), "No space left on device");
         assert_eq!(os_error_text(&std::io::Error::other("odd")), "odd");
     }
+
+    #[test]
+    fn a_failed_fsync_refuses_writes_until_a_write_succeeds_under_everysec() {
+        let aof = Aof::default();
+        aof.set_fsync(Fsync::EverySec);
+        assert!(!aof.write_failed_now());
+        aof.fail_fsync(&std::io::Error::from_raw_os_error(5));
+        assert!(aof.write_failed_now());
+        assert_eq!(aof.write_error().as_deref(), Some("Input/output error"));
+        assert_eq!(aof.fatal_error(), None);
+        // A later write error replaces the reason; a successful write clears it.
+        aof.fail_write("No space left on device");
+        assert_eq!(
+            aof.write_error().as_deref(),
+            Some("No space left on device")
+        );
+        aof.write_succeeded();
+        assert!(!aof.write_failed_now());
+        assert_eq!(aof.write_error(), None);
+        assert_eq!(aof.fatal_error(), None);
+    }
+
+    #[test]
+    fn a_failed_write_or_fsync_under_always_is_fatal_with_redis_line() {
+        let aof = Aof::default();
+        aof.set_fsync(Fsync::Always);
+        aof.fail_fsync(&std::io::Error::from_raw_os_error(5));
+        assert_eq!(
+            aof.fatal_error().as_deref(),
+            Some(
+                "Can't persist AOF for fsync error when the AOF fsync policy is 'always': Input/output error. Exiting..."
+            )
+        );
+        // The first reason stays.
+        aof.fail_write("No space left on device");
+        assert!(aof.fatal_error().unwrap().contains("fsync error"));
+
+        let aof = Aof::default();
+        aof.set_fsync(Fsync::Always);
+        aof.fail_write("No space left on device");
+        assert_eq!(
+            aof.fatal_error().as_deref(),
+            Some(
+                "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting..."
+            )
+        );
+        assert!(aof.write_failed_now());
+    }
 }

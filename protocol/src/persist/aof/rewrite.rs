@@ -33,7 +33,7 @@ pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
             db.keys()
                 .filter_map(|key| {
                     let value = db.get(key)?.clone();
-                    Some((key.clone(), value, db.expiry(key)))
+                    Some((Bytes::copy_from_slice(key), value, db.expiry(key)))
                 })
                 .collect()
         })
@@ -69,7 +69,7 @@ pub(crate) fn write_base(
         for (key, value, expiry) in keys {
             match value {
                 Value::String(v) => {
-                    let mut argv = vec![lit("SET"), key.clone(), v.clone()];
+                    let mut argv = vec![lit("SET"), key.clone(), v.to_bytes()];
                     if let Some(at) = expiry {
                         argv.extend([lit("PXAT"), num(at)]);
                     }
@@ -93,6 +93,18 @@ pub(crate) fn write_base(
                 }
                 Value::Stream(s) => {
                     write_stream(key, s, idmp, &mut buf, out)?;
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
+                Value::List(list) => {
+                    // Redis's rewriteListObject: RPUSH batches of AOF_REWRITE_ITEMS_PER_CMD.
+                    const ITEMS_PER_CMD: usize = 64;
+                    for chunk in list.to_vec().chunks(ITEMS_PER_CMD) {
+                        let mut argv = vec![lit("RPUSH"), key.clone()];
+                        argv.extend(chunk.iter().cloned());
+                        encode(&argv, &mut buf);
+                    }
                     if let Some(at) = expiry {
                         encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
                     }

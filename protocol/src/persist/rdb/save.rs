@@ -39,7 +39,7 @@ fn borrowed(dbs: &[Db]) -> Vec<Vec<KeyRef<'_>>> {
     dbs.iter()
         .map(|db| {
             db.keys()
-                .filter_map(|key| Some((key, db.get(key)?, db.expiry(key))))
+                .filter_map(|key| Some((&key[..], db.get(key)?, db.expiry(key))))
                 .collect()
         })
         .collect()
@@ -48,7 +48,7 @@ fn borrowed(dbs: &[Db]) -> Vec<Vec<KeyRef<'_>>> {
 /// A copy's keys, borrowed.
 fn borrowed_copy(dbs: &[DbSnapshot]) -> Vec<Vec<KeyRef<'_>>> {
     dbs.iter()
-        .map(|keys| keys.iter().map(|(k, v, e)| (k, v, *e)).collect())
+        .map(|keys| keys.iter().map(|(k, v, e)| (&k[..], v, *e)).collect())
         .collect()
 }
 

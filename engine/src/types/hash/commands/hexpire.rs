@@ -65,7 +65,7 @@ pub(crate) fn parse_time(
     name: &'static str,
 ) -> Result<u64> {
     let val = parse_i64(arg)?;
-    let val = u64::try_from(val).map_err(|_| Error::Msg("invalid expire time, must be >= 0"))?;
+    let val = u64::try_from(val).map_err(|_| Error::Text("invalid expire time, must be >= 0"))?;
     if unit_ms == 1000 && val > API_EXPIRE_TIME_MAX_MS / 1000 {
         return Err(Error::InvalidExpireTime(name));
     }
@@ -146,14 +146,14 @@ impl HExpire {
             let arg = argv[i];
             if arg.eq_ignore_ascii_case(b"fields") {
                 if fields.is_some() {
-                    return Err(Error::Msg("FIELDS keyword specified multiple times"));
+                    return Err(Error::Text("FIELDS keyword specified multiple times"));
                 }
                 if i + 2 >= argv.len() {
-                    return Err(Error::Msg(
+                    return Err(Error::Text(
                         "FIELDS requires at least numfields and one field argument",
                     ));
                 }
-                let bad = Error::Msg("Parameter `numFields` should be greater than 0");
+                let bad = Error::Text("Parameter `numFields` should be greater than 0");
                 let n = parse_i64(argv[i + 1]).map_err(|_| bad.clone())?;
                 if !(1..=i64::from(i32::MAX)).contains(&n) {
                     return Err(bad);
@@ -161,7 +161,7 @@ impl HExpire {
                 let first = i + 2;
                 let n = n as usize;
                 if n > argv.len() - first {
-                    return Err(Error::Msg("wrong number of arguments"));
+                    return Err(Error::Text("wrong number of arguments"));
                 }
                 fields = Some((i + 1, &argv[first..first + n]));
                 i = first + n;
@@ -189,10 +189,10 @@ impl HExpire {
             i += 1;
         }
         let Some((count_at, fields)) = fields else {
-            return Err(Error::Msg("missing FIELDS argument"));
+            return Err(Error::Text("missing FIELDS argument"));
         };
         if conds > 1 {
-            return Err(Error::Msg("Multiple condition flags specified"));
+            return Err(Error::Text("Multiple condition flags specified"));
         }
         Ok(Parsed {
             at,

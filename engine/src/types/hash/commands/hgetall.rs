@@ -96,7 +96,7 @@ pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<(Option<
             i += 2;
         } else if is(argv[i], "novalues") {
             if !hash {
-                return Err(Error::Msg("NOVALUES option can only be used in HSCAN"));
+                return Err(Error::Text("NOVALUES option can only be used in HSCAN"));
             }
             no_values = true;
             i += 1;

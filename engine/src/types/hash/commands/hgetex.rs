@@ -79,12 +79,12 @@ pub(crate) fn parse_field_options<'a>(
         let arg = argv[i];
         if is(arg, "fields") {
             if have_fields {
-                return Err(Error::Msg("FIELDS keyword specified multiple times"));
+                return Err(Error::Text("FIELDS keyword specified multiple times"));
             }
             if i + 1 >= argv.len() {
                 return Err(Error::WrongArity(name.to_string()));
             }
-            let bad = Error::Msg("invalid number of fields");
+            let bad = Error::Text("invalid number of fields");
             let n = crate::command::parse_i64(argv[i + 1]).map_err(|_| bad.clone())?;
             if !(1..=i64::from(i32::MAX)).contains(&n) {
                 return Err(bad);
@@ -92,7 +92,7 @@ pub(crate) fn parse_field_options<'a>(
             let first = i + 2;
             let n = n as usize;
             if first + n * per_field > argv.len() {
-                return Err(Error::Msg("wrong number of arguments"));
+                return Err(Error::Text("wrong number of arguments"));
             }
             have_fields = true;
             opts.fields = &argv[first..first + n * per_field];
@@ -110,10 +110,10 @@ pub(crate) fn parse_field_options<'a>(
         .find(|(w, _, _)| is(arg, w));
         if let Some((word, unit, relative)) = time {
             if !matches!(opts.expiry, ExpiryOpt::None) {
-                return Err(Error::Msg(one_of));
+                return Err(Error::Text(one_of));
             }
             if i + 1 >= argv.len() {
-                return Err(Error::Msg("missing expire time"));
+                return Err(Error::Text("missing expire time"));
             }
             let base = if relative { now_ms } else { 0 };
             let ms = parse_time(argv[i + 1], unit, base, name)?;
@@ -125,19 +125,19 @@ pub(crate) fn parse_field_options<'a>(
             i += 2;
         } else if !setex && is(arg, "persist") {
             if !matches!(opts.expiry, ExpiryOpt::None) {
-                return Err(Error::Msg(one_of));
+                return Err(Error::Text(one_of));
             }
             opts.expiry = ExpiryOpt::Persist;
             i += 1;
         } else if setex && is(arg, "keepttl") {
             if !matches!(opts.expiry, ExpiryOpt::None) {
-                return Err(Error::Msg(one_of));
+                return Err(Error::Text(one_of));
             }
             opts.expiry = ExpiryOpt::KeepTtl;
             i += 1;
         } else if setex && (is(arg, "fxx") || is(arg, "fnx")) {
             if opts.cond != FieldCond::None {
-                return Err(Error::Msg(
+                return Err(Error::Text(
                     "Only one of FXX or FNX arguments can be specified",
                 ));
             }
@@ -152,7 +152,7 @@ pub(crate) fn parse_field_options<'a>(
         }
     }
     if !have_fields {
-        return Err(Error::Msg("missing FIELDS argument"));
+        return Err(Error::Text("missing FIELDS argument"));
     }
     Ok(opts)
 }

@@ -69,7 +69,7 @@ impl HIncrBy {
     /// HINCRBYFLOAT.
     pub fn run_float(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, field) = (argv[1], argv[2]);
-        let by = parse_float(argv[3])?.map_err(|_| Error::Msg("value is NaN or Infinity"))?;
+        let by = parse_float(argv[3])?.map_err(|_| Error::Text("value is NaN or Infinity"))?;
         let old = match current(db, key, field)? {
             Some(v) => parse_float(&v).map_err(|_| Error::HashNotFloat)?,
             None => Ok(LongDouble::ZERO),

@@ -86,21 +86,21 @@ pub(crate) fn track_ttls(db: &mut Db, key: &[u8]) {
 /// `FIELDS numfields field...` at `argv[at..]`, as HTTL, HPERSIST and HGETDEL read it:
 /// the keyword exactly there, a count from 1 to `i64::MAX`, and exactly that many fields.
 pub(crate) fn fields_block<'a, 'b>(argv: &'b [&'a [u8]], at: usize) -> Result<&'b [&'a [u8]]> {
-    let missing = Error::Msg("Mandatory argument FIELDS is missing or not at the right position");
+    let missing = Error::Text("Mandatory argument FIELDS is missing or not at the right position");
     if !argv
         .get(at)
         .is_some_and(|a| a.eq_ignore_ascii_case(b"fields"))
     {
         return Err(missing);
     }
-    let positive = Error::Msg("Number of fields must be a positive integer");
+    let positive = Error::Text("Number of fields must be a positive integer");
     let n = crate::command::parse_i64(argv.get(at + 1).copied().unwrap_or_default())
         .map_err(|_| positive.clone())?;
     if n < 1 {
         return Err(positive);
     }
     if usize::try_from(n).ok() != Some(argv.len() - at - 2) {
-        return Err(Error::Msg(
+        return Err(Error::Text(
             "The `numfields` parameter must match the number of arguments",
         ));
     }

@@ -142,13 +142,13 @@ impl SAlgebra {
 
     /// SINTERCARD.
     pub fn run_intercard(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let bad = Error::Msg("numkeys should be greater than 0");
+        let bad = Error::Text("numkeys should be greater than 0");
         let n = parse_i64(argv[1]).map_err(|_| bad.clone())?;
         if n < 1 {
             return Err(bad);
         }
         if n > (argv.len() - 2) as i64 {
-            return Err(Error::Msg(
+            return Err(Error::Text(
                 "Number of keys can't be greater than number of args",
             ));
         }
@@ -157,7 +157,7 @@ impl SAlgebra {
         let mut i = 2 + n;
         while i < argv.len() {
             if is(argv[i], "limit") && i + 1 < argv.len() {
-                let bad = Error::Msg("LIMIT can't be negative");
+                let bad = Error::Text("LIMIT can't be negative");
                 limit = usize::try_from(parse_i64(argv[i + 1]).map_err(|_| bad.clone())?)
                     .map_err(|_| bad)?;
                 i += 2;

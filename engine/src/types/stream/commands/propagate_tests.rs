@@ -90,6 +90,7 @@ fn dump(ks: &Keyspace) -> String {
                         members.sort();
                         out.push_str(&format!("set {members:?}\n"));
                     }
+                    Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
                     None => out.push_str("gone\n"),
                 }
             }

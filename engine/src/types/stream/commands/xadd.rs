@@ -177,7 +177,10 @@ impl<'a> XAdd<'a> {
         let mut stream = Stream::with_idmp_config(snapshot.idmp);
         let (id, trimmed) = self.add_to(&mut stream, idmp, FreshIid::default(), snapshot, hook)?;
         // Inserting fires `new`, touches WATCH and signals blocked readers.
-        db.insert(Bytes::copy_from_slice(self.key), Value::Stream(stream));
+        db.insert(
+            Bytes::copy_from_slice(self.key),
+            Value::Stream(Box::new(stream)),
+        );
         self.wrote(db, id, trimmed);
         Ok(Some(id))
     }

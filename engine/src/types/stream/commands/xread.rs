@@ -230,6 +230,8 @@ impl XRead {
                     .saturating_add(min)
             }),
             protocol: snapshot.protocol,
+            key_type: None,
+            denied_reply: None,
         }))
     }
 }

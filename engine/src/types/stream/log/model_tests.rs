@@ -60,7 +60,7 @@ impl Harness {
         keyspace.run(|db, _| {
             db.insert(
                 Bytes::from_static(STRING_KEY.as_bytes()),
-                Value::String(Bytes::from_static(b"v")),
+                Value::String(Bytes::from_static(b"v").into()),
             );
         });
         let mut model = Model::new(node_entries_max);

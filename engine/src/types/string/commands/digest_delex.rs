@@ -86,7 +86,7 @@ impl Digest {
         db.count_read(argv[1], false);
         match db.get(argv[1]) {
             None => Ok(Reply::Null),
-            Some(Value::String(s)) => Ok(Reply::Bulk(Bytes::from(digest(s)))),
+            Some(Value::String(s)) => Ok(Reply::Bulk(Bytes::from(digest(&s.bytes())))),
             Some(_) => Err(Error::WrongType),
         }
     }
@@ -109,7 +109,7 @@ impl DelEx {
         db.count_read(key, false);
         let current = match db.get(key) {
             None => return Ok(Reply::Int(0)),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) => s.to_bytes(),
             Some(_) => return Err(Error::DelexNotString),
         };
         let condition = Condition::named(argv[2]).ok_or(Error::DelexCondition)?;

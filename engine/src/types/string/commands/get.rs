@@ -17,7 +17,7 @@ impl Get {
         db.count_read(argv[1], false);
         match db.get(argv[1]) {
             None => Ok(Reply::Null),
-            Some(Value::String(s)) => Ok(Reply::Bulk(s.clone())),
+            Some(Value::String(s)) => Ok(Reply::Bulk(s.to_bytes())),
             Some(_) => Err(Error::WrongType),
         }
     }

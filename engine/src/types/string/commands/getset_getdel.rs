@@ -14,13 +14,14 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, STRING};
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// GET's lookup: the string `key` holds, if any.
 pub(crate) fn read_string(db: &mut Db, key: &[u8]) -> Result<Option<Bytes>> {
     db.count_read(key, false);
     match db.get(key) {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s.to_bytes())),
         Some(_) => Err(Error::WrongType),
     }
 }
@@ -41,7 +42,7 @@ impl GetSet {
         let old = read_string(db, key)?;
         db.insert(
             Bytes::copy_from_slice(key),
-            Value::String(Bytes::copy_from_slice(value)),
+            Value::String(StringValue::from_arg(value)),
         );
         db.notify(STRING, "set", key);
         db.add_dirty(1);

@@ -10,14 +10,13 @@
 //! new key fires `new`), WATCH touched, `incrby` fired (for all four), 1 change counted,
 //! propagated verbatim.
 
-use bytes::Bytes;
-
 use crate::command::parse_i64;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::STRING;
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// INCR, DECR, INCRBY and DECRBY.
 #[derive(Debug)]
@@ -52,11 +51,14 @@ impl Incr {
         let key = argv[1];
         let current = match db.get(key) {
             None => 0,
-            Some(Value::String(s)) => parse_i64(s)?,
+            Some(Value::String(s)) => match s.as_int() {
+                Some(n) => n,
+                None => parse_i64(&s.bytes())?,
+            },
             Some(_) => return Err(Error::WrongType),
         };
         let next = current.checked_add(by).ok_or(Error::IncrOverflow)?;
-        db.replace_value(key, Value::String(Bytes::from(next.to_string())));
+        db.replace_value(key, Value::String(StringValue::from_int(next)));
         db.wrote(key, STRING, "incrby", 1, argv);
         Ok(Reply::Int(next))
     }

@@ -18,6 +18,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::STRING;
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 use crate::types::string::long_double::{LongDouble, NotFinite};
 
 /// The longest text Redis reads as a float (`MAX_LONG_DOUBLE_CHARS`).
@@ -42,7 +43,7 @@ impl IncrByFloat {
         let key = argv[1];
         let current = match db.get(key) {
             None => Ok(LongDouble::ZERO),
-            Some(Value::String(s)) => parse_float(s)?,
+            Some(Value::String(s)) => parse_float(&s.bytes())?,
             Some(_) => return Err(Error::WrongType),
         };
         let by = parse_float(argv[2])?;
@@ -57,7 +58,7 @@ impl IncrByFloat {
             Err(NotFinite::Infinite) => return Err(Error::FloatNotFinite),
         };
         let text = Bytes::from(next.to_human());
-        db.replace_value(key, Value::String(text.clone()));
+        db.replace_value(key, Value::String(StringValue::created(&text)));
         db.touch(key);
         db.notify(STRING, "incrbyfloat", key);
         db.add_dirty(1);

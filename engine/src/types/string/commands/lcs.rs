@@ -35,7 +35,7 @@ impl Lcs {
         db.count_read(argv[2], false);
         let read = |v: Option<&Value>| match v {
             None => Some(Bytes::new()),
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => Some(s.to_bytes()),
             Some(_) => None,
         };
         let (Some(a), Some(b)) = (read(db.get(argv[1])), read(db.get(argv[2]))) else {

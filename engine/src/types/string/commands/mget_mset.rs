@@ -15,6 +15,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::STRING;
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// MGET.
 #[derive(Debug)]
@@ -27,7 +28,7 @@ impl MGet {
         for key in &argv[1..] {
             db.count_read(key, false);
             replies.push(match db.get(key) {
-                Some(Value::String(s)) => Reply::Bulk(s.clone()),
+                Some(Value::String(s)) => Reply::Bulk(s.to_bytes()),
                 _ => Reply::Null,
             });
         }
@@ -62,7 +63,7 @@ impl MSet {
         for pair in pairs {
             db.insert(
                 Bytes::copy_from_slice(pair[0]),
-                Value::String(Bytes::copy_from_slice(pair[1])),
+                Value::String(StringValue::from_arg(pair[1])),
             );
             db.notify(STRING, "set", pair[0]);
         }

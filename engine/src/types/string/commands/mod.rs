@@ -7,7 +7,7 @@
 //! - `mget_mset`: MGET, MSET, MSETNX; `msetex`: MSETEX.
 //! - `range`: APPEND, SETRANGE, GETRANGE (SUBSTR); `strlen`: STRLEN.
 //! - `incr`: INCR, DECR, INCRBY, DECRBY; `incrbyfloat`: INCRBYFLOAT, computed in
-//!   [`long_double`](super::long_double).
+//!   [`long_double`](super::long_double); `increx`: INCREX (both, bounded, with a time).
 //! - `lcs`: LCS; `digest_delex`: DIGEST, DELEX and the conditions SET shares with DELEX.
 
 pub(crate) mod digest_delex;
@@ -16,6 +16,7 @@ pub(crate) mod getex;
 pub(crate) mod getset_getdel;
 pub(crate) mod incr;
 pub(crate) mod incrbyfloat;
+pub(crate) mod increx;
 pub(crate) mod lcs;
 pub(crate) mod mget_mset;
 pub(crate) mod msetex;

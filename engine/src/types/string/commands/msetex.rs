@@ -21,6 +21,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, STRING};
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// MSETEX.
 #[derive(Debug)]
@@ -57,7 +58,7 @@ impl MSetEx {
             };
             db.insert(
                 Bytes::copy_from_slice(key),
-                Value::String(Bytes::copy_from_slice(pair[1])),
+                Value::String(StringValue::from_arg(pair[1])),
             );
             match expire {
                 Some((at, _)) if !options.keep_ttl => {

@@ -16,7 +16,7 @@
 //! `new`, then `append` or `setrange` fires, WATCH touched, 1 change, propagated verbatim.
 //! GETRANGE is a read lookup.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use crate::command::parse_i64;
 use crate::error::{Error, Result};
@@ -24,6 +24,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::STRING;
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// The longest string APPEND and SETRANGE build: Redis's default `proto-max-bulk-len`
 /// (512 MiB), the limit the engine holds every client to since it does not see the server's
@@ -38,19 +39,39 @@ fn check_length(len: u64, extra: u64) -> Result<()> {
     }
 }
 
-/// The string `key` holds (None when missing), WRONGTYPE for another type.
-fn current(db: &Db, key: &[u8]) -> Result<Option<Bytes>> {
+/// The length of the string `key` holds (None when missing), WRONGTYPE for another type.
+fn current_len(db: &Db, key: &[u8]) -> Result<Option<usize>> {
     match db.get(key) {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::String(s)) => Ok(Some(s.len())),
         Some(_) => Err(Error::WrongType),
     }
 }
 
-/// Stores `value` under `key`, which held `old` (None when missing), keeping its expiry.
-fn store(db: &mut Db, key: &[u8], value: BytesMut, event: &'static str, argv: &[&[u8]]) {
-    db.replace_value(key, Value::String(value.freeze()));
+/// Changes the existing string under `key` in place with `f`, or stores `created` when the
+/// key is missing; then produces the write's effects.
+fn change(
+    db: &mut Db,
+    key: &[u8],
+    created: impl FnOnce() -> StringValue,
+    f: impl FnOnce(&mut StringValue),
+    event: &'static str,
+    argv: &[&[u8]],
+) -> Result<usize> {
+    let len = match db.string_mut(key, |s| {
+        f(s);
+        s.len()
+    })? {
+        Some(len) => len,
+        None => {
+            let value = created();
+            let len = value.len();
+            db.replace_value(key, Value::String(value));
+            len
+        }
+    };
     db.wrote(key, STRING, event, 1, argv);
+    Ok(len)
 }
 
 /// APPEND.
@@ -58,16 +79,20 @@ fn store(db: &mut Db, key: &[u8], value: BytesMut, event: &'static str, argv: &[
 pub struct Append;
 
 impl Append {
-    /// Parses and applies.
+    /// Parses and applies: a missing key stores the value as SET would, an existing one
+    /// grows in place (turning `raw`).
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, value) = (argv[1], argv[2]);
-        let old = current(db, key)?.unwrap_or_default();
-        check_length(old.len() as u64, value.len() as u64)?;
-        let mut new = BytesMut::with_capacity(old.len() + value.len());
-        new.extend_from_slice(&old);
-        new.extend_from_slice(value);
-        let len = new.len();
-        store(db, key, new, "append", argv);
+        let old = current_len(db, key)?.unwrap_or(0);
+        check_length(old as u64, value.len() as u64)?;
+        let len = change(
+            db,
+            key,
+            || StringValue::from_arg(value),
+            |s| s.append(value),
+            "append",
+            argv,
+        )?;
         Ok(Reply::Int(len as i64))
     }
 }
@@ -77,25 +102,30 @@ impl Append {
 pub struct SetRange;
 
 impl SetRange {
-    /// Parses and applies.
+    /// Parses and applies, writing in place (the value turns `raw`).
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, value) = (argv[1], argv[3]);
         let offset = u64::try_from(parse_i64(argv[2])?).map_err(|_| Error::OffsetOutOfRange)?;
-        let old = current(db, key)?;
+        let old = current_len(db, key)?;
         if value.is_empty() {
-            return Ok(Reply::Int(old.map_or(0, |s| s.len() as i64)));
+            return Ok(Reply::Int(old.map_or(0, |len| len as i64)));
         }
         check_length(offset, value.len() as u64)?;
-        let old = old.unwrap_or_default();
-        // Both fit in memory's range: the check above bounds them by 512 MiB.
-        let (offset, end) = (offset as usize, offset as usize + value.len());
-        let mut new = BytesMut::from(&old[..]);
-        if new.len() < end {
-            new.resize(end, 0);
-        }
-        new[offset..end].copy_from_slice(value);
-        let len = new.len();
-        store(db, key, new, "setrange", argv);
+        // The check above bounds the offset by 512 MiB.
+        let offset = offset as usize;
+        let write = |s: &mut StringValue| s.write_at(offset, value);
+        let len = change(
+            db,
+            key,
+            || {
+                let mut s = StringValue::zeroed(0);
+                write(&mut s);
+                s
+            },
+            write,
+            "setrange",
+            argv,
+        )?;
         Ok(Reply::Int(len as i64))
     }
 }
@@ -110,15 +140,17 @@ impl GetRange {
         let start = parse_i64(argv[2])?;
         let end = parse_i64(argv[3])?;
         db.count_read(argv[1], false);
-        let Some(s) = current(db, argv[1])? else {
-            return Ok(Reply::Bulk(Bytes::new()));
+        let s = match db.get(argv[1]) {
+            None => return Ok(Reply::Bulk(Bytes::new())),
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(Error::WrongType),
         };
-        Ok(Reply::Bulk(range(&s, start, end)))
+        Ok(Reply::Bulk(range(&s.bytes(), start, end)))
     }
 }
 
 /// The bytes of `s` from `start` to `end` inclusive as Redis's `getrangeCommand` clamps them.
-fn range(s: &Bytes, start: i64, end: i64) -> Bytes {
+fn range(s: &[u8], start: i64, end: i64) -> Bytes {
     let len = s.len() as i64;
     if (start < 0 && end < 0 && start > end) || len == 0 {
         return Bytes::new();
@@ -139,7 +171,7 @@ fn range(s: &Bytes, start: i64, end: i64) -> Bytes {
     if start > end {
         return Bytes::new();
     }
-    s.slice(start as usize..=end as usize)
+    Bytes::copy_from_slice(&s[start as usize..=end as usize])
 }
 
 #[cfg(test)]

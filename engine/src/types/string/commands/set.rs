@@ -33,6 +33,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, STRING};
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::string::StringValue;
 
 /// How SET's time was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +124,7 @@ impl Set {
         // The old string matters only to GET's reply; another type is only "there".
         let old = match db.get(key) {
             None => None,
-            Some(Value::String(s)) if self.get => Some(Some(s.clone())),
+            Some(Value::String(s)) if self.get => Some(Some(s.to_bytes())),
             Some(Value::String(_)) => Some(None),
             Some(_) if self.get => return Err(Error::WrongType),
             Some(_) => Some(None),
@@ -156,7 +157,7 @@ impl Set {
             let Some(Value::String(current)) = db.get(key) else {
                 return Err(Error::WrongType);
             };
-            if !condition.holds(current, arg)? {
+            if !condition.holds(&current.bytes(), arg)? {
                 return refused(old);
             }
         }
@@ -182,7 +183,7 @@ impl Set {
         };
         db.insert(
             Bytes::copy_from_slice(key),
-            Value::String(Bytes::copy_from_slice(value)),
+            Value::String(StringValue::from_arg(value)),
         );
         db.set_expiry(key, ttl);
         db.notify(STRING, "set", key);

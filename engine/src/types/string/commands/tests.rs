@@ -269,3 +269,94 @@ fn the_newer_string_commands_change_nothing_on_error() {
     assert_eq!(f.run("GET k"), Ok(bulk("v")));
     assert_eq!(f.run("EXISTS a"), Ok(Reply::Int(0)));
 }
+
+#[test]
+fn increx_propagates_a_set_and_fires_redis_events() {
+    let f = Fixture::new();
+    let pair = |a, b| Ok(Reply::Array(vec![Reply::Int(a), Reply::Int(b)]));
+    assert_eq!(f.run("INCREX n BYINT 5 EX 10"), pair(5, 5));
+    assert_eq!(
+        f.propagated(),
+        [format!("SET n 5 PXAT {}", NOW_MS + 10_000)]
+    );
+    assert_eq!(f.events(), ["new", "incrby", "expire"]);
+    assert_eq!(f.run("INCREX n EX 20 ENX"), pair(6, 1));
+    assert_eq!(f.propagated(), ["SET n 6 KEEPTTL"]);
+    assert_eq!(f.events(), ["incrby"]);
+    assert_eq!(f.run("INCREX n PERSIST"), pair(7, 1));
+    assert_eq!(f.propagated(), ["SET n 7"]);
+    assert_eq!(f.events(), ["incrby", "persist"]);
+    // Refused past a bound: nothing changes.
+    assert_eq!(f.run("INCREX n UBOUND 7"), pair(7, 0));
+    assert!(f.propagated().is_empty());
+    assert!(f.events().is_empty());
+    assert_eq!(
+        f.run("INCREX n BYFLOAT 0.5"),
+        Ok(Reply::Array(vec![
+            Reply::Double(Bytes::from_static(b"7.5")),
+            Reply::Double(Bytes::from_static(b"0.5")),
+        ]))
+    );
+    assert_eq!(f.propagated(), ["SET n 7.5 KEEPTTL"]);
+    assert_eq!(f.events(), ["incrbyfloat"]);
+    assert!(f.run("INCREX n BYFLOAT 1 EXAT 1").is_ok());
+    assert_eq!(f.run("EXISTS n"), Ok(Reply::Int(0)));
+    assert_eq!(f.propagated(), ["DEL n"]);
+    assert_eq!(f.events(), ["del"]);
+}
+
+#[test]
+fn bitmap_writes_fire_redis_events_only_when_they_change_something() {
+    let f = Fixture::new();
+    assert_eq!(f.run("SETBIT b 7 1"), Ok(Reply::Int(0)));
+    assert_eq!(f.events(), ["new", "setbit"]);
+    assert_eq!(f.propagated(), ["SETBIT b 7 1"]);
+    assert_eq!(f.run("SETBIT b 7 1"), Ok(Reply::Int(1)));
+    assert!(f.events().is_empty());
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("BITFIELD b SET u8 0 2 GET u8 0").map(|_| ()), Ok(()));
+    assert_eq!(f.events(), ["setbit"]);
+    assert_eq!(f.propagated(), ["BITFIELD b SET u8 0 2 GET u8 0"]);
+    assert_eq!(
+        f.run("BITFIELD b OVERFLOW FAIL INCRBY u8 0 300")
+            .map(|_| ()),
+        Ok(())
+    );
+    assert!(f.events().is_empty());
+    assert_eq!(f.run("BITOP NOT d b"), Ok(Reply::Int(1)));
+    assert_eq!(f.events(), ["new", "set"]);
+    assert_eq!(f.propagated(), ["BITOP NOT d b"]);
+    assert_eq!(f.run("BITOP AND d nokey"), Ok(Reply::Int(0)));
+    assert_eq!(f.events(), ["del"]);
+    assert_eq!(f.propagated(), ["BITOP AND d nokey"]);
+    assert_eq!(f.run("BITOP AND d nokey"), Ok(Reply::Int(0)));
+    assert!(f.propagated().is_empty());
+}
+
+#[test]
+fn hyperloglog_commands_fire_redis_events() {
+    let f = Fixture::new();
+    assert_eq!(f.run("PFADD h a b"), Ok(Reply::Int(1)));
+    assert_eq!(f.events(), ["new", "pfadd"]);
+    assert_eq!(f.propagated(), ["PFADD h a b"]);
+    assert_eq!(f.run("PFADD h a"), Ok(Reply::Int(0)));
+    assert!(f.events().is_empty());
+    assert!(f.propagated().is_empty());
+    // The first count caches the estimate: a change without an event.
+    assert_eq!(f.run("PFCOUNT h"), Ok(Reply::Int(2)));
+    assert!(f.events().is_empty());
+    assert_eq!(f.propagated(), ["PFCOUNT h"]);
+    assert_eq!(f.run("PFCOUNT h"), Ok(Reply::Int(2)));
+    assert!(f.propagated().is_empty());
+    assert_eq!(f.run("PFMERGE m h"), Ok(Reply::OK));
+    assert_eq!(f.events(), ["new", "pfadd"]);
+    assert_eq!(f.propagated(), ["PFMERGE m h"]);
+    assert_eq!(f.run("PFDEBUG TODENSE m"), Ok(Reply::Int(1)));
+    assert_eq!(f.propagated(), ["PFDEBUG TODENSE m"]);
+    assert_eq!(f.run("PFCOUNT m h nokey"), Ok(Reply::Int(2)));
+    assert_eq!(f.run("SET s hello"), Ok(Reply::OK));
+    assert_eq!(
+        f.run("PFADD s a"),
+        Err("WRONGTYPE Key is not a valid HyperLogLog string value.".to_string())
+    );
+}
