@@ -27,6 +27,10 @@ pub type Digest = [u8; 20];
 const TYPE_STRING: u32 = 0;
 /// Redis's `OBJ_LIST`.
 const TYPE_LIST: u32 = 1;
+/// Redis's `OBJ_SET`.
+const TYPE_SET: u32 = 2;
+/// Redis's `OBJ_HASH`.
+const TYPE_HASH: u32 = 4;
 /// Redis's `OBJ_STREAM`.
 const TYPE_STREAM: u32 = 6;
 
@@ -58,6 +62,25 @@ impl Value {
             Value::String(string) => {
                 mix(digest, &TYPE_STRING.to_be_bytes());
                 mix(digest, &string.bytes());
+            }
+            Value::Set(set) => {
+                mix(digest, &TYPE_SET.to_be_bytes());
+                for member in set.members() {
+                    xor(digest, &member);
+                }
+            }
+            Value::Hash(hash) => {
+                mix(digest, &TYPE_HASH.to_be_bytes());
+                // Fields whose time passed but that are still stored count, as in Redis.
+                for (field, value, expiry) in hash.entries() {
+                    let mut element = Digest::default();
+                    mix(&mut element, field);
+                    mix(&mut element, value);
+                    if expiry.is_some() {
+                        xor(&mut element, b"!!hexpire!!");
+                    }
+                    xor(digest, &element);
+                }
             }
             Value::List(list) => {
                 mix(digest, &TYPE_LIST.to_be_bytes());

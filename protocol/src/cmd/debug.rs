@@ -81,9 +81,15 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     } else if (named("listpack") && argc == 3) || (named("quicklist") && (argc == 3 || argc == 4)) {
         let listpack = named("listpack");
-        match ctx.db().get(argv[2]) {
+        // Redis prints the structure on its standard output; echomq has nothing to print but
+        // answers as Redis does for the encoding.
+        match ctx.db().get(argv[2]).map(super::object::encoding) {
             None => error(echomq_engine::Error::NoSuchKey),
+            Some("listpack" | "listpackex") if listpack => {
+                Reply::Status("Listpack structure printed on stdout")
+            }
             Some(_) if listpack => CommandError::NotListpack.into(),
+            Some("quicklist") => Reply::Status("Quicklist structure printed on stdout"),
             Some(_) => CommandError::NotQuicklist.into(),
         }
     } else if named("stringmatch-test") && argc == 2 {

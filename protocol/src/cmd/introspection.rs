@@ -7,23 +7,41 @@ use echomq_engine::command::CommandSpec;
 
 use super::table::all;
 use super::{Ctx, error, is, lookup, unknown_subcommand};
-use super::{command_docs, command_docs_reads, command_meta};
+use super::{command_docs, command_docs_reads, command_meta, command_rows};
 
 use crate::error::CommandError;
+
+/// Whether echomq has the subcommand `full_name` (`container|sub`).
+fn has_subcommand(full_name: &str) -> bool {
+    let Some((container, _)) = full_name.split_once('|') else {
+        return false;
+    };
+    lookup(container.as_bytes()).is_some_and(|found| {
+        found
+            .spec()
+            .subcommands
+            .iter()
+            .any(|s| s.full_name == full_name)
+    })
+}
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
 /// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
 /// as Redis 8.8 does ([`command_docs`]), XREAD and XREADGROUP as 8.10 does
-/// ([`command_docs_reads`]). Other commands come from their table row: flags are
-/// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
-/// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
-/// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
+/// ([`command_docs_reads`]), the others as Redis 8.8 declares them ([`command_rows`]), with
+/// the subcommands echomq has. A command Redis does not declare comes from its table row:
+/// flags are `movablekeys` for a command whose keys the positions cannot name, empty
+/// otherwise; categories, tips, key specs and subcommands are reported empty. The sets are
+/// sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
     if let Some(container) = command_docs::container(spec.name) {
         return container.info();
     }
     if let Some(row) = command_docs_reads::row(spec.name) {
         return row.info();
+    }
+    if let Some(row) = command_rows::find(spec.name.as_bytes()) {
+        return row.info(&has_subcommand);
     }
     let flags = if crate::slot::has_movable_keys(spec) {
         vec![Reply::Status("movablekeys")]
@@ -44,14 +62,18 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     ])
 }
 
-/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]); others
-/// with an empty summary.
+/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]), XREAD
+/// and XREADGROUP as 8.10 ([`command_docs_reads`]), the others as Redis 8.8 declares them
+/// ([`command_rows`]); a command Redis does not declare with an empty summary.
 fn docs_entry(name: &'static str) -> Reply {
     if let Some(container) = command_docs::container(name) {
         return container.docs();
     }
     if let Some(row) = command_docs_reads::row(name) {
         return row.docs();
+    }
+    if let Some(row) = command_rows::find(name.as_bytes()) {
+        return row.docs(&has_subcommand);
     }
     Reply::Map(vec![
         (Reply::bulk_static("summary"), Reply::bulk_static("")),
@@ -86,7 +108,10 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .iter()
                 .map(|n| match command_docs::subcommand(n) {
                     Some((info, _)) => info,
-                    None => lookup(n).map_or(Reply::Null, |found| info_entry(found.spec())),
+                    None => match lookup(n) {
+                        Some(found) => info_entry(found.spec()),
+                        None => subcommand_row(n).map_or(Reply::Null, |r| r.info(&has_subcommand)),
+                    },
                 })
                 .collect(),
         )
@@ -113,12 +138,14 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .iter()
                 .filter_map(|n| match command_docs::subcommand(n) {
                     Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
-                    None => lookup(n).map(|found| {
-                        (
+                    None => match lookup(n) {
+                        Some(found) => Some((
                             Reply::bulk(found.spec().name),
                             docs_entry(found.spec().name),
-                        )
-                    }),
+                        )),
+                        None => subcommand_row(n)
+                            .map(|r| (Reply::bulk_static(r.name), r.docs(&has_subcommand))),
+                    },
                 })
                 .collect()
         };
@@ -126,6 +153,11 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     } else {
         unknown_subcommand(argv)
     }
+}
+
+/// The declared row of `name` if it names a subcommand echomq has (`config|get`).
+fn subcommand_row(name: &[u8]) -> Option<&'static command_rows::Row> {
+    command_rows::find(name).filter(|r| r.name.contains('|') && has_subcommand(r.name))
 }
 
 const COMMAND_HELP: &[&str] = &[

@@ -62,6 +62,8 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         Value::Stream(_) => "stream",
         Value::String(s) => string_encoding(s),
         Value::List(list) => list.encoding(),
+        Value::Hash(hash) => hash.encoding(),
+        Value::Set(set) => set.encoding(),
     }
 }
 
@@ -76,6 +78,10 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
                 size_class(object) + size_class(sds_header(s.len()) + s.len() + 1)
             }
         },
+        // Hashes and sets: the object and one allocation of the encoding's bytes, an
+        // approximation of Redis's per-encoding figures.
+        Value::Hash(h) => size_class(object) + size_class(h.memory_bytes().max(1)),
+        Value::Set(set) => size_class(object) + size_class(set.memory_bytes().max(1)),
         Value::Stream(stream) => {
             let listpacks: usize = stream
                 .listpack_bytes()

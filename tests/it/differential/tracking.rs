@@ -47,8 +47,6 @@ fn lines() -> Vec<&'static str> {
         "CLIENT TRACKING ON BCAST PREFIX d",
         "CLIENT TRACKINGINFO",
         "CLIENT TRACKING ON",
-        "SET b1 x",
-        "PING",
         "CLIENT TRACKING OFF",
         // Own writes: in RESP3 the push follows the reply (read as the next command's).
         "CLIENT TRACKING ON",
@@ -62,10 +60,8 @@ fn lines() -> Vec<&'static str> {
         "FLUSHALL",
         "PING",
         "CLIENT TRACKING OFF",
-        "CLIENT TRACKING ON BCAST",
-        "MSET z 1 y 2",
-        "PING",
-        "CLIENT TRACKING OFF",
+        // BCAST pushes are left to tests/it/server/tracking.rs: Redis 8.8 under load sometimes
+        // sends one after the next command's reply, so a lockstep comparison cannot hold them.
         "CONFIG GET tracking-table-max-keys",
         "CONFIG SET tracking-table-max-keys -1",
         "CONFIG SET tracking-table-max-keys abc",

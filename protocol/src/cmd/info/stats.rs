@@ -23,6 +23,10 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         let (all, active) = db.expired_counts();
         (a + all, b + active)
     });
+    let (subkeys, subkeys_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+        let (all, active) = db.expired_subkey_counts();
+        (a + all, b + active)
+    });
     let (input, output) = stats.net_bytes();
     let (reads, writes) = stats.io_processed();
     out.field(
@@ -45,8 +49,8 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("sync_full", 0);
     out.field("sync_partial_ok", 0);
     out.field("sync_partial_err", 0);
-    out.field("expired_subkeys", 0);
-    out.field("expired_subkeys_active", 0);
+    out.field("expired_subkeys", subkeys);
+    out.field("expired_subkeys_active", subkeys_active);
     out.field("expired_keys", expired);
     out.field("expired_keys_active", expired_active);
     out.field(
