@@ -160,9 +160,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let server = Server::bind(config)
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
-    if let Some(path) = &args.config {
-        apply_config_file(&server, path)?;
-    }
+    let users_configured = match &args.config {
+        Some(path) => apply_config_file(&server, path)?,
+        None => false,
+    };
     if let Some(mode) = &args.protected_mode {
         server
             .handle()
@@ -170,6 +171,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             .map_err(|e| format!("--protected-mode: {e}"))?;
     }
     args.persistence.apply(&server.handle())?;
+    server
+        .handle()
+        .load_acl_file(users_configured)
+        .map_err(|e| format!("Aborting startup because of ACL errors: {e}"))?;
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
     if let Some(archive) = &archive {
@@ -319,17 +324,31 @@ async fn server_handle_for_persistence(
         })
 }
 
-fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
+/// Applies the config file's lines; returns whether it declared users (`user` lines).
+fn apply_config_file(server: &Server, path: &PathBuf) -> Result<bool, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let handle = server.handle();
+    let mut users_configured = false;
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if name.eq_ignore_ascii_case("user") {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            handle
+                .config_user(&words)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
+            users_configured = true;
+            continue;
+        }
         let value = value.trim().trim_matches('"');
+        if name.eq_ignore_ascii_case("aclfile") {
+            handle.set_aclfile(value);
+            continue;
+        }
         let at = || format!("{}:{}", path.display(), n + 1);
         match handle.config_set(name, value) {
             // Immutable settings (port, bind) come from the command line.
@@ -340,5 +359,5 @@ fn apply_config_file(server: &Server, path: &PathBuf) -> Result<(), String> {
             Err(e) => return Err(format!("{}: {e}", at())),
         }
     }
-    Ok(())
+    Ok(users_configured)
 }

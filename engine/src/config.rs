@@ -92,6 +92,8 @@ pub struct Config {
     idmp_maxsize: AtomicU64,
     /// `notify-keyspace-events` as flags (see [`crate::notify`]).
     notify_flags: AtomicU32,
+    /// The value types' encoding thresholds (CONFIG's `*-max-listpack-*` and friends).
+    pub encoding: EncodingConfig,
     /// `list-max-listpack-size`.
     list_fill: std::sync::atomic::AtomicI32,
     /// `list-compress-depth`.
@@ -120,6 +122,7 @@ impl Default for Config {
             idmp_duration_s: AtomicU64::new(IDMP_DURATION_DEFAULT),
             idmp_maxsize: AtomicU64::new(IDMP_MAXSIZE_DEFAULT),
             notify_flags: AtomicU32::new(0),
+            encoding: EncodingConfig::default(),
             list_fill: std::sync::atomic::AtomicI32::new(crate::types::list::FILL_DEFAULT),
             list_depth: AtomicU32::new(0),
             cluster_enabled: std::sync::atomic::AtomicBool::new(false),
@@ -400,5 +403,72 @@ impl Eviction {
             _ => (500.0 * 1.15f64.powi(t as i32 - 10)) as u64,
         };
         Some(std::time::Duration::from_micros(us))
+    }
+}
+
+/// The thresholds at which Redis 8.8 converts a hash, set or sorted set from its compact
+/// encoding (listpack, intset) to its general one, as CONFIG sets them: each
+/// value type reads the ones it needs on every write that may convert it. Atomics, so a read
+/// costs a load and CONFIG SET needs no lock. Defaults are Redis 8.8's.
+#[derive(Debug)]
+pub struct EncodingConfig {
+    /// `hash-max-listpack-entries` (alias `hash-max-ziplist-entries`).
+    pub hash_max_listpack_entries: AtomicU64,
+    /// `hash-max-listpack-value` (alias `hash-max-ziplist-value`), bytes.
+    pub hash_max_listpack_value: AtomicU64,
+    /// `set-max-intset-entries`.
+    pub set_max_intset_entries: AtomicU64,
+    /// `set-max-listpack-entries`.
+    pub set_max_listpack_entries: AtomicU64,
+    /// `set-max-listpack-value`, bytes.
+    pub set_max_listpack_value: AtomicU64,
+    /// `zset-max-listpack-entries` (alias `zset-max-ziplist-entries`).
+    pub zset_max_listpack_entries: AtomicU64,
+    /// `zset-max-listpack-value` (alias `zset-max-ziplist-value`), bytes.
+    pub zset_max_listpack_value: AtomicU64,
+}
+
+impl Default for EncodingConfig {
+    fn default() -> Self {
+        EncodingConfig {
+            hash_max_listpack_entries: AtomicU64::new(512),
+            hash_max_listpack_value: AtomicU64::new(64),
+            set_max_intset_entries: AtomicU64::new(512),
+            set_max_listpack_entries: AtomicU64::new(128),
+            set_max_listpack_value: AtomicU64::new(64),
+            zset_max_listpack_entries: AtomicU64::new(128),
+            zset_max_listpack_value: AtomicU64::new(64),
+        }
+    }
+}
+
+/// A copy of every [`EncodingConfig`] value at once (to restore them when a CONFIG SET of
+/// several parameters fails half-way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodingLimits([u64; 7]);
+
+impl EncodingConfig {
+    fn all(&self) -> [&AtomicU64; 7] {
+        [
+            &self.hash_max_listpack_entries,
+            &self.hash_max_listpack_value,
+            &self.set_max_intset_entries,
+            &self.set_max_listpack_entries,
+            &self.set_max_listpack_value,
+            &self.zset_max_listpack_entries,
+            &self.zset_max_listpack_value,
+        ]
+    }
+
+    /// Every value now.
+    pub fn limits(&self) -> EncodingLimits {
+        EncodingLimits(self.all().map(|a| a.load(Ordering::Relaxed)))
+    }
+
+    /// Puts back values taken by [`EncodingConfig::limits`].
+    pub fn restore(&self, limits: EncodingLimits) {
+        for (to, from) in self.all().into_iter().zip(limits.0) {
+            to.store(from, Ordering::Relaxed);
+        }
     }
 }

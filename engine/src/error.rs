@@ -323,7 +323,7 @@ pub enum Error {
     #[error("ERR value is not a valid float")]
     NotAFloat,
     /// An argument, value or result refused with a message of its command's own (INCREX,
-    /// the bitmap and HyperLogLog commands); carries Redis's text after `ERR `.
+    /// the bitmap, HyperLogLog, hash and set commands); carries Redis's text after `ERR `.
     #[error("ERR {0}")]
     Text(&'static str),
     /// A string that is not a HyperLogLog given to a PF command.
@@ -374,12 +374,27 @@ pub enum Error {
     /// MSETEX with fewer arguments than its numkeys pairs.
     #[error("ERR wrong number of key-value pairs")]
     KeyValuePairs,
+    /// HEXPIRE-family and HGETEX/HSETEX's unknown argument; carries it as sent.
+    #[error("ERR unknown argument: {0}")]
+    UnknownArgument(String),
+    /// HINCRBY on a value that is no integer.
+    #[error("ERR hash value is not an integer")]
+    HashNotInteger,
+    /// HINCRBYFLOAT on a value that is no float.
+    #[error("ERR hash value is not a float")]
+    HashNotFloat,
+    /// A count (HRANDFIELD, SRANDMEMBER, SPOP) out of range.
+    #[error("ERR value is out of range")]
+    OutOfRange,
+    /// A count outside `getRangeLongFromObjectOrReply`'s bounds (HRANDFIELD, SRANDMEMBER).
+    #[error("ERR value is out of range, value must between {0} and {1}")]
+    OutOfRangeBetween(i64, i64),
+    /// A count that must not be negative (SPOP, SINTERCARD's LIMIT, LPOP's and RPOP's count).
+    #[error("ERR value is out of range, must be positive")]
+    MustBePositive,
     /// LSET past either end of the list.
     #[error("ERR index out of range")]
     IndexOutOfRange,
-    /// A count or other value that must be positive (LPOP's, RPOP's count).
-    #[error("ERR value is out of range, must be positive")]
-    MustBePositive,
     /// LREM's count or LPOS's RANK of `i64::MIN`.
     #[error(
         "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"

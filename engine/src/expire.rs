@@ -20,6 +20,10 @@
 //! keys are expiring, where Redis's clients wait for its whole slow cycle (up to 25% of a
 //! tick).
 //!
+//! Hash fields with a TTL expire in the same cycle: once a database's keys are sampled, its
+//! hashes that hold fields past their time lose them (at most a fixed number per lock hold;
+//! see `types/hash/commands/expiry.rs`), and the full sweep takes them all.
+//!
 //! Invariant: the cycle holds the lock for at most 16 loops at a time, and serves the blocked
 //! readers its deletions signalled before releasing it, as after any command.
 
@@ -132,7 +136,9 @@ impl Db {
             .filter(|&(_, at)| at <= self.values.now_ms)
             .map(|(k, _)| Bytes::copy_from_slice(k))
             .collect();
-        due.iter().filter(|key| self.expire_if_due(key)).count()
+        let keys = due.iter().filter(|key| self.expire_if_due(key)).count();
+        self.expire_hash_fields(usize::MAX);
+        keys
     }
 }
 
@@ -294,7 +300,15 @@ impl ExpireCycle<'_> {
                     db.values.now_ms = snapshot.now_ms;
                     db.effects.propagating = keyspace.propagation_on();
                     db.effects.notify_flags = keyspace.notify_flags();
+                    db.watch.tracking = keyspace.key_tracking();
                     let repeat = self.sample_loops(db);
+                    // Hash fields past their TTL (Redis's active expiry of `subexpires`),
+                    // once per database per cycle, a bounded number per hold.
+                    if !repeat {
+                        db.expire_hash_fields(
+                            crate::types::hash::commands::expiry::FIELDS_PER_STEP,
+                        );
+                    }
                     // Each deletion propagates as a DEL, fed under the lock (execution order).
                     let propagated = db.take_propagated();
                     let wakers = db.serve_signalled(&snapshot);
@@ -423,10 +437,12 @@ impl Keyspace {
             let mut propagated = Vec::new();
             let propagating = self.propagation_on();
             let notify_flags = self.notify_flags();
+            let tracking = self.key_tracking();
             for (index, db) in dbs.iter_mut().enumerate() {
                 db.values.now_ms = snapshot.now_ms;
                 db.effects.propagating = propagating;
                 db.effects.notify_flags = notify_flags;
+                db.watch.tracking = tracking;
                 let n = db.sweep_expired();
                 db.stats.expired_keys_active += n as u64;
                 expired += n;
@@ -478,10 +494,22 @@ impl Db {
         (self.stats.expired_keys, self.stats.expired_keys_active)
     }
 
-    /// Zeroes [`Db::expired_counts`] and the read lookup counts (CONFIG RESETSTAT).
+    /// Hash fields deleted because they expired, and of those the active cycle's (INFO's
+    /// `expired_subkeys`, `expired_subkeys_active`).
+    pub fn expired_subkey_counts(&self) -> (u64, u64) {
+        (
+            self.stats.expired_subkeys,
+            self.stats.expired_subkeys_active,
+        )
+    }
+
+    /// Zeroes [`Db::expired_counts`], [`Db::expired_subkey_counts`] and the read lookup
+    /// counts (CONFIG RESETSTAT).
     pub fn reset_expired_counts(&mut self) {
         self.stats.expired_keys = 0;
         self.stats.expired_keys_active = 0;
+        self.stats.expired_subkeys = 0;
+        self.stats.expired_subkeys_active = 0;
         self.stats.keyspace_hits = 0;
         self.stats.keyspace_misses = 0;
     }

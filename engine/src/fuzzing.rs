@@ -62,9 +62,9 @@ const BLOCKED_MAX: usize = 8;
 
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
-/// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap and HyperLogLog
-/// commands follow.
-pub const NAMES: [&str; 105] = [
+/// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap, HyperLogLog,
+/// hash and set commands follow.
+pub const NAMES: [&str; 150] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -132,6 +132,52 @@ pub const NAMES: [&str; 105] = [
     "DIGEST",
     "DELEX",
     "MSETEX",
+    // The hash and set commands.
+    "HSET",
+    "HSETNX",
+    "HMSET",
+    "HGET",
+    "HMGET",
+    "HEXISTS",
+    "HSTRLEN",
+    "HLEN",
+    "HGETALL",
+    "HKEYS",
+    "HVALS",
+    "HSCAN",
+    "HDEL",
+    "HGETDEL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HRANDFIELD",
+    "HEXPIRE",
+    "HPEXPIRE",
+    "HEXPIREAT",
+    "HPEXPIREAT",
+    "HPERSIST",
+    "HTTL",
+    "HPTTL",
+    "HEXPIRETIME",
+    "HPEXPIRETIME",
+    "HGETEX",
+    "HSETEX",
+    "SADD",
+    "SREM",
+    "SCARD",
+    "SISMEMBER",
+    "SMISMEMBER",
+    "SMEMBERS",
+    "SSCAN",
+    "SRANDMEMBER",
+    "SPOP",
+    "SMOVE",
+    "SINTER",
+    "SINTERSTORE",
+    "SINTERCARD",
+    "SUNION",
+    "SUNIONSTORE",
+    "SDIFF",
+    "SDIFFSTORE",
     "LPUSH",
     "RPUSH",
     "LPUSHX",
@@ -239,7 +285,7 @@ const NUMBERS: [&str; 24] = [
 
 /// The first [`KEYWORDS_DIRECT`] are picked by the tag alone; the rest by one more byte (a
 /// tag has only 32 words).
-const KEYWORDS: [&str; 68] = [
+const KEYWORDS: [&str; 77] = [
     "MAXLEN",
     "MINID",
     "LIMIT",
@@ -307,6 +353,16 @@ const KEYWORDS: [&str; 68] = [
     "WITHMATCHLEN",
     "IFEQ",
     "IFDNE",
+    // The hash field expiry and set words.
+    "FIELDS",
+    "WITHVALUES",
+    "NOVALUES",
+    "FNX",
+    "FXX",
+    "KEEPTTL",
+    "PERSIST",
+    "EXAT",
+    "PXAT",
     "LEFT",
     "RIGHT",
     "BEFORE",

@@ -28,6 +28,7 @@ use crate::reply_size::Protocol;
 
 pub(crate) use crate::db::Rerun;
 pub use crate::db::{Db, SIZE_CLASSES};
+use crate::invalidate::InvalidationSink;
 use crate::notify::{Notification, NotificationSink};
 pub use crate::propagate::PropagationSink;
 use crate::trim_hook::TrimHook;
@@ -138,6 +139,10 @@ pub struct Keyspace {
     notification_sink: parking_lot::RwLock<Option<Arc<dyn NotificationSink>>>,
     /// Whether `notification_sink` is set.
     notifying: std::sync::atomic::AtomicBool,
+    /// Where the keys each unit changed go for client-side caching ([`crate::invalidate`]).
+    invalidation_sink: parking_lot::RwLock<Option<Arc<dyn InvalidationSink>>>,
+    /// Whether changed keys are recorded: a sink is set and some client tracks keys.
+    key_tracking: std::sync::atomic::AtomicBool,
     /// The eviction pool and cursor, kept between evictions (see `evict.rs`).
     pub(crate) eviction: Mutex<crate::evict::EvictionState>,
     /// Keys evicted (`evicted_keys`).
@@ -189,6 +194,8 @@ impl Keyspace {
             propagating: std::sync::atomic::AtomicBool::new(false),
             notification_sink: parking_lot::RwLock::new(None),
             notifying: std::sync::atomic::AtomicBool::new(false),
+            invalidation_sink: parking_lot::RwLock::new(None),
+            key_tracking: std::sync::atomic::AtomicBool::new(false),
             eviction: Mutex::default(),
             evicted_keys: std::sync::atomic::AtomicU64::new(0),
         }
@@ -261,6 +268,7 @@ impl Keyspace {
             self.propagating.load(Ordering::Acquire),
             self.notify_flags(),
         );
+        db.watch.tracking = self.key_tracking();
         let result = f(db, &snapshot);
         if db.has_signals() {
             wakers.extend(db.serve_signalled(&snapshot));
@@ -283,8 +291,10 @@ impl Keyspace {
         let snapshot = self.snapshot();
         let propagating = self.propagating.load(Ordering::Acquire);
         let notify_flags = self.notify_flags();
+        let tracking = self.key_tracking();
         for db in dbs.iter_mut() {
             db.prepare(&snapshot, propagating, notify_flags);
+            db.watch.tracking = tracking;
         }
         let result = f(dbs, &snapshot);
         let mut propagated = Vec::new();
@@ -340,6 +350,22 @@ impl Keyspace {
             .store(on, std::sync::atomic::Ordering::Release);
     }
 
+    /// Sets (or, with `None`, removes) where changed keys go for client-side caching; they
+    /// are recorded only while [`Keyspace::set_key_tracking`] is on as well.
+    pub fn set_invalidation_sink(&self, sink: Option<Arc<dyn InvalidationSink>>) {
+        *self.invalidation_sink.write() = sink;
+    }
+
+    /// Turns the recording of changed keys on (some client tracks keys) or off.
+    pub fn set_key_tracking(&self, on: bool) {
+        self.key_tracking.store(on, Ordering::Release);
+    }
+
+    /// Whether changed keys are recorded now.
+    pub(crate) fn key_tracking(&self) -> bool {
+        self.key_tracking.load(Ordering::Acquire)
+    }
+
     /// The notification classes commands record now: the configured ones with a sink, else 0.
     pub(crate) fn notify_flags(&self) -> u32 {
         if self.notifying.load(std::sync::atomic::Ordering::Acquire) {
@@ -351,12 +377,30 @@ impl Keyspace {
 
     /// Hands the events the given databases recorded to the sink, in firing order (under the
     /// keyspace lock).
+    ///
+    /// The keys the unit changed go to the invalidation sink first, as Redis invalidates a key
+    /// as it changes, before the unit's notifications are published.
     pub(crate) fn hand_over_events<'d>(&self, dbs: impl Iterator<Item = (usize, &'d mut Db)>) {
         let mut batch = Vec::new();
+        let (mut invalidated, mut flushed) = (Vec::new(), false);
         for (index, db) in dbs {
             if db.effects.has_events() {
                 db.effects.take_events(index, &mut batch);
             }
+            if db.watch.tracking {
+                let (keys, flush) = db.watch.take_invalidated();
+                if invalidated.is_empty() {
+                    invalidated = keys;
+                } else {
+                    invalidated.extend(keys);
+                }
+                flushed |= flush;
+            }
+        }
+        if (!invalidated.is_empty() || flushed)
+            && let Some(sink) = self.invalidation_sink.read().as_ref()
+        {
+            sink.invalidate(invalidated, flushed);
         }
         if batch.is_empty() {
             return;

@@ -33,6 +33,9 @@
 //!   the [`Db`]'s own ([`Db::expire_if_due`]).
 //! - [`notify`]: keyspace notifications: the `notify-keyspace-events` classes and the events
 //!   commands and expiry fire, handed to a [`NotificationSink`] in execution order.
+//! - [`invalidate`]: the keys each execution unit changed, handed to the embedder for
+//!   client-side caching; [`debug_digest`]: DEBUG DIGEST's dataset and value digests, as
+//!   Redis computes them.
 //! - [`glob`]: Redis's glob matching (KEYS, SCAN MATCH; the server's CONFIG GET, PSUBSCRIBE).
 //! - [`reply`]: protocol-neutral replies; [`error`]: the one error enum, whose messages are
 //!   Redis's exact text; [`config`]: run-time settings; [`clock`]: system and manual clocks.
@@ -44,6 +47,7 @@ pub mod clock;
 pub mod command;
 pub mod config;
 mod db;
+pub mod debug_digest;
 #[cfg(test)]
 mod effects_fixture;
 pub mod error;
@@ -51,6 +55,7 @@ pub mod evict;
 mod execute;
 pub mod expire;
 pub mod glob;
+pub mod invalidate;
 // The fuzz targets: for cargo-fuzz (fuzz/ enables the feature) and this crate's replays.
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -84,6 +89,7 @@ pub use error::{Error, RdbError, Result};
 pub use evict::EvictOutcome;
 pub use expire::{ExpireCycle, ExpireStats};
 pub use id::{AddId, StreamId};
+pub use invalidate::InvalidationSink;
 pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use notify::{Notification, NotificationSink};

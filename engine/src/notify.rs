@@ -10,13 +10,17 @@
 //! across clients; the sink must not block there (the server's publishes into mailboxes).
 //!
 //! Invariants:
-//! - Nothing is recorded unless the class is enabled and `K` or `E` is (Redis returns at once
-//!   then too), so a server without notifications pays one integer test per event.
+//! - Nothing is recorded unless the class is enabled and a channel class is (Redis publishes
+//!   nothing then), so a server without notifications pays one integer test per event.
 //! - [`parse`] accepts exactly Redis 8.8's letters and [`render`] writes them back in Redis's
 //!   order (`A` for all of `NOTIFY_ALL`), so CONFIG GET shows what Redis shows.
 //!
-//! The subkey classes (`S`, `T`, `I`, `V`) are accepted and shown; no command echomq has
-//! fires an event with subkeys (Redis 8.8's stream commands fire none either).
+//! The subkey classes (`S`, `T`, `I`, `V`): the hash commands fire their events with the
+//! fields they concern ([`Db::notify_subkeys`], Redis's `notifyKeyspaceEventWithSubkeys`),
+//! which the sink also publishes on the subkey channels; an event is recorded when its class
+//! and any of `K`, `E`, `S`, `T`, `I`, `V` are enabled.
+//!
+//! [`Db::notify_subkeys`]: crate::Db::notify_subkeys
 //!
 //! [`Keyspace`]: crate::Keyspace
 //! [`Db`]: crate::Db
@@ -66,6 +70,9 @@ pub const SUBKEYEVENT: u32 = 1 << 20;
 pub const SUBKEYSPACEITEM: u32 = 1 << 21;
 /// `V`: subkey event-and-key channels.
 pub const SUBKEYSPACEEVENT: u32 = 1 << 22;
+/// Every channel class: an event is recorded only if one of them is enabled.
+pub const CHANNELS: u32 =
+    KEYSPACE | KEYEVENT | SUBKEYSPACE | SUBKEYEVENT | SUBKEYSPACEITEM | SUBKEYSPACEEVENT;
 /// `a`: array commands.
 pub const ARRAY: u32 = 1 << 23;
 /// `A`: every type class (Redis's `NOTIFY_ALL`).
@@ -164,6 +171,9 @@ pub struct Notification {
     pub event: &'static str,
     /// The key.
     pub key: Bytes,
+    /// The subkeys the event is about (a hash's fields), for the subkey channels (`S`, `T`,
+    /// `I`, `V`); empty for a key-level event.
+    pub subkeys: Vec<Bytes>,
 }
 
 /// Receives the events of each execution unit, under the keyspace lock.

@@ -45,6 +45,7 @@
 //! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
 //!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
 
+mod acl;
 pub mod alloc;
 mod cmd;
 pub mod error;

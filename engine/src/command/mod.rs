@@ -43,7 +43,9 @@ use crate::types::stream::commands::{
     xpending, xrange, xread, xsetid, xtrim,
 };
 
+use crate::types::hash::commands as hash_cmds;
 use crate::types::list::commands::{blocking, edit, lmove, pop, push, read};
+use crate::types::set::commands as set_cmds;
 use crate::types::string::bitmap::{bitfield, bitop, count_pos, setbit_getbit};
 use crate::types::string::commands::{
     digest_delex, get, getex, getset_getdel, incr, incrbyfloat, increx, lcs, mget_mset, msetex,
@@ -491,6 +493,229 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::WRITE)
             .keys(1, 1, 1),
         xnack::XNack::run,
+    ),
+    // The hash commands (`types/hash/commands/`), then the set commands (`types/set/commands/`).
+    Entry::plain(
+        CommandSpec::new("hset", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hset::HSet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hsetnx", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hset::HSetNx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hmset", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hset::HSet::run_hmset,
+    ),
+    Entry::plain(
+        CommandSpec::new("hget", 3).keys(1, 1, 1),
+        hash_cmds::hget::HGet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hmget", -3).keys(1, 1, 1),
+        hash_cmds::hget::HMGet::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hexists", 3).keys(1, 1, 1),
+        hash_cmds::hget::HExists::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hstrlen", 3).keys(1, 1, 1),
+        hash_cmds::hget::HStrLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hlen", 2).keys(1, 1, 1),
+        hash_cmds::hget::HLen::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hgetall", 2).keys(1, 1, 1),
+        hash_cmds::hgetall::HGetAll::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hkeys", 2).keys(1, 1, 1),
+        hash_cmds::hgetall::HGetAll::run_keys,
+    ),
+    Entry::plain(
+        CommandSpec::new("hvals", 2).keys(1, 1, 1),
+        hash_cmds::hgetall::HGetAll::run_vals,
+    ),
+    Entry::plain(
+        CommandSpec::new("hscan", -3).keys(1, 1, 1),
+        hash_cmds::hgetall::HScan::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hdel", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hdel::HDel::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hgetdel", -5)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hdel::HGetDel::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hincrby", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hincr::HIncrBy::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hincrbyfloat", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hincr::HIncrBy::run_float,
+    ),
+    Entry::plain(
+        CommandSpec::new("hrandfield", -2).keys(1, 1, 1),
+        hash_cmds::hrandfield::HRandField::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hexpire", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hexpire::HExpire::run_hexpire,
+    ),
+    Entry::plain(
+        CommandSpec::new("hpexpire", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hexpire::HExpire::run_hpexpire,
+    ),
+    Entry::plain(
+        CommandSpec::new("hexpireat", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hexpire::HExpire::run_hexpireat,
+    ),
+    Entry::plain(
+        CommandSpec::new("hpexpireat", -6)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hexpire::HExpire::run_hpexpireat,
+    ),
+    Entry::plain(
+        CommandSpec::new("hpersist", -5)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hexpire::HPersist::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("httl", -5).keys(1, 1, 1),
+        hash_cmds::httl::HTtl::run_httl,
+    ),
+    Entry::plain(
+        CommandSpec::new("hpttl", -5).keys(1, 1, 1),
+        hash_cmds::httl::HTtl::run_hpttl,
+    ),
+    Entry::plain(
+        CommandSpec::new("hexpiretime", -5).keys(1, 1, 1),
+        hash_cmds::httl::HTtl::run_hexpiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("hpexpiretime", -5).keys(1, 1, 1),
+        hash_cmds::httl::HTtl::run_hpexpiretime,
+    ),
+    Entry::plain(
+        CommandSpec::new("hgetex", -5)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hgetex::HGetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("hsetex", -6)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        hash_cmds::hsetex::HSetEx::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sadd", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        set_cmds::sadd::SAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("srem", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        set_cmds::sadd::SRem::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("scard", 2).keys(1, 1, 1),
+        set_cmds::sismember::SCard::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sismember", 3).keys(1, 1, 1),
+        set_cmds::sismember::SIsMember::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("smismember", -3).keys(1, 1, 1),
+        set_cmds::sismember::SMIsMember::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("smembers", 2).keys(1, 1, 1),
+        set_cmds::sismember::SMembers::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sscan", -3).keys(1, 1, 1),
+        set_cmds::sismember::SScan::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("srandmember", -2).keys(1, 1, 1),
+        set_cmds::spop::SRandMember::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("spop", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        set_cmds::spop::SPop::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("smove", 4)
+            .flags(flags::WRITE)
+            .keys(1, 2, 1),
+        set_cmds::smove::SMove::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("sinter", -2).keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_inter,
+    ),
+    Entry::plain(
+        CommandSpec::new("sinterstore", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_interstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("sintercard", -3),
+        set_cmds::algebra::SAlgebra::run_intercard,
+    ),
+    Entry::plain(
+        CommandSpec::new("sunion", -2).keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_union,
+    ),
+    Entry::plain(
+        CommandSpec::new("sunionstore", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_unionstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("sdiff", -2).keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_diff,
+    ),
+    Entry::plain(
+        CommandSpec::new("sdiffstore", -3)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, -1, 1),
+        set_cmds::algebra::SAlgebra::run_diffstore,
     ),
     // SORT, over lists (and the other collection types as they come).
     Entry::plain(

@@ -32,6 +32,7 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, LIST};
 use crate::reply::Reply;
 use crate::types::Value;
+use crate::types::hash::commands::expiry::{FieldRead, Lazy, read_field};
 use crate::types::list::List;
 
 use super::args::is;
@@ -79,7 +80,11 @@ fn by_pattern(db: &mut Db, pattern: &[u8], element: &Bytes) -> Option<Bytes> {
     db.count_read(&key, false);
     match (db.get(&key)?, field_at) {
         (Value::String(s), None) => Some(s.to_bytes()),
-        // Hash fields: the hash type's arm goes here.
+        // A field whose time passed is deleted as HGET would (Redis's `HFE_LAZY_EXPIRE`).
+        (Value::Hash(_), Some(at)) => match read_field(db, &key, &pattern[at + 2..], Lazy::FULL) {
+            FieldRead::Found(value) => Some(value),
+            _ => None,
+        },
         _ => None,
     }
 }

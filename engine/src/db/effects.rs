@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
-use crate::notify::{KEYEVENT, KEYSPACE, Notification};
+use crate::notify::{CHANNELS, Notification};
 
 /// What the running commands propagate, fire and count.
 #[derive(Default)]
@@ -31,7 +31,7 @@ pub(crate) struct Effects {
     /// The `notify-keyspace-events` classes for the running command (0 without a sink).
     pub(crate) notify_flags: u32,
     /// Events fired since the last hand-over, with their keyspace-wide sequence numbers.
-    events: Vec<(u64, &'static str, Bytes)>,
+    events: Vec<(u64, &'static str, Bytes, Vec<Bytes>)>,
     /// The sequence shared by every database of a keyspace (firing order across them).
     pub(crate) event_seq: Arc<AtomicU64>,
 }
@@ -84,19 +84,37 @@ impl Effects {
         !self.propagated.is_empty()
     }
 
-    /// Records `event` (of `class`) on `key` if that class is enabled and `K` or `E` is
-    /// (Redis returns at once otherwise too).
+    /// Records `event` (of `class`) on `key` if that class is enabled and a channel class is
+    /// (Redis publishes nothing otherwise).
     pub(crate) fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
         if !self.notifying(class) {
             return;
         }
         let seq = self.event_seq.fetch_add(1, Ordering::Relaxed);
-        self.events.push((seq, event, Bytes::copy_from_slice(key)));
+        self.events
+            .push((seq, event, Bytes::copy_from_slice(key), Vec::new()));
+    }
+
+    /// Records `event` (of `class`) on `key` about `subkeys` (a hash's fields).
+    pub(crate) fn notify_subkeys(
+        &mut self,
+        class: u32,
+        event: &'static str,
+        key: &[u8],
+        subkeys: &[&[u8]],
+    ) {
+        if !self.notifying(class) {
+            return;
+        }
+        let seq = self.event_seq.fetch_add(1, Ordering::Relaxed);
+        let subkeys = subkeys.iter().map(|s| Bytes::copy_from_slice(s)).collect();
+        self.events
+            .push((seq, event, Bytes::copy_from_slice(key), subkeys));
     }
 
     /// Whether an event of `class` would be recorded.
     pub(crate) fn notifying(&self, class: u32) -> bool {
-        self.notify_flags & class != 0 && self.notify_flags & (KEYSPACE | KEYEVENT) != 0
+        self.notify_flags & class != 0 && self.notify_flags & CHANNELS != 0
     }
 
     /// Whether events wait to be handed over.
@@ -106,13 +124,14 @@ impl Effects {
 
     /// Takes the events recorded since the last call, tagged with database `index`.
     pub(crate) fn take_events(&mut self, index: usize, into: &mut Vec<(u64, Notification)>) {
-        into.extend(self.events.drain(..).map(|(seq, event, key)| {
+        into.extend(self.events.drain(..).map(|(seq, event, key, subkeys)| {
             (
                 seq,
                 Notification {
                     db: index,
                     event,
                     key,
+                    subkeys,
                 },
             )
         }));

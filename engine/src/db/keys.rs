@@ -95,6 +95,28 @@ impl Db {
         self.stream_mut(key)?.ok_or(Error::NoSuchKey)
     }
 
+    /// The value under `key`, mutably, after lazy expiry: for the hash and set commands, which
+    /// produce their own effects.
+    pub(crate) fn value_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
+        self.reap(key);
+        self.values.map.get_mut(key)
+    }
+
+    /// Notes that the hash under `key` may hold fields with an expiry time, so the expiry
+    /// cycle visits it.
+    pub(crate) fn track_hash_ttls(&mut self, key: &[u8]) {
+        if !self.values.hash_ttl_keys.contains(key) {
+            self.values
+                .hash_ttl_keys
+                .insert(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// The running command's time snapshot (Unix ms).
+    pub fn now_ms(&self) -> u64 {
+        self.values.now_ms
+    }
+
     /// The string under `key` changed in place by `f` (`Ok(None)` if the key is missing,
     /// WRONGTYPE if it holds something else), its INFO keysizes class kept. Produces no
     /// effects: the caller does (APPEND, SETRANGE, SETBIT, the HyperLogLog commands).
@@ -234,6 +256,7 @@ impl Db {
         if !self.values.map.is_empty() {
             self.watch.touch_all();
         }
+        self.watch.flush_tracked();
         self.values.clear();
         for key in streams {
             self.signal_deleted(&key);

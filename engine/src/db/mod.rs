@@ -99,6 +99,19 @@ impl Db {
         self.effects.notify(class, event, key);
     }
 
+    /// Reports that `event` (of `class`) happened to `key`'s `subkeys` (a hash's fields), as
+    /// Redis's `notifyKeyspaceEventWithSubkeys`: the key-level channels as [`Db::notify`],
+    /// and the subkey channels.
+    pub fn notify_subkeys(
+        &mut self,
+        class: u32,
+        event: &'static str,
+        key: &[u8],
+        subkeys: &[&[u8]],
+    ) {
+        self.effects.notify_subkeys(class, event, key, subkeys);
+    }
+
     /// Whether any event of `class` would be recorded (commands may skip reading state
     /// otherwise).
     pub fn notifying(&self, class: u32) -> bool {

@@ -7,7 +7,9 @@
 //! - `string_sizes[c]` is the number of strings whose length is in class `c`;
 //! - every stream that holds IIDs is in `idmp_keys` (a superset: a key leaves it when a sweep
 //!   finds nothing there);
-//! - every stream's own invariants hold.
+//! - every hash with a field
+//!   that has an expiry time is in `hash_ttl_keys` (a superset, pruned by the expiry cycle);
+//! - every stream's, hash's and set's own invariants hold.
 //!
 //! Nothing here fires an effect: the [`Db`](super::Db) methods that add, replace and remove
 //! keys produce those around these raw operations.
@@ -59,6 +61,9 @@ pub(crate) struct Values {
     idmp_keys: HashSet<Bytes>,
     /// The clock time of the last IDMP sweep.
     idmp_swept_ms: u64,
+    /// Keys whose hashes may hold fields with an expiry time, for active field expiry (a
+    /// superset: a key leaves when the cycle finds no such field there).
+    pub(crate) hash_ttl_keys: HashSet<Bytes>,
 }
 
 impl Default for Values {
@@ -75,6 +80,7 @@ impl Default for Values {
             rng: seed(),
             idmp_keys: HashSet::new(),
             idmp_swept_ms: 0,
+            hash_ttl_keys: HashSet::new(),
         }
     }
 }
@@ -147,6 +153,11 @@ impl Values {
         {
             self.track_idmp(key);
         }
+        if let Value::Hash(hash) = &value
+            && hash.has_ttls()
+        {
+            self.hash_ttl_keys.insert(Bytes::copy_from_slice(key));
+        }
         self.count_in(&value);
         let meta = self.access.new_meta(self.now_ms);
         let previous = self.map.insert(key, value, meta);
@@ -209,6 +220,7 @@ impl Values {
     pub(crate) fn clear(&mut self) {
         self.map = Table::default();
         self.idmp_keys.clear();
+        self.hash_ttl_keys.clear();
         self.expire_cursor = 0;
         self.avg_ttl_ms = 0;
         self.string_sizes = [0; SIZE_CLASSES];
@@ -221,6 +233,7 @@ impl Values {
         std::mem::swap(&mut self.string_sizes, &mut other.string_sizes);
         std::mem::swap(&mut self.idmp_keys, &mut other.idmp_keys);
         std::mem::swap(&mut self.idmp_swept_ms, &mut other.idmp_swept_ms);
+        std::mem::swap(&mut self.hash_ttl_keys, &mut other.hash_ttl_keys);
     }
 
     /// Number of keys (expired ones not counted).
@@ -256,21 +269,29 @@ impl Values {
         }
         for entry in self.map.entries() {
             let (key, value) = (&entry.key, &entry.value);
-            if let Value::List(list) = value {
-                let shown = String::from_utf8_lossy(key);
-                list.check_invariants()
-                    .map_err(|e| format!("list {shown:?}: {e}"))?;
-                if list.is_empty() {
-                    return Err(format!("list {shown:?} is empty"));
+            let name = || String::from_utf8_lossy(key.as_bytes()).into_owned();
+            match value {
+                Value::Hash(hash) => {
+                    hash.check_invariants()
+                        .map_err(|e| format!("hash {:?}: {e}", name()))?;
+                    if hash.has_ttls() && !self.hash_ttl_keys.contains(key.as_bytes()) {
+                        return Err(format!(
+                            "hash {:?} has field ttls but is not tracked",
+                            name()
+                        ));
+                    }
                 }
-            }
-            if let Value::List(list) = value {
-                let shown = String::from_utf8_lossy(key);
-                list.check_invariants()
-                    .map_err(|e| format!("list {shown:?}: {e}"))?;
-                if list.is_empty() {
-                    return Err(format!("list {shown:?} is empty"));
+                Value::Set(set) => set
+                    .check_invariants()
+                    .map_err(|e| format!("set {:?}: {e}", name()))?,
+                Value::List(list) => {
+                    list.check_invariants()
+                        .map_err(|e| format!("list {:?}: {e}", name()))?;
+                    if list.is_empty() {
+                        return Err(format!("list {:?} is empty", name()));
+                    }
                 }
+                _ => {}
             }
             if let Value::Stream(stream) = value {
                 stream

@@ -34,6 +34,13 @@ pub(crate) struct Watches {
     pub(crate) signals: Vec<(Bytes, Signal)>,
     /// Blocked readers.
     pub(crate) blocked: Registry<Rerun>,
+    /// Whether changed keys are recorded for client-side caching (see
+    /// [`crate::invalidate`]); set for each unit from the keyspace.
+    pub(crate) tracking: bool,
+    /// Keys changed in the running unit while `tracking`, in change order.
+    pub(crate) invalidated: Vec<Bytes>,
+    /// Whether the running unit flushed this database while `tracking`.
+    pub(crate) flushed: bool,
 }
 
 impl Watches {
@@ -42,6 +49,24 @@ impl Watches {
         if let Some((_, version)) = self.watched.get_mut(key) {
             *version += 1;
         }
+        if self.tracking {
+            self.invalidated.push(Bytes::copy_from_slice(key));
+        }
+    }
+
+    /// Records a flush for client-side caching (every key invalid), if tracking.
+    pub(crate) fn flush_tracked(&mut self) {
+        if self.tracking {
+            self.flushed = true;
+        }
+    }
+
+    /// Takes what the unit recorded for client-side caching.
+    pub(crate) fn take_invalidated(&mut self) -> (Vec<Bytes>, bool) {
+        (
+            std::mem::take(&mut self.invalidated),
+            std::mem::take(&mut self.flushed),
+        )
     }
 
     /// Bumps the version of every watched key (FLUSHDB of a non-empty database).

@@ -19,6 +19,7 @@
 //!   partial key; errors are [`RdbError`](crate::error::RdbError).
 
 pub mod codec;
+pub mod collections;
 pub mod crc64;
 pub mod dump;
 pub mod file;

@@ -1,6 +1,6 @@
 //! A keyspace value in RDB form: its type byte and its body, as Redis's `rdbSaveObjectType` and
 //! `rdbSaveObject` write them (a string: `RDB_TYPE_STRING` and the string; a stream: see
-//! [`super::stream`]; a list: [`super::list`]). Reading accepts those types; any other value type some Redis writes is
+//! [`super::stream`]; a list: [`super::list`]; hashes and sets: [`super::collections`]). Reading accepts those types; any other value type some Redis writes is
 //! [`RdbError::UnsupportedType`], an unknown byte [`RdbError::UnknownType`].
 
 use crate::error::RdbError;
@@ -8,7 +8,7 @@ use crate::keyspace::Value;
 use crate::types::string::StringValue;
 
 use super::codec::{Reader, Writer};
-use super::{list, stream, types};
+use super::{collections, list, stream, types};
 use crate::types::list::ListConfig;
 
 /// The type byte `value` is written with.
@@ -16,6 +16,8 @@ pub fn type_of(value: &Value) -> u8 {
     match value {
         Value::String(_) => types::STRING,
         Value::Stream(_) => types::STREAM_WRITTEN,
+        Value::Hash(h) => collections::hash_type(h),
+        Value::Set(s) => collections::set_type(s),
         Value::List(_) => types::LIST_QUICKLIST_2,
     }
 }
@@ -25,6 +27,8 @@ pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
     match value {
         Value::String(s) => w.string(&s.bytes()),
         Value::Stream(s) => stream::write(s, now_ms, w),
+        Value::Hash(h) => collections::write_hash(h, w),
+        Value::Set(s) => collections::write_set(s, w),
         Value::List(l) => list::write(l, w),
     }
 }
@@ -42,6 +46,17 @@ pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbE
             ListConfig::default(),
         )?))),
         t if types::is_stream(t) => Ok(Value::Stream(Box::new(stream::read(r, t, now_ms)?))),
+        t @ (collections::types::HASH
+        | collections::types::HASH_LISTPACK
+        | collections::types::HASH_METADATA
+        | collections::types::HASH_LISTPACK_EX) => {
+            Ok(Value::Hash(Box::new(collections::read_hash(r, t)?)))
+        }
+        t @ (collections::types::SET
+        | collections::types::SET_INTSET
+        | collections::types::SET_LISTPACK) => {
+            Ok(Value::Set(Box::new(collections::read_set(r, t)?)))
+        }
         t if types::is_known(t) => Err(RdbError::UnsupportedType(t)),
         t => Err(RdbError::UnknownType(t, r.offset())),
     }

@@ -2,10 +2,15 @@
 //! type answers (its TYPE name, its memory).
 //!
 //! Each type is one folder with its commands, its encodings and its memory accounting:
-//! [`stream`] (the data structure, consumer groups, the X* commands) and [`string`]. Their
+//! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`list`],
+//! [`hash`] and [`set`] (the compact encodings of the last two share `pack.rs`). Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
+pub mod hash;
 pub mod list;
+pub(crate) mod pack;
+pub(crate) mod random;
+pub mod set;
 pub mod stream;
 pub mod string;
 
@@ -20,6 +25,10 @@ pub enum Value {
     String(string::StringValue),
     /// A list.
     List(Box<list::List>),
+    /// A hash.
+    Hash(Box<hash::Hash>),
+    /// A set.
+    Set(Box<set::Set>),
 }
 
 impl Value {
@@ -28,6 +37,8 @@ impl Value {
         match self {
             Value::Stream(_) => "stream",
             Value::String(_) => "string",
+            Value::Hash(_) => "hash",
+            Value::Set(_) => "set",
             Value::List(_) => "list",
         }
     }
@@ -37,6 +48,8 @@ impl Value {
         match self {
             Value::Stream(stream) => stream.memory_bytes(),
             Value::String(s) => string::memory_bytes(s),
+            Value::Hash(h) => h.memory_bytes(),
+            Value::Set(s) => s.memory_bytes(),
             Value::List(l) => l.memory_bytes(),
         }
     }

@@ -10,7 +10,7 @@ use super::{Ctx, error, subcommand_of, unknown_subcommand};
 use crate::error::CommandError;
 use crate::glob;
 use crate::state::protected::{self, Access};
-use crate::state::settings::{PARAMS, Param, param};
+use crate::state::settings::{Param, all_params, param};
 
 const HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -57,8 +57,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
     let settings = ctx.state.settings();
     let engine = ctx.state.engine_config();
-    let pairs = PARAMS
-        .iter()
+    let pairs = all_params()
         .filter(|p| {
             patterns
                 .iter()
@@ -100,6 +99,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let engine = ctx.state.engine_config();
     let before = engine.node_limits();
     let notify_before = engine.notify_flags();
+    let encoding_before = engine.encoding.limits();
     for (p, value) in &named {
         let Some(setter) = p.set else {
             return CommandError::ImmutableConfig(p.name.to_string()).into();
@@ -109,6 +109,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             engine.set_node_entries_max(before.entries_max);
             engine.set_node_bytes_max(before.bytes_max);
             engine.set_notify_flags(notify_before);
+            engine.encoding.restore(encoding_before);
             return CommandError::ConfigRefused(text).into();
         }
     }

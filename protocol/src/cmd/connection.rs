@@ -33,31 +33,43 @@ pub(crate) fn echo(_: &ServerState, _: &ClientState, argv: &[&[u8]]) -> Reply {
     Reply::bulk(argv[1])
 }
 
-/// Checks a password (and user) against `requirepass`.
-fn check_password(ctx: &mut Ctx<'_>, user: Option<&[u8]>, password: &[u8]) -> Result<(), Reply> {
-    let required = ctx.state.settings().requirepass.clone();
-    if user.is_some_and(|u| u != b"default") {
-        return Err(CommandError::WrongPass.into());
+/// Checks a user's password (the default user's when `user` is `None`, refused as Redis does
+/// when it needs none), and makes the client run as that user. A failure is counted and
+/// logged (ACL LOG) under the name the client tried.
+fn check_password(
+    ctx: &mut Ctx<'_>,
+    command: &[u8],
+    user: Option<&[u8]>,
+    password: &[u8],
+) -> Result<(), Reply> {
+    let users = ctx.state.acl_users();
+    if user.is_none() && users.default_user().nopass {
+        return Err(CommandError::AuthWithoutPassword.into());
     }
-    if required.is_empty() {
-        if user.is_none() {
-            return Err(CommandError::AuthWithoutPassword.into());
-        }
+    let name = user.unwrap_or(b"default");
+    if users.get(name).is_some_and(|u| u.accepts(password)) {
+        drop(users);
         ctx.client.authenticated = true;
+        ctx.client.info.set_user(name);
+        ctx.client.acl_user = None;
         return Ok(());
     }
-    if password != required.as_bytes() {
-        return Err(CommandError::WrongPass.into());
-    }
-    ctx.client.authenticated = true;
-    Ok(())
+    drop(users);
+    super::acl::log_denial(
+        ctx.state,
+        ctx.client,
+        crate::acl::Reason::Auth,
+        command,
+        name,
+    );
+    Err(CommandError::WrongPass.into())
 }
 
 /// `AUTH [username] password`.
 pub(crate) fn auth(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let result = match argv {
-        [_, password] => check_password(ctx, None, password),
-        [_, user, password] => check_password(ctx, Some(user), password),
+        [command, password] => check_password(ctx, command, None, password),
+        [command, user, password] => check_password(ctx, command, Some(user), password),
         _ => Err(error(echomq_engine::Error::Syntax)),
     };
     result.map_or_else(|e| e, |()| Reply::OK)
@@ -81,7 +93,7 @@ pub(crate) fn hello(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     while i < argv.len() {
         let more = argv.len() - 1 - i;
         if is(argv[i], "auth") && more >= 2 {
-            if let Err(reply) = check_password(ctx, Some(argv[i + 1]), argv[i + 2]) {
+            if let Err(reply) = check_password(ctx, argv[0], Some(argv[i + 1]), argv[i + 2]) {
                 return reply;
             }
             i += 3;
@@ -150,13 +162,23 @@ pub(crate) fn quit(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
 pub(crate) fn reset(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ctx.state.pubsub().forget(&ctx.client.info);
     ctx.state.monitors().remove(ctx.client.info.id);
+    ctx.state.disable_tracking(&ctx.client.info);
     super::transaction::forget_watches(ctx);
     ctx.client.multi = None;
     ctx.client.multi_failed = false;
     ctx.client.select(0);
     ctx.client.set_protocol(Protocol::Resp2);
-    ctx.client.authenticated = ctx.state.settings().requirepass.is_empty();
+    ctx.client.authenticated = {
+        let users = ctx.state.acl_users();
+        let default = users.default_user();
+        default.nopass && default.enabled
+    };
+    ctx.client.info.set_user(b"default");
+    ctx.client.acl_user = None;
     ctx.client.info.set_name(None);
+    ctx.client.info.set_no_evict(false);
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
     Reply::Status("RESET")
 }
 
@@ -166,6 +188,10 @@ fn invalid_name() -> Reply {
 
 const CLIENT_HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -175,34 +201,62 @@ const CLIENT_HELP: &[&str] = &[
     "KILL <ip:port>",
     "    Kill connection made from <ip:port>.",
     "KILL <option> <value> [<option> <value> [...]]",
-    "    Kill connections. Options are: ID <client-id>, ADDR <ip:port>, LADDR <ip:port>, SKIPME (YES|NO).",
-    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [<id> ...]]",
-    "    Return information about client connections.",
-    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-    "    Unblock the specified blocked client.",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
     "SETINFO <option> <value>",
-    "    Set client meta attr. Options are LIB-NAME, LIB-VER.",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
     "HELP",
     "    Print this help.",
 ];
 
-/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|HELP`. A known
-/// subcommand with the wrong number of arguments (its arity in the table) is CLIENT's syntax
-/// error.
+/// `CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL|SETINFO|NO-EVICT|NO-TOUCH|PAUSE|UNPAUSE|
+/// TRACKING|CACHING|GETREDIR|TRACKINGINFO|HELP`. A known subcommand with the wrong number of
+/// arguments (its arity in the table) gets the arity error naming it (`client|setname`).
 pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = subcommand_of(argv) else {
         return unknown_subcommand(argv);
     };
-    let argc = argv.len();
-    if !sub.arity_ok(argc) {
-        // PAUSE, UNPAUSE, NO-TOUCH and NO-EVICT are refused by their arity before they run,
-        // as in Redis 8.8.
-        if matches!(sub.name(), "pause" | "unpause" | "no-touch" | "no-evict") {
-            return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
-        }
-        return subcommand_syntax(argv);
+    if !sub.arity_ok(argv.len()) {
+        // Redis 8.8 refuses every subcommand by its own arity before it runs.
+        return error(echomq_engine::Error::WrongArity(sub.full_name.to_string()));
     }
     match sub.name() {
         "id" => Reply::Int(ctx.client.info.id as i64),
@@ -216,20 +270,7 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .set_name((!argv[2].is_empty()).then(|| Bytes::copy_from_slice(argv[2])));
             Reply::OK
         }
-        "setinfo" => {
-            let info = &ctx.client.info;
-            if is(argv[2], "lib-name") {
-                info.set_lib_name(Bytes::copy_from_slice(argv[3]));
-            } else if is(argv[2], "lib-ver") {
-                info.set_lib_ver(Bytes::copy_from_slice(argv[3]));
-            } else {
-                return CommandError::UnrecognizedOption(
-                    String::from_utf8_lossy(argv[2]).into_owned(),
-                )
-                .into();
-            }
-            Reply::OK
-        }
+        "setinfo" => setinfo(ctx, argv),
         "info" => Reply::Verbatim(Bytes::from(format!(
             "{}\n",
             ctx.client.info.line(super::call_name)
@@ -249,12 +290,64 @@ pub(crate) fn client(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             };
             if sub.name() == "no-touch" {
                 ctx.client.info.set_no_touch(on);
+            } else {
+                ctx.client.info.set_no_evict(on);
             }
             Reply::OK
         }
+        "reply" => reply(ctx, argv),
+        "tracking" => super::tracking::tracking(ctx, argv),
+        "caching" => super::tracking::caching(ctx, argv),
+        "getredir" => super::tracking::getredir(ctx),
+        "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => super::help(CLIENT_HELP),
         _ => unknown_subcommand(argv),
     }
+}
+
+/// `CLIENT SETINFO LIB-NAME|LIB-VER value`: the option first, then the value's characters;
+/// an empty value clears it.
+fn setinfo(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let info = &ctx.client.info;
+    let attr = argv[2];
+    let lib_name = is(attr, "lib-name");
+    if !lib_name && !is(attr, "lib-ver") {
+        return CommandError::UnrecognizedOption(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    // Redis checks the value as a C string: up to its first NUL byte.
+    let value = argv[3];
+    let checked = value.split(|&b| b == 0).next().unwrap_or_default();
+    if !valid_client_name(checked) {
+        return CommandError::InvalidClientAttr(String::from_utf8_lossy(attr).into_owned()).into();
+    }
+    let value = (!value.is_empty()).then(|| Bytes::copy_from_slice(value));
+    if lib_name {
+        info.set_lib_name(value);
+    } else {
+        info.set_lib_ver(value);
+    }
+    Reply::OK
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`: ON answers OK; OFF and SKIP answer nothing (SKIP does nothing
+/// while OFF).
+fn reply(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    if is(argv[2], "on") {
+        ctx.client.reply_off = false;
+        ctx.client.reply_skip = false;
+        return Reply::OK;
+    }
+    if is(argv[2], "off") {
+        ctx.client.reply_off = true;
+    } else if is(argv[2], "skip") {
+        if !ctx.client.reply_off {
+            ctx.client.reply_skip_next = true;
+        }
+    } else {
+        return error(echomq_engine::Error::Syntax);
+    }
+    ctx.raw = Some(Vec::new());
+    Reply::Null
 }
 
 /// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: 1 if that client waited in a blocking command (its
@@ -313,7 +406,8 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     Reply::Verbatim(Bytes::from(text))
 }
 
-/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]`.
+/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [USER name]
+/// [SKIPME yes|no]`.
 fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let clients = ctx.state.clients();
     let me = ctx.client.info.id;
@@ -328,6 +422,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         };
     }
     let (mut id, mut addr, mut laddr, mut skip_me) = (None, None, None, true);
+    let mut user: Option<&[u8]> = None;
     let mut i = 2;
     while i + 1 < argv.len() {
         let value = &argv[i + 1];
@@ -348,8 +443,16 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             } else {
                 return error(echomq_engine::Error::Syntax);
             };
-        } else if is(argv[i], "type") || is(argv[i], "user") || is(argv[i], "maxage") {
-            // Every client here is a normal client of the default user.
+        } else if is(argv[i], "user") {
+            if ctx.state.acl_users().get(value).is_none() {
+                return Reply::Error(format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(value)
+                ));
+            }
+            user = Some(value);
+        } else if is(argv[i], "type") || is(argv[i], "maxage") {
+            // Every client here is a normal client.
         } else {
             return error(echomq_engine::Error::Syntax);
         }
@@ -368,6 +471,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             || laddr
                 .as_ref()
                 .is_some_and(|a| Some(a.clone()) != c.laddr.map(|l| l.to_string()))
+            || user.is_some_and(|u| c.user()[..] != *u)
         {
             continue;
         }

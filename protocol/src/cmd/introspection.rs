@@ -1,5 +1,5 @@
 //! COMMAND, TIME, and the commands tooling sends on connect that echomq accepts and ignores
-//! (FUNCTION FLUSH, SCRIPT FLUSH, DEBUG LOG ...).
+//! (FUNCTION FLUSH, SCRIPT FLUSH ...).
 
 use echomq_engine::{Error as EngineError, Reply};
 
@@ -7,23 +7,41 @@ use echomq_engine::command::CommandSpec;
 
 use super::table::all;
 use super::{Ctx, error, is, lookup, unknown_subcommand};
-use super::{command_docs, command_docs_reads};
+use super::{command_docs, command_docs_reads, command_meta, command_rows};
 
 use crate::error::CommandError;
+
+/// Whether echomq has the subcommand `full_name` (`container|sub`).
+fn has_subcommand(full_name: &str) -> bool {
+    let Some((container, _)) = full_name.split_once('|') else {
+        return false;
+    };
+    lookup(container.as_bytes()).is_some_and(|found| {
+        found
+            .spec()
+            .subcommands
+            .iter()
+            .any(|s| s.full_name == full_name)
+    })
+}
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
 /// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
 /// as Redis 8.8 does ([`command_docs`]), XREAD and XREADGROUP as 8.10 does
-/// ([`command_docs_reads`]). Other commands come from their table row: flags are
-/// `movablekeys` for a command whose keys the positions cannot name (XREAD, XREADGROUP:
-/// cluster clients then ask COMMAND GETKEYS), empty otherwise; categories, tips, key specs and
-/// subcommands are reported empty. The sets are sets in RESP3, as Redis sends them.
+/// ([`command_docs_reads`]), the others as Redis 8.8 declares them ([`command_rows`]), with
+/// the subcommands echomq has. A command Redis does not declare comes from its table row:
+/// flags are `movablekeys` for a command whose keys the positions cannot name, empty
+/// otherwise; categories, tips, key specs and subcommands are reported empty. The sets are
+/// sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
     if let Some(container) = command_docs::container(spec.name) {
         return container.info();
     }
     if let Some(row) = command_docs_reads::row(spec.name) {
         return row.info();
+    }
+    if let Some(row) = command_rows::find(spec.name.as_bytes()) {
+        return row.info(&has_subcommand);
     }
     let flags = if crate::slot::has_movable_keys(spec) {
         vec![Reply::Status("movablekeys")]
@@ -44,14 +62,18 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     ])
 }
 
-/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]); others
-/// with an empty summary.
+/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]), XREAD
+/// and XREADGROUP as 8.10 ([`command_docs_reads`]), the others as Redis 8.8 declares them
+/// ([`command_rows`]); a command Redis does not declare with an empty summary.
 fn docs_entry(name: &'static str) -> Reply {
     if let Some(container) = command_docs::container(name) {
         return container.docs();
     }
     if let Some(row) = command_docs_reads::row(name) {
         return row.docs();
+    }
+    if let Some(row) = command_rows::find(name.as_bytes()) {
+        return row.docs(&has_subcommand);
     }
     Reply::Map(vec![
         (Reply::bulk_static("summary"), Reply::bulk_static("")),
@@ -61,7 +83,8 @@ fn docs_entry(name: &'static str) -> Reply {
 }
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS [name...]`,
-/// `COMMAND LIST`.
+/// `COMMAND LIST [FILTERBY ...]`, `COMMAND GETKEYS|GETKEYSANDFLAGS command arg...`,
+/// `COMMAND HELP`.
 pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = argv.get(1) else {
         return Reply::Array(all().map(info_entry).collect());
@@ -69,9 +92,13 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if is(sub, "count") && argv.len() == 2 {
         Reply::Int(all().count() as i64)
     } else if is(sub, "getkeys") && argv.len() >= 3 {
-        getkeys(&argv[2..])
+        getkeys(&argv[2..], false)
+    } else if is(sub, "getkeysandflags") && argv.len() >= 3 {
+        getkeys(&argv[2..], true)
     } else if is(sub, "list") {
-        Reply::Array(all().map(|spec| Reply::bulk(spec.name)).collect())
+        list(argv)
+    } else if is(sub, "help") && argv.len() == 2 {
+        super::help(COMMAND_HELP)
     } else if is(sub, "info") {
         if argv.len() == 2 {
             return Reply::Array(all().map(info_entry).collect());
@@ -81,15 +108,26 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .iter()
                 .map(|n| match command_docs::subcommand(n) {
                     Some((info, _)) => info,
-                    None => lookup(n).map_or(Reply::Null, |found| info_entry(found.spec())),
+                    None => match lookup(n) {
+                        Some(found) => info_entry(found.spec()),
+                        None => subcommand_row(n).map_or(Reply::Null, |r| r.info(&has_subcommand)),
+                    },
                 })
                 .collect(),
         )
-    } else if is(sub, "getkeys") {
+    } else if is(sub, "getkeys") || is(sub, "getkeysandflags") {
+        let with_flags = is(sub, "getkeysandflags");
         if argv.len() < 3 {
-            return error(EngineError::WrongArity("command|getkeys".into()));
+            let name = if with_flags {
+                "command|getkeysandflags"
+            } else {
+                "command|getkeys"
+            };
+            return error(EngineError::WrongArity(name.into()));
         }
-        getkeys(&argv[2..])
+        getkeys(&argv[2..], with_flags)
+    } else if is(sub, "help") {
+        error(EngineError::WrongArity("command|help".into()))
     } else if is(sub, "docs") {
         let docs: Vec<(Reply, Reply)> = if argv.len() == 2 {
             all()
@@ -100,12 +138,14 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .iter()
                 .filter_map(|n| match command_docs::subcommand(n) {
                     Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
-                    None => lookup(n).map(|found| {
-                        (
+                    None => match lookup(n) {
+                        Some(found) => Some((
                             Reply::bulk(found.spec().name),
                             docs_entry(found.spec().name),
-                        )
-                    }),
+                        )),
+                        None => subcommand_row(n)
+                            .map(|r| (Reply::bulk_static(r.name), r.docs(&has_subcommand))),
+                    },
                 })
                 .collect()
         };
@@ -115,20 +155,125 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// `COMMAND GETKEYS command arg...`: the keys of a request, as the cluster check finds them.
-fn getkeys(request: &[&[u8]]) -> Reply {
+/// The declared row of `name` if it names a subcommand echomq has (`config|get`).
+fn subcommand_row(name: &[u8]) -> Option<&'static command_rows::Row> {
+    command_rows::find(name).filter(|r| r.name.contains('|') && has_subcommand(r.name))
+}
+
+const COMMAND_HELP: &[&str] = &[
+    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "(no subcommand)",
+    "    Return details about all Redis commands.",
+    "COUNT",
+    "    Return the total number of commands in this Redis server.",
+    "LIST",
+    "    Return a list of all commands in this Redis server.",
+    "INFO [<command-name> ...]",
+    "    Return details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "DOCS [<command-name> ...]",
+    "    Return documentation details about multiple Redis commands.",
+    "    If no command names are given, documentation details for all",
+    "    commands are returned.",
+    "GETKEYS <full-command>",
+    "    Return the keys from a full Redis command.",
+    "GETKEYSANDFLAGS <full-command>",
+    "    Return the keys and the access flags from a full Redis command.",
+    "HELP",
+    "    Print this help.",
+];
+
+/// `COMMAND GETKEYS command arg...` (`with_flags`: `GETKEYSANDFLAGS`, each key with its
+/// key-spec flags, [`command_meta::key_flags`]): the keys of a request, as the cluster check
+/// finds them. Checked in Redis's order: a known command, one that has keys, its arity.
+fn getkeys(request: &[&[u8]], with_flags: bool) -> Reply {
     let Some(found) = lookup(request[0]) else {
         return CommandError::InvalidCommand.into();
     };
     let spec = found.spec();
-    if !spec.arity_ok(request.len()) {
+    let sub = request
+        .get(1)
+        .filter(|_| !spec.subcommands.is_empty())
+        .and_then(|s| spec.subcommand(s));
+    let full_name = sub.map_or(spec.name, |s| s.full_name);
+    // Redis's `doesCommandHaveKeys`: a key spec that is not NOT_KEY (shard channels are not
+    // keys); the positions for a command without a row (echomq's own).
+    let has_keys = match command_meta::find(full_name) {
+        Some(row) => row.key_specs.iter().any(|flags| !flags.contains("NOT_KEY")),
+        None => spec.keys.first > 0 || crate::slot::has_movable_keys(spec),
+    };
+    if !has_keys {
+        return CommandError::NoKeyArguments.into();
+    }
+    let arity_ok = match sub {
+        Some(sub) => sub.arity_ok(request.len()),
+        None => spec.arity_ok(request.len()),
+    };
+    if !arity_ok {
         return CommandError::InvalidArgumentCount.into();
     }
     let keys = crate::slot::keys_of(spec, request);
     if keys.is_empty() {
-        return CommandError::NoKeyArguments.into();
+        return CommandError::InvalidArguments.into();
     }
-    Reply::Array(keys.into_iter().map(Reply::bulk).collect())
+    Reply::Array(
+        keys.into_iter()
+            .enumerate()
+            .map(|(i, key)| {
+                if !with_flags {
+                    return Reply::bulk(key);
+                }
+                let flags = command_meta::key_flags(full_name, request, i);
+                Reply::Array(vec![
+                    Reply::bulk(key),
+                    Reply::Set(flags.into_iter().map(Reply::Status).collect()),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// `COMMAND LIST [FILTERBY MODULE name|ACLCAT category|PATTERN pattern]`: every command's and
+/// subcommand's full name (none for a module: echomq has none).
+fn list(argv: &[&[u8]]) -> Reply {
+    enum Filter<'a> {
+        All,
+        Module,
+        Category(String),
+        Pattern(&'a [u8]),
+    }
+    let filter = match argv {
+        [_, _] => Filter::All,
+        [_, _, filterby, kind, value] if is(filterby, "filterby") => {
+            if is(kind, "module") {
+                Filter::Module
+            } else if is(kind, "aclcat") {
+                Filter::Category(
+                    format!("@{}", String::from_utf8_lossy(value)).to_ascii_lowercase(),
+                )
+            } else if is(kind, "pattern") {
+                Filter::Pattern(value)
+            } else {
+                return error(EngineError::Syntax);
+            }
+        }
+        _ => return error(EngineError::Syntax),
+    };
+    let mut names: Vec<&'static str> = Vec::new();
+    for spec in all() {
+        names.push(spec.name);
+        names.extend(spec.subcommands.iter().map(|s| s.full_name));
+    }
+    let keep = |name: &&'static str| match &filter {
+        Filter::All => true,
+        Filter::Module => false,
+        Filter::Category(category) => {
+            command_meta::find(name).is_some_and(|m| m.categories.contains(&category.as_str()))
+        }
+        Filter::Pattern(pattern) => crate::glob::matches(pattern, name.as_bytes(), true),
+    };
+    Reply::Array(names.into_iter().filter(keep).map(Reply::bulk).collect())
 }
 
 /// Whether MONITOR does not show calls of `name` (a full name, `config|set`): Redis's admin
@@ -146,9 +291,21 @@ pub(crate) fn hidden_from_monitors(name: &str) -> bool {
         "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
     ) || is_script_call(container)
         || matches!(
-            name,
-            "client|kill" | "client|list" | "client|pause" | "client|unpause"
-        )
+        name,
+        "client|kill"
+            | "client|list"
+            | "client|pause"
+            | "client|unpause"
+            | "acl|deluser"
+            | "acl|dryrun"
+            | "acl|getuser"
+            | "acl|list"
+            | "acl|load"
+            | "acl|log"
+            | "acl|save"
+            | "acl|setuser"
+            | "acl|users"
+    )
 }
 
 /// `MONITOR`: from now on this client sees every command the server runs.
@@ -179,39 +336,9 @@ pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// The longest DEBUG SLEEP.
-const DEBUG_SLEEP_MAX: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// DEBUG, where `enable-debug-command` allows it (dispatch checks): `LOG` and
-/// `SET-ACTIVE-EXPIRE` are accepted and do nothing; `SLEEP seconds` sleeps; any other
-/// subcommand is refused as one Redis does not know.
-///
-/// `DEBUG SLEEP` sleeps with the keyspace lock held, so every other client waits for it, as
-/// in Redis (whose one thread sleeps), for at most [`DEBUG_SLEEP_MAX`] (Redis has no cap: a
-/// typo must not stop the server for good, nor a fuzz input the fuzzer). The seconds are read as C's `strtod` reads them: the
-/// longest leading decimal number, 0 if there is none; a negative figure does not sleep.
-pub(crate) fn debug(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
-    if is(sub, "sleep") {
-        if argv.len() != 3 {
-            return CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned())
-                .into();
-        }
-        if let Ok(pause) = std::time::Duration::try_from_secs_f64(leading_f64(argv[2])) {
-            std::thread::sleep(pause.min(DEBUG_SLEEP_MAX));
-        }
-        return Reply::OK;
-    }
-    if is(sub, "log") || is(sub, "set-active-expire") {
-        Reply::OK
-    } else {
-        CommandError::DebugUnknownSubcommand(String::from_utf8_lossy(sub).into_owned()).into()
-    }
-}
-
 /// The longest prefix of `text` that is a decimal number, as C's `strtod` reads it (leading
 /// spaces skipped); 0 when none is.
-fn leading_f64(text: &[u8]) -> f64 {
+pub(super) fn leading_f64(text: &[u8]) -> f64 {
     let text = String::from_utf8_lossy(text);
     let text = text.trim_start();
     let numeric = text

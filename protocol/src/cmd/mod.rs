@@ -4,7 +4,7 @@
 //!
 //! [`execute`] is the one path every request takes: look the command up in the tables
 //! ([`table`]: the server's, then the engine's), name the call (`xgroup|create` for a
-//! subcommand) or refuse an unknown subcommand, check arity, authentication, `maxmemory` (the
+//! subcommand) or refuse an unknown subcommand, check arity, authentication, ACLs, `maxmemory` (the
 //! table's DENY_OOM flag, of the command, its subcommand or a queued command for EXEC) and
 //! MULTI queuing, run it (engine
 //! commands in the engine, BLOCKING ones possibly blocking), and count it for INFO. A request
@@ -14,13 +14,18 @@
 //! the server's included, produces its own effects (propagated form, events, WATCH, dirty)
 //! through the `Db` as it runs: nothing here recomputes them from the name or the reply.
 
+mod acl;
 mod archive;
 mod cluster;
 mod command_docs;
 mod command_docs_reads;
+mod command_meta;
+mod command_rows;
+mod command_rows_data;
 mod config;
 pub(crate) mod connection;
 mod copy;
+mod debug;
 mod dump;
 mod flushall;
 mod info;
@@ -36,6 +41,7 @@ mod security;
 mod shutdown;
 mod slowlog;
 mod table;
+mod tracking;
 mod transaction;
 mod unknown;
 mod wait;
@@ -54,6 +60,7 @@ use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
+pub(crate) use acl::{acl_calls, acl_find, acl_has_keys, acl_key_flags};
 pub(crate) use cluster::new_node_id;
 use table::{Command, Found, Run};
 pub(crate) use table::{call_name, find, lookup};
@@ -204,6 +211,15 @@ pub(crate) fn execute(
         let reply = CommandError::NoAuth.into();
         return refuse(state, client, Some(counted), reply);
     }
+    // ACLs: one branch while every user may run everything.
+    if state.acl().restricted()
+        && let Some(action) = acl::refusal(state, client, counted.0, spec, argv)
+    {
+        return match action {
+            Action::Reply(reply) => refuse(state, client, Some(counted), reply),
+            other => other,
+        };
+    }
     if state.cluster_enabled()
         && let Some(reply) = cluster::refusal(state, client, spec, argv)
     {
@@ -275,6 +291,7 @@ pub(crate) fn execute(
         }) => {
             let (mut close, mut raw, mut drop_connection) = (false, None, false);
             let reply = batch.run_all(|dbs, snapshot| {
+                tracking::running(state, client);
                 let mut ctx = Ctx {
                     state,
                     client,
@@ -304,6 +321,7 @@ pub(crate) fn execute(
             }
         }
         Found::Engine(spec) if spec.has(BLOCKING) => {
+            tracking::running(state, client);
             match batch.execute_blocking_as(client.db, client.protocol, argv, Arc::clone(waker)) {
                 Execution::Done(result) => Action::Reply(result.unwrap_or_else(error)),
                 Execution::Blocked(handle) => Action::Block(handle),
@@ -312,6 +330,7 @@ pub(crate) fn execute(
         Found::Engine(spec) => Action::Reply(
             batch
                 .run_db(client.db, |db, snapshot| {
+                    tracking::running(state, client);
                     db.set_no_touch(client.info.no_touch());
                     let snapshot = snapshot.speaking(client.protocol);
                     engine::execute_spec(db, &snapshot, spec, argv)
@@ -319,15 +338,23 @@ pub(crate) fn execute(
                 .unwrap_or_else(error),
         ),
     };
+    tracking::after_call(state, client, spec, argv, false);
+    let action = tracking::flush_push_first(client, name, argv, action);
     let ended = crate::monotonic::now_ns();
     if client.clock_mark.is_some() {
         client.clock_mark = Some(ended);
     }
     let ns = ended.saturating_sub(started);
     let usec = ns / 1000;
-    // EXEC is not logged (its commands are not either, as in Redis); AUTH and HELLO would
-    // show a password.
-    if state.is_slow(usec) && !matches!(name, "exec" | "auth" | "hello") {
+    // EXEC is not logged (its commands are not either, as in Redis); AUTH, HELLO and the ACL
+    // subcommands naming users would show a password or a user's name (Redis redacts those
+    // arguments).
+    if state.is_slow(usec)
+        && !matches!(
+            name,
+            "exec" | "auth" | "hello" | "acl|setuser" | "acl|deluser" | "acl|getuser"
+        )
+    {
         state.log_if_slow(&client.info, argv, usec);
     }
     if state.monitors().any() && !introspection::hidden_from_monitors(name) {
@@ -340,6 +367,9 @@ pub(crate) fn execute(
     let stats = state.stats();
     let counter = client.counter.get_or_insert_with(|| stats.counter());
     stats.record_in(counter, counted.0, name, ns, outcome);
+    if !matches!(action, Action::Block(_)) {
+        client.info.count_command();
+    }
     action
 }
 
@@ -352,6 +382,12 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return error(engine::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
+    // The rules may have changed since the command was queued: Redis checks again.
+    if ctx.state.acl().restricted()
+        && let Some(reply) = acl::exec_refusal(ctx.state, ctx.client, found.spec(), id, argv)
+    {
+        return reply;
+    }
     let reply = match found {
         Found::Server(Command {
             run: Run::NoKeyspace(run),
@@ -376,6 +412,7 @@ pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             engine::execute_spec(ctx.db(), &snapshot, spec, argv).unwrap_or_else(error)
         }
     };
+    tracking::after_call(ctx.state, ctx.client, found.spec(), argv, true);
     let outcome = outcome_of(&reply);
     let ns = crate::monotonic::now_ns().saturating_sub(started);
     ctx.state.stats().record(id, name, ns, outcome);

@@ -56,6 +56,17 @@ fn string_encoding(value: &StringValue) -> &'static str {
     value.encoding().name()
 }
 
+/// OBJECT ENCODING of `value` under `key`.
+pub(super) fn encoding(value: &Value) -> &'static str {
+    match value {
+        Value::Stream(_) => "stream",
+        Value::String(s) => string_encoding(s),
+        Value::List(list) => list.encoding(),
+        Value::Hash(hash) => hash.encoding(),
+        Value::Set(set) => set.encoding(),
+    }
+}
+
 /// MEMORY USAGE of `value` under `key`.
 pub(super) fn usage(key: &[u8], value: &Value) -> usize {
     let object = OBJECT_BYTES + key.len() + 3;
@@ -67,6 +78,10 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
                 size_class(object) + size_class(sds_header(s.len()) + s.len() + 1)
             }
         },
+        // Hashes and sets: the object and one allocation of the encoding's bytes, an
+        // approximation of Redis's per-encoding figures.
+        Value::Hash(h) => size_class(object) + size_class(h.memory_bytes().max(1)),
+        Value::Set(set) => size_class(object) + size_class(set.memory_bytes().max(1)),
         Value::Stream(stream) => {
             let listpacks: usize = stream
                 .listpack_bytes()
@@ -127,11 +142,7 @@ pub(crate) fn object(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::Null;
     };
     match sub.name() {
-        "encoding" => Reply::bulk_static(match value {
-            Value::Stream(_) => "stream",
-            Value::String(s) => string_encoding(s),
-            Value::List(list) => list.encoding(),
-        }),
+        "encoding" => Reply::bulk_static(encoding(value)),
         "refcount" => Reply::Int(1),
         "idletime" => {
             let db = ctx.db();

@@ -13,8 +13,9 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, archive, cluster, config, connection, copy, dump, flushall, info, introspection, latency,
-    memory, object, persistence, pubsub, shutdown, slowlog, transaction, wait,
+    Ctx, acl, archive, cluster, config, connection, copy, debug, dump, flushall, info,
+    introspection, latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction,
+    wait,
 };
 use crate::script;
 use crate::state::stats::CallId;
@@ -101,7 +102,12 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("client|no-touch", 3),
                 sub("client|pause", -3),
                 sub("client|unpause", 2),
+                sub("client|reply", 3),
                 sub("client|unblock", -3),
+                sub("client|tracking", -3),
+                sub("client|caching", 3),
+                sub("client|getredir", 2),
+                sub("client|trackinginfo", 2),
                 sub("client|help", 2),
             ],
         ),
@@ -152,8 +158,9 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("command|docs", -2),
                 sub("command|info", -2),
                 sub("command|getkeys", -3),
+                sub("command|getkeysandflags", -3),
                 sub("command|list", -2),
-                sub("command|getkeys", -3),
+                sub("command|help", 2),
             ],
         ),
         introspection::command,
@@ -189,7 +196,7 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("evalsha_ro", -3), script::evalsha_ro),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
-    command(spec("debug", -2), introspection::debug),
+    command(spec("debug", -2), debug::debug),
     command(spec("subscribe", -2), pubsub::subscribe),
     command(spec("unsubscribe", -1), pubsub::unsubscribe),
     command(spec("psubscribe", -2), pubsub::psubscribe),
@@ -246,6 +253,27 @@ pub(crate) const COMMANDS: &[Command] = &[
         memory::memory,
     ),
     command(
+        spec("acl", -2).flags(LOADING_OK).subcommands(
+            "ACL",
+            &[
+                sub("acl|cat", -2),
+                sub("acl|deluser", -3),
+                sub("acl|dryrun", -4),
+                sub("acl|genpass", -2),
+                sub("acl|getuser", 3),
+                sub("acl|list", 2),
+                sub("acl|load", 2),
+                sub("acl|log", -2),
+                sub("acl|save", 2),
+                sub("acl|setuser", -3),
+                sub("acl|users", 2),
+                sub("acl|whoami", 2),
+                sub("acl|help", 2),
+            ],
+        ),
+        acl::acl,
+    ),
+    command(
         spec("slowlog", -2).subcommands(
             "SLOWLOG",
             &[
@@ -264,6 +292,9 @@ pub(crate) const COMMANDS: &[Command] = &[
                 sub("latency|latest", 2),
                 sub("latency|history", 3),
                 sub("latency|reset", -2),
+                sub("latency|doctor", 2),
+                sub("latency|graph", 3),
+                sub("latency|histogram", -2),
                 sub("latency|help", 2),
             ],
         ),
@@ -459,6 +490,19 @@ pub(crate) fn find_subcommand(
         .iter()
         .position(|s| sub.eq_ignore_ascii_case(s.name().as_bytes()))?;
     Some((&spec.subcommands[at], id + 1 + at))
+}
+
+/// Every call id with its command and, for a subcommand's id, the subcommand: the ids
+/// [`find`] and [`find_subcommand`] give, in order (ACL's command bitmaps index them).
+pub(crate) fn calls()
+-> impl Iterator<Item = (CallId, &'static CommandSpec, Option<&'static Subcommand>)> {
+    all()
+        .flat_map(|spec| {
+            std::iter::once((spec, None))
+                .chain(spec.subcommands.iter().map(move |s| (spec, Some(s))))
+        })
+        .enumerate()
+        .map(|(id, (spec, sub))| (id, spec, sub))
 }
 
 /// Every command the server knows, server commands first.

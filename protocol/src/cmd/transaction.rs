@@ -38,7 +38,7 @@ pub(crate) fn queued_deny_oom(client: &ClientState) -> bool {
 pub(crate) fn abort(client: &mut ClientState, batch: &mut Batch<'_>) {
     client.multi = None;
     client.multi_failed = false;
-    client.info.set_watching(false);
+    client.info.set_watching(0);
     let watched = std::mem::take(&mut client.watched);
     if !watched.is_empty() {
         batch.run_all(|dbs, _| {
@@ -53,7 +53,7 @@ pub(crate) fn abort(client: &mut ClientState, batch: &mut Batch<'_>) {
 
 /// Drops every watch the client holds.
 pub(crate) fn forget_watches(ctx: &mut Ctx<'_>) {
-    ctx.client.info.set_watching(false);
+    ctx.client.info.set_watching(0);
     for (db, key, _) in std::mem::take(&mut ctx.client.watched) {
         if let Some(db) = ctx.dbs.get_mut(db) {
             db.unwatch(&key);
@@ -130,7 +130,7 @@ pub(crate) fn watch(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             .watched
             .push((index, Bytes::copy_from_slice(key), version));
     }
-    ctx.client.info.set_watching(true);
+    ctx.client.info.set_watching(ctx.client.watched.len());
     Reply::OK
 }
 

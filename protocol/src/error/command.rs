@@ -90,13 +90,52 @@ pub enum CommandError {
     /// CLIENT LIST or CLIENT KILL with an option it does not know (the option).
     #[error("ERR Unrecognized option '{0}'")]
     UnrecognizedOption(String),
+    /// CLIENT TRACKING with REDIRECT twice.
+    #[error("ERR A client can only redirect to a single other client")]
+    TrackingRedirectTwice,
+    /// CLIENT TRACKING REDIRECT to an id no client has.
+    #[error("ERR The client ID you want redirect to does not exist")]
+    TrackingRedirectMissing,
+    /// CLIENT TRACKING ON with PREFIX but not BCAST.
+    #[error("ERR PREFIX option requires BCAST mode to be enabled")]
+    TrackingPrefixWithoutBcast,
+    /// CLIENT TRACKING ON switching BCAST while tracking.
+    #[error(
+        "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."
+    )]
+    TrackingBcastSwitch,
+    /// CLIENT TRACKING ON BCAST with OPTIN or OPTOUT.
+    #[error("ERR OPTIN and OPTOUT are not compatible with BCAST")]
+    TrackingOptWithBcast,
+    /// CLIENT TRACKING ON OPTIN OPTOUT.
+    #[error("ERR You can't specify both OPTIN mode and OPTOUT mode")]
+    TrackingOptinAndOptout,
+    /// CLIENT TRACKING ON switching between OPTIN and OPTOUT while tracking.
+    #[error(
+        "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."
+    )]
+    TrackingOptSwitch,
+    /// CLIENT CACHING without tracking on.
+    #[error(
+        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"
+    )]
+    CachingWithoutTracking,
+    /// CLIENT CACHING YES outside OPTIN mode.
+    #[error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")]
+    CachingYesWithoutOptin,
+    /// CLIENT CACHING NO outside OPTOUT mode.
+    #[error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")]
+    CachingNoWithoutOptout,
+    /// CLIENT SETINFO with a value holding spaces or special characters (the option as given).
+    #[error("ERR {0} cannot contain spaces, newlines or special characters.")]
+    InvalidClientAttr(String),
+    /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
+    #[error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")]
+    UnblockReason,
     /// CLIENT LIST ID with an id that is no integer.
     #[error("ERR Invalid client ID")]
     InvalidClientId,
     /// CLIENT KILL ip:port naming no client.
-    /// CLIENT UNBLOCK with a reason other than TIMEOUT or ERROR.
-    #[error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")]
-    UnblockReason,
     #[error("ERR No such client")]
     NoSuchClient,
     /// CLIENT KILL ID with an id below 1.
@@ -206,9 +245,38 @@ pub enum CommandError {
     /// COMMAND GETKEYS of a command without keys.
     #[error("ERR The command has no key arguments")]
     NoKeyArguments,
+    /// COMMAND GETKEYS of a request too malformed to name its keys.
+    #[error("ERR Invalid arguments specified for command")]
+    InvalidArguments,
     /// DEBUG with a subcommand it does not know (the subcommand).
     #[error("ERR unknown subcommand or wrong number of arguments for '{0}'. Try DEBUG HELP.")]
     DebugUnknownSubcommand(String),
+    /// DEBUG QUICKLIST-PACKED-THRESHOLD out of range or not a memory value.
+    #[error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")]
+    PackedThreshold,
+    /// DEBUG LISTPACK of a value not so encoded.
+    #[error("ERR Not a listpack encoded object.")]
+    NotListpack,
+    /// DEBUG QUICKLIST of a value not so encoded.
+    #[error("ERR Not a quicklist encoded object.")]
+    NotQuicklist,
+    /// DEBUG RELOAD with an option it does not know.
+    #[error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")]
+    DebugReloadOption,
+    /// DEBUG RELOAD whose file could not be loaded (or held a key already there).
+    #[error("ERR Error trying to load the RDB dump, check server logs.")]
+    DebugReloadFailed,
+    /// DEBUG PROTOCOL PUSH from a RESP2 client.
+    #[error("ERR RESP2 is not supported by this command")]
+    DebugPushResp2,
+    /// DEBUG PROTOCOL with a type it does not know.
+    #[error(
+        "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+    )]
+    DebugProtocolType,
+    /// LATENCY GRAPH of an event with no sample (the event).
+    #[error("ERR No samples available for event '{0}'")]
+    NoLatencySamples(String),
     /// DEBUG with `enable-debug-command no`.
     #[error(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."

@@ -273,6 +273,7 @@ async fn run(
                     return Ok(());
                 }
                 state.stats().read_processed_in(client.counter.as_ref(), read);
+                client.info.count_read(read);
                 scratch.read_since_batch = true;
             }
             () = idle => return Ok(()),
@@ -326,6 +327,7 @@ impl Out<'_> {
         state
             .stats()
             .write_processed_in(client.counter.as_ref(), output.len());
+        client.info.count_written(output.len());
         output.clear();
         Ok(())
     }

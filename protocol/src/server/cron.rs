@@ -28,11 +28,15 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         // One lock hold at a time, yielding between them: the clients' tasks on this worker
         // run between holds instead of waiting for the whole cycle.
-        let mut cycle = state.keyspace().expire_cycle(budget);
-        while cycle.step() {
-            tokio::task::yield_now().await;
+        if state
+            .active_expire()
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            let mut cycle = state.keyspace().expire_cycle(budget);
+            while cycle.step() {
+                tokio::task::yield_now().await;
+            }
         }
-        drop(cycle);
         // Eviction goes on between commands (Redis's eviction timer, here at the cron's
         // rate): a server left over `maxmemory` by a command whose eviction ran out of time
         // gets back under it without waiting for the next command. Not while loading, as

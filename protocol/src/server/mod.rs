@@ -135,6 +135,31 @@ impl ServerHandle {
         self.state.config_set(name, value)
     }
 
+    /// Sets `aclfile` (a config file's line; CONFIG SET refuses it).
+    pub fn set_aclfile(&self, path: &str) {
+        self.state.set_aclfile(path);
+    }
+
+    /// Applies a config file's `user <name> <rules…>` line (its words).
+    pub fn config_user(&self, words: &[&str]) -> Result<(), String> {
+        let mut users = self.state.acl_users();
+        self.state.acl().configure_user(&mut users, words)
+    }
+
+    /// Loads the users of the `aclfile`, if one is set: call once the config is in, before
+    /// serving. Users in the config file and an ACL file are refused together, as in Redis.
+    pub fn load_acl_file(&self, users_configured: bool) -> Result<(), String> {
+        let path = self.state.settings().aclfile.clone();
+        if path.is_empty() {
+            return Ok(());
+        }
+        if users_configured {
+            return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
+        }
+        let mut users = self.state.acl_users();
+        self.state.acl().load_file(&mut users, &path)
+    }
+
     /// Starts persistence once the settings are in (call once, before or while serving): with
     /// `appendonly yes`, loads the AOF (clients get `-LOADING` meanwhile) and then appends
     /// every write. An error (a corrupt or unreadable AOF) means the server must not serve.
@@ -215,6 +240,12 @@ impl Server {
         state
             .keyspace()
             .set_notification_sink(Some(Arc::new(events)));
+        let invalidations = crate::state::tracking::Invalidations {
+            state: Arc::downgrade(&state),
+        };
+        state
+            .keyspace()
+            .set_invalidation_sink(Some(Arc::new(invalidations)));
         if let Some(archive) = state.archive() {
             archive
                 .seed_watermarks(state.keyspace())
@@ -281,8 +312,11 @@ impl Server {
                     };
                     state.stats().connection_received();
                     let denied = {
-                        let settings = state.settings();
-                        protected::refuses(settings.protected_mode, &settings.requirepass, &peer)
+                        let protected_mode = state.settings().protected_mode;
+                        protected_mode && {
+                            let nopass = state.acl_users().default_user().nopass;
+                            protected::refuses(protected_mode, nopass, &peer)
+                        }
                     };
                     if !state.has_room() {
                         state.stats().connection_rejected();

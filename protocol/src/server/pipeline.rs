@@ -81,6 +81,7 @@ pub(crate) fn run_ready(
     let whole: &[u8] = input;
     let mut consumed = 0;
     let mut argv: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.argv));
+    let mut ran = 0u64;
     let step = loop {
         let limits = DecodeLimits {
             bulk_bytes_max,
@@ -100,6 +101,8 @@ pub(crate) fn run_ready(
             consumed += used;
             continue;
         }
+        client.info.count_batched(ran == 0);
+        ran += 1;
         // Messages published before the command ran go out before its reply; those it
         // published to its own client go after (Redis defers a client's own pushes).
         client.info.pubsub.take_into(output);
@@ -114,6 +117,15 @@ pub(crate) fn run_ready(
             break Step::Postpone(until);
         }
         consumed += used;
+        if client.reply_silenced() {
+            match action {
+                Action::Block(handle) => break Step::Block(handle),
+                Action::Drop => break Step::Drop,
+                Action::Close(_) => break Step::Close,
+                _ => {}
+            }
+            continue;
+        }
         match action {
             Action::Reply(reply) => {
                 // A status line has one shape in both protocols.

@@ -1,7 +1,8 @@
-//! Protected mode (Redis's `protected-mode yes`, the default): while no password is set, a
-//! client that does not connect from the loopback interface gets [`DENIED`] and is closed,
-//! counted in `rejected_connections`. Whether a peer is local is Redis's own test
-//! ([`is_loopback`]): an IPv4 address starting `127.` or the IPv6 `::1`.
+//! Protected mode (Redis's `protected-mode yes`, the default): while the default user has no
+//! password (`nopass`, as without `requirepass`), a client that does not connect from the
+//! loopback interface gets [`DENIED`] and is closed, counted in `rejected_connections`.
+//! Whether a peer is local is Redis's own test ([`is_loopback`]): an IPv4 address starting
+//! `127.` or the IPv6 `::1`.
 
 use std::net::SocketAddr;
 
@@ -38,9 +39,10 @@ pub fn startup_warning(
     })
 }
 
-/// Whether a client from `peer` is refused: protected mode on, no password, not loopback.
-pub fn refuses(protected_mode: bool, requirepass: &str, peer: &SocketAddr) -> bool {
-    protected_mode && requirepass.is_empty() && !is_loopback(peer)
+/// Whether a client from `peer` is refused: protected mode on, no password for the default
+/// user (`nopass`), not loopback.
+pub fn refuses(protected_mode: bool, default_nopass: bool, peer: &SocketAddr) -> bool {
+    protected_mode && default_nopass && !is_loopback(peer)
 }
 
 #[cfg(test)]
@@ -73,10 +75,10 @@ mod tests {
     fn only_a_remote_peer_without_a_password_in_protected_mode_is_refused() {
         let remote = addr("10.1.2.3:5");
         let local = addr("127.0.0.1:5");
-        assert!(refuses(true, "", &remote));
-        assert!(!refuses(true, "pw", &remote));
-        assert!(!refuses(false, "", &remote));
-        assert!(!refuses(true, "", &local));
+        assert!(refuses(true, true, &remote));
+        assert!(!refuses(true, false, &remote));
+        assert!(!refuses(false, true, &remote));
+        assert!(!refuses(true, true, &local));
         assert!(DENIED.starts_with("-DENIED ") && DENIED.ends_with(".\r\n"));
         assert!(startup_warning(true, "pw", "0.0.0.0").is_none());
         assert!(

@@ -16,6 +16,7 @@ use parking_lot::Mutex;
 use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
 use super::stats::CallId;
+use super::tracking::TrackingOptions;
 use crate::resp::Protocol;
 
 /// A connected client as others see it (CLIENT LIST, CLIENT KILL).
@@ -43,15 +44,36 @@ pub struct ClientInfo {
     kill: KillSignal,
     /// Whether it waits in a blocking command (CLIENT LIST's `b` flag).
     blocked: AtomicBool,
+    /// CLIENT NO-EVICT (CLIENT LIST's `e` flag).
+    no_evict: AtomicBool,
+    /// How many keys it watches (CLIENT LIST's `watch`; INFO's `watching_clients`).
+    watching: AtomicUsize,
+    /// Traffic and work, for CLIENT LIST: bytes read and written, reads, commands run, and
+    /// the batches of requests run with their commands (Redis's average pipeline length).
+    traffic: Traffic,
     /// Signalled by CLIENT UNBLOCK; `unblock_error` says whether with ERROR.
     unblock: KillSignal,
     unblock_error: AtomicBool,
-    /// Whether it watches keys (INFO's `watching_clients`).
-    watching: AtomicBool,
     /// CLIENT NO-TOUCH: its commands (but TOUCH) leave keys' access metadata alone.
     no_touch: AtomicBool,
     /// Its subscriptions' counts and its mailbox of messages.
     pub(crate) pubsub: Subscriber,
+    /// CLIENT TRACKING's options ([`super::tracking`]; taken after the tracking table).
+    pub(crate) tracking: Mutex<TrackingOptions>,
+    /// Whether tracking is on (read on every call without the lock).
+    tracking_on: AtomicBool,
+}
+
+/// A client's traffic counters (CLIENT LIST's `tot-net-in`, `tot-net-out`, `read-events`,
+/// `tot-cmds`, `avg-pipeline-len-sum`, `avg-pipeline-len-cnt`).
+#[derive(Debug, Default)]
+struct Traffic {
+    net_in: AtomicU64,
+    net_out: AtomicU64,
+    read_events: AtomicU64,
+    commands: AtomicU64,
+    batched_commands: AtomicU64,
+    batches: AtomicU64,
 }
 
 /// A client's self-declared names.
@@ -63,6 +85,8 @@ pub(crate) struct Names {
     pub lib_name: Option<Bytes>,
     /// CLIENT SETINFO LIB-VER.
     pub lib_ver: Option<Bytes>,
+    /// The ACL user it runs as (`None`: `default`).
+    pub user: Option<Bytes>,
 }
 
 impl ClientInfo {
@@ -86,12 +110,26 @@ impl ClientInfo {
             last_command: AtomicUsize::new(usize::MAX),
             kill: KillSignal::default(),
             blocked: AtomicBool::new(false),
+            no_evict: AtomicBool::new(false),
+            watching: AtomicUsize::new(0),
+            traffic: Traffic::default(),
             unblock: KillSignal::default(),
             unblock_error: AtomicBool::new(false),
-            watching: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             pubsub: Subscriber::default(),
+            tracking: Mutex::new(TrackingOptions::default()),
+            tracking_on: AtomicBool::new(false),
         }
+    }
+
+    /// Whether CLIENT TRACKING is on.
+    pub(crate) fn is_tracking(&self) -> bool {
+        self.tracking_on.load(Ordering::Relaxed)
+    }
+
+    /// Mirrors the tracking options' `on` (the tracking table's lock held).
+    pub(crate) fn set_tracking_on(&self, on: bool) {
+        self.tracking_on.store(on, Ordering::Relaxed);
     }
 
     /// CLIENT SETNAME's name, if set.
@@ -99,19 +137,38 @@ impl ClientInfo {
         self.names.lock().name.clone()
     }
 
+    /// The ACL user it runs as.
+    pub fn user(&self) -> Bytes {
+        self.names
+            .lock()
+            .user
+            .clone()
+            .unwrap_or_else(|| Bytes::from_static(b"default"))
+    }
+
+    /// Makes it run as `user` (AUTH, HELLO AUTH).
+    pub fn set_user(&self, user: &[u8]) {
+        self.names.lock().user = (user != b"default").then(|| Bytes::copy_from_slice(user));
+    }
+
     /// Sets or (with `None`) clears the name.
     pub fn set_name(&self, name: Option<Bytes>) {
         self.names.lock().name = name;
     }
 
-    /// CLIENT SETINFO LIB-NAME.
-    pub fn set_lib_name(&self, lib_name: Bytes) {
-        self.names.lock().lib_name = Some(lib_name);
+    /// CLIENT SETINFO LIB-NAME (`None`: cleared by an empty value).
+    pub fn set_lib_name(&self, lib_name: Option<Bytes>) {
+        self.names.lock().lib_name = lib_name;
     }
 
-    /// CLIENT SETINFO LIB-VER.
-    pub fn set_lib_ver(&self, lib_ver: Bytes) {
-        self.names.lock().lib_ver = Some(lib_ver);
+    /// CLIENT SETINFO LIB-VER (`None`: cleared by an empty value).
+    pub fn set_lib_ver(&self, lib_ver: Option<Bytes>) {
+        self.names.lock().lib_ver = lib_ver;
+    }
+
+    /// CLIENT NO-EVICT ON or OFF.
+    pub(crate) fn set_no_evict(&self, on: bool) {
+        self.no_evict.store(on, Ordering::Relaxed);
     }
 
     /// CLIENT KILL: its connection closes at its next wait.
@@ -162,14 +219,45 @@ impl ClientInfo {
         self.unblock_error.load(Ordering::Relaxed)
     }
 
-    /// Marks it watching keys, or no longer.
-    pub fn set_watching(&self, watching: bool) {
-        self.watching.store(watching, Ordering::Relaxed);
+    /// Records how many keys it watches (0: none).
+    pub fn set_watching(&self, keys: usize) {
+        self.watching.store(keys, Ordering::Relaxed);
     }
 
     /// Whether it watches keys.
     pub fn is_watching(&self) -> bool {
-        self.watching.load(Ordering::Relaxed)
+        self.watching.load(Ordering::Relaxed) > 0
+    }
+
+    /// Counts `bytes` read from it in one read.
+    pub(crate) fn count_read(&self, bytes: usize) {
+        self.traffic
+            .net_in
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        self.traffic.read_events.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` written to it.
+    pub(crate) fn count_written(&self, bytes: usize) {
+        self.traffic
+            .net_out
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Counts one command it ran (after it ran, as Redis counts it).
+    pub(crate) fn count_command(&self) {
+        self.traffic.commands.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts one request about to run in a batch of requests read together (`first`: the
+    /// batch's first), before it runs, as Redis counts a pipeline when it parses it.
+    pub(crate) fn count_batched(&self, first: bool) {
+        if first {
+            self.traffic.batches.fetch_add(1, Ordering::Relaxed);
+        }
+        self.traffic
+            .batched_commands
+            .fetch_add(1, Ordering::Relaxed);
     }
 
     /// Milliseconds since its last batch of requests.
@@ -215,31 +303,56 @@ impl ClientInfo {
                 .map(|b| String::from_utf8_lossy(b).into_owned())
                 .unwrap_or_default()
         };
+        let tracking = self.tracking.lock().clone();
+        let mut flags = String::new();
+        if self.pubsub.is_subscribed() {
+            flags.push('P');
+        }
+        if self.blocked.load(Ordering::Relaxed) {
+            flags.push('b');
+        }
+        if tracking.on {
+            flags.push('t');
+            if tracking.broken_redirect {
+                flags.push('R');
+            }
+            if tracking.bcast {
+                flags.push('B');
+            }
+        }
+        if self.no_evict.load(Ordering::Relaxed) {
+            flags.push('e');
+        }
+        if self.no_touch() {
+            flags.push('T');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let redir = if tracking.on {
+            tracking.redirect as i64
+        } else {
+            -1
+        };
+        let traffic = &self.traffic;
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
             self.laddr.map(|a| a.to_string()).unwrap_or_default(),
             text(&names.name),
             crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
             self.idle_s(),
-            match (
-                self.blocked.load(Ordering::Relaxed),
-                self.pubsub.is_subscribed(),
-                self.no_touch()
-            ) {
-                (true, _, false) => "b",
-                (true, _, true) => "bT",
-                (false, true, false) => "P",
-                (false, true, true) => "PT",
-                (false, false, true) => "T",
-                (false, false, false) => "N",
-            },
+            flags,
             self.db.load(Ordering::Relaxed),
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
+            self.watching.load(Ordering::Relaxed),
             call_name(self.last_command.load(Ordering::Relaxed)),
+            String::from_utf8_lossy(names.user.as_deref().unwrap_or(b"default")),
+            redir,
             if self.resp3.load(Ordering::Relaxed) {
                 3
             } else {
@@ -247,6 +360,12 @@ impl ClientInfo {
             },
             text(&names.lib_name),
             text(&names.lib_ver),
+            load(&traffic.net_in),
+            load(&traffic.net_out),
+            load(&traffic.commands),
+            load(&traffic.read_events),
+            load(&traffic.batched_commands),
+            load(&traffic.batches),
         )
     }
 }
@@ -262,6 +381,9 @@ pub struct ClientState {
     pub db: usize,
     /// Whether AUTH succeeded (or no password is needed).
     pub authenticated: bool,
+    /// The ACL user it runs as, and the users' generation it was read at (a cache: `None`
+    /// after AUTH or RESET).
+    pub acl_user: Option<(u64, Arc<crate::acl::User>)>,
     /// Commands queued since MULTI, if in a transaction.
     pub multi: Option<Vec<Vec<Bytes>>>,
     /// A command failed to queue: EXEC must abort.
@@ -279,6 +401,12 @@ pub struct ClientState {
     /// A script of this client is running: the commands it runs show in MONITOR as the
     /// script's (`[0 lua]`), not the client's.
     pub in_script: bool,
+    /// CLIENT REPLY OFF: no reply is sent.
+    pub reply_off: bool,
+    /// CLIENT REPLY SKIP ran: the next command's reply is not sent.
+    pub reply_skip_next: bool,
+    /// The running command's reply is not sent (it follows CLIENT REPLY SKIP).
+    pub reply_skip: bool,
 }
 
 impl ClientState {
@@ -289,13 +417,25 @@ impl ClientState {
             protocol,
             db: 0,
             authenticated,
+            acl_user: None,
             multi: None,
             multi_failed: false,
             watched: Vec::new(),
             clock_mark: None,
             counter: None,
             in_script: false,
+            reply_off: false,
+            reply_skip_next: false,
+            reply_skip: false,
         }
+    }
+
+    /// Whether the reply of the command that just ran is dropped (CLIENT REPLY OFF, or SKIP
+    /// before it); moves a pending SKIP on to the next command, as Redis's `resetClient`.
+    pub fn reply_silenced(&mut self) -> bool {
+        let silenced = self.reply_off || self.reply_skip;
+        self.reply_skip = std::mem::take(&mut self.reply_skip_next);
+        silenced
     }
 
     /// Switches protocol, keeping the shared view in step.

@@ -39,6 +39,11 @@ impl Clients {
         self.by_id.lock().insert(info.id, info);
     }
 
+    /// The client with this id, if connected.
+    pub(crate) fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.by_id.lock().get(&id).cloned()
+    }
+
     /// Forgets a client.
     pub(crate) fn remove(&self, id: u64) {
         self.by_id.lock().remove(&id);

@@ -27,6 +27,8 @@ pub(crate) struct HotSettings {
     timeout_s: AtomicU64,
     auto_aof_rewrite_percentage: AtomicU64,
     auto_aof_rewrite_min_size: AtomicU64,
+    /// Read by the tracking table under the keyspace lock.
+    tracking_table_max_keys: AtomicU64,
     /// `client-output-buffer-limit`'s normal and pubsub classes (hard, soft, soft seconds),
     /// read on every write to a client; a class is three values, read consistently through
     /// `output_limits_seq` (odd while a change is being stored).
@@ -58,6 +60,8 @@ impl HotSettings {
             .store(s.auto_aof_rewrite_percentage, relaxed);
         self.auto_aof_rewrite_min_size
             .store(s.auto_aof_rewrite_min_size, relaxed);
+        self.tracking_table_max_keys
+            .store(s.tracking_table_max_keys, relaxed);
         // A seqlock's write (changes are serialised by the settings' write lock).
         let seq = self.output_limits_seq.load(relaxed);
         self.output_limits_seq.store(seq.wrapping_add(1), relaxed);
@@ -73,6 +77,11 @@ impl HotSettings {
         }
         self.output_limits_seq
             .store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// `tracking-table-max-keys`.
+    pub fn tracking_table_max_keys(&self) -> u64 {
+        self.tracking_table_max_keys.load(Ordering::Relaxed)
     }
 
     /// `client-output-buffer-limit` of the normal class, or of the pubsub class when

@@ -89,6 +89,34 @@ impl Histogram {
         })
     }
 
+    /// How many calls were recorded.
+    pub fn calls(&self) -> u64 {
+        self.total
+    }
+
+    /// LATENCY HISTOGRAM's cumulative distribution: for each power of two from 1024 ns up
+    /// (Redis's `hdr_iter_log_init(…, 1024, 2)`), the highest value of its bucket in
+    /// microseconds and the calls at or below it, where that count grew; up to the last call.
+    pub fn cumulative_usec(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let counts: Vec<(u32, u64)> = self.counts().collect();
+        let (mut at, mut cumulative, mut previous) = (0, 0, 0);
+        let mut step: u64 = 1024;
+        while cumulative < self.total && step <= MAX_NS * 2 {
+            let last = bucket(step);
+            while at < counts.len() && counts[at].0 <= last {
+                cumulative += counts[at].1;
+                at += 1;
+            }
+            if cumulative > previous {
+                out.push((highest(last) / 1000, cumulative));
+            }
+            previous = cumulative;
+            step *= 2;
+        }
+        out
+    }
+
     /// The value (ns) at or below which `percentile`% of the calls fall.
     pub fn value_at(&self, percentile: f64) -> u64 {
         let wanted = ((percentile / 100.0) * self.total as f64).ceil().max(1.0) as u64;
@@ -108,6 +136,16 @@ impl Histogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cumulative_distribution_steps_by_powers_of_two_as_redis() {
+        let mut h = Histogram::default();
+        for ns in [500, 1_500, 1_600, 30_000] {
+            h.record(ns);
+        }
+        // Highest values of the buckets of 1024, 2048 and 32768 ns: 1031, 2063, 33023.
+        assert_eq!(h.cumulative_usec(), vec![(1, 1), (2, 3), (33, 4)]);
+    }
 
     #[test]
     fn buckets_hold_their_values_within_one_percent() {

@@ -22,7 +22,8 @@
 //!   `RLIMIT_NOFILE` (at start, and for CONFIG SET).
 //! - [`pause`]: CLIENT PAUSE; [`slowlog`]: SLOWLOG's entries; [`monitor`]: MONITOR's clients and line format.
 //! - [`pubsub`]: the subscriptions of every client, and each client's mailbox of messages;
-//!   [`notify`]: keyspace notifications published there.
+//!   [`notify`]: keyspace notifications published there; [`tracking`]: client-side caching's
+//!   table and its invalidation messages, delivered there too.
 //! - `persistence`: what the settings ask of persistence (`crate::persist`, the layer
 //!   beneath): the startup load, commits before replies, automatic rewrites, SAVE/BGSAVE and
 //!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
@@ -46,6 +47,8 @@ pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
 pub(crate) mod stats;
+pub(crate) mod tracking;
+pub(crate) mod tuning;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -150,6 +153,10 @@ pub(crate) struct ServerState {
     stats: Stats,
     clients: Clients,
     pubsub: pubsub::Registry,
+    /// Client-side caching's tracking table.
+    tracking: tracking::Tracking,
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE).
+    active_expire: std::sync::atomic::AtomicBool,
     slowlog: slowlog::SlowLog,
     monitors: monitor::Monitors,
     pause: pause::Pause,
@@ -180,6 +187,8 @@ pub(crate) struct ServerState {
     pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
     /// The Lua script cache (EVAL, SCRIPT).
     scripts: crate::script::Scripts,
+    /// The ACL users, log and counters.
+    acl: crate::acl::Acl,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -216,6 +225,8 @@ impl ServerState {
             stats: Stats::default(),
             clients: Clients::default(),
             pubsub: pubsub::Registry::default(),
+            tracking: tracking::Tracking::default(),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
             slowlog: slowlog::SlowLog::default(),
             monitors: monitor::Monitors::default(),
             pause: pause::Pause::default(),
@@ -232,6 +243,7 @@ impl ServerState {
             loading: std::sync::atomic::AtomicBool::new(false),
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
+            acl: crate::acl::Acl::default(),
         }
     }
 
@@ -308,6 +320,23 @@ impl ServerState {
     /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
     pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
         self.hot.auto_aof_rewrite()
+    }
+
+    /// Sets `aclfile` (immutable to CONFIG SET, as in Redis: the config file sets it).
+    pub(crate) fn set_aclfile(&self, path: &str) {
+        self.settings.write().aclfile = path.to_string();
+    }
+
+    /// The ACL users, log and counters.
+    pub(crate) fn acl(&self) -> &crate::acl::Acl {
+        &self.acl
+    }
+
+    /// The ACL users, the default user's password in line with `requirepass`.
+    pub(crate) fn acl_users(&self) -> parking_lot::MutexGuard<'_, crate::acl::Users> {
+        // Lock order: settings, then users (nothing takes them the other way round).
+        let settings = self.settings.read();
+        self.acl.users(&settings.requirepass)
     }
 
     /// The counters.
@@ -441,7 +470,12 @@ impl ServerState {
         let id = self.clients.next_id();
         let info = Arc::new(ClientInfo::new(id, peer, local, self.default_protocol));
         self.clients.insert(Arc::clone(&info));
-        let authenticated = self.settings.read().requirepass.is_empty();
+        // Authenticated as the default user at once when it needs no password (Redis).
+        let authenticated = {
+            let users = self.acl_users();
+            let default = users.default_user();
+            default.nopass && default.enabled
+        };
         ClientState::new(info, self.default_protocol, authenticated)
     }
 
@@ -459,7 +493,63 @@ impl ServerState {
         }
         self.pubsub.forget(&client.info);
         self.monitors.remove(client.info.id);
+        self.disable_tracking(&client.info);
         self.clients.remove(client.info.id);
+    }
+
+    /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE turns it off).
+    pub(crate) fn active_expire(&self) -> &std::sync::atomic::AtomicBool {
+        &self.active_expire
+    }
+
+    /// The tracking table ([`tracking`]).
+    pub(crate) fn tracking(&self) -> &tracking::Tracking {
+        &self.tracking
+    }
+
+    /// Turns CLIENT TRACKING off for `client`, and the keyspace's recording of changed keys
+    /// with the last tracking client.
+    pub(crate) fn disable_tracking(&self, client: &ClientInfo) {
+        if client.is_tracking() {
+            self.tracking.disable(client);
+            if self.tracking.clients_on() == 0 {
+                self.keyspace.set_key_tracking(false);
+            }
+        }
+    }
+
+    /// The connected client with this id.
+    pub(crate) fn client_by_id(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.get(id)
+    }
+
+    /// Appends an invalidation push (or `__redis__:invalidate` message) to `client`'s
+    /// mailbox, within its output limit.
+    pub(crate) fn push_to(&self, client: &ClientInfo, frame: &[u8]) {
+        let limits = pubsub::Limits {
+            limit: self.hot.output_limit(client.pubsub.is_subscribed()),
+            stats: &self.stats,
+            call_name: self.call_name,
+        };
+        pubsub::deliver(client, frame, &limits);
+    }
+
+    /// Hands changed keys to the tracking table (the engine's invalidation sink).
+    pub(crate) fn invalidate(&self, keys: &[bytes::Bytes], flushed: bool) {
+        let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+        let lookup = |id: u64| self.clients.get(id);
+        self.tracking.invalidate(keys, flushed, &deliver, &lookup);
+        self.limit_tracked_keys();
+    }
+
+    /// Keeps the tracking table within `tracking-table-max-keys`, invalidating keys over it.
+    pub(crate) fn limit_tracked_keys(&self) {
+        let max_keys = self.hot.tracking_table_max_keys();
+        if max_keys > 0 {
+            let deliver = |client: &ClientInfo, frame: &[u8]| self.push_to(client, frame);
+            let lookup = |id: u64| self.clients.get(id);
+            self.tracking.limit_keys(max_keys, &deliver, &lookup);
+        }
     }
 
     /// CLIENT PAUSE's state ([`pause`]).

@@ -95,6 +95,10 @@ pub(crate) struct Subscriber {
     ready: Notify,
     /// Whether it is a MONITOR (set before it is fed, cleared after it no longer is).
     monitoring: AtomicBool,
+    /// Whether it may receive pushes outside pub/sub: client-side caching's invalidations
+    /// (it tracks keys, or a tracking client redirects to it). Never cleared: a stale flag
+    /// only costs a wait registration.
+    push_target: AtomicBool,
     /// How many times `ready` was signalled (what the tests check the once-per-burst wake by).
     #[cfg(test)]
     wakes: AtomicUsize,
@@ -122,8 +126,20 @@ impl Subscriber {
     /// otherwise.
     pub(crate) fn expects_mail(&self) -> bool {
         self.monitoring.load(Ordering::Relaxed)
+            || self.push_target.load(Ordering::Relaxed)
             || self.is_subscribed()
             || self.has_mail.load(Ordering::Relaxed)
+    }
+
+    /// Marks it a receiver of invalidation pushes.
+    pub(crate) fn set_push_target(&self) {
+        self.push_target.store(true, Ordering::Relaxed);
+    }
+
+    /// Sets its channel count, as if it subscribed to `n` channels.
+    #[cfg(test)]
+    pub(crate) fn set_counts_for_tests(&self, n: usize) {
+        self.counts[Kind::Channel.index()].store(n, Ordering::Relaxed);
     }
 
     /// Marks it a MONITOR, or no longer.
@@ -347,6 +363,17 @@ impl Registry {
             tables.by_client.remove(&client.id);
         }
         frames
+    }
+
+    /// The channels, patterns and shard channels the client `id` is subscribed to (ACLs
+    /// check them again when its user's channels change).
+    pub(crate) fn subscriptions_of(&self, id: u64) -> [Vec<Bytes>; 3] {
+        self.tables
+            .lock()
+            .by_client
+            .get(&id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Drops every subscription of `client`, confirming nothing (RESET, disconnect).

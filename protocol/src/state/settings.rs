@@ -71,6 +71,9 @@ pub struct Settings {
     pub appenddirname: String,
     /// `appendfilename` (set only before the server starts persisting).
     pub appendfilename: String,
+    /// `aclfile`: where ACL LOAD and ACL SAVE read and write the users (set only by the config
+    /// file; empty for none).
+    pub aclfile: String,
     /// `aof-load-truncated`.
     pub aof_load_truncated: bool,
     /// `aof-use-rdb-preamble`: a rewrite writes the AOF base as an RDB file (Redis's default).
@@ -102,6 +105,8 @@ pub struct Settings {
     pub slowlog_log_slower_than: i64,
     /// `slowlog-max-len`: entries kept.
     pub slowlog_max_len: u64,
+    /// `acllog-max-len`: ACL LOG's entries at most.
+    pub acllog_max_len: u64,
     /// `enable-protected-configs`: who may CONFIG SET `dir` and `dbfilename`
     /// ([`super::protected`]).
     pub enable_protected_configs: super::protected::Allowed,
@@ -109,7 +114,15 @@ pub struct Settings {
     pub enable_debug_command: super::protected::Allowed,
     /// `enable-module-command` (kept for CONFIG GET; there is no MODULE command).
     pub enable_module_command: super::protected::Allowed,
+    /// The latency monitor's and the lazy freeing's parameters ([`super::tuning`]).
+    pub tuning: super::tuning::Tuning,
+    /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
+    /// invalidates some at random; 0 = no limit.
+    pub tracking_table_max_keys: u64,
 }
+
+/// Redis's `tracking-table-max-keys` default: a million keys.
+pub const TRACKING_TABLE_MAX_KEYS_DEFAULT: u64 = 1_000_000;
 
 /// Redis's default `hz` and its clamp.
 pub const HZ_DEFAULT: u64 = 10;
@@ -139,6 +152,7 @@ impl Default for Settings {
             dir: ".".into(),
             appenddirname: "appendonlydir".into(),
             appendfilename: "appendonly.aof".into(),
+            aclfile: String::new(),
             aof_load_truncated: true,
             aof_use_rdb_preamble: true,
             auto_aof_rewrite_percentage: 100,
@@ -153,9 +167,12 @@ impl Default for Settings {
             hz: HZ_DEFAULT,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            acllog_max_len: 128,
             enable_protected_configs: super::protected::Allowed::No,
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
+            tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
+            tuning: super::tuning::Tuning::default(),
         }
     }
 }
@@ -195,7 +212,7 @@ pub fn parse_memory(value: &str) -> Option<u64> {
     n.checked_mul(unit)
 }
 
-fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefusal> {
     let n: i128 = value
         .parse()
         .map_err(|_| ConfigRefusal::new(name, ConfigWhy::NotInteger))?;
@@ -205,7 +222,7 @@ fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64, ConfigRefu
     Ok(n as u64)
 }
 
-fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
+pub(super) fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     let n = parse_memory(value).ok_or_else(|| ConfigRefusal::new(name, ConfigWhy::NotMemory))?;
     if n < min {
         let max = i64::MAX as u64;
@@ -214,11 +231,11 @@ fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     Ok(n)
 }
 
-fn yes_no_text(value: bool) -> String {
+pub(super) fn yes_no_text(value: bool) -> String {
     if value { "yes" } else { "no" }.into()
 }
 
-fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
+pub(super) fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
     match value.to_ascii_lowercase().as_str() {
         "yes" => Ok(true),
         "no" => Ok(false),
@@ -228,26 +245,6 @@ fn yes_no(name: &str, value: &str) -> Result<bool, ConfigRefusal> {
 
 /// Every parameter CONFIG knows, in the order CONFIG GET * lists them.
 pub const PARAMS: &[Param] = &[
-    Param {
-        name: "list-max-listpack-size",
-        get: |_, e| e.list_config().fill.to_string(),
-        set: Some(|_, e, v| {
-            let fill: i32 = v
-                .parse()
-                .map_err(|_| ConfigRefusal::new("list-max-listpack-size", ConfigWhy::NotInteger))?;
-            e.set_list_fill(fill);
-            Ok(())
-        }),
-    },
-    Param {
-        name: "list-compress-depth",
-        get: |_, e| e.list_config().depth.to_string(),
-        set: Some(|_, e, v| {
-            let depth = int_in("list-compress-depth", v, 0, i32::MAX as u64)?;
-            e.set_list_depth(depth as u32);
-            Ok(())
-        }),
-    },
     Param {
         name: "stream-node-max-entries",
         get: |_, e| e.node_limits().entries_max.to_string(),
@@ -261,14 +258,6 @@ pub const PARAMS: &[Param] = &[
         get: |_, e| e.node_limits().bytes_max.to_string(),
         set: Some(|_, e, v| {
             e.set_node_bytes_max(memory_in("stream-node-max-bytes", v, 0)?);
-            Ok(())
-        }),
-    },
-    Param {
-        name: "hll-sparse-max-bytes",
-        get: |_, e| e.hll_sparse_max_bytes().to_string(),
-        set: Some(|_, e, v| {
-            e.set_hll_sparse_max_bytes(memory_in("hll-sparse-max-bytes", v, 0)?);
             Ok(())
         }),
     },
@@ -426,10 +415,26 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "tracking-table-max-keys",
+        get: |s, _| s.tracking_table_max_keys.to_string(),
+        set: Some(|s, _, v| {
+            s.tracking_table_max_keys = int_in("tracking-table-max-keys", v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
         name: "slowlog-max-len",
         get: |s, _| s.slowlog_max_len.to_string(),
         set: Some(|s, _, v| {
             s.slowlog_max_len = int_in("slowlog-max-len", v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "acllog-max-len",
+        get: |s, _| s.acllog_max_len.to_string(),
+        set: Some(|s, _, v| {
+            s.acllog_max_len = int_in("acllog-max-len", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },
@@ -567,6 +572,12 @@ pub const PARAMS: &[Param] = &[
         }),
     },
     Param {
+        name: "aclfile",
+        get: |s, _| s.aclfile.clone(),
+        // Set by the config file only (`ServerHandle::set_aclfile`).
+        set: None,
+    },
+    Param {
         name: "appendfilename",
         get: |s, _| s.appendfilename.clone(),
         set: Some(|s, _, v| {
@@ -671,7 +682,13 @@ pub const PARAMS: &[Param] = &[
 
 /// The parameter called `name` (any case).
 pub fn param(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    all_params().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+/// Every parameter, in the order CONFIG GET * lists them: [`PARAMS`], then the tuning
+/// parameters of [`super::tuning`].
+pub fn all_params() -> impl Iterator<Item = &'static Param> {
+    PARAMS.iter().chain(super::tuning::TUNING_PARAMS)
 }
 
 /// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).

@@ -85,6 +85,16 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
                     }
                     Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
                     Some(Value::String(v)) => out.push_str(&format!("{v:?}\n")),
+                    Some(Value::Hash(h)) => {
+                        let mut fields: Vec<_> = h.entries().collect();
+                        fields.sort();
+                        out.push_str(&format!("hash {fields:?}\n"));
+                    }
+                    Some(Value::Set(set)) => {
+                        let mut members = set.members();
+                        members.sort();
+                        out.push_str(&format!("set {members:?}\n"));
+                    }
                     None => out.push_str("gone\n"),
                 }
                 if let Some(at) = db.expiry(&key) {

@@ -248,8 +248,8 @@ fn list_commands_match_redis_8() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// SORT and SORT_RO over lists: numeric and ALPHA, BY and GET patterns (`#`, strings,
-/// missing keys, a constant BY), LIMIT's edges, STORE (and its empty result), and the errors.
+/// SORT and SORT_RO over lists: numeric and ALPHA, BY and GET patterns (`#`, strings, hash
+/// fields, missing keys, a constant BY), LIMIT's edges, STORE (and its empty result), and the errors.
 fn sort_lines() -> Vec<&'static str> {
     vec![
         "RPUSH n 3 1 2 10 -5 2.5 1e3",
@@ -278,6 +278,14 @@ fn sort_lines() -> Vec<&'static str> {
         "SORT w BY o* ALPHA",
         "SORT w BY o*",
         "SORT w BY w*->f",
+        "HSET ha f 9 g x",
+        "HSET hb f 1",
+        "HSET hc f 5 g z",
+        "SORT w BY h*->f GET # GET h*->g GET h*->",
+        "SORT w BY h*->f DESC GET h*->f",
+        "SORT w BY h*->g ALPHA GET h*->g",
+        "SORT w BY h*-> GET ha->f",
+        "SORT w BY wa->f",
         "SORT w GET",
         "SORT w FOO",
         "SORT w STORE",

@@ -3,6 +3,8 @@
 //! for the time fields blanked on both sides, and `known_differences` for the servers' known
 //! departures from the behaviour we target.
 //!
+//! - `acl`: ACL SETUSER, GETUSER, LIST, DRYRUN, CAT, AUTH and NOPERM refusals against Redis 8.8
+//!   over the wire, RESP2 and RESP3.
 //! - `case`: hand-written cases and their runner.
 //! - `command_info`: COMMAND INFO and COMMAND DOCS of XGROUP and XINFO with their subcommands
 //!   and key specs against Redis 8.8, RESP2 and RESP3.
@@ -33,13 +35,18 @@
 //!   wire, RESP2 and RESP3: conversions, error texts, the sandbox, `bit` and `cjson`.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
+mod acl;
 mod bitmaps;
 mod case;
+mod client;
 mod command_info;
+mod command_keys;
+mod debug;
 mod eviction;
 mod expiry;
 mod group_deletion_claim_nack;
 mod groups;
+mod hashes;
 mod hyperloglog;
 mod idmp;
 mod info;
@@ -51,6 +58,9 @@ mod notify;
 mod pubsub;
 mod scripting;
 mod server;
+mod sets;
 mod streams;
 mod string_fuzz;
 mod strings;
+mod tracking;
+mod tuning;

@@ -5,6 +5,7 @@
 //! `shutdown` the SHUTDOWN command's saves, exits and refusals; `crash` SIGKILLs a saving
 //! server and checks `dump.rdb` is never damaged.
 
+mod collections;
 mod crash;
 mod interchange;
 mod older;

@@ -1,6 +1,8 @@
 //! The server over a real socket: `echomq::testing::TestServer` driven by raw RESP and by real
 //! clients.
 //!
+//! - `acl`: ACL users end to end: a producer and a consumer limited to their commands and
+//!   keys, transactions, channels, ACL LOG, GENPASS and `requirepass` as the default user's.
 //! - `wire`: the stream commands' reply shapes over raw RESP2/RESP3, compared byte for byte with
 //!   what Redis sends (checked against redis-server 7.0.15; where 7.4 differs, 7.4 is the
 //!   target).
@@ -18,6 +20,9 @@
 //!   `--latency` and `monitor` modes, asserting on what they print.
 //! - `redis_py_harness`: redis-py's own test suite (pytest) against `echomq serve`: pub/sub,
 //!   keyspace notifications, MONITOR, streams, expiry and introspection.
+//! - `client_command`: CLIENT REPLY, UNBLOCK, NO-EVICT, SETINFO and CLIENT LIST's counters.
+//! - `tracking`: client-side caching: CLIENT TRACKING's modes, invalidation pushes and
+//!   messages on writes, flushes, expiry and the table's key limit.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //!
@@ -25,8 +30,10 @@
 //! test, a condition polled for gives up after [`POLL_TIMEOUT`], and "nothing arrives" is
 //! checked over [`QUIET_WINDOW`].
 
+mod acl;
 mod blocking;
 mod blocking_lists;
+mod client_command;
 mod clients;
 mod cluster_mode;
 mod connection;
@@ -39,6 +46,7 @@ mod memory;
 mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;
+mod tracking;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};

@@ -115,7 +115,7 @@ pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("client_recent_max_input_buffer", 0);
     out.field("client_recent_max_output_buffer", 0);
     out.field("blocked_clients", blocked);
-    out.field("tracking_clients", 0);
+    out.field("tracking_clients", state.tracking().clients_on());
     out.field("pubsub_clients", state.pubsub().clients());
     out.field(
         "watching_clients",

@@ -6,11 +6,10 @@
 //! read as Redis's do in that situation.
 
 use super::Lines;
+use crate::acl::Reason;
 use crate::cmd::Ctx;
 use crate::state::pubsub::Kind;
 
-/// Redis's `latency-tracking-info-percentiles` default and their names.
-const PERCENTILES: &[(&str, f64)] = &[("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9)];
 /// Redis's default `repl-backlog-size`.
 const REPL_BACKLOG_BYTES: u64 = 1024 * 1024;
 
@@ -22,6 +21,10 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let cycle = state.keyspace().cycle_stats();
     let (expired, expired_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
         let (all, active) = db.expired_counts();
+        (a + all, b + active)
+    });
+    let (subkeys, subkeys_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+        let (all, active) = db.expired_subkey_counts();
         (a + all, b + active)
     });
     let (input, output) = stats.net_bytes();
@@ -46,8 +49,8 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("sync_full", 0);
     out.field("sync_partial_ok", 0);
     out.field("sync_partial_err", 0);
-    out.field("expired_subkeys", 0);
-    out.field("expired_subkeys_active", 0);
+    out.field("expired_subkeys", subkeys);
+    out.field("expired_subkeys_active", subkeys_active);
     out.field("expired_keys", expired);
     out.field("expired_keys_active", expired_active);
     out.field(
@@ -84,13 +87,14 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
-        "unexpected_error_replies",
     ] {
         out.field(name, 0);
     }
+    let (tracked_keys, tracked_items, tracked_prefixes) = state.tracking().totals();
+    out.field("tracking_total_keys", tracked_keys);
+    out.field("tracking_total_items", tracked_items);
+    out.field("tracking_total_prefixes", tracked_prefixes);
+    out.field("unexpected_error_replies", 0);
     out.field("total_error_replies", stats.total_error_replies());
     out.field("dump_payload_sanitizations", 0);
     out.field("total_reads_processed", reads);
@@ -127,15 +131,16 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("slowlog_commands_count", 0);
     out.field("slowlog_commands_time_ms_max", "0.00");
     out.field("slowlog_commands_time_ms_sum", "0.00");
-    for name in [
-        "acl_access_denied_auth",
-        "acl_access_denied_cmd",
-        "acl_access_denied_key",
-        "acl_access_denied_channel",
-        "acl_access_denied_tls_cert",
+    let acl = ctx.state.acl();
+    for (name, reason) in [
+        ("acl_access_denied_auth", Reason::Auth),
+        ("acl_access_denied_cmd", Reason::Command),
+        ("acl_access_denied_key", Reason::Key),
+        ("acl_access_denied_channel", Reason::Channel),
     ] {
-        out.field(name, 0);
+        out.field(name, acl.denied(reason));
     }
+    out.field("acl_access_denied_tls_cert", 0);
 }
 
 pub(super) fn replication(ctx: &mut Ctx<'_>, out: &mut Lines) {
@@ -175,16 +180,30 @@ pub(super) fn errorstats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     }
 }
 
+/// Per-command latency percentiles, those of `latency-tracking-info-percentiles`, named as
+/// Redis names them (`p99.9`); nothing with `latency-tracking no`.
 pub(super) fn latencystats(ctx: &mut Ctx<'_>, out: &mut Lines) {
+    let (tracking, percentiles) = {
+        let settings = ctx.state.settings();
+        (
+            settings.tuning.latency_tracking,
+            settings.tuning.latency_tracking_info_percentiles.clone(),
+        )
+    };
+    if !tracking {
+        return;
+    }
     for (name, histogram) in ctx.state.stats().latencies() {
         if histogram.is_empty() {
             continue;
         }
-        let values: Vec<String> = PERCENTILES
+        let values: Vec<String> = percentiles
             .iter()
-            .map(|(label, p)| {
+            .map(|p| {
+                let label = format!("{p:.6}");
+                let label = label.trim_end_matches('0').trim_end_matches('.');
                 let usec = histogram.value_at(*p) as f64 / 1000.0;
-                format!("{label}={usec:.3}")
+                format!("p{label}={usec:.3}")
             })
             .collect();
         out.field(

@@ -9,7 +9,9 @@
 //! - `XCFGSET key IDMP-DURATION d IDMP-MAXSIZE m` when the stream's IDMP bounds differ from
 //!   the server's, and `XIDMPRECORD key pid iid id` per IDMP record whose entry still exists;
 //! - strings as `SET key value`, with `PXAT ms` when they expire; a stream that expires is
-//!   followed by `PEXPIREAT key ms`, as Redis rewrites an expiry.
+//!   followed by `PEXPIREAT key ms`, as Redis rewrites an expiry;
+//! - hashes as HMSET batches (with field TTLs: HMSET and `HPEXPIREAT key ms FIELDS 1 field`
+//!   per field), sets as SADD batches, 64 items per command, as Redis.
 //!
 //! It works on a [`Snapshot`] copied under the keyspace lock, so it runs outside it.
 
@@ -73,6 +75,22 @@ pub(crate) fn write_base(
                     }
                     encode(&argv, &mut buf);
                 }
+                Value::Hash(h) => {
+                    write_hash(key, h, &mut buf);
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
+                Value::Set(set) => {
+                    for batch in set.members().chunks(ITEMS_PER_CMD) {
+                        let mut argv = vec![lit("SADD"), key.clone()];
+                        argv.extend(batch.iter().cloned());
+                        encode(&argv, &mut buf);
+                    }
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
                 Value::Stream(s) => {
                     write_stream(key, s, idmp, &mut buf, out)?;
                     if let Some(at) = expiry {
@@ -99,6 +117,52 @@ pub(crate) fn write_base(
         }
     }
     out.write_all(&buf)
+}
+
+/// Members or fields per rewritten SADD / HMSET (Redis's `AOF_REWRITE_ITEMS_PER_CMD`).
+const ITEMS_PER_CMD: usize = 64;
+
+/// A hash as Redis 8.8's `rewriteHashObject` writes it: HMSET batches, or, when a field has
+/// a TTL, one HMSET per field followed by `HPEXPIREAT key ms FIELDS 1 field` for those with
+/// one.
+fn write_hash(key: &Bytes, h: &echomq_engine::types::hash::Hash, buf: &mut Vec<u8>) {
+    let fields: Vec<_> = h.entries().collect();
+    if !h.has_ttls() {
+        for batch in fields.chunks(ITEMS_PER_CMD) {
+            let mut argv = vec![lit("HMSET"), key.clone()];
+            for (f, v, _) in batch {
+                argv.push(Bytes::copy_from_slice(f));
+                argv.push(Bytes::copy_from_slice(v));
+            }
+            encode(&argv, buf);
+        }
+        return;
+    }
+    for (f, v, at) in fields {
+        let field = Bytes::copy_from_slice(f);
+        encode(
+            &[
+                lit("HMSET"),
+                key.clone(),
+                field.clone(),
+                Bytes::copy_from_slice(v),
+            ],
+            buf,
+        );
+        if let Some(at) = at {
+            encode(
+                &[
+                    lit("HPEXPIREAT"),
+                    key.clone(),
+                    num(at),
+                    lit("FIELDS"),
+                    lit("1"),
+                    field,
+                ],
+                buf,
+            );
+        }
+    }
 }
 
 fn write_stream(

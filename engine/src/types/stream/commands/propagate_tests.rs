@@ -80,6 +80,16 @@ fn dump(ks: &Keyspace) -> String {
                         }
                     }
                     Some(Value::String(v)) => out.push_str(&format!("string {v:?}\n")),
+                    Some(Value::Hash(h)) => {
+                        let mut fields: Vec<_> = h.entries().collect();
+                        fields.sort();
+                        out.push_str(&format!("hash {fields:?}\n"));
+                    }
+                    Some(Value::Set(s)) => {
+                        let mut members = s.members();
+                        members.sort();
+                        out.push_str(&format!("set {members:?}\n"));
+                    }
                     Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
                     None => out.push_str("gone\n"),
                 }

@@ -1,0 +1,144 @@
+//! `HGETALL key`, `HKEYS key`, `HVALS key` and `HSCAN key cursor [MATCH pattern] [COUNT
+//! count] [NOVALUES]`.
+//!
+//! Fields past their expiry time are skipped (not deleted). HGETALL replies a map (a flat
+//! array in RESP2), HKEYS and HVALS an array; a missing key replies empty. Order is the
+//! encoding's: insertion order for a listpack, expiry order for a listpackex, the table's for a
+//! hashtable.
+//!
+//! HSCAN: `ERR invalid cursor` first, then a missing key replies `0` and nothing (its options
+//! unread, as Redis), then WRONGTYPE, then the options left to right (`ERR syntax error` for
+//! an unknown one or COUNT below 1, the integer error for a COUNT that is none). One call
+//! returns every match with cursor 0, which SCAN's guarantees allow.
+//!
+//! Effects: a read lookup of the key.
+
+use bytes::Bytes;
+
+use crate::command::args::is;
+use crate::command::parse_i64;
+use crate::error::{Error, Result};
+use crate::glob;
+use crate::keyspace::{Db, Snapshot};
+use crate::reply::Reply;
+use crate::types::hash::expired;
+
+use super::read_hash;
+
+/// The live fields of the hash under `key` with their values.
+fn live_pairs(db: &mut Db, key: &[u8]) -> Result<Vec<(Bytes, Bytes)>> {
+    db.count_read(key, false);
+    let now = db.now_ms();
+    Ok(read_hash(db, key)?.map_or_else(Vec::new, |h| {
+        h.entries()
+            .filter(|e| !expired(e.2, now))
+            .map(|(f, v, _)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
+            .collect()
+    }))
+}
+
+/// HGETALL, HKEYS and HVALS.
+#[derive(Debug)]
+pub struct HGetAll;
+
+impl HGetAll {
+    /// HGETALL.
+    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let pairs = live_pairs(db, argv[1])?;
+        Ok(Reply::Map(
+            pairs
+                .into_iter()
+                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
+                .collect(),
+        ))
+    }
+
+    /// HKEYS.
+    pub fn run_keys(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let pairs = live_pairs(db, argv[1])?;
+        Ok(Reply::Array(
+            pairs.into_iter().map(|(f, _)| Reply::Bulk(f)).collect(),
+        ))
+    }
+
+    /// HVALS.
+    pub fn run_vals(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let pairs = live_pairs(db, argv[1])?;
+        Ok(Reply::Array(
+            pairs.into_iter().map(|(_, v)| Reply::Bulk(v)).collect(),
+        ))
+    }
+}
+
+/// A SCAN-family cursor: an unsigned integer.
+pub(crate) fn parse_cursor(arg: &[u8]) -> Result<()> {
+    std::str::from_utf8(arg)
+        .ok()
+        .and_then(|c| c.parse::<u64>().ok())
+        .map(|_| ())
+        .ok_or(Error::InvalidCursor)
+}
+
+/// HSCAN and SSCAN's options: MATCH's pattern and whether NOVALUES was given (`hash`
+/// says whether NOVALUES is allowed).
+pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<(Option<&'a [u8]>, bool)> {
+    let (mut pattern, mut no_values) = (None, false);
+    let mut i = 3;
+    while i < argv.len() {
+        let more = argv.len() - i >= 2;
+        if is(argv[i], "count") && more {
+            if parse_i64(argv[i + 1])? < 1 {
+                return Err(Error::Syntax);
+            }
+            i += 2;
+        } else if is(argv[i], "match") && more {
+            pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
+            i += 2;
+        } else if is(argv[i], "novalues") {
+            if !hash {
+                return Err(Error::Text("NOVALUES option can only be used in HSCAN"));
+            }
+            no_values = true;
+            i += 1;
+        } else {
+            return Err(Error::Syntax);
+        }
+    }
+    Ok((pattern, no_values))
+}
+
+/// The reply of a one-pass scan.
+pub(crate) fn scan_reply(items: Vec<Reply>) -> Reply {
+    Reply::Array(vec![Reply::bulk_static("0"), Reply::Array(items)])
+}
+
+/// HSCAN.
+#[derive(Debug)]
+pub struct HScan;
+
+impl HScan {
+    /// Parses and applies.
+    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        parse_cursor(argv[2])?;
+        let key = argv[1];
+        db.count_read(key, false);
+        if read_hash(db, key)?.is_none() {
+            return Ok(scan_reply(Vec::new()));
+        }
+        let (pattern, no_values) = scan_options(argv, true)?;
+        let now = db.now_ms();
+        let mut items = Vec::new();
+        if let Some(hash) = read_hash(db, key)? {
+            for (f, v, at) in hash.entries() {
+                if expired(at, now) || pattern.is_some_and(|p| !glob::matches(p, f, false)) {
+                    continue;
+                }
+                items.push(Reply::bulk(f));
+                if !no_values {
+                    items.push(Reply::bulk(v));
+                }
+            }
+        }
+        Ok(scan_reply(items))
+    }
+}

@@ -1,0 +1,466 @@
+//! The hash type: fields to values, each field with an optional expiry time (Redis 7.4+'s
+//! hash field expiration), in one of Redis's three encodings.
+//!
+//! - **listpack**: while the hash is small, field-value pairs back to back in one buffer
+//!   (`types/pack.rs`), in insertion order (a new field goes last, a changed value stays in place).
+//! - **listpackex**: the same, as triples of field, value and expiry time (0 for none), once
+//!   any field was given an expiry: ordered by expiry time, soonest first, fields without one
+//!   last (where Redis keeps them), so the fields due first are at the front.
+//! - **hashtable**: a hash table, once the hash holds more than
+//!   [`LISTPACK_ENTRIES_MAX`] fields or a field or value longer than [`LISTPACK_VALUE_MAX`]
+//!   bytes was written; a hash never converts back, as in Redis.
+//!
+//! A field past its expiry time stays stored until an access deletes it (lazy expiry, in the
+//! commands) or the engine's expiry cycle does (active expiry): reads skip it meanwhile.
+//!
+//! Invariants (checked by [`Hash::check_invariants`]): the buffer is well formed; a listpack
+//! holds at most [`LISTPACK_ENTRIES_MAX`] fields and no field twice; a listpackex's fields are
+//! ordered by expiry time with the ones without one last; the table's count of fields with an
+//! expiry time is exact.
+
+pub(crate) mod commands;
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use crate::types::pack::Pack;
+
+/// `hash-max-listpack-entries`: fields a compact hash holds before it becomes a table (Redis
+/// 8.8's default is 512: `config.c`, not the 128 of older releases).
+pub const LISTPACK_ENTRIES_MAX: usize = 512;
+/// `hash-max-listpack-value`: the longest field or value a compact hash holds.
+pub const LISTPACK_VALUE_MAX: usize = 64;
+/// The latest expiry time a field may hold, ms (Redis's `EB_EXPIRE_TIME_MAX`, 48 bits): what
+/// a load accepts.
+pub const EXPIRE_TIME_MAX_MS: u64 = (1 << 48) - 1;
+/// The latest expiry time a command may set, ms (Redis's `HFE_MAX_ABS_TIME_MSEC`, a quarter
+/// of the stored range).
+pub const API_EXPIRE_TIME_MAX_MS: u64 = EXPIRE_TIME_MAX_MS >> 2;
+
+/// A listpackex's expiry element for a field without expiry.
+const NO_TTL: u64 = 0;
+
+/// A stored field as the encodings yield it: the field, its value, its expiry time.
+pub type FieldRef<'a> = (&'a [u8], &'a [u8], Option<u64>);
+
+/// One field of the table encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// The value.
+    pub value: Bytes,
+    /// When the field expires (Unix ms), if it does.
+    pub expire_at_ms: Option<u64>,
+}
+
+/// A hash value.
+#[derive(Debug, Clone)]
+pub struct Hash {
+    /// The encoding and its data.
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
+    /// Field, value pairs.
+    Listpack(Pack),
+    /// Field, value, expiry triples, ordered by expiry (see the module doc).
+    ListpackEx(Pack),
+    /// The table, and how many of its fields have an expiry time.
+    Table(HashMap<Bytes, Field>, usize),
+}
+
+fn ttl_bytes(at: Option<u64>) -> [u8; 8] {
+    at.unwrap_or(NO_TTL).to_le_bytes()
+}
+
+fn ttl_of(e: &[u8]) -> Option<u64> {
+    let at = u64::from_le_bytes(e.try_into().ok()?);
+    (at != NO_TTL).then_some(at)
+}
+
+impl Default for Hash {
+    fn default() -> Self {
+        Hash::new()
+    }
+}
+
+impl Hash {
+    /// An empty hash, listpack-encoded.
+    pub fn new() -> Hash {
+        Hash {
+            repr: Repr::Listpack(Pack::new()),
+        }
+    }
+
+    /// The encoding's name, as OBJECT ENCODING reports it.
+    pub fn encoding(&self) -> &'static str {
+        match self.repr {
+            Repr::Listpack(_) => "listpack",
+            Repr::ListpackEx(_) => "listpackex",
+            Repr::Table(..) => "hashtable",
+        }
+    }
+
+    /// Whether the hash is a table.
+    pub fn is_table(&self) -> bool {
+        matches!(self.repr, Repr::Table(..))
+    }
+
+    /// Whether the hash is listpackex-encoded.
+    pub fn is_listpack_ex(&self) -> bool {
+        matches!(self.repr, Repr::ListpackEx(_))
+    }
+
+    /// Fields stored, expired ones not yet deleted included.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Listpack(p) => p.elements() / 2,
+            Repr::ListpackEx(p) => p.elements() / 3,
+            Repr::Table(m, _) => m.len(),
+        }
+    }
+
+    /// Whether no field is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fields that are not expired at `now_ms` (Redis's `hashTypeLength(o, 1)`).
+    pub fn len_live(&self, now_ms: u64) -> usize {
+        if !self.has_ttls() {
+            return self.len();
+        }
+        self.entries().filter(|e| !expired(e.2, now_ms)).count()
+    }
+
+    /// Whether some field has an expiry time.
+    pub fn has_ttls(&self) -> bool {
+        self.min_expiry().is_some()
+    }
+
+    /// The soonest expiry time of a field.
+    pub fn min_expiry(&self) -> Option<u64> {
+        match &self.repr {
+            Repr::Listpack(_) => None,
+            Repr::ListpackEx(p) => p.tuples(3).next().and_then(|(_, t)| ttl_of(t[2])),
+            Repr::Table(m, ttls) => {
+                if *ttls == 0 {
+                    None
+                } else {
+                    m.values().filter_map(|f| f.expire_at_ms).min()
+                }
+            }
+        }
+    }
+
+    /// Every stored field with its value and expiry time, in the encoding's order.
+    pub fn entries(&self) -> Box<dyn Iterator<Item = FieldRef<'_>> + '_> {
+        match &self.repr {
+            Repr::Listpack(p) => Box::new(p.tuples(2).map(|(_, t)| (t[0], t[1], None))),
+            Repr::ListpackEx(p) => Box::new(p.tuples(3).map(|(_, t)| (t[0], t[1], ttl_of(t[2])))),
+            Repr::Table(m, _) => Box::new(
+                m.iter()
+                    .map(|(k, f)| (k.as_ref(), f.value.as_ref(), f.expire_at_ms)),
+            ),
+        }
+    }
+
+    /// The value and expiry time of a stored field (expired or not).
+    pub fn get(&self, field: &[u8]) -> Option<(Bytes, Option<u64>)> {
+        match &self.repr {
+            Repr::Listpack(p) => p.find(2, field).map(|at| {
+                let (t, _) = p.tuple_at(at, 2);
+                (Bytes::copy_from_slice(t[1]), None)
+            }),
+            Repr::ListpackEx(p) => p.find(3, field).map(|at| {
+                let (t, _) = p.tuple_at(at, 3);
+                (Bytes::copy_from_slice(t[1]), ttl_of(t[2]))
+            }),
+            Repr::Table(m, _) => m.get(field).map(|f| (f.value.clone(), f.expire_at_ms)),
+        }
+    }
+
+    /// Whether a field is stored (expired or not).
+    pub fn contains(&self, field: &[u8]) -> bool {
+        match &self.repr {
+            Repr::Listpack(p) => p.find(2, field).is_some(),
+            Repr::ListpackEx(p) => p.find(3, field).is_some(),
+            Repr::Table(m, _) => m.contains_key(field),
+        }
+    }
+
+    /// Converts a compact hash to a table before `new_fields` fields of the given lengths
+    /// are written, as Redis's `hashTypeTryConversion`: more new fields than a listpack
+    /// holds, or a field or value too long for one.
+    pub fn prepare_for(&mut self, new_fields: usize, lengths: impl IntoIterator<Item = usize>) {
+        if self.is_table() {
+            return;
+        }
+        if new_fields > LISTPACK_ENTRIES_MAX || lengths.into_iter().any(|l| l > LISTPACK_VALUE_MAX)
+        {
+            self.convert_to_table();
+        }
+    }
+
+    /// Sets `field` to `value`; returns whether the field existed (an update). An existing
+    /// field's expiry time is dropped unless `keep_ttl`. Converts to a table as Redis does.
+    pub fn set(&mut self, field: &[u8], value: &[u8], keep_ttl: bool) -> bool {
+        if !self.is_table()
+            && (field.len() > LISTPACK_VALUE_MAX || value.len() > LISTPACK_VALUE_MAX)
+        {
+            self.convert_to_table();
+        }
+        let updated = match &mut self.repr {
+            Repr::Listpack(p) => match p.find(2, field) {
+                Some(at) => {
+                    p.replace(at, 1, value);
+                    true
+                }
+                None => {
+                    p.push(&[field, value]);
+                    false
+                }
+            },
+            Repr::ListpackEx(p) => match p.find(3, field) {
+                Some(at) => {
+                    let had = ttl_of(p.tuple_at(at, 3).0[2]);
+                    if had.is_some() && !keep_ttl {
+                        p.remove(at, 3);
+                        insert_sorted(p, field, value, None);
+                    } else {
+                        p.replace(at, 1, value);
+                    }
+                    true
+                }
+                None => {
+                    insert_sorted(p, field, value, None);
+                    false
+                }
+            },
+            Repr::Table(m, ttls) => match m.get_mut(field) {
+                Some(f) => {
+                    f.value = Bytes::copy_from_slice(value);
+                    if !keep_ttl && f.expire_at_ms.take().is_some() {
+                        *ttls -= 1;
+                    }
+                    true
+                }
+                None => {
+                    m.insert(
+                        Bytes::copy_from_slice(field),
+                        Field {
+                            value: Bytes::copy_from_slice(value),
+                            expire_at_ms: None,
+                        },
+                    );
+                    false
+                }
+            },
+        };
+        if !self.is_table() && self.len() > LISTPACK_ENTRIES_MAX {
+            self.convert_to_table();
+        }
+        updated
+    }
+
+    /// Removes a stored field; returns whether it was there.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match &mut self.repr {
+            Repr::Listpack(p) => p.find(2, field).map(|at| p.remove(at, 2)).is_some(),
+            Repr::ListpackEx(p) => p.find(3, field).map(|at| p.remove(at, 3)).is_some(),
+            Repr::Table(m, ttls) => match m.remove(field) {
+                Some(f) => {
+                    if f.expire_at_ms.is_some() {
+                        *ttls -= 1;
+                    }
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Readies the hash to hold expiry times (a listpack becomes listpackex), as Redis's
+    /// `hashTypeSetExInit` does before any HEXPIRE-family change.
+    pub fn enable_ttls(&mut self) {
+        if let Repr::Listpack(p) = &self.repr {
+            let mut ex = Pack::new();
+            for (_, t) in p.tuples(2) {
+                ex.push(&[t[0], t[1], &ttl_bytes(None)]);
+            }
+            self.repr = Repr::ListpackEx(ex);
+        }
+    }
+
+    /// Sets (or with `None` clears) a stored field's expiry time; returns whether the field
+    /// is stored. A listpack is made listpackex first.
+    pub fn set_expiry(&mut self, field: &[u8], at_ms: Option<u64>) -> bool {
+        self.enable_ttls();
+        match &mut self.repr {
+            Repr::Listpack(_) => false,
+            Repr::ListpackEx(p) => match p.find(3, field) {
+                Some(at) => {
+                    let value = Bytes::copy_from_slice(p.tuple_at(at, 3).0[1]);
+                    p.remove(at, 3);
+                    insert_sorted(p, field, &value, at_ms);
+                    true
+                }
+                None => false,
+            },
+            Repr::Table(m, ttls) => match m.get_mut(field) {
+                Some(f) => {
+                    match (f.expire_at_ms.is_some(), at_ms.is_some()) {
+                        (false, true) => *ttls += 1,
+                        (true, false) => *ttls -= 1,
+                        _ => {}
+                    }
+                    f.expire_at_ms = at_ms;
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// The stored fields whose expiry time is at or before `now_ms` (active expiry's
+    /// condition), soonest first for a listpackex.
+    pub fn due_fields(&self, now_ms: u64) -> Vec<Bytes> {
+        match &self.repr {
+            Repr::Listpack(_) => Vec::new(),
+            Repr::ListpackEx(p) => p
+                .tuples(3)
+                .map_while(|(_, t)| match ttl_of(t[2]) {
+                    Some(at) if at <= now_ms => Some(Bytes::copy_from_slice(t[0])),
+                    _ => None,
+                })
+                .collect(),
+            Repr::Table(m, ttls) => {
+                if *ttls == 0 {
+                    return Vec::new();
+                }
+                m.iter()
+                    .filter(|(_, f)| f.expire_at_ms.is_some_and(|at| at <= now_ms))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            }
+        }
+    }
+
+    /// Turns a compact hash into a table.
+    pub fn convert_to_table(&mut self) {
+        let (map, ttls) = match &self.repr {
+            Repr::Table(..) => return,
+            _ => {
+                let mut map = HashMap::with_capacity(self.len());
+                let mut ttls = 0;
+                for (f, v, at) in self.entries() {
+                    ttls += usize::from(at.is_some());
+                    map.insert(
+                        Bytes::copy_from_slice(f),
+                        Field {
+                            value: Bytes::copy_from_slice(v),
+                            expire_at_ms: at,
+                        },
+                    );
+                }
+                (map, ttls)
+            }
+        };
+        self.repr = Repr::Table(map, ttls);
+    }
+
+    /// A hash from loaded fields, in the encoding Redis would load them in: compact when
+    /// within the listpack limits (listpackex if any field has an expiry time, or if
+    /// `listpack_ex` asks so), else a table.
+    pub fn from_fields(fields: Vec<(Bytes, Bytes, Option<u64>)>, listpack_ex: bool) -> Hash {
+        let compact = fields.len() <= LISTPACK_ENTRIES_MAX
+            && fields
+                .iter()
+                .all(|(f, v, _)| f.len() <= LISTPACK_VALUE_MAX && v.len() <= LISTPACK_VALUE_MAX);
+        let mut hash = Hash::new();
+        if !compact {
+            hash.convert_to_table();
+        } else if listpack_ex || fields.iter().any(|f| f.2.is_some()) {
+            hash.enable_ttls();
+        }
+        for (f, v, at) in fields {
+            hash.set(&f, &v, false);
+            if at.is_some() {
+                hash.set_expiry(&f, at);
+            }
+        }
+        hash
+    }
+
+    /// The bytes the hash holds (an estimate: buffers and table entries).
+    pub fn memory_bytes(&self) -> usize {
+        match &self.repr {
+            Repr::Listpack(p) | Repr::ListpackEx(p) => p.bytes(),
+            Repr::Table(m, _) => m.iter().map(|(k, f)| k.len() + f.value.len() + 48).sum(),
+        }
+    }
+
+    /// Checks the invariants of the module doc.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for (f, _, _) in self.entries() {
+            if !seen.insert(f) {
+                return Err(format!("field {:?} held twice", String::from_utf8_lossy(f)));
+            }
+        }
+        match &self.repr {
+            Repr::Listpack(p) | Repr::ListpackEx(p) => {
+                let stride = if self.is_listpack_ex() { 3 } else { 2 };
+                p.check_invariants(stride)?;
+                if self.len() > LISTPACK_ENTRIES_MAX {
+                    return Err(format!("a listpack of {} fields", self.len()));
+                }
+                if self.is_listpack_ex() {
+                    let ttls: Vec<u64> = p
+                        .tuples(3)
+                        .map(|(_, t)| ttl_of(t[2]).unwrap_or(u64::MAX))
+                        .collect();
+                    if ttls.windows(2).any(|w| w[0] > w[1]) {
+                        return Err("listpackex fields out of expiry order".into());
+                    }
+                }
+            }
+            Repr::Table(m, ttls) => {
+                let counted = m.values().filter(|f| f.expire_at_ms.is_some()).count();
+                if counted != *ttls {
+                    return Err(format!("{counted} fields with a ttl, {ttls} counted"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a field with expiry `at` reads as expired at `now_ms` (Redis's
+/// `hashTypeIsExpired`: strictly before now).
+pub fn expired(at: Option<u64>, now_ms: u64) -> bool {
+    at.is_some_and(|at| at < now_ms)
+}
+
+/// Inserts a triple into a listpackex at its place in expiry order (Redis's
+/// `listpackExAddInternal`): before the first field expiring later or never; a field
+/// without expiry goes last.
+fn insert_sorted(p: &mut Pack, field: &[u8], value: &[u8], at_ms: Option<u64>) {
+    let ttl = ttl_bytes(at_ms);
+    let Some(at_ms) = at_ms else {
+        p.push(&[field, value, &ttl]);
+        return;
+    };
+    let place = p
+        .tuples(3)
+        .find(|(_, t)| ttl_of(t[2]).is_none_or(|t| t >= at_ms))
+        .map(|(at, _)| at);
+    match place {
+        Some(at) => p.insert(at, &[field, value, &ttl]),
+        None => p.push(&[field, value, &ttl]),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,314 @@
+//! The set type: distinct byte-string members, in one of Redis's three encodings.
+//!
+//! - **intset**: every member an integer (as Redis's `string2ll` reads one), at most
+//!   [`INTSET_ENTRIES_MAX`] of them, kept sorted ascending (so SMEMBERS answers in order).
+//! - **listpack**: at most [`LISTPACK_ENTRIES_MAX`] members of at most [`LISTPACK_VALUE_MAX`]
+//!   bytes, back to back in one buffer (`types/pack.rs`) in insertion order.
+//! - **hashtable**: a hash set, past those limits. As in Redis, a set only grows out of an
+//!   encoding: removing members converts nothing back.
+//!
+//! Conversions follow Redis 8.8's `setTypeAddAux`: an intset that receives a non-integer
+//! becomes a listpack if it and the new member fit one, else a table; an intset past its
+//! limit becomes a table; a listpack that would pass its limits becomes a table.
+//!
+//! Invariants (checked by [`Set::check_invariants`]): an intset is strictly ascending and
+//! within its limit; a listpack holds no member twice and is within its limits.
+
+pub(crate) mod commands;
+
+use std::collections::HashSet;
+
+use indexmap::IndexSet;
+
+use bytes::Bytes;
+
+use crate::id::string_to_i64;
+use crate::types::pack::Pack;
+
+/// `set-max-intset-entries`.
+pub const INTSET_ENTRIES_MAX: usize = 512;
+/// `set-max-listpack-entries`.
+pub const LISTPACK_ENTRIES_MAX: usize = 128;
+/// `set-max-listpack-value`.
+pub const LISTPACK_VALUE_MAX: usize = 64;
+
+/// A set value.
+#[derive(Debug, Clone)]
+pub struct Set {
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
+    /// Sorted distinct integers.
+    Intset(Vec<i64>),
+    /// Members in insertion order.
+    Listpack(Pack),
+    /// A hash set, indexed by position for random picks.
+    Table(IndexSet<Bytes>),
+}
+
+/// The integer a member stands for, if Redis would keep it in an intset.
+pub fn as_int(member: &[u8]) -> Option<i64> {
+    string_to_i64(member)
+}
+
+impl Set {
+    /// An empty set in the encoding Redis's `setTypeCreate` picks for a first member
+    /// `first` and about `size_hint` members.
+    pub fn for_members(first: &[u8], size_hint: usize) -> Set {
+        let repr = if as_int(first).is_some() && size_hint <= INTSET_ENTRIES_MAX {
+            Repr::Intset(Vec::new())
+        } else if size_hint <= LISTPACK_ENTRIES_MAX {
+            Repr::Listpack(Pack::new())
+        } else {
+            Repr::Table(IndexSet::with_capacity(size_hint))
+        };
+        Set { repr }
+    }
+
+    /// An empty intset (what SINTERSTORE and SUNIONSTORE start their result from).
+    pub fn new_intset() -> Set {
+        Set {
+            repr: Repr::Intset(Vec::new()),
+        }
+    }
+
+    /// An empty listpack.
+    pub fn new_listpack() -> Set {
+        Set {
+            repr: Repr::Listpack(Pack::new()),
+        }
+    }
+
+    /// An empty table.
+    pub fn new_table() -> Set {
+        Set {
+            repr: Repr::Table(IndexSet::new()),
+        }
+    }
+
+    /// Whether the set is an intset.
+    pub fn is_intset(&self) -> bool {
+        matches!(self.repr, Repr::Intset(_))
+    }
+
+    /// Whether the set is a listpack.
+    pub fn is_listpack(&self) -> bool {
+        matches!(self.repr, Repr::Listpack(_))
+    }
+
+    /// Converts to a table when about `size_hint` members are coming and the encoding would
+    /// not hold them (Redis's `setTypeMaybeConvert`).
+    pub fn reserve(&mut self, size_hint: usize) {
+        let convert = match &self.repr {
+            Repr::Intset(_) => size_hint > INTSET_ENTRIES_MAX,
+            Repr::Listpack(_) => size_hint > LISTPACK_ENTRIES_MAX,
+            Repr::Table(_) => false,
+        };
+        if convert {
+            self.convert_to_table();
+        }
+    }
+
+    /// The encoding's name, as OBJECT ENCODING reports it.
+    pub fn encoding(&self) -> &'static str {
+        match self.repr {
+            Repr::Intset(_) => "intset",
+            Repr::Listpack(_) => "listpack",
+            Repr::Table(_) => "hashtable",
+        }
+    }
+
+    /// Members held.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Intset(v) => v.len(),
+            Repr::Listpack(p) => p.elements(),
+            Repr::Table(t) => t.len(),
+        }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `member` is in the set.
+    pub fn contains(&self, member: &[u8]) -> bool {
+        match &self.repr {
+            Repr::Intset(v) => as_int(member).is_some_and(|n| v.binary_search(&n).is_ok()),
+            Repr::Listpack(p) => p.find(1, member).is_some(),
+            Repr::Table(t) => t.contains(member),
+        }
+    }
+
+    /// The members, in the encoding's order.
+    pub fn members(&self) -> Vec<Bytes> {
+        match &self.repr {
+            Repr::Intset(v) => v.iter().map(|n| Bytes::from(n.to_string())).collect(),
+            Repr::Listpack(p) => p.iter().map(Bytes::copy_from_slice).collect(),
+            Repr::Table(t) => t.iter().cloned().collect(),
+        }
+    }
+
+    /// The member at `index` of the encoding's order (for random picks).
+    pub fn nth(&self, index: usize) -> Option<Bytes> {
+        match &self.repr {
+            Repr::Intset(v) => v.get(index).map(|n| Bytes::from(n.to_string())),
+            Repr::Listpack(p) => p.iter().nth(index).map(Bytes::copy_from_slice),
+            Repr::Table(t) => t.get_index(index).cloned(),
+        }
+    }
+
+    /// Adds `member`; returns whether it was new.
+    pub fn add(&mut self, member: &[u8]) -> bool {
+        match &mut self.repr {
+            Repr::Intset(v) => {
+                if let Some(n) = as_int(member) {
+                    return match v.binary_search(&n) {
+                        Ok(_) => false,
+                        Err(at) => {
+                            v.insert(at, n);
+                            if v.len() > INTSET_ENTRIES_MAX {
+                                self.convert_to_table();
+                            }
+                            true
+                        }
+                    };
+                }
+                let widest = [v.first(), v.last()]
+                    .into_iter()
+                    .flatten()
+                    .map(|n| n.to_string().len())
+                    .max()
+                    .unwrap_or(0);
+                if v.len() < LISTPACK_ENTRIES_MAX
+                    && member.len() <= LISTPACK_VALUE_MAX
+                    && widest <= LISTPACK_VALUE_MAX
+                {
+                    let mut p = Pack::new();
+                    for n in v.iter() {
+                        p.push(&[n.to_string().as_bytes()]);
+                    }
+                    p.push(&[member]);
+                    self.repr = Repr::Listpack(p);
+                } else {
+                    self.convert_to_table();
+                    self.add(member);
+                }
+                true
+            }
+            Repr::Listpack(p) => {
+                if p.find(1, member).is_some() {
+                    return false;
+                }
+                if p.elements() < LISTPACK_ENTRIES_MAX && member.len() <= LISTPACK_VALUE_MAX {
+                    p.push(&[member]);
+                } else {
+                    self.convert_to_table();
+                    self.add(member);
+                }
+                true
+            }
+            Repr::Table(t) => {
+                if t.contains(member) {
+                    false
+                } else {
+                    t.insert(Bytes::copy_from_slice(member))
+                }
+            }
+        }
+    }
+
+    /// Removes `member`; returns whether it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match &mut self.repr {
+            Repr::Intset(v) => match as_int(member).map(|n| v.binary_search(&n)) {
+                Some(Ok(at)) => {
+                    v.remove(at);
+                    true
+                }
+                _ => false,
+            },
+            Repr::Listpack(p) => p.find(1, member).map(|at| p.remove(at, 1)).is_some(),
+            Repr::Table(t) => t.swap_remove(member),
+        }
+    }
+
+    /// Turns the set into a table.
+    pub fn convert_to_table(&mut self) {
+        if !matches!(self.repr, Repr::Table(_)) {
+            let members = self.members();
+            self.repr = Repr::Table(members.into_iter().collect());
+        }
+    }
+
+    /// Turns the set into an intset if every member is an integer and they fit one (Redis's
+    /// `maybeConvertToIntset`, used where a result is known to hold integers only).
+    pub fn maybe_to_intset(&mut self) {
+        if matches!(self.repr, Repr::Intset(_)) || self.len() > INTSET_ENTRIES_MAX {
+            return;
+        }
+        let ints: Option<Vec<i64>> = self.members().iter().map(|m| as_int(m)).collect();
+        if let Some(mut ints) = ints {
+            ints.sort_unstable();
+            self.repr = Repr::Intset(ints);
+        }
+    }
+
+    /// A set from loaded members in the encoding Redis loads them in.
+    pub fn from_members(members: Vec<Bytes>) -> Set {
+        let mut set = match members.first() {
+            Some(first) => Set::for_members(first, members.len()),
+            None => Set::new_intset(),
+        };
+        for m in members {
+            set.add(&m);
+        }
+        set
+    }
+
+    /// The bytes the set holds (an estimate).
+    pub fn memory_bytes(&self) -> usize {
+        match &self.repr {
+            Repr::Intset(v) => v.len() * 8,
+            Repr::Listpack(p) => p.bytes(),
+            Repr::Table(t) => t.iter().map(|m| m.len() + 32).sum(),
+        }
+    }
+
+    /// Checks the invariants of the module doc.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        match &self.repr {
+            Repr::Intset(v) => {
+                if v.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err("intset not strictly ascending".into());
+                }
+                if v.len() > INTSET_ENTRIES_MAX {
+                    return Err(format!("an intset of {}", v.len()));
+                }
+            }
+            Repr::Listpack(p) => {
+                p.check_invariants(1)?;
+                if p.elements() > LISTPACK_ENTRIES_MAX {
+                    return Err(format!("a listpack of {}", p.elements()));
+                }
+                let mut seen = HashSet::new();
+                for m in p.iter() {
+                    if m.len() > LISTPACK_VALUE_MAX {
+                        return Err("a listpack member over the value limit".into());
+                    }
+                    if !seen.insert(m) {
+                        return Err("a member held twice".into());
+                    }
+                }
+            }
+            Repr::Table(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

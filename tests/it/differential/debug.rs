@@ -1,0 +1,212 @@
+//! DEBUG against Redis 8.8 (started with `enable-debug-command yes`), byte for byte: DEBUG
+//! DIGEST and DIGEST-VALUE of the same strings and streams (expiry, deleted entries, several
+//! databases) are Redis's digests, DEBUG PROTOCOL's replies in both protocols, DEBUG OBJECT's
+//! encoding and serialized length, the no-op switches and the errors.
+
+use echomq::testing::TestServer;
+
+use crate::server::{Wire, show};
+use crate::support::peer::{Launch, Peer, PeerKind};
+
+fn redis() -> Option<Peer> {
+    Peer::start_with(
+        PeerKind::Redis8,
+        &Launch {
+            args: vec!["--enable-debug-command".into(), "yes".into()],
+            ..Launch::default()
+        },
+    )
+}
+
+/// Sends `request` to both and checks the replies are the same bytes.
+fn same(ours: &mut Wire, theirs: &mut Wire, request: &str) -> Vec<u8> {
+    let argv: Vec<&str> = request.split(' ').collect();
+    let mine = ours.command(&argv);
+    let redis = theirs.command(&argv);
+    assert_eq!(
+        show(&mine),
+        show(&redis),
+        "`{request}`: echomq's reply (left) differs from Redis 8.8's"
+    );
+    mine
+}
+
+const DATASET: &[&str] = &[
+    "FLUSHALL",
+    "SET s hello",
+    "SET n 12345",
+    "SET big 123456789012345678901",
+    "SET e ''",
+    "SET t v EX 1000",
+    "XADD st 1-1 a 1 b 2",
+    "XADD st 1-2 a 3 b 4",
+    "XADD st 2-0 c 5",
+    "XADD st 3-0 a 1 b 2",
+    "XDEL st 1-2",
+    "XGROUP CREATE st g 0",
+    "XADD empty MAXLEN 0 * f v",
+    "RPUSH l a 1 b 22",
+    "HSET h f v g 1 k 300",
+    "HSET hx f v g w",
+    "HPEXPIRE hx 100000 FIELDS 1 f",
+    "SADD si 3 1 2",
+    "SADD ss a b c",
+    "SELECT 1",
+    "SET s hello",
+    "SELECT 0",
+];
+
+#[test]
+fn debug_digest_and_digest_value_equal_redis_8() {
+    let Some(peer) = redis() else {
+        return;
+    };
+    let server = TestServer::start().unwrap();
+    let mut ours = Wire::connect(&server);
+    let mut theirs = Wire::connect_to(peer.addr());
+    let empty = same(&mut ours, &mut theirs, "DEBUG DIGEST");
+    assert_eq!(empty, format!("+{}\r\n", "0".repeat(40)).into_bytes());
+    for line in DATASET {
+        let argv: Vec<&str> = line
+            .split(' ')
+            .map(|w| if w == "''" { "" } else { w })
+            .collect();
+        let (mine, redis) = (ours.command(&argv), theirs.command(&argv));
+        if !line.starts_with("XADD") || !line.contains('*') {
+            assert_eq!(show(&mine), show(&redis), "`{line}`");
+        }
+    }
+    same(&mut ours, &mut theirs, "DEBUG DIGEST");
+    same(
+        &mut ours,
+        &mut theirs,
+        "DEBUG DIGEST-VALUE s n big e t st missing l h hx si ss",
+    );
+    same(&mut ours, &mut theirs, "DEBUG DIGEST-VALUE");
+    // The same data in another database is another digest; moving it back restores it.
+    same(&mut ours, &mut theirs, "MOVE n 1");
+    let moved = same(&mut ours, &mut theirs, "DEBUG DIGEST");
+    same(&mut ours, &mut theirs, "SELECT 1");
+    same(&mut ours, &mut theirs, "MOVE n 0");
+    same(&mut ours, &mut theirs, "SELECT 0");
+    assert_ne!(moved, same(&mut ours, &mut theirs, "DEBUG DIGEST"));
+}
+
+#[test]
+fn debug_protocol_object_switches_and_errors_match_redis_8() {
+    let Some(peer) = redis() else {
+        return;
+    };
+    let server = TestServer::start().unwrap();
+    for protocol in ["2", "3"] {
+        let mut ours = Wire::connect(&server);
+        let mut theirs = Wire::connect_to(peer.addr());
+        // HELLO's ids and modules differ: only switch.
+        ours.command(&["HELLO", protocol]);
+        theirs.command(&["HELLO", protocol]);
+        for kind in [
+            "string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib",
+            "true", "false", "verbatim", "nope",
+        ] {
+            same(&mut ours, &mut theirs, &format!("DEBUG PROTOCOL {kind}"));
+        }
+        if protocol == "2" {
+            same(&mut ours, &mut theirs, "DEBUG PROTOCOL push");
+        } else {
+            ours.send_command(&["DEBUG", "PROTOCOL", "push"]);
+            theirs.send_command(&["DEBUG", "PROTOCOL", "push"]);
+            for _ in 0..2 {
+                assert_eq!(show(&ours.read_reply()), show(&theirs.read_reply()));
+            }
+        }
+    }
+    let mut ours = Wire::connect(&server);
+    let mut theirs = Wire::connect_to(peer.addr());
+    for line in [
+        "SET k 12",
+        "SET s hello",
+        "XADD st 1-1 f v",
+        "DEBUG OBJECT missing",
+        "DEBUG OBJECT k x",
+        "DEBUG SET-ACTIVE-EXPIRE 1",
+        "DEBUG QUICKLIST-PACKED-THRESHOLD 1K",
+        "DEBUG QUICKLIST-PACKED-THRESHOLD 5G",
+        "DEBUG QUICKLIST-PACKED-THRESHOLD abc",
+        "DEBUG REPLYBUFFER PEAK-RESET-TIME never",
+        "DEBUG REPLYBUFFER PEAK-RESET-TIME abc",
+        "DEBUG REPLYBUFFER RESIZING 0",
+        "DEBUG REPLYBUFFER FOO 1",
+        "DEBUG LISTPACK s",
+        "RPUSH smalllist a b",
+        "DEBUG LISTPACK smalllist",
+        "DEBUG QUICKLIST smalllist",
+        "HSET smallhash f v",
+        "DEBUG LISTPACK smallhash",
+        "CONFIG SET list-max-listpack-size 1",
+        "RPUSH biglist a b c",
+        "DEBUG QUICKLIST biglist",
+        "DEBUG QUICKLIST biglist 1",
+        "DEBUG LISTPACK biglist",
+        "CONFIG SET list-max-listpack-size -2",
+        "DEBUG LISTPACK missing",
+        "DEBUG QUICKLIST s",
+        "DEBUG STRINGMATCH-TEST",
+        "DEBUG CHANGE-REPL-ID",
+        "DEBUG SET-ALLOW-ACCESS-EXPIRED 0",
+        "DEBUG RELOAD FOO",
+        "DEBUG NOSUCH",
+        "DEBUG SLEEP",
+        "DEBUG",
+    ] {
+        same(&mut ours, &mut theirs, line);
+    }
+    for key in ["k", "s", "st"] {
+        let field = |reply: &[u8], name: &str| {
+            String::from_utf8_lossy(reply)
+                .split([' ', '\r'])
+                .find(|w| w.starts_with(name))
+                .map(str::to_owned)
+        };
+        let (mine, redis) = (
+            ours.command(&["DEBUG", "OBJECT", key]),
+            theirs.command(&["DEBUG", "OBJECT", key]),
+        );
+        for name in ["encoding:", "serializedlength:", "refcount:"] {
+            assert_eq!(
+                field(&mine, name),
+                field(&redis, name),
+                "DEBUG OBJECT {key}"
+            );
+        }
+    }
+}
+
+#[test]
+fn debug_reload_keeps_the_dataset_and_its_digest() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().to_str().unwrap();
+    c.expect(format!("CONFIG SET dir {dir}\r\n").as_bytes(), b"+OK\r\n");
+    for line in DATASET {
+        let argv: Vec<&str> = line
+            .split(' ')
+            .map(|w| if w == "''" { "" } else { w })
+            .collect();
+        c.command(&argv);
+    }
+    let before = c.command(&["DEBUG", "DIGEST"]);
+    c.expect(b"DEBUG RELOAD\r\n", b"+OK\r\n");
+    assert_eq!(show(&c.command(&["DEBUG", "DIGEST"])), show(&before));
+    c.expect(b"DBSIZE\r\n", b":7\r\n");
+    c.expect(
+        b"DEBUG RELOAD NOFLUSH NOSAVE\r\n",
+        b"-ERR Error trying to load the RDB dump, check server logs.\r\n",
+    );
+    c.expect(b"DEBUG RELOAD NOFLUSH MERGE NOSAVE\r\n", b"+OK\r\n");
+    c.expect(
+        b"SET s changed\r\nDEBUG RELOAD NOSAVE\r\n",
+        b"+OK\r\n+OK\r\n",
+    );
+    assert_eq!(show(&c.command(&["DEBUG", "DIGEST"])), show(&before));
+}

@@ -1,0 +1,115 @@
+//! CLIENT subcommands whose effect shows over the wire rather than in their reply: REPLY
+//! OFF and SKIP silence replies (the bytes are those Redis 8.8 sends for the same pipeline),
+//! UNBLOCK ends another client's blocking read as a timeout or an error, NO-EVICT and
+//! SETINFO show in CLIENT LIST, and CLIENT LIST counts a client's traffic and watched keys.
+
+use echomq::testing::TestServer;
+
+use super::{Wire, wait_blocked_clients};
+
+fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split([' ', '\r', '\n'])
+        .find_map(|kv| kv.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {name} in {line}"))
+}
+
+#[test]
+fn reply_skip_silences_the_next_command_and_off_everything_until_on() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect(&server);
+    c.send(
+        b"CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nSET a 2\r\n\
+          CLIENT REPLY SKIP\r\nGET a\r\nCLIENT REPLY ON\r\nGET a\r\n\
+          CLIENT REPLY SKIP\r\nCLIENT REPLY SKIP\r\nPING\r\nPING\r\n",
+    );
+    c.expect_replies(b"(pipeline)", b"$1\r\n1\r\n+OK\r\n$1\r\n2\r\n+PONG\r\n");
+    c.expect_silence();
+    c.expect(
+        b"CLIENT REPLY OFF\r\nRESET\r\nPING\r\n",
+        b"+RESET\r\n+PONG\r\n",
+    );
+}
+
+#[test]
+fn unblock_ends_a_blocked_read_as_a_timeout_or_an_error() {
+    let server = TestServer::start().unwrap();
+    let mut blocked = Wire::connect(&server);
+    let reply = blocked.command(&["CLIENT", "ID"]);
+    let id = String::from_utf8_lossy(&reply[1..reply.len() - 2]).into_owned();
+    let mut c = Wire::connect(&server);
+    c.expect(format!("CLIENT UNBLOCK {id}\r\n").as_bytes(), b":0\r\n");
+    blocked.send(b"XREAD BLOCK 0 STREAMS s $\r\n");
+    wait_blocked_clients(&mut c, 1);
+    c.expect(
+        format!("CLIENT UNBLOCK {id} TIMEOUT\r\n").as_bytes(),
+        b":1\r\n",
+    );
+    blocked.expect_replies(b"(unblocked)", b"*-1\r\n");
+    blocked.send(b"XREAD BLOCK 0 STREAMS s $\r\n");
+    wait_blocked_clients(&mut c, 1);
+    c.expect(
+        format!("CLIENT UNBLOCK {id} ERROR\r\n").as_bytes(),
+        b":1\r\n",
+    );
+    blocked.expect_replies(
+        b"(unblocked)",
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n",
+    );
+    blocked.expect(b"PING\r\n", b"+PONG\r\n");
+    wait_blocked_clients(&mut c, 0);
+}
+
+#[test]
+fn client_list_shows_flags_names_watches_and_traffic() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect(&server);
+    c.expect(b"CLIENT NO-EVICT on\r\n", b"+OK\r\n");
+    c.expect(b"CLIENT SETINFO LIB-NAME redis-py\r\n", b"+OK\r\n");
+    c.expect(b"CLIENT SETINFO LIB-VER 5.1\r\n", b"+OK\r\n");
+    c.expect(b"WATCH a b\r\n", b"+OK\r\n");
+    c.expect(b"PING\r\nPING\r\n", b"+PONG\r\n+PONG\r\n");
+    let reply = c.command(&["CLIENT", "INFO"]);
+    let line = String::from_utf8_lossy(&reply).into_owned();
+    assert_eq!(field(&line, "flags"), "e");
+    assert_eq!(field(&line, "lib-name"), "redis-py");
+    assert_eq!(field(&line, "lib-ver"), "5.1");
+    assert_eq!(field(&line, "watch"), "2");
+    // Six commands before CLIENT INFO, itself not yet run but read (with the rest, in five
+    // reads) and counted in the pipeline figures.
+    assert_eq!(field(&line, "tot-cmds"), "6");
+    assert_eq!(field(&line, "read-events"), "6");
+    assert_eq!(field(&line, "avg-pipeline-len-sum"), "7");
+    assert_eq!(field(&line, "avg-pipeline-len-cnt"), "6");
+    assert_ne!(field(&line, "tot-net-in"), "0");
+    c.expect(
+        b"CLIENT SETINFO LIB-VER ''\r\nRESET\r\n",
+        b"+OK\r\n+RESET\r\n",
+    );
+    let reply = c.command(&["CLIENT", "INFO"]);
+    let line = String::from_utf8_lossy(&reply).into_owned();
+    assert_eq!(field(&line, "flags"), "N");
+    assert_eq!(field(&line, "lib-ver"), "");
+    assert_eq!(field(&line, "watch"), "0");
+}
+
+#[test]
+fn latency_histogram_reports_each_commands_cumulative_calls() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect_resp3(&server);
+    c.expect(
+        b"SET a 1\r\nSET b 2\r\nGET a\r\n",
+        b"+OK\r\n+OK\r\n$1\r\n1\r\n",
+    );
+    let reply = String::from_utf8_lossy(&c.command(&["LATENCY", "HISTOGRAM", "set", "nosuch"]))
+        .into_owned();
+    assert!(
+        reply.starts_with(
+            "%1\r\n$3\r\nset\r\n%2\r\n$5\r\ncalls\r\n:2\r\n$14\r\nhistogram_usec\r\n%"
+        ),
+        "{reply}"
+    );
+    // The last bucket counts every call.
+    assert!(reply.ends_with(":2\r\n"), "{reply}");
+    c.expect(b"CONFIG SET latency-tracking no\r\n", b"+OK\r\n");
+    c.expect(b"LATENCY HISTOGRAM\r\n", b"%0\r\n");
+}
