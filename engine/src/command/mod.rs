@@ -52,6 +52,7 @@ use crate::types::string::commands::{
     range, set, setnx_setex, strlen,
 };
 use crate::types::string::hyperloglog::commands as pf;
+use crate::types::zset::commands as zset_cmds;
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, touch, ttl};
 
 use crate::blocking::Outcome;
@@ -716,6 +717,137 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, -1, 1),
         set_cmds::algebra::SAlgebra::run_diffstore,
+    ),
+    // The sorted set commands.
+    Entry::plain(
+        CommandSpec::new("zadd", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("zincrby", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZAdd::run_incrby,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrem", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZRem::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("zcard", 2).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zcard,
+    ),
+    Entry::plain(
+        CommandSpec::new("zscore", 3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zmscore", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zmscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrank", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zrank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrank", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zrevrank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zcount", 4).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zcount,
+    ),
+    Entry::plain(
+        CommandSpec::new("zlexcount", 4).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zlexcount,
+    ),
+    Entry::plain(
+        CommandSpec::new("zscan", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zscan,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrange", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrange", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangebyscore", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrangebyscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrangebyscore", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrangebyscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangebylex", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrangebylex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrangebylex", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrangebylex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangestore", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        zset_cmds::range::ZRange::run_zrangestore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebyrank", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_rank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebyscore", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_score,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebylex", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_lex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zpopmin", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::pop::ZPop::run_zpopmin,
+    ),
+    Entry::plain(
+        CommandSpec::new("zpopmax", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::pop::ZPop::run_zpopmax,
+    ),
+    Entry::plain(
+        CommandSpec::new("zmpop", -4).flags(flags::WRITE),
+        zset_cmds::pop::ZPop::run_zmpop,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzpopmin", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        zset_cmds::pop::ZPop::run_bzpopmin,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzpopmax", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        zset_cmds::pop::ZPop::run_bzpopmax,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzmpop", -5).flags(flags::WRITE),
+        zset_cmds::pop::ZPop::run_bzmpop,
     ),
     // SORT, over lists (and the other collection types as they come).
     Entry::plain(

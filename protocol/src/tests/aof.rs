@@ -95,6 +95,10 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
                         members.sort();
                         out.push_str(&format!("set {members:?}\n"));
                     }
+                    Some(Value::ZSet(z)) => {
+                        let entries: Vec<_> = z.order().iter().collect();
+                        out.push_str(&format!("zset {} {entries:?}\n", z.encoding()));
+                    }
                     None => out.push_str("gone\n"),
                 }
                 if let Some(at) = db.expiry(&key) {
