@@ -1,5 +1,5 @@
 //! DEBUG against Redis 8.8 (started with `enable-debug-command yes`), byte for byte: DEBUG
-//! DIGEST and DIGEST-VALUE of the same strings and streams (expiry, deleted entries, several
+//! DIGEST and DIGEST-VALUE of the same strings, streams and sorted sets (expiry, deleted entries, several
 //! databases) are Redis's digests, DEBUG PROTOCOL's replies in both protocols, DEBUG OBJECT's
 //! encoding and serialized length, the no-op switches and the errors.
 
@@ -45,6 +45,8 @@ const DATASET: &[&str] = &[
     "XDEL st 1-2",
     "XGROUP CREATE st g 0",
     "XADD empty MAXLEN 0 * f v",
+    "ZADD zl 1 a 2.5 b -inf c 1e300 d 1152921504606846976 e 0.1 f",
+    "ZADD zb 1 a 2.5 b -0 c 3 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "SELECT 1",
     "SET s hello",
     "SELECT 0",
@@ -74,7 +76,7 @@ fn debug_digest_and_digest_value_equal_redis_8() {
     same(
         &mut ours,
         &mut theirs,
-        "DEBUG DIGEST-VALUE s n big e t st missing",
+        "DEBUG DIGEST-VALUE s n big e t st zl zb missing",
     );
     same(&mut ours, &mut theirs, "DEBUG DIGEST-VALUE");
     // The same data in another database is another digest; moving it back restores it.
@@ -181,7 +183,7 @@ fn debug_reload_keeps_the_dataset_and_its_digest() {
     let before = c.command(&["DEBUG", "DIGEST"]);
     c.expect(b"DEBUG RELOAD\r\n", b"+OK\r\n");
     assert_eq!(show(&c.command(&["DEBUG", "DIGEST"])), show(&before));
-    c.expect(b"DBSIZE\r\n", b":7\r\n");
+    c.expect(b"DBSIZE\r\n", b":9\r\n");
     c.expect(
         b"DEBUG RELOAD NOFLUSH NOSAVE\r\n",
         b"-ERR Error trying to load the RDB dump, check server logs.\r\n",

@@ -29,6 +29,7 @@
 //!   8.8 over the wire, RESP2 and RESP3.
 //! - `string_fuzz`: random string, bitmap and HyperLogLog sequences against Redis 8.8, replies
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
+//! - `zsets`: the sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod bitmaps;
@@ -58,3 +59,4 @@ mod string_fuzz;
 mod strings;
 mod tracking;
 mod tuning;
+mod zsets;

@@ -389,15 +389,18 @@ impl ZSet {
     }
 
     fn insert_new(&mut self, score: f64, member: &[u8]) {
-        let member = Bytes::copy_from_slice(member);
-        if let Some(d) = &mut self.dict {
-            d.insert(member.clone(), score);
-        }
-        self.order.insert(Entry { score, member });
+        self.insert_unchecked(score, Bytes::copy_from_slice(member));
     }
 
-    /// Inserts a member known to be absent, keeping the encoding (loads, results).
+    /// Inserts a member known to be absent, keeping the encoding (loads, results). A listpack
+    /// keeps an integral score as an integer, as Redis's `zzlInsertAt` does, so `-0` is
+    /// stored as `0` there.
     pub fn insert_unchecked(&mut self, score: f64, member: Bytes) {
+        let score = if score == 0.0 && self.dict.is_none() {
+            0.0
+        } else {
+            score
+        };
         if let Some(d) = &mut self.dict {
             d.insert(member.clone(), score);
         }
