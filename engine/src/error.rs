@@ -27,6 +27,10 @@ pub enum Error {
     /// A key holds a value of another type.
     #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
     WrongType,
+    /// ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD with numkeys below 1; carries
+    /// the command's name.
+    #[error("ERR at least 1 input key is needed for '{0}' command")]
+    AtLeastOneKey(String),
     /// Plain `ERR syntax error`.
     #[error("ERR syntax error")]
     Syntax,

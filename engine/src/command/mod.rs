@@ -833,6 +833,34 @@ static COMMANDS: &[Entry] = &[
         CommandSpec::new("zmpop", -4).flags(flags::WRITE),
         zset_cmds::pop::ZPop::run_zmpop,
     ),
+    Entry::plain(
+        CommandSpec::new("zunion", -3),
+        zset_cmds::algebra::ZAlgebra::run_zunion,
+    ),
+    Entry::plain(
+        CommandSpec::new("zinter", -3),
+        zset_cmds::algebra::ZAlgebra::run_zinter,
+    ),
+    Entry::plain(
+        CommandSpec::new("zdiff", -3),
+        zset_cmds::algebra::ZAlgebra::run_zdiff,
+    ),
+    Entry::plain(
+        CommandSpec::new("zunionstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zunionstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zinterstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zinterstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zdiffstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zdiffstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zintercard", -3),
+        zset_cmds::algebra::ZAlgebra::run_zintercard,
+    ),
     Entry::blocking(
         CommandSpec::new("bzpopmin", -3)
             .flags(flags::WRITE)

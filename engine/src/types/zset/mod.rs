@@ -257,6 +257,14 @@ impl ZSet {
         z
     }
 
+    /// An empty skiplist (where Redis builds a result before picking its encoding).
+    pub fn new_skiplist() -> ZSet {
+        ZSet {
+            order: Ordered::default(),
+            dict: Some(HashMap::new()),
+        }
+    }
+
     /// Converts a listpack to a skiplist if about `size_hint` members are coming (Redis's
     /// `zsetTypeMaybeConvert`).
     pub fn maybe_convert(&mut self, size_hint: usize, lim: &Thresholds) {

@@ -5,12 +5,14 @@
 //! - `zadd`: ZADD, ZINCRBY, ZREM; `read`: ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT,
 //!   ZLEXCOUNT, ZSCAN;
 //! - `range`: ZRANGE and its older forms, ZRANGESTORE, ZREMRANGEBYRANK/SCORE/LEX;
-//! - `pop`: ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX, BZMPOP.
+//! - `pop`: ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX, BZMPOP;
+//! - `algebra`: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD.
 //!
 //! Scores are replied as Redis's `addReplyDouble` does (a RESP3 double, a bulk string in
 //! RESP2); member-score pairs are flat in RESP2 and two-element arrays in RESP3 where Redis
 //! nests them.
 
+pub(crate) mod algebra;
 pub(crate) mod pop;
 pub(crate) mod range;
 pub(crate) mod read;

@@ -85,7 +85,7 @@ impl ZAdd {
                 "XX and NX options at the same time are not compatible",
             ));
         }
-        if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+        if ((flags.gt || flags.lt) && flags.nx) || (flags.gt && flags.lt) {
             return Err(Error::Text(
                 "GT, LT, and/or NX options at the same time are not compatible",
             ));
