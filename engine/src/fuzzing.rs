@@ -63,8 +63,8 @@ const BLOCKED_MAX: usize = 8;
 /// Command names: every command the engine knows (a test checks the list against
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap, HyperLogLog,
-/// hash and set commands follow.
-pub const NAMES: [&str; 150] = [
+/// hash, set and sorted set commands follow.
+pub const NAMES: [&str; 184] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -217,6 +217,40 @@ pub const NAMES: [&str; 150] = [
     "PFMERGE",
     "PFDEBUG",
     "PFSELFTEST",
+    "ZADD",
+    "ZINCRBY",
+    "ZREM",
+    "ZCARD",
+    "ZSCORE",
+    "ZMSCORE",
+    "ZRANK",
+    "ZREVRANK",
+    "ZCOUNT",
+    "ZLEXCOUNT",
+    "ZSCAN",
+    "ZRANGE",
+    "ZREVRANGE",
+    "ZRANGEBYSCORE",
+    "ZREVRANGEBYSCORE",
+    "ZRANGEBYLEX",
+    "ZREVRANGEBYLEX",
+    "ZRANGESTORE",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZREMRANGEBYLEX",
+    "ZPOPMIN",
+    "ZPOPMAX",
+    "ZMPOP",
+    "ZUNION",
+    "ZINTER",
+    "ZDIFF",
+    "ZUNIONSTORE",
+    "ZINTERSTORE",
+    "ZDIFFSTORE",
+    "ZINTERCARD",
+    "BZPOPMIN",
+    "BZPOPMAX",
+    "BZMPOP",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

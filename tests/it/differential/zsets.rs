@@ -1,7 +1,7 @@
 //! The sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3: ZADD and its
 //! options, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZSCAN,
 //! the ZRANGE family, ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
-//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD, TYPE, OBJECT ENCODING over the conversions:
+//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD, SORT, OBJECT ENCODING over the conversions:
 //! replies and errors byte for byte, score texts included.
 
 use crate::support::peer::PeerKind;
@@ -265,6 +265,18 @@ fn lines() -> Vec<String> {
         "ZINTERCARD 2 u1 u2 WITHSCORES",
         "ZINTERCARD 0 u1",
         "ZINTERCARD 1 str",
+        // SORT over sorted sets and sets.
+        "ZADD so 3 x 1 10 2 2",
+        "SORT so",
+        "SORT so BY nosort",
+        "SORT so BY nosort LIMIT 1 2",
+        "SORT so ALPHA DESC",
+        "SORT so BY nosort STORE sod",
+        "LRANGE sod 0 -1",
+        "SADD sset 3 1 2",
+        "SORT sset",
+        "SORT sset BY nosort STORE sod",
+        "LRANGE sod 0 -1",
         // Arity.
         "ZCARD",
         "ZSCORE z",
