@@ -861,6 +861,10 @@ static COMMANDS: &[Entry] = &[
         CommandSpec::new("zintercard", -3),
         zset_cmds::algebra::ZAlgebra::run_zintercard,
     ),
+    Entry::plain(
+        CommandSpec::new("zrandmember", -2).keys(1, 1, 1),
+        zset_cmds::random::ZRandMember::run,
+    ),
     Entry::blocking(
         CommandSpec::new("bzpopmin", -3)
             .flags(flags::WRITE)

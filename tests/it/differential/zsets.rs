@@ -1,7 +1,7 @@
 //! The sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3: ZADD and its
 //! options, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZSCAN,
 //! the ZRANGE family, ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
-//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD, SORT, OBJECT ENCODING over the conversions:
+//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, TYPE, OBJECT ENCODING over the conversions:
 //! replies and errors byte for byte, score texts included.
 
 use crate::support::peer::PeerKind;
@@ -277,6 +277,19 @@ fn lines() -> Vec<String> {
         "SORT sset",
         "SORT sset BY nosort STORE sod",
         "LRANGE sod 0 -1",
+        // ZRANDMEMBER where the answer is not random.
+        "ZRANDMEMBER u1 10",
+        "ZRANDMEMBER u1 3 WITHSCORES",
+        "ZRANDMEMBER u1 0",
+        "ZRANDMEMBER nokey",
+        "ZRANDMEMBER nokey 3",
+        "ZRANDMEMBER str",
+        "ZRANDMEMBER u1 x",
+        "ZRANDMEMBER u1 -9223372036854775808",
+        "ZRANDMEMBER u1 1 FOO",
+        "ZRANDMEMBER u1 1 WITHSCORES x",
+        "ZRANDMEMBER u1 -9223372036854775807 WITHSCORES",
+        "ZRANDMEMBER u1 9223372036854775807 WITHSCORES",
         // Arity.
         "ZCARD",
         "ZSCORE z",

@@ -6,7 +6,7 @@
 //!   ZLEXCOUNT, ZSCAN;
 //! - `range`: ZRANGE and its older forms, ZRANGESTORE, ZREMRANGEBYRANK/SCORE/LEX;
 //! - `pop`: ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX, BZMPOP;
-//! - `algebra`: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD.
+//! - `algebra`: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD; `random`: ZRANDMEMBER.
 //!
 //! Scores are replied as Redis's `addReplyDouble` does (a RESP3 double, a bulk string in
 //! RESP2); member-score pairs are flat in RESP2 and two-element arrays in RESP3 where Redis
@@ -14,9 +14,13 @@
 
 pub(crate) mod algebra;
 pub(crate) mod pop;
+pub(crate) mod random;
 pub(crate) mod range;
 pub(crate) mod read;
 pub(crate) mod zadd;
+
+#[cfg(test)]
+mod tests;
 
 use bytes::Bytes;
 
