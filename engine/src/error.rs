@@ -31,6 +31,9 @@ pub enum Error {
     /// the command's name.
     #[error("ERR at least 1 input key is needed for '{0}' command")]
     AtLeastOneKey(String),
+    /// GEOADD's point outside the indexed area; carries `lon,lat` with six decimals.
+    #[error("ERR invalid longitude,latitude pair {0}")]
+    InvalidLonLat(String),
     /// Plain `ERR syntax error`.
     #[error("ERR syntax error")]
     Syntax,

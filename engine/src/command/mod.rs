@@ -865,6 +865,24 @@ static COMMANDS: &[Entry] = &[
         CommandSpec::new("zrandmember", -2).keys(1, 1, 1),
         zset_cmds::random::ZRandMember::run,
     ),
+    Entry::plain(
+        CommandSpec::new("geoadd", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geoadd,
+    ),
+    Entry::plain(
+        CommandSpec::new("geopos", -2).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geopos,
+    ),
+    Entry::plain(
+        CommandSpec::new("geodist", -4).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geodist,
+    ),
+    Entry::plain(
+        CommandSpec::new("geohash", -2).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geohash,
+    ),
     Entry::blocking(
         CommandSpec::new("bzpopmin", -3)
             .flags(flags::WRITE)

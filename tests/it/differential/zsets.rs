@@ -1,7 +1,7 @@
 //! The sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3: ZADD and its
 //! options, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZSCAN,
 //! the ZRANGE family, ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
-//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, TYPE, OBJECT ENCODING over the conversions:
+//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, GEOADD, GEOPOS, GEODIST, GEOHASH, TYPE, OBJECT ENCODING over the conversions:
 //! replies and errors byte for byte, score texts included.
 
 use crate::support::peer::PeerKind;
@@ -290,6 +290,37 @@ fn lines() -> Vec<String> {
         "ZRANDMEMBER u1 1 WITHSCORES x",
         "ZRANDMEMBER u1 -9223372036854775807 WITHSCORES",
         "ZRANDMEMBER u1 9223372036854775807 WITHSCORES",
+        // Geo points on sorted sets.
+        "GEOADD sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania",
+        "GEOADD sicily NX CH 13.361389 38.115556 Palermo 2 3 Other",
+        "GEOADD sicily XX CH 13.5 38.1 Palermo 0 0 Nope",
+        "ZSCORE sicily Catania",
+        "ZRANGE sicily 0 -1 WITHSCORES",
+        "GEOPOS sicily Palermo Catania nope",
+        "GEOPOS nokey a",
+        "GEOHASH sicily Palermo Catania nope",
+        "GEOHASH nokey a",
+        "GEODIST sicily Palermo Catania",
+        "GEODIST sicily Palermo Catania km",
+        "GEODIST sicily Palermo Catania MI",
+        "GEODIST sicily Palermo Catania ft",
+        "GEODIST sicily Palermo nope",
+        "GEODIST nokey a b",
+        "GEODIST sicily Palermo Catania yards",
+        "GEODIST sicily Palermo Catania km x",
+        "GEODIST str a b",
+        "GEOPOS str a",
+        "GEOADD edge 180 85.05112878 ne -180 -85.05112878 sw 0 0 zero",
+        "GEOPOS edge ne sw zero",
+        "GEOHASH edge ne sw zero",
+        "GEODIST edge ne sw",
+        "GEOADD sicily 181 10 bad",
+        "GEOADD sicily 10 86 bad",
+        "GEOADD sicily x 10 bad",
+        "GEOADD sicily 10 10",
+        "GEOADD sicily NX XX 10 10 a",
+        "GEOADD sicily NX",
+        "GEOADD str 10 10 a",
         // Arity.
         "ZCARD",
         "ZSCORE z",

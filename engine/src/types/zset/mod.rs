@@ -20,6 +20,7 @@
 //! their scores.
 
 pub(crate) mod commands;
+pub mod geo;
 pub mod score;
 
 use std::cmp::Ordering;

@@ -6,13 +6,15 @@
 //!   ZLEXCOUNT, ZSCAN;
 //! - `range`: ZRANGE and its older forms, ZRANGESTORE, ZREMRANGEBYRANK/SCORE/LEX;
 //! - `pop`: ZPOPMIN, ZPOPMAX, ZMPOP, BZPOPMIN, BZPOPMAX, BZMPOP;
-//! - `algebra`: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD; `random`: ZRANDMEMBER.
+//! - `algebra`: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD; `random`: ZRANDMEMBER;
+//! - `geo`: GEOADD, GEOPOS, GEODIST, GEOHASH.
 //!
 //! Scores are replied as Redis's `addReplyDouble` does (a RESP3 double, a bulk string in
 //! RESP2); member-score pairs are flat in RESP2 and two-element arrays in RESP3 where Redis
 //! nests them.
 
 pub(crate) mod algebra;
+pub(crate) mod geo;
 pub(crate) mod pop;
 pub(crate) mod random;
 pub(crate) mod range;
