@@ -34,6 +34,12 @@ pub enum Error {
     /// GEOADD's point outside the indexed area; carries `lon,lat` with six decimals.
     #[error("ERR invalid longitude,latitude pair {0}")]
     InvalidLonLat(String),
+    /// GEORADIUS's STORE or GEOSEARCHSTORE with a WITH* option; carries which.
+    #[error("ERR {0} is not compatible with WITHDIST, WITHHASH and WITHCOORD options")]
+    GeoStoreWith(&'static str),
+    /// GEOSEARCH without its FROM* or BY* part; carries the pair and the command as called.
+    #[error("ERR exactly one of {0} can be specified for {1}")]
+    GeoExactlyOne(&'static str, String),
     /// Plain `ERR syntax error`.
     #[error("ERR syntax error")]
     Syntax,

@@ -64,7 +64,7 @@ const BLOCKED_MAX: usize = 8;
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap, HyperLogLog,
 /// hash, set and sorted set commands follow.
-pub const NAMES: [&str; 189] = [
+pub const NAMES: [&str; 193] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -256,6 +256,10 @@ pub const NAMES: [&str; 189] = [
     "GEOPOS",
     "GEODIST",
     "GEOHASH",
+    "GEORADIUS",
+    "GEORADIUS_RO",
+    "GEOSEARCH",
+    "GEOSEARCHSTORE",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

@@ -883,6 +883,26 @@ static COMMANDS: &[Entry] = &[
         CommandSpec::new("geohash", -2).keys(1, 1, 1),
         zset_cmds::geo::Geo::run_geohash,
     ),
+    Entry::plain(
+        CommandSpec::new("georadius", -6)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadius,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadius_ro", -6).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadius_ro,
+    ),
+    Entry::plain(
+        CommandSpec::new("geosearch", -7).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_geosearch,
+    ),
+    Entry::plain(
+        CommandSpec::new("geosearchstore", -8)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        zset_cmds::geo::GeoSearch::run_geosearchstore,
+    ),
     Entry::blocking(
         CommandSpec::new("bzpopmin", -3)
             .flags(flags::WRITE)

@@ -71,7 +71,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 221] = [
+pub(super) const NAMES: [&str; 225] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -294,6 +294,10 @@ pub(super) const NAMES: [&str; 221] = [
     "GEOPOS",
     "GEODIST",
     "GEOHASH",
+    "GEORADIUS",
+    "GEORADIUS_RO",
+    "GEOSEARCH",
+    "GEOSEARCHSTORE",
 ];
 
 const KEYS: [&str; 4] = ["s", "t", "k", ""];

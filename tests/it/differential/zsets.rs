@@ -1,7 +1,8 @@
 //! The sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3: ZADD and its
 //! options, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZSCAN,
 //! the ZRANGE family, ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
-//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, GEOADD, GEOPOS, GEODIST, GEOHASH, TYPE, OBJECT ENCODING over the conversions:
+//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, GEOADD, GEOPOS, GEODIST, GEOHASH, GEORADIUS(_RO), GEOSEARCH(STORE) with sorted
+//! answers, TYPE, OBJECT ENCODING over the conversions:
 //! replies and errors byte for byte, score texts included.
 
 use crate::support::peer::PeerKind;
@@ -321,6 +322,48 @@ fn lines() -> Vec<String> {
         "GEOADD sicily NX XX 10 10 a",
         "GEOADD sicily NX",
         "GEOADD str 10 10 a",
+        "GEOADD sicily 13.583333 37.316667 Agrigento 12.758489 38.788135 edge1 17.241510 38.788135 edge2",
+        "GEORADIUS sicily 15 37 200 km ASC",
+        "GEORADIUS sicily 15 37 200 km DESC WITHDIST WITHCOORD WITHHASH",
+        "GEORADIUS sicily 15 37 200 km COUNT 2 WITHDIST",
+        "GEORADIUS sicily 15 37 200 km COUNT 2 ANY",
+        "GEORADIUS sicily 15 37 200 km ANY",
+        "GEORADIUS sicily 15 37 200 km COUNT 0",
+        "GEORADIUS sicily 15 37 -1 km",
+        "GEORADIUS sicily 15 37 x km",
+        "GEORADIUS sicily 15 37 10 parsecs",
+        "GEORADIUS sicily 200 37 10 km",
+        "GEORADIUS sicily 15 37 200 km ASC STORE gr",
+        "ZRANGE gr 0 -1 WITHSCORES",
+        "GEORADIUS sicily 15 37 200 km ASC STOREDIST gr",
+        "ZRANGE gr 0 -1 WITHSCORES",
+        "GEORADIUS sicily 15 37 200 km STORE gr WITHDIST",
+        "GEORADIUS sicily 15 37 1 m STORE gr",
+        "EXISTS gr",
+        "GEORADIUS nokey 15 37 200 km",
+        "GEORADIUS nokey 15 37 200 km STORE gr",
+        "GEORADIUS str 15 37 200 km",
+        "GEORADIUS_RO sicily 15 37 200 km DESC",
+        "GEORADIUS_RO sicily 15 37 200 km STORE gr",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST",
+        "GEOSEARCH sicily FROMMEMBER Palermo BYBOX 400 400 km DESC WITHCOORD",
+        "GEOSEARCH sicily FROMMEMBER Palermo BYBOX 100 100 km ASC",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYBOX 200 200 mi COUNT 3",
+        "GEOSEARCH sicily FROMLONLAT 15 37",
+        "GEOSEARCH sicily BYRADIUS 10 km",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYRADIUS 10 km BYBOX 1 1 km",
+        "GEOSEARCH sicily FROMMEMBER nope BYRADIUS 10 km",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYBOX -1 1 km",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYBOX x 1 km",
+        "GEOSEARCH sicily FROMLONLAT 15 37 BYRADIUS 10 km STORE x",
+        "GEOSEARCH nokey FROMMEMBER a BYRADIUS 10 km",
+        "GEOSEARCHSTORE gs sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC COUNT 2",
+        "ZRANGE gs 0 -1 WITHSCORES",
+        "GEOSEARCHSTORE gs sicily FROMLONLAT 15 37 BYRADIUS 200 km STOREDIST",
+        "ZRANGE gs 0 -1 WITHSCORES",
+        "GEOSEARCHSTORE gs sicily FROMLONLAT 15 37 BYRADIUS 200 km WITHDIST",
+        "GEOSEARCHSTORE gs nokey FROMLONLAT 15 37 BYRADIUS 200 km",
+        "EXISTS gs",
         // Arity.
         "ZCARD",
         "ZSCORE z",
