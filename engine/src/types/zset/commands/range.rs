@@ -92,6 +92,9 @@ fn select(z: &ZSet, spec: &Spec, reverse: bool, offset: i64, limit: i64) -> Vec<
         return Vec::new();
     }
     let n = take.min(count - offset);
+    if n == 0 {
+        return Vec::new();
+    }
     if reverse {
         let hi = end - offset;
         let mut v = z.order().range(hi - n, hi - 1);
