@@ -64,7 +64,7 @@ const BLOCKED_MAX: usize = 8;
 /// [`crate::command::names`]) and one it does not. Sixteen first, so a byte below 0xE0 picks
 /// one of them evenly; the Redis 8.x commands, the string, key, list, bitmap, HyperLogLog,
 /// hash, set and sorted set commands follow.
-pub const NAMES: [&str; 193] = [
+pub const NAMES: [&str; 195] = [
     "XADD",
     "XRANGE",
     "XREVRANGE",
@@ -258,6 +258,8 @@ pub const NAMES: [&str; 193] = [
     "GEOHASH",
     "GEORADIUS",
     "GEORADIUS_RO",
+    "GEORADIUSBYMEMBER",
+    "GEORADIUSBYMEMBER_RO",
     "GEOSEARCH",
     "GEOSEARCHSTORE",
 ];

@@ -894,6 +894,16 @@ static COMMANDS: &[Entry] = &[
         zset_cmds::geo::GeoSearch::run_georadius_ro,
     ),
     Entry::plain(
+        CommandSpec::new("georadiusbymember", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadiusbymember,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadiusbymember_ro", -5).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadiusbymember_ro,
+    ),
+    Entry::plain(
         CommandSpec::new("geosearch", -7).keys(1, 1, 1),
         zset_cmds::geo::GeoSearch::run_geosearch,
     ),

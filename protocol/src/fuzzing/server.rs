@@ -71,7 +71,7 @@ fn memory_used() -> u64 {
 /// Command names: the server's and the engine's (a test checks both lists are covered), two
 /// unknown ones, the two lines of an HTTP request Redis treats as an attack (`POST`, `Host:`),
 /// and the most interesting again to fill 64.
-pub(super) const NAMES: [&str; 225] = [
+pub(super) const NAMES: [&str; 227] = [
     "PING",
     "ECHO",
     "HELLO",
@@ -296,6 +296,8 @@ pub(super) const NAMES: [&str; 225] = [
     "GEOHASH",
     "GEORADIUS",
     "GEORADIUS_RO",
+    "GEORADIUSBYMEMBER",
+    "GEORADIUSBYMEMBER_RO",
     "GEOSEARCH",
     "GEOSEARCHSTORE",
 ];

@@ -1,7 +1,7 @@
 //! The sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3: ZADD and its
 //! options, ZINCRBY, ZREM, ZCARD, ZSCORE, ZMSCORE, ZRANK, ZREVRANK, ZCOUNT, ZLEXCOUNT, ZSCAN,
 //! the ZRANGE family, ZRANGESTORE, ZREMRANGEBY*, ZPOPMIN, ZPOPMAX, ZMPOP, the blocking pops
-//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, GEOADD, GEOPOS, GEODIST, GEOHASH, GEORADIUS(_RO), GEOSEARCH(STORE) with sorted
+//! when they serve at once, ZUNION, ZINTER, ZDIFF, their STORE forms, ZRANDMEMBER (its deterministic answers), ZINTERCARD, SORT, GEOADD, GEOPOS, GEODIST, GEOHASH, GEORADIUS(BYMEMBER)(_RO), GEOSEARCH(STORE) with sorted
 //! answers, TYPE, OBJECT ENCODING over the conversions:
 //! replies and errors byte for byte, score texts included.
 
@@ -349,6 +349,11 @@ fn lines() -> Vec<String> {
         "GEORADIUS str 15 37 200 km",
         "GEORADIUS_RO sicily 15 37 200 km DESC",
         "GEORADIUS_RO sicily 15 37 200 km STORE gr",
+        "GEORADIUSBYMEMBER sicily Palermo 100 km ASC WITHDIST",
+        "GEORADIUSBYMEMBER sicily nope 100 km",
+        "GEORADIUSBYMEMBER nokey nope 100 km",
+        "georadiusbymember_ro sicily Catania 300 km DESC WITHCOORD",
+        "GEORADIUSBYMEMBER_RO sicily Catania 300 km STORE x",
         "GEOSEARCH sicily FROMLONLAT 15 37 BYRADIUS 200 km ASC WITHDIST",
         "GEOSEARCH sicily FROMMEMBER Palermo BYBOX 400 400 km DESC WITHCOORD",
         "GEOSEARCH sicily FROMMEMBER Palermo BYBOX 100 100 km ASC",

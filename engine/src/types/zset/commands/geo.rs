@@ -224,9 +224,7 @@ impl GeoSearch {
         GeoSearch::run(db, snap, argv, how)
     }
 
-    /// GEORADIUSBYMEMBER (not in the command table yet: the server's command index holds
-    /// names of at most 16 bytes).
-    #[allow(dead_code)]
+    /// GEORADIUSBYMEMBER.
     pub fn run_georadiusbymember(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let how = Search::Radius {
             by_member: true,
@@ -235,8 +233,7 @@ impl GeoSearch {
         GeoSearch::run(db, snap, argv, how)
     }
 
-    /// GEORADIUSBYMEMBER_RO (see [`GeoSearch::run_georadiusbymember`]).
-    #[allow(dead_code)]
+    /// GEORADIUSBYMEMBER_RO.
     pub fn run_georadiusbymember_ro(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let how = Search::Radius {
             by_member: true,
