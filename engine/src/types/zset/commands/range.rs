@@ -276,3 +276,68 @@ impl ZRemRange {
         Ok(Reply::Int(removed as i64))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use bytes::Bytes;
+
+    use super::super::LexBound;
+    use super::*;
+    use crate::config::Thresholds;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn score_and_lex_selections_agree_with_a_filter(
+            scores in proptest::collection::vec(-6i32..6, 0..300),
+            (lo, hi) in (-7i32..7, -7i32..7),
+            (minex, maxex, reverse) in (any::<bool>(), any::<bool>(), any::<bool>()),
+            (offset, limit) in (-1i64..5, -1i64..8),
+        ) {
+            let lim = Thresholds::default();
+            let mut z = ZSet::create(scores.len(), 0, &lim);
+            for (i, s) in scores.iter().enumerate() {
+                let m = format!("m{:03}", i % 97);
+                let _ = z.add(f64::from(*s), m.as_bytes(), AddFlags::default(), &lim);
+            }
+            let range = ScoreRange { min: f64::from(lo), max: f64::from(hi), minex, maxex };
+            let mut want: Vec<Entry> = z
+                .order()
+                .iter()
+                .filter(|e| range.gte_min(e.score) && range.lte_max(e.score))
+                .cloned()
+                .collect();
+            if reverse {
+                want.reverse();
+            }
+            let want: Vec<Entry> = if offset < 0 {
+                Vec::new()
+            } else {
+                let take = if limit < 0 { usize::MAX } else { limit as usize };
+                want.into_iter().skip(offset as usize).take(take).collect()
+            };
+            let got = select(&z, &Spec::Score(range), reverse, offset, limit);
+            prop_assert_eq!(got, want);
+
+            let bound = |n: i32, ex: bool| {
+                let b = Bytes::from(format!("m{:03}", n.rem_euclid(97)));
+                if ex { LexBound::Excl(b) } else { LexBound::Incl(b) }
+            };
+            let lex = LexRange { min: bound(lo * 7, minex), max: bound(hi * 7, maxex) };
+            let mut flat = ZSet::create(0, 0, &lim);
+            for e in z.order().iter() {
+                let _ = flat.add(0.0, &e.member, AddFlags::default(), &lim);
+            }
+            let want: Vec<Entry> = flat
+                .order()
+                .iter()
+                .filter(|e| lex.gte_min(&e.member) && lex.lte_max(&e.member))
+                .cloned()
+                .collect();
+            let got = select(&flat, &Spec::Lex(lex), false, 0, -1);
+            prop_assert_eq!(got, want);
+        }
+    }
+}
