@@ -442,6 +442,33 @@ impl Default for EncodingConfig {
     }
 }
 
+/// The encoding thresholds one command sees: a copy of [`EncodingConfig`] taken into its
+/// [`crate::keyspace::Snapshot`], so a CONFIG SET takes effect from the next command on, as in
+/// Redis. The default is Redis 8.8's defaults (what a load without a snapshot uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// `hash-max-listpack-entries`.
+    pub hash_entries: usize,
+    /// `hash-max-listpack-value`.
+    pub hash_value: usize,
+    /// `set-max-intset-entries`.
+    pub set_intset_entries: usize,
+    /// `set-max-listpack-entries`.
+    pub set_entries: usize,
+    /// `set-max-listpack-value`.
+    pub set_value: usize,
+    /// `zset-max-listpack-entries`.
+    pub zset_entries: usize,
+    /// `zset-max-listpack-value`.
+    pub zset_value: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        EncodingConfig::default().thresholds()
+    }
+}
+
 /// A copy of every [`EncodingConfig`] value at once (to restore them when a CONFIG SET of
 /// several parameters fails half-way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,6 +485,22 @@ impl EncodingConfig {
             &self.zset_max_listpack_entries,
             &self.zset_max_listpack_value,
         ]
+    }
+
+    /// The thresholds now, as commands read them.
+    pub fn thresholds(&self) -> Thresholds {
+        let [he, hv, si, se, sv, ze, zv] = self
+            .all()
+            .map(|a| usize::try_from(a.load(Ordering::Relaxed)).unwrap_or(usize::MAX));
+        Thresholds {
+            hash_entries: he,
+            hash_value: hv,
+            set_intset_entries: si,
+            set_entries: se,
+            set_value: sv,
+            zset_entries: ze,
+            zset_value: zv,
+        }
     }
 
     /// Every value now.

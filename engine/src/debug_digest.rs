@@ -31,6 +31,8 @@ const TYPE_LIST: u32 = 1;
 const TYPE_SET: u32 = 2;
 /// Redis's `OBJ_HASH`.
 const TYPE_HASH: u32 = 4;
+/// `OBJ_ZSET`.
+const TYPE_ZSET: u32 = 3;
 /// Redis's `OBJ_STREAM`.
 const TYPE_STREAM: u32 = 6;
 
@@ -67,6 +69,18 @@ impl Value {
                 mix(digest, &TYPE_SET.to_be_bytes());
                 for member in set.members() {
                     xor(digest, &member);
+                }
+            }
+            Value::ZSet(z) => {
+                mix(digest, &TYPE_ZSET.to_be_bytes());
+                for e in z.order().iter() {
+                    let mut element = Digest::default();
+                    mix(&mut element, &e.member);
+                    mix(
+                        &mut element,
+                        crate::types::zset::score::dtoa(e.score).as_bytes(),
+                    );
+                    xor(digest, &element);
                 }
             }
             Value::Hash(hash) => {

@@ -27,6 +27,19 @@ pub enum Error {
     /// A key holds a value of another type.
     #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
     WrongType,
+    /// ZUNION, ZINTER, ZDIFF and their STORE forms, ZINTERCARD with numkeys below 1; carries
+    /// the command's name.
+    #[error("ERR at least 1 input key is needed for '{0}' command")]
+    AtLeastOneKey(String),
+    /// GEOADD's point outside the indexed area; carries `lon,lat` with six decimals.
+    #[error("ERR invalid longitude,latitude pair {0}")]
+    InvalidLonLat(String),
+    /// GEORADIUS's STORE or GEOSEARCHSTORE with a WITH* option; carries which.
+    #[error("ERR {0} is not compatible with WITHDIST, WITHHASH and WITHCOORD options")]
+    GeoStoreWith(&'static str),
+    /// GEOSEARCH without its FROM* or BY* part; carries the pair and the command as called.
+    #[error("ERR exactly one of {0} can be specified for {1}")]
+    GeoExactlyOne(&'static str, String),
     /// Plain `ERR syntax error`.
     #[error("ERR syntax error")]
     Syntax,

@@ -45,6 +45,8 @@ pub struct Snapshot {
     pub idmp: IdmpConfig,
     /// The list settings (`list-max-listpack-size`, `list-compress-depth`).
     pub list: crate::types::list::ListConfig,
+    /// The hash, set and sorted set encoding thresholds (`*-max-listpack-*`, `*-max-intset-*`).
+    pub encoding: crate::config::Thresholds,
     /// Whether the server runs in cluster mode.
     pub cluster: bool,
     /// The caller's protocol: what sizes the command's reply (XREAD `MAXSIZE` counts the
@@ -222,6 +224,7 @@ impl Keyspace {
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
             list: self.config.list_config(),
+            encoding: self.config.encoding.thresholds(),
             cluster: self.config.cluster_enabled(),
             protocol: Protocol::Resp2,
             access: self.config.eviction().access(),

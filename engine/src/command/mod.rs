@@ -52,6 +52,7 @@ use crate::types::string::commands::{
     range, set, setnx_setex, strlen,
 };
 use crate::types::string::hyperloglog::commands as pf;
+use crate::types::zset::commands as zset_cmds;
 use keys::{dbsize, del, exists, expire, flushdb, keys_command, persist, rename, scan, touch, ttl};
 
 use crate::blocking::Outcome;
@@ -716,6 +717,217 @@ static COMMANDS: &[Entry] = &[
             .flags(flags::DENY_OOM | flags::WRITE)
             .keys(1, -1, 1),
         set_cmds::algebra::SAlgebra::run_diffstore,
+    ),
+    // The sorted set commands.
+    Entry::plain(
+        CommandSpec::new("zadd", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZAdd::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("zincrby", 4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZAdd::run_incrby,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrem", -3)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::zadd::ZRem::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("zcard", 2).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zcard,
+    ),
+    Entry::plain(
+        CommandSpec::new("zscore", 3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zmscore", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zmscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrank", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zrank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrank", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zrevrank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zcount", 4).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zcount,
+    ),
+    Entry::plain(
+        CommandSpec::new("zlexcount", 4).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zlexcount,
+    ),
+    Entry::plain(
+        CommandSpec::new("zscan", -3).keys(1, 1, 1),
+        zset_cmds::read::ZRead::run_zscan,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrange", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrange", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrange,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangebyscore", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrangebyscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrangebyscore", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrangebyscore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangebylex", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrangebylex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrevrangebylex", -4).keys(1, 1, 1),
+        zset_cmds::range::ZRange::run_zrevrangebylex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrangestore", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        zset_cmds::range::ZRange::run_zrangestore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebyrank", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_rank,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebyscore", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_score,
+    ),
+    Entry::plain(
+        CommandSpec::new("zremrangebylex", 4)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::range::ZRemRange::run_lex,
+    ),
+    Entry::plain(
+        CommandSpec::new("zpopmin", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::pop::ZPop::run_zpopmin,
+    ),
+    Entry::plain(
+        CommandSpec::new("zpopmax", -2)
+            .flags(flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::pop::ZPop::run_zpopmax,
+    ),
+    Entry::plain(
+        CommandSpec::new("zmpop", -4).flags(flags::WRITE),
+        zset_cmds::pop::ZPop::run_zmpop,
+    ),
+    Entry::plain(
+        CommandSpec::new("zunion", -3),
+        zset_cmds::algebra::ZAlgebra::run_zunion,
+    ),
+    Entry::plain(
+        CommandSpec::new("zinter", -3),
+        zset_cmds::algebra::ZAlgebra::run_zinter,
+    ),
+    Entry::plain(
+        CommandSpec::new("zdiff", -3),
+        zset_cmds::algebra::ZAlgebra::run_zdiff,
+    ),
+    Entry::plain(
+        CommandSpec::new("zunionstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zunionstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zinterstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zinterstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zdiffstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        zset_cmds::algebra::ZAlgebra::run_zdiffstore,
+    ),
+    Entry::plain(
+        CommandSpec::new("zintercard", -3),
+        zset_cmds::algebra::ZAlgebra::run_zintercard,
+    ),
+    Entry::plain(
+        CommandSpec::new("zrandmember", -2).keys(1, 1, 1),
+        zset_cmds::random::ZRandMember::run,
+    ),
+    Entry::plain(
+        CommandSpec::new("geoadd", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geoadd,
+    ),
+    Entry::plain(
+        CommandSpec::new("geopos", -2).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geopos,
+    ),
+    Entry::plain(
+        CommandSpec::new("geodist", -4).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geodist,
+    ),
+    Entry::plain(
+        CommandSpec::new("geohash", -2).keys(1, 1, 1),
+        zset_cmds::geo::Geo::run_geohash,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadius", -6)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadius,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadius_ro", -6).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadius_ro,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadiusbymember", -5)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadiusbymember,
+    ),
+    Entry::plain(
+        CommandSpec::new("georadiusbymember_ro", -5).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_georadiusbymember_ro,
+    ),
+    Entry::plain(
+        CommandSpec::new("geosearch", -7).keys(1, 1, 1),
+        zset_cmds::geo::GeoSearch::run_geosearch,
+    ),
+    Entry::plain(
+        CommandSpec::new("geosearchstore", -8)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 2, 1),
+        zset_cmds::geo::GeoSearch::run_geosearchstore,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzpopmin", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        zset_cmds::pop::ZPop::run_bzpopmin,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzpopmax", -3)
+            .flags(flags::WRITE)
+            .keys(1, -2, 1),
+        zset_cmds::pop::ZPop::run_bzpopmax,
+    ),
+    Entry::blocking(
+        CommandSpec::new("bzmpop", -5).flags(flags::WRITE),
+        zset_cmds::pop::ZPop::run_bzmpop,
     ),
     // SORT, over lists (and the other collection types as they come).
     Entry::plain(

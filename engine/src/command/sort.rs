@@ -48,6 +48,8 @@ fn elements(value: Option<&Value>) -> Result<(Vec<Bytes>, bool)> {
     match value {
         None => Ok((Vec::new(), true)),
         Some(Value::List(list)) => Ok((list.to_vec(), true)),
+        Some(Value::Set(set)) => Ok((set.members(), false)),
+        Some(Value::ZSet(z)) => Ok((z.order().iter().map(|e| e.member.clone()).collect(), true)),
         Some(_) => Err(Error::WrongType),
     }
 }

@@ -170,7 +170,7 @@ impl Db {
             }
         }
         let is_stream = matches!(value, Value::Stream(_));
-        let is_list = matches!(value, Value::List(_));
+        let is_list = matches!(value, Value::List(_) | Value::ZSet(_));
         self.values.map.set_expiry(&key, None);
         let previous = self.values.put(&key, value);
         self.touch(&key);

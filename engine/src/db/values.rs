@@ -284,6 +284,13 @@ impl Values {
                 Value::Set(set) => set
                     .check_invariants()
                     .map_err(|e| format!("set {:?}: {e}", name()))?,
+                Value::ZSet(z) => {
+                    z.check_invariants()
+                        .map_err(|e| format!("zset {:?}: {e}", name()))?;
+                    if z.is_empty() {
+                        return Err(format!("zset {:?} is empty", name()));
+                    }
+                }
                 Value::List(list) => {
                     list.check_invariants()
                         .map_err(|e| format!("list {:?}: {e}", name()))?;

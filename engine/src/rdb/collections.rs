@@ -302,8 +302,9 @@ pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
         types::SET_LISTPACK => Set::new_listpack(),
         _ => return Ok(Set::from_members(members)),
     };
+    let lim = crate::config::Thresholds::default();
     for m in &members {
-        set.add(m);
+        set.add(m, &lim);
     }
     Ok(set)
 }

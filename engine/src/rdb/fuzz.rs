@@ -40,6 +40,7 @@ fn check(value: &Value) {
         Value::Stream(s) => s.check_invariants(),
         Value::Hash(h) => h.check_invariants(),
         Value::Set(s) => s.check_invariants(),
+        Value::ZSet(z) => z.check_invariants(),
         Value::String(_) | Value::List(_) => Ok(()),
     };
     if let Err(e) = sound {

@@ -32,6 +32,7 @@ pub mod lzf;
 pub(crate) mod nodes;
 pub mod stream;
 pub mod value;
+pub mod zset;
 
 #[cfg(test)]
 mod hardening_tests;

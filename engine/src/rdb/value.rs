@@ -1,6 +1,6 @@
 //! A keyspace value in RDB form: its type byte and its body, as Redis's `rdbSaveObjectType` and
 //! `rdbSaveObject` write them (a string: `RDB_TYPE_STRING` and the string; a stream: see
-//! [`super::stream`]; a list: [`super::list`]; hashes and sets: [`super::collections`]). Reading accepts those types; any other value type some Redis writes is
+//! [`super::stream`]; a list: [`super::list`]; hashes and sets: [`super::collections`]; sorted sets: [`super::zset`]). Reading accepts those types; any other value type some Redis writes is
 //! [`RdbError::UnsupportedType`], an unknown byte [`RdbError::UnknownType`].
 
 use crate::error::RdbError;
@@ -8,7 +8,7 @@ use crate::keyspace::Value;
 use crate::types::string::StringValue;
 
 use super::codec::{Reader, Writer};
-use super::{collections, list, stream, types};
+use super::{collections, list, stream, types, zset};
 use crate::types::list::ListConfig;
 
 /// The type byte `value` is written with.
@@ -19,6 +19,7 @@ pub fn type_of(value: &Value) -> u8 {
         Value::Hash(h) => collections::hash_type(h),
         Value::Set(s) => collections::set_type(s),
         Value::List(_) => types::LIST_QUICKLIST_2,
+        Value::ZSet(z) => zset::zset_type(z),
     }
 }
 
@@ -30,6 +31,7 @@ pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
         Value::Hash(h) => collections::write_hash(h, w),
         Value::Set(s) => collections::write_set(s, w),
         Value::List(l) => list::write(l, w),
+        Value::ZSet(z) => zset::write_zset(z, w),
     }
 }
 
@@ -56,6 +58,9 @@ pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbE
         | collections::types::SET_INTSET
         | collections::types::SET_LISTPACK) => {
             Ok(Value::Set(Box::new(collections::read_set(r, t)?)))
+        }
+        t @ (zset::types::ZSET | zset::types::ZSET_2 | zset::types::ZSET_LISTPACK) => {
+            Ok(Value::ZSet(Box::new(zset::read_zset(r, t)?)))
         }
         t if types::is_known(t) => Err(RdbError::UnsupportedType(t)),
         t => Err(RdbError::UnknownType(t, r.offset())),

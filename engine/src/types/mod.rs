@@ -3,7 +3,7 @@
 //!
 //! Each type is one folder with its commands, its encodings and its memory accounting:
 //! [`stream`] (the data structure, consumer groups, the X* commands), [`string`], [`list`],
-//! [`hash`] and [`set`] (the compact encodings of the last two share `pack.rs`). Their
+//! [`hash`], [`set`] and [`zset`] (the compact encodings of hashes and sets share `pack.rs`). Their
 //! RDB, AOF and DUMP forms are in [`crate::rdb`] and in the commands' propagation.
 
 pub mod hash;
@@ -13,6 +13,7 @@ pub(crate) mod random;
 pub mod set;
 pub mod stream;
 pub mod string;
+pub mod zset;
 
 use crate::stream::Stream;
 
@@ -29,6 +30,8 @@ pub enum Value {
     Hash(Box<hash::Hash>),
     /// A set.
     Set(Box<set::Set>),
+    /// A sorted set.
+    ZSet(Box<zset::ZSet>),
 }
 
 impl Value {
@@ -39,6 +42,7 @@ impl Value {
             Value::String(_) => "string",
             Value::Hash(_) => "hash",
             Value::Set(_) => "set",
+            Value::ZSet(_) => "zset",
             Value::List(_) => "list",
         }
     }
@@ -50,6 +54,7 @@ impl Value {
             Value::String(s) => string::memory_bytes(s),
             Value::Hash(h) => h.memory_bytes(),
             Value::Set(s) => s.memory_bytes(),
+            Value::ZSet(z) => z.memory_bytes(),
             Value::List(l) => l.memory_bytes(),
         }
     }

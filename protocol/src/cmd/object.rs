@@ -64,6 +64,7 @@ pub(super) fn encoding(value: &Value) -> &'static str {
         Value::List(list) => list.encoding(),
         Value::Hash(hash) => hash.encoding(),
         Value::Set(set) => set.encoding(),
+        Value::ZSet(z) => z.encoding(),
     }
 }
 
@@ -78,10 +79,11 @@ pub(super) fn usage(key: &[u8], value: &Value) -> usize {
                 size_class(object) + size_class(sds_header(s.len()) + s.len() + 1)
             }
         },
-        // Hashes and sets: the object and one allocation of the encoding's bytes, an
+        // Hashes, sets and sorted sets: the object and one allocation of the encoding's bytes, an
         // approximation of Redis's per-encoding figures.
         Value::Hash(h) => size_class(object) + size_class(h.memory_bytes().max(1)),
         Value::Set(set) => size_class(object) + size_class(set.memory_bytes().max(1)),
+        Value::ZSet(z) => size_class(object) + size_class(z.memory_bytes().max(1)),
         Value::Stream(stream) => {
             let listpacks: usize = stream
                 .listpack_bytes()

@@ -95,6 +95,10 @@ fn dump(keyspace: &echomq_engine::Keyspace) -> String {
                         members.sort();
                         out.push_str(&format!("set {members:?}\n"));
                     }
+                    Some(Value::ZSet(z)) => {
+                        let entries: Vec<_> = z.order().iter().collect();
+                        out.push_str(&format!("zset {} {entries:?}\n", z.encoding()));
+                    }
                     None => out.push_str("gone\n"),
                 }
                 if let Some(at) = db.expiry(&key) {
@@ -169,7 +173,8 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
             let consumer = ["a", "b"][next(2) as usize];
             let id = format!("{}-{}", next(40), next(2));
             let n = next(6).to_string();
-            let words: Vec<&str> = match next(21) {
+            let member = ["a", "b", "c"][next(3) as usize];
+            let words: Vec<&str> = match next(26) {
                 0..=2 => vec!["XADD", key, "MAXLEN", "~", "3", "*", "f", "v"],
                 3 => vec!["XADD", key, &id, "f", "v"],
                 4 => vec!["XDEL", key, &id],
@@ -197,6 +202,11 @@ fn replaying_the_aof_of_random_writes_with_a_rewrite_among_them_rebuilds_the_sta
                 17 => vec!["XDELEX", key, "IDS", "1", &id],
                 18 => vec!["XACKDEL", key, group, "IDS", "1", &id],
                 19 => vec!["EXPIRE", key, "0"],
+                20 => vec!["ZADD", "z", &n, member, "0.5", "d", "-inf", "e"],
+                21 => vec!["ZINCRBY", "z", "1.25", member],
+                22 => vec!["ZPOPMIN", "z"],
+                23 => vec!["ZREM", "z", member],
+                24 => vec!["ZUNIONSTORE", "u", "2", "z", "u", "WEIGHTS", "2", "1"],
                 _ => vec!["SET", "k", &n, "PX", "100000"],
             };
             let argv: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();

@@ -1,5 +1,5 @@
 //! DEBUG against Redis 8.8 (started with `enable-debug-command yes`), byte for byte: DEBUG
-//! DIGEST and DIGEST-VALUE of the same strings and streams (expiry, deleted entries, several
+//! DIGEST and DIGEST-VALUE of the same strings, streams and sorted sets (expiry, deleted entries, several
 //! databases) are Redis's digests, DEBUG PROTOCOL's replies in both protocols, DEBUG OBJECT's
 //! encoding and serialized length, the no-op switches and the errors.
 
@@ -51,6 +51,8 @@ const DATASET: &[&str] = &[
     "HPEXPIRE hx 100000 FIELDS 1 f",
     "SADD si 3 1 2",
     "SADD ss a b c",
+    "ZADD zl 1 a 2.5 b -inf c 1e300 d 1152921504606846976 e 0.1 f",
+    "ZADD zb 1 a 2.5 b -0 c 3 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "SELECT 1",
     "SET s hello",
     "SELECT 0",
@@ -80,7 +82,7 @@ fn debug_digest_and_digest_value_equal_redis_8() {
     same(
         &mut ours,
         &mut theirs,
-        "DEBUG DIGEST-VALUE s n big e t st missing l h hx si ss",
+        "DEBUG DIGEST-VALUE s n big e t st zl zb missing l h hx si ss",
     );
     same(&mut ours, &mut theirs, "DEBUG DIGEST-VALUE");
     // The same data in another database is another digest; moving it back restores it.
@@ -198,7 +200,7 @@ fn debug_reload_keeps_the_dataset_and_its_digest() {
     let before = c.command(&["DEBUG", "DIGEST"]);
     c.expect(b"DEBUG RELOAD\r\n", b"+OK\r\n");
     assert_eq!(show(&c.command(&["DEBUG", "DIGEST"])), show(&before));
-    c.expect(b"DBSIZE\r\n", b":7\r\n");
+    c.expect(b"DBSIZE\r\n", b":14\r\n");
     c.expect(
         b"DEBUG RELOAD NOFLUSH NOSAVE\r\n",
         b"-ERR Error trying to load the RDB dump, check server logs.\r\n",

@@ -287,6 +287,24 @@ fn lines() -> Vec<String> {
     lines.push("HSET many extra 1".into());
     lines.push("OBJECT ENCODING many".into());
     lines.push("HGET many f511".into());
+    // CONFIG SET moves the thresholds for the next writes.
+    for l in [
+        "CONFIG SET hash-max-listpack-entries 2 hash-max-listpack-value 4",
+        "HSET ch a 1 b 2",
+        "OBJECT ENCODING ch",
+        "HSET ch c 3",
+        "OBJECT ENCODING ch",
+        "HSET cv a 12345",
+        "OBJECT ENCODING cv",
+        "HSET cw a 1",
+        "HINCRBYFLOAT cw a 0.25",
+        "OBJECT ENCODING cw",
+        "CONFIG SET hash-max-listpack-entries 512 hash-max-listpack-value 64",
+        "HSET cx a 12345",
+        "OBJECT ENCODING cx",
+    ] {
+        lines.push(l.into());
+    }
     lines
 }
 

@@ -33,6 +33,7 @@
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
 //! - `scripting`: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT against Redis 8.8 over the
 //!   wire, RESP2 and RESP3: conversions, error texts, the sandbox, `bit` and `cjson`.
+//! - `zsets`: the sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
 mod acl;
@@ -64,3 +65,4 @@ mod string_fuzz;
 mod strings;
 mod tracking;
 mod tuning;
+mod zsets;

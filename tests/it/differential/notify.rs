@@ -241,6 +241,41 @@ fn generic_script() -> Vec<Step> {
     ]
 }
 
+fn zset_script() -> Vec<Step> {
+    vec![
+        Run("ZADD z 1 a 2 b 3 c"),
+        Run("ZADD z NX 5 a"),
+        Run("ZADD z XX CH 5 a"),
+        Run("ZINCRBY z 1 b"),
+        Run("ZREM z nope"),
+        Run("ZREM z c"),
+        Run("ZADD y 1 x 2 y"),
+        Run("ZUNIONSTORE u 2 z y"),
+        Run("ZINTERSTORE u 2 z y"),
+        Run("ZDIFFSTORE d 1 z"),
+        Run("ZRANGESTORE r z 0 0"),
+        Run("ZREMRANGEBYRANK d 0 0"),
+        Run("ZREMRANGEBYSCORE d -inf +inf"),
+        Run("ZREMRANGEBYLEX r - +"),
+        Run("ZPOPMIN z"),
+        Run("ZPOPMAX z 5"),
+        Run("ZMPOP 1 y MIN COUNT 1"),
+        Run("BZPOPMAX y 0"),
+        Run("GEOADD g 13.361389 38.115556 p 15.087269 37.502669 c"),
+        Run("GEOSEARCHSTORE gs g FROMMEMBER p BYRADIUS 500 km ASC"),
+        Run("GEORADIUS g 15 37 500 km STORE gr"),
+        Run("GEOSEARCHSTORE gs g FROMMEMBER p BYRADIUS 1 m"),
+        Run("ZADD z 1 a"),
+        Run("SORT z"),
+        Run("DEL z"),
+    ]
+}
+
+#[test]
+fn zset_command_events_match_redis8() {
+    compare("zsets, all classes", "KEAnocm", &zset_script());
+}
+
 #[test]
 fn stream_command_events_match_redis8() {
     compare("streams, KEA", "KEA", &stream_script());

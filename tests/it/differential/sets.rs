@@ -184,6 +184,28 @@ fn lines() -> Vec<String> {
     lines.push(format!("SADD mixed {}", "y".repeat(64)));
     lines.push("OBJECT ENCODING mixed".into());
     lines.push("SMEMBERS mixed".into());
+    // CONFIG SET moves the thresholds for the next writes; existing sets keep their encoding.
+    for l in [
+        "CONFIG SET set-max-intset-entries 2 set-max-listpack-entries 3 set-max-listpack-value 4",
+        "SADD ci 1 2",
+        "OBJECT ENCODING ci",
+        "SADD ci 3",
+        "OBJECT ENCODING ci",
+        "SADD cl a b c",
+        "OBJECT ENCODING cl",
+        "SADD cl d",
+        "OBJECT ENCODING cl",
+        "SADD cv abcde",
+        "OBJECT ENCODING cv",
+        "OBJECT ENCODING strs",
+        "SADD c3 1 2 3",
+        "OBJECT ENCODING c3",
+        "SINTERSTORE cs c3 c3",
+        "OBJECT ENCODING cs",
+        "CONFIG SET set-max-intset-entries 512 set-max-listpack-entries 128 set-max-listpack-value 64",
+    ] {
+        lines.push(l.into());
+    }
     lines
 }
 

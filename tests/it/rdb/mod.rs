@@ -11,6 +11,7 @@ mod interchange;
 mod older;
 mod server;
 mod shutdown;
+mod zsets;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -6,15 +6,16 @@
 //! - **listpackex**: the same, as triples of field, value and expiry time (0 for none), once
 //!   any field was given an expiry: ordered by expiry time, soonest first, fields without one
 //!   last (where Redis keeps them), so the fields due first are at the front.
-//! - **hashtable**: a hash table, once the hash holds more than
-//!   [`LISTPACK_ENTRIES_MAX`] fields or a field or value longer than [`LISTPACK_VALUE_MAX`]
-//!   bytes was written; a hash never converts back, as in Redis.
+//! - **hashtable**: a hash table, once the hash holds more than `hash-max-listpack-entries`
+//!   fields or a field or value longer than `hash-max-listpack-value` bytes was written (the
+//!   [`Thresholds`] of the command's snapshot; a load uses the defaults); a hash never converts
+//!   back, as in Redis.
 //!
 //! A field past its expiry time stays stored until an access deletes it (lazy expiry, in the
 //! commands) or the engine's expiry cycle does (active expiry): reads skip it meanwhile.
 //!
 //! Invariants (checked by [`Hash::check_invariants`]): the buffer is well formed; a listpack
-//! holds at most [`LISTPACK_ENTRIES_MAX`] fields and no field twice; a listpackex's fields are
+//! holds no field twice; a listpackex's fields are
 //! ordered by expiry time with the ones without one last; the table's count of fields with an
 //! expiry time is exact.
 
@@ -24,13 +25,9 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 
+use crate::config::Thresholds;
 use crate::types::pack::Pack;
 
-/// `hash-max-listpack-entries`: fields a compact hash holds before it becomes a table (Redis
-/// 8.8's default is 512: `config.c`, not the 128 of older releases).
-pub const LISTPACK_ENTRIES_MAX: usize = 512;
-/// `hash-max-listpack-value`: the longest field or value a compact hash holds.
-pub const LISTPACK_VALUE_MAX: usize = 64;
 /// The latest expiry time a field may hold, ms (Redis's `EB_EXPIRE_TIME_MAX`, 48 bits): what
 /// a load accepts.
 pub const EXPIRE_TIME_MAX_MS: u64 = (1 << 48) - 1;
@@ -193,22 +190,24 @@ impl Hash {
     /// Converts a compact hash to a table before `new_fields` fields of the given lengths
     /// are written, as Redis's `hashTypeTryConversion`: more new fields than a listpack
     /// holds, or a field or value too long for one.
-    pub fn prepare_for(&mut self, new_fields: usize, lengths: impl IntoIterator<Item = usize>) {
+    pub fn prepare_for(
+        &mut self,
+        new_fields: usize,
+        lengths: impl IntoIterator<Item = usize>,
+        lim: &Thresholds,
+    ) {
         if self.is_table() {
             return;
         }
-        if new_fields > LISTPACK_ENTRIES_MAX || lengths.into_iter().any(|l| l > LISTPACK_VALUE_MAX)
-        {
+        if new_fields > lim.hash_entries || lengths.into_iter().any(|l| l > lim.hash_value) {
             self.convert_to_table();
         }
     }
 
     /// Sets `field` to `value`; returns whether the field existed (an update). An existing
     /// field's expiry time is dropped unless `keep_ttl`. Converts to a table as Redis does.
-    pub fn set(&mut self, field: &[u8], value: &[u8], keep_ttl: bool) -> bool {
-        if !self.is_table()
-            && (field.len() > LISTPACK_VALUE_MAX || value.len() > LISTPACK_VALUE_MAX)
-        {
+    pub fn set(&mut self, field: &[u8], value: &[u8], keep_ttl: bool, lim: &Thresholds) -> bool {
+        if !self.is_table() && (field.len() > lim.hash_value || value.len() > lim.hash_value) {
             self.convert_to_table();
         }
         let updated = match &mut self.repr {
@@ -258,7 +257,7 @@ impl Hash {
                 }
             },
         };
-        if !self.is_table() && self.len() > LISTPACK_ENTRIES_MAX {
+        if !self.is_table() && self.len() > lim.hash_entries {
             self.convert_to_table();
         }
         updated
@@ -374,10 +373,11 @@ impl Hash {
     /// within the listpack limits (listpackex if any field has an expiry time, or if
     /// `listpack_ex` asks so), else a table.
     pub fn from_fields(fields: Vec<(Bytes, Bytes, Option<u64>)>, listpack_ex: bool) -> Hash {
-        let compact = fields.len() <= LISTPACK_ENTRIES_MAX
+        let lim = Thresholds::default();
+        let compact = fields.len() <= lim.hash_entries
             && fields
                 .iter()
-                .all(|(f, v, _)| f.len() <= LISTPACK_VALUE_MAX && v.len() <= LISTPACK_VALUE_MAX);
+                .all(|(f, v, _)| f.len() <= lim.hash_value && v.len() <= lim.hash_value);
         let mut hash = Hash::new();
         if !compact {
             hash.convert_to_table();
@@ -385,7 +385,7 @@ impl Hash {
             hash.enable_ttls();
         }
         for (f, v, at) in fields {
-            hash.set(&f, &v, false);
+            hash.set(&f, &v, false, &lim);
             if at.is_some() {
                 hash.set_expiry(&f, at);
             }
@@ -413,9 +413,6 @@ impl Hash {
             Repr::Listpack(p) | Repr::ListpackEx(p) => {
                 let stride = if self.is_listpack_ex() { 3 } else { 2 };
                 p.check_invariants(stride)?;
-                if self.len() > LISTPACK_ENTRIES_MAX {
-                    return Err(format!("a listpack of {} fields", self.len()));
-                }
                 if self.is_listpack_ex() {
                     let ttls: Vec<u64> = p
                         .tuples(3)

@@ -4,6 +4,16 @@ use proptest::prelude::*;
 
 use super::*;
 
+const LIM: Thresholds = Thresholds {
+    hash_entries: 512,
+    hash_value: 64,
+    set_intset_entries: 512,
+    set_entries: 128,
+    set_value: 64,
+    zset_entries: 128,
+    zset_value: 64,
+};
+
 /// A field and its value and expiry, as the model holds them.
 type Model = (Vec<u8>, (Vec<u8>, Option<u64>));
 
@@ -37,7 +47,7 @@ proptest! {
             match op {
                 Op::Set(f, len, keep) => {
                     let value = vec![b'v'; len];
-                    let updated = hash.set(&name(f), &value, keep);
+                    let updated = hash.set(&name(f), &value, keep, &LIM);
                     let old = model.get(&name(f)).cloned();
                     prop_assert_eq!(updated, old.is_some());
                     let ttl = if keep { old.and_then(|o| o.1) } else { None };
@@ -76,21 +86,21 @@ proptest! {
 #[test]
 fn encodings_follow_redis_thresholds() {
     let mut h = Hash::new();
-    for i in 0..LISTPACK_ENTRIES_MAX {
-        h.set(format!("f{i}").as_bytes(), b"v", false);
+    for i in 0..LIM.hash_entries {
+        h.set(format!("f{i}").as_bytes(), b"v", false, &LIM);
     }
     assert_eq!(h.encoding(), "listpack");
-    h.set(b"one-more", b"v", false);
+    h.set(b"one-more", b"v", false, &LIM);
     assert_eq!(h.encoding(), "hashtable");
 
     let mut h = Hash::new();
-    h.set(b"f", &[b'x'; LISTPACK_VALUE_MAX], false);
+    h.set(b"f", &[b'x'; LIM.hash_value], false, &LIM);
     assert_eq!(h.encoding(), "listpack");
-    h.set(b"g", &[b'x'; LISTPACK_VALUE_MAX + 1], false);
+    h.set(b"g", &[b'x'; LIM.hash_value + 1], false, &LIM);
     assert_eq!(h.encoding(), "hashtable");
 
     let mut h = Hash::new();
-    h.set(b"a", b"1", false);
+    h.set(b"a", b"1", false, &LIM);
     h.set_expiry(b"a", Some(100));
     assert_eq!(h.encoding(), "listpackex");
     h.set_expiry(b"a", None);
@@ -101,7 +111,7 @@ fn encodings_follow_redis_thresholds() {
 fn listpackex_keeps_fields_in_expiry_order() {
     let mut h = Hash::new();
     for f in [b"a", b"b", b"c", b"d"] {
-        h.set(f, b"v", false);
+        h.set(f, b"v", false, &LIM);
     }
     h.set_expiry(b"c", Some(30));
     h.set_expiry(b"a", Some(20));

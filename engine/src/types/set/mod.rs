@@ -1,9 +1,9 @@
 //! The set type: distinct byte-string members, in one of Redis's three encodings.
 //!
 //! - **intset**: every member an integer (as Redis's `string2ll` reads one), at most
-//!   [`INTSET_ENTRIES_MAX`] of them, kept sorted ascending (so SMEMBERS answers in order).
-//! - **listpack**: at most [`LISTPACK_ENTRIES_MAX`] members of at most [`LISTPACK_VALUE_MAX`]
-//!   bytes, back to back in one buffer (`types/pack.rs`) in insertion order.
+//!   `set-max-intset-entries` of them, kept sorted ascending (so SMEMBERS answers in order).
+//! - **listpack**: at most `set-max-listpack-entries` members of at most
+//!   `set-max-listpack-value` bytes, back to back in one buffer (`types/pack.rs`) in insertion order.
 //! - **hashtable**: a hash set, past those limits. As in Redis, a set only grows out of an
 //!   encoding: removing members converts nothing back.
 //!
@@ -11,8 +11,12 @@
 //! becomes a listpack if it and the new member fit one, else a table; an intset past its
 //! limit becomes a table; a listpack that would pass its limits becomes a table.
 //!
-//! Invariants (checked by [`Set::check_invariants`]): an intset is strictly ascending and
-//! within its limit; a listpack holds no member twice and is within its limits.
+//! The limits are the [`Thresholds`] of the command's snapshot (CONFIG SET takes effect on the
+//! next write, as in Redis); a load uses the defaults.
+//!
+//! Invariants (checked by [`Set::check_invariants`]): an intset is strictly ascending; a
+//! listpack holds no member twice. (The sizes are not checked: a limit lowered by CONFIG SET
+//! leaves bigger compact sets as they are until their next write, as in Redis.)
 
 pub(crate) mod commands;
 
@@ -22,15 +26,9 @@ use indexmap::IndexSet;
 
 use bytes::Bytes;
 
+use crate::config::Thresholds;
 use crate::id::string_to_i64;
 use crate::types::pack::Pack;
-
-/// `set-max-intset-entries`.
-pub const INTSET_ENTRIES_MAX: usize = 512;
-/// `set-max-listpack-entries`.
-pub const LISTPACK_ENTRIES_MAX: usize = 128;
-/// `set-max-listpack-value`.
-pub const LISTPACK_VALUE_MAX: usize = 64;
 
 /// A set value.
 #[derive(Debug, Clone)]
@@ -56,10 +54,10 @@ pub fn as_int(member: &[u8]) -> Option<i64> {
 impl Set {
     /// An empty set in the encoding Redis's `setTypeCreate` picks for a first member
     /// `first` and about `size_hint` members.
-    pub fn for_members(first: &[u8], size_hint: usize) -> Set {
-        let repr = if as_int(first).is_some() && size_hint <= INTSET_ENTRIES_MAX {
+    pub fn for_members(first: &[u8], size_hint: usize, lim: &Thresholds) -> Set {
+        let repr = if as_int(first).is_some() && size_hint <= lim.set_intset_entries {
             Repr::Intset(Vec::new())
-        } else if size_hint <= LISTPACK_ENTRIES_MAX {
+        } else if size_hint <= lim.set_entries {
             Repr::Listpack(Pack::new())
         } else {
             Repr::Table(IndexSet::with_capacity(size_hint))
@@ -100,10 +98,10 @@ impl Set {
 
     /// Converts to a table when about `size_hint` members are coming and the encoding would
     /// not hold them (Redis's `setTypeMaybeConvert`).
-    pub fn reserve(&mut self, size_hint: usize) {
+    pub fn reserve(&mut self, size_hint: usize, lim: &Thresholds) {
         let convert = match &self.repr {
-            Repr::Intset(_) => size_hint > INTSET_ENTRIES_MAX,
-            Repr::Listpack(_) => size_hint > LISTPACK_ENTRIES_MAX,
+            Repr::Intset(_) => size_hint > lim.set_intset_entries,
+            Repr::Listpack(_) => size_hint > lim.set_entries,
             Repr::Table(_) => false,
         };
         if convert {
@@ -162,7 +160,7 @@ impl Set {
     }
 
     /// Adds `member`; returns whether it was new.
-    pub fn add(&mut self, member: &[u8]) -> bool {
+    pub fn add(&mut self, member: &[u8], lim: &Thresholds) -> bool {
         match &mut self.repr {
             Repr::Intset(v) => {
                 if let Some(n) = as_int(member) {
@@ -170,7 +168,7 @@ impl Set {
                         Ok(_) => false,
                         Err(at) => {
                             v.insert(at, n);
-                            if v.len() > INTSET_ENTRIES_MAX {
+                            if v.len() > lim.set_intset_entries {
                                 self.convert_to_table();
                             }
                             true
@@ -183,9 +181,9 @@ impl Set {
                     .map(|n| n.to_string().len())
                     .max()
                     .unwrap_or(0);
-                if v.len() < LISTPACK_ENTRIES_MAX
-                    && member.len() <= LISTPACK_VALUE_MAX
-                    && widest <= LISTPACK_VALUE_MAX
+                if v.len() < lim.set_entries
+                    && member.len() <= lim.set_value
+                    && widest <= lim.set_value
                 {
                     let mut p = Pack::new();
                     for n in v.iter() {
@@ -195,7 +193,7 @@ impl Set {
                     self.repr = Repr::Listpack(p);
                 } else {
                     self.convert_to_table();
-                    self.add(member);
+                    self.add(member, lim);
                 }
                 true
             }
@@ -203,11 +201,11 @@ impl Set {
                 if p.find(1, member).is_some() {
                     return false;
                 }
-                if p.elements() < LISTPACK_ENTRIES_MAX && member.len() <= LISTPACK_VALUE_MAX {
+                if p.elements() < lim.set_entries && member.len() <= lim.set_value {
                     p.push(&[member]);
                 } else {
                     self.convert_to_table();
-                    self.add(member);
+                    self.add(member, lim);
                 }
                 true
             }
@@ -246,8 +244,8 @@ impl Set {
 
     /// Turns the set into an intset if every member is an integer and they fit one (Redis's
     /// `maybeConvertToIntset`, used where a result is known to hold integers only).
-    pub fn maybe_to_intset(&mut self) {
-        if matches!(self.repr, Repr::Intset(_)) || self.len() > INTSET_ENTRIES_MAX {
+    pub fn maybe_to_intset(&mut self, lim: &Thresholds) {
+        if matches!(self.repr, Repr::Intset(_)) || self.len() > lim.set_intset_entries {
             return;
         }
         let ints: Option<Vec<i64>> = self.members().iter().map(|m| as_int(m)).collect();
@@ -259,12 +257,13 @@ impl Set {
 
     /// A set from loaded members in the encoding Redis loads them in.
     pub fn from_members(members: Vec<Bytes>) -> Set {
+        let lim = Thresholds::default();
         let mut set = match members.first() {
-            Some(first) => Set::for_members(first, members.len()),
+            Some(first) => Set::for_members(first, members.len(), &lim),
             None => Set::new_intset(),
         };
         for m in members {
-            set.add(&m);
+            set.add(&m, &lim);
         }
         set
     }
@@ -285,20 +284,11 @@ impl Set {
                 if v.windows(2).any(|w| w[0] >= w[1]) {
                     return Err("intset not strictly ascending".into());
                 }
-                if v.len() > INTSET_ENTRIES_MAX {
-                    return Err(format!("an intset of {}", v.len()));
-                }
             }
             Repr::Listpack(p) => {
                 p.check_invariants(1)?;
-                if p.elements() > LISTPACK_ENTRIES_MAX {
-                    return Err(format!("a listpack of {}", p.elements()));
-                }
                 let mut seen = HashSet::new();
                 for m in p.iter() {
-                    if m.len() > LISTPACK_VALUE_MAX {
-                        return Err("a listpack member over the value limit".into());
-                    }
                     if !seen.insert(m) {
                         return Err("a member held twice".into());
                     }

@@ -4,6 +4,16 @@ use proptest::prelude::*;
 
 use super::*;
 
+const LIM: Thresholds = Thresholds {
+    hash_entries: 512,
+    hash_value: 64,
+    set_intset_entries: 512,
+    set_entries: 128,
+    set_value: 64,
+    zset_entries: 128,
+    zset_value: 64,
+};
+
 fn member(n: u16, kind: u8) -> Vec<u8> {
     match kind % 3 {
         0 => (n % 700).to_string().into_bytes(),
@@ -25,7 +35,7 @@ proptest! {
             // Integers are most of the draws, so intsets grow past their limit too.
             let m = member(n, if kind < 4 { 0 } else { kind });
             if add {
-                prop_assert_eq!(set.add(&m), model.insert(m.clone()));
+                prop_assert_eq!(set.add(&m, &LIM), model.insert(m.clone()));
             } else {
                 prop_assert_eq!(set.remove(&m), model.remove(&m));
             }
@@ -42,23 +52,23 @@ proptest! {
 
 #[test]
 fn encodings_follow_redis_thresholds() {
-    let mut s = Set::for_members(b"1", 1);
-    for i in 0..INTSET_ENTRIES_MAX {
-        s.add(i.to_string().as_bytes());
+    let mut s = Set::for_members(b"1", 1, &LIM);
+    for i in 0..LIM.set_intset_entries {
+        s.add(i.to_string().as_bytes(), &LIM);
     }
     assert_eq!(s.encoding(), "intset");
-    s.add(b"100000");
+    s.add(b"100000", &LIM);
     assert_eq!(s.encoding(), "hashtable");
 
-    let mut s = Set::for_members(b"1", 1);
-    s.add(b"1");
-    s.add(b"a");
+    let mut s = Set::for_members(b"1", 1, &LIM);
+    s.add(b"1", &LIM);
+    s.add(b"a", &LIM);
     assert_eq!(s.encoding(), "listpack");
-    for i in 0..LISTPACK_ENTRIES_MAX - 2 {
-        s.add(format!("m{i}").as_bytes());
+    for i in 0..LIM.set_entries - 2 {
+        s.add(format!("m{i}").as_bytes(), &LIM);
     }
     assert_eq!(s.encoding(), "listpack");
-    s.add(b"last");
+    s.add(b"last", &LIM);
     assert_eq!(s.encoding(), "hashtable");
-    assert_eq!(Set::for_members(b"a", 200).encoding(), "hashtable");
+    assert_eq!(Set::for_members(b"a", 200, &LIM).encoding(), "hashtable");
 }

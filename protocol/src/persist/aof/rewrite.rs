@@ -91,6 +91,23 @@ pub(crate) fn write_base(
                         encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
                     }
                 }
+                Value::ZSet(z) => {
+                    // Redis's rewriteSortedSetObject: ZADD batches of score-member pairs.
+                    let entries: Vec<_> = z.order().iter().collect();
+                    for batch in entries.chunks(ITEMS_PER_CMD) {
+                        let mut argv = vec![lit("ZADD"), key.clone()];
+                        for e in batch {
+                            argv.push(Bytes::from(echomq_engine::types::zset::score::format(
+                                e.score,
+                            )));
+                            argv.push(e.member.clone());
+                        }
+                        encode(&argv, &mut buf);
+                    }
+                    if let Some(at) = expiry {
+                        encode(&[lit("PEXPIREAT"), key.clone(), num(at)], &mut buf);
+                    }
+                }
                 Value::Stream(s) => {
                     write_stream(key, s, idmp, &mut buf, out)?;
                     if let Some(at) = expiry {

@@ -18,6 +18,7 @@
 use bytes::Bytes;
 
 use crate::command::parse_i64;
+use crate::config::Thresholds;
 use crate::error::{Error, Result};
 use crate::id::string_to_i64;
 use crate::keyspace::{Db, Snapshot};
@@ -40,8 +41,8 @@ fn current(db: &mut Db, key: &[u8], field: &[u8]) -> Result<Option<Bytes>> {
 }
 
 /// Stores the result, keeping the field's expiry time.
-fn store(db: &mut Db, key: &[u8], field: &[u8], value: &[u8]) -> Result<()> {
-    hash_or_create(db, key)?.set(field, value, true);
+fn store(db: &mut Db, lim: &Thresholds, key: &[u8], field: &[u8], value: &[u8]) -> Result<()> {
+    hash_or_create(db, key)?.set(field, value, true, lim);
     Ok(())
 }
 
@@ -51,7 +52,7 @@ pub struct HIncrBy;
 
 impl HIncrBy {
     /// HINCRBY.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, field) = (argv[1], argv[2]);
         let by = parse_i64(argv[3])?;
         let old = match current(db, key, field)? {
@@ -59,7 +60,13 @@ impl HIncrBy {
             None => 0,
         };
         let new = old.checked_add(by).ok_or(Error::IncrOverflow)?;
-        store(db, key, field, itoa::Buffer::new().format(new).as_bytes())?;
+        store(
+            db,
+            &snap.encoding,
+            key,
+            field,
+            itoa::Buffer::new().format(new).as_bytes(),
+        )?;
         db.touch(key);
         db.notify_subkeys(HASH, "hincrby", key, &[field]);
         db.changed(1, argv);
@@ -67,7 +74,7 @@ impl HIncrBy {
     }
 
     /// HINCRBYFLOAT.
-    pub fn run_float(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run_float(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, field) = (argv[1], argv[2]);
         let by = parse_float(argv[3])?.map_err(|_| Error::Text("value is NaN or Infinity"))?;
         let old = match current(db, key, field)? {
@@ -80,7 +87,7 @@ impl HIncrBy {
             Err(NotFinite::Infinite) => return Err(Error::FloatNotFinite),
         };
         let text = Bytes::from(new.to_human());
-        store(db, key, field, &text)?;
+        store(db, &snap.encoding, key, field, &text)?;
         db.touch(key);
         db.notify_subkeys(HASH, "hincrbyfloat", key, &[field]);
         db.add_dirty(1);

@@ -11,6 +11,7 @@
 //! change per pair, propagated verbatim. HSETNX reads the field first (an expired one is
 //! deleted lazily) and does nothing if it is there.
 
+use crate::config::Thresholds;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::HASH;
@@ -24,7 +25,7 @@ use super::{hash_or_create, read_hash};
 pub struct HSet;
 
 impl HSet {
-    fn apply(db: &mut Db, argv: &[&[u8]]) -> Result<i64> {
+    fn apply(db: &mut Db, lim: &Thresholds, argv: &[&[u8]]) -> Result<i64> {
         if argv.len() % 2 == 1 {
             let name = String::from_utf8_lossy(argv[0]).to_ascii_lowercase();
             return Err(Error::WrongArity(name));
@@ -32,10 +33,10 @@ impl HSet {
         let key = argv[1];
         let pairs = &argv[2..];
         let hash = hash_or_create(db, key)?;
-        hash.prepare_for(pairs.len() / 2, pairs.iter().map(|a| a.len()));
+        hash.prepare_for(pairs.len() / 2, pairs.iter().map(|a| a.len()), lim);
         let mut created = 0;
         for pair in pairs.chunks_exact(2) {
-            created += i64::from(!hash.set(pair[0], pair[1], false));
+            created += i64::from(!hash.set(pair[0], pair[1], false, lim));
         }
         let fields: Vec<&[u8]> = pairs.chunks_exact(2).map(|p| p[0]).collect();
         db.touch(key);
@@ -45,13 +46,13 @@ impl HSet {
     }
 
     /// HSET.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        HSet::apply(db, argv).map(Reply::Int)
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        HSet::apply(db, &snap.encoding, argv).map(Reply::Int)
     }
 
     /// HMSET.
-    pub fn run_hmset(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        HSet::apply(db, argv).map(|_| Reply::OK)
+    pub fn run_hmset(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        HSet::apply(db, &snap.encoding, argv).map(|_| Reply::OK)
     }
 }
 
@@ -61,7 +62,8 @@ pub struct HSetNx;
 
 impl HSetNx {
     /// Parses and applies.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        let lim = &snap.encoding;
         let (key, field, value) = (argv[1], argv[2], argv[3]);
         if read_hash(db, key)?.is_some()
             && matches!(read_field(db, key, field, Lazy::FULL), FieldRead::Found(_))
@@ -69,8 +71,8 @@ impl HSetNx {
             return Ok(Reply::Int(0));
         }
         let hash = hash_or_create(db, key)?;
-        hash.prepare_for(1, [field.len(), value.len()]);
-        hash.set(field, value, false);
+        hash.prepare_for(1, [field.len(), value.len()], lim);
+        hash.set(field, value, false, lim);
         db.touch(key);
         db.notify_subkeys(HASH, "hset", key, &[field]);
         db.changed(1, argv);

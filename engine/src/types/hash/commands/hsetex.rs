@@ -66,12 +66,12 @@ impl HSetEx {
         if !refused {
             let keep = opts.expiry != ExpiryOpt::None;
             let hash = hash_or_create(db, key)?;
-            hash.prepare_for(opts.count, opts.fields.iter().map(|a| a.len()));
+            hash.prepare_for(opts.count, opts.fields.iter().map(|a| a.len()), &s.encoding);
             if let ExpiryOpt::At { .. } = opts.expiry {
                 hash.enable_ttls();
             }
             for pair in opts.fields.chunks_exact(2) {
-                hash_or_create(db, key)?.set(pair[0], pair[1], keep);
+                hash_or_create(db, key)?.set(pair[0], pair[1], keep, &s.encoding);
                 if let ExpiryOpt::At { ms, .. } = opts.expiry {
                     match set_field_expiry(db, key, pair[0], ms, Cond::None) {
                         SetEx::Set => updated.push(pair[0]),

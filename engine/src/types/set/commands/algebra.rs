@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use crate::command::args::is;
 use crate::command::parse_i64;
+use crate::config::Thresholds;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, SET};
@@ -74,24 +75,30 @@ fn store(db: &mut Db, dst: &[u8], result: Set, event: &'static str, argv: &[&[u8
 
 /// Builds a set from `members` starting from `start`, made an intset if every member is an
 /// integer (Redis's `maybeConvertToIntset` after SINTERSTORE).
-fn build(mut start: Set, members: &[Bytes]) -> Set {
+fn build(mut start: Set, members: &[Bytes], lim: &Thresholds) -> Set {
     let integers = members.iter().all(|m| as_int(m).is_some());
     for m in members {
-        start.add(m);
+        start.add(m, lim);
     }
     if integers {
-        start.maybe_to_intset();
+        start.maybe_to_intset(lim);
     }
     start
 }
 
 /// The union or difference of `sets`.
-fn union_or_diff(sets: &[Option<Set>], keys: &[&[u8]], diff: bool, start: Set) -> Set {
+fn union_or_diff(
+    sets: &[Option<Set>],
+    keys: &[&[u8]],
+    diff: bool,
+    start: Set,
+    lim: &Thresholds,
+) -> Set {
     let mut out = start;
     if !diff {
         for s in sets.iter().flatten() {
             for m in s.members() {
-                out.add(&m);
+                out.add(&m, lim);
             }
         }
         return out;
@@ -104,7 +111,7 @@ fn union_or_diff(sets: &[Option<Set>], keys: &[&[u8]], diff: bool, start: Set) -
     }
     for m in first.members() {
         if !sets[1..].iter().flatten().any(|s| s.contains(&m)) {
-            out.add(&m);
+            out.add(&m, lim);
         }
     }
     out
@@ -124,7 +131,7 @@ impl SAlgebra {
     }
 
     /// SINTERSTORE.
-    pub fn run_interstore(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run_interstore(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let sets = sources(db, &argv[2..])?;
         let result = match intersection(&sets, 0) {
             None => Set::new_intset(),
@@ -134,7 +141,7 @@ impl SAlgebra {
                 } else {
                     Set::new_listpack()
                 };
-                build(start, &members)
+                build(start, &members, &snap.encoding)
             }
         };
         Ok(store(db, argv[1], result, "sinterstore", argv))
@@ -171,7 +178,7 @@ impl SAlgebra {
         ))
     }
 
-    fn read(db: &mut Db, argv: &[&[u8]], diff: bool) -> Result<Reply> {
+    fn read(db: &mut Db, lim: &Thresholds, argv: &[&[u8]], diff: bool) -> Result<Reply> {
         let keys = &argv[1..];
         let sets = sources(db, keys)?;
         let all_intsets = sets.iter().flatten().all(Set::is_intset);
@@ -180,34 +187,36 @@ impl SAlgebra {
         } else {
             Set::new_table()
         };
-        Ok(set_reply(union_or_diff(&sets, keys, diff, start).members()))
+        Ok(set_reply(
+            union_or_diff(&sets, keys, diff, start, lim).members(),
+        ))
     }
 
-    fn write(db: &mut Db, argv: &[&[u8]], diff: bool) -> Result<Reply> {
+    fn write(db: &mut Db, lim: &Thresholds, argv: &[&[u8]], diff: bool) -> Result<Reply> {
         let keys = &argv[2..];
         let sets = sources(db, keys)?;
-        let result = union_or_diff(&sets, keys, diff, Set::new_intset());
+        let result = union_or_diff(&sets, keys, diff, Set::new_intset(), lim);
         let event = if diff { "sdiffstore" } else { "sunionstore" };
         Ok(store(db, argv[1], result, event, argv))
     }
 
     /// SUNION.
-    pub fn run_union(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        SAlgebra::read(db, argv, false)
+    pub fn run_union(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        SAlgebra::read(db, &snap.encoding, argv, false)
     }
 
     /// SUNIONSTORE.
-    pub fn run_unionstore(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        SAlgebra::write(db, argv, false)
+    pub fn run_unionstore(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        SAlgebra::write(db, &snap.encoding, argv, false)
     }
 
     /// SDIFF.
-    pub fn run_diff(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        SAlgebra::read(db, argv, true)
+    pub fn run_diff(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        SAlgebra::read(db, &snap.encoding, argv, true)
     }
 
     /// SDIFFSTORE.
-    pub fn run_diffstore(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        SAlgebra::write(db, argv, true)
+    pub fn run_diffstore(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+        SAlgebra::write(db, &snap.encoding, argv, true)
     }
 }

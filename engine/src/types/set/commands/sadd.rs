@@ -27,18 +27,19 @@ pub struct SAdd;
 
 impl SAdd {
     /// Parses and applies.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let key = argv[1];
         let members = &argv[2..];
+        let lim = &snap.encoding;
         if read_set(db, key)?.is_none() {
             db.insert(
                 Bytes::copy_from_slice(key),
-                Value::Set(Box::new(Set::for_members(members[0], members.len()))),
+                Value::Set(Box::new(Set::for_members(members[0], members.len(), lim))),
             );
         }
         let set = set_mut(db, key)?.ok_or(Error::NoSuchKey)?;
-        set.reserve(members.len());
-        let added = members.iter().filter(|m| set.add(m)).count() as u64;
+        set.reserve(members.len(), lim);
+        let added = members.iter().filter(|m| set.add(m, lim)).count() as u64;
         if added > 0 {
             db.wrote(key, SET, "sadd", added, argv);
         }

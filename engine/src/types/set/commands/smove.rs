@@ -26,7 +26,7 @@ pub struct SMove;
 
 impl SMove {
     /// Parses and applies.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (src, dst, member) = (argv[1], argv[2], argv[3]);
         if db.get(src).is_none() {
             return Ok(Reply::Int(0));
@@ -50,12 +50,12 @@ impl SMove {
         if !dst_exists {
             db.insert(
                 Bytes::copy_from_slice(dst),
-                Value::Set(Box::new(Set::for_members(member, 1))),
+                Value::Set(Box::new(Set::for_members(member, 1, &snap.encoding))),
             );
         }
         db.touch(src);
         let mut dirty = 1;
-        let added = set_mut(db, dst)?.is_some_and(|s| s.add(member));
+        let added = set_mut(db, dst)?.is_some_and(|s| s.add(member, &snap.encoding));
         if added {
             dirty += 1;
             db.touch(dst);

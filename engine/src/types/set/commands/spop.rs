@@ -19,6 +19,7 @@
 use bytes::Bytes;
 
 use crate::command::parse_i64;
+use crate::config::Thresholds;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, SET};
@@ -40,7 +41,7 @@ pub struct SPop;
 
 impl SPop {
     /// Parses and applies.
-    pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
+    pub fn run(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         if argv.len() > 3 {
             return Err(Error::Syntax);
         }
@@ -51,7 +52,7 @@ impl SPop {
                 .ok()
                 .and_then(|n| usize::try_from(n).ok())
                 .ok_or(Error::MustBePositive)?;
-            return SPop::with_count(db, key, count);
+            return SPop::with_count(db, &snap.encoding, key, count);
         }
         let Some(set) = set_mut(db, key)? else {
             return Ok(Reply::Null);
@@ -78,7 +79,7 @@ impl SPop {
         Ok(Reply::Bulk(member))
     }
 
-    fn with_count(db: &mut Db, key: &[u8], count: usize) -> Result<Reply> {
+    fn with_count(db: &mut Db, lim: &Thresholds, key: &[u8], count: usize) -> Result<Reply> {
         let Some(set) = set_mut(db, key)? else {
             return Ok(set_reply(Vec::new()));
         };
@@ -113,11 +114,11 @@ impl SPop {
         } else {
             let kept: Vec<&Bytes> = all.iter().filter(|m| !picked.contains(m)).collect();
             let mut fresh = match kept.first() {
-                Some(first) => Set::for_members(first, 1),
+                Some(first) => Set::for_members(first, 1, lim),
                 None => Set::new_intset(),
             };
             for m in kept {
-                fresh.add(m);
+                fresh.add(m, lim);
             }
             *set = fresh;
         }

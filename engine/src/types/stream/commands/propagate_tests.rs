@@ -91,6 +91,10 @@ fn dump(ks: &Keyspace) -> String {
                         out.push_str(&format!("set {members:?}\n"));
                     }
                     Some(Value::List(l)) => out.push_str(&format!("list {:?}\n", l.to_vec())),
+                    Some(Value::ZSet(z)) => {
+                        let entries: Vec<_> = z.order().iter().collect();
+                        out.push_str(&format!("zset {entries:?}\n"));
+                    }
                     None => out.push_str("gone\n"),
                 }
             }
