@@ -23,6 +23,9 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
     if has_movable_keys(spec) {
         return echomq_engine::expire::command_keys(spec, argv);
     }
+    if let Some(keys) = counted_keys(spec, argv) {
+        return keys;
+    }
     let positions = spec.keys;
     // A container's key positions count from its subcommand (XGROUP CREATE key …): one on.
     let shift = i64::from(!spec.subcommands.is_empty());
@@ -43,6 +46,65 @@ pub fn keys_of<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
         at += positions.step;
     }
     keys
+}
+
+/// The keys of a command whose declared key specs count them (`numkeys`: EVAL, SINTERCARD,
+/// ZUNIONSTORE, ZMPOP ...), found as Redis's `getKeysUsingKeySpecs` finds them: each spec in
+/// turn, a range from its index or the count at its index then that many keys. `None` for a
+/// command without a counted spec; no keys for a count that is no integer, negative, or
+/// longer than the request.
+fn counted_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
+    use crate::cmd::command_rows::{Begin, Find};
+    if !has_counted_keys(spec) {
+        return None;
+    }
+    let row = crate::cmd::command_rows::find(spec.name.as_bytes())?;
+    let argc = argv.len() as i64;
+    let mut keys = Vec::new();
+    for key_spec in row.key_specs {
+        let Begin::Index(begin) = key_spec.begin else {
+            return Some(Vec::new());
+        };
+        match key_spec.find {
+            Find::Range(lastkey, step, _) => {
+                let last = if lastkey >= 0 {
+                    begin + lastkey
+                } else {
+                    argc + lastkey
+                };
+                let mut at = begin;
+                while at <= last && at < argc && step > 0 {
+                    keys.push(argv[at as usize]);
+                    at += step;
+                }
+            }
+            Find::Keynum(index, first, step) => {
+                let count = argv
+                    .get((begin + index) as usize)
+                    .and_then(|n| std::str::from_utf8(n).ok())
+                    .and_then(|n| n.parse::<i64>().ok());
+                let Some(count) = count.filter(|&n| n >= 0) else {
+                    return Some(Vec::new());
+                };
+                let from = begin + first;
+                if count > 0 && from + (count - 1) * step >= argc {
+                    return Some(Vec::new());
+                }
+                keys.extend((0..count).map(|i| argv[(from + i * step) as usize]));
+            }
+            Find::Unknown => return Some(Vec::new()),
+        }
+    }
+    Some(keys)
+}
+
+/// Whether Redis declares a count of `spec`'s keys among its arguments (`numkeys`).
+pub(crate) fn has_counted_keys(spec: &CommandSpec) -> bool {
+    crate::cmd::command_rows::find(spec.name.as_bytes()).is_some_and(|row| {
+        row.key_specs
+            .iter()
+            .any(|s| matches!(s.find, crate::cmd::command_rows::Find::Keynum(..)))
+    })
 }
 
 /// Whether `spec`'s keys are found by a token or a count rather than by its key positions
@@ -93,6 +155,30 @@ mod tests {
         assert_eq!(hashed_part(b"foo{bar}{zap}"), b"bar");
         assert_eq!(hashed_part(b"{unclosed"), b"{unclosed");
         assert_eq!(hashed_part(b"emq:{orders}:stream"), b"orders");
+    }
+
+    #[test]
+    fn counted_keys_follow_the_declared_count() {
+        let eval = crate::cmd::lookup(b"eval").unwrap().spec();
+        let argv: &[&[u8]] = &[b"EVAL", b"return 1", b"2", b"a", b"b", b"x"];
+        assert_eq!(keys_of(eval, argv), vec![&b"a"[..], b"b"]);
+        assert!(keys_of(eval, &[b"EVAL", b"return 1", b"3", b"a"]).is_empty());
+        assert!(keys_of(eval, &[b"EVAL", b"return 1", b"-1"]).is_empty());
+        let store = spec(b"zunionstore").unwrap();
+        let argv: &[&[u8]] = &[
+            b"ZUNIONSTORE",
+            b"d",
+            b"2",
+            b"s1",
+            b"s2",
+            b"WEIGHTS",
+            b"1",
+            b"2",
+        ];
+        assert_eq!(keys_of(store, argv), vec![&b"d"[..], b"s1", b"s2"]);
+        let zmpop = spec(b"zmpop").unwrap();
+        let argv: &[&[u8]] = &[b"ZMPOP", b"1", b"z", b"MIN"];
+        assert_eq!(keys_of(zmpop, argv), vec![&b"z"[..]]);
     }
 
     #[test]

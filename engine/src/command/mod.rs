@@ -846,15 +846,21 @@ static COMMANDS: &[Entry] = &[
         zset_cmds::algebra::ZAlgebra::run_zdiff,
     ),
     Entry::plain(
-        CommandSpec::new("zunionstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        CommandSpec::new("zunionstore", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
         zset_cmds::algebra::ZAlgebra::run_zunionstore,
     ),
     Entry::plain(
-        CommandSpec::new("zinterstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        CommandSpec::new("zinterstore", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
         zset_cmds::algebra::ZAlgebra::run_zinterstore,
     ),
     Entry::plain(
-        CommandSpec::new("zdiffstore", -4).flags(flags::DENY_OOM | flags::WRITE),
+        CommandSpec::new("zdiffstore", -4)
+            .flags(flags::DENY_OOM | flags::WRITE)
+            .keys(1, 1, 1),
         zset_cmds::algebra::ZAlgebra::run_zdiffstore,
     ),
     Entry::plain(
@@ -1084,8 +1090,8 @@ pub fn is_engine_command(name: &[u8]) -> bool {
 }
 
 fn find(name: &[u8]) -> Option<&'static Entry> {
-    /// Longer than every command's name.
-    const NAME_MAX: usize = 16;
+    /// Longer than every command's name (`georadiusbymember_ro` is 20).
+    const NAME_MAX: usize = 24;
     if name.len() > NAME_MAX {
         return None;
     }

@@ -514,7 +514,9 @@ mod tests {
         let mut unfound = Vec::new();
         for (_, spec, sub) in table::calls() {
             let name = sub.map_or(spec.name, |s| s.full_name);
-            let positioned = spec.keys.first > 0 || crate::slot::has_movable_keys(spec);
+            let positioned = spec.keys.first > 0
+                || crate::slot::has_movable_keys(spec)
+                || crate::slot::has_counted_keys(spec);
             if positioned && !acl_has_keys(name) {
                 unchecked.push(name);
             }

@@ -33,12 +33,49 @@ const fn meta(
     }
 }
 
-/// The row of `name` (a full name, any case).
+/// The row of `name` (a full name, any case): this table's, else the one derived from Redis
+/// 8.8's declaration of the command ([`super::command_rows`]).
 pub(crate) fn find(name: &str) -> Option<&'static Meta> {
     let lower = name.to_ascii_lowercase();
-    ROWS.binary_search_by(|m| m.name.cmp(lower.as_str()))
+    if let Ok(at) = ROWS.binary_search_by(|m| m.name.cmp(lower.as_str())) {
+        return Some(&ROWS[at]);
+    }
+    let declared = DECLARED.get_or_init(declared_rows);
+    declared
+        .binary_search_by(|m| m.name.cmp(lower.as_str()))
         .ok()
-        .map(|at| &ROWS[at])
+        .map(|at| &declared[at])
+}
+
+/// The rows derived from Redis's declarations, built once.
+static DECLARED: std::sync::OnceLock<Vec<Meta>> = std::sync::OnceLock::new();
+
+/// A row per declared command and subcommand, its key specs' flags joined as this table writes
+/// them (`RW|ACCESS`). Built once and kept for the process's life, so the strings are leaked.
+fn declared_rows() -> Vec<Meta> {
+    fn meta_of(row: &'static super::command_rows::Row) -> Meta {
+        let key_specs: Vec<&'static str> = row
+            .key_specs
+            .iter()
+            .map(|spec| {
+                let joined: Vec<String> =
+                    spec.flags.iter().map(|f| f.to_ascii_uppercase()).collect();
+                &*Box::leak(joined.join("|").into_boxed_str())
+            })
+            .collect();
+        Meta {
+            name: row.name,
+            key_specs: Box::leak(key_specs.into_boxed_slice()),
+            categories: row.categories,
+        }
+    }
+    let mut rows: Vec<Meta> = super::command_rows::rows()
+        .iter()
+        .flat_map(|row| std::iter::once(row).chain(row.subcommands.iter()))
+        .map(meta_of)
+        .collect();
+    rows.sort_by(|a, b| a.name.cmp(b.name));
+    rows
 }
 
 /// The key flags Redis reports, in its order.

@@ -79,6 +79,11 @@ pub(crate) struct Arg {
     pub arguments: &'static [Arg],
 }
 
+/// Every declared command, sorted by name.
+pub(crate) fn rows() -> &'static [Row] {
+    ROWS
+}
+
 /// The row of the command `name` (any case), if Redis 8.8 declares it.
 pub(crate) fn find(name: &[u8]) -> Option<&'static Row> {
     let lower = String::from_utf8_lossy(name).to_ascii_lowercase();

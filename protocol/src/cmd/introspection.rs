@@ -291,21 +291,21 @@ pub(crate) fn hidden_from_monitors(name: &str) -> bool {
         "config" | "debug" | "monitor" | "slowlog" | "latency" | "auth" | "hello"
     ) || is_script_call(container)
         || matches!(
-        name,
-        "client|kill"
-            | "client|list"
-            | "client|pause"
-            | "client|unpause"
-            | "acl|deluser"
-            | "acl|dryrun"
-            | "acl|getuser"
-            | "acl|list"
-            | "acl|load"
-            | "acl|log"
-            | "acl|save"
-            | "acl|setuser"
-            | "acl|users"
-    )
+            name,
+            "client|kill"
+                | "client|list"
+                | "client|pause"
+                | "client|unpause"
+                | "acl|deluser"
+                | "acl|dryrun"
+                | "acl|getuser"
+                | "acl|list"
+                | "acl|load"
+                | "acl|log"
+                | "acl|save"
+                | "acl|setuser"
+                | "acl|users"
+        )
 }
 
 /// `MONITOR`: from now on this client sees every command the server runs.

@@ -20,7 +20,7 @@ mod cluster;
 mod command_docs;
 mod command_docs_reads;
 mod command_meta;
-mod command_rows;
+pub(crate) mod command_rows;
 mod command_rows_data;
 mod config;
 pub(crate) mod connection;
