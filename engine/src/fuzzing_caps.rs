@@ -113,6 +113,7 @@ impl crate::blocking::Wake for NoWake {
 fn entry_list(entries: &Reply) -> Vec<Reply> {
     match entries {
         Reply::Entries(e) => e.to_replies(),
+        Reply::Bulks(b) => b.to_replies(),
         Reply::Array(items) => items.clone(),
         _ => Vec::new(),
     }

@@ -46,6 +46,9 @@ pub enum Reply {
     /// An array of stream entries, `[[id, [f1, v1, ...]], ...]`, kept in one buffer so the
     /// server writes it without building a tree of small values (XRANGE, XREAD, XREADGROUP).
     Entries(Entries),
+    /// An array of bulk strings kept in one buffer, encoded the same in RESP2 and RESP3
+    /// (LRANGE): the server writes it with one copy, with no value per element.
+    Bulks(Bulks),
     /// A reply already encoded in the caller's protocol: a script's, whose Lua values have
     /// shapes (a status of any text, a boolean, a big number, a verbatim string of any
     /// format) the other variants do not hold.
@@ -57,6 +60,10 @@ impl PartialEq for Reply {
         match (self, other) {
             (Reply::Entries(a), Reply::Entries(b)) => a.to_replies() == b.to_replies(),
             (Reply::Entries(a), other) | (other, Reply::Entries(a)) => {
+                matches!(other, Reply::Array(items) if *items == a.to_replies())
+            }
+            (Reply::Bulks(a), Reply::Bulks(b)) => a == b,
+            (Reply::Bulks(a), other) | (other, Reply::Bulks(a)) => {
                 matches!(other, Reply::Array(items) if *items == a.to_replies())
             }
             (Reply::Status(a), Reply::Status(b)) => a == b,
@@ -129,6 +136,70 @@ pub struct Entries {
     spans: Vec<Span>,
     /// How many entries are deleted ones (encoded `*-1`, which RESP3 writes `_`).
     deleted: usize,
+}
+
+/// Bulk strings encoded back to back (`$<len>\r\n<bytes>\r\n` each), and how many.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bulks {
+    data: Vec<u8>,
+    count: usize,
+}
+
+impl Bulks {
+    /// An empty array with room for `bytes` bytes of encoded elements.
+    pub fn with_capacity(bytes: usize) -> Bulks {
+        Bulks {
+            data: Vec::with_capacity(bytes),
+            count: 0,
+        }
+    }
+
+    /// Appends one bulk string.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.data.push(b'$');
+        self.data
+            .extend_from_slice(itoa::Buffer::new().format(bytes.len()).as_bytes());
+        self.data.extend_from_slice(b"\r\n");
+        self.data.extend_from_slice(bytes);
+        self.data.extend_from_slice(b"\r\n");
+        self.count += 1;
+    }
+
+    /// Appends an integer as its decimal text.
+    pub fn push_int(&mut self, n: i64) {
+        self.push(itoa::Buffer::new().format(n).as_bytes());
+    }
+
+    /// How many elements.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded elements, without the array's header.
+    pub fn encoded(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The elements as bulk replies.
+    pub fn to_replies(&self) -> Vec<Reply> {
+        let mut out = Vec::with_capacity(self.count);
+        let mut rest = &self.data[..];
+        while let Some(line_end) = rest.iter().position(|&b| b == b'\r') {
+            let len: usize = std::str::from_utf8(&rest[1..line_end])
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let start = line_end + 2;
+            out.push(Reply::bulk(&rest[start..start + len]));
+            rest = &rest[start + len + 2..];
+        }
+        out
+    }
 }
 
 /// One entry of [`Entries`], borrowed: its id text and its field/value items (`None`: deleted).

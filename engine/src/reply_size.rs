@@ -65,6 +65,7 @@ pub fn encoded_len(reply: &Reply, protocol: Protocol) -> usize {
         }
         Reply::Error(text) => text.len() + 3,
         Reply::Raw(bytes) => bytes.len(),
+        Reply::Bulks(bulks) => header_len(bulks.len()) + bulks.encoded().len(),
         Reply::Entries(entries) => header_len(entries.len()) + entries.encoded_len(protocol),
     }
 }

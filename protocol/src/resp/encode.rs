@@ -90,6 +90,10 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
         }
         Reply::Error(text) => encode_error(text, out),
         Reply::Raw(bytes) => out.put_slice(bytes),
+        Reply::Bulks(bulks) => {
+            put_int_line(out, b'*', bulks.len() as i64);
+            out.put_slice(bulks.encoded());
+        }
         Reply::Entries(entries) => {
             put_int_line(out, b'*', entries.len() as i64);
             if let Some(encoded) = entries.encoded(resp3) {

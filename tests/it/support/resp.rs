@@ -93,6 +93,9 @@ impl Resp {
             Reply::Entries(entries) => {
                 Resp::Array(entries.to_replies().iter().map(Resp::from_reply).collect())
             }
+            Reply::Bulks(bulks) => {
+                Resp::Array(bulks.to_replies().iter().map(Resp::from_reply).collect())
+            }
             Reply::Raw(bytes) => {
                 let mut raw = Vec::new();
                 Resp::read(&mut &bytes[..], &mut raw)

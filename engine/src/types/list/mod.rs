@@ -282,6 +282,24 @@ impl List {
         out
     }
 
+    /// `n` elements from offset `start` on, encoded for the reply in one buffer (LRANGE).
+    pub fn range_bulks(&self, start: usize, n: usize) -> crate::reply::Bulks {
+        let n = n.min(self.len().saturating_sub(start));
+        // A guess of the bytes: the elements' own plus framing; the buffer grows past it.
+        let mut out = crate::reply::Bulks::with_capacity(n * 16);
+        if n == 0 {
+            return out;
+        }
+        self.walk(start, false, |e| {
+            match e {
+                Element::Int(v) => out.push_int(v),
+                Element::Str(s) => out.push(s),
+            }
+            out.len() < n
+        });
+        out
+    }
+
     /// Deletes `n` elements from offset `start` on (start in range). The caller runs
     /// [`List::shrink_check`].
     pub fn delete_range(&mut self, start: usize, n: usize) {

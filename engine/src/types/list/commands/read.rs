@@ -10,8 +10,6 @@ use crate::reply::Reply;
 use crate::types::list::List;
 use crate::types::list::listpack::element_eq;
 
-use super::array;
-
 /// A read lookup of the list under `key`.
 fn read<'a>(db: &'a mut Db, key: &[u8]) -> Result<Option<&'a List>> {
     db.count_read(key, false);
@@ -45,7 +43,7 @@ impl Read {
             return Ok(Reply::Array(Vec::new()));
         };
         Ok(match clamp_range(list.len(), start, end) {
-            Some((from, n)) => array(list.range(from, n, false)),
+            Some((from, n)) => Reply::Bulks(list.range_bulks(from, n)),
             None => Reply::Array(Vec::new()),
         })
     }

@@ -336,15 +336,32 @@ pub fn set(hll: &mut Vec<u8>, index: usize, count: u8, max_bytes: u64) -> Result
     }
 }
 
+/// Calls `f` with each four dense registers in order: three bytes hold four 6-bit registers,
+/// least significant bits first (so the whole array is read a group at a time, not a
+/// register at a time with its shifts recomputed).
+#[inline]
+fn for_each_dense_group(registers: &[u8], mut f: impl FnMut([u8; 4])) {
+    for chunk in registers.chunks_exact(3).take(REGISTERS / 4) {
+        let v = u32::from(chunk[0]) | u32::from(chunk[1]) << 8 | u32::from(chunk[2]) << 16;
+        f([
+            (v & 63) as u8,
+            ((v >> 6) & 63) as u8,
+            ((v >> 12) & 63) as u8,
+            ((v >> 18) & 63) as u8,
+        ]);
+    }
+}
+
 /// The register histogram of a valid HLL (`hllDenseRegHisto`, `hllSparseRegHisto`); a sparse
 /// one that does not add up is `Err`.
 fn histogram(hll: &[u8]) -> Result<[u32; 64], Corrupt> {
     let mut h = [0u32; 64];
     if hll[4] == DENSE {
-        let registers = &hll[HEADER_BYTES..];
-        for i in 0..REGISTERS {
-            h[usize::from(dense_get(registers, i))] += 1;
-        }
+        for_each_dense_group(&hll[HEADER_BYTES..], |group| {
+            for r in group {
+                h[usize::from(r)] += 1;
+            }
+        });
         return Ok(h);
     }
     sparse_runs(hll, |_, run, value| h[usize::from(value)] += run as u32)?;
@@ -414,10 +431,14 @@ pub fn count_raw(registers: &[u8; REGISTERS]) -> u64 {
 /// Raises each of `max` to the valid HLL's register (`hllMerge`).
 pub fn merge_into(max: &mut [u8; REGISTERS], hll: &[u8]) -> Result<(), Corrupt> {
     if hll[4] == DENSE {
-        let registers = &hll[HEADER_BYTES..];
-        for (i, m) in max.iter_mut().enumerate() {
-            *m = (*m).max(dense_get(registers, i));
-        }
+        let mut groups = max.chunks_exact_mut(4);
+        for_each_dense_group(&hll[HEADER_BYTES..], |group| {
+            if let Some(m) = groups.next() {
+                for (m, r) in m.iter_mut().zip(group) {
+                    *m = (*m).max(r);
+                }
+            }
+        });
         return Ok(());
     }
     sparse_runs(hll, |first, run, value| {
