@@ -357,11 +357,18 @@ fn for_each_dense_group(registers: &[u8], mut f: impl FnMut([u8; 4])) {
 fn histogram(hll: &[u8]) -> Result<[u32; 64], Corrupt> {
     let mut h = [0u32; 64];
     if hll[4] == DENSE {
+        // One histogram per register of a group, for the reason `count_raw` gives.
+        let mut lanes = [[0u32; 64]; 4];
         for_each_dense_group(&hll[HEADER_BYTES..], |group| {
-            for r in group {
-                h[usize::from(r)] += 1;
+            for (lane, r) in lanes.iter_mut().zip(group) {
+                lane[usize::from(r)] += 1;
             }
         });
+        for lane in &lanes {
+            for (total, n) in h.iter_mut().zip(lane) {
+                *total += n;
+            }
+        }
         return Ok(h);
     }
     sparse_runs(hll, |_, run, value| h[usize::from(value)] += run as u32)?;
@@ -421,9 +428,19 @@ pub fn count(hll: &[u8]) -> Result<u64, Corrupt> {
 
 /// The estimate of unpacked registers (one byte each).
 pub fn count_raw(registers: &[u8; REGISTERS]) -> u64 {
+    // Four histograms, one per lane: most registers hold one of a few values, and one
+    // histogram would make each increment wait for the previous one to the same counter.
+    let mut lanes = [[0u32; 64]; 4];
+    for group in registers.chunks_exact(4) {
+        for (lane, &r) in lanes.iter_mut().zip(group) {
+            lane[usize::from(r & 63)] += 1;
+        }
+    }
     let mut h = [0u32; 64];
-    for &r in registers {
-        h[usize::from(r & 63)] += 1;
+    for lane in &lanes {
+        for (total, n) in h.iter_mut().zip(lane) {
+            *total += n;
+        }
     }
     estimate(&h)
 }
