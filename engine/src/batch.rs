@@ -57,7 +57,9 @@ impl<'a> Batch<'a> {
         self.keyspace
     }
 
-    fn dbs(&mut self) -> &mut Vec<Db> {
+    /// The databases, locking the keyspace on first use. A caller that also takes another of
+    /// the keyspace's locks (the eviction state) takes this one first: always the same order.
+    pub(crate) fn dbs(&mut self) -> &mut Vec<Db> {
         let keyspace = self.keyspace;
         self.dbs.get_or_insert_with(|| keyspace.dbs.lock())
     }

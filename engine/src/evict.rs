@@ -208,6 +208,10 @@ impl Batch<'_> {
         let started = Instant::now();
         let limit = settings.time_limit();
         let keyspace = std::sync::Arc::clone(self.keyspace());
+        // The keyspace lock before the eviction state's, as every path takes them: the cron
+        // and a command evicting at once would otherwise each hold the lock the other waits
+        // for.
+        self.dbs();
         let mut state = keyspace.eviction.lock();
         let mut freed = 0u64;
         let mut evicted = 0u64;
