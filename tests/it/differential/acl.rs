@@ -12,19 +12,10 @@ use echomq::testing::TestServer;
 use crate::server::Wire;
 use crate::support::peer::{Peer, PeerKind};
 use crate::support::resp::Resp;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 /// The users the scripts create, deleted first (users outlive FLUSHALL).
 const USERS: &str = "ACL DELUSER u1 u2 u3 u4 prod cons sel nopw";
-
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
-}
 
 fn rules_lines() -> Vec<&'static str> {
     vec![

@@ -4,7 +4,7 @@
 //! answer for a client that is not blocked, NO-EVICT, each subcommand's arity error, and HELP.
 
 use crate::support::peer::PeerKind;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 fn lines() -> Vec<&'static str> {
     vec![
@@ -32,15 +32,6 @@ fn lines() -> Vec<&'static str> {
         "CLIENT NO-EVICT off",
         "CLIENT TRACKINGINFO x",
     ]
-}
-
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! in whole seconds, or in the past.
 
 use crate::support::peer::PeerKind;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 /// 2100-01-01 in Unix seconds and milliseconds.
 const FAR_S: &str = "4102444800";
@@ -308,30 +308,12 @@ fn lines() -> Vec<String> {
     lines
 }
 
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
-}
-
 #[test]
 fn hash_commands_match_redis_8() {
     let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
         return;
     };
-    let mut failures = Vec::new();
-    for protocol in [2, 3] {
-        let outcome = differ.reset(protocol).and_then(|()| {
-            lines()
-                .iter()
-                .try_for_each(|l| differ.run(&argv(l)).map(drop))
-        });
-        if let Err(mismatch) = outcome {
-            failures.push(mismatch.to_string());
-        }
-    }
+    let commands: Vec<_> = lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -5,7 +5,7 @@
 //! byte.
 
 use crate::support::peer::PeerKind;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 fn lines() -> Vec<String> {
     let mut lines: Vec<String> = [
@@ -227,15 +227,6 @@ fn lines() -> Vec<String> {
     lines.push("OBJECT ENCODING small".into());
     lines.push("CONFIG SET list-max-listpack-size -2".into());
     lines
-}
-
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! SRANDMEMBER take counts at or past the size, or are checked through SCARD.
 
 use crate::support::peer::PeerKind;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 fn lines() -> Vec<String> {
     let mut lines: Vec<String> = [
@@ -209,30 +209,12 @@ fn lines() -> Vec<String> {
     lines
 }
 
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
-}
-
 #[test]
 fn set_commands_match_redis_8() {
     let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
         return;
     };
-    let mut failures = Vec::new();
-    for protocol in [2, 3] {
-        let outcome = differ.reset(protocol).and_then(|()| {
-            lines()
-                .iter()
-                .try_for_each(|l| differ.run(&argv(l)).map(drop))
-        });
-        if let Err(mismatch) = outcome {
-            failures.push(mismatch.to_string());
-        }
-    }
+    let commands: Vec<_> = lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -5,7 +5,7 @@
 //! on the instant (absolute times, or TTL in whole seconds).
 
 use crate::support::peer::PeerKind;
-use crate::support::wire::{WireDiffer, words};
+use crate::support::wire::{WireDiffer, line_words as argv};
 
 fn lines() -> Vec<&'static str> {
     vec![
@@ -448,15 +448,6 @@ fn string_encodings_match_redis_8() {
     let commands: Vec<_> = encoding_lines().iter().map(|l| argv(l)).collect();
     let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
-/// Splits a line on spaces; `''` is the empty argument.
-fn argv(line: &str) -> Vec<Vec<u8>> {
-    let parts: Vec<&str> = line
-        .split(' ')
-        .map(|w| if w == "''" { "" } else { w })
-        .collect();
-    words(&parts)
 }
 
 #[test]

@@ -78,16 +78,7 @@ fn client_tracking_matches_redis_8() {
     let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
         return;
     };
-    let mut failures = Vec::new();
-    for protocol in [2, 3] {
-        let outcome = differ.reset(protocol).and_then(|()| {
-            lines()
-                .iter()
-                .try_for_each(|l| differ.run(&argv(l)).map(drop))
-        });
-        if let Err(mismatch) = outcome {
-            failures.push(mismatch.to_string());
-        }
-    }
+    let commands: Vec<_> = lines().iter().map(|l| argv(l)).collect();
+    let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -73,48 +73,11 @@ fn hash_and_set_dumps_equal_redis8_bytes_and_restore_both_ways() {
     for key in ["hlp", "hex", "sint", "sbig", "slp"] {
         assert_eq!(c.dump(key), r.dump(key), "DUMP {key}");
     }
-    for key in KEYS {
-        assert_eq!(contents(&mut c, key), contents(&mut r, key), "{key}");
-        let theirs = r.dump(key);
-        let ours = c.dump(key);
-        let copy = format!("{key}-copy");
-        assert_eq!(c.restore(&copy, "0", &theirs, &[]), "OK");
-        assert_eq!(r.restore(&copy, "0", &ours, &[]), "OK");
-        assert_eq!(
-            contents(&mut c, &copy),
-            contents(&mut r, key),
-            "Redis's {key} in echomq"
-        );
-        assert_eq!(
-            contents(&mut r, &copy),
-            contents(&mut c, key),
-            "echomq's {key} in Redis"
-        );
-    }
+    super::restore_both_ways(&mut c, &mut r, &KEYS, contents);
 }
 
 #[test]
 fn an_rdb_with_hashes_and_sets_loads_into_redis8() {
     let Some(redis) = redis8() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = serve_rdb(dir.path(), &[]);
-    let mut c = Conn::open(addr);
-    build(&mut c);
-    assert_eq!(c.ok(&["SAVE"]), "OK");
-    let ours: Vec<String> = KEYS.iter().map(|k| contents(&mut c, k)).collect();
-    drop(server);
-    let checker = redis.with_file_name("redis-check-rdb");
-    let out = std::process::Command::new(&checker)
-        .arg(dir.path().join("dump.rdb"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let (_redis, raddr) = start_redis(&redis, dir.path());
-    let mut r = Conn::open(raddr);
-    let theirs: Vec<String> = KEYS.iter().map(|k| contents(&mut r, k)).collect();
-    assert_eq!(theirs, ours);
+    super::saved_rdb_loads_into_redis8(&redis, build, &KEYS, contents);
 }

@@ -21,6 +21,63 @@ use std::time::{Duration, Instant};
 use crate::aof::{Conn, free_port};
 use crate::support::process::{Running, echomq, serve};
 
+/// How a test shows one key of a value type: its type, encoding and contents.
+pub(crate) type Contents = fn(&mut Conn, &str) -> String;
+
+/// Each of `keys`, built the same on echomq (`c`) and Redis 8.8 (`r`), reads the same on both,
+/// and each side's DUMP restores on the other to what the first side holds.
+pub(crate) fn restore_both_ways(c: &mut Conn, r: &mut Conn, keys: &[&str], contents: Contents) {
+    for &key in keys {
+        assert_eq!(contents(c, key), contents(r, key), "{key}");
+        let theirs = r.dump(key);
+        let ours = c.dump(key);
+        let copy = format!("{key}-copy");
+        assert_eq!(c.restore(&copy, "0", &theirs, &[]), "OK");
+        assert_eq!(r.restore(&copy, "0", &ours, &[]), "OK");
+        assert_eq!(
+            contents(c, &copy),
+            contents(r, key),
+            "Redis's {key} in echomq"
+        );
+        assert_eq!(
+            contents(r, &copy),
+            contents(c, key),
+            "echomq's {key} in Redis"
+        );
+    }
+}
+
+/// A `dump.rdb` echomq saved after `build` passes `redis-check-rdb` and loads into Redis 8.8
+/// (`redis`) with `keys` reading as they read in echomq.
+pub(crate) fn saved_rdb_loads_into_redis8(
+    redis: &Path,
+    build: fn(&mut Conn),
+    keys: &[&str],
+    contents: Contents,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, addr) = serve_rdb(dir.path(), &[]);
+    let mut c = Conn::open(addr);
+    build(&mut c);
+    assert_eq!(c.ok(&["SAVE"]), "OK");
+    let ours: Vec<String> = keys.iter().map(|k| contents(&mut c, k)).collect();
+    drop(server);
+    let checker = redis.with_file_name("redis-check-rdb");
+    let out = Command::new(&checker)
+        .arg(dir.path().join("dump.rdb"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (_redis, raddr) = start_redis(redis, dir.path());
+    let mut r = Conn::open(raddr);
+    let theirs: Vec<String> = keys.iter().map(|k| contents(&mut r, k)).collect();
+    assert_eq!(theirs, ours);
+}
+
 /// `echomq serve --dir DIR <args>` (no AOF: `dump.rdb` is loaded at start if present).
 pub(crate) fn serve_rdb(dir: &Path, args: &[&str]) -> (Running, SocketAddr) {
     let mut all = vec!["--dir", dir.to_str().unwrap()];

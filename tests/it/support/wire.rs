@@ -367,6 +367,15 @@ impl WireDiffer {
 }
 
 /// Words as an argument vector.
+/// A command line's arguments: split on spaces, `''` standing for an empty argument.
+pub fn line_words(line: &str) -> Vec<Vec<u8>> {
+    let parts: Vec<&str> = line
+        .split(' ')
+        .map(|w| if w == "''" { "" } else { w })
+        .collect();
+    words(&parts)
+}
+
 pub fn words(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }
