@@ -116,8 +116,32 @@ fn run_script(c: &mut Conn, dir: &Path) -> Vec<u8> {
     incremental_aof(dir)
 }
 
+/// Redis 8.8 (`redis`) with `appendonly yes` and `appendfsync always` in `dir`, no save points.
+pub(super) fn redis_with_aof(redis: &Path, dir: &Path) -> (Running, std::net::SocketAddr) {
+    let port = free_port();
+    let child = Command::new(redis)
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args(["--appendonly", "yes", "--appendfsync", "always"])
+        .args(["--dir", dir.to_str().unwrap(), "--daemonize", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    (
+        Running(child),
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+    )
+}
+
 /// The one incremental file under `dir`'s AOF directory.
-fn incremental_aof(dir: &Path) -> Vec<u8> {
+pub(super) fn incremental_aof(dir: &Path) -> Vec<u8> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir.join("appendonlydir")).unwrap() {
         let path = entry.unwrap().path();
@@ -137,29 +161,7 @@ fn key_and_string_writes_leave_redis8s_aof_bytes() {
     let ours = run_script(&mut Conn::open(addr), ours_dir.path());
 
     let theirs_dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let child = Command::new(redis)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args(["--appendonly", "yes", "--appendfsync", "always"])
-        .args([
-            "--dir",
-            theirs_dir.path().to_str().unwrap(),
-            "--daemonize",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _redis = Running(child);
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let (_redis, addr) = redis_with_aof(&redis, theirs_dir.path());
     let theirs = run_script(&mut Conn::open(addr), theirs_dir.path());
     assert_eq!(
         String::from_utf8_lossy(&ours),

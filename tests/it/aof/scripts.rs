@@ -6,11 +6,9 @@
 //! incremental AOF file. Skipped where Redis 8.8 is missing.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use super::interchange::redis8;
-use super::{Conn, free_port, serve_aof};
-use crate::support::process::Running;
+use super::{Conn, serve_aof};
 
 const CALLS: &[&[&str]] = &[
     &[
@@ -80,15 +78,7 @@ fn run_calls(c: &mut Conn, dir: &Path) -> Vec<u8> {
             let _ = c.run(args);
         }
     }
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir.join("appendonlydir")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.to_string_lossy().ends_with(".incr.aof") {
-            found.push(path);
-        }
-    }
-    assert_eq!(found.len(), 1, "{found:?}");
-    std::fs::read(&found[0]).unwrap()
+    super::forms::incremental_aof(dir)
 }
 
 #[test]
@@ -99,29 +89,7 @@ fn scripts_leave_redis8s_aof_bytes() {
     let ours = run_calls(&mut Conn::open(addr), ours_dir.path());
 
     let theirs_dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let child = Command::new(redis)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args(["--appendonly", "yes", "--appendfsync", "always"])
-        .args([
-            "--dir",
-            theirs_dir.path().to_str().unwrap(),
-            "--daemonize",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _redis = Running(child);
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let (_redis, addr) = super::forms::redis_with_aof(&redis, theirs_dir.path());
     let theirs = run_calls(&mut Conn::open(addr), theirs_dir.path());
     assert_eq!(
         String::from_utf8_lossy(&ours),
