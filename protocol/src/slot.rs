@@ -58,7 +58,7 @@ fn counted_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Option<Vec<&'a [u8
     if !has_counted_keys(spec) {
         return None;
     }
-    let row = crate::cmd::command_rows::find(spec.name.as_bytes())?;
+    let row = crate::cmd::command_rows::find_lower(spec.name)?;
     let argc = argv.len() as i64;
     let mut keys = Vec::new();
     for key_spec in row.key_specs {
@@ -100,7 +100,7 @@ fn counted_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Option<Vec<&'a [u8
 
 /// Whether Redis declares a count of `spec`'s keys among its arguments (`numkeys`).
 pub(crate) fn has_counted_keys(spec: &CommandSpec) -> bool {
-    crate::cmd::command_rows::find(spec.name.as_bytes()).is_some_and(|row| {
+    crate::cmd::command_rows::find_lower(spec.name).is_some_and(|row| {
         row.key_specs
             .iter()
             .any(|s| matches!(s.find, crate::cmd::command_rows::Find::Keynum(..)))

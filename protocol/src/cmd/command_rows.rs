@@ -86,8 +86,12 @@ pub(crate) fn rows() -> &'static [Row] {
 
 /// The row of the command `name` (any case), if Redis 8.8 declares it.
 pub(crate) fn find(name: &[u8]) -> Option<&'static Row> {
-    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-    let (container, _) = lower.split_once('|').unwrap_or((&lower, ""));
+    find_lower(&String::from_utf8_lossy(name).to_ascii_lowercase())
+}
+
+/// [`find`] of a name already in lower case (a table row's), without copying it.
+pub(crate) fn find_lower(lower: &str) -> Option<&'static Row> {
+    let (container, _) = lower.split_once('|').unwrap_or((lower, ""));
     let at = ROWS.binary_search_by(|r| r.name.cmp(container)).ok()?;
     let row = &ROWS[at];
     if container.len() == lower.len() {

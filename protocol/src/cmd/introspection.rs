@@ -40,7 +40,7 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     if let Some(row) = command_docs_reads::row(spec.name) {
         return row.info();
     }
-    if let Some(row) = command_rows::find(spec.name.as_bytes()) {
+    if let Some(row) = command_rows::find_lower(spec.name) {
         return row.info(&has_subcommand);
     }
     let flags = if crate::slot::has_movable_keys(spec) {
