@@ -77,9 +77,9 @@ fn docs_entry(name: &'static str) -> Reply {
     }
     if let Some((_, summary, group)) = OWN_DOCS.iter().find(|(own, _, _)| *own == name) {
         return Reply::Map(vec![
-            (Reply::bulk_static("summary"), Reply::bulk_static(*summary)),
+            (Reply::bulk_static("summary"), Reply::bulk_static(summary)),
             (Reply::bulk_static("since"), Reply::bulk_static("0.1.0")),
-            (Reply::bulk_static("group"), Reply::bulk_static(*group)),
+            (Reply::bulk_static("group"), Reply::bulk_static(group)),
         ]);
     }
     Reply::Map(vec![
