@@ -14,6 +14,19 @@
 //! // TestServer::start_cluster() serves as a one-node Redis Cluster instead.
 //! ```
 //!
+//! Two clocks:
+//!
+//! - **Manual** ([`TestServer::start`], the default): starts at the wall time and never moves
+//!   by itself, so a test is deterministic: every `XADD *` in the same millisecond, no TTL
+//!   runs out and no BLOCK times out until the test moves time, with
+//!   [`TestServer::advance_ms`] from Rust or `EMQ.CLOCK ADVANCE ms` / `EMQ.CLOCK SET ms` from
+//!   any client (the same path: due keys expire and due BLOCKs time out before either
+//!   returns). A BLOCK with no data and no `advance` waits forever.
+//! - **System** ([`TestServer::with_system_clock`]): the wall clock, as `echomq serve`; time
+//!   passes by itself, `EMQ.CLOCK` is refused and `advance_ms` has no effect.
+//!
+//! The double keeps persistence off: nothing is saved or loaded unless a test asks for it.
+//!
 //! The server runs on its own thread with its own tokio runtime, so it works from plain
 //! `#[test]` functions and from async tests alike. Unlike a default `echomq serve`, it lets
 //! its (loopback) clients run DEBUG and CONFIG SET `dir`/`dbfilename`
@@ -65,6 +78,15 @@ impl TestServer {
     /// Starts a server with a manual clock set to the current wall time.
     pub fn start() -> std::io::Result<TestServer> {
         TestServer::start_with(TestServerOptions::default())
+    }
+
+    /// Starts a server on the wall clock instead of a manual one: time passes by itself, as
+    /// under `echomq serve`.
+    pub fn with_system_clock() -> std::io::Result<TestServer> {
+        TestServer::start_with(TestServerOptions {
+            system_clock: true,
+            ..TestServerOptions::default()
+        })
     }
 
     /// Starts a server in cluster mode: a one-node Redis Cluster that owns all 16384 slots,
@@ -177,10 +199,10 @@ impl TestServer {
     /// readers of an expired stream as DEL does), and times out blocked reads whose deadline
     /// passed. The server's own active expiry cycle also reads this clock, but it samples;
     /// this deletes every due key at once, so a test sees them gone right after the call.
+    /// `EMQ.CLOCK ADVANCE` does the same for clients.
     pub fn advance_ms(&self, ms: u64) {
         self.clock.advance(ms);
-        self.keyspace().expire_all_due();
-        self.keyspace().expire_blocked();
+        self.keyspace().catch_up_with_clock();
     }
 
     /// The server's handle (keyspace, CONFIG SET, shutdown).

@@ -169,11 +169,11 @@ fn bench(args: &BenchArgs) -> Result<(), BenchError> {
         queues,
         ..Report::default()
     };
+    show(&table::header(&report));
     let measured = measure_all(args, &sizes, &mut targets, &mut lanes, &keys, &mut report);
     let cleaned = remove_keys(&mut targets);
     measured?;
     cleaned?;
-    print!("{}", table::render(&report));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).map_err(|e| BenchError::Output {
             path: path.clone(),
@@ -199,10 +199,26 @@ fn measure_all(
     report: &mut Report,
 ) -> Result<(), BenchError> {
     let payload = Payload::new(args.fields, args.value_bytes);
+    // Each table prints as soon as its measurements end, with the rows they added.
+    let mut shown = table::Shown::all(report);
+    let mut show_new = |report: &Report| {
+        show(&table::tables_since(report, &shown));
+        shown = table::Shown::all(report);
+    };
     for &entries in sizes {
+        let size = table::human(entries as f64);
         let mut stage = Stage::new(targets, lanes, keys, &payload, entries, args);
         for t in 0..stage.targets.len() {
             for q in 0..args.queues {
+                let queue = if args.queues > 1 {
+                    format!(" q{q}")
+                } else {
+                    String::new()
+                };
+                announce(&format!(
+                    "{size} entries: loading {}{queue}",
+                    stage.targets[t].label()
+                ));
                 let took = stage.grow(t, q, entries)?;
                 report.load.push(LoadRow {
                     target: stage.targets[t].label(),
@@ -213,25 +229,55 @@ fn measure_all(
                 });
             }
         }
+        show_new(report);
+        let turns = stage
+            .targets
+            .iter()
+            .map(Target::label)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let measuring = |what: &str| announce(&format!("{size} entries: {what} ({turns})"));
         if args.runs(Operation::Window) {
+            measuring("window reads");
             window::measure(&mut stage, &mut report.window)?;
+            show_new(report);
         }
         if args.runs(Operation::Trim) {
+            measuring("trims");
             trim::measure(&mut stage, &mut report.trim)?;
+            show_new(report);
         }
         if args.runs(Operation::Append) {
+            measuring("appends");
             append::measure(&mut stage, &mut report.append, &mut report.append_aggregate)?;
+            show_new(report);
         }
         if args.runs(Operation::Consume) {
+            measuring("consumes");
             consume::measure(
                 &mut stage,
                 &mut report.consume,
                 &mut report.consume_aggregate,
             )?;
+            show_new(report);
         }
         remove_keys(stage.targets)?;
     }
     Ok(())
+}
+
+/// What the run starts next, on stderr (the tables are stdout's): a run of several sizes and
+/// targets takes a while, and says where it is.
+fn announce(what: &str) {
+    eprintln!("echomq bench: {what}");
+}
+
+/// Writes `text` to stdout now, not when the run ends.
+fn show(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
 }
 
 /// Deletes every key of the run's queues on every target; tries them all before reporting a

@@ -1,10 +1,11 @@
 //! Loading bench streams: entries `from..to` of a [`Timeline`], pipelined over RESP or added
-//! straight to the engine in process, with a progress bar for big loads.
+//! straight to the engine in process, with a progress bar for every load expected to take
+//! longer than [`PROGRESS_EXPECTED_MIN`].
 
 use std::time::{Duration, Instant};
 
 use echomq::engine::{AddId, StreamId};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::cleanup;
 use super::error::BenchError;
@@ -16,8 +17,10 @@ use super::timeline::Timeline;
 const PIPELINE_ENTRIES: u64 = 1000;
 /// Entries added per lock of the embedded keyspace.
 const EMBEDDED_BATCH: u64 = 10_000;
-/// Loads smaller than this draw no progress bar (top-ups between trims, small sizes).
-const PROGRESS_ENTRIES_MIN: u64 = 200_000;
+/// A load expected to take longer than this draws a progress bar; a shorter one (top-ups
+/// between trims, small sizes) would only flash one. The expectation is the rate of the load's
+/// first batch, as the rate depends on the target, the payload and the machine.
+pub const PROGRESS_EXPECTED_MIN: Duration = Duration::from_secs(1);
 
 /// What every entry carries besides its `id` field.
 #[derive(Debug, Clone)]
@@ -69,11 +72,9 @@ impl Payload {
     }
 }
 
+/// A hidden bar for a load of `entries` to `label`, shown by [`show_if_long`].
 fn progress(label: &str, entries: u64) -> ProgressBar {
-    if entries < PROGRESS_ENTRIES_MIN {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(entries);
+    let bar = ProgressBar::with_draw_target(Some(entries), ProgressDrawTarget::hidden());
     if let Ok(style) = ProgressStyle::with_template(
         "{msg:>40} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}",
     ) {
@@ -81,6 +82,13 @@ fn progress(label: &str, entries: u64) -> ProgressBar {
     }
     bar.set_message(format!("loading {label}"));
     bar
+}
+
+/// Whether a load of `total` entries that added `done` in `elapsed` is expected to take longer
+/// than [`PROGRESS_EXPECTED_MIN`] in all.
+fn expected_long(done: u64, total: u64, elapsed: Duration) -> bool {
+    done > 0
+        && elapsed.as_secs_f64() * total as f64 / done as f64 > PROGRESS_EXPECTED_MIN.as_secs_f64()
 }
 
 /// Appends entries `from..to` to `key`; returns the time taken.
@@ -93,6 +101,7 @@ pub fn load(
     to: u64,
 ) -> Result<Duration, BenchError> {
     let bar = progress(&target.label(), to - from);
+    let mut bar_shown = false;
     let started = Instant::now();
     let mut next = from;
     while next < to {
@@ -127,6 +136,11 @@ pub fn load(
             next = end;
         }
         bar.set_position(next - from);
+        if !bar_shown && expected_long(next - from, to - from, started.elapsed()) {
+            // Drawn on stderr when it is a terminal (indicatif hides it otherwise).
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar_shown = true;
+        }
     }
     bar.finish_and_clear();
     Ok(started.elapsed())
@@ -135,6 +149,18 @@ pub fn load(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bar_shows_when_the_first_batch_says_the_load_takes_over_a_second() {
+        let ms = Duration::from_millis;
+        // 1000 of 200k in 10 ms: 2 s expected.
+        assert!(expected_long(1000, 200_000, ms(10)));
+        // 1000 of 50k in 10 ms: half a second.
+        assert!(!expected_long(1000, 50_000, ms(10)));
+        // A small load on a slow target still takes long.
+        assert!(expected_long(1000, 20_000, ms(100)));
+        assert!(!expected_long(0, 20_000, ms(100)));
+    }
 
     #[test]
     fn entries_carry_the_branded_id_then_the_fields() {

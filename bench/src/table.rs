@@ -26,8 +26,43 @@ pub fn duration(us: f64) -> String {
     }
 }
 
-/// The whole report as text.
+/// How many rows of each table are already shown: the tables print as their measurements
+/// end, each showing only the rows added since.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    load: usize,
+    window: usize,
+    trim: usize,
+    append: usize,
+    append_aggregate: usize,
+    consume: usize,
+    consume_aggregate: usize,
+}
+
+impl Shown {
+    /// Every row `report` holds now.
+    pub fn all(report: &Report) -> Shown {
+        Shown {
+            load: report.load.len(),
+            window: report.window.len(),
+            trim: report.trim.len(),
+            append: report.append.len(),
+            append_aggregate: report.append_aggregate.len(),
+            consume: report.consume.len(),
+            consume_aggregate: report.consume_aggregate.len(),
+        }
+    }
+}
+
+/// The whole report as text: the [`header`], then every table.
+#[cfg(test)]
 pub fn render(report: &Report) -> String {
+    header(report) + &tables_since(report, &Shown::default())
+}
+
+/// What the run is about, known before anything is measured: the load average, the targets
+/// and, with several queues or on a cluster, where each queue lives.
+pub fn header(report: &Report) -> String {
     let mut out = String::new();
     let w = &mut out;
     let [l1, l5, l15] = report.load_average;
@@ -49,6 +84,14 @@ pub fn render(report: &Report) -> String {
             _ => writeln!(w, "queue q{} of {}: {}", q.queue, q.target, q.name),
         };
     }
+    out
+}
+
+/// The tables of the rows added since `shown`, each with its heading; empty if none were.
+pub fn tables_since(report: &Report, shown: &Shown) -> String {
+    let mut out = String::new();
+    let w = &mut out;
+    let queues = report.config.queues;
     // A row's target, with its queue when there are several.
     let lane = |target: &str, queue: usize| {
         if queues > 1 {
@@ -58,7 +101,7 @@ pub fn render(report: &Report) -> String {
         }
     };
     let all = |target: &str| format!("{target} all {queues}");
-    if !report.load.is_empty() {
+    if report.load.len() > shown.load {
         let _ = writeln!(
             w,
             "\nload (pipelined XADD over RESP; direct adds in process)"
@@ -68,7 +111,7 @@ pub fn render(report: &Report) -> String {
             "{:>8}  {:<30} {:>10} {:>12}",
             "entries", "target", "time", "entries/s"
         );
-        for r in &report.load {
+        for r in &report.load[shown.load..] {
             let _ = writeln!(
                 w,
                 "{:>8}  {:<30} {:>10} {:>12}",
@@ -79,7 +122,7 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    if !report.window.is_empty() {
+    if report.window.len() > shown.window {
         let _ = writeln!(
             w,
             "\nwindow: Feed::read_window (rate {}/s)",
@@ -90,7 +133,7 @@ pub fn render(report: &Report) -> String {
             "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
             "entries", "target", "span", "where", "read", "p50", "p99", "entries/s"
         );
-        for r in &report.window {
+        for r in &report.window[shown.window..] {
             let _ = writeln!(
                 w,
                 "{:>8}  {:<30} {:>5} {:>7} {:>7} {:>10} {:>10} {:>11}",
@@ -105,7 +148,7 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    if !report.trim.is_empty() {
+    if report.trim.len() > shown.trim {
         let _ = writeln!(
             w,
             "\ntrim: XTRIM (median of {}; `~` with LIMIT {})",
@@ -125,7 +168,7 @@ pub fn render(report: &Report) -> String {
             "time",
             "ns/entry"
         );
-        for r in &report.trim {
+        for r in &report.trim[shown.trim..] {
             let ns = r
                 .ns_per_entry
                 .map_or("-".to_string(), |ns| format!("{ns:.1}"));
@@ -145,14 +188,14 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    if !report.append.is_empty() {
+    if report.append.len() > shown.append {
         let _ = writeln!(w, "\nappend: one XADD per round trip");
         let _ = writeln!(
             w,
             "{:>8}  {:<30} {:<8} {:>10} {:>10}",
             "entries", "target", "mode", "per XADD", "XADD/s"
         );
-        for r in &report.append {
+        for r in &report.append[shown.append..] {
             let _ = writeln!(
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10}",
@@ -164,7 +207,7 @@ pub fn render(report: &Report) -> String {
             );
         }
         if queues > 1 {
-            for r in &report.append_aggregate {
+            for r in &report.append_aggregate[shown.append_aggregate..] {
                 let _ = writeln!(
                     w,
                     "{:>8}  {:<30} {:<8} {:>10} {:>10}",
@@ -177,14 +220,14 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    if !report.consume.is_empty() {
+    if report.consume.len() > shown.consume {
         let _ = writeln!(w, "\nconsume: {}", report.consume_method);
         let _ = writeln!(
             w,
             "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
             "entries", "target", "mode", "per entry", "entries/s", "of it append"
         );
-        for r in &report.consume {
+        for r in &report.consume[shown.consume..] {
             let _ = writeln!(
                 w,
                 "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
@@ -197,7 +240,7 @@ pub fn render(report: &Report) -> String {
             );
         }
         if queues > 1 {
-            for r in &report.consume_aggregate {
+            for r in &report.consume_aggregate[shown.consume_aggregate..] {
                 let _ = writeln!(
                     w,
                     "{:>8}  {:<30} {:<8} {:>10} {:>10} {:>12}",
@@ -272,5 +315,35 @@ mod tests {
         report.config.queues = 1;
         report.queues.clear();
         assert!(!render(&report).contains(" all "));
+    }
+
+    #[test]
+    fn tables_since_show_only_the_rows_added_since() {
+        use crate::results::LoadRow;
+        let mut report = Report::default();
+        report.config.queues = 1;
+        let row = |entries| LoadRow {
+            target: "embedded".into(),
+            entries,
+            queue: 0,
+            seconds: 0.5,
+            entries_per_s: entries as f64 * 2.0,
+        };
+        report.load.push(row(1000));
+        let first = tables_since(&report, &Shown::default());
+        assert!(
+            first.contains("load (") && first.contains("1.0k"),
+            "{first}"
+        );
+        let shown = Shown::all(&report);
+        assert_eq!(tables_since(&report, &shown), "");
+        report.load.push(row(10_000));
+        let second = tables_since(&report, &shown);
+        assert!(
+            second.contains("load (") && second.contains("10k"),
+            "{second}"
+        );
+        assert!(!second.contains("1.0k"), "{second}");
+        assert!(render(&report).starts_with("load average at start"));
     }
 }

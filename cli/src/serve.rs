@@ -1,6 +1,7 @@
 //! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
 //! [--protected-mode yes|no] [--tcp-backlog N] [--cluster-enabled yes|no]
-//! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]`
+//! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]
+//! [--clock system|manual]`
 //!
 //! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM (after
 //! the final save when `save` points are set; if that save fails it keeps serving, as Redis
@@ -13,6 +14,9 @@
 //! `archive-streams` glob (default `*`, database 0) then fold into it first, and EMQ.XRANGE /
 //! EMQ.XREVRANGE read archive and live stream as one.
 //!
+//! `--clock manual` serves on a manual clock (starting at the wall time) that only
+//! `EMQ.CLOCK ADVANCE|SET` moves: for test suites in any language, as the test double's clock.
+//!
 //! `--replicate s3://BUCKET/PREFIX` (needs `--archive`) replicates the archive: every fold the
 //! server commits wakes the replicator, and INFO's `archive` section reports its
 //! `archive_replica_*` figures. At shutdown the server waits (bounded) for the last folds.
@@ -22,6 +26,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use echomq_archive::Archive;
+use echomq_engine::{Clock, ManualClock, SystemClock};
 use echomq_protocol::resp::Protocol;
 use echomq_protocol::server::ArchiveReplica;
 use echomq_protocol::server::SettingError;
@@ -79,6 +84,11 @@ pub struct ServeArgs {
     /// AWS_SECRET_ACCESS_KEY). Needs --archive.
     #[arg(long, value_name = "S3_URL")]
     replicate: Option<String>,
+    /// The clock every time rule reads (`*` ids, TTLs, BLOCK timeouts, idle times): `system`,
+    /// or `manual`, which starts at the wall time and moves only when a client sends
+    /// `EMQ.CLOCK ADVANCE ms` or `EMQ.CLOCK SET ms` (for test suites; never in production).
+    #[arg(long, value_name = "system|manual", value_parser = ["system", "manual"], default_value = "system")]
+    clock: String,
     #[command(flatten)]
     s3: super::replica::ReplicaArgs,
     #[command(flatten)]
@@ -157,7 +167,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         },
         ..ServerConfig::default()
     };
-    let server = Server::bind(config)
+    let clock: Arc<dyn Clock> = if args.clock == "manual" {
+        Arc::new(ManualClock::new(SystemClock.now_ms()))
+    } else {
+        Arc::new(SystemClock)
+    };
+    let server = Server::bind_with_clock(config, clock)
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
     let users_configured = match &args.config {
@@ -180,6 +195,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     if let Some(archive) = &archive {
         // Not on stdout: its first line is the address, and callers may stop reading there.
         tracing::info!(path = %archive.path().display(), "archive open");
+    }
+    if args.clock == "manual" {
+        tracing::warn!("serving on a manual clock: time moves only with EMQ.CLOCK");
     }
     tracing::info!(%addr, "ready to accept connections");
     let handle = server.handle();

@@ -115,6 +115,17 @@ impl<'a> Batch<'a> {
         })
     }
 
+    /// [`Keyspace::catch_up_with_clock`] within the batch: after a manual clock moved, deletes
+    /// the keys whose TTL ran out and times out the blocked commands whose deadline passed.
+    pub fn catch_up_with_clock(&mut self) {
+        let keyspace = self.keyspace;
+        let mut wakers = std::mem::take(&mut self.wakers);
+        let dbs = self.dbs();
+        keyspace.expire_all_due_in(dbs, &mut wakers);
+        keyspace.expire_blocked_in(dbs, &mut wakers);
+        self.wakers = wakers;
+    }
+
     /// Ends the batch: releases the lock, then wakes the blocked clients its calls served.
     pub fn end(self) {}
 }

@@ -13,6 +13,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub trait Clock: Send + Sync + Debug {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
+
+    /// This clock as a [`ManualClock`], when it is one: what lets a server started on a
+    /// manual clock move it for its clients (`EMQ.CLOCK`).
+    fn as_manual(&self) -> Option<&ManualClock> {
+        None
+    }
 }
 
 /// The machine's wall clock (CLOCK_REALTIME), the one every server and test reads: the
@@ -66,11 +72,37 @@ impl ManualClock {
     pub fn advance(&self, ms: u64) {
         self.ms.fetch_add(ms, Ordering::SeqCst);
     }
+
+    /// Moves the time forward by `ms` and returns the new time, or `None` (and leaves it) if
+    /// that would pass `u64::MAX`.
+    pub fn try_advance(&self, ms: u64) -> Option<u64> {
+        self.ms
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                now.checked_add(ms)
+            })
+            .ok()
+            .map(|before| before + ms)
+    }
+
+    /// Sets the time to `ms` unless that is earlier than it shows: `Ok(ms)`, or `Err(now)`
+    /// leaving it. Two clients moving the clock at once cannot take it backwards between
+    /// them.
+    pub fn set_forward(&self, ms: u64) -> Result<u64, u64> {
+        self.ms
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                (ms >= now).then_some(ms)
+            })
+            .map(|_| ms)
+    }
 }
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.ms.load(Ordering::SeqCst)
+    }
+
+    fn as_manual(&self) -> Option<&ManualClock> {
+        Some(self)
     }
 }
 
@@ -78,12 +110,25 @@ impl Clock for ManualClock {
 mod tests {
     use std::time::{SystemTime, UNIX_EPOCH};
 
-    use super::{Clock, SystemClock};
+    use super::{Clock, ManualClock, SystemClock};
 
     fn std_now_ms() -> u64 {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64)
+    }
+
+    #[test]
+    fn a_manual_clock_moves_forward_only_through_its_checked_moves() {
+        let clock = ManualClock::new(1000);
+        assert!(SystemClock.as_manual().is_none());
+        assert_eq!(clock.as_manual().map(Clock::now_ms), Some(1000));
+        assert_eq!(clock.try_advance(500), Some(1500));
+        assert_eq!(clock.try_advance(u64::MAX), None);
+        assert_eq!(clock.set_forward(1400), Err(1500));
+        assert_eq!(clock.set_forward(1500), Ok(1500));
+        assert_eq!(clock.set_forward(9000), Ok(9000));
+        assert_eq!(clock.now_ms(), 9000);
     }
 
     #[test]

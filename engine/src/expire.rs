@@ -27,6 +27,7 @@
 //! Invariant: the cycle holds the lock for at most 16 loops at a time, and serves the blocked
 //! readers its deletions signalled before releasing it, as after any command.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -429,34 +430,52 @@ impl Keyspace {
     /// many. A test double calls this after moving its manual clock, so expiry does not
     /// depend on where the sampling cycle stands.
     pub fn expire_all_due(&self) -> usize {
-        let snapshot = self.snapshot();
-        let (expired, wakers) = {
-            let mut dbs = self.dbs.lock();
-            let mut expired = 0;
-            let mut wakers = Vec::new();
-            let mut propagated = Vec::new();
-            let propagating = self.propagation_on();
-            let notify_flags = self.notify_flags();
-            let tracking = self.key_tracking();
-            for (index, db) in dbs.iter_mut().enumerate() {
-                db.values.now_ms = snapshot.now_ms;
-                db.effects.propagating = propagating;
-                db.effects.notify_flags = notify_flags;
-                db.watch.tracking = tracking;
-                let n = db.sweep_expired();
-                db.stats.expired_keys_active += n as u64;
-                expired += n;
-                wakers.extend(db.serve_signalled(&snapshot));
-                propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
-            }
-            if !propagated.is_empty() {
-                self.feed(propagated);
-            }
-            self.hand_over_events(dbs.iter_mut().enumerate());
-            (expired, wakers)
-        };
+        let mut wakers = Vec::new();
+        let expired = self.expire_all_due_in(&mut self.dbs.lock(), &mut wakers);
         wake_all(wakers);
         expired
+    }
+
+    /// [`Keyspace::expire_all_due`] over databases already locked; the blocked readers it
+    /// served go to `wakers`, to wake once the lock is released.
+    pub(crate) fn expire_all_due_in(
+        &self,
+        dbs: &mut [Db],
+        wakers: &mut Vec<Arc<dyn Wake>>,
+    ) -> usize {
+        let snapshot = self.snapshot();
+        let mut expired = 0;
+        let mut propagated = Vec::new();
+        let propagating = self.propagation_on();
+        let notify_flags = self.notify_flags();
+        let tracking = self.key_tracking();
+        for (index, db) in dbs.iter_mut().enumerate() {
+            db.values.now_ms = snapshot.now_ms;
+            db.effects.propagating = propagating;
+            db.effects.notify_flags = notify_flags;
+            db.watch.tracking = tracking;
+            let n = db.sweep_expired();
+            db.stats.expired_keys_active += n as u64;
+            expired += n;
+            wakers.extend(db.serve_signalled(&snapshot));
+            propagated.extend(db.take_propagated().into_iter().map(|argv| (index, argv)));
+        }
+        if !propagated.is_empty() {
+            self.feed(propagated);
+        }
+        self.hand_over_events(dbs.iter_mut().enumerate());
+        expired
+    }
+
+    /// What a moved clock makes due, at once: every key whose TTL ran out is deleted
+    /// ([`Keyspace::expire_all_due`]), then every blocked command whose deadline passed times
+    /// out ([`Keyspace::expire_blocked`]). Whoever moves a manual clock calls this (the test
+    /// double, `EMQ.CLOCK`), so a client sees the effects right after the move rather than
+    /// whenever the sampling expiry cycle and the blocking timer come round.
+    pub fn catch_up_with_clock(self: &Arc<Self>) {
+        let mut batch = self.batch();
+        batch.catch_up_with_clock();
+        batch.end();
     }
 
     /// The active cycle's own figures (a lock of its own: callable under the keyspace lock).

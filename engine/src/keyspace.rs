@@ -474,11 +474,24 @@ impl Keyspace {
     /// First, the keys of XREADGROUP CLAIM readers whose pending entry became claimable are
     /// signalled and their waiters re-run (as Redis signals such keys before it sleeps).
     pub fn expire_blocked(&self) -> usize {
+        let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
+        let expired = self.expire_blocked_in(&mut self.dbs.lock(), &mut wakers);
+        for waker in wakers {
+            waker.wake();
+        }
+        expired
+    }
+
+    /// [`Keyspace::expire_blocked`] over databases already locked; the commands it served or
+    /// timed out go to `wakers`, to wake once the lock is released.
+    pub(crate) fn expire_blocked_in(
+        &self,
+        dbs: &mut [Db],
+        wakers: &mut Vec<Arc<dyn Wake>>,
+    ) -> usize {
         let snapshot = self.snapshot();
         let now = snapshot.now_ms;
-        let mut wakers: Vec<Arc<dyn Wake>> = Vec::new();
-        let mut served = 0;
-        let mut dbs = self.dbs.lock();
+        let mut timed_out = 0;
         for db in dbs.iter_mut() {
             let due = db.watch.blocked.claim_due(now);
             if !due.is_empty() {
@@ -489,23 +502,17 @@ impl Keyspace {
                         db.signal_ready(&key);
                     }
                 }
-                let woken = db.serve_signalled(&snapshot);
-                served += woken.len();
-                wakers.extend(woken);
+                wakers.extend(db.serve_signalled(&snapshot));
             }
             for id in db.watch.blocked.expired(now) {
                 if let Some(waiter) = db.watch.blocked.unregister(id) {
                     wakers.push(waiter.slot.complete(Ok(Reply::NullArray)));
+                    timed_out += 1;
                 }
             }
         }
         self.hand_over_events(dbs.iter_mut().enumerate());
-        drop(dbs);
-        let expired = wakers.len() - served;
-        for waker in wakers {
-            waker.wake();
-        }
-        expired
+        timed_out
     }
 
     /// The earliest deadline of any blocked command, by the clock.

@@ -204,10 +204,88 @@ fn bench_all_on_three_targets_writes_every_figure_and_a_plot() {
         labels.contains("embedded") && labels.contains("redis-7"),
         "no legend"
     );
+    check_plot_layout(&doc, 4);
+    let stderr_lines: Vec<&str> = stderr.lines().collect();
+    for t in targets {
+        let label = t["label"].as_str().unwrap();
+        for size in ["1.0k", "10k"] {
+            let line = format!("echomq bench: {size} entries: loading {label}");
+            assert!(
+                stderr_lines.contains(&line.as_str()),
+                "no {line:?} in\n{stderr}"
+            );
+        }
+    }
 
     assert_eq!(dbsize(&mut redis), 0, "the bench left keys on Redis");
     let _ = std::fs::remove_file(json);
     let _ = std::fs::remove_file(svg);
+}
+
+/// `name`'s attribute `attr` as a number.
+fn number(node: &roxmltree::Node<'_, '_>, attr: &str) -> f64 {
+    node.attribute(attr)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no numeric {attr} on {node:?}"))
+}
+
+/// The plot's `panels` frames cover most of the canvas, each with its legend box inside it
+/// and every legend label inside its box; series have markers of several shapes (circles,
+/// and triangles and diamonds as polygons).
+fn check_plot_layout(doc: &roxmltree::Document<'_>, panels: usize) {
+    let boxes = |n: &roxmltree::Node<'_, '_>| {
+        n.tag_name().name() == "rect"
+            && n.attribute("fill") == Some("none")
+            && n.attribute("stroke") == Some("#000000")
+    };
+    let mut frames: Vec<_> = doc.descendants().filter(boxes).collect();
+    frames.sort_by(|a, b| number(b, "width").total_cmp(&number(a, "width")));
+    assert_eq!(
+        frames.len(),
+        2 * panels,
+        "a frame and a legend box per panel"
+    );
+    let (plots, legends) = frames.split_at(panels);
+    let area: f64 = plots
+        .iter()
+        .map(|p| number(p, "width") * number(p, "height"))
+        .sum();
+    assert!(
+        area > 0.6 * 1400.0 * 1000.0,
+        "the panels use {area} px² of the canvas"
+    );
+    let inside = |outer: &roxmltree::Node<'_, '_>, x: f64, y: f64| {
+        let (ox, oy) = (number(outer, "x"), number(outer, "y"));
+        ox < x && x < ox + number(outer, "width") && oy < y && y < oy + number(outer, "height")
+    };
+    for legend in legends {
+        let (x, y) = (number(legend, "x"), number(legend, "y"));
+        let (r, b) = (x + number(legend, "width"), y + number(legend, "height"));
+        assert!(
+            plots.iter().any(|p| inside(p, x, y) && inside(p, r, b)),
+            "legend box at {x},{y} outside every panel"
+        );
+    }
+    for text in doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text" && n.attribute("text-anchor") == Some("start"))
+    {
+        let (x, y) = (number(&text, "x"), number(&text, "y"));
+        assert!(
+            legends.iter().any(|l| inside(l, x, y)),
+            "legend label {:?} at {x},{y} outside its box",
+            text.text()
+        );
+    }
+    let count = |tag: &str| {
+        doc.descendants()
+            .filter(|n| n.tag_name().name() == tag)
+            .count()
+    };
+    assert!(
+        count("circle") > 0 && count("polygon") > 0,
+        "markers of one shape only"
+    );
 }
 
 #[test]
@@ -511,5 +589,41 @@ fn streams_smaller_than_a_node_or_a_batch_are_measured_too() {
         );
     }
     assert_eq!(report["consume"].as_array().unwrap().len(), 4);
+    // Each size and operation is announced on stderr as it starts, and each table is on stdout
+    // once its measurements end: the smaller size's tables come before the larger's load.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "echomq bench: 1 entries: loading embedded",
+        "echomq bench: 1 entries: window reads (embedded)",
+        "echomq bench: 7 entries: loading embedded",
+        "echomq bench: 7 entries: trims (embedded)",
+        "echomq bench: 7 entries: appends (embedded)",
+        "echomq bench: 7 entries: consumes (embedded)",
+    ] {
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "no {line:?} in\n{stderr}"
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "\nload (",
+        "\nwindow:",
+        "\ntrim:",
+        "\nappend:",
+        "\nconsume:",
+    ] {
+        assert_eq!(
+            stdout.matches(heading).count(),
+            2,
+            "{heading:?} once per size in\n{stdout}"
+        );
+    }
+    let first_consume = stdout.find("\nconsume:").unwrap();
+    let second_load = stdout.rfind("\nload (").unwrap();
+    assert!(
+        first_consume < second_load,
+        "tables held back to the end:\n{stdout}"
+    );
     let _ = std::fs::remove_file(json);
 }

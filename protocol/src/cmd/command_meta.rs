@@ -291,6 +291,7 @@ const ROWS: &[Meta] = &[
     meta("discard", &[], &["@fast", "@transaction"]),
     meta("dump", &["RO|ACCESS"], &["@keyspace", "@read", "@slow"]),
     meta("echo", &[], &["@fast", "@connection"]),
+    meta("emq.clock", &[], &["@admin", "@slow", "@dangerous"]),
     meta("emq.xrange", &["RO|ACCESS"], &["@read", "@stream", "@slow"]),
     meta(
         "emq.xrevrange",

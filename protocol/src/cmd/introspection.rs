@@ -75,12 +75,39 @@ fn docs_entry(name: &'static str) -> Reply {
     if let Some(row) = command_rows::find(name.as_bytes()) {
         return row.docs(&has_subcommand);
     }
+    if let Some((_, summary, group)) = OWN_DOCS.iter().find(|(own, _, _)| *own == name) {
+        return Reply::Map(vec![
+            (Reply::bulk_static("summary"), Reply::bulk_static(summary)),
+            (Reply::bulk_static("since"), Reply::bulk_static("0.1.0")),
+            (Reply::bulk_static("group"), Reply::bulk_static(group)),
+        ]);
+    }
     Reply::Map(vec![
         (Reply::bulk_static("summary"), Reply::bulk_static("")),
         (Reply::bulk_static("since"), Reply::bulk_static("1.0.0")),
         (Reply::bulk_static("group"), Reply::bulk_static("generic")),
     ])
 }
+
+/// COMMAND DOCS's summary and group of echomq's own commands (`EMQ.*`, which Redis does not
+/// declare); `since` is the echomq version that added them.
+const OWN_DOCS: &[(&str, &str, &str)] = &[
+    (
+        "emq.clock",
+        "Returns, advances or sets the manual clock of a server started on one (`--clock manual`).",
+        "server",
+    ),
+    (
+        "emq.xrange",
+        "Returns the entries of a stream and its archive within a range of IDs.",
+        "stream",
+    ),
+    (
+        "emq.xrevrange",
+        "Returns the entries of a stream and its archive within a range of IDs in reverse order.",
+        "stream",
+    ),
+];
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS [name...]`,
 /// `COMMAND LIST [FILTERBY ...]`, `COMMAND GETKEYS|GETKEYSANDFLAGS command arg...`,

@@ -16,6 +16,7 @@
 
 mod acl;
 mod archive;
+mod clock;
 mod cluster;
 mod command_docs;
 mod command_docs_reads;
@@ -281,6 +282,10 @@ pub(crate) fn execute(
         // WAITAOF fsyncs: not inside a keyspace call (a pipelined batch whose earlier requests
         // took the lock still holds it, as for any request of the batch).
         Found::Server(_) if name == "waitaof" => Action::Reply(persistence::waitaof(state, argv)),
+        // Moving the clock runs the expiry it makes due, under the batch's lock.
+        Found::Server(_) if name == "emq.clock" => {
+            Action::Reply(clock::emq_clock(state, batch, argv))
+        }
         Found::Server(Command {
             run: Run::NoKeyspace(run),
             ..

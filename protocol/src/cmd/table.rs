@@ -13,7 +13,7 @@ use echomq_engine::Reply;
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
-    Ctx, acl, archive, cluster, config, connection, copy, debug, dump, flushall, info,
+    Ctx, acl, archive, clock, cluster, config, connection, copy, debug, dump, flushall, info,
     introspection, latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction,
     wait,
 };
@@ -196,6 +196,10 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("evalsha_ro", -3), script::evalsha_ro),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),
+    command(
+        spec("emq.clock", -1).flags(NO_MULTI),
+        clock::emq_clock_unbatched,
+    ),
     command(spec("debug", -2), debug::debug),
     command(spec("subscribe", -2), pubsub::subscribe),
     command(spec("unsubscribe", -1), pubsub::unsubscribe),

@@ -27,6 +27,7 @@ const NOT_FROM_SCRIPTS: &[&str] = &[
     "config",
     "debug",
     "discard",
+    "emq.clock",
     "eval",
     "eval_ro",
     "evalsha",

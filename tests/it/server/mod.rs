@@ -10,6 +10,8 @@
 //!   AUTH, SELECT and the limits Redis names, over raw RESP.
 //! - `blocking`: XREAD/XREADGROUP BLOCK over the wire, woken by other connections, timed out
 //!   by the manual clock, unregistered when the client goes away.
+//! - `clock`: `EMQ.CLOCK` moving a manual clock over RESP (`echomq serve --clock manual`, the
+//!   test double): `*` ids, TTLs and BLOCK timeouts follow it; refused on the system clock.
 //! - `copy`: COPY, MOVE and SWAPDB carry expiry times (the manual clock shows it).
 //! - `memory`: `used_memory` and `maxmemory` as Redis accounts them: freed memory makes room
 //!   again, pipelines and MULTI/EXEC are checked per command.
@@ -35,6 +37,7 @@ mod blocking;
 mod blocking_lists;
 mod client_command;
 mod clients;
+mod clock;
 mod cluster_mode;
 mod connection;
 mod copy;
