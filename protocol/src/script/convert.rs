@@ -525,15 +525,16 @@ pub(crate) fn fpconv_dtoa(d: f64) -> String {
     out
 }
 
-/// A `redis.call` argument: a string, or a number formatted as Redis formats it; `None` for
-/// any other type.
-pub(crate) fn arg_bytes(value: &Value) -> Option<Vec<u8>> {
+/// Appends a `redis.call` argument to `out`: a string, or a number formatted as Redis
+/// formats it; `None` (and nothing appended) for any other type.
+pub(crate) fn arg_bytes(value: &Value, out: &mut Vec<u8>) -> Option<()> {
     match value {
-        Value::String(s) => Some(s.as_bytes().to_vec()),
-        Value::Number(n) => Some(format_number(*n).into_bytes()),
-        Value::Integer(n) => Some(format_number(*n as f64).into_bytes()),
-        _ => None,
+        Value::String(s) => out.extend_from_slice(&s.as_bytes()),
+        Value::Number(n) => out.extend_from_slice(format_number(*n).as_bytes()),
+        Value::Integer(n) => out.extend_from_slice(format_number(*n as f64).as_bytes()),
+        _ => return None,
     }
+    Some(())
 }
 
 #[cfg(test)]

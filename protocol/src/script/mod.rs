@@ -24,7 +24,7 @@
 //!   than overflow a worker thread's.
 //!
 //! FUNCTION/FCALL can reuse the pieces as they are: [`sandbox::Vm`] (the globals, the `redis`
-//! table whose `call`/`pcall`/`setresp` a run fills with scoped functions), [`convert`], and
+//! table whose `call`/`pcall` a run fills with scoped functions), [`convert`], and
 //! [`call`] with its [`call::Limits`]; what is EVAL's own is here (KEYS/ARGV as globals, the
 //! `f_<sha>` cache, the error suffix naming the script).
 
@@ -354,9 +354,12 @@ fn execute(
         return err(format!("Lua VM: {e}"));
     }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
-    let resp3 = Cell::new(false);
+    let resp3 = &*vm.resp3;
+    resp3.set(false);
     let ctx = RefCell::new(ctx);
     let limits = Cell::new(limits);
+    let argv = RefCell::new(sandbox::CommandArgs::default());
+    let reply = RefCell::new(BytesMut::new());
     let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
         // `counted`: the error is in the error stats already (see `ScriptError`).
         let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
@@ -373,47 +376,41 @@ fn execute(
             }
             Ok(Value::Table(t))
         };
-        let argv = match sandbox::command_args(&args) {
-            Ok(argv) => argv,
-            Err(e) => {
-                return match sandbox::script_error(&e) {
-                    Some(refusal) => fail(refusal.text.clone(), false),
-                    None => Err(e),
-                };
-            }
+        let recursive = || {
+            fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false)
         };
+        let Ok(mut argv) = argv.try_borrow_mut() else {
+            return recursive();
+        };
+        if let Err(e) = argv.fill(&args) {
+            return match sandbox::script_error(&e) {
+                Some(refusal) => fail(refusal.text.clone(), false),
+                None => Err(e),
+            };
+        }
         let Ok(mut ctx) = ctx.try_borrow_mut() else {
-            return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false);
+            return recursive();
         };
         let mut now = limits.get();
-        let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv);
+        let Ok(mut reply) = reply.try_borrow_mut() else {
+            return recursive();
+        };
+        let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv.argv(), &mut reply);
         limits.set(now);
         match ran {
-            Ok(reply) if reply.first() == Some(&b'-') => {
+            Ok(()) if reply.first() == Some(&b'-') => {
                 let end = reply.len().saturating_sub(2).max(1);
                 fail(convert::error_text(&reply[..end]), true)
             }
-            Ok(reply) => convert::reply_to_lua(lua, &reply),
+            Ok(()) => convert::reply_to_lua(lua, &reply),
             Err(text) => fail(convert::error_text(text.as_bytes()), true),
         }
     };
     let outcome = lua.scope(|scope| {
         let call = scope.create_function(|lua, args: MultiValue| command(lua, args, true))?;
         let pcall = scope.create_function(|lua, args: MultiValue| command(lua, args, false))?;
-        let setresp = scope.create_function(|_, args: MultiValue| {
-            if args.len() != 1 {
-                return sandbox::raise("redis.setresp() requires one argument.");
-            }
-            let resp = sandbox::to_number(&args[0]).unwrap_or(0.0) as i32;
-            if resp != 2 && resp != 3 {
-                return sandbox::raise("RESP version must be 2 or 3.");
-            }
-            resp3.set(resp == 3);
-            Ok(())
-        })?;
         vm.redis.raw_set("call", call)?;
         vm.redis.raw_set("pcall", pcall)?;
-        vm.redis.raw_set("setresp", setresp)?;
         let (ok, value): (bool, Value) = vm.run.call(function)?;
         let mut out = BytesMut::new();
         if ok {
@@ -437,7 +434,7 @@ fn execute(
         Ok(Reply::Error(message))
     });
     // The scoped functions are dead now; a script can no longer reach them.
-    for name in ["call", "pcall", "setresp"] {
+    for name in ["call", "pcall"] {
         let _ = vm.redis.raw_set(name, Value::Nil);
     }
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))

@@ -16,11 +16,15 @@
 //! `return redis.call(...)` tail call keeps the script's frame, as Redis's C functions do;
 //! library errors (`bit`, `cjson`, ...) carry `luaL_error`'s `source:line: ` ([`located`]).
 //!
-//! What each run needs from the server (the command dispatch, `setresp`) is set in
-//! [`Vm::redis`] as functions scoped to the run, so the VM itself holds nothing of a request;
-//! FUNCTION can build its libraries on the same VM setup.
+//! What each run needs from the server (the command dispatch) is set in [`Vm::redis`] as
+//! functions scoped to the run, so the VM itself holds nothing of a request; `setresp` is the
+//! VM's own, writing [`Vm::resp3`], which the run reads. FUNCTION can build its libraries on
+//! the same VM setup. Scripts read globals through a proxy whose `__index` is the globals
+//! table itself, so only a missing global costs a call (the one that raises).
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
@@ -117,19 +121,21 @@ for _, name in ipairs({'string', 'math', 'table', 'os', 'coroutine', 'bit', 'cjs
   if rawget(G, name) ~= nil then rawset(G, name, readonly(rawget(G, name))) end
 end
 
+-- Scripts see `env`, an empty proxy whose reads fall through to the real globals as a table
+-- (a lookup, not a call), and only a missing global reaches the function that raises:
+-- every `redis.call` reads two globals.
 local env = {}
 real_of[env] = G
 setmetatable(env, {
-  __index = function(_, k)
-    if k == '_G' then return env end
-    local v = rawget(G, k)
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
+  __index = G,
   __newindex = function() error('Attempt to modify a readonly table', 2) end,
   __metatable = false,
+})
+G._G = env
+setmetatable(G, {
+  __index = function(_, k)
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end,
 })
 
 local rawloadstring, rawload = loadstring, load
@@ -154,9 +160,13 @@ pub(crate) struct Vm {
     pub lua: Lua,
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
-    /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call`,
-    /// `pcall` and `setresp` in it, functions scoped to the run.
+    /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call` and
+    /// `pcall` in it, functions scoped to the run.
     pub redis: Table,
+    /// Whether the running script asked for RESP3 (`redis.setresp(3)`): a run clears it.
+    /// Shared with `redis.setresp`, a function of the VM's own, so a run creates only the
+    /// two functions that reach its client and keyspace.
+    pub resp3: Rc<Cell<bool>>,
     /// The real globals (KEYS and ARGV are set here for each run).
     pub globals: Table,
     /// `function(f) return xpcall(f, handler) end`.
@@ -324,9 +334,9 @@ impl Vm {
         redis.set(
             "acl_check_cmd",
             lua.create_function(|_, args: MultiValue| {
-                let argv = command_args(&args)?;
-                let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-                super::call::acl_check(&argv).or_else(raise)
+                let mut argv = CommandArgs::default();
+                argv.fill(&args)?;
+                super::call::acl_check(&argv.argv()).or_else(raise)
             })?,
         )?;
         hooks.set(
@@ -374,6 +384,22 @@ impl Vm {
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;
         hooks.set("struct", lstruct::library(&lua)?)?;
+        let resp3 = Rc::new(Cell::new(false));
+        let script_resp3 = Rc::clone(&resp3);
+        redis.set(
+            "setresp",
+            lua.create_function(move |_, args: MultiValue| {
+                if args.len() != 1 {
+                    return raise("redis.setresp() requires one argument.");
+                }
+                let resp = to_number(&args[0]).unwrap_or(0.0) as i32;
+                if resp != 2 && resp != 3 {
+                    return raise("RESP version must be 2 or 3.");
+                }
+                script_resp3.set(resp == 3);
+                Ok(())
+            })?,
+        )?;
         let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
         let run: Function = hooks.get("run")?;
         let globals = lua.globals();
@@ -381,6 +407,7 @@ impl Vm {
             lua,
             env,
             redis,
+            resp3,
             globals,
             run,
             functions: HashMap::new(),
@@ -583,17 +610,43 @@ fn parse_lua_number(s: &str) -> Option<f64> {
 }
 
 /// `redis.call`'s arguments as a command (`luaArgsToRedisArgv`), or Redis's refusal raised.
-pub(crate) fn command_args(args: &MultiValue) -> mlua::Result<Vec<Vec<u8>>> {
-    if args.is_empty() {
-        return raise("Please specify at least one argument for this redis lib call");
+/// They are laid end to end in one buffer, kept by the caller across calls, so a command
+/// from a script costs no allocation per argument.
+#[derive(Debug, Default)]
+pub(crate) struct CommandArgs {
+    bytes: Vec<u8>,
+    /// Where each argument ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl CommandArgs {
+    /// Replaces the arguments with `args`'s, or raises Redis's refusal.
+    pub(crate) fn fill(&mut self, args: &MultiValue) -> mlua::Result<()> {
+        if args.is_empty() {
+            return raise("Please specify at least one argument for this redis lib call");
+        }
+        self.bytes.clear();
+        self.ends.clear();
+        for arg in args.iter() {
+            if convert::arg_bytes(arg, &mut self.bytes).is_none() {
+                return raise("Lua redis lib command arguments must be strings or integers");
+            }
+            self.ends.push(self.bytes.len());
+        }
+        Ok(())
     }
-    match args
-        .iter()
-        .map(convert::arg_bytes)
-        .collect::<Option<Vec<_>>>()
-    {
-        Some(argv) => Ok(argv),
-        None => raise("Lua redis lib command arguments must be strings or integers"),
+
+    /// The arguments, in order.
+    pub(crate) fn argv(&self) -> Vec<&[u8]> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let arg = &self.bytes[start..end];
+                start = end;
+                arg
+            })
+            .collect()
     }
 }
 

@@ -564,7 +564,10 @@ impl ServerState {
 
     /// Shows `argv`, run by `client` in `db`, to every monitor.
     pub(crate) fn feed_monitors(&self, client: &ClientInfo, db: usize, argv: &[&[u8]]) {
-        self.feed_monitors_as(client, &client.addr.to_string(), db, argv);
+        // Checked before the address is formatted: most calls have no monitor to feed.
+        if self.monitors.any() {
+            self.feed_monitors_as(client, &client.addr.to_string(), db, argv);
+        }
     }
 
     /// [`ServerState::feed_monitors`] showing `source` instead of the client's address (`lua`
