@@ -119,6 +119,12 @@ pub struct Settings {
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
     /// invalidates some at random; 0 = no limit.
     pub tracking_table_max_keys: u64,
+    /// The config file the server started with (an absolute path; empty for none): INFO's
+    /// `config_file`, the file CONFIG REWRITE rewrites.
+    pub config_file: String,
+    /// The directives echomq accepts without implementing them (by primary name), as the
+    /// config file or CONFIG SET gave them; CONFIG GET and CONFIG REWRITE read them.
+    pub accepted: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// Redis's `tracking-table-max-keys` default: a million keys.
@@ -173,6 +179,8 @@ impl Default for Settings {
             enable_module_command: super::protected::Allowed::No,
             tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
             tuning: super::tuning::Tuning::default(),
+            config_file: String::new(),
+            accepted: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -36,6 +36,7 @@ mod blocking_lists;
 mod client_command;
 mod clients;
 mod cluster_mode;
+mod config_file;
 mod connection;
 mod copy;
 mod effects;

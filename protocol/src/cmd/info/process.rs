@@ -91,7 +91,7 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     out.field("executable", executable);
-    out.field("config_file", "");
+    out.field("config_file", &settings.config_file);
     out.field("io_threads_active", 0);
     out.field(
         "listener0",
