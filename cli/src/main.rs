@@ -35,6 +35,8 @@ struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
+    // `serve --help` is answered by `serve` itself: its arguments are config directives.
+    #[command(disable_help_flag = true)]
     Serve(Box<serve::ServeArgs>),
     /// Inspect, restore or verify an archive and its S3 replica.
     Archive(archive::ArchiveArgs),

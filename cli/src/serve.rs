@@ -43,7 +43,8 @@ pub const ARCHIVE_FILE: &str = "archive.redb";
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// `[FILE] [--DIRECTIVE VALUE …]`: a Redis config file, then any directive of it as an
-    /// option (`--port 7000 --save ""`), plus echomq's flags (see `echomq serve --help`).
+    /// option (`--port 7000 --save ""`), plus echomq's flags (`echomq serve --help` lists
+    /// them).
     #[arg(
         allow_hyphen_values = true,
         trailing_var_arg = true,
