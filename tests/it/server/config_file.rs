@@ -411,6 +411,52 @@ fn config_rewrite_writes_what_redis_writes() {
 }
 
 #[test]
+fn every_bind_address_listens_and_loglevel_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    // 127.0.0.2 is loopback too; `-` makes an address optional (none such here).
+    let (_running, addr) = serve(
+        echomq(),
+        &[
+            "--bind",
+            "127.0.0.1",
+            "127.0.0.2",
+            "-192.0.2.1",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            log.to_str().unwrap(),
+        ],
+    );
+    let mut conn = connect(addr.port());
+    assert_eq!(
+        config_get(&mut conn, "bind"),
+        "127.0.0.1 127.0.0.2 -192.0.2.1"
+    );
+    let client = redis::Client::open(format!("redis://127.0.0.2:{}/", addr.port())).unwrap();
+    let mut other = client.get_connection().unwrap();
+    assert_eq!(
+        redis::cmd("PING").query::<String>(&mut other).unwrap(),
+        "PONG"
+    );
+    let info: String = redis::cmd("INFO").arg("server").query(&mut conn).unwrap();
+    assert!(
+        info.contains(&format!(
+            "listener0:name=tcp,bind=127.0.0.1,bind=127.0.0.2,bind=-192.0.2.1,port={}",
+            addr.port()
+        )),
+        "{info}"
+    );
+    // At `warning`, the notices (persistence, ready) are not logged; the warnings are.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains(" # Could not create server TCP listening socket 192.0.2.1"),
+        "{text}"
+    );
+    assert!(!text.contains("Ready to accept connections"), "{text}");
+}
+
+#[test]
 fn supervised_systemd_notifies_ready_and_stopping() {
     use std::os::unix::net::UnixDatagram;
     let dir = tempfile::tempdir().unwrap();
@@ -430,6 +476,8 @@ fn supervised_systemd_notifies_ready_and_stopping() {
     );
     let mut conn = connect(addr.port());
     assert_eq!(config_get(&mut conn, "supervised"), "systemd");
+    let info: String = redis::cmd("INFO").arg("server").query(&mut conn).unwrap();
+    assert!(info.contains("process_supervised:systemd\r\n"), "{info}");
     Command::new("kill")
         .arg(running.0.id().to_string())
         .status()
@@ -437,4 +485,15 @@ fn supervised_systemd_notifies_ready_and_stopping() {
     let n = socket.recv(&mut buf).unwrap();
     assert_eq!(&buf[..n], b"STOPPING=1\n");
     drop(running);
+    // An abstract socket (`@name`), as systemd may hand out.
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("echomq-notify-{}", std::process::id());
+    let abstract_addr = std::os::unix::net::SocketAddr::from_abstract_name(&name).unwrap();
+    let socket = UnixDatagram::bind_addr(&abstract_addr).unwrap();
+    socket.set_read_timeout(Some(START_TIMEOUT)).unwrap();
+    let mut command = echomq();
+    command.env("NOTIFY_SOCKET", format!("@{name}"));
+    let (_running, _) = serve(command, &["--supervised", "auto"]);
+    let n = socket.recv(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).contains("READY=1\n"));
 }
