@@ -433,6 +433,34 @@ fn every_bind_address_listens_and_loglevel_filters() {
         config_get(&mut conn, "bind"),
         "127.0.0.1 127.0.0.2 -192.0.2.1"
     );
+    // Directives without effect: CONFIG SET keeps them (immutable ones refused as in Redis),
+    // CONFIG GET shows them, under a glob too.
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("tcp-keepalive")
+        .arg("60")
+        .query(&mut conn)
+        .unwrap();
+    assert_eq!(config_get(&mut conn, "tcp-keepalive"), "60");
+    let refused = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("daemonize")
+        .arg("yes")
+        .query::<()>(&mut conn)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("can't set immutable config"),
+        "{refused}"
+    );
+    let repl: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("repl-diskless-*")
+        .query(&mut conn)
+        .unwrap();
+    assert!(
+        repl.contains(&"repl-diskless-sync-delay".to_string()),
+        "{repl:?}"
+    );
     let client = redis::Client::open(format!("redis://127.0.0.2:{}/", addr.port())).unwrap();
     let mut other = client.get_connection().unwrap();
     assert_eq!(
