@@ -1,5 +1,5 @@
 //! Redis's config file: its line syntax ([`split_args`], [`quote`]), reading a file with its
-//! includes and the command line's options ([`load`]), the table of every directive Redis 8.8
+//! includes and the command line's options ([`load()`]), the table of every directive Redis 8.8
 //! accepts ([`directives`]), and CONFIG REWRITE ([`rewrite`]).
 //!
 //! Applying the lines is the server binary's job (it reads some before the server exists:
