@@ -50,8 +50,9 @@ pub struct Settings {
     /// `tcp-backlog`: the listen backlog (immutable; set at start).
     pub tcp_backlog: u32,
     /// `save`: the RDB save points, `seconds changes` pairs (see `persist::rdb::save_points`); empty
-    /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
-    /// empty, so a server started without a config writes no file unless asked.
+    /// means no automatic BGSAVE. Empty by default here, so an embedded server (the test
+    /// double) writes no file unless asked; `echomq serve` sets Redis's default,
+    /// `3600 1 300 100 60 10000`, unless configured otherwise.
     pub save: String,
     /// `dbfilename`: the RDB file's name inside `dir`.
     pub dbfilename: String,
