@@ -145,7 +145,15 @@ impl Drop for Server {
 
 fn echomq_serve() -> Server {
     let child = Command::new(env!("CARGO_BIN_EXE_echomq"))
-        .args(["serve", "--port", "0"])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--logfile",
+            "/dev/stderr",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();

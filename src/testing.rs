@@ -32,6 +32,10 @@
 //! its (loopback) clients run DEBUG and CONFIG SET `dir`/`dbfilename`
 //! (`enable-debug-command local`, `enable-protected-configs local`), as Redis's own test
 //! suite starts its servers: a test may need them, and nobody else can reach the double.
+//!
+//! Persistence is off (no save points, no AOF), unlike `echomq serve`, which keeps Redis's
+//! default save points: a test double writes no `dump.rdb`, and its data ends with it. A test
+//! that wants files sets `dir` and `save` or `appendonly` itself (CONFIG SET).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -4,15 +4,16 @@
 //! Redis-protocol servers.
 //!
 //! This package (`echomq-cli`) holds the binary and nothing a library user links: the
-//! subcommands are one file each ([`serve`], [`archive`] with [`replica`]'s S3 options,
-//! [`logging`]), and `bench` is the `echomq-bench` crate. It also owns the integration tests
+//! subcommands are one file each ([`serve`] with its [`config`] and [`service`], [`archive`]
+//! with [`replica`]'s S3 options, [`logging`]), and `bench` is the `echomq-bench` crate. It also owns the integration tests
 //! (`tests/it` at the repository root), which start this binary.
 
 mod archive;
+mod config;
 mod logging;
-mod persistence;
 mod replica;
 mod serve;
+mod service;
 
 use std::process::ExitCode;
 
@@ -34,6 +35,8 @@ struct Args {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.
+    // `serve --help` is answered by `serve` itself: its arguments are config directives.
+    #[command(disable_help_flag = true)]
     Serve(Box<serve::ServeArgs>),
     /// Inspect, restore or verify an archive and its S3 replica.
     Archive(archive::ArchiveArgs),
@@ -43,7 +46,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    logging::init();
+    // `serve` sets its log up from its configuration (`logfile`, `loglevel`).
+    if !matches!(args.command, Command::Serve(_)) {
+        logging::init();
+    }
     let result = match args.command {
         Command::Serve(serve) => serve::run(*serve),
         Command::Archive(archive) => archive::run(archive),

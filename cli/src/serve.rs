@@ -1,13 +1,14 @@
-//! `echomq serve [--bind ADDR] [--port PORT] [--requirepass PASS] [--config FILE] [--resp3]
-//! [--protected-mode yes|no] [--tcp-backlog N] [--cluster-enabled yes|no]
-//! [--threads N] [--archive [DIR]] [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]]
-//! [--clock system|manual]`
+//! `echomq serve [FILE] [--directive value …] [--resp3] [--threads N] [--archive [DIR]]
+//! [--replicate s3://BUCKET/PREFIX [--s3-endpoint URL]] [--clock system|manual]`
 //!
-//! Binds (loopback by default), prints the address, and serves until SIGINT or SIGTERM (after
-//! the final save when `save` points are set; if that save fails it keeps serving, as Redis
-//! does, until the next signal or `SHUTDOWN NOSAVE`). A
-//! config file holds Redis-style `name value` lines (comments with `#`), applied like
-//! `CONFIG SET` before the first client connects.
+//! Reads its configuration as `redis-server` does (see [`crate::config`]): a config file
+//! (Redis's `redis.conf`; `--config FILE` names it too), then `--directive value …` options
+//! that act as more lines after it (`--port 7000 --save ""`). Binds (loopback by default; every
+//! `bind` address), prints `echomq <version> listening on <address>` on stdout first, and
+//! serves until SIGINT or SIGTERM (after the final save when `save` points are set — Redis's
+//! defaults unless configured otherwise; if that save fails it keeps serving, as Redis does,
+//! until the next signal or `SHUTDOWN NOSAVE`). `daemonize`, `pidfile`, `logfile`, `loglevel`
+//! and `supervised systemd` run it as a service ([`crate::service`]).
 //!
 //! `--archive DIR` opens (or creates) `DIR/archive.redb`; `--archive` alone uses
 //! [`ARCHIVE_DIR_DEFAULT`] in the working directory. Trims of streams matching the
@@ -23,14 +24,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::Args;
+use clap::{Args, CommandFactory, Parser};
 use echomq_archive::Archive;
 use echomq_engine::{Clock, ManualClock, SystemClock};
+use echomq_protocol::config_file::{self, Fatal};
 use echomq_protocol::resp::Protocol;
 use echomq_protocol::server::ArchiveReplica;
-use echomq_protocol::server::SettingError;
 use echomq_protocol::{Server, ServerConfig};
+
+use crate::config::startup::Startup;
+use crate::service::{PidFile, Supervised};
 
 /// The archive directory `--archive` uses without a value (relative to the working directory,
 /// like Redis's `dir ./`).
@@ -38,35 +43,33 @@ pub const ARCHIVE_DIR_DEFAULT: &str = "echomq-archive";
 /// The archive's file name inside its directory.
 pub const ARCHIVE_FILE: &str = "archive.redb";
 
-/// Options of `echomq serve`.
+/// Arguments of `echomq serve`: a config file, config directives, echomq's own flags.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1")]
-    bind: String,
-    /// Port to listen on (0 picks a free one).
-    #[arg(long, default_value_t = 6379)]
-    port: u16,
-    /// Require clients to AUTH with this password.
-    #[arg(long, default_value = "")]
-    requirepass: String,
-    /// A file of `name value` lines, as CONFIG SET takes them.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Protected mode (`yes` unless a config file says otherwise, as in Redis): without a
-    /// password, refuse clients that do not connect over loopback with Redis's -DENIED reply.
-    /// Wins over a config file's `protected-mode` line.
-    #[arg(long, value_name = "yes|no", value_parser = ["yes", "no"])]
-    protected_mode: Option<String>,
-    /// The listen backlog (Redis's `tcp-backlog`; the kernel caps it at somaxconn). A config
-    /// file's `tcp-backlog` line wins over the default, this option over both.
-    #[arg(long, value_name = "N")]
-    tcp_backlog: Option<u32>,
-    /// Cluster mode (Redis's `cluster-enabled`): serve as a one-node Redis Cluster that owns
-    /// all 16384 slots (CLUSTER SLOTS, -CROSSSLOT), for cluster clients. A config file's
-    /// `cluster-enabled` line wins over the default (`no`), this option over both.
-    #[arg(long, value_name = "yes|no", value_parser = ["yes", "no"])]
-    cluster_enabled: Option<String>,
+    /// `[FILE] [--DIRECTIVE VALUE …]`: a Redis config file, then any directive of it as an
+    /// option (`--port 7000 --save ""`), plus echomq's flags (`echomq serve --help` lists
+    /// them).
+    #[arg(
+        allow_hyphen_values = true,
+        trailing_var_arg = true,
+        value_name = "ARGS"
+    )]
+    args: Vec<String>,
+}
+
+/// echomq's own flags of `echomq serve` (everything else is a config directive).
+#[derive(Debug, Parser)]
+#[command(
+    name = "echomq serve",
+    about = "Run the Redis-protocol server (RESP2/RESP3) on the embedded engine.",
+    override_usage = "echomq serve [FILE] [--DIRECTIVE VALUE ...] [OPTIONS]",
+    after_help = "Any directive of Redis's redis.conf may follow as an option, as redis-server takes \
+                  them: --port 7000 --bind 127.0.0.1 --save \"\" --appendonly yes --dir DIR \
+                  --requirepass PASS --protected-mode no --loglevel warning --logfile FILE \
+                  --daemonize yes --pidfile FILE --supervised systemd. --config FILE names the \
+                  config file. See docs/operations.md."
+)]
+struct Flags {
     /// Speak RESP3 to clients before they send HELLO (a switch for test suites).
     #[arg(long)]
     resp3: bool,
@@ -91,8 +94,69 @@ pub struct ServeArgs {
     clock: String,
     #[command(flatten)]
     s3: super::replica::ReplicaArgs,
-    #[command(flatten)]
-    persistence: super::persistence::PersistenceArgs,
+}
+
+/// Prints Redis's fatal configuration message on stderr (and in the log) and exits 1.
+fn fatal(e: &Fatal) -> ! {
+    eprintln!("{e}");
+    if let Fatal::Other(text) = e {
+        tracing::warn!("{text}");
+    }
+    std::process::exit(1);
+}
+
+/// Reads the configuration; sets up the log; daemonizes when asked.
+fn configure(args: ServeArgs) -> Result<Option<(Flags, Startup, Option<PathBuf>)>, String> {
+    if args.args.iter().any(|a| a == "--help" || a == "-h") {
+        let _ = Flags::command().print_help();
+        return Ok(None);
+    }
+    let split = crate::config::args::split(&args.args)?;
+    let flags =
+        Flags::try_parse_from(std::iter::once("echomq serve".to_string()).chain(split.echomq))
+            .map_err(|e| e.to_string())?;
+    let options = config_file::command_line_options(&split.directives);
+    let lines = config_file::load(split.file.as_deref(), &options).unwrap_or_else(|e| fatal(&e));
+    let startup = crate::config::startup::sort(lines).unwrap_or_else(|e| fatal(&e));
+    if startup.daemonize && !crate::service::is_daemon() {
+        crate::service::daemonize()?;
+        return Ok(None);
+    }
+    let target = if startup.logfile.is_empty() {
+        crate::logging::Target::Stdout
+    } else {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&startup.logfile)
+        {
+            Ok(file) => crate::logging::Target::File(file),
+            Err(e) => fatal(&Fatal::Config {
+                at: None,
+                reason: format!("Can't open the log file: {}", os_error_text(&e)),
+            }),
+        }
+    };
+    crate::logging::init_with(target, &startup.loglevel);
+    if !startup.unclaimed.is_empty() {
+        for line in &startup.unclaimed {
+            tracing::warn!(">>> '{line}'");
+        }
+        tracing::warn!(
+            "Module Configuration detected without loadmodule directive or no ApplyConfig call: aborting"
+        );
+        std::process::exit(1);
+    }
+    Ok(Some((flags, startup, split.file)))
+}
+
+/// The text C's `strerror` gives for `e`.
+fn os_error_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 /// Opens the archive in `dir`, creating the directory if needed.
@@ -109,6 +173,9 @@ fn open_archive(dir: &Path) -> Result<Arc<Archive>, String> {
 pub fn run(args: ServeArgs) -> Result<(), String> {
     /// Most worker threads chosen automatically: commands serialize on the keyspace lock.
     const AUTO_THREADS_MAX: usize = 4;
+    let Some((args, startup, file)) = configure(args)? else {
+        return Ok(());
+    };
     let threads = match args.threads {
         0 => {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -129,10 +196,10 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(args, startup, file))
 }
 
-async fn serve(args: ServeArgs) -> Result<(), String> {
+async fn serve(args: Flags, startup: Startup, file: Option<PathBuf>) -> Result<(), String> {
     let archive = args.archive.as_deref().map(open_archive).transpose()?;
     let replication = match (&args.replicate, &archive) {
         (None, _) => None,
@@ -146,25 +213,20 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         }),
         _ => None,
     };
+    let bind = startup.bind.join(" ");
     let config = ServerConfig {
-        bind: args.bind.clone(),
-        port: args.port,
-        requirepass: args.requirepass.clone(),
+        bind: bind.clone(),
+        port: startup.port,
         default_protocol: if args.resp3 {
             Protocol::Resp3
         } else {
             Protocol::Resp2
         },
+        databases: startup.databases,
         archive: archive.clone(),
         archive_replica,
-        tcp_backlog: match args.tcp_backlog {
-            Some(n) => n,
-            None => config_backlog(args.config.as_deref())?,
-        },
-        cluster_enabled: match &args.cluster_enabled {
-            Some(mode) => mode == "yes",
-            None => config_cluster_enabled(args.config.as_deref())?,
-        },
+        tcp_backlog: startup.tcp_backlog,
+        cluster_enabled: startup.cluster_enabled,
         ..ServerConfig::default()
     };
     let clock: Arc<dyn Clock> = if args.clock == "manual" {
@@ -174,38 +236,46 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     };
     let server = Server::bind_with_clock(config, clock)
         .await
-        .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
-    let users_configured = match &args.config {
-        Some(path) => apply_config_file(&server, path)?,
-        None => false,
-    };
-    if let Some(mode) = &args.protected_mode {
-        server
-            .handle()
-            .config_set("protected-mode", mode)
-            .map_err(|e| format!("--protected-mode: {e}"))?;
+        .map_err(|e| format!("cannot listen on {bind} port {}: {e}", startup.port))?;
+    if let Some(file) = &file {
+        server.handle().set_config_file(file);
     }
-    args.persistence.apply(&server.handle())?;
+    let users_configured =
+        crate::config::apply::apply(&server.handle(), &startup).unwrap_or_else(|e| fatal(&e));
     server
         .handle()
         .load_acl_file(users_configured)
         .map_err(|e| format!("Aborting startup because of ACL errors: {e}"))?;
     let addr = server.local_addr().map_err(|e| e.to_string())?;
     println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
+    if !startup.no_effect.is_empty() {
+        tracing::info!(
+            "Configuration accepted, no effect in echomq: {}",
+            startup.no_effect.join(", ")
+        );
+    }
+    log_persistence(&server.handle());
     if let Some(archive) = &archive {
-        // Not on stdout: its first line is the address, and callers may stop reading there.
         tracing::info!(path = %archive.path().display(), "archive open");
     }
     if args.clock == "manual" {
         tracing::warn!("serving on a manual clock: time moves only with EMQ.CLOCK");
     }
-    tracing::info!(%addr, "ready to accept connections");
+    let _pidfile = if !startup.pidfile.is_empty() {
+        PidFile::create(Path::new(&startup.pidfile))
+    } else if startup.daemonize {
+        PidFile::create(Path::new(crate::service::PIDFILE_DAEMON_DEFAULT))
+    } else {
+        None
+    };
+    let supervised = Supervised::from_directive(&startup.supervised);
     let handle = server.handle();
     let handle_for_load = server.handle();
     tokio::spawn(async move {
         loop {
             let signal = wait_for_signal().await;
             tracing::warn!("Received {signal} scheduling shutdown...");
+            notify_stopping(supervised);
             let attempt = handle.clone();
             let mut shutting = tokio::task::spawn_blocking(move || attempt.shutdown_on_signal());
             // A second SIGINT while the final save runs: the operator insists (Redis's
@@ -234,7 +304,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         let _ = running.await;
         return Err(e);
     }
+    tracing::info!("Ready to accept connections tcp");
+    supervised.notify("STATUS=Ready to accept connections\nREADY=1\n");
     let _ = running.await;
+    notify_stopping(supervised);
     if let (Some(handle), Some(archive)) = (replication, &archive) {
         super::replica::finish(handle, archive);
     }
@@ -270,60 +343,31 @@ async fn wait_for_signal() -> &'static str {
     }
 }
 
-/// The `tcp-backlog` a config file sets (read before binding: the listen call takes it), else
-/// Redis's default.
-fn config_backlog(path: Option<&Path>) -> Result<u32, String> {
-    let default = echomq_protocol::server::TCP_BACKLOG_DEFAULT;
-    let Some(path) = path else {
-        return Ok(default);
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut backlog = default;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        if name.eq_ignore_ascii_case("tcp-backlog") {
-            let value = value.trim().trim_matches('"');
-            backlog = value.parse().map_err(|_| {
-                format!(
-                    "{}:{}: tcp-backlog must be a number, not '{value}'",
-                    path.display(),
-                    n + 1
-                )
-            })?;
-        }
+/// Tells systemd the server stops (once, from the signal or when serving ends).
+fn notify_stopping(supervised: Supervised) {
+    static SENT: AtomicBool = AtomicBool::new(false);
+    if !SENT.swap(true, Ordering::SeqCst) {
+        supervised.notify("STOPPING=1\n");
     }
-    Ok(backlog)
 }
 
-/// The `cluster-enabled` a config file sets (read before binding: it is fixed at start), else
-/// `no`.
-fn config_cluster_enabled(path: Option<&Path>) -> Result<bool, String> {
-    let Some(path) = path else {
-        return Ok(false);
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut enabled = false;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        if name.eq_ignore_ascii_case("cluster-enabled") {
-            enabled = match value.trim().trim_matches('"').to_ascii_lowercase().as_str() {
-                "yes" => true,
-                "no" => false,
-                other => {
-                    return Err(format!(
-                        "{}:{}: cluster-enabled must be yes or no, not '{other}'",
-                        path.display(),
-                        n + 1
-                    ));
-                }
-            };
-        }
+/// Says at start which persistence is on: without it, a restart loses the data.
+fn log_persistence(handle: &echomq_protocol::ServerHandle) {
+    let save = handle.config_get("save").unwrap_or_default();
+    let aof = handle.config_get("appendonly").as_deref() == Some("yes");
+    let dir = handle.config_get("dir").unwrap_or_default();
+    match (save.is_empty(), aof) {
+        (true, false) => tracing::warn!(
+            "Persistence is off (no save points, appendonly no): data is lost when the server stops"
+        ),
+        (false, false) => tracing::info!(
+            "Persistence: RDB snapshots in {dir} at save points \"{save}\" (seconds changes) and on shutdown"
+        ),
+        (true, true) => tracing::info!("Persistence: AOF in {dir} (no RDB save points)"),
+        (false, true) => tracing::info!(
+            "Persistence: AOF in {dir}, and RDB snapshots at save points \"{save}\" (seconds changes)"
+        ),
     }
-    Ok(enabled)
 }
 
 /// Loads the AOF (if `appendonly yes`) off the runtime's threads while the server answers
@@ -340,42 +384,4 @@ async fn server_handle_for_persistence(
             tracing::error!("{e}");
             e.to_string()
         })
-}
-
-/// Applies the config file's lines; returns whether it declared users (`user` lines).
-fn apply_config_file(server: &Server, path: &PathBuf) -> Result<bool, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let handle = server.handle();
-    let mut users_configured = false;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let (name, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-        if name.eq_ignore_ascii_case("user") {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            handle
-                .config_user(&words)
-                .map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
-            users_configured = true;
-            continue;
-        }
-        let value = value.trim().trim_matches('"');
-        if name.eq_ignore_ascii_case("aclfile") {
-            handle.set_aclfile(value);
-            continue;
-        }
-        let at = || format!("{}:{}", path.display(), n + 1);
-        match handle.config_set(name, value) {
-            // Immutable settings (port, bind) come from the command line.
-            Ok(()) | Err(SettingError::Immutable(_)) => {}
-            Err(SettingError::Unknown(_)) => {
-                return Err(format!("{}: unknown setting '{name}'", at()));
-            }
-            Err(e) => return Err(format!("{}: {e}", at())),
-        }
-    }
-    Ok(users_configured)
 }

@@ -48,6 +48,7 @@
 mod acl;
 pub mod alloc;
 mod cmd;
+pub mod config_file;
 pub mod error;
 mod monotonic;
 mod persist;

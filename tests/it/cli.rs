@@ -20,7 +20,8 @@ fn serve_prints_its_address_and_applies_a_config_file() {
     .unwrap();
     let mut running = Running(
         Command::new(env!("CARGO_BIN_EXE_echomq"))
-            .args(["serve", "--port", "0", "--config"])
+            .args(crate::support::process::SERVE_ARGS)
+            .arg("--config")
             .arg(&config)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

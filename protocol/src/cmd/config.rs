@@ -7,6 +7,8 @@ use echomq_engine::Reply;
 use echomq_engine::Error as EngineError;
 
 use super::{Ctx, error, subcommand_of, unknown_subcommand};
+use crate::config_file::directives::{DIRECTIVES, Directive};
+use crate::config_file::{self, current};
 use crate::error::CommandError;
 use crate::glob;
 use crate::state::protected::{self, Access};
@@ -48,7 +50,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             }
             Reply::OK
         }
-        "rewrite" => CommandError::NoConfigFile.into(),
+        "rewrite" => rewrite(ctx),
         "help" => super::help(HELP),
         _ => unknown_subcommand(argv),
     }
@@ -69,20 +71,102 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[&[u8]]) -> Reply {
                 Reply::Bulk(Bytes::from((p.get)(&settings, engine))),
             )
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut pairs = pairs;
+    // The directives echomq accepts without implementing them, under either name; a glob
+    // leaves out the hidden ones, as Redis's.
+    for d in DIRECTIVES
+        .iter()
+        .filter(|d| current::implemented(d).is_none())
+    {
+        for name in std::iter::once(d.name).chain(d.alias) {
+            let shown = patterns.iter().any(|pat| {
+                if glob_free(pat) {
+                    pat.eq_ignore_ascii_case(name.as_bytes())
+                } else {
+                    !d.hidden() && glob::matches(pat, name.as_bytes(), true)
+                }
+            });
+            if shown {
+                let value = current::accepted_value(&settings, d);
+                pairs.push((Reply::bulk_static(name), Reply::Bulk(Bytes::from(value))));
+            }
+        }
+    }
     Reply::Map(pairs)
+}
+
+fn glob_free(pattern: &[u8]) -> bool {
+    !pattern
+        .iter()
+        .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
+}
+
+/// CONFIG REWRITE: the config file the server started with, rewritten with the current values
+/// (see `config_file::rewrite`).
+fn rewrite(ctx: &mut Ctx<'_>) -> Reply {
+    let settings = ctx.state.settings().clone();
+    if settings.config_file.is_empty() {
+        return CommandError::NoConfigFile.into();
+    }
+    let users = ctx
+        .state
+        .acl_users()
+        .map
+        .values()
+        .map(|user| {
+            let mut line = b"user ".to_vec();
+            line.extend_from_slice(&user.name);
+            line.push(b' ');
+            line.extend_from_slice(&crate::acl::describe::describe_user(user));
+            String::from_utf8_lossy(&line).into_owned()
+        })
+        .collect();
+    let options = current::options(&settings, ctx.state.engine_config(), users);
+    let path = std::path::Path::new(&settings.config_file);
+    let old = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return rewrite_failed(&e),
+    };
+    let text = config_file::rewrite::rewritten(&old, &options, current::known);
+    match config_file::rewrite::overwrite(path, &text) {
+        Ok(()) => {
+            tracing::info!("CONFIG REWRITE executed with success.");
+            Reply::OK
+        }
+        Err(e) => rewrite_failed(&e),
+    }
+}
+
+fn rewrite_failed(e: &std::io::Error) -> Reply {
+    let why = crate::persist::aof::failure::os_error_text(e);
+    tracing::warn!("CONFIG REWRITE failed: {why}");
+    CommandError::ConfigRewriteFailed(why).into()
 }
 
 fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     // Every name is checked before any value, as Redis does: an unknown, immutable, protected
     // or repeated parameter refuses the whole command whatever the values are.
     let mut named: Vec<(&'static Param, String)> = Vec::with_capacity(pairs.len() / 2);
+    let mut accepted: Vec<(&'static Directive, String)> = Vec::new();
     {
         let settings = ctx.state.settings();
         for pair in pairs.chunks(2) {
             let name = String::from_utf8_lossy(pair[0]).into_owned();
             let Some(p) = param(&name) else {
-                return CommandError::UnknownConfig(name).into();
+                // A directive accepted without effect: kept for CONFIG GET and REWRITE.
+                match config_file::directives::lookup(&name) {
+                    Some(d) if d.immutable() => return CommandError::ImmutableConfig(name).into(),
+                    Some(d) => {
+                        if accepted.iter().any(|(seen, _)| seen.name == d.name) {
+                            return CommandError::DuplicateConfig(name).into();
+                        }
+                        accepted.push((d, String::from_utf8_lossy(pair[1]).into_owned()));
+                        continue;
+                    }
+                    None => return CommandError::UnknownConfig(name).into(),
+                }
             };
             match protected::access(&settings, p, &ctx.client.info.addr) {
                 Access::Settable => {}
@@ -96,6 +180,17 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         }
     }
     let mut updated = ctx.state.settings().clone();
+    for (d, value) in &accepted {
+        match current::accept(d, value) {
+            Ok(value) => {
+                updated.accepted.insert(d.name, value);
+            }
+            Err(why) => {
+                let refusal = crate::error::ConfigRefusal::new(d.name, why);
+                return CommandError::ConfigRefused(refusal).into();
+            }
+        }
+    }
     let engine = ctx.state.engine_config();
     let before = engine.node_limits();
     let notify_before = engine.notify_flags();

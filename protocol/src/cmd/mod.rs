@@ -37,6 +37,7 @@ mod object;
 mod pause;
 mod persistence;
 mod pubsub;
+pub(crate) mod rename;
 pub(crate) mod replay;
 mod security;
 mod shutdown;
@@ -164,7 +165,7 @@ pub(crate) fn execute(
     waker: &Arc<dyn Wake>,
 ) -> Action {
     let started = client.clock_mark.unwrap_or_else(crate::monotonic::now_ns);
-    let Some((found, id)) = table::find(argv[0]) else {
+    let Some((found, id)) = rename::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
             security::warn(client.info.addr);
@@ -383,7 +384,7 @@ pub(crate) fn execute(
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let started = crate::monotonic::now_ns();
-    let Some((found, id)) = table::find(argv[0]) else {
+    let Some((found, id)) = rename::find(argv[0]) else {
         return error(engine::unknown_command(argv[0], &[]));
     };
     let name = found.spec().name;
@@ -461,13 +462,13 @@ pub(crate) fn is(arg: &[u8], word: &str) -> bool {
 /// The table row of `argv`'s container command (`argv[0]`) and the subcommand it names
 /// (`argv[1]`), `None` when that is not one of the container's.
 pub(crate) fn subcommand_of(argv: &[&[u8]]) -> Option<&'static Subcommand> {
-    let spec = lookup(argv[0])?.spec();
+    let spec = rename::lookup(argv[0])?.spec();
     spec.subcommand(argv.get(1)?)
 }
 
 /// The upper-case name `argv`'s container shows in its errors (`Try CLIENT HELP.`).
 fn container_of(argv: &[&[u8]]) -> &'static str {
-    lookup(argv[0]).map_or("", |found| found.spec().container)
+    rename::lookup(argv[0]).map_or("", |found| found.spec().container)
 }
 
 /// `argv[1]` as an error shows it.

@@ -19,7 +19,7 @@ use crate::state::ClientState;
 pub(crate) fn queued_deny_oom(client: &ClientState) -> bool {
     client.multi.as_ref().is_some_and(|queue| {
         queue.iter().any(|argv| {
-            let Some(found) = argv.first().and_then(|name| super::lookup(name)) else {
+            let Some(found) = argv.first().and_then(|name| super::rename::lookup(name)) else {
                 return false;
             };
             let spec = found.spec();

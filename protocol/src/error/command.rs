@@ -288,6 +288,9 @@ pub enum CommandError {
     /// CONFIG REWRITE (echomq runs without a config file).
     #[error("ERR The server is running without a config file")]
     NoConfigFile,
+    /// CONFIG REWRITE that could not write the file (the system's reason).
+    #[error("ERR Rewriting config file: {0}")]
+    ConfigRewriteFailed(String),
     /// CONFIG SET of a parameter it does not know (the parameter).
     #[error("ERR Unknown option or number of arguments for CONFIG SET - '{0}'")]
     UnknownConfig(String),

@@ -26,6 +26,7 @@ use echomq_engine::{Clock, Config as EngineConfig, Keyspace};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+pub use crate::cmd::rename::set_renames as set_command_renames;
 pub use crate::state::MEMORY_SAMPLE_MS;
 pub use crate::state::archive::ArchiveReplica;
 pub use crate::state::settings::{SettingError, TCP_BACKLOG_DEFAULT};
@@ -87,7 +88,8 @@ impl Default for ServerConfig {
 /// A bound server, ready to run.
 #[derive(Debug)]
 pub struct Server {
-    listener: TcpListener,
+    /// One per `bind` address, all on the same port.
+    listeners: Vec<TcpListener>,
     state: Arc<ServerState>,
 }
 
@@ -138,6 +140,41 @@ impl ServerHandle {
     /// Sets `aclfile` (a config file's line; CONFIG SET refuses it).
     pub fn set_aclfile(&self, path: &str) {
         self.state.set_aclfile(path);
+    }
+
+    /// Records the config file the server runs with (INFO's `config_file`, what CONFIG
+    /// REWRITE rewrites); made absolute here.
+    pub fn set_config_file(&self, path: &std::path::Path) {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut settings = self.state.settings().clone();
+        settings.config_file = path.display().to_string();
+        self.state.replace_settings(settings);
+    }
+
+    /// The value CONFIG GET shows for `name` (a parameter or an accepted directive).
+    pub fn config_get(&self, name: &str) -> Option<String> {
+        let settings = self.state.settings();
+        let engine = self.state.engine_config();
+        match crate::state::settings::param(name) {
+            Some(p) => Some((p.get)(&settings, engine)),
+            None => crate::config_file::directives::lookup(name)
+                .map(|d| crate::config_file::current::value(&settings, engine, d)),
+        }
+    }
+
+    /// Sets a directive echomq accepts without implementing it (shown by CONFIG GET, kept by
+    /// CONFIG REWRITE); `Err` holds Redis's reason for a refused value.
+    pub fn config_accept(
+        &self,
+        directive: &'static crate::config_file::directives::Directive,
+        value: &str,
+    ) -> Result<(), String> {
+        let value =
+            crate::config_file::current::accept(directive, value).map_err(|e| e.to_string())?;
+        let mut settings = self.state.settings().clone();
+        settings.accepted.insert(directive.name, value);
+        self.state.replace_settings(settings);
+        Ok(())
     }
 
     /// Applies a config file's `user <name> <rules…>` line (its words).
@@ -194,8 +231,10 @@ impl Server {
         config: ServerConfig,
         clock: Arc<dyn Clock>,
     ) -> std::io::Result<Server> {
-        let listener = listen(&config.bind, config.port, config.tcp_backlog).await?;
-        let port = listener.local_addr()?.port();
+        let listeners = listen_all(&config.bind, config.port, config.tcp_backlog).await?;
+        let port = listeners
+            .first()
+            .map_or(Ok(config.port), |l| l.local_addr().map(|a| a.port()))?;
         let engine_config = EngineConfig::default();
         engine_config.set_cluster_enabled(config.cluster_enabled);
         let keyspace = Arc::new(Keyspace::with_databases(
@@ -254,12 +293,26 @@ impl Server {
             let trims = crate::state::archive::ArchiveTrims::new(Arc::downgrade(&state));
             state.keyspace().set_trim_hook(Some(Arc::new(trims)));
         }
-        Ok(Server { listener, state })
+        Ok(Server { listeners, state })
     }
 
-    /// The address it listens on.
+    /// The address it listens on (the first `bind` address's).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+        match self.listeners.first() {
+            Some(listener) => listener.local_addr(),
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::AddrNotAvailable,
+                "no address to bind",
+            )),
+        }
+    }
+
+    /// Every address it listens on, one per `bind` address.
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
     }
 
     /// A handle to stop it and reach its state.
@@ -271,7 +324,7 @@ impl Server {
 
     /// Serves until shut down.
     pub async fn run(self) {
-        let Server { listener, state } = self;
+        let Server { listeners, state } = self;
         {
             let settings = state.settings();
             let warning = protected::startup_warning(
@@ -296,7 +349,7 @@ impl Server {
         });
         loop {
             tokio::select! {
-                accepted = listener.accept() => {
+                accepted = accept_any(&listeners) => {
                     let (socket, peer) = match accepted {
                         Ok(pair) => {
                             accept_errors.succeeded();
@@ -350,6 +403,57 @@ impl Server {
         let saving = Arc::clone(&state);
         let _ = tokio::task::spawn_blocking(move || saving.save_on_shutdown()).await;
     }
+}
+
+/// The next connection on any of `listeners`.
+async fn accept_any(
+    listeners: &[TcpListener],
+) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    std::future::poll_fn(|cx| {
+        for listener in listeners {
+            if let std::task::Poll::Ready(accepted) = listener.poll_accept(cx) {
+                return std::task::Poll::Ready(accepted);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Listens on every address of `bind` (words, as Redis's `bind`: `*` is every IPv4 address,
+/// `::*` every IPv6 one, and a leading `-` makes an address optional: one that cannot be bound
+/// is skipped). They share the port: with port 0, the one the first address got.
+async fn listen_all(bind: &str, port: u16, backlog: u32) -> std::io::Result<Vec<TcpListener>> {
+    let mut listeners: Vec<TcpListener> = Vec::new();
+    let mut port = port;
+    for word in bind.split_whitespace() {
+        let (optional, host) = match word.strip_prefix('-') {
+            Some(host) => (true, host),
+            None => (false, word),
+        };
+        let host = match host {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            other => other,
+        };
+        match listen(host, port, backlog).await {
+            Ok(listener) => {
+                port = listener.local_addr()?.port();
+                listeners.push(listener);
+            }
+            Err(e) if optional => {
+                tracing::warn!("Could not create server TCP listening socket {host}:{port}: {e}");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if listeners.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "no address to bind",
+        ));
+    }
+    Ok(listeners)
 }
 
 /// Binds `host:port` (the first address it resolves to) and listens with `backlog`.

@@ -50,8 +50,9 @@ pub struct Settings {
     /// `tcp-backlog`: the listen backlog (immutable; set at start).
     pub tcp_backlog: u32,
     /// `save`: the RDB save points, `seconds changes` pairs (see `persist::rdb::save_points`); empty
-    /// means no automatic BGSAVE. Redis's default is `3600 1 300 100 60 10000`; echomq's is
-    /// empty, so a server started without a config writes no file unless asked.
+    /// means no automatic BGSAVE. Empty by default here, so an embedded server (the test
+    /// double) writes no file unless asked; `echomq serve` sets Redis's default,
+    /// `3600 1 300 100 60 10000`, unless configured otherwise.
     pub save: String,
     /// `dbfilename`: the RDB file's name inside `dir`.
     pub dbfilename: String,
@@ -119,6 +120,12 @@ pub struct Settings {
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
     /// invalidates some at random; 0 = no limit.
     pub tracking_table_max_keys: u64,
+    /// The config file the server started with (an absolute path; empty for none): INFO's
+    /// `config_file`, the file CONFIG REWRITE rewrites.
+    pub config_file: String,
+    /// The directives echomq accepts without implementing them (by primary name), as the
+    /// config file or CONFIG SET gave them; CONFIG GET and CONFIG REWRITE read them.
+    pub accepted: std::collections::BTreeMap<&'static str, String>,
 }
 
 /// Redis's `tracking-table-max-keys` default: a million keys.
@@ -173,6 +180,8 @@ impl Default for Settings {
             enable_module_command: super::protected::Allowed::No,
             tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
             tuning: super::tuning::Tuning::default(),
+            config_file: String::new(),
+            accepted: std::collections::BTreeMap::new(),
         }
     }
 }

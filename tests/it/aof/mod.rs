@@ -192,15 +192,8 @@ pub(crate) fn serve_aof(dir: &Path, args: &[&str]) -> (Running, SocketAddr) {
 /// Runs `echomq serve` expecting it to refuse to start: its exit and its log.
 pub(crate) fn serve_fails(dir: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_echomq"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--appendonly",
-            "yes",
-            "--dir",
-            dir.to_str().unwrap(),
-        ])
+        .args(crate::support::process::SERVE_ARGS)
+        .args(["--appendonly", "yes", "--dir", dir.to_str().unwrap()])
         .output()
         .unwrap();
     let log = format!(

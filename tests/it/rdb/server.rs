@@ -52,9 +52,9 @@ fn save_and_bgsave_write_a_file_the_next_start_loads() {
 #[test]
 fn a_save_point_saves_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
-    let (_server, addr) = serve_rdb(dir.path(), &["--save", "0 1"]);
+    let (_server, addr) = serve_rdb(dir.path(), &["--save", "1 1"]);
     let mut c = Conn::open(addr);
-    assert_eq!(c.ok(&["CONFIG", "GET", "save"]), "[save, 0 1]");
+    assert_eq!(c.ok(&["CONFIG", "GET", "save"]), "[save, 1 1]");
     c.ok(&["XADD", "s", "1-1", "f", "v"]);
     let deadline = Instant::now() + Duration::from_secs(20);
     while c.info_field("rdb_saves") == "0" {

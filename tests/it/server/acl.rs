@@ -353,7 +353,8 @@ fn serve(config: &std::path::Path) -> Result<(Running, std::net::SocketAddr), St
     use std::process::{Command, Stdio};
     let mut running = Running(
         Command::new(env!("CARGO_BIN_EXE_echomq"))
-            .args(["serve", "--port", "0", "--config"])
+            .args(crate::support::process::SERVE_ARGS)
+            .arg("--config")
             .arg(config)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

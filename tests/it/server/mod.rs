@@ -39,6 +39,7 @@ mod client_command;
 mod clients;
 mod clock;
 mod cluster_mode;
+mod config_file;
 mod connection;
 mod copy;
 mod effects;

@@ -16,6 +16,18 @@ impl Drop for Running {
     }
 }
 
+/// What every test's `echomq serve` starts with: any free port, no save points (Redis's
+/// defaults would write `dump.rdb` into the working directory), the log on stderr.
+pub const SERVE_ARGS: &[&str] = &[
+    "serve",
+    "--port",
+    "0",
+    "--save",
+    "",
+    "--logfile",
+    "/dev/stderr",
+];
+
 /// The `echomq` binary under test.
 pub fn echomq() -> Command {
     Command::new(env!("CARGO_BIN_EXE_echomq"))
@@ -32,6 +44,9 @@ pub fn echomq_with_nofile(nofile: u64) -> Command {
 
 /// Runs `command serve --port 0 <args>` (`command` being [`echomq`] with its environment and
 /// directory set) and waits for the line `echomq serve` prints first, ending in its address.
+/// Persistence is off unless `args` sets save points (`--save ""` comes first: a test must
+/// never write a `dump.rdb` into the repository), and the log goes to stderr, so stdout holds
+/// only that line.
 pub fn serve(command: Command, args: &[&str]) -> (Running, SocketAddr) {
     serve_logging(command, args, Stdio::null())
 }
@@ -40,7 +55,7 @@ pub fn serve(command: Command, args: &[&str]) -> (Running, SocketAddr) {
 pub fn serve_logging(mut command: Command, args: &[&str], log: Stdio) -> (Running, SocketAddr) {
     let mut running = Running(
         command
-            .args(["serve", "--port", "0"])
+            .args(SERVE_ARGS)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(log)

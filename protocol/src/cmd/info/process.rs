@@ -78,7 +78,15 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("atomicvar_api", "c11-builtin");
     out.field("gcc_version", "0.0.0");
     out.field("process_id", std::process::id());
-    out.field("process_supervised", "no");
+    // `supervised systemd` (or `auto`) takes effect where systemd gave a socket.
+    let supervised = matches!(
+        settings.accepted.get("supervised").map(String::as_str),
+        Some("systemd" | "auto")
+    ) && std::env::var_os("NOTIFY_SOCKET").is_some();
+    out.field(
+        "process_supervised",
+        if supervised { "systemd" } else { "no" },
+    );
     out.field("run_id", &identity.run_id);
     out.field("tcp_port", settings.port);
     out.field("server_time_usec", now_ms * 1000);
@@ -91,11 +99,17 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     out.field("executable", executable);
-    out.field("config_file", "");
+    out.field("config_file", &settings.config_file);
     out.field("io_threads_active", 0);
+    // One `bind=` per address, as Redis lists them.
+    let binds: String = settings
+        .bind
+        .split_whitespace()
+        .map(|a| format!("bind={a},"))
+        .collect();
     out.field(
         "listener0",
-        format!("name=tcp,bind={},port={}", settings.bind, settings.port),
+        format!("name=tcp,{binds}port={}", settings.port),
     );
 }
 

@@ -29,7 +29,7 @@
 //! [`Db`]: echomq_engine::Db
 
 pub(crate) mod codec;
-mod failure;
+pub(crate) mod failure;
 mod group_sync;
 pub(crate) mod load;
 pub(crate) mod manifest;

@@ -66,7 +66,7 @@ fn refusal(binary: &Path, dir: &Path, args: &[&str]) -> Option<String> {
 
 fn echomq_refusal(dir: &Path) -> Option<String> {
     let binary = Path::new(env!("CARGO_BIN_EXE_echomq"));
-    refusal(binary, dir, &["serve", "--port", "0"])
+    refusal(binary, dir, crate::support::process::SERVE_ARGS)
 }
 
 fn redis_refusal(dir: &Path) -> Option<Option<String>> {
@@ -176,13 +176,8 @@ fn load_errors_name_the_file_and_what_failed_as_redis() {
     let rdb = tempfile::tempdir().unwrap();
     std::fs::write(rdb.path().join("dump.rdb"), b"garbage").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_echomq"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--dir",
-            rdb.path().to_str().unwrap(),
-        ])
+        .args(crate::support::process::SERVE_ARGS)
+        .args(["--dir", rdb.path().to_str().unwrap()])
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
