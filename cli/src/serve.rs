@@ -157,7 +157,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         },
         ..ServerConfig::default()
     };
-    let server = Server::bind(config)
+    let mut server = Server::bind(config)
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", args.bind, args.port))?;
     let users_configured = match &args.config {
@@ -175,13 +175,12 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         .handle()
         .load_acl_file(users_configured)
         .map_err(|e| format!("Aborting startup because of ACL errors: {e}"))?;
-    let addr = server.local_addr().map_err(|e| e.to_string())?;
-    println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
+    open_listeners(&mut server).await?;
     if let Some(archive) = &archive {
         // Not on stdout: its first line is the address, and callers may stop reading there.
         tracing::info!(path = %archive.path().display(), "archive open");
     }
-    tracing::info!(%addr, "ready to accept connections");
+    tracing::info!("ready to accept connections");
     let handle = server.handle();
     let handle_for_load = server.handle();
     tokio::spawn(async move {
@@ -225,6 +224,20 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         Some(why) => Err(why),
         None => Ok(()),
     }
+}
+
+/// Opens the TLS port and unix socket the settings name (`tls-port`, `tls-*`, `unixsocket`,
+/// `unixsocketperm`), then prints one line per listener: the plain port first (as before), then
+/// `ADDR (tls)` and `PATH (unix socket)`. With `port 0` and one of those, there is no plain port.
+async fn open_listeners(server: &mut Server) -> Result<(), String> {
+    server.open_listeners().await.map_err(|e| {
+        tracing::error!("{e}");
+        e
+    })?;
+    for line in server.listening() {
+        println!("echomq {} listening on {line}", env!("CARGO_PKG_VERSION"));
+    }
+    Ok(())
 }
 
 /// Waits for SIGTERM or SIGINT (Ctrl-C) and names it as Redis's log does.

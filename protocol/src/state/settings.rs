@@ -119,6 +119,8 @@ pub struct Settings {
     /// `tracking-table-max-keys`: keys the client-side caching table remembers before it
     /// invalidates some at random; 0 = no limit.
     pub tracking_table_max_keys: u64,
+    /// The TLS port and the unix socket ([`super::listeners`]).
+    pub listeners: super::listeners::ListenerSettings,
 }
 
 /// Redis's `tracking-table-max-keys` default: a million keys.
@@ -173,6 +175,7 @@ impl Default for Settings {
             enable_module_command: super::protected::Allowed::No,
             tracking_table_max_keys: TRACKING_TABLE_MAX_KEYS_DEFAULT,
             tuning: super::tuning::Tuning::default(),
+            listeners: super::listeners::ListenerSettings::default(),
         }
     }
 }
@@ -686,9 +689,12 @@ pub fn param(name: &str) -> Option<&'static Param> {
 }
 
 /// Every parameter, in the order CONFIG GET * lists them: [`PARAMS`], then the tuning
-/// parameters of [`super::tuning`].
+/// parameters of [`super::tuning`], then the TLS and unix socket ones of [`super::listeners`].
 pub fn all_params() -> impl Iterator<Item = &'static Param> {
-    PARAMS.iter().chain(super::tuning::TUNING_PARAMS)
+    PARAMS
+        .iter()
+        .chain(super::tuning::TUNING_PARAMS)
+        .chain(super::listeners::LISTENER_PARAMS)
 }
 
 /// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).
