@@ -26,14 +26,15 @@ pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The TLS and unix socket listeners a server opened.
 #[derive(Default)]
 pub(super) struct Listeners {
-    tls: Option<(TcpListener, TlsAcceptor)>,
+    /// The TLS port (its configuration is the server state's, which CONFIG SET may replace).
+    tls: Option<TcpListener>,
     unix: Option<(UnixListener, PathBuf, ClientAddr)>,
 }
 
 impl std::fmt::Debug for Listeners {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listeners")
-            .field("tls", &self.tls.as_ref().map(|(l, _)| l.local_addr().ok()))
+            .field("tls", &self.tls.as_ref().map(|l| l.local_addr().ok()))
             .field("unix", &self.unix.as_ref().map(|(_, path, _)| path))
             .finish()
     }
@@ -42,6 +43,7 @@ impl std::fmt::Debug for Listeners {
 impl Listeners {
     /// Opens what the settings ask for.
     pub(super) async fn open(
+        state: &ServerState,
         settings: &ListenerSettings,
         bind: &str,
         backlog: u32,
@@ -59,7 +61,8 @@ impl Listeners {
                         settings.tls_port
                     )
                 })?;
-            opened.tls = Some((listener, acceptor));
+            state.set_tls_acceptor(acceptor);
+            opened.tls = Some(listener);
         }
         if !settings.unixsocket.is_empty() {
             let path = PathBuf::from(&settings.unixsocket);
@@ -76,7 +79,7 @@ impl Listeners {
     /// One line per listener, as [`super::Server::listening`] shows them.
     pub(super) fn describe(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        if let Some(addr) = self.tls.as_ref().and_then(|(l, _)| l.local_addr().ok()) {
+        if let Some(addr) = self.tls.as_ref().and_then(|l| l.local_addr().ok()) {
             lines.push(format!("{addr} (tls)"));
         }
         if let Some((_, path, _)) = &self.unix {
@@ -86,11 +89,7 @@ impl Listeners {
     }
 
     pub(super) fn tls_listener(&self) -> Option<&TcpListener> {
-        self.tls.as_ref().map(|(listener, _)| listener)
-    }
-
-    pub(super) fn tls_acceptor(&self) -> Option<TlsAcceptor> {
-        self.tls.as_ref().map(|(_, acceptor)| acceptor.clone())
+        self.tls.as_ref()
     }
 
     pub(super) fn unix_listener(&self) -> Option<&UnixListener> {

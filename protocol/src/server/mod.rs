@@ -18,7 +18,7 @@ mod cron;
 mod listeners;
 pub(crate) mod pipeline;
 pub mod protected;
-mod tls;
+pub(crate) mod tls;
 mod transport;
 
 use std::net::SocketAddr;
@@ -293,7 +293,7 @@ impl Server {
         let settings = self.state.settings().listeners.clone();
         let bind = self.state.settings().bind.clone();
         let backlog = self.state.settings().tcp_backlog;
-        self.more = listeners::Listeners::open(&settings, &bind, backlog).await?;
+        self.more = listeners::Listeners::open(&self.state, &settings, &bind, backlog).await?;
         if self.port_asked == 0 && !self.more.is_empty() {
             self.listener = None;
             self.state.set_port(0);
@@ -374,7 +374,7 @@ impl Server {
                 accepted = listeners::accept_tcp(more.tls_listener()) => match accepted {
                     Ok((socket, peer)) => {
                         accept_errors.succeeded();
-                        if let Some(acceptor) = more.tls_acceptor() {
+                        if let Some(acceptor) = state.tls_acceptor() {
                             let served = listeners::serve_tls(acceptor, socket, peer, Arc::clone(&state), EXECUTE);
                             connections.spawn(served);
                         }

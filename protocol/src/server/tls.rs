@@ -26,6 +26,8 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
+use crate::error::{ConfigRefusal, ConfigWhy};
+use crate::state::ServerState;
 use crate::state::listeners::{ListenerSettings, TlsAuthClients};
 
 /// OpenSSL's names of the TLS 1.2 suites rustls implements, with rustls's.
@@ -115,6 +117,24 @@ pub fn acceptor(settings: &ListenerSettings) -> Result<TlsAcceptor, String> {
         config.send_tls13_tickets = 0;
     }
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// The TLS configuration after a CONFIG SET of `tls-*` parameters, built (its files read
+/// again) before anything changes: `None` when the server has no TLS port; a refusal naming
+/// `name` (the first `tls-*` parameter set) when it cannot be built, as Redis refuses it.
+pub(crate) fn prepare_reload(
+    state: &ServerState,
+    name: &str,
+    after: &ListenerSettings,
+) -> Result<Option<TlsAcceptor>, ConfigRefusal> {
+    if state.tls_acceptor().is_none() {
+        return Ok(None);
+    }
+    acceptor(after).map(Some).map_err(|e| {
+        tracing::warn!("{e}");
+        let why = "Unable to update TLS configuration. Check server logs.";
+        ConfigRefusal::new(name, ConfigWhy::Other(why.into()))
+    })
 }
 
 /// `tls-protocols` as rustls versions.

@@ -2,11 +2,15 @@
 //! TLS port and its certificates (`tls-*`), and the unix socket (`unixsocket`,
 //! `unixsocketperm`).
 //!
-//! They are read once, when the server opens its listeners (`Server::open_listeners`), so
-//! they are startup-only here ([`super::protected::STARTUP_ONLY_PARAMS`]): a config file and
-//! the command line set them, CONFIG GET shows them, a client's CONFIG SET refuses them as
-//! immutable. Redis also refuses `unixsocket` and `unixsocketperm` at run time; it accepts
-//! the `tls-*` ones and reloads its TLS context, which echomq does not do.
+//! The listeners open when the server starts (`Server::open_listeners`), so `tls-port`,
+//! `unixsocket` and `unixsocketperm` are startup-only ([`is_startup_only`]): a config file
+//! and the command line set them, CONFIG GET shows them, a client's CONFIG SET refuses them as
+//! immutable (Redis refuses the socket's two too, and rebinds on a new `tls-port`). The other
+//! `tls-*` parameters may change at run time: with a TLS port open, CONFIG SET of any of them
+//! builds the configuration anew (files are read again even when their paths did not change,
+//! as Redis's `VOLATILE_CONFIG` files are), refuses the change when it fails (Redis's "Unable
+//! to update TLS configuration"), and new connections use it
+//! ([`super::ServerState::tls_acceptor`]).
 //!
 //! `tls-replication`, `tls-cluster`, `tls-client-*` (the client side of replication and the
 //! cluster bus), `tls-dh-params-file` (rustls offers no finite-field Diffie-Hellman),
@@ -250,9 +254,21 @@ pub const LISTENER_PARAMS: &[Param] = &[
     text_param!("tls-ciphersuites", tls_ciphersuites),
 ];
 
-/// The names of [`LISTENER_PARAMS`], all startup-only.
-pub fn is_listener_param(name: &str) -> bool {
-    LISTENER_PARAMS.iter().any(|p| p.name == name)
+/// Whether a client's CONFIG SET refuses the parameter: the listeners open at start only.
+pub fn is_startup_only(name: &str) -> bool {
+    matches!(name, "tls-port" | "unixsocket" | "unixsocketperm")
+}
+
+impl super::ServerState {
+    /// The TLS port's configuration for the next connection, when the server has one.
+    pub(crate) fn tls_acceptor(&self) -> Option<tokio_rustls::TlsAcceptor> {
+        self.tls.read().clone()
+    }
+
+    /// Installs the TLS configuration new connections get.
+    pub(crate) fn set_tls_acceptor(&self, acceptor: tokio_rustls::TlsAcceptor) {
+        *self.tls.write() = Some(acceptor);
+    }
 }
 
 #[cfg(test)]

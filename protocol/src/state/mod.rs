@@ -190,6 +190,8 @@ pub(crate) struct ServerState {
     scripts: crate::script::Scripts,
     /// The ACL users, log and counters.
     acl: crate::acl::Acl,
+    /// The TLS port's configuration, when it has one ([`listeners`]).
+    tls: RwLock<Option<tokio_rustls::TlsAcceptor>>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -245,6 +247,7 @@ impl ServerState {
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
             acl: crate::acl::Acl::default(),
+            tls: RwLock::new(None),
         }
     }
 

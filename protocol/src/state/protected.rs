@@ -105,7 +105,7 @@ pub enum Access {
 pub fn access(settings: &Settings, param: &Param, peer: &impl Peer) -> Access {
     if param.set.is_none()
         || STARTUP_ONLY_PARAMS.contains(&param.name)
-        || super::listeners::is_listener_param(param.name)
+        || super::listeners::is_startup_only(param.name)
     {
         return Access::Immutable;
     }

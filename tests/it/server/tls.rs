@@ -2,7 +2,8 @@
 //! (`ssl=True`) and redis-rs (`rediss://`), with certificates the test makes with the
 //! `openssl` command: a CA, a server certificate for 127.0.0.1, client certificates from that
 //! CA and from a stranger's. Client certificates required (`tls-auth-clients yes`), optional,
-//! and not asked for; `port 0` for a TLS-only server; an encrypted key (`tls-key-file-pass`).
+//! and not asked for, changed at run time; `port 0` for a TLS-only server; an encrypted key
+//! (`tls-key-file-pass`).
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -335,6 +336,26 @@ fn client_certificates_required_optional_and_refused() {
         "over tls"
     );
     assert!(redis_rs_tls(&certs, tls_port, Some("stranger")).is_err());
+    // At run time: a certificate that cannot load is refused and changes nothing; turning
+    // client certificates off lets the next connection in without one.
+    let set = |name: &str, value: &str| {
+        let (Ok(reply) | Err(reply)) = cli_tls(
+            &certs,
+            tls_port,
+            &as_args(&client),
+            &["CONFIG", "SET", name, value],
+        );
+        reply
+    };
+    let refused = set("tls-cert-file", "/nonexistent.crt");
+    assert!(
+        refused.contains("(possibly related to argument 'tls-cert-file') - Unable to update TLS configuration. Check server logs."),
+        "{refused}"
+    );
+    assert_eq!(ping(&as_args(&client)).unwrap(), "PONG\n");
+    assert!(ping(&[]).is_err());
+    assert_eq!(set("tls-auth-clients", "no"), "OK\n");
+    assert_eq!(ping(&[]).unwrap(), "PONG\n");
     drop(_server);
 
     // Optional: no certificate is fine, one the CA did not sign is not.
