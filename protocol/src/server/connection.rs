@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use echomq_engine::{BlockedHandle, Reply, Wake};
+use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
@@ -81,12 +82,16 @@ async fn write_out<W: WriteHalf>(
         }
         if written == output.len() {
             if W::BUFFERED {
-                tokio::select! {
-                    biased;
-                    () = client.info.killed() => {
-                        return Err(std::io::Error::other("killed"));
-                    }
-                    flushed = writer.flush() => flushed?,
+                // Usually done at once; else wait for the socket, or a kill.
+                match writer.flush().now_or_never() {
+                    Some(flushed) => flushed?,
+                    None => tokio::select! {
+                        biased;
+                        () = client.info.killed() => {
+                            return Err(std::io::Error::other("killed"));
+                        }
+                        flushed = writer.flush() => flushed?,
+                    },
                 }
             }
             subscriber.written();

@@ -2,9 +2,11 @@
 //!
 //! The connection loop is generic over [`Transport`], so each kind gets its own compiled loop
 //! and the plain TCP path stays what it was: owned halves, and [`WriteHalf::try_write_now`]
-//! writing straight to the socket before building a wait. TLS has no such shortcut (rustls
-//! buffers records), so its writer is flushed after each reply batch ([`WriteHalf::BUFFERED`]).
+//! writing straight to the socket before building a wait. A TLS write is polled once instead
+//! (rustls takes the bytes into its buffer and sends what the socket takes), and its writer is
+//! flushed after each reply batch ([`WriteHalf::BUFFERED`]).
 
+use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpStream, UnixStream, tcp, unix};
 use tokio_rustls::server::TlsStream;
@@ -26,7 +28,7 @@ pub(crate) trait WriteHalf: AsyncWrite + Unpin + Send {
 
     /// One write without waiting: `Some(bytes written)` (at least one), or `None` when the
     /// stream takes nothing now (or cannot tell without waiting).
-    fn try_write_now(&self, bytes: &[u8]) -> std::io::Result<Option<usize>>;
+    fn try_write_now(&mut self, bytes: &[u8]) -> std::io::Result<Option<usize>>;
 }
 
 /// `try_write` of a socket half as [`WriteHalf::try_write_now`] answers.
@@ -49,7 +51,7 @@ impl Transport for TcpStream {
 
 impl WriteHalf for tcp::OwnedWriteHalf {
     const BUFFERED: bool = false;
-    fn try_write_now(&self, bytes: &[u8]) -> std::io::Result<Option<usize>> {
+    fn try_write_now(&mut self, bytes: &[u8]) -> std::io::Result<Option<usize>> {
         nonblocking(self.try_write(bytes))
     }
 }
@@ -64,7 +66,7 @@ impl Transport for UnixStream {
 
 impl WriteHalf for unix::OwnedWriteHalf {
     const BUFFERED: bool = false;
-    fn try_write_now(&self, bytes: &[u8]) -> std::io::Result<Option<usize>> {
+    fn try_write_now(&mut self, bytes: &[u8]) -> std::io::Result<Option<usize>> {
         nonblocking(self.try_write(bytes))
     }
 }
@@ -79,7 +81,12 @@ impl Transport for TlsStream<TcpStream> {
 
 impl WriteHalf for tokio::io::WriteHalf<TlsStream<TcpStream>> {
     const BUFFERED: bool = true;
-    fn try_write_now(&self, _: &[u8]) -> std::io::Result<Option<usize>> {
-        Ok(None)
+    /// One poll of the write (a Pending one leaves nothing behind: the caller's wait polls it
+    /// again with its own waker).
+    fn try_write_now(&mut self, bytes: &[u8]) -> std::io::Result<Option<usize>> {
+        match tokio::io::AsyncWriteExt::write(self, bytes).now_or_never() {
+            Some(written) => nonblocking(written),
+            None => Ok(None),
+        }
     }
 }

@@ -221,8 +221,13 @@ fn redis_py_tls(certs: &Certs, port: u16, client: Option<&str>) -> Result<String
     }
 }
 
-/// redis-rs over `rediss://`, trusting the test CA, with the client certificate if `client`.
-fn redis_rs_tls(certs: &Certs, port: u16, client: Option<&str>) -> redis::RedisResult<String> {
+/// A redis-rs connection over `rediss://`, trusting the test CA, with the client certificate
+/// if `client`.
+fn redis_rs_connect(
+    certs: &Certs,
+    port: u16,
+    client: Option<&str>,
+) -> redis::RedisResult<redis::Connection> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client_tls = client.map(|name| redis::ClientTlsConfig {
         client_cert: certs.read(&format!("{name}.crt")),
@@ -233,7 +238,12 @@ fn redis_rs_tls(certs: &Certs, port: u16, client: Option<&str>) -> redis::RedisR
         root_cert: Some(certs.read("ca.crt")),
     };
     let client = redis::Client::build_with_tls(format!("rediss://127.0.0.1:{port}/"), tls)?;
-    let mut conn = client.get_connection_with_timeout(std::time::Duration::from_secs(10))?;
+    client.get_connection_with_timeout(std::time::Duration::from_secs(10))
+}
+
+/// SET and GET over [`redis_rs_connect`].
+fn redis_rs_tls(certs: &Certs, port: u16, client: Option<&str>) -> redis::RedisResult<String> {
+    let mut conn = redis_rs_connect(certs, port, client)?;
     redis::cmd("SET")
         .arg("rs")
         .arg("over tls")
@@ -285,6 +295,21 @@ fn tls_port_serves_redis_cli_redis_py_and_redis_rs_beside_the_plain_port() {
     assert!(set.contains("can't set immutable config"), "{set}");
     assert_eq!(redis_py_tls(&certs, tls_port, None).unwrap(), "over tls");
     assert_eq!(redis_rs_tls(&certs, tls_port, None).unwrap(), "over tls");
+    // A reply far larger than the socket's buffers goes out whole.
+    let mut conn = redis_rs_connect(&certs, tls_port, None).unwrap();
+    let big: Vec<u8> = (0..8 << 20).map(|i| (i % 251) as u8).collect();
+    redis::cmd("SET")
+        .arg("big")
+        .arg(&big)
+        .exec(&mut conn)
+        .unwrap();
+    let got: Vec<u8> = redis::cmd("GET").arg("big").query(&mut conn).unwrap();
+    assert!(
+        got == big,
+        "a {} byte value came back as {} bytes",
+        big.len(),
+        got.len()
+    );
 
     // The plain port serves the same data; plain text to the TLS port gets no answer.
     let cli = redis_cli().unwrap();
