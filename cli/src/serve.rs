@@ -234,7 +234,7 @@ async fn serve(args: Flags, startup: Startup, file: Option<PathBuf>) -> Result<(
     } else {
         Arc::new(SystemClock)
     };
-    let server = Server::bind_with_clock(config, clock)
+    let mut server = Server::bind_with_clock(config, clock)
         .await
         .map_err(|e| format!("cannot listen on {bind} port {}: {e}", startup.port))?;
     if let Some(file) = &file {
@@ -246,8 +246,7 @@ async fn serve(args: Flags, startup: Startup, file: Option<PathBuf>) -> Result<(
         .handle()
         .load_acl_file(users_configured)
         .map_err(|e| format!("Aborting startup because of ACL errors: {e}"))?;
-    let addr = server.local_addr().map_err(|e| e.to_string())?;
-    println!("echomq {} listening on {addr}", env!("CARGO_PKG_VERSION"));
+    open_listeners(&mut server).await?;
     if !startup.no_effect.is_empty() {
         tracing::info!(
             "Configuration accepted, no effect in echomq: {}",
@@ -316,6 +315,20 @@ async fn serve(args: Flags, startup: Startup, file: Option<PathBuf>) -> Result<(
         Some(why) => Err(why),
         None => Ok(()),
     }
+}
+
+/// Opens the TLS port and unix socket the settings name (`tls-port`, `tls-*`, `unixsocket`,
+/// `unixsocketperm`), then prints one line per listener: the plain port first (as before), then
+/// `ADDR (tls)` and `PATH (unix socket)`. With `port 0` and one of those, there is no plain port.
+async fn open_listeners(server: &mut Server) -> Result<(), String> {
+    server.open_listeners().await.map_err(|e| {
+        tracing::error!("{e}");
+        e
+    })?;
+    for line in server.listening() {
+        println!("echomq {} listening on {line}", env!("CARGO_PKG_VERSION"));
+    }
+    Ok(())
 }
 
 /// Waits for SIGTERM or SIGINT (Ctrl-C) and names it as Redis's log does.

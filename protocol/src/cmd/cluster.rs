@@ -160,7 +160,9 @@ impl Me {
             .client
             .info
             .laddr
-            .map_or_else(|| settings.bind.clone(), |addr| addr.ip().to_string());
+            .as_ref()
+            .and_then(|addr| addr.ip())
+            .map_or_else(|| settings.bind.clone(), |ip| ip.to_string());
         Me {
             id: settings.cluster_node_id.clone(),
             ip,

@@ -209,8 +209,32 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         }
     }
     let current = ctx.state.settings().clone();
+    // A new TLS configuration is built (and may be refused) before anything changes.
+    let tls_name = named
+        .iter()
+        .map(|(p, _)| p.name)
+        .find(|n| n.starts_with("tls-"));
+    let tls = match tls_name {
+        Some(name) => {
+            let prepared = crate::server::tls::prepare_reload(ctx.state, name, &updated.listeners);
+            match prepared {
+                Ok(tls) => tls,
+                Err(text) => {
+                    engine.set_node_entries_max(before.entries_max);
+                    engine.set_node_bytes_max(before.bytes_max);
+                    engine.set_notify_flags(notify_before);
+                    engine.encoding.restore(encoding_before);
+                    return CommandError::ConfigRefused(text).into();
+                }
+            }
+        }
+        None => None,
+    };
     if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
         return CommandError::ConfigRefused(text).into();
+    }
+    if let Some(acceptor) = tls {
+        ctx.state.set_tls_acceptor(acceptor);
     }
     ctx.state.replace_settings(updated);
     Reply::OK

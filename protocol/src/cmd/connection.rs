@@ -470,7 +470,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             || addr.as_ref().is_some_and(|a| *a != c.addr.to_string())
             || laddr
                 .as_ref()
-                .is_some_and(|a| Some(a.clone()) != c.laddr.map(|l| l.to_string()))
+                .is_some_and(|a| Some(a.clone()) != c.laddr.as_ref().map(|l| l.to_string()))
             || user.is_some_and(|u| c.user()[..] != *u)
         {
             continue;

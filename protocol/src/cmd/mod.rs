@@ -168,7 +168,7 @@ pub(crate) fn execute(
     let Some((found, id)) = rename::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
-            security::warn(client.info.addr);
+            security::warn(&client.info.addr);
             return Action::Drop;
         }
         // An echo that is not UTF-8 goes out as raw bytes, counted as any unknown command.

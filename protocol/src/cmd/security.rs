@@ -6,7 +6,7 @@
 //! [`is_attack`] and [`warn`] are the same; `execute` answers such a request with
 //! `Action::Drop`.
 
-use std::net::SocketAddr;
+use crate::state::addr::ClientAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use echomq_engine::{Clock, SystemClock};
@@ -23,7 +23,7 @@ pub fn is_attack(name: &[u8]) -> bool {
 }
 
 /// Logs Redis's warning for an attack from `peer`, unless one was logged in the last minute.
-pub fn warn(peer: SocketAddr) {
+pub fn warn(peer: &ClientAddr) {
     let now = SystemClock.now_ms() / 1000;
     let last = LAST_WARNING_S.load(Ordering::Relaxed);
     if last != 0 && now.abs_diff(last) <= WARN_INTERVAL_S {
@@ -36,9 +36,7 @@ pub fn warn(peer: SocketAddr) {
         return;
     }
     tracing::warn!(
-        "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection from {}:{} aborted.",
-        peer.ip(),
-        peer.port()
+        "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection from {peer} aborted."
     );
 }
 

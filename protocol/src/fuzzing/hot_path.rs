@@ -59,7 +59,8 @@ impl Pipeline {
         let state = Arc::clone(server.handle().state());
         drop(server);
         let peer = SocketAddr::from(([127, 0, 0, 1], 40_000));
-        let client = state.connect(peer, Some(SocketAddr::from(([127, 0, 0, 1], 6379))));
+        let local = SocketAddr::from(([127, 0, 0, 1], 6379));
+        let client = state.connect(peer.into(), Some(local.into()));
         Ok(Pipeline {
             state,
             client,

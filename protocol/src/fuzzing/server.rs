@@ -562,7 +562,7 @@ impl Fuzz<'_> {
         let port = 10_000 + (id % 50_000) as u16;
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let local = SocketAddr::from(([127, 0, 0, 1], 6379));
-        let state = self.state.connect(addr, Some(local));
+        let state = self.state.connect(addr.into(), Some(local.into()));
         if state.info.id != id {
             self.fail(&format!(
                 "the server gave client id {}, expected {id}",

@@ -23,12 +23,12 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use echomq_engine::{BlockedHandle, Reply, Wake};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use futures_util::FutureExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use super::pipeline::{self, Scratch, Step};
+use super::transport::{Transport, WriteHalf};
 use crate::persist::aof::Commit;
 use crate::resp::encode;
 use crate::state::output_limit::{self, OutputGuard};
@@ -49,14 +49,15 @@ impl Wake for TaskWake {
 }
 
 /// Answers a non-loopback connection in protected mode with Redis's `-DENIED` and closes it.
-pub(super) async fn deny(mut socket: TcpStream) {
+pub(super) async fn deny(mut socket: impl AsyncWrite + Unpin) {
     let _ = socket.write_all(super::protected::DENIED.as_bytes()).await;
+    let _ = socket.shutdown().await;
 }
 
 /// Writes `output` to `writer`, watching the client's `client-output-buffer-limit` while
 /// bytes stay unwritten: a client over its limit is dropped (an error ends the connection).
-async fn write_out(
-    writer: &mut OwnedWriteHalf,
+async fn write_out<W: WriteHalf>(
+    writer: &mut W,
     output: &[u8],
     state: &ServerState,
     client: &ClientState,
@@ -80,6 +81,19 @@ async fn write_out(
             return Err(std::io::Error::other("over client-output-buffer-limit"));
         }
         if written == output.len() {
+            if W::BUFFERED {
+                // Usually done at once; else wait for the socket, or a kill.
+                match writer.flush().now_or_never() {
+                    Some(flushed) => flushed?,
+                    None => tokio::select! {
+                        biased;
+                        () = client.info.killed() => {
+                            return Err(std::io::Error::other("killed"));
+                        }
+                        flushed = writer.flush() => flushed?,
+                    },
+                }
+            }
             subscriber.written();
             return Ok(());
         }
@@ -90,7 +104,7 @@ async fn write_out(
             }
         };
         // The socket usually takes everything at once: try that without building a wait.
-        if let Some(wrote) = try_write(writer, &output[written..])? {
+        if let Some(wrote) = writer.try_write_now(&output[written..])? {
             written += wrote;
             continue;
         }
@@ -107,17 +121,6 @@ async fn write_out(
             return Err(std::io::ErrorKind::WriteZero.into());
         }
         written += wrote;
-    }
-}
-
-/// One write without waiting: `Some(bytes written)` (at least one), or `None` when the socket
-/// takes nothing now.
-fn try_write(writer: &OwnedWriteHalf, bytes: &[u8]) -> std::io::Result<Option<usize>> {
-    match writer.try_write(bytes) {
-        Ok(0) => Err(std::io::ErrorKind::WriteZero.into()),
-        Ok(wrote) => Ok(Some(wrote)),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
-        Err(e) => Err(e),
     }
 }
 
@@ -152,15 +155,16 @@ async fn commit(state: &ServerState) -> std::io::Result<()> {
 }
 
 /// Answers a connection over `maxclients` and closes it.
-pub(super) async fn refuse(mut socket: TcpStream) {
+pub(super) async fn refuse(mut socket: impl AsyncWrite + Unpin) {
     let _ = socket
         .write_all(b"-ERR max number of clients reached\r\n")
         .await;
+    let _ = socket.shutdown().await;
 }
 
 /// Serves one client until it quits, is killed, errs, or the server stops.
-pub(super) async fn serve(
-    socket: TcpStream,
+pub(super) async fn serve<S: Transport>(
+    socket: S,
     state: Arc<ServerState>,
     mut client: ClientState,
     execute: Execute,
@@ -171,13 +175,13 @@ pub(super) async fn serve(
     state.disconnect(client);
 }
 
-async fn run(
-    socket: TcpStream,
+async fn run<S: Transport>(
+    socket: S,
     state: &ServerState,
     client: &mut ClientState,
     execute: Execute,
 ) -> std::io::Result<()> {
-    let (mut reader, mut writer) = socket.into_split();
+    let (mut reader, mut writer) = socket.split();
     let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
     let mut output = BytesMut::with_capacity(READ_BUFFER_BYTES);
     let mut scratch = Scratch::default();
@@ -296,8 +300,8 @@ async fn run(
 }
 
 /// The connection's write side and its output-limit watch.
-struct Out<'a> {
-    writer: &'a mut OwnedWriteHalf,
+struct Out<'a, W> {
+    writer: &'a mut W,
     guard: OutputGuard,
     /// The AOF's fed offset when the commands now answered in the output began to run: if it
     /// has not moved, none of them (nor anyone's) propagated a write, so the replies
@@ -305,7 +309,7 @@ struct Out<'a> {
     fed_before: u64,
 }
 
-impl Out<'_> {
+impl<W: WriteHalf> Out<'_, W> {
     /// Commits the AOF (the replies may acknowledge only writes it holds), then writes
     /// `output` and empties it. When the AOF write fails (`everysec`, `no`) replies that
     /// acknowledge no write still go out (reads, `-MISCONF`: the server keeps serving, as
@@ -340,7 +344,7 @@ async fn wait_blocked(
     handle: &BlockedHandle,
     wake: &TaskWake,
     info: &ClientInfo,
-    reader: &mut OwnedReadHalf,
+    reader: &mut (impl AsyncRead + Unpin),
     input: &mut BytesMut,
 ) -> std::io::Result<Option<echomq_engine::Result<Reply>>> {
     let query_limit = state.settings().client_query_buffer_limit;

@@ -15,8 +15,11 @@
 pub mod accept;
 mod connection;
 mod cron;
+mod listeners;
 pub(crate) mod pipeline;
 pub mod protected;
+pub(crate) mod tls;
+mod transport;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,6 +36,7 @@ pub use crate::state::settings::{SettingError, TCP_BACKLOG_DEFAULT};
 pub use crate::state::{heap_or_resident_bytes, resident_bytes};
 
 use crate::resp::Protocol;
+use crate::state::addr::ClientAddr;
 use crate::state::{Execute, ServerArchive, ServerState, Settings};
 
 /// The dispatcher every connection runs its requests through.
@@ -88,8 +92,13 @@ impl Default for ServerConfig {
 /// A bound server, ready to run.
 #[derive(Debug)]
 pub struct Server {
-    /// One per `bind` address, all on the same port.
+    /// One per `bind` address, all on the same port; none after [`Server::open_listeners`]
+    /// with port 0 and another listener (Redis's `port 0`).
     listeners: Vec<TcpListener>,
+    /// The port [`ServerConfig`] asked for (0: any, or none beside another listener).
+    port_asked: u16,
+    /// The TLS and unix socket listeners ([`Server::open_listeners`]).
+    more: listeners::Listeners,
     state: Arc<ServerState>,
 }
 
@@ -293,26 +302,60 @@ impl Server {
             let trims = crate::state::archive::ArchiveTrims::new(Arc::downgrade(&state));
             state.keyspace().set_trim_hook(Some(Arc::new(trims)));
         }
-        Ok(Server { listeners, state })
+        Ok(Server {
+            listeners,
+            port_asked: config.port,
+            more: listeners::Listeners::default(),
+            state,
+        })
     }
 
-    /// The address it listens on (the first `bind` address's).
+    /// The address the plain TCP port listens on (the first `bind` address's; an error when
+    /// it has none: `port 0` beside a TLS port or unix socket).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         match self.listeners.first() {
             Some(listener) => listener.local_addr(),
             None => Err(std::io::Error::new(
-                std::io::ErrorKind::AddrNotAvailable,
-                "no address to bind",
+                std::io::ErrorKind::NotConnected,
+                "no plain TCP port (port 0)",
             )),
         }
     }
 
-    /// Every address it listens on, one per `bind` address.
+    /// Every address the plain TCP port listens on, one per `bind` address.
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
         self.listeners
             .iter()
             .filter_map(|l| l.local_addr().ok())
             .collect()
+    }
+
+    /// Opens the TLS port (`tls-port`, on the first `bind` address) and the unix socket
+    /// (`unixsocket`, with `unixsocketperm`) from the settings: call once the configuration
+    /// is in, before [`Server::run`]. With port 0 asked for and either of them open, the
+    /// plain port closes, as Redis's `port 0` means no TCP port (without them, port 0 keeps
+    /// picking a free port). The error says why the server cannot start.
+    pub async fn open_listeners(&mut self) -> Result<(), String> {
+        let settings = self.state.settings().listeners.clone();
+        let bind = self.state.settings().bind.clone();
+        let backlog = self.state.settings().tcp_backlog;
+        self.more = listeners::Listeners::open(&self.state, &settings, &bind, backlog).await?;
+        if self.port_asked == 0 && !self.more.is_empty() {
+            self.listeners.clear();
+            self.state.set_port(0);
+        }
+        Ok(())
+    }
+
+    /// What the server listens on, one line each: `ADDR`, `ADDR (tls)`, `PATH (unix socket)`.
+    pub fn listening(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .local_addrs()
+            .into_iter()
+            .map(|a| a.to_string())
+            .collect();
+        lines.extend(self.more.describe());
+        lines
     }
 
     /// A handle to stop it and reach its state.
@@ -324,7 +367,12 @@ impl Server {
 
     /// Serves until shut down.
     pub async fn run(self) {
-        let Server { listeners, state } = self;
+        let Server {
+            listeners,
+            more,
+            state,
+            ..
+        } = self;
         {
             let settings = state.settings();
             let warning = protected::startup_warning(
@@ -363,31 +411,40 @@ impl Server {
                             continue;
                         }
                     };
-                    state.stats().connection_received();
-                    let denied = {
-                        let protected_mode = state.settings().protected_mode;
-                        protected_mode && {
-                            let nopass = state.acl_users().default_user().nopass;
-                            protected::refuses(protected_mode, nopass, &peer)
-                        }
-                    };
-                    if !state.has_room() {
-                        state.stats().connection_rejected();
-                        connections.spawn(connection::refuse(socket));
-                        continue;
-                    }
-                    if denied {
-                        state.stats().connection_rejected();
-                        tracing::debug!(%peer, "protected mode: refused a client not on loopback");
-                        connections.spawn(connection::deny(socket));
-                        continue;
-                    }
                     let _ = socket.set_nodelay(true);
-                    let local = socket.local_addr().ok();
-                    let client = state.connect(peer, local);
-                    let serve = connection::serve(socket, Arc::clone(&state), client, EXECUTE);
-                    connections.spawn(serve);
+                    let local = socket.local_addr().ok().map(ClientAddr::Tcp);
+                    let door = listeners::door(&state, ClientAddr::Tcp(peer), local);
+                    connections.spawn(listeners::enter(door, socket, Arc::clone(&state), EXECUTE));
                 }
+                accepted = listeners::accept_tcp(more.tls_listener()) => match accepted {
+                    Ok((socket, peer)) => {
+                        accept_errors.succeeded();
+                        if let Some(acceptor) = state.tls_acceptor() {
+                            let served = listeners::serve_tls(acceptor, socket, peer, Arc::clone(&state), EXECUTE);
+                            connections.spawn(served);
+                        }
+                    }
+                    Err(e) => {
+                        let pause = accept_errors.failed(&e);
+                        if !pause.is_zero() {
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
+                },
+                accepted = listeners::accept_unix(more.unix_listener()) => match accepted {
+                    Ok(socket) => {
+                        accept_errors.succeeded();
+                        let path = more.unix_path();
+                        let door = listeners::door(&state, path.clone(), Some(path));
+                        connections.spawn(listeners::enter(door, socket, Arc::clone(&state), EXECUTE));
+                    }
+                    Err(e) => {
+                        let pause = accept_errors.failed(&e);
+                        if !pause.is_zero() {
+                            tokio::time::sleep(pause).await;
+                        }
+                    }
+                },
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 () = state.stopping() => break,
             }
@@ -399,6 +456,7 @@ impl Server {
         connections.abort_all();
         while connections.join_next().await.is_some() {}
         state.forget_clients();
+        more.close();
         // As Redis on SIGTERM: with save points configured, a last SAVE before exiting.
         let saving = Arc::clone(&state);
         let _ = tokio::task::spawn_blocking(move || saving.save_on_shutdown()).await;

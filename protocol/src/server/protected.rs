@@ -4,11 +4,10 @@
 //! Whether a peer is local is Redis's own test ([`is_loopback`]): an IPv4 address starting
 //! `127.` or the IPv6 `::1`.
 
-use std::net::SocketAddr;
-
 /// Redis's reply to a refused client, word for word.
 pub const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 
+pub use crate::state::addr::{ClientAddr, Peer};
 pub use crate::state::protected::is_loopback;
 
 /// What the server logs at start when no password is set (Redis's warnings): whether anyone
@@ -41,13 +40,14 @@ pub fn startup_warning(
 
 /// Whether a client from `peer` is refused: protected mode on, no password for the default
 /// user (`nopass`), not loopback.
-pub fn refuses(protected_mode: bool, default_nopass: bool, peer: &SocketAddr) -> bool {
-    protected_mode && default_nopass && !is_loopback(peer)
+pub fn refuses(protected_mode: bool, default_nopass: bool, peer: &impl Peer) -> bool {
+    protected_mode && default_nopass && !peer.is_local()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     fn addr(text: &str) -> SocketAddr {
         text.parse().unwrap()

@@ -6,13 +6,13 @@
 //! its methods; [`ClientState`] keeps the shared view's database and protocol in step.
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
 
+use super::addr::ClientAddr;
 use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
 use super::stats::CallId;
@@ -25,9 +25,9 @@ pub struct ClientInfo {
     /// CLIENT ID.
     pub id: u64,
     /// The peer address.
-    pub addr: SocketAddr,
+    pub addr: ClientAddr,
     /// The local address.
-    pub laddr: Option<SocketAddr>,
+    pub laddr: Option<ClientAddr>,
     /// When it connected ([`crate::monotonic::now_ns`]).
     created_ns: u64,
     /// When its last batch of requests was read, on the same clock.
@@ -93,10 +93,11 @@ impl ClientInfo {
     /// A new client.
     pub fn new(
         id: u64,
-        addr: SocketAddr,
-        laddr: Option<SocketAddr>,
+        addr: impl Into<ClientAddr>,
+        laddr: Option<ClientAddr>,
         protocol: Protocol,
     ) -> ClientInfo {
+        let addr = addr.into();
         let now_ns = crate::monotonic::now_ns();
         ClientInfo {
             id,
@@ -340,7 +341,10 @@ impl ClientInfo {
             "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
-            self.laddr.map(|a| a.to_string()).unwrap_or_default(),
+            self.laddr
+                .as_ref()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
             text(&names.name),
             crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
             self.idle_s(),

@@ -29,6 +29,7 @@
 //!   the save points, `-MISCONF` after a failed save. What only the command table knows (the
 //!   AOF's replay, a command id's name) is handed down by the server as a function.
 
+pub(crate) mod addr;
 pub(crate) mod archive;
 mod archive_sync;
 pub(crate) mod client;
@@ -37,6 +38,7 @@ pub(crate) mod fd_limit;
 mod hot_settings;
 pub(crate) mod kill_signal;
 pub(crate) mod latency;
+pub(crate) mod listeners;
 pub(crate) mod monitor;
 pub(crate) mod notify;
 pub(crate) mod output_limit;
@@ -50,7 +52,6 @@ pub(crate) mod stats;
 pub(crate) mod tracking;
 pub(crate) mod tuning;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -189,6 +190,8 @@ pub(crate) struct ServerState {
     scripts: crate::script::Scripts,
     /// The ACL users, log and counters.
     acl: crate::acl::Acl,
+    /// The TLS port's configuration, when it has one ([`listeners`]).
+    tls: RwLock<Option<tokio_rustls::TlsAcceptor>>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -244,6 +247,7 @@ impl ServerState {
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
             acl: crate::acl::Acl::default(),
+            tls: RwLock::new(None),
         }
     }
 
@@ -320,6 +324,11 @@ impl ServerState {
     /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
     pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
         self.hot.auto_aof_rewrite()
+    }
+
+    /// Sets `port` as CONFIG GET shows it (0 when the server has no plain TCP port).
+    pub(crate) fn set_port(&self, port: u16) {
+        self.settings.write().port = port;
     }
 
     /// Sets `aclfile` (immutable to CONFIG SET, as in Redis: the config file sets it).
@@ -466,7 +475,11 @@ impl ServerState {
 
     /// Registers a new client and returns its connection's state: the default protocol,
     /// database 0, authenticated when no password is required.
-    pub(crate) fn connect(&self, peer: SocketAddr, local: Option<SocketAddr>) -> ClientState {
+    pub(crate) fn connect(
+        &self,
+        peer: addr::ClientAddr,
+        local: Option<addr::ClientAddr>,
+    ) -> ClientState {
         let id = self.clients.next_id();
         let info = Arc::new(ClientInfo::new(id, peer, local, self.default_protocol));
         self.clients.insert(Arc::clone(&info));

@@ -18,6 +18,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use echomq_engine::Config as EngineConfig;
 
+use super::addr::Peer;
 use super::settings::{Param, Settings};
 use crate::error::{ConfigRefusal, ConfigWhy};
 
@@ -57,11 +58,11 @@ impl Allowed {
 
     /// Whether a client connected from `peer` may take the action (Redis's
     /// `allowProtectedAction`).
-    pub fn allows(self, peer: &SocketAddr) -> bool {
+    pub fn allows(self, peer: &impl Peer) -> bool {
         match self {
             Allowed::No => false,
             Allowed::Yes => true,
-            Allowed::Local => is_loopback(peer),
+            Allowed::Local => peer.is_local(),
         }
     }
 }
@@ -101,8 +102,11 @@ pub enum Access {
 }
 
 /// How a client connected from `peer` may touch `param`.
-pub fn access(settings: &Settings, param: &Param, peer: &SocketAddr) -> Access {
-    if param.set.is_none() || STARTUP_ONLY_PARAMS.contains(&param.name) {
+pub fn access(settings: &Settings, param: &Param, peer: &impl Peer) -> Access {
+    if param.set.is_none()
+        || STARTUP_ONLY_PARAMS.contains(&param.name)
+        || super::listeners::is_startup_only(param.name)
+    {
         return Access::Immutable;
     }
     if PROTECTED_PARAMS.contains(&param.name) && !settings.enable_protected_configs.allows(peer) {

@@ -571,7 +571,7 @@ mod tests {
     }
 
     fn client_speaking(id: u64, protocol: Protocol) -> Arc<ClientInfo> {
-        let addr = "127.0.0.1:1".parse().unwrap();
+        let addr: std::net::SocketAddr = "127.0.0.1:1".parse().unwrap();
         Arc::new(ClientInfo::new(id, addr, None, protocol))
     }
 

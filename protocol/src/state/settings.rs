@@ -126,6 +126,8 @@ pub struct Settings {
     /// The directives echomq accepts without implementing them (by primary name), as the
     /// config file or CONFIG SET gave them; CONFIG GET and CONFIG REWRITE read them.
     pub accepted: std::collections::BTreeMap<&'static str, String>,
+    /// The TLS port and the unix socket ([`super::listeners`]).
+    pub listeners: super::listeners::ListenerSettings,
 }
 
 /// Redis's `tracking-table-max-keys` default: a million keys.
@@ -182,6 +184,7 @@ impl Default for Settings {
             tuning: super::tuning::Tuning::default(),
             config_file: String::new(),
             accepted: std::collections::BTreeMap::new(),
+            listeners: super::listeners::ListenerSettings::default(),
         }
     }
 }
@@ -695,9 +698,12 @@ pub fn param(name: &str) -> Option<&'static Param> {
 }
 
 /// Every parameter, in the order CONFIG GET * lists them: [`PARAMS`], then the tuning
-/// parameters of [`super::tuning`].
+/// parameters of [`super::tuning`], then the TLS and unix socket ones of [`super::listeners`].
 pub fn all_params() -> impl Iterator<Item = &'static Param> {
-    PARAMS.iter().chain(super::tuning::TUNING_PARAMS)
+    PARAMS
+        .iter()
+        .chain(super::tuning::TUNING_PARAMS)
+        .chain(super::listeners::LISTENER_PARAMS)
 }
 
 /// Why one setting could not be applied (see [`crate::ServerHandle::config_set`]).

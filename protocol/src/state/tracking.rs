@@ -515,7 +515,9 @@ mod tests {
     fn client(id: u64, protocol: Protocol) -> Arc<ClientInfo> {
         Arc::new(ClientInfo::new(
             id,
-            "127.0.0.1:1".parse().expect("address"),
+            "127.0.0.1:1"
+                .parse::<std::net::SocketAddr>()
+                .expect("address"),
             None,
             protocol,
         ))

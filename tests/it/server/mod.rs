@@ -27,6 +27,9 @@
 //!   messages on writes, flushes, expiry and the table's key limit.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
+//! - `tls`, `unix_socket`: `echomq serve` with a TLS port (certificates made by `openssl`,
+//!   client certificates required, optional, refused) and a unix socket, driven by redis-cli,
+//!   redis-py and redis-rs.
 //!
 //! Everything here is bounded: a reply that does not come within [`REPLY_TIMEOUT`] fails the
 //! test, a condition polled for gives up after [`POLL_TIMEOUT`], and "nothing arrives" is
@@ -50,7 +53,9 @@ mod memory;
 mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;
+mod tls;
 mod tracking;
+mod unix_socket;
 mod wire;
 
 use std::io::{ErrorKind, Read, Write};
