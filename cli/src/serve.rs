@@ -325,9 +325,14 @@ async fn open_listeners(server: &mut Server) -> Result<(), String> {
         tracing::error!("{e}");
         e
     })?;
+    // Written without `println!`, which panics on a closed stdout: a caller that read the
+    // first address (what scripts and tests wait for) may close the pipe before the rest.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     for line in server.listening() {
-        println!("echomq {} listening on {line}", env!("CARGO_PKG_VERSION"));
+        let _ = writeln!(out, "echomq {} listening on {line}", env!("CARGO_PKG_VERSION"));
     }
+    let _ = out.flush();
     Ok(())
 }
 
