@@ -13,32 +13,17 @@
 //! - hashes as HMSET batches (with field TTLs: HMSET and `HPEXPIREAT key ms FIELDS 1 field`
 //!   per field), sets as SADD batches, 64 items per command, as Redis.
 //!
-//! It works on a [`Snapshot`] copied under the keyspace lock, so it runs outside it.
+//! It runs in the rewrite's forked child, on the keyspace borrowed from the child's image of
+//! the parent's memory (`crate::persist::fork`).
 
 use std::io::{self, Write};
 
 use bytes::Bytes;
 use echomq_engine::config::IdmpConfig;
-use echomq_engine::{Db, Stream, StreamId, Value};
+use echomq_engine::rdb::file::KeyRef;
+use echomq_engine::{Stream, StreamId, Value};
 
 use super::codec::encode;
-
-/// The keyspace at one instant: per database, its keys with value and expiry.
-pub(crate) type Snapshot = Vec<Vec<(Bytes, Value, Option<u64>)>>;
-
-/// Copies the keyspace (call under the lock).
-pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
-    dbs.iter()
-        .map(|db| {
-            db.keys()
-                .filter_map(|key| {
-                    let value = db.get(key)?.clone();
-                    Some((Bytes::copy_from_slice(key), value, db.expiry(key)))
-                })
-                .collect()
-        })
-        .collect()
-}
 
 fn id(id: StreamId) -> Bytes {
     Bytes::from(id.to_string())
@@ -52,21 +37,22 @@ fn lit(s: &'static str) -> Bytes {
     Bytes::from_static(s.as_bytes())
 }
 
-/// Writes the commands that rebuild `snapshot` to `out`.
+/// Writes the commands that rebuild `dbs` (per database, its keys) to `out`.
 pub(crate) fn write_base(
-    snapshot: &Snapshot,
+    dbs: &[Vec<KeyRef<'_>>],
     idmp: IdmpConfig,
     out: &mut impl Write,
 ) -> io::Result<()> {
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
-    for (index, keys) in snapshot.iter().enumerate() {
+    for (index, keys) in dbs.iter().enumerate() {
         if keys.is_empty() {
             continue;
         }
         encode(&[lit("SELECT"), num(index)], &mut buf);
-        for (key, value, expiry) in keys {
+        for &(key, value, expiry) in keys {
+            let key = &Bytes::copy_from_slice(key);
             match value {
                 Value::String(v) => {
                     let mut argv = vec![lit("SET"), key.clone(), v.to_bytes()];

@@ -90,6 +90,7 @@ impl ServerState {
     /// as loading (so clients get `-LOADING` from their first command on). Returns
     /// `appendonly`.
     pub(crate) fn prepare_persistence(&self) -> bool {
+        crate::persist::fork::disable_thp();
         let mut settings = self.settings.write();
         settings.persistence_started = true;
         let rdb_file = std::path::Path::new(&settings.dir).join(&settings.dbfilename);

@@ -51,7 +51,7 @@ impl ServerState {
         self.rdb.save(dbs, &target, self.clock().as_ref())
     }
 
-    /// BGSAVE: copies the keyspace (under the lock, `dbs`) and writes it on a thread.
+    /// BGSAVE: forks (under the keyspace lock, `dbs`); the child writes the file.
     pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
         self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
     }
@@ -77,6 +77,21 @@ impl ServerState {
         }
     }
 
+    /// Before a shutdown saves, as Redis's `prepareForShutdown`: a BGSAVE's child is killed
+    /// (it could rename its older snapshot over the final one) and its temp file removed, and
+    /// a rewrite's child too (the AOF as it stands holds every write).
+    pub(crate) fn kill_children(&self) {
+        if self.rdb.kill_child() {
+            tracing::warn!("There is a child saving an .rdb. Killing it!");
+        }
+        if self.aof().kill_child() {
+            tracing::warn!("There is a child rewriting the AOF. Killing it!");
+        }
+        while self.aof().rewriting() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     /// At shutdown: with `save` points configured, waits for a running save and saves once
     /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
     /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
@@ -84,6 +99,7 @@ impl ServerState {
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return;
         }
+        self.kill_children();
         self.rdb.wait_for_background_save();
         tracing::info!("Saving the final RDB snapshot before exiting.");
         if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
@@ -102,6 +118,7 @@ impl ServerState {
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return true;
         }
+        self.kill_children();
         self.rdb.wait_for_background_save();
         tracing::info!("Saving the final RDB snapshot before exiting.");
         match self.keyspace().run_all(|dbs, _| self.save(dbs)) {
