@@ -235,9 +235,11 @@ fn children(pid: u32) -> Vec<u32> {
 }
 
 #[test]
-fn a_killed_child_leaves_the_previous_dump_and_flushall_and_shutdown_stop_a_bgsave() {
+fn a_killed_child_leaves_the_previous_dump_and_flushall_debug_reload_and_shutdown_meet_a_bgsave() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, addr) = serve_rdb(dir.path(), &[]);
+    let conf = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(conf.path(), "enable-debug-command yes\n").unwrap();
+    let (server, addr) = serve_rdb(dir.path(), &["--config", conf.path().to_str().unwrap()]);
     let pid = server.0.id();
     let mut c = Conn::open(addr);
     c.ok(&["SET", "saved", "1"]);
@@ -305,6 +307,11 @@ fn a_killed_child_leaves_the_previous_dump_and_flushall_and_shutdown_stop_a_bgsa
             .ignore();
     }
     load.query::<()>(c.raw()).unwrap();
+    // DEBUG RELOAD saves beside a running child, as Redis's does, rather than failing.
+    c.ok(&["BGSAVE"]);
+    assert_eq!(c.ok(&["DEBUG", "RELOAD"]), "OK");
+    assert_eq!(c.ok(&["XLEN", "s"]), entries.to_string());
+    wait_field(&mut c, "rdb_bgsave_in_progress");
     c.ok(&["BGSAVE"]);
     let _ = c.run(&["SHUTDOWN", "SAVE"]);
     let mut server = server;

@@ -20,8 +20,8 @@ use std::io::{self, Write};
 
 use bytes::Bytes;
 use echomq_engine::config::IdmpConfig;
-use echomq_engine::rdb::file::KeyRef;
-use echomq_engine::{Stream, StreamId, Value};
+use echomq_engine::rdb::file::db_keys;
+use echomq_engine::{Db, Stream, StreamId, Value};
 
 use super::codec::encode;
 
@@ -37,21 +37,18 @@ fn lit(s: &'static str) -> Bytes {
     Bytes::from_static(s.as_bytes())
 }
 
-/// Writes the commands that rebuild `dbs` (per database, its keys) to `out`.
-pub(crate) fn write_base(
-    dbs: &[Vec<KeyRef<'_>>],
-    idmp: IdmpConfig,
-    out: &mut impl Write,
-) -> io::Result<()> {
+/// Writes the commands that rebuild `dbs` to `out`, walking them as they are (nothing is
+/// copied, no list of keys is built).
+pub(crate) fn write_base(dbs: &[Db], idmp: IdmpConfig, out: &mut impl Write) -> io::Result<()> {
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
-    for (index, keys) in dbs.iter().enumerate() {
-        if keys.is_empty() {
+    for (index, db) in dbs.iter().enumerate() {
+        if db_keys(db).next().is_none() {
             continue;
         }
         encode(&[lit("SELECT"), num(index)], &mut buf);
-        for &(key, value, expiry) in keys {
+        for (key, value, expiry) in db_keys(db) {
             let key = &Bytes::copy_from_slice(key);
             match value {
                 Value::String(v) => {

@@ -214,7 +214,6 @@ impl Aof {
 /// The child's work: the new base written to `temp` from `dbs` and fsynced.
 fn write_base_file(temp: &Path, config: &AofConfig, dbs: &[Db]) -> Result<u64, PersistError> {
     let file = File::create(temp).map_err(|e| io_error("cannot create", temp, e))?;
-    let keys = crate::persist::rdb::save::borrowed(dbs);
     {
         let mut out = crate::persist::synced::SyncedFile::new(&file);
         match &config.rdb_preamble {
@@ -223,9 +222,9 @@ fn write_base_file(temp: &Path, config: &AofConfig, dbs: &[Db]) -> Result<u64, P
                     aof_base: true,
                     ..options.clone()
                 };
-                echomq_engine::rdb::file::write_refs(&keys, &options, &mut out).map(|_| ())
+                echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out).map(|_| ())
             }
-            None => rewrite::write_base(&keys, config.idmp, &mut out),
+            None => rewrite::write_base(dbs, config.idmp, &mut out),
         }
         .and_then(|()| out.flush())
         .map_err(|e| io_error("cannot write", temp, e))?;

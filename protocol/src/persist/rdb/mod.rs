@@ -12,7 +12,8 @@
 //! - `dump.rdb` is only ever replaced whole: the file is written to `temp-<pid>.rdb` in `dir`,
 //!   fsynced, renamed over `dbfilename`, and the directory fsynced, so a crash at any point
 //!   leaves the previous file or the new one, never a mix (`save::write_atomically`);
-//! - one save runs at a time (`in_progress`);
+//! - one save runs at a time (`in_progress`), but for DEBUG RELOAD's, which writes beside a
+//!   BGSAVE's child under its own temp name, as Redis's does;
 //! - a failed BGSAVE is recorded (`last_failed`) until a save succeeds: with save points
 //!   configured and `stop-writes-on-bgsave-error yes`, write commands (and PING) get Redis's
 //!   `-MISCONF` meanwhile.

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use echomq_engine::rdb::file::{self, KeyRef, SaveOptions};
+use echomq_engine::rdb::file::{self, SaveOptions};
 use echomq_engine::{Clock, Db};
 
 use super::Rdb;
@@ -32,25 +32,13 @@ pub(crate) struct Target {
     pub options: SaveOptions,
 }
 
-/// The keyspace's keys as they are, borrowed (SAVE writes them under the lock, a BGSAVE's
-/// child from its image of the keyspace, uncopied).
-pub(crate) fn borrowed(dbs: &[Db]) -> Vec<Vec<KeyRef<'_>>> {
-    dbs.iter()
-        .map(|db| {
-            db.keys()
-                .filter_map(|key| Some((&key[..], db.get(key)?, db.expiry(key))))
-                .collect()
-        })
-        .collect()
-}
-
 /// The temp file the process `pid` writes a save to.
 fn temp_path(target: &Target, pid: u32) -> PathBuf {
     target.dir.join(format!("temp-{pid}.rdb"))
 }
 
 /// Writes `dbs` to `target` atomically; returns the file's size.
-pub(crate) fn write_atomically(target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u64, String> {
+pub(crate) fn write_atomically(target: &Target, dbs: &[Db]) -> Result<u64, String> {
     let temp = temp_path(target, std::process::id());
     let done =
         write_temp(&temp, target, dbs).and_then(|size| install(&temp, target).map(|()| size));
@@ -74,7 +62,9 @@ fn install(temp: &Path, target: &Target) -> Result<(), String> {
     sync_dir(&target.dir)
 }
 
-fn write_temp(temp: &Path, target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u64, String> {
+/// Writes `dbs` as they are (walked, nothing copied) to `temp` and fsyncs it: SAVE's writer,
+/// and a BGSAVE child's.
+fn write_temp(temp: &Path, target: &Target, dbs: &[Db]) -> Result<u64, String> {
     let file = File::create(temp).map_err(|e| {
         format!(
             "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
@@ -83,7 +73,7 @@ fn write_temp(temp: &Path, target: &Target, dbs: &[Vec<KeyRef<'_>>]) -> Result<u
         )
     })?;
     let mut out = SyncedFile::new(&file);
-    let size = file::write_refs(dbs, &target.options, &mut out)
+    let size = file::write_dbs(dbs, &target.options, &mut out)
         .and_then(|size| out.flush().map(|()| size))
         .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
     drop(out);
@@ -110,7 +100,7 @@ impl Rdb {
         if !self.begin(false, clock.now_ms(), dirty) {
             return Err(CommandError::SaveInProgress);
         }
-        let done = write_atomically(target, &borrowed(dbs));
+        let done = write_atomically(target, dbs);
         self.finish(done.is_ok(), clock.now_ms());
         match done {
             Ok(_) => {
@@ -144,7 +134,7 @@ impl Rdb {
             |pid| temp_path(&target, pid),
             || {
                 let temp = temp_path(&target, std::process::id());
-                write_temp(&temp, &target, &borrowed(dbs)).map_err(|_| ())
+                write_temp(&temp, &target, dbs).map_err(|_| ())
             },
         );
         let child = match forked {

@@ -51,6 +51,21 @@ impl ServerState {
         self.rdb.save(dbs, &target, self.clock().as_ref())
     }
 
+    /// DEBUG RELOAD's save: SAVE's, or while a BGSAVE's child runs, the file written beside it
+    /// without waiting, as Redis's `rdbSave` does (the child's older snapshot then replaces it
+    /// when it ends, as in Redis).
+    pub(crate) fn save_for_reload(&self, dbs: &[Db]) -> Result<(), CommandError> {
+        if !self.rdb.bgsave_in_progress() {
+            return self.save(dbs);
+        }
+        crate::persist::rdb::save::write_atomically(&self.rdb_target(false), dbs)
+            .map(|_| tracing::info!("DB saved on disk"))
+            .map_err(|e| {
+                tracing::warn!(error = %e, "Error saving DB on disk");
+                CommandError::SaveFailed
+            })
+    }
+
     /// BGSAVE: forks (under the keyspace lock, `dbs`); the child writes the file.
     pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
         self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
