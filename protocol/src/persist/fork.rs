@@ -12,7 +12,10 @@
 //!   too, by that same thread, so nothing else could hold it), and its file names and options
 //!   were computed before the fork;
 //! - it never logs (`tracing` takes its subscriber's locks) and never writes to stdout or
-//!   stderr; a panic (a bug) is caught and the child exits with a failure status;
+//!   stderr; a panic (a bug) prints nothing (the panic hook is emptied first: the standard
+//!   error's lock may be held) and the child exits with a failure status;
+//! - it puts back the default action of every signal with a handler before anything else: the
+//!   server's handlers write to descriptors the child closes and may reuse;
 //! - it allocates only through the C library's `malloc` (the counting allocator adds an atomic
 //!   and a thread-local slot of the forking thread): glibc's `fork` takes every arena lock
 //!   before forking and resets them in the child, so `malloc` works there. The same fork
@@ -314,7 +317,13 @@ fn child(
     // Raw: the descriptors are closed by number below and at exit, never by a destructor.
     let _ = read.into_raw_fd();
     let write = write.into_raw_fd();
+    // First the handlers: one inherited from the server (its signal driver's) would write to
+    // a descriptor number the child reuses for its file. The default ends the child on
+    // SIGTERM or SIGINT, which the server sees as a killed save.
+    sys::default_signal_handlers();
     sys::close_all_but(write);
+    // A panic must not print: the standard error's lock may be held by a thread that is gone.
+    std::panic::set_hook(Box::new(|_| {}));
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
     let bytes = match done {
         Ok(Ok(bytes)) => Some(bytes),
@@ -395,6 +404,27 @@ mod sys {
                 libc::c_uint::MAX,
                 0 as libc::c_uint,
             );
+        }
+    }
+
+    /// Puts back the default disposition of every signal that has a handler (ignored ones
+    /// stay ignored: SIGPIPE's write errors are errors, not the end).
+    pub(super) fn default_signal_handlers() {
+        for signal in 1..=64 {
+            if signal == libc::SIGKILL || signal == libc::SIGSTOP {
+                continue;
+            }
+            // SAFETY: a zeroed sigaction is a valid out-parameter; querying and resetting a
+            // disposition has no other effect.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0 {
+                    continue;
+                }
+                if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+            }
         }
     }
 
@@ -533,5 +563,8 @@ mod tests {
 
         let child = slot.spawn(0, temp, || Err(())).unwrap();
         assert_eq!(slot.wait(child), Outcome::Failed);
+        let child = slot.spawn(0, temp, || panic!("a bug")).unwrap();
+        assert_eq!(slot.wait(child), Outcome::Failed);
+        assert_eq!(slot.figures().forks, 4);
     }
 }
