@@ -19,6 +19,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -100,17 +101,31 @@ pub fn write_refs(
     opts: &SaveOptions,
     out: &mut impl SaveOutput,
 ) -> io::Result<u64> {
-    write_each(dbs.len(), |index| dbs[index].iter().copied(), opts, out)
+    write_each(
+        dbs.len(),
+        |index| dbs[index].iter().copied(),
+        opts,
+        out,
+        None,
+    )
 }
 
 /// [`write`] of the databases themselves, walked as they are: no list of their keys is built
-/// (a BGSAVE's forked child writes from its image of the keyspace this way).
+/// (a BGSAVE's forked child writes from its image of the keyspace this way). `saved` counts
+/// the keys written so far (INFO's `current_save_keys_processed`, read by another process).
 pub fn write_dbs(
     dbs: &[crate::Db],
     opts: &SaveOptions,
     out: &mut impl SaveOutput,
+    saved: &AtomicU64,
 ) -> io::Result<u64> {
-    write_each(dbs.len(), |index| db_keys(&dbs[index]), opts, out)
+    write_each(
+        dbs.len(),
+        |index| db_keys(&dbs[index]),
+        opts,
+        out,
+        Some(saved),
+    )
 }
 
 /// The keys of `db` to save, borrowed.
@@ -126,6 +141,7 @@ fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
     keys: impl Fn(usize) -> I,
     opts: &SaveOptions,
     out: &mut impl SaveOutput,
+    saved: Option<&AtomicU64>,
 ) -> io::Result<u64> {
     let mut sink = Counted { out, written: 0 };
     // The writer keeps the checksum (parts encoded on other threads are checksummed there),
@@ -159,6 +175,9 @@ fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
             w.string(key);
             value::write(value, opts.now_ms, &mut w);
             w.spill();
+            if let Some(saved) = saved {
+                saved.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
     w.byte(opcodes::EOF);

@@ -70,6 +70,42 @@ pub(crate) struct Slot {
     forks: AtomicU64,
     /// The running child's pid again, for the sampler (0 when none); readable without the lock.
     running: AtomicI32,
+    /// The keys the running child has saved: a counter in a page shared with it (made at the
+    /// first fork; `None` if it could not be mapped).
+    saved: std::sync::OnceLock<Option<SharedCounter>>,
+}
+
+/// An `AtomicU64` in an anonymous page mapped shared, so a forked child's increments are seen
+/// by the server.
+#[derive(Debug)]
+struct SharedCounter(std::ptr::NonNull<AtomicU64>);
+
+// SAFETY: the page is only ever accessed through the atomic.
+#[allow(unsafe_code)]
+unsafe impl Send for SharedCounter {}
+// SAFETY: as above.
+#[allow(unsafe_code)]
+unsafe impl Sync for SharedCounter {}
+
+impl SharedCounter {
+    fn new() -> Option<SharedCounter> {
+        sys::map_shared_counter().map(SharedCounter)
+    }
+
+    fn get(&self) -> &AtomicU64 {
+        // SAFETY: the page is mapped, zero-initialized (a valid AtomicU64) and aligned, until
+        // `drop` unmaps it, which needs `&mut self`.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.0.as_ref()
+        }
+    }
+}
+
+impl Drop for SharedCounter {
+    fn drop(&mut self) {
+        sys::unmap_shared_counter(self.0);
+    }
 }
 
 /// How a child ended.
@@ -95,6 +131,8 @@ pub(crate) struct Figures {
     /// Seconds since `current_cow` was sampled (0 before the first sample).
     pub current_cow_age_s: u64,
     pub keys_total: u64,
+    /// The keys the running child has saved so far.
+    pub keys_processed: u64,
     pub fork_usec: u64,
     pub fork_seq: u64,
     pub forks: u64,
@@ -158,10 +196,20 @@ impl Slot {
                 monotonic_ms().saturating_sub(at) / 1000
             },
             keys_total: self.keys_total.load(Ordering::Relaxed),
+            keys_processed: self
+                .saved_counter()
+                .map_or(0, |c| c.load(Ordering::Relaxed)),
             fork_usec: self.fork_usec.load(Ordering::Relaxed),
             fork_seq: self.fork_seq.load(Ordering::Relaxed),
             forks: self.forks.load(Ordering::Relaxed),
         }
+    }
+
+    fn saved_counter(&self) -> Option<&AtomicU64> {
+        self.saved
+            .get_or_init(SharedCounter::new)
+            .as_ref()
+            .map(SharedCounter::get)
     }
 
     /// Forks (call holding the keyspace lock, with everything `work` reads borrowed from what
@@ -172,7 +220,7 @@ impl Slot {
         &self,
         keys_total: u64,
         temp: impl Fn(u32) -> PathBuf,
-        work: impl FnOnce() -> Result<u64, ()>,
+        work: impl FnOnce(&AtomicU64) -> Result<u64, ()>,
     ) -> io::Result<Child> {
         let mut slot = self.pid.lock();
         if slot.is_some() {
@@ -180,10 +228,13 @@ impl Slot {
         }
         let (read, write) = sys::pipe()?;
         let parent = std::process::id();
+        let unshared = AtomicU64::new(0);
+        let saved = self.saved_counter().unwrap_or(&unshared);
+        saved.store(0, Ordering::Relaxed);
         let started = Instant::now();
         let pid = sys::fork()?;
         if pid == 0 {
-            child(read, write, parent, temp, work);
+            child(read, write, parent, temp, || work(saved));
         }
         let took = started.elapsed().as_micros() as u64;
         drop(write);
@@ -453,6 +504,33 @@ mod sys {
         Ok(n as usize)
     }
 
+    /// A zeroed page mapped shared and anonymous, as a counter (`None` if mmap fails).
+    pub(super) fn map_shared_counter() -> Option<std::ptr::NonNull<std::sync::atomic::AtomicU64>> {
+        // SAFETY: a new anonymous mapping; no existing memory is touched.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page == libc::MAP_FAILED {
+            return None;
+        }
+        std::ptr::NonNull::new(page.cast())
+    }
+
+    /// Unmaps a page [`map_shared_counter`] mapped.
+    pub(super) fn unmap_shared_counter(page: std::ptr::NonNull<std::sync::atomic::AtomicU64>) {
+        // SAFETY: `page` is a 4096-byte mapping of ours that nothing refers to any more.
+        unsafe {
+            libc::munmap(page.as_ptr().cast(), 4096);
+        }
+    }
+
     /// Whether `fd` is readable (or at its end) within `timeout_ms`.
     pub(super) fn poll_read(fd: &OwnedFd, timeout_ms: i32) -> io::Result<bool> {
         let mut poll = libc::pollfd {
@@ -538,7 +616,8 @@ mod tests {
         let temp = |pid: u32| path.join(format!("t-{pid}"));
         let data = vec![7u8; 1000];
         let child = slot
-            .spawn(3, temp, || {
+            .spawn(3, temp, |saved| {
+                saved.fetch_add(3, Ordering::Relaxed);
                 std::fs::write(temp(std::process::id()), &data).map_err(|_| ())?;
                 Ok(data.len() as u64)
             })
@@ -549,10 +628,12 @@ mod tests {
         assert_eq!(std::fs::read(temp(pid)).unwrap(), data);
         let figures = slot.figures();
         assert!(figures.fork_usec > 0 && figures.forks == 1 && figures.keys_total == 3);
+        // The child's count, through the shared page.
+        assert_eq!(figures.keys_processed, 3);
         assert!(!slot.figures().running);
 
         let child = slot
-            .spawn(0, temp, || {
+            .spawn(0, temp, |_| {
                 std::thread::sleep(std::time::Duration::from_secs(30));
                 Ok(0)
             })
@@ -561,9 +642,9 @@ mod tests {
         assert_eq!(slot.wait(child), Outcome::Aborted);
         assert!(!slot.kill());
 
-        let child = slot.spawn(0, temp, || Err(())).unwrap();
+        let child = slot.spawn(0, temp, |_| Err(())).unwrap();
         assert_eq!(slot.wait(child), Outcome::Failed);
-        let child = slot.spawn(0, temp, || panic!("a bug")).unwrap();
+        let child = slot.spawn(0, temp, |_| panic!("a bug")).unwrap();
         assert_eq!(slot.wait(child), Outcome::Failed);
         assert_eq!(slot.figures().forks, 4);
     }

@@ -259,7 +259,6 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let rdb = state.rdb();
     let (rdb_fork, aof_fork) = (rdb.fork.figures(), aof.fork.figures());
     // The running child's figures (the RDB's when both run); Redis runs one child at a time.
-    // The child does not report its progress: the keys it saved read 0 until it ends.
     let current = [rdb_fork, aof_fork]
         .into_iter()
         .find(|f| f.running)
@@ -267,8 +266,20 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("current_cow_peak", current.current_cow_peak);
     out.field("current_cow_size", current.current_cow);
     out.field("current_cow_size_age", current.current_cow_age_s);
-    out.field("current_fork_perc", "0.00");
-    out.field("current_save_keys_processed", 0);
+    let perc = if current.keys_total == 0 {
+        0.0
+    } else {
+        current.keys_processed as f64 * 100.0 / current.keys_total as f64
+    };
+    out.field("current_fork_perc", format!("{perc:.2}"));
+    out.field(
+        "current_save_keys_processed",
+        if current.running {
+            current.keys_processed
+        } else {
+            0
+        },
+    );
     out.field("current_save_keys_total", current.keys_total);
     let now_ms = ctx.snapshot.now_ms;
     out.field("rdb_changes_since_last_save", rdb.changes_since_save(dirty));

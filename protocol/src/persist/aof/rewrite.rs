@@ -17,6 +17,7 @@
 //! the parent's memory (`crate::persist::fork`).
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use echomq_engine::config::IdmpConfig;
@@ -38,8 +39,13 @@ fn lit(s: &'static str) -> Bytes {
 }
 
 /// Writes the commands that rebuild `dbs` to `out`, walking them as they are (nothing is
-/// copied, no list of keys is built).
-pub(crate) fn write_base(dbs: &[Db], idmp: IdmpConfig, out: &mut impl Write) -> io::Result<()> {
+/// copied, no list of keys is built); `saved` counts the keys written.
+pub(crate) fn write_base(
+    dbs: &[Db],
+    idmp: IdmpConfig,
+    out: &mut impl Write,
+    saved: &AtomicU64,
+) -> io::Result<()> {
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
@@ -110,6 +116,7 @@ pub(crate) fn write_base(dbs: &[Db], idmp: IdmpConfig, out: &mut impl Write) -> 
                     }
                 }
             }
+            saved.fetch_add(1, Ordering::Relaxed);
             if buf.len() >= CHUNK_BYTES {
                 out.write_all(&buf)?;
                 buf.clear();

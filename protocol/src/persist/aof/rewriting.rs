@@ -38,8 +38,8 @@ impl Aof {
         };
         let temp_of = |pid: u32| path.join(format!("temp-rewriteaof-bg-{pid}.aof"));
         let keys = dbs.iter().map(|db| db.len() as u64).sum();
-        let forked = self.fork.spawn(keys, temp_of, || {
-            write_base_file(&temp_of(std::process::id()), config, dbs).map_err(|_| ())
+        let forked = self.fork.spawn(keys, temp_of, |saved| {
+            write_base_file(&temp_of(std::process::id()), config, dbs, saved).map_err(|_| ())
         });
         let child = match forked {
             Ok(child) => child,
@@ -212,7 +212,12 @@ impl Aof {
 }
 
 /// The child's work: the new base written to `temp` from `dbs` and fsynced.
-fn write_base_file(temp: &Path, config: &AofConfig, dbs: &[Db]) -> Result<u64, PersistError> {
+fn write_base_file(
+    temp: &Path,
+    config: &AofConfig,
+    dbs: &[Db],
+    saved: &std::sync::atomic::AtomicU64,
+) -> Result<u64, PersistError> {
     let file = File::create(temp).map_err(|e| io_error("cannot create", temp, e))?;
     {
         let mut out = crate::persist::synced::SyncedFile::new(&file);
@@ -222,9 +227,9 @@ fn write_base_file(temp: &Path, config: &AofConfig, dbs: &[Db]) -> Result<u64, P
                     aof_base: true,
                     ..options.clone()
                 };
-                echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out).map(|_| ())
+                echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out, saved).map(|_| ())
             }
-            None => rewrite::write_base(dbs, config.idmp, &mut out),
+            None => rewrite::write_base(dbs, config.idmp, &mut out, saved),
         }
         .and_then(|()| out.flush())
         .map_err(|e| io_error("cannot write", temp, e))?;

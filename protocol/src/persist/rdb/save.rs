@@ -12,6 +12,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use echomq_engine::rdb::file::{self, SaveOptions};
 use echomq_engine::{Clock, Db};
@@ -40,8 +41,8 @@ fn temp_path(target: &Target, pid: u32) -> PathBuf {
 /// Writes `dbs` to `target` atomically; returns the file's size.
 pub(crate) fn write_atomically(target: &Target, dbs: &[Db]) -> Result<u64, String> {
     let temp = temp_path(target, std::process::id());
-    let done =
-        write_temp(&temp, target, dbs).and_then(|size| install(&temp, target).map(|()| size));
+    let done = write_temp(&temp, target, dbs, &AtomicU64::new(0))
+        .and_then(|size| install(&temp, target).map(|()| size));
     if done.is_err() {
         let _ = fs::remove_file(&temp);
     }
@@ -64,7 +65,7 @@ fn install(temp: &Path, target: &Target) -> Result<(), String> {
 
 /// Writes `dbs` as they are (walked, nothing copied) to `temp` and fsyncs it: SAVE's writer,
 /// and a BGSAVE child's.
-fn write_temp(temp: &Path, target: &Target, dbs: &[Db]) -> Result<u64, String> {
+fn write_temp(temp: &Path, target: &Target, dbs: &[Db], saved: &AtomicU64) -> Result<u64, String> {
     let file = File::create(temp).map_err(|e| {
         format!(
             "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
@@ -73,7 +74,7 @@ fn write_temp(temp: &Path, target: &Target, dbs: &[Db]) -> Result<u64, String> {
         )
     })?;
     let mut out = SyncedFile::new(&file);
-    let size = file::write_dbs(dbs, &target.options, &mut out)
+    let size = file::write_dbs(dbs, &target.options, &mut out, saved)
         .and_then(|size| out.flush().map(|()| size))
         .map_err(|e| format!("Write error saving DB on disk: {e}"))?;
     drop(out);
@@ -132,9 +133,9 @@ impl Rdb {
         let forked = self.fork.spawn(
             keys,
             |pid| temp_path(&target, pid),
-            || {
+            |saved| {
                 let temp = temp_path(&target, std::process::id());
-                write_temp(&temp, &target, dbs).map_err(|_| ())
+                write_temp(&temp, &target, dbs, saved).map_err(|_| ())
             },
         );
         let child = match forked {
