@@ -28,7 +28,9 @@
 //! parent only: a client the parent drops is closed at once; a listening port is free when the
 //! parent stops), writes its file, then reports through the pipe: whether it succeeded, the
 //! bytes written, and its copy-on-write size (Private_Dirty of `/proc/self/smaps_rollup`, as
-//! Redis's `zmalloc_get_private_dirty`). The parent installs the file (rename, manifest) only
+//! Redis's `zmalloc_get_private_dirty`). While it runs, it counts the keys it wrote in a page
+//! mapped shared with the parent (`current_save_keys_processed`), and the parent samples its
+//! copy-on-write size every second (`current_cow_size`). The parent installs the file (rename, manifest) only
 //! after a successful report: a child whose parent died never replaces anything, and removes
 //! its temp file if it finds itself orphaned.
 //!

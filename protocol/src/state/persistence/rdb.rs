@@ -107,14 +107,14 @@ impl ServerState {
         }
     }
 
-    /// At shutdown: with `save` points configured, waits for a running save and saves once
-    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
+    /// At shutdown: kills a running child ([`ServerState::kill_children`]); with `save` points
+    /// configured, saves once more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
     /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
     pub(crate) fn save_on_shutdown(&self) {
+        self.kill_children();
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return;
         }
-        self.kill_children();
         self.rdb.wait_for_background_save();
         tracing::info!("Saving the final RDB snapshot before exiting.");
         if let Err(e) = self.keyspace().run_all(|dbs, _| self.save(dbs)) {
@@ -122,18 +122,18 @@ impl ServerState {
         }
     }
 
-    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: the AOF flushed, then
-    /// with `save` points configured (and not loading), waits for a running save and saves. Whether the server
+    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: the AOF flushed, a
+    /// running child killed, then with `save` points configured (and not loading) a save. Whether the server
     /// may now stop: a failed save is logged with Redis's lines and the server goes on
     /// serving, as Redis does (its data is in memory only; exiting would lose it). After a
     /// successful save nothing at exit saves again.
     pub(crate) fn save_before_signal_exit(&self) -> bool {
         // As Redis's `finishShutdown`: the AOF's pending bytes written and fsynced first.
         self.aof().flush_for_shutdown();
+        self.kill_children();
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return true;
         }
-        self.kill_children();
         self.rdb.wait_for_background_save();
         tracing::info!("Saving the final RDB snapshot before exiting.");
         match self.keyspace().run_all(|dbs, _| self.save(dbs)) {
