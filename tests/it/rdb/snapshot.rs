@@ -262,6 +262,14 @@ fn a_killed_child_leaves_the_previous_dump_and_flushall_debug_reload_and_shutdow
         entries += 20_000;
         c.ok(&["BGSAVE"]);
         if let Some(&child) = children(pid).first() {
+            let info: String = redis::cmd("INFO")
+                .arg("persistence")
+                .query(c.raw())
+                .unwrap();
+            if info.contains("rdb_bgsave_in_progress:1") {
+                // The keys at the fork: `saved` and `s`.
+                assert!(info.contains("current_save_keys_total:2"), "{info}");
+            }
             let _ = std::process::Command::new("kill")
                 .args(["-9", &child.to_string()])
                 .status();

@@ -20,8 +20,9 @@ use crate::error::PersistError;
 use crate::persist::fork::Outcome;
 
 impl Aof {
-    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file,
-    /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
+    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file and
+    /// forks a child that writes the new base; a thread waits for it and installs the base.
+    /// Refused while one runs.
     pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), PersistError> {
         if self.rewriting.swap(true, Ordering::AcqRel) {
             return Err(PersistError::RewriteInProgress);
