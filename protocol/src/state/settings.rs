@@ -654,13 +654,6 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.databases.to_string(),
         set: None,
     },
-    // Always on (Redis's default): a write during a background save copies a 4 KiB page, not a
-    // 2 MiB huge page (`crate::persist::fork::disable_thp`, at start).
-    Param {
-        name: "disable-thp",
-        get: |_, _| "yes".into(),
-        set: None,
-    },
     Param {
         name: "cluster-enabled",
         get: |s, _| if s.cluster_enabled { "yes" } else { "no" }.into(),
