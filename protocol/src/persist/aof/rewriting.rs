@@ -72,9 +72,11 @@ impl Aof {
                 if done.is_err() {
                     let _ = fs::remove_file(&temp);
                 }
-                // As Redis's `killAppendOnlyChild`: a rewrite the server stopped is no failure.
-                let failed = done.is_err() && outcome != Outcome::Aborted;
-                aof.bgrewrite_failed.store(failed, Ordering::Release);
+                // As Redis's `killAppendOnlyChild`: a rewrite the server stopped changes no
+                // status.
+                if outcome != Outcome::Aborted {
+                    aof.bgrewrite_failed.store(done.is_err(), Ordering::Release);
+                }
                 match done {
                     Ok(()) => tracing::info!("Background AOF rewrite finished successfully"),
                     Err(e) => tracing::warn!(error = %e, "Background AOF rewrite failed"),
