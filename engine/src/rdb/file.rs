@@ -19,6 +19,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -100,6 +101,48 @@ pub fn write_refs(
     opts: &SaveOptions,
     out: &mut impl SaveOutput,
 ) -> io::Result<u64> {
+    write_each(
+        dbs.len(),
+        |index| dbs[index].iter().copied(),
+        opts,
+        out,
+        None,
+    )
+}
+
+/// [`write`] of the databases themselves, walked as they are: no list of their keys is built
+/// (a BGSAVE's forked child writes from its image of the keyspace this way). `saved` counts
+/// the keys written so far (INFO's `current_save_keys_processed`, read by another process).
+pub fn write_dbs(
+    dbs: &[crate::Db],
+    opts: &SaveOptions,
+    out: &mut impl SaveOutput,
+    saved: &AtomicU64,
+) -> io::Result<u64> {
+    write_each(
+        dbs.len(),
+        |index| db_keys(&dbs[index]),
+        opts,
+        out,
+        Some(saved),
+    )
+}
+
+/// The keys of `db` to save, borrowed.
+pub fn db_keys(db: &crate::Db) -> impl Iterator<Item = KeyRef<'_>> {
+    db.keys()
+        .filter_map(|key| Some((&key[..], db.get(key)?, db.expiry(key))))
+}
+
+/// Writes `count` databases, database `index`'s keys being `keys(index)` (walked twice: once
+/// to count them for RESIZEDB, once to write them).
+fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
+    count: usize,
+    keys: impl Fn(usize) -> I,
+    opts: &SaveOptions,
+    out: &mut impl SaveOutput,
+    saved: Option<&AtomicU64>,
+) -> io::Result<u64> {
     let mut sink = Counted { out, written: 0 };
     // The writer keeps the checksum (parts encoded on other threads are checksummed there),
     // and writes to `sink` as it goes (a large stream's nodes too, while a second thread
@@ -111,24 +154,30 @@ pub fn write_refs(
     aux(&mut w, "ctime", &opts.ctime_s.to_string());
     aux(&mut w, "used-mem", &opts.used_mem.to_string());
     aux(&mut w, "aof-base", if opts.aof_base { "1" } else { "0" });
-    for (index, keys) in dbs.iter().enumerate() {
-        if keys.is_empty() {
+    for index in 0..count {
+        let (len, expiring) = keys(index).fold((0u64, 0u64), |(n, e), (_, _, at)| {
+            (n + 1, e + u64::from(at.is_some()))
+        });
+        if len == 0 {
             continue;
         }
         w.byte(opcodes::SELECTDB);
         w.len(index as u64);
         w.byte(opcodes::RESIZEDB);
-        w.len(keys.len() as u64);
-        w.len(keys.iter().filter(|(_, _, e)| e.is_some()).count() as u64);
-        for (key, value, expiry) in keys {
+        w.len(len);
+        w.len(expiring);
+        for (key, value, expiry) in keys(index) {
             if let Some(at) = expiry {
                 w.byte(opcodes::EXPIRETIME_MS);
-                w.millis(*at as i64);
+                w.millis(at as i64);
             }
             w.byte(value::type_of(value));
             w.string(key);
             value::write(value, opts.now_ms, &mut w);
             w.spill();
+            if let Some(saved) = saved {
+                saved.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
     w.byte(opcodes::EOF);

@@ -172,7 +172,7 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             return CommandError::DebugReloadOption.into();
         }
     }
-    if save && ctx.state.save(ctx.dbs).is_err() {
+    if save && ctx.state.save_for_reload(ctx.dbs).is_err() {
         return Reply::Error("ERR".into());
     }
     let (path, databases) = {

@@ -4,7 +4,9 @@
 //!
 //! Effects: per database, WATCH touched when it had keys and blocked XREADGROUP readers of a
 //! stream signalled (they fail with NOGROUP), as the engine's [`echomq_engine::Db::clear`]
-//! does; propagated verbatim in the client's database, counting 1 change.
+//! does; propagated verbatim in the client's database, counting 1 change. A running BGSAVE's
+//! child is killed, as Redis's `flushAllDataAndResetRDB` does: its snapshot is of data no
+//! longer there.
 
 use echomq_engine::command::FlushDb;
 use echomq_engine::{Error, Reply};
@@ -19,6 +21,7 @@ pub(crate) fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     for db in ctx.dbs.iter_mut() {
         db.clear();
     }
+    ctx.state.rdb().kill_child();
     ctx.db().changed(1, argv);
     Reply::OK
 }

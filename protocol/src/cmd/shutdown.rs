@@ -57,11 +57,11 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let state = ctx.state;
     tracing::warn!("User requested shutdown...");
+    state.kill_children();
     state.aof().flush_for_shutdown();
     let wants_save = flags.save || !state.settings().save.is_empty();
     if wants_save && !flags.nosave && !state.loading() {
         tracing::info!("Saving the final RDB snapshot before exiting.");
-        state.rdb().wait_for_background_save();
         if let Err(e) = state.save(ctx.dbs) {
             if !flags.force {
                 tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");

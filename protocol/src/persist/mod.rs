@@ -13,5 +13,6 @@
 //! file, fsynced, renamed, its directory fsynced), so a crash leaves the old one or the new.
 
 pub(crate) mod aof;
+pub(crate) mod fork;
 pub(crate) mod rdb;
 pub(crate) mod synced;

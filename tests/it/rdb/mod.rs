@@ -3,7 +3,8 @@
 //! payloads byte for byte against Redis 8.8's, and its files with `redis-check-rdb`); `server`
 //! covers SAVE, BGSAVE, LASTSAVE, INFO, the load at start, `-MISCONF` and RESTORE's errors;
 //! `shutdown` the SHUTDOWN command's saves, exits and refusals; `crash` SIGKILLs a saving
-//! server and checks `dump.rdb` is never damaged.
+//! server and checks `dump.rdb` is never damaged; `snapshot` checks background saves hold the
+//! state at their start while writers go on, and a killed save's child.
 
 mod collections;
 mod crash;
@@ -11,6 +12,7 @@ mod interchange;
 mod older;
 mod server;
 mod shutdown;
+mod snapshot;
 mod zsets;
 
 use std::net::SocketAddr;

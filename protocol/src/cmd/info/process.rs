@@ -269,18 +269,32 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let status = |failed: bool| if failed { "err" } else { "ok" };
     let dirty: u64 = ctx.dbs.iter().map(|db| db.dirty()).sum();
     out.field("loading", u8::from(state.loading()));
-    for name in [
-        "async_loading",
-        "current_cow_peak",
-        "current_cow_size",
-        "current_cow_size_age",
-    ] {
-        out.field(name, 0);
-    }
-    out.field("current_fork_perc", "0.00");
-    out.field("current_save_keys_processed", 0);
-    out.field("current_save_keys_total", 0);
+    out.field("async_loading", 0);
     let rdb = state.rdb();
+    let (rdb_fork, aof_fork) = (rdb.fork.figures(), aof.fork.figures());
+    // The running child's figures (the RDB's when both run); Redis runs one child at a time.
+    let current = [rdb_fork, aof_fork]
+        .into_iter()
+        .find(|f| f.running)
+        .unwrap_or_default();
+    out.field("current_cow_peak", current.current_cow_peak);
+    out.field("current_cow_size", current.current_cow);
+    out.field("current_cow_size_age", current.current_cow_age_s);
+    let perc = if current.keys_total == 0 {
+        0.0
+    } else {
+        current.keys_processed as f64 * 100.0 / current.keys_total as f64
+    };
+    out.field("current_fork_perc", format!("{perc:.2}"));
+    out.field(
+        "current_save_keys_processed",
+        if current.running {
+            current.keys_processed
+        } else {
+            0
+        },
+    );
+    out.field("current_save_keys_total", current.keys_total);
     let now_ms = ctx.snapshot.now_ms;
     out.field("rdb_changes_since_last_save", rdb.changes_since_save(dirty));
     out.field("rdb_bgsave_in_progress", u8::from(rdb.bgsave_in_progress()));
@@ -294,7 +308,7 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let (saves, failures) = rdb.saves();
     out.field("rdb_saves", saves);
     out.field("rdb_saves_consecutive_failures", failures);
-    out.field("rdb_last_cow_size", 0);
+    out.field("rdb_last_cow_size", rdb_fork.last_cow);
     let (loaded, expired) = rdb.load_keys();
     out.field("rdb_last_load_keys_expired", expired);
     out.field("rdb_last_load_keys_loaded", loaded);
@@ -307,7 +321,7 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("aof_rewrites", 0);
     out.field("aof_rewrites_consecutive_failures", 0);
     out.field("aof_last_write_status", status(aof.write_error().is_some()));
-    out.field("aof_last_cow_size", 0);
+    out.field("aof_last_cow_size", aof_fork.last_cow);
     out.field("module_fork_in_progress", 0);
     out.field("module_fork_last_cow_size", 0);
     if aof.enabled() {

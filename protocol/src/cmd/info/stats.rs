@@ -1,7 +1,7 @@
 //! The sections about what the server did: stats, replication, commandstats, errorstats,
 //! latencystats, cluster.
 //!
-//! echomq is always a master without replicas, without pub/sub, eviction, forks or ACL users,
+//! echomq is always a master without replicas, without pub/sub, eviction or ACL users,
 //! and outside a cluster unless `cluster-enabled yes` makes it a one-node one: those fields
 //! read as Redis's do in that situation.
 
@@ -76,9 +76,15 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("pubsub_channels", pubsub.distinct(Kind::Channel));
     out.field("pubsub_patterns", pubsub.distinct(Kind::Pattern));
     out.field("pubsubshard_channels", pubsub.distinct(Kind::Shard));
+    let (rdb_fork, aof_fork) = (state.rdb().fork.figures(), state.aof().fork.figures());
+    let latest = if rdb_fork.fork_seq >= aof_fork.fork_seq {
+        rdb_fork
+    } else {
+        aof_fork
+    };
+    out.field("latest_fork_usec", latest.fork_usec);
+    out.field("total_forks", rdb_fork.forks + aof_fork.forks);
     for name in [
-        "latest_fork_usec",
-        "total_forks",
         "migrate_cached_sockets",
         "slave_expires_tracked_keys",
         "active_defrag_hits",

@@ -220,6 +220,8 @@ pub(crate) struct Aof {
     fsync_thread: AtomicBool,
     /// `appendfsync always`'s group commit ([`group_sync`]).
     group: group_sync::GroupSync,
+    /// The rewrite's child (INFO's `aof_last_cow_size`, the fork figures).
+    pub(crate) fork: crate::persist::fork::Slot,
 }
 
 fn io_error(what: &'static str, path: &Path, e: std::io::Error) -> PersistError {

@@ -13,32 +13,18 @@
 //! - hashes as HMSET batches (with field TTLs: HMSET and `HPEXPIREAT key ms FIELDS 1 field`
 //!   per field), sets as SADD batches, 64 items per command, as Redis.
 //!
-//! It works on a [`Snapshot`] copied under the keyspace lock, so it runs outside it.
+//! It runs in the rewrite's forked child, on the keyspace borrowed from the child's image of
+//! the parent's memory (`crate::persist::fork`).
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use echomq_engine::config::IdmpConfig;
+use echomq_engine::rdb::file::db_keys;
 use echomq_engine::{Db, Stream, StreamId, Value};
 
 use super::codec::encode;
-
-/// The keyspace at one instant: per database, its keys with value and expiry.
-pub(crate) type Snapshot = Vec<Vec<(Bytes, Value, Option<u64>)>>;
-
-/// Copies the keyspace (call under the lock).
-pub(crate) fn snapshot(dbs: &[Db]) -> Snapshot {
-    dbs.iter()
-        .map(|db| {
-            db.keys()
-                .filter_map(|key| {
-                    let value = db.get(key)?.clone();
-                    Some((Bytes::copy_from_slice(key), value, db.expiry(key)))
-                })
-                .collect()
-        })
-        .collect()
-}
 
 fn id(id: StreamId) -> Bytes {
     Bytes::from(id.to_string())
@@ -52,21 +38,24 @@ fn lit(s: &'static str) -> Bytes {
     Bytes::from_static(s.as_bytes())
 }
 
-/// Writes the commands that rebuild `snapshot` to `out`.
+/// Writes the commands that rebuild `dbs` to `out`, walking them as they are (nothing is
+/// copied, no list of keys is built); `saved` counts the keys written.
 pub(crate) fn write_base(
-    snapshot: &Snapshot,
+    dbs: &[Db],
     idmp: IdmpConfig,
     out: &mut impl Write,
+    saved: &AtomicU64,
 ) -> io::Result<()> {
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
-    for (index, keys) in snapshot.iter().enumerate() {
-        if keys.is_empty() {
+    for (index, db) in dbs.iter().enumerate() {
+        if db_keys(db).next().is_none() {
             continue;
         }
         encode(&[lit("SELECT"), num(index)], &mut buf);
-        for (key, value, expiry) in keys {
+        for (key, value, expiry) in db_keys(db) {
+            let key = &Bytes::copy_from_slice(key);
             match value {
                 Value::String(v) => {
                     let mut argv = vec![lit("SET"), key.clone(), v.to_bytes()];
@@ -127,6 +116,7 @@ pub(crate) fn write_base(
                     }
                 }
             }
+            saved.fetch_add(1, Ordering::Relaxed);
             if buf.len() >= CHUNK_BYTES {
                 out.write_all(&buf)?;
                 buf.clear();

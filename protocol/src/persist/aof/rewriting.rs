@@ -1,8 +1,10 @@
 //! A rewrite's steps on the files: under the keyspace lock, the pending buffer goes to the old
-//! incremental file and a new one is created and listed in the manifest; on a thread, the new
-//! base is written from the copy (as commands, or as an RDB file with `aof-use-rdb-preamble`),
-//! fsynced and renamed; then the manifest is swapped atomically to the new base and the
-//! incremental files from the switch on, and the files it no longer lists are deleted.
+//! incremental file, a new one is created and listed in the manifest, and the server forks
+//! (`crate::persist::fork`); the child writes the new base from its image of the keyspace (as
+//! commands, or as an RDB file with `aof-use-rdb-preamble`) to
+//! `temp-rewriteaof-bg-<child pid>.aof` and fsyncs it; once it reported success, a thread of
+//! the server renames it, swaps the manifest atomically to the new base and the incremental
+//! files from the switch on, and deletes the files it no longer lists.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -15,10 +17,12 @@ use echomq_engine::Db;
 use super::manifest::{AofFile, Kind, Manifest};
 use super::{Aof, AofConfig, io_error, rewrite, write_atomically};
 use crate::error::PersistError;
+use crate::persist::fork::Outcome;
 
 impl Aof {
-    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file,
-    /// copies the keyspace, and writes the new base on a thread. Refused while one runs.
+    /// Starts a rewrite (call under the keyspace lock): switches to a new incremental file and
+    /// forks a child that writes the new base; a thread waits for it and installs the base.
+    /// Refused while one runs.
     pub fn rewrite(self: &Arc<Self>, dbs: &[Db], config: &AofConfig) -> Result<(), PersistError> {
         if self.rewriting.swap(true, Ordering::AcqRel) {
             return Err(PersistError::RewriteInProgress);
@@ -33,14 +37,46 @@ impl Aof {
                 return Err(e);
             }
         };
-        let snapshot = rewrite::snapshot(dbs);
+        let temp_of = |pid: u32| path.join(format!("temp-rewriteaof-bg-{pid}.aof"));
+        let keys = dbs.iter().map(|db| db.len() as u64).sum();
+        let forked = self.fork.spawn(keys, temp_of, |saved| {
+            write_base_file(&temp_of(std::process::id()), config, dbs, saved).map_err(|_| ())
+        });
+        let child = match forked {
+            Ok(child) => child,
+            Err(e) => {
+                self.rewriting.store(false, Ordering::Release);
+                self.bgrewrite_failed.store(true, Ordering::Release);
+                tracing::warn!(error = %e, "Can't rewrite append only file in background: fork");
+                return Err(PersistError::RewriteNotStarted(format!("fork: {e}")));
+            }
+        };
         let aof = Arc::clone(self);
         let config = config.clone();
+        let reaper_path = path.clone();
         let spawned = std::thread::Builder::new()
             .name("aof-rewrite".into())
             .spawn(move || {
-                let done = aof.write_base(&path, &config, &snapshot, new_incr_seq);
-                aof.bgrewrite_failed.store(done.is_err(), Ordering::Release);
+                let path = reaper_path;
+                let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", child.pid()));
+                let outcome = aof.fork.wait(child);
+                let done = match outcome {
+                    Outcome::Done { .. } => aof.install_base(&path, &config, &temp, new_incr_seq),
+                    Outcome::Failed => Err(PersistError::RewriteNotStarted(
+                        "the rewrite child failed".into(),
+                    )),
+                    Outcome::Aborted | Outcome::Signaled(_) => Err(
+                        PersistError::RewriteNotStarted("the rewrite child was killed".into()),
+                    ),
+                };
+                if done.is_err() {
+                    let _ = fs::remove_file(&temp);
+                }
+                // As Redis's `killAppendOnlyChild`: a rewrite the server stopped changes no
+                // status.
+                if outcome != Outcome::Aborted {
+                    aof.bgrewrite_failed.store(done.is_err(), Ordering::Release);
+                }
                 match done {
                     Ok(()) => tracing::info!("Background AOF rewrite finished successfully"),
                     Err(e) => tracing::warn!(error = %e, "Background AOF rewrite failed"),
@@ -48,6 +84,7 @@ impl Aof {
                 aof.rewriting.store(false, Ordering::Release);
             });
         if let Err(e) = spawned {
+            self.fork.kill_unreaped();
             self.rewriting.store(false, Ordering::Release);
             self.bgrewrite_failed.store(true, Ordering::Release);
             return Err(PersistError::RewriteNotStarted(e.to_string()));
@@ -105,34 +142,33 @@ impl Aof {
         Ok((path, seq))
     }
 
-    /// The rewrite thread: the base from `snapshot`, then the manifest swap.
-    fn write_base(
+    /// Kills a running rewrite's child (Redis's `killAppendOnlyChild`) and waits until its
+    /// end is recorded and its temp file removed. Whether one was killed.
+    /// A first rewrite (no base yet: it holds everything written before the AOF was turned on)
+    /// is waited for instead, as Redis will not stop while it writes its initial AOF.
+    pub(crate) fn kill_child(&self) -> bool {
+        let first = self.files.lock().manifest.base.is_none();
+        if first || !self.fork.kill() {
+            return false;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.rewriting() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// The reaping thread, once the child wrote `temp`: the new base installed, then the
+    /// manifest swap.
+    fn install_base(
         &self,
         path: &Path,
         config: &AofConfig,
-        snapshot: &rewrite::Snapshot,
+        temp: &Path,
         new_incr_seq: u64,
     ) -> Result<(), PersistError> {
-        let temp = path.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
-        let file = File::create(&temp).map_err(|e| io_error("cannot create", &temp, e))?;
-        {
-            let mut out = crate::persist::synced::SyncedFile::new(&file);
-            match &config.rdb_preamble {
-                Some(options) => {
-                    let options = echomq_engine::rdb::file::SaveOptions {
-                        aof_base: true,
-                        ..options.clone()
-                    };
-                    echomq_engine::rdb::file::write(snapshot, &options, &mut out).map(|_| ())
-                }
-                None => rewrite::write_base(snapshot, config.idmp, &mut out),
-            }
-            .and_then(|()| out.flush())
-            .map_err(|e| io_error("cannot write", &temp, e))?;
-        }
-        file.sync_all()
-            .map_err(|e| io_error("cannot fsync", &temp, e))?;
-        let base_size = file.metadata().map_or(0, |m| m.len());
+        let base_size = fs::metadata(temp).map_or(0, |m| m.len());
+
         let mut files = self.files.lock();
         let seq = files.manifest.next_base_seq();
         let name = if config.rdb_preamble.is_some() {
@@ -140,7 +176,7 @@ impl Aof {
         } else {
             Manifest::base_name(&config.filename, seq)
         };
-        fs::rename(&temp, path.join(&name)).map_err(|e| io_error("cannot rename", &temp, e))?;
+        fs::rename(temp, path.join(&name)).map_err(|e| io_error("cannot rename", temp, e))?;
         let mut manifest = files.manifest.clone();
         let mut obsolete: Vec<String> = manifest.base.take().into_iter().map(|b| b.name).collect();
         obsolete.extend(manifest.history.drain(..).map(|h| h.name));
@@ -176,4 +212,32 @@ impl Aof {
             .store(base_size + incr_size, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// The child's work: the new base written to `temp` from `dbs` and fsynced.
+fn write_base_file(
+    temp: &Path,
+    config: &AofConfig,
+    dbs: &[Db],
+    saved: &std::sync::atomic::AtomicU64,
+) -> Result<u64, PersistError> {
+    let file = File::create(temp).map_err(|e| io_error("cannot create", temp, e))?;
+    {
+        let mut out = crate::persist::synced::SyncedFile::new(&file);
+        match &config.rdb_preamble {
+            Some(options) => {
+                let options = echomq_engine::rdb::file::SaveOptions {
+                    aof_base: true,
+                    ..options.clone()
+                };
+                echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out, saved).map(|_| ())
+            }
+            None => rewrite::write_base(dbs, config.idmp, &mut out, saved),
+        }
+        .and_then(|()| out.flush())
+        .map_err(|e| io_error("cannot write", temp, e))?;
+    }
+    file.sync_all()
+        .map_err(|e| io_error("cannot fsync", temp, e))?;
+    Ok(file.metadata().map_or(0, |m| m.len()))
 }

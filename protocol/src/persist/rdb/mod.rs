@@ -4,15 +4,16 @@
 //!
 //! The format is the engine's ([`echomq_engine::rdb`]); this module owns the file and the
 //! figures INFO reports. SAVE writes the keyspace as it is while it holds the keyspace lock
-//! (as Redis blocks); BGSAVE copies it under the lock (the values are cloned: node buffers are
-//! copied, nothing is re-encoded) and writes the copy on a thread, outside it, while clients
-//! go on.
+//! (as Redis blocks); BGSAVE forks under the lock and the child writes the keyspace from its
+//! image of the parent's memory while clients go on (`crate::persist::fork`: nothing is copied
+//! but the pages writers touch meanwhile).
 //!
 //! Invariants:
 //! - `dump.rdb` is only ever replaced whole: the file is written to `temp-<pid>.rdb` in `dir`,
 //!   fsynced, renamed over `dbfilename`, and the directory fsynced, so a crash at any point
 //!   leaves the previous file or the new one, never a mix (`save::write_atomically`);
-//! - one save runs at a time (`in_progress`);
+//! - one save runs at a time (`in_progress`), but for DEBUG RELOAD's, which writes beside a
+//!   BGSAVE's child under its own temp name, as Redis's does;
 //! - a failed BGSAVE is recorded (`last_failed`) until a save succeeds: with save points
 //!   configured and `stop-writes-on-bgsave-error yes`, write commands (and PING) get Redis's
 //!   `-MISCONF` meanwhile.
@@ -71,6 +72,8 @@ pub(crate) struct Rdb {
     /// `rdb_last_load_keys_loaded`, `rdb_last_load_keys_expired`.
     keys_loaded: AtomicU64,
     keys_expired: AtomicU64,
+    /// The BGSAVE child (INFO's `rdb_last_cow_size`, the fork figures).
+    pub(crate) fork: crate::persist::fork::Slot,
 }
 
 impl Rdb {
@@ -92,6 +95,7 @@ impl Rdb {
             final_save_done: AtomicBool::new(false),
             keys_loaded: AtomicU64::new(0),
             keys_expired: AtomicU64::new(0),
+            fork: crate::persist::fork::Slot::default(),
         }
     }
 
@@ -223,6 +227,26 @@ impl Rdb {
         }
         self.background.store(false, Ordering::Release);
         self.in_progress.store(false, Ordering::Release);
+    }
+
+    /// Releases the save slot after the server killed its child (FLUSHALL, SHUTDOWN): neither
+    /// a success nor a failure, as Redis's SIGUSR1 kill.
+    fn abort(&self, now_ms: u64) {
+        let took = now_ms.saturating_sub(self.started_ms.load(Ordering::Acquire)) / 1000;
+        self.last_bgsave_time_s
+            .store(took as i64, Ordering::Release);
+        self.background.store(false, Ordering::Release);
+        self.in_progress.store(false, Ordering::Release);
+    }
+
+    /// Kills a running BGSAVE's child (Redis's `killRDBChild`) and waits until its end is
+    /// recorded and its temp file removed. Whether one ran.
+    pub(crate) fn kill_child(&self) -> bool {
+        if !self.fork.kill() {
+            return false;
+        }
+        self.wait_for_background_save();
+        true
     }
 
     /// Whether a save point is due at `now_s` with the dirty counter at `dirty` (Redis's

@@ -90,6 +90,9 @@ impl ServerState {
     /// as loading (so clients get `-LOADING` from their first command on). Returns
     /// `appendonly`.
     pub(crate) fn prepare_persistence(&self) -> bool {
+        // Redis's `disable-thp yes`, its default: a write during a background save then copies
+        // a 4 KiB page, not a 2 MiB one.
+        crate::persist::fork::disable_thp();
         let mut settings = self.settings.write();
         settings.persistence_started = true;
         let rdb_file = std::path::Path::new(&settings.dir).join(&settings.dbfilename);

@@ -51,7 +51,22 @@ impl ServerState {
         self.rdb.save(dbs, &target, self.clock().as_ref())
     }
 
-    /// BGSAVE: copies the keyspace (under the lock, `dbs`) and writes it on a thread.
+    /// DEBUG RELOAD's save: SAVE's, or while a BGSAVE's child runs, the file written beside it
+    /// without waiting, as Redis's `rdbSave` does (the child's older snapshot then replaces it
+    /// when it ends, as in Redis).
+    pub(crate) fn save_for_reload(&self, dbs: &[Db]) -> Result<(), CommandError> {
+        if !self.rdb.bgsave_in_progress() {
+            return self.save(dbs);
+        }
+        crate::persist::rdb::save::write_atomically(&self.rdb_target(false), dbs)
+            .map(|_| tracing::info!("DB saved on disk"))
+            .map_err(|e| {
+                tracing::warn!(error = %e, "Error saving DB on disk");
+                CommandError::SaveFailed
+            })
+    }
+
+    /// BGSAVE: forks (under the keyspace lock, `dbs`); the child writes the file.
     pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
         self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
     }
@@ -77,10 +92,26 @@ impl ServerState {
         }
     }
 
-    /// At shutdown: with `save` points configured, waits for a running save and saves once
-    /// more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
+    /// Before a shutdown saves, as Redis's `prepareForShutdown`: a BGSAVE's child is killed
+    /// (it could rename its older snapshot over the final one) and its temp file removed, and
+    /// a rewrite's child too (the AOF as it stands holds every write).
+    pub(crate) fn kill_children(&self) {
+        if self.rdb.kill_child() {
+            tracing::warn!("There is a child saving an .rdb. Killing it!");
+        }
+        if self.aof().kill_child() {
+            tracing::warn!("There is a child rewriting the AOF. Killing it!");
+        }
+        while self.aof().rewriting() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    /// At shutdown: kills a running child ([`ServerState::kill_children`]); with `save` points
+    /// configured, saves once more, as Redis does on SIGTERM (a failure is logged; the server stops either way);
     /// nothing after a SHUTDOWN command, which saved (or was told not to) itself.
     pub(crate) fn save_on_shutdown(&self) {
+        self.kill_children();
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return;
         }
@@ -91,14 +122,15 @@ impl ServerState {
         }
     }
 
-    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: the AOF flushed, then
-    /// with `save` points configured (and not loading), waits for a running save and saves. Whether the server
+    /// Redis's shutdown on SIGTERM or SIGINT, before anything stops: the AOF flushed, a
+    /// running child killed, then with `save` points configured (and not loading) a save. Whether the server
     /// may now stop: a failed save is logged with Redis's lines and the server goes on
     /// serving, as Redis does (its data is in memory only; exiting would lose it). After a
     /// successful save nothing at exit saves again.
     pub(crate) fn save_before_signal_exit(&self) -> bool {
         // As Redis's `finishShutdown`: the AOF's pending bytes written and fsynced first.
         self.aof().flush_for_shutdown();
+        self.kill_children();
         if self.settings().save.is_empty() || self.loading() || self.rdb.final_save_skipped() {
             return true;
         }
