@@ -253,7 +253,10 @@ pub fn sort(lines: Vec<Line>) -> Result<Startup, Fatal> {
                 line,
             }),
             name => {
-                no_effect(&mut startup, name);
+                // `disable-thp` takes effect through the accepted value the server reads.
+                if name != "disable-thp" {
+                    no_effect(&mut startup, name);
+                }
                 startup.settings.push(Setting {
                     what: SettingKind::Accepted(d, value),
                     line,

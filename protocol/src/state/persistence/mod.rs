@@ -92,7 +92,15 @@ impl ServerState {
     pub(crate) fn prepare_persistence(&self) -> bool {
         // Redis's `disable-thp yes`, its default: a write during a background save then copies
         // a 4 KiB page, not a 2 MiB one.
-        crate::persist::fork::disable_thp();
+        let thp_allowed = self
+            .settings
+            .read()
+            .accepted
+            .get("disable-thp")
+            .is_some_and(|v| v.eq_ignore_ascii_case("no"));
+        if !thp_allowed {
+            crate::persist::fork::disable_thp();
+        }
         let mut settings = self.settings.write();
         settings.persistence_started = true;
         let rdb_file = std::path::Path::new(&settings.dir).join(&settings.dbfilename);
