@@ -28,7 +28,7 @@ use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use super::{bit, cjson, cmsgpack, convert, lstruct};
 
 /// The chunk name of the wrappers below: their frames are skipped when an error is located.
-const INTERNAL: &str = "=redis";
+pub(crate) const INTERNAL: &str = "=redis";
 
 /// The chunk name scripts compile under (Redis's), so messages read `user_script:1: ...`.
 pub(crate) const USER_SCRIPT: &str = "@user_script";
@@ -146,6 +146,9 @@ end
 
 G.__redis__err__handler = I.handler
 I.run = function(f) return xpcall(f, I.handler) end
+I.run_with = function(f, keys, args)
+  return xpcall(function() return f(keys, args) end, I.handler)
+end
 return env
 "#;
 
@@ -161,6 +164,8 @@ pub(crate) struct Vm {
     pub globals: Table,
     /// `function(f) return xpcall(f, handler) end`.
     pub run: Function,
+    /// `run` of `f(keys, args)` (a library function's call).
+    pub run_with: Function,
     /// Compiled scripts by SHA1.
     pub functions: HashMap<String, Function>,
     /// The script cache generation the compiled scripts belong to.
@@ -376,6 +381,7 @@ impl Vm {
         hooks.set("struct", lstruct::library(&lua)?)?;
         let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
         let run: Function = hooks.get("run")?;
+        let run_with: Function = hooks.get("run_with")?;
         let globals = lua.globals();
         Ok(Vm {
             lua,
@@ -383,6 +389,7 @@ impl Vm {
             redis,
             globals,
             run,
+            run_with,
             functions: HashMap::new(),
             generation,
             pruned_at: 0,
@@ -525,7 +532,7 @@ pub(crate) fn script_error(e: &mlua::Error) -> Option<&ScriptError> {
 }
 
 /// An error's message as a Lua error string would read.
-fn runtime_message(e: &mlua::Error) -> String {
+pub(crate) fn runtime_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::CallbackError { cause, .. } => runtime_message(cause),
         mlua::Error::WithContext { cause, .. } => runtime_message(cause),

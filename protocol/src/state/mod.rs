@@ -187,6 +187,8 @@ pub(crate) struct ServerState {
     pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
     /// The Lua script cache (EVAL, SCRIPT).
     scripts: crate::script::Scripts,
+    /// The function libraries (FUNCTION, FCALL).
+    functions: crate::script::function::Functions,
     /// The ACL users, log and counters.
     acl: crate::acl::Acl,
 }
@@ -243,6 +245,7 @@ impl ServerState {
             loading: std::sync::atomic::AtomicBool::new(false),
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
+            functions: crate::script::function::Functions::default(),
             acl: crate::acl::Acl::default(),
         }
     }
@@ -257,6 +260,11 @@ impl ServerState {
     /// The Lua script cache.
     pub(crate) fn scripts(&self) -> &crate::script::Scripts {
         &self.scripts
+    }
+
+    /// The function libraries.
+    pub(crate) fn functions(&self) -> &crate::script::function::Functions {
+        &self.functions
     }
 
     /// The data.

@@ -3,10 +3,12 @@
 //! payloads byte for byte against Redis 8.8's, and its files with `redis-check-rdb`); `server`
 //! covers SAVE, BGSAVE, LASTSAVE, INFO, the load at start, `-MISCONF` and RESTORE's errors;
 //! `shutdown` the SHUTDOWN command's saves, exits and refusals; `crash` SIGKILLs a saving
-//! server and checks `dump.rdb` is never damaged.
+//! server and checks `dump.rdb` is never damaged; `functions` moves function libraries both
+//! ways in files and FUNCTION DUMP payloads.
 
 mod collections;
 mod crash;
+mod functions;
 mod interchange;
 mod older;
 mod server;

@@ -55,12 +55,17 @@ fn lit(s: &'static str) -> Bytes {
 /// Writes the commands that rebuild `snapshot` to `out`.
 pub(crate) fn write_base(
     snapshot: &Snapshot,
+    functions: &[Bytes],
     idmp: IdmpConfig,
     out: &mut impl Write,
 ) -> io::Result<()> {
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
+    // Redis's `rewriteFunctions`: each library first, as the FUNCTION LOAD that made it.
+    for code in functions {
+        encode(&[lit("FUNCTION"), lit("LOAD"), code.clone()], &mut buf);
+    }
     for (index, keys) in snapshot.iter().enumerate() {
         if keys.is_empty() {
             continue;

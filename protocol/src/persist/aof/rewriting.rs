@@ -125,7 +125,7 @@ impl Aof {
                     };
                     echomq_engine::rdb::file::write(snapshot, &options, &mut out).map(|_| ())
                 }
-                None => rewrite::write_base(snapshot, config.idmp, &mut out),
+                None => rewrite::write_base(snapshot, &config.functions, config.idmp, &mut out),
             }
             .and_then(|()| out.flush())
             .map_err(|e| io_error("cannot write", &temp, e))?;
