@@ -1,7 +1,7 @@
 //! redis-py's own test suite (its source release's `tests/`, run by pytest) against
 //! `echomq serve`, unchanged: its harness starts (it reads INFO's `redis_version`,
 //! `arch_bits` and `cluster_enabled` first), and its tests for pub/sub, keyspace
-//! notifications, MONITOR, streams, expiry and introspection pass.
+//! notifications, MONITOR, streams, expiry, introspection and functions pass.
 //!
 //! `scripts/install-peers` unpacks the release and makes a venv with pytest
 //! (`ECHOMQ_REDIS_PY_TESTS`, `ECHOMQ_PYTEST_PYTHON`, else under the peers folder); without them
@@ -232,5 +232,13 @@ fn redis_py_suite_passes_for_lists_and_sort() {
     ]);
     if harness().is_some() {
         assert!(passed >= 40, "only {passed} passed");
+    }
+}
+
+#[test]
+fn redis_py_suite_passes_for_functions() {
+    let passed = pytest(&["tests/test_function.py"]);
+    if harness().is_some() {
+        assert!(passed >= 7, "only {passed} passed");
     }
 }
