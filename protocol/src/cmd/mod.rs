@@ -248,6 +248,17 @@ pub(crate) fn execute(
         let reply = CommandError::NotAllowedInMulti.into();
         return refuse(state, client, Some(counted), reply);
     }
+    // A script past `busy-reply-threshold` holds the keyspace lock: answered before anything
+    // waits for it (one relaxed load while none is).
+    if state.busy().active() {
+        match crate::script::busy::refusal(state, name, argv) {
+            crate::script::busy::WhileBusy::Answer(reply) => return Action::Reply(reply),
+            crate::script::busy::WhileBusy::Refuse(reply) => {
+                return refuse(state, client, Some(counted), reply);
+            }
+            crate::script::busy::WhileBusy::Proceed => {}
+        }
+    }
     // `maxmemory`, before queuing as Redis checks it: a DENY_OOM command refused inside MULTI
     // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's
     // replay is not checked (Redis loads by calling the commands directly): a dataset larger

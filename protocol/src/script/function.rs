@@ -631,6 +631,13 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
     };
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
+    let _watch = super::busy::watch(
+        ctx.state.busy(),
+        ctx.state.busy_reply_threshold_ms(),
+        false,
+        &name,
+        argv,
+    );
     as_script(ctx, |ctx| {
         let ran = with_fvm(|fvm| {
             if fvm.vm.generation != generation {
@@ -835,13 +842,18 @@ fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     Reply::Array(libraries)
 }
 
-/// `FUNCTION STATS`: nothing runs while another command does (scripts run under the keyspace
-/// lock), so `running_script` is always nil.
+/// `FUNCTION STATS` under the keyspace lock: no script runs (a busy one's is answered by
+/// [`super::busy`]), so `running_script` is nil.
 fn stats(ctx: &mut Ctx<'_>) -> Reply {
-    let (libraries, functions) = ctx.state.functions().counts();
+    stats_with(ctx.state, Reply::Null)
+}
+
+/// FUNCTION STATS's reply with `running` as its `running_script`.
+pub(crate) fn stats_with(state: &crate::state::ServerState, running: Reply) -> Reply {
+    let (libraries, functions) = state.functions().counts();
     let bulk = |s: &str| Reply::bulk(s);
     Reply::Map(vec![
-        (bulk("running_script"), Reply::Null),
+        (bulk("running_script"), running),
         (
             bulk("engines"),
             Reply::Map(vec![(

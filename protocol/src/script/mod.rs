@@ -29,6 +29,7 @@
 //! `f_<sha>` cache, the error suffix naming the script).
 
 mod bit;
+pub(crate) mod busy;
 pub(crate) mod cache;
 pub(crate) mod call;
 mod cjson;
@@ -266,6 +267,13 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
     };
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
+    let _watch = busy::watch(
+        ctx.state.busy(),
+        ctx.state.busy_reply_threshold_ms(),
+        true,
+        &sha,
+        argv,
+    );
     as_script(ctx, |ctx| {
         let result = with_vm(generation, |vm| {
             prune(vm, ctx.state.scripts());
@@ -427,6 +435,9 @@ fn execute(
         };
         let mut now = limits.get();
         let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv);
+        if now.dirty && !limits.get().dirty {
+            busy::wrote();
+        }
         limits.set(now);
         match ran {
             Ok(reply) if reply.first() == Some(&b'-') => {

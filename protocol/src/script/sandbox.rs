@@ -380,6 +380,10 @@ impl Vm {
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;
         hooks.set("struct", lstruct::library(&lua)?)?;
         let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
+            super::busy::hook,
+        )?;
         let run: Function = hooks.get("run")?;
         let run_with: Function = hooks.get("run_with")?;
         let globals = lua.globals();
@@ -544,6 +548,10 @@ pub(crate) fn runtime_message(e: &mlua::Error) -> String {
 /// `pcall`'s error value: an error table's `err` text, a raised Redis error's text, a
 /// library error's message; anything else as it is.
 fn error_value(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    // A killed script's `pcall` does not stop the kill.
+    if super::busy::killed() {
+        return raise("Script killed by user with SCRIPT KILL...");
+    }
     Ok(match v {
         Value::Table(t) => match t.get::<Value>("err")? {
             text @ (Value::String(_) | Value::Number(_) | Value::Integer(_)) => text,

@@ -189,6 +189,8 @@ pub(crate) struct ServerState {
     scripts: crate::script::Scripts,
     /// The function libraries (FUNCTION, FCALL).
     functions: crate::script::function::Functions,
+    /// A script running past `busy-reply-threshold`.
+    busy: Arc<crate::script::busy::Busy>,
     /// The ACL users, log and counters.
     acl: crate::acl::Acl,
 }
@@ -246,6 +248,7 @@ impl ServerState {
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
             functions: crate::script::function::Functions::default(),
+            busy: Arc::default(),
             acl: crate::acl::Acl::default(),
         }
     }
@@ -260,6 +263,16 @@ impl ServerState {
     /// The Lua script cache.
     pub(crate) fn scripts(&self) -> &crate::script::Scripts {
         &self.scripts
+    }
+
+    /// A script running past `busy-reply-threshold`.
+    pub(crate) fn busy(&self) -> &Arc<crate::script::busy::Busy> {
+        &self.busy
+    }
+
+    /// `busy-reply-threshold` in milliseconds.
+    pub(crate) fn busy_reply_threshold_ms(&self) -> u64 {
+        self.hot.busy_reply_threshold_ms()
     }
 
     /// The function libraries.
