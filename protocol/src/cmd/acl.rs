@@ -143,6 +143,23 @@ pub(crate) fn refusal(
     Some(Action::Reply(Reply::Error(format!("NOPERM {text}"))))
 }
 
+/// Whether the client's user may run `argv` (an existing command of a right arity), as
+/// `redis.acl_check_cmd` answers.
+pub(crate) fn permits(state: &ServerState, client: &mut ClientState, argv: &[&[u8]]) -> bool {
+    if !state.acl().restricted() {
+        return true;
+    }
+    let Some((found, id)) = table::find(argv[0]) else {
+        return false;
+    };
+    let spec = found.spec();
+    let id = match argv.get(1).filter(|_| !spec.subcommands.is_empty()) {
+        Some(sub) => table::find_subcommand(spec, id, sub).map_or(id, |(_, sub_id)| sub_id),
+        None => id,
+    };
+    current_user(state, client).is_none_or(|user| check::check(&user, id, spec, argv).is_ok())
+}
+
 /// The refusal of a queued command EXEC is about to run, when the client's user may no longer
 /// run it (the rules changed since it was queued), as Redis words it inside EXEC's reply.
 pub(crate) fn exec_refusal(

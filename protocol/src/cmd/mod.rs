@@ -60,7 +60,7 @@ use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
-pub(crate) use acl::{acl_calls, acl_find, acl_has_keys, acl_key_flags};
+pub(crate) use acl::{acl_calls, acl_find, acl_has_keys, acl_key_flags, permits};
 pub(crate) use cluster::new_node_id;
 use table::{Command, Found, Run};
 pub(crate) use table::{call_name, find, lookup};

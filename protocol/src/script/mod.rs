@@ -462,6 +462,15 @@ fn execute(
             resp3.set(resp == 3);
             Ok(())
         })?;
+        let acl_check_cmd = scope.create_function(|_, args: MultiValue| {
+            let argv = sandbox::command_args(&args)?;
+            let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
+            let Ok(mut ctx) = ctx.try_borrow_mut() else {
+                return Ok(false);
+            };
+            call::acl_check(&mut ctx, &argv).or_else(sandbox::raise)
+        })?;
+        vm.redis.raw_set("acl_check_cmd", acl_check_cmd)?;
         vm.redis.raw_set("call", call)?;
         vm.redis.raw_set("pcall", pcall)?;
         vm.redis.raw_set("setresp", setresp)?;
@@ -491,7 +500,7 @@ fn execute(
         Ok(Reply::Error(message))
     });
     // The scoped functions are dead now; a script can no longer reach them.
-    for name in ["call", "pcall", "setresp"] {
+    for name in ["call", "pcall", "setresp", "acl_check_cmd"] {
         let _ = vm.redis.raw_set(name, Value::Nil);
     }
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))

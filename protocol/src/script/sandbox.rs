@@ -158,7 +158,7 @@ pub(crate) struct Vm {
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
     /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call`,
-    /// `pcall` and `setresp` in it, functions scoped to the run.
+    /// `pcall`, `setresp` and `acl_check_cmd` in it, functions scoped to the run.
     pub redis: Table,
     /// The real globals (KEYS and ARGV are set here for each run).
     pub globals: Table,
@@ -324,14 +324,6 @@ impl Vm {
                     );
                 }
                 Ok(())
-            })?,
-        )?;
-        redis.set(
-            "acl_check_cmd",
-            lua.create_function(|_, args: MultiValue| {
-                let argv = command_args(&args)?;
-                let argv: Vec<&[u8]> = argv.iter().map(Vec::as_slice).collect();
-                super::call::acl_check(&argv).or_else(raise)
             })?,
         )?;
         hooks.set(

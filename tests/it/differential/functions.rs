@@ -246,3 +246,40 @@ fn function_dump_and_restore_match_redis_8() {
     let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `redis.acl_check_cmd` answers for the caller's user, from a script and from a function.
+#[test]
+fn acl_check_cmd_answers_for_the_callers_user_as_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let check = "#!lua name=chk\nredis.register_function('chk', function(keys, args) \
+                 return redis.acl_check_cmd(unpack(args)) end)";
+    let commands: Vec<_> = [
+        &["FUNCTION", "FLUSH"][..],
+        &["FUNCTION", "LOAD", check],
+        &[
+            "ACL", "SETUSER", "limited", "on", ">pw", "+@all", "-get", "~k*",
+        ],
+        &["EVAL", "return redis.acl_check_cmd('get', 'x')", "0"],
+        &["AUTH", "limited", "pw"],
+        &["EVAL", "return redis.acl_check_cmd('get', 'k1')", "0"],
+        &["EVAL", "return redis.acl_check_cmd('set', 'k1', 'v')", "0"],
+        &[
+            "EVAL",
+            "return redis.acl_check_cmd('set', 'other', 'v')",
+            "0",
+        ],
+        &["EVAL", "return redis.acl_check_cmd('nosuch')", "0"],
+        &["EVAL", "return redis.acl_check_cmd('get')", "0"],
+        &["FCALL", "chk", "0", "get", "k1"],
+        &["FCALL", "chk", "0", "incr", "k1"],
+        &["AUTH", "default", "x"],
+        &["ACL", "DELUSER", "limited"],
+    ]
+    .iter()
+    .map(|argv| words(argv))
+    .collect();
+    let failures = differ.run_in_both_protocols(&commands);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
