@@ -82,6 +82,17 @@ pub(crate) struct Watch {
 
 thread_local! {
     static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) };
+    /// When the library loading on this thread must have finished (FUNCTION LOAD's 500 ms).
+    static LOAD_DEADLINE: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (a library's loading) with a deadline `limit` from now: past it, the hook raises
+/// Redis's `FUNCTION LOAD timeout`.
+pub(crate) fn with_load_deadline<R>(limit: Duration, f: impl FnOnce() -> R) -> R {
+    LOAD_DEADLINE.with(|d| d.set(Some(Instant::now() + limit)));
+    let result = f();
+    LOAD_DEADLINE.with(|d| d.set(None));
+    result
 }
 
 /// Watches the run about to start on this thread (`threshold` 0: never busy); ends when the
@@ -157,6 +168,9 @@ pub(crate) fn killed() -> bool {
 
 /// The count hook: marks the run busy past its threshold; raises Redis's error once killed.
 pub(crate) fn hook(_: &mlua::Lua, _: &mlua::Debug) -> mlua::Result<mlua::VmState> {
+    if LOAD_DEADLINE.with(|d| d.get().is_some_and(|at| Instant::now() > at)) {
+        return super::sandbox::raise("FUNCTION LOAD timeout");
+    }
     let killed = WATCH.with(|w| {
         let w = w.borrow();
         let Some(watch) = w.as_ref() else {

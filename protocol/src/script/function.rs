@@ -38,6 +38,9 @@ use super::sandbox::{self, Vm};
 use super::{Invocation, as_script, err, execute, prepare};
 use crate::cmd::{Ctx, is};
 
+/// How long a library's code may run while it loads (Redis's `LOAD_TIMEOUT_MS`).
+const LOAD_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The chunk name library code compiles under (Redis's), so messages read
 /// `user_function:2: ...`.
 const USER_FUNCTION: &str = "@user_function";
@@ -311,7 +314,8 @@ impl FnVm {
                 format!("Error compiling function: {message}")
             })?;
         *self.pending.borrow_mut() = Some(Vec::new());
-        let ran: mlua::Result<(bool, Value)> = self.loader.call(chunk);
+        let ran: mlua::Result<(bool, Value)> =
+            super::busy::with_load_deadline(LOAD_TIMEOUT, || self.loader.call(chunk));
         let registered = self.pending.borrow_mut().take().unwrap_or_default();
         let (ok, error) = ran.map_err(|e| format!("Error registering functions: ERR {e}"))?;
         if !ok {

@@ -283,3 +283,21 @@ fn acl_check_cmd_answers_for_the_callers_user_as_redis_8() {
     let failures = differ.run_in_both_protocols(&commands);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// A library whose loading never ends is stopped after Redis's 500 ms, with its error.
+#[test]
+fn a_library_that_loads_forever_times_out_as_on_redis_8() {
+    let Some(mut differ) = WireDiffer::start(PeerKind::Redis8) else {
+        return;
+    };
+    let commands = vec![
+        words(&["FUNCTION", "LOAD", "#!lua name=forever\nwhile true do end"]),
+        words(&["FUNCTION", "LIST"]),
+    ];
+    differ.reset(2).unwrap();
+    for argv in &commands {
+        if let Err(mismatch) = differ.run(argv) {
+            panic!("{mismatch}");
+        }
+    }
+}
