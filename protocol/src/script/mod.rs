@@ -357,6 +357,11 @@ fn prepare(ctx: &Ctx<'_>, flags: ScriptFlags, read_only: bool) -> Result<call::L
     })
 }
 
+/// `redis.REPL_AOF`.
+const REPL_AOF: i32 = 1;
+/// `redis.REPL_ALL`.
+const REPL_ALL: i32 = 3;
+
 /// How a script's function is called: EVAL's sees KEYS and ARGV as globals, a library's
 /// function gets them as its two arguments.
 #[derive(Debug, Clone, Copy)]
@@ -403,6 +408,9 @@ fn execute(
     }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
     let resp3 = Cell::new(false);
+    // `redis.set_repl`'s flags: REPL_AOF (1) and REPL_REPLICA (2); only the AOF receives
+    // what echomq propagates.
+    let repl = Cell::new(REPL_ALL);
     let ctx = RefCell::new(ctx);
     let limits = Cell::new(limits);
     let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
@@ -434,7 +442,15 @@ fn execute(
             return fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false);
         };
         let mut now = limits.get();
+        let suppressed = repl.get() & REPL_AOF == 0;
+        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
+        }
         let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv);
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
+        }
         if now.dirty && !limits.get().dirty {
             busy::wrote();
         }
@@ -471,6 +487,20 @@ fn execute(
             call::acl_check(&mut ctx, &argv).or_else(sandbox::raise)
         })?;
         vm.redis.raw_set("acl_check_cmd", acl_check_cmd)?;
+        let set_repl = scope.create_function(|_, args: MultiValue| {
+            if args.len() != 1 {
+                return sandbox::raise("redis.set_repl() requires one argument.");
+            }
+            let flags = sandbox::to_number(&args[0]).unwrap_or(0.0) as i32;
+            if flags & !REPL_ALL != 0 {
+                return sandbox::raise(
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                );
+            }
+            repl.set(flags);
+            Ok(())
+        })?;
+        vm.redis.raw_set("set_repl", set_repl)?;
         vm.redis.raw_set("call", call)?;
         vm.redis.raw_set("pcall", pcall)?;
         vm.redis.raw_set("setresp", setresp)?;
@@ -500,7 +530,7 @@ fn execute(
         Ok(Reply::Error(message))
     });
     // The scoped functions are dead now; a script can no longer reach them.
-    for name in ["call", "pcall", "setresp", "acl_check_cmd"] {
+    for name in ["call", "pcall", "setresp", "acl_check_cmd", "set_repl"] {
         let _ = vm.redis.raw_set(name, Value::Nil);
     }
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))

@@ -158,7 +158,7 @@ pub(crate) struct Vm {
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
     /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call`,
-    /// `pcall`, `setresp` and `acl_check_cmd` in it, functions scoped to the run.
+    /// `pcall`, `setresp`, `set_repl` and `acl_check_cmd` in it, functions scoped to the run.
     pub redis: Table,
     /// The real globals (KEYS and ARGV are set here for each run).
     pub globals: Table,
@@ -307,21 +307,6 @@ impl Vm {
                     0 | 1 => tracing::debug!(target: "script", "{text}"),
                     2 => tracing::info!(target: "script", "{text}"),
                     _ => tracing::warn!(target: "script", "{text}"),
-                }
-                Ok(())
-            })?,
-        )?;
-        redis.set(
-            "set_repl",
-            lua.create_function(|_, args: MultiValue| {
-                if args.len() != 1 {
-                    return raise("redis.set_repl() requires one argument.");
-                }
-                let flags = to_number(&args[0]).unwrap_or(0.0) as i32;
-                if flags & !3 != 0 {
-                    return raise(
-                        "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-                    );
                 }
                 Ok(())
             })?,

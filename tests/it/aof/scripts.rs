@@ -1,7 +1,8 @@
 //! A script's writes reach the AOF as Redis 8.8 writes them (effects replication): the
 //! commands the script ran, wrapped in MULTI/EXEC when there are several, a single one bare,
 //! none for a script that wrote nothing, the writes made before a script failed, SELECTs
-//! inside a script, and a script inside MULTI/EXEC joining the transaction. The same calls
+//! inside a script, a script inside MULTI/EXEC joining the transaction, and
+//! `redis.set_repl` keeping commands out of the AOF. The same calls
 //! against `echomq serve` and Redis 8.8, each with `appendonly yes`, leave the same
 //! incremental AOF file; FUNCTION LOAD/DELETE/FLUSH verbatim and a function's writes as a
 //! script's, and libraries loaded again from the AOF's commands and from rewritten bases.
@@ -61,6 +62,23 @@ const CALLS: &[&[&str]] = &[
     &[
         "EVAL",
         "redis.call('del', 'one'); return redis.call('del', 'nokey')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "redis.set_repl(redis.REPL_NONE); redis.call('set', 'r1', '1'); \
+         redis.set_repl(redis.REPL_ALL); redis.call('set', 'r2', '2'); \
+         return redis.call('set', 'r3', '3')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "redis.set_repl(redis.REPL_REPLICA); return redis.call('set', 'r4', '4')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "redis.set_repl(redis.REPL_AOF); return redis.call('set', 'r5', '5')",
         "0",
     ],
 ];
