@@ -88,6 +88,12 @@ impl Db {
         self.effects.propagate(argv);
     }
 
+    /// Turns off (or back on) recording what the next commands of this call propagate, for a
+    /// script's `redis.set_repl`: a command run while it is off reaches no AOF.
+    pub fn set_propagating(&mut self, on: bool) {
+        self.effects.propagating = on;
+    }
+
     /// Whether what commands propagate is recorded (a sink is installed): commands skip
     /// building their propagated forms otherwise.
     pub fn propagating(&self) -> bool {

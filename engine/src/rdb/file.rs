@@ -1,9 +1,10 @@
 //! A whole RDB file, as Redis 8.8's `rdbSaveRio` writes it and `rdbLoadRio` reads it.
 //!
 //! ```text
-//! file := "REDIS" version:4 digits aux* (SELECTDB db:len RESIZEDB keys:len expires:len key*)*
+//! file := "REDIS" version:4 digits aux* lib* (SELECTDB db:len RESIZEDB keys:len expires:len key*)*
 //!         EOF crc64:8le
 //! aux  := AUX name:string value:string      redis-ver, redis-bits, ctime, used-mem, aof-base
+//! lib  := FUNCTION2 code:string              a function library's code, after the aux fields
 //! key  := [EXPIRETIME_MS ms:8le | EXPIRETIME s:4le] [IDLE len] [FREQ byte] type key:string value
 //! ```
 //! The checksum covers every byte before it; 0 means none was computed (`rdbchecksum no`),
@@ -11,8 +12,8 @@
 //! computed on a second thread while the body is decoded). Databases without keys are left out.
 //!
 //! Reading accepts versions 1 to [`super::RDB_VERSION_READ`], skips what does not change the keyspace (aux
-//! fields, RESIZEDB, SLOT_INFO, IDLE, FREQ) and refuses what echomq cannot hold (function
-//! libraries, module data, value types other than strings and streams). Keys whose expiry has
+//! fields, RESIZEDB, SLOT_INFO, IDLE, FREQ), hands function libraries' codes to the caller
+//! (which loads them) and refuses what echomq cannot hold (pre-GA function records, module data, value types other than strings and streams). Keys whose expiry has
 //! passed are dropped when `drop_expired` (a primary loading a file), as Redis drops them.
 //! Values are checked whole as they are read; the caller stores nothing until the whole file
 //! has loaded, so a damaged file changes nothing.
@@ -54,6 +55,8 @@ pub struct SaveOptions {
     pub used_mem: u64,
     /// The `aof-base` aux field: the file is an AOF base.
     pub aof_base: bool,
+    /// The function libraries' codes, one `FUNCTION2` record each.
+    pub functions: Vec<Bytes>,
 }
 
 /// Writes into `out`, counting the bytes.
@@ -154,6 +157,10 @@ fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
     aux(&mut w, "ctime", &opts.ctime_s.to_string());
     aux(&mut w, "used-mem", &opts.used_mem.to_string());
     aux(&mut w, "aof-base", if opts.aof_base { "1" } else { "0" });
+    for code in &opts.functions {
+        w.byte(opcodes::FUNCTION2);
+        w.string(code);
+    }
     for index in 0..count {
         let (len, expiring) = keys(index).fold((0u64, 0u64), |(n, e), (_, _, at)| {
             (n + 1, e + u64::from(at.is_some()))
@@ -209,6 +216,8 @@ pub struct Loaded {
     pub version: u32,
     /// The aux fields, in file order.
     pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The function libraries' codes, in file order.
+    pub functions: Vec<Bytes>,
     /// Keys stored (`rdb_last_load_keys_loaded`).
     pub keys_loaded: u64,
     /// Keys dropped as expired (`rdb_last_load_keys_expired`).
@@ -309,10 +318,14 @@ fn read_with(
                 continue;
             }
             opcodes::MODULE_AUX | opcodes::KEY_META => return Err(RdbError::UnsupportedType(t)),
-            opcodes::FUNCTION2 | opcodes::FUNCTION_PRE_GA => {
+            opcodes::FUNCTION2 => {
+                loaded.functions.push(Bytes::from(r.string()?));
+                continue;
+            }
+            opcodes::FUNCTION_PRE_GA => {
                 return Err(RdbError::Corrupt {
                     offset: at,
-                    what: "function libraries are not supported".into(),
+                    what: "Pre-GA function format not supported".into(),
                 });
             }
             _ => {}

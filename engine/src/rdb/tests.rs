@@ -75,6 +75,7 @@ fn save(dbs: &[DbSnapshot], compress: bool, checksum: bool) -> Vec<u8> {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
         aof_base: false,
+        functions: Vec::new(),
     };
     let mut out = Vec::new();
     file::write(dbs, &opts, &mut out).unwrap();
@@ -100,6 +101,41 @@ fn dumps(dbs: &[DbSnapshot]) -> Vec<(Bytes, Vec<u8>, Option<u64>)> {
         .collect();
     all.sort();
     all
+}
+
+#[test]
+fn function_libraries_round_trip_through_a_file_before_the_keys() {
+    let (ks, _) = rich_keyspace();
+    let dbs = snapshot(&ks);
+    let codes = vec![
+        Bytes::from_static(b"#!lua name=a\nredis.register_function('f', function() end)"),
+        Bytes::from(format!("#!lua name=b\n-- {}", "x".repeat(200))),
+    ];
+    for compress in [true, false] {
+        let opts = SaveOptions {
+            compress,
+            checksum: true,
+            now_ms: NOW,
+            redis_ver: "8.8.0".into(),
+            ctime_s: NOW / 1000,
+            used_mem: 1 << 20,
+            aof_base: false,
+            functions: codes.clone(),
+        };
+        let mut out = Vec::new();
+        file::write(&dbs, &opts, &mut out).unwrap();
+        let loaded = load(&out).unwrap();
+        assert_eq!(loaded.functions, codes);
+        assert_eq!(dumps(&loaded.dbs), dumps(&dbs));
+    }
+    // A pre-GA record is refused, as Redis 8.8 refuses it.
+    let mut bytes = save(&dbs, false, false);
+    let at = bytes
+        .windows(3)
+        .position(|w| w == [0xFE, 0x00, 0xFB])
+        .unwrap();
+    bytes.insert(at, 246);
+    assert!(load(&bytes).is_err());
 }
 
 #[test]
@@ -228,6 +264,7 @@ fn round_trip(data: &[u8]) {
         ctime_s: now / 1000,
         used_mem: 0,
         aof_base: false,
+        functions: Vec::new(),
     };
     let mut bytes = Vec::new();
     file::write(&before, &opts, &mut bytes).unwrap();

@@ -143,6 +143,31 @@ pub(crate) fn refusal(
     Some(Action::Reply(Reply::Error(format!("NOPERM {text}"))))
 }
 
+/// The user whose permissions a script's `redis.acl_check_cmd` checks: `None` while no user
+/// is restricted (or the client's user is gone), when every command is permitted.
+pub(crate) fn script_caller(state: &ServerState, client: &mut ClientState) -> Option<Arc<User>> {
+    if !state.acl().restricted() {
+        return None;
+    }
+    current_user(state, client)
+}
+
+/// Whether `user` may run `argv` (`None`: anyone may).
+pub(crate) fn user_permits(user: Option<&User>, argv: &[&[u8]]) -> bool {
+    let Some(user) = user else {
+        return true;
+    };
+    let Some((found, id)) = table::find(argv[0]) else {
+        return false;
+    };
+    let spec = found.spec();
+    let id = match argv.get(1).filter(|_| !spec.subcommands.is_empty()) {
+        Some(sub) => table::find_subcommand(spec, id, sub).map_or(id, |(_, sub_id)| sub_id),
+        None => id,
+    };
+    check::check(user, id, spec, argv).is_ok()
+}
+
 /// The refusal of a queued command EXEC is about to run, when the client's user may no longer
 /// run it (the rules changed since it was queued), as Redis words it inside EXEC's reply.
 pub(crate) fn exec_refusal(

@@ -350,19 +350,6 @@ pub(crate) fn time(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     ])
 }
 
-/// FUNCTION and SCRIPT: echomq runs no scripts; FLUSH and friends are accepted so that tooling
-/// that clears a server on connect works.
-pub(crate) fn accept(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let sub = &argv[1];
-    if is(sub, "flush") || is(sub, "kill") {
-        Reply::OK
-    } else if is(sub, "list") {
-        Reply::Array(vec![])
-    } else {
-        unknown_subcommand(argv)
-    }
-}
-
 /// The longest prefix of `text` that is a decimal number, as C's `strtod` reads it (leading
 /// spaces skipped); 0 when none is.
 pub(super) fn leading_f64(text: &[u8]) -> f64 {

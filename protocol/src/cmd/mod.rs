@@ -62,7 +62,9 @@ use crate::persist::aof::load::AOF_CLIENT_ID;
 use crate::resp::Protocol;
 use crate::state::stats::{CallId, CallOutcome};
 use crate::state::{Action, ClientState, ServerState};
-pub(crate) use acl::{acl_calls, acl_find, acl_has_keys, acl_key_flags};
+pub(crate) use acl::{
+    acl_calls, acl_find, acl_has_keys, acl_key_flags, script_caller, user_permits,
+};
 pub(crate) use cluster::new_node_id;
 use table::{Command, Found, Run};
 pub(crate) use table::{call_name, find, lookup};
@@ -249,6 +251,17 @@ pub(crate) fn execute(
         client.multi_failed = true;
         let reply = CommandError::NotAllowedInMulti.into();
         return refuse(state, client, Some(counted), reply);
+    }
+    // A script past `busy-reply-threshold` holds the keyspace lock: answered before anything
+    // waits for it (one relaxed load while none is).
+    if state.busy().active() {
+        match crate::script::busy::refusal(state, name, argv) {
+            crate::script::busy::WhileBusy::Answer(reply) => return Action::Reply(reply),
+            crate::script::busy::WhileBusy::Refuse(reply) => {
+                return refuse(state, client, Some(counted), reply);
+            }
+            crate::script::busy::WhileBusy::Proceed => {}
+        }
     }
     // `maxmemory`, before queuing as Redis checks it: a DENY_OOM command refused inside MULTI
     // makes EXEC abort; EXEC of a transaction that queued one is refused whole. The AOF's

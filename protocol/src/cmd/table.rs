@@ -170,12 +170,18 @@ pub(crate) const COMMANDS: &[Command] = &[
         spec("function", -2).subcommands(
             "FUNCTION",
             &[
-                sub("function|flush", -2),
-                sub("function|list", -2),
+                sub("function|delete", 3).flags(WRITE),
+                sub("function|dump", 2),
+                sub("function|flush", -2).flags(WRITE),
+                sub("function|help", 2).flags(LOADING_OK),
                 sub("function|kill", 2),
+                sub("function|list", -2),
+                sub("function|load", -3).flags(WRITE | DENY_OOM),
+                sub("function|restore", -3).flags(WRITE | DENY_OOM),
+                sub("function|stats", 2),
             ],
         ),
-        introspection::accept,
+        script::function::function,
     ),
     command(
         spec("script", -2).subcommands(
@@ -193,6 +199,11 @@ pub(crate) const COMMANDS: &[Command] = &[
     command(spec("eval", -3).flags(MAY_REPLICATE), script::eval),
     command(spec("evalsha", -3).flags(MAY_REPLICATE), script::evalsha),
     command(spec("eval_ro", -3), script::eval_ro),
+    command(
+        spec("fcall", -3).flags(MAY_REPLICATE),
+        script::function::fcall,
+    ),
+    command(spec("fcall_ro", -3), script::function::fcall_ro),
     command(spec("evalsha_ro", -3), script::evalsha_ro),
     command(spec("emq.xrange", -4).keys(1, 1, 1), archive::xrange),
     command(spec("emq.xrevrange", -4).keys(1, 1, 1), archive::xrevrange),

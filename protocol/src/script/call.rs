@@ -163,16 +163,19 @@ pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<bool, &'static str
     Ok(flags & WRITE != 0)
 }
 
-/// `redis.acl_check_cmd`: with no ACL users, every existing command with a right arity is
-/// allowed; otherwise Redis's refusal text.
-pub(crate) fn acl_check(argv: &[&[u8]]) -> Result<bool, &'static str> {
+/// `redis.acl_check_cmd`: whether the caller's user may run `argv`, or Redis's refusal of a
+/// command that does not exist or has a wrong arity.
+pub(crate) fn acl_check(
+    caller: Option<&crate::acl::User>,
+    argv: &[&[u8]],
+) -> Result<bool, &'static str> {
     let Some(found) = argv.first().and_then(|name| lookup(name)) else {
         return Err("Invalid command passed to redis.acl_check_cmd()");
     };
     if !found.spec().arity_ok(argv.len()) {
         return Err("Wrong number of args for redis.acl_check_cmd()");
     }
-    Ok(true)
+    Ok(crate::cmd::user_permits(caller, argv))
 }
 
 #[cfg(test)]

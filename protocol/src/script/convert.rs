@@ -537,6 +537,13 @@ pub(crate) fn arg_bytes(value: &Value, out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
+/// [`arg_bytes`] into a buffer of its own.
+pub(crate) fn arg_vec(value: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    arg_bytes(value, &mut out)?;
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

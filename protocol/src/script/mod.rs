@@ -29,11 +29,13 @@
 //! `f_<sha>` cache, the error suffix naming the script).
 
 mod bit;
+pub(crate) mod busy;
 pub(crate) mod cache;
 pub(crate) mod call;
 mod cjson;
 mod cmsgpack;
 pub(crate) mod convert;
+pub(crate) mod function;
 mod lstruct;
 pub(crate) mod sandbox;
 
@@ -214,7 +216,12 @@ fn refused_for_memory(ctx: &Ctx<'_>, argv: &[&[u8]], variant: Variant) -> bool {
     } else {
         parse_shebang(argv[1]).ok().map(|(flags, _)| flags)
     };
-    flags.is_some_and(|f| !f.compat && !f.allow_oom && !f.no_writes)
+    flags.is_some_and(denies_oom)
+}
+
+/// Whether a script with `flags` makes its call a DENY_OOM command.
+fn denies_oom(flags: ScriptFlags) -> bool {
+    !flags.compat && !flags.allow_oom && !flags.no_writes
 }
 
 fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
@@ -254,32 +261,58 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         cache.touch(&sha);
         (script, cache.generation)
     };
-    let flags = script.flags;
-    let over_maxmemory = ctx.state.over_maxmemory();
-    if let Some(refusal) = prepare(ctx, flags, variant, over_maxmemory) {
-        return refusal;
-    }
-    let allow_oom = !flags.compat && (flags.allow_oom || flags.no_writes);
-    let limits = call::Limits {
-        read_only: variant.read_only || (!flags.compat && flags.no_writes),
-        deny_oom: over_maxmemory && !allow_oom,
-        dirty: false,
+    let limits = match prepare(ctx, script.flags, variant.read_only) {
+        Ok(limits) => limits,
+        Err(refusal) => return refusal,
     };
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
+    let _watch = busy::watch(
+        ctx.state.busy(),
+        ctx.state.busy_reply_threshold_ms(),
+        true,
+        &sha,
+        argv,
+    );
+    as_script(ctx, |ctx| {
+        let result = with_vm(generation, |vm| {
+            prune(vm, ctx.state.scripts());
+            let function = match compiled(vm, &sha, &script) {
+                Ok(f) => f,
+                Err(reply) => return reply,
+            };
+            let invocation = Invocation::Eval;
+            execute(vm, ctx, &sha, function, invocation, keys, args, limits)
+        });
+        match result {
+            Ok(reply) | Err(reply) => reply,
+        }
+    })
+}
+
+/// Runs `f` as a script's run: the caller's database and protocol are restored when it ends,
+/// whatever the script selected.
+fn as_script(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>) -> Reply) -> Reply {
     let caller_db = ctx.client.db;
     let caller_protocol = ctx.client.protocol;
     ctx.client.in_script = true;
-    let result = with_vm(generation, |vm| {
-        prune(vm, ctx.state.scripts());
-        execute(vm, ctx, &sha, &script, keys, args, limits)
-    });
+    let reply = f(ctx);
     ctx.client.in_script = false;
     ctx.client.db = caller_db;
     ctx.client.protocol = caller_protocol;
-    match result {
-        Ok(reply) | Err(reply) => reply,
+    reply
+}
+
+/// The compiled function of a cached script on `vm`, compiled now if this VM lacks it.
+fn compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<mlua::Function, Reply> {
+    if let Some(f) = vm.functions.get(sha) {
+        return Ok(f.clone());
     }
+    let f = vm
+        .compile(&script.body[script.code_start..])
+        .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
+    vm.functions.insert(sha.to_string(), f.clone());
+    Ok(f)
 }
 
 /// Drops the compiled scripts the cache evicted since this VM last looked, so a VM never
@@ -293,69 +326,89 @@ fn prune(vm: &mut Vm, scripts: &Scripts) {
     }
 }
 
-/// Redis's `scriptPrepareForRun` checks of a script with a shebang.
-fn prepare(
-    ctx: &Ctx<'_>,
-    flags: ScriptFlags,
-    variant: Variant,
-    over_maxmemory: bool,
-) -> Option<Reply> {
-    if flags.compat {
-        return None;
+/// Redis's `scriptPrepareForRun` checks, in its order (those of the shebang's flags apply to
+/// a script with one; a function always has one): what the script's commands may do, or the
+/// refusal.
+fn prepare(ctx: &Ctx<'_>, flags: ScriptFlags, read_only: bool) -> Result<call::Limits, Reply> {
+    let over_maxmemory = ctx.state.over_maxmemory();
+    if !flags.compat {
+        if flags.no_cluster && ctx.state.cluster_enabled() {
+            return Err(err(
+                "Can not run script on cluster, 'no-cluster' flag is set.",
+            ));
+        }
+        if !flags.no_writes && read_only {
+            return Err(err(
+                "Can not execute a script with write flag using *_ro command.",
+            ));
+        }
+        if over_maxmemory && !flags.allow_oom && !flags.no_writes {
+            return Err(Reply::Error(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
+                    .into(),
+            ));
+        }
     }
-    if flags.no_cluster && ctx.state.cluster_enabled() {
-        return Some(err(
-            "Can not run script on cluster, 'no-cluster' flag is set.",
-        ));
-    }
-    if !flags.no_writes && variant.read_only {
-        return Some(err(
-            "Can not execute a script with write flag using *_ro command.",
-        ));
-    }
-    if over_maxmemory && !flags.allow_oom && !flags.no_writes {
-        return Some(Reply::Error(
-            "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'"
-                .into(),
-        ));
-    }
-    None
+    let allow_oom = !flags.compat && (flags.allow_oom || flags.no_writes);
+    Ok(call::Limits {
+        read_only: read_only || (!flags.compat && flags.no_writes),
+        deny_oom: over_maxmemory && !allow_oom,
+        dirty: false,
+    })
 }
 
-/// Runs a cached script on `vm`: its reply, encoded for the caller.
+/// How a script's function is called: EVAL's sees KEYS and ARGV as globals, a library's
+/// function gets them as its two arguments.
+#[derive(Debug, Clone, Copy)]
+enum Invocation {
+    Eval,
+    Fcall,
+}
+
+/// Runs a script's function on `vm`: its reply, encoded for the caller. `name` is what
+/// errors name it by (the SHA1, or the function's name).
+#[allow(clippy::too_many_arguments)]
 fn execute(
     vm: &mut Vm,
     ctx: &mut Ctx<'_>,
-    sha: &str,
-    script: &Script,
+    name: &str,
+    function: mlua::Function,
+    invocation: Invocation,
     keys: &[&[u8]],
     args: &[&[u8]],
     limits: call::Limits,
 ) -> Reply {
-    let function = match vm.functions.get(sha) {
-        Some(f) => f.clone(),
-        None => match vm.compile(&script.body[script.code_start..]) {
-            Ok(f) => {
-                vm.functions.insert(sha.to_string(), f.clone());
-                f
-            }
-            Err(e) => return err(format!("Error compiling script (new function): {e}")),
-        },
-    };
+    let sha = name;
     let lua = &vm.lua;
-    let set_array = |name: &str, items: &[&[u8]]| -> mlua::Result<()> {
+    let array = |items: &[&[u8]]| -> mlua::Result<mlua::Table> {
         let t = lua.create_table_with_capacity(items.len(), 0)?;
         for (i, item) in items.iter().enumerate() {
             t.raw_set(i + 1, lua.create_string(item)?)?;
         }
-        vm.globals.raw_set(name, t)
+        Ok(t)
     };
-    if let Err(e) = set_array("KEYS", keys).and_then(|()| set_array("ARGV", args)) {
-        return err(format!("Lua VM: {e}"));
+    let tables = array(keys).and_then(|k| Ok((k, array(args)?)));
+    let (keys_table, args_table) = match tables {
+        Ok(tables) => tables,
+        Err(e) => return err(format!("Lua VM: {e}")),
+    };
+    if let Invocation::Eval = invocation {
+        let set = vm
+            .globals
+            .raw_set("KEYS", keys_table.clone())
+            .and_then(|()| vm.globals.raw_set("ARGV", args_table.clone()));
+        if let Err(e) = set {
+            return err(format!("Lua VM: {e}"));
+        }
     }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
     let resp3 = &*vm.resp3;
     resp3.set(false);
+    // `redis.set_repl`'s flags: REPL_AOF (1) and REPL_REPLICA (2); only the AOF receives
+    // what echomq propagates.
+    let repl = &*vm.repl;
+    repl.set(sandbox::REPL_ALL);
+    *vm.caller.borrow_mut() = crate::cmd::script_caller(ctx.state, ctx.client);
     let ctx = RefCell::new(ctx);
     let limits = Cell::new(limits);
     let argv = RefCell::new(sandbox::CommandArgs::default());
@@ -395,7 +448,18 @@ fn execute(
         let Ok(mut reply) = reply.try_borrow_mut() else {
             return recursive();
         };
+        let suppressed = repl.get() & sandbox::REPL_AOF == 0;
+        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
+        }
         let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv.argv(), &mut reply);
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
+        }
+        if now.dirty && !limits.get().dirty {
+            busy::wrote();
+        }
         limits.set(now);
         match ran {
             Ok(()) if reply.first() == Some(&b'-') => {
@@ -411,7 +475,10 @@ fn execute(
         let pcall = scope.create_function(|lua, args: MultiValue| command(lua, args, false))?;
         vm.redis.raw_set("call", call)?;
         vm.redis.raw_set("pcall", pcall)?;
-        let (ok, value): (bool, Value) = vm.run.call(function)?;
+        let (ok, value): (bool, Value) = match invocation {
+            Invocation::Eval => vm.run.call(function)?,
+            Invocation::Fcall => vm.run_with.call((function, keys_table, args_table))?,
+        };
         let mut out = BytesMut::new();
         if ok {
             let enc = convert::Encoding {

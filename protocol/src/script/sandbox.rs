@@ -22,17 +22,20 @@
 //! the same VM setup. Scripts read globals through a proxy whose `__index` is the globals
 //! table itself, so only a missing global costs a call (the one that raises).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::acl::User;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use super::{bit, cjson, cmsgpack, convert, lstruct};
 
 /// The chunk name of the wrappers below: their frames are skipped when an error is located.
-const INTERNAL: &str = "=redis";
+pub(crate) const INTERNAL: &str = "=redis";
 
 /// The chunk name scripts compile under (Redis's), so messages read `user_script:1: ...`.
 pub(crate) const USER_SCRIPT: &str = "@user_script";
@@ -152,8 +155,16 @@ end
 
 G.__redis__err__handler = I.handler
 I.run = function(f) return xpcall(f, I.handler) end
+I.run_with = function(f, keys, args)
+  return xpcall(function() return f(keys, args) end, I.handler)
+end
 return env
 "#;
+
+/// `redis.REPL_AOF`: the script's commands reach the AOF.
+pub(crate) const REPL_AOF: i32 = 1;
+/// `redis.REPL_ALL`: they reach the AOF and replicas (echomq has only the AOF).
+pub(crate) const REPL_ALL: i32 = 3;
 
 /// A Lua VM set up as Redis sets up its scripting VM (see the module docs).
 pub(crate) struct Vm {
@@ -167,10 +178,18 @@ pub(crate) struct Vm {
     /// Shared with `redis.setresp`, a function of the VM's own, so a run creates only the
     /// two functions that reach its client and keyspace.
     pub resp3: Rc<Cell<bool>>,
+    /// `redis.set_repl`'s flags for the running script ([`REPL_ALL`] at its start), written
+    /// by that function of the VM's own.
+    pub repl: Rc<Cell<i32>>,
+    /// The user the running script's `redis.acl_check_cmd` answers for (set at its start;
+    /// `None` while no user is restricted).
+    pub caller: Rc<RefCell<Option<Arc<User>>>>,
     /// The real globals (KEYS and ARGV are set here for each run).
     pub globals: Table,
     /// `function(f) return xpcall(f, handler) end`.
     pub run: Function,
+    /// `run` of `f(keys, args)` (a library function's call).
+    pub run_with: Function,
     /// Compiled scripts by SHA1.
     pub functions: HashMap<String, Function>,
     /// The script cache generation the compiled scripts belong to.
@@ -316,27 +335,33 @@ impl Vm {
                 Ok(())
             })?,
         )?;
+        let repl = Rc::new(Cell::new(REPL_ALL));
+        let script_repl = Rc::clone(&repl);
         redis.set(
             "set_repl",
-            lua.create_function(|_, args: MultiValue| {
+            lua.create_function(move |_, args: MultiValue| {
                 if args.len() != 1 {
                     return raise("redis.set_repl() requires one argument.");
                 }
                 let flags = to_number(&args[0]).unwrap_or(0.0) as i32;
-                if flags & !3 != 0 {
+                if flags & !REPL_ALL != 0 {
                     return raise(
                         "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                     );
                 }
+                script_repl.set(flags);
                 Ok(())
             })?,
         )?;
+        let caller: Rc<RefCell<Option<Arc<User>>>> = Rc::default();
+        let script_caller = Rc::clone(&caller);
         redis.set(
             "acl_check_cmd",
-            lua.create_function(|_, args: MultiValue| {
+            lua.create_function(move |_, args: MultiValue| {
                 let mut argv = CommandArgs::default();
                 argv.fill(&args)?;
-                super::call::acl_check(&argv.argv()).or_else(raise)
+                let caller = script_caller.borrow();
+                super::call::acl_check(caller.as_deref(), &argv.argv()).or_else(raise)
             })?,
         )?;
         hooks.set(
@@ -401,15 +426,23 @@ impl Vm {
             })?,
         )?;
         let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
+            super::busy::hook,
+        )?;
         let run: Function = hooks.get("run")?;
+        let run_with: Function = hooks.get("run_with")?;
         let globals = lua.globals();
         Ok(Vm {
             lua,
             env,
             redis,
             resp3,
+            repl,
+            caller,
             globals,
             run,
+            run_with,
             functions: HashMap::new(),
             generation,
             pruned_at: 0,
@@ -552,7 +585,7 @@ pub(crate) fn script_error(e: &mlua::Error) -> Option<&ScriptError> {
 }
 
 /// An error's message as a Lua error string would read.
-fn runtime_message(e: &mlua::Error) -> String {
+pub(crate) fn runtime_message(e: &mlua::Error) -> String {
     match e {
         mlua::Error::CallbackError { cause, .. } => runtime_message(cause),
         mlua::Error::WithContext { cause, .. } => runtime_message(cause),
@@ -564,6 +597,10 @@ fn runtime_message(e: &mlua::Error) -> String {
 /// `pcall`'s error value: an error table's `err` text, a raised Redis error's text, a
 /// library error's message; anything else as it is.
 fn error_value(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    // A killed script's `pcall` does not stop the kill.
+    if super::busy::killed() {
+        return raise("Script killed by user with SCRIPT KILL...");
+    }
     Ok(match v {
         Value::Table(t) => match t.get::<Value>("err")? {
             text @ (Value::String(_) | Value::Number(_) | Value::Integer(_)) => text,

@@ -25,6 +25,11 @@ pub(super) async fn run(state: Arc<ServerState>) {
         let hz = state.settings().hz.max(1);
         let tick = Duration::from_micros(1_000_000 / hz);
         tokio::time::sleep(tick).await;
+        // A running script holds the keyspace lock: waiting for it here would take the worker
+        // thread the other clients need for their `-BUSY` answers.
+        if state.busy().script_running() {
+            continue;
+        }
         let budget = tick * EXPIRE_CYCLE_TIME_PERC as u32 / 100;
         // One lock hold at a time, yielding between them: the clients' tasks on this worker
         // run between holds instead of waiting for the whole cycle.

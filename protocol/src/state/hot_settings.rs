@@ -34,6 +34,8 @@ pub(crate) struct HotSettings {
     /// `output_limits_seq` (odd while a change is being stored).
     output_limits: [[AtomicU64; 3]; 2],
     output_limits_seq: AtomicU64,
+    /// `busy-reply-threshold`, read by every script run.
+    busy_reply_threshold_ms: AtomicU64,
 }
 
 impl HotSettings {
@@ -42,6 +44,11 @@ impl HotSettings {
         let hot = HotSettings::default();
         hot.refresh(settings);
         hot
+    }
+
+    /// `busy-reply-threshold` in milliseconds (0: never busy).
+    pub fn busy_reply_threshold_ms(&self) -> u64 {
+        self.busy_reply_threshold_ms.load(Ordering::Relaxed)
     }
 
     /// Copies the mirrored values from `settings`.
@@ -56,6 +63,8 @@ impl HotSettings {
         self.client_query_buffer_limit
             .store(s.client_query_buffer_limit, relaxed);
         self.timeout_s.store(s.timeout_s, relaxed);
+        self.busy_reply_threshold_ms
+            .store(s.busy_reply_threshold_ms, relaxed);
         self.auto_aof_rewrite_percentage
             .store(s.auto_aof_rewrite_percentage, relaxed);
         self.auto_aof_rewrite_min_size

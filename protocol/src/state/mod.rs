@@ -188,6 +188,10 @@ pub(crate) struct ServerState {
     pub(crate) rdb: Arc<crate::persist::rdb::Rdb>,
     /// The Lua script cache (EVAL, SCRIPT).
     scripts: crate::script::Scripts,
+    /// The function libraries (FUNCTION, FCALL).
+    functions: crate::script::function::Functions,
+    /// A script running past `busy-reply-threshold`.
+    busy: Arc<crate::script::busy::Busy>,
     /// The ACL users, log and counters.
     acl: crate::acl::Acl,
     /// The TLS port's configuration, when it has one ([`listeners`]).
@@ -246,6 +250,8 @@ impl ServerState {
             loading: std::sync::atomic::AtomicBool::new(false),
             rdb: Arc::new(crate::persist::rdb::Rdb::new(started_unix_s)),
             scripts: crate::script::Scripts::default(),
+            functions: crate::script::function::Functions::default(),
+            busy: Arc::default(),
             acl: crate::acl::Acl::default(),
             tls: RwLock::new(None),
         }
@@ -261,6 +267,21 @@ impl ServerState {
     /// The Lua script cache.
     pub(crate) fn scripts(&self) -> &crate::script::Scripts {
         &self.scripts
+    }
+
+    /// A script running past `busy-reply-threshold`.
+    pub(crate) fn busy(&self) -> &Arc<crate::script::busy::Busy> {
+        &self.busy
+    }
+
+    /// `busy-reply-threshold` in milliseconds.
+    pub(crate) fn busy_reply_threshold_ms(&self) -> u64 {
+        self.hot.busy_reply_threshold_ms()
+    }
+
+    /// The function libraries.
+    pub(crate) fn functions(&self) -> &crate::script::function::Functions {
+        &self.functions
     }
 
     /// The data.

@@ -104,6 +104,9 @@ pub struct Settings {
     /// `slowlog-log-slower-than`: microseconds from which a command is logged; negative
     /// disables the slow log.
     pub slowlog_log_slower_than: i64,
+    /// `busy-reply-threshold` (alias `lua-time-limit`): milliseconds a script runs before
+    /// other clients get `-BUSY`; 0 never.
+    pub busy_reply_threshold_ms: u64,
     /// `slowlog-max-len`: entries kept.
     pub slowlog_max_len: u64,
     /// `acllog-max-len`: ACL LOG's entries at most.
@@ -175,6 +178,7 @@ impl Default for Settings {
             cluster_node_id: String::new(),
             hz: HZ_DEFAULT,
             slowlog_log_slower_than: 10_000,
+            busy_reply_threshold_ms: 5000,
             slowlog_max_len: 128,
             acllog_max_len: 128,
             enable_protected_configs: super::protected::Allowed::No,
@@ -413,6 +417,22 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.requirepass.clone(),
         set: Some(|s, _, v| {
             s.requirepass = v.to_string();
+            Ok(())
+        }),
+    },
+    Param {
+        name: "busy-reply-threshold",
+        get: |s, _| s.busy_reply_threshold_ms.to_string(),
+        set: Some(|s, _, v| {
+            s.busy_reply_threshold_ms = int_in("busy-reply-threshold", v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lua-time-limit",
+        get: |s, _| s.busy_reply_threshold_ms.to_string(),
+        set: Some(|s, _, v| {
+            s.busy_reply_threshold_ms = int_in("lua-time-limit", v, 0, i64::MAX as u64)?;
             Ok(())
         }),
     },

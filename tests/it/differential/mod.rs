@@ -33,6 +33,8 @@
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
 //! - `scripting`: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT against Redis 8.8 over the
 //!   wire, RESP2 and RESP3: conversions, error texts, the sandbox, `bit` and `cjson`.
+//! - `functions`: FUNCTION and FCALL against Redis 8.8 over the wire, RESP2 and RESP3: the
+//!   load sandbox, `register_function`, every refusal, DUMP/RESTORE payloads.
 //! - `zsets`: the sorted set commands against Redis 8.8 over the wire, RESP2 and RESP3.
 //! - `server`: `echomq serve` against a real server over the wire, RESP2 and RESP3.
 
@@ -45,6 +47,7 @@ mod command_keys;
 mod debug;
 mod eviction;
 mod expiry;
+mod functions;
 mod group_deletion_claim_nack;
 mod groups;
 mod hashes;

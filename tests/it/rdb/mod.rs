@@ -5,9 +5,12 @@
 //! `shutdown` the SHUTDOWN command's saves, exits and refusals; `crash` SIGKILLs a saving
 //! server and checks `dump.rdb` is never damaged; `snapshot` checks background saves hold the
 //! state at their start while writers go on, and a killed save's child.
+//! server and checks `dump.rdb` is never damaged; `functions` moves function libraries both
+//! ways in files and FUNCTION DUMP payloads.
 
 mod collections;
 mod crash;
+mod functions;
 mod interchange;
 mod older;
 mod server;

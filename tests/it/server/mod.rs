@@ -25,6 +25,8 @@
 //! - `client_command`: CLIENT REPLY, UNBLOCK, NO-EVICT, SETINFO and CLIENT LIST's counters.
 //! - `tracking`: client-side caching: CLIENT TRACKING's modes, invalidation pushes and
 //!   messages on writes, flushes, expiry and the table's key limit.
+//! - `busy_scripts`: scripts past `busy-reply-threshold` (BUSY, SCRIPT/FUNCTION KILL,
+//!   UNKILLABLE, SHUTDOWN NOSAVE) against Redis 8.8 with real timing.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
 //! - `tls`, `unix_socket`: `echomq serve` with a TLS port (certificates made by `openssl`,
@@ -38,6 +40,7 @@
 mod acl;
 mod blocking;
 mod blocking_lists;
+mod busy_scripts;
 mod client_command;
 mod clients;
 mod clock;

@@ -1,7 +1,7 @@
 //! redis-py's own test suite (its source release's `tests/`, run by pytest) against
 //! `echomq serve`, unchanged: its harness starts (it reads INFO's `redis_version`,
 //! `arch_bits` and `cluster_enabled` first), and its tests for pub/sub, keyspace
-//! notifications, MONITOR, streams, expiry and introspection pass.
+//! notifications, MONITOR, streams, expiry, introspection and functions pass.
 //!
 //! `scripts/install-peers` unpacks the release and makes a venv with pytest
 //! (`ECHOMQ_REDIS_PY_TESTS`, `ECHOMQ_PYTEST_PYTHON`, else under the peers folder); without them
@@ -246,5 +246,13 @@ fn redis_py_suite_passes_for_sorted_sets_geo_scripting_locks_and_acl() {
         // Redis 8.8 passes the same 357 (both clients' sorted set, geo, scripting, pipeline,
         // ACL and AUTH tests, and the lock tests, which run on Lua scripts).
         assert!(passed >= 350, "only {passed} passed");
+    }
+}
+
+#[test]
+fn redis_py_suite_passes_for_functions() {
+    let passed = pytest(&["tests/test_function.py"]);
+    if harness().is_some() {
+        assert!(passed >= 7, "only {passed} passed");
     }
 }

@@ -44,6 +44,7 @@ pub(crate) fn load(
     config: &AofConfig,
     keyspace: &Keyspace,
     databases: usize,
+    functions: &crate::script::function::Functions,
     replay: &mut Replay<'_>,
 ) -> Result<Option<Loaded>, PersistError> {
     let path = config.path();
@@ -96,7 +97,7 @@ pub(crate) fn load(
         // An RDB preamble (a `.base.rdb` file, or an old single-file AOF): loaded as RDB, then
         // the commands after it, if any, replayed.
         let commands = if bytes.starts_with(b"REDIS") {
-            let rdb_bytes = rdb_preamble(keyspace, databases, &file.name, &bytes)?;
+            let rdb_bytes = rdb_preamble(keyspace, databases, functions, &file.name, &bytes)?;
             &bytes[rdb_bytes..]
         } else {
             &bytes[..]
@@ -141,6 +142,7 @@ pub(crate) fn load(
 fn rdb_preamble(
     keyspace: &Keyspace,
     databases: usize,
+    functions: &crate::script::function::Functions,
     name: &str,
     bytes: &[u8],
 ) -> Result<usize, PersistError> {
@@ -156,6 +158,12 @@ fn rdb_preamble(
         }
     })?;
     let used = loaded.bytes;
+    functions
+        .load_codes(&loaded.functions)
+        .map_err(|what| PersistError::PreambleCorrupt {
+            file: name.to_string(),
+            error: echomq_engine::RdbError::Corrupt { offset: 0, what },
+        })?;
     keyspace.run_all(|dbs, _| crate::persist::rdb::load::store(dbs, loaded.dbs));
     Ok(used)
 }

@@ -99,6 +99,8 @@ pub(crate) struct AofConfig {
     pub load_truncated: bool,
     /// The IDMP bounds of new streams (a rewrite writes XCFGSET for streams that differ).
     pub idmp: IdmpConfig,
+    /// The function libraries' codes (a command base loads each with FUNCTION LOAD).
+    pub functions: Vec<bytes::Bytes>,
     /// `aof-use-rdb-preamble`: a rewrite writes the base as an RDB file with these options
     /// (`aof-base` set), named `.base.rdb`.
     pub rdb_preamble: Option<echomq_engine::rdb::file::SaveOptions>,

@@ -42,6 +42,7 @@ fn lit(s: &'static str) -> Bytes {
 /// copied, no list of keys is built); `saved` counts the keys written.
 pub(crate) fn write_base(
     dbs: &[Db],
+    functions: &[Bytes],
     idmp: IdmpConfig,
     out: &mut impl Write,
     saved: &AtomicU64,
@@ -49,6 +50,10 @@ pub(crate) fn write_base(
     /// Flush the buffer to `out` past this many bytes.
     const CHUNK_BYTES: usize = 1 << 20;
     let mut buf = Vec::with_capacity(CHUNK_BYTES);
+    // Redis's `rewriteFunctions`: each library first, as the FUNCTION LOAD that made it.
+    for code in functions {
+        encode(&[lit("FUNCTION"), lit("LOAD"), code.clone()], &mut buf);
+    }
     for (index, db) in dbs.iter().enumerate() {
         if db_keys(db).next().is_none() {
             continue;

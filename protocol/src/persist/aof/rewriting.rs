@@ -232,7 +232,7 @@ fn write_base_file(
                 };
                 echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out, saved).map(|_| ())
             }
-            None => rewrite::write_base(dbs, config.idmp, &mut out, saved),
+            None => rewrite::write_base(dbs, &config.functions, config.idmp, &mut out, saved),
         }
         .and_then(|()| out.flush())
         .map_err(|e| io_error("cannot write", temp, e))?;

@@ -41,6 +41,7 @@ pub(crate) fn load(
     path: &Path,
     databases: usize,
     keyspace: &Keyspace,
+    functions: &crate::script::function::Functions,
     rdb: &Rdb,
 ) -> Result<Option<RdbLoaded>, PersistError> {
     let data = match fs::read(path) {
@@ -64,6 +65,12 @@ pub(crate) fn load(
         error,
     })?;
     drop(data);
+    functions
+        .load_codes(&loaded.functions)
+        .map_err(|what| PersistError::RdbCorrupt {
+            path: path.display().to_string(),
+            error: echomq_engine::RdbError::Corrupt { offset: 0, what },
+        })?;
     let found = RdbLoaded {
         keys: loaded.keys_loaded,
         expired: loaded.keys_expired,

@@ -61,7 +61,13 @@ impl ServerState {
         let mut replay = |name: &str, bytes: &[u8], cut_ok: bool, loaded: &mut Loaded| {
             replay(self, name, bytes, cut_ok, loaded)
         };
-        let loaded = match load::load(&config, self.keyspace(), databases, &mut replay) {
+        let loaded = match load::load(
+            &config,
+            self.keyspace(),
+            databases,
+            self.functions(),
+            &mut replay,
+        ) {
             Ok(loaded) => loaded,
             Err(e) => {
                 self.rdb.skip_final_save();
@@ -221,6 +227,7 @@ fn aof_config(settings: &Settings, state: &ServerState) -> AofConfig {
         fsync: Fsync::parse(&settings.appendfsync).unwrap_or_default(),
         load_truncated: settings.aof_load_truncated,
         idmp: state.engine_config().idmp_defaults(),
+        functions: state.functions().codes(),
         rdb_preamble: settings
             .aof_use_rdb_preamble
             .then(|| state.save_options(settings, true)),

@@ -42,6 +42,7 @@ impl ServerState {
             ctime_s: now_ms / 1000,
             used_mem: self.memory_used(),
             aof_base,
+            functions: self.functions().codes(),
         }
     }
 
@@ -170,6 +171,12 @@ impl ServerState {
                 s.databases as usize,
             )
         };
-        rdb::load::load(&path, databases, self.keyspace(), &self.rdb)
+        rdb::load::load(
+            &path,
+            databases,
+            self.keyspace(),
+            self.functions(),
+            &self.rdb,
+        )
     }
 }
