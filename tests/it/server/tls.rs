@@ -159,6 +159,8 @@ pub(super) fn serve_with(
         echomq()
             .args(["serve", "--port", &port.to_string(), "--config"])
             .arg(&config)
+            // Persistence off (the test's servers must not save `dump.rdb` where they run).
+            .args(["--save", ""])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -430,7 +432,8 @@ fn port_zero_serves_tls_only_with_an_encrypted_key_and_tls_protocols() {
     let output = run(
         echomq()
             .args(["serve", "--port", "0", "--config"])
-            .arg(&config_file),
+            .arg(&config_file)
+            .args(["--save", ""]),
         b"",
     );
     assert!(!output.status.success());
