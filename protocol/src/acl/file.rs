@@ -16,7 +16,11 @@ use super::user::User;
 use super::{describe, rules};
 
 /// The users of an ACL file's `text` (shown as `path` in errors), or Redis's error text.
-pub(crate) fn parse(text: &str, path: &str) -> Result<BTreeMap<Bytes, User>, String> {
+pub(crate) fn parse(
+    text: &str,
+    path: &str,
+    channels_default_all: bool,
+) -> Result<BTreeMap<Bytes, User>, String> {
     let mut users: BTreeMap<Bytes, User> = BTreeMap::new();
     let mut errors = String::new();
     for (i, line) in text.split('\n').enumerate() {
@@ -48,7 +52,7 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<BTreeMap<Bytes, User>, Str
             continue;
         }
         let args: Vec<&[u8]> = words[2..].iter().map(|w| w.as_bytes()).collect();
-        let mut user = User::new(name);
+        let mut user = User::with_channels_default(name, channels_default_all);
         let mut syntax_error = false;
         match rules::merge_selectors(&args) {
             Err(_) => errors.push_str(&format!(
@@ -155,7 +159,7 @@ mod tests {
         }
         let users = [User::default_user(), alice];
         let text = render(users.iter());
-        let loaded = parse(std::str::from_utf8(&text).unwrap(), "f").unwrap();
+        let loaded = parse(std::str::from_utf8(&text).unwrap(), "f", false).unwrap();
         assert_eq!(loaded.len(), 2);
         for user in &users {
             assert_eq!(loaded[&user.name], *user);
@@ -166,11 +170,11 @@ mod tests {
     fn errors_are_gathered_and_nothing_loads() {
         let text = "user a on +nosuch\nbogus\nuser a on\nuser b on ~x ~*x bad\n";
         assert_eq!(
-            parse(text, "/f.acl").unwrap_err(),
+            parse(text, "/f.acl", false).unwrap_err(),
             "/f.acl:1: Error in applying operation '+nosuch': Unknown command or category name in ACL. /f.acl:2 should start with user keyword followed by the username. WARNING: Duplicate user 'a' found on line 3. /f.acl:4: Syntax error. WARNING: ACL errors detected, no change to the previously active ACL rules was performed"
         );
         assert!(
-            parse("# only a comment\n\n", "f")
+            parse("# only a comment\n\n", "f", false)
                 .unwrap()
                 .contains_key(&b"default"[..])
         );

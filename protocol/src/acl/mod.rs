@@ -195,14 +195,20 @@ impl Acl {
 
     /// Replaces every user by those of the ACL file at `path` (ACL LOAD, `aclfile` at start),
     /// or returns Redis's error text and changes nothing.
-    pub fn load_file(&self, users: &mut Users, path: &str) -> Result<(), String> {
+    /// `channels_default_all`: `acl-pubsub-default allchannels`.
+    pub fn load_file(
+        &self,
+        users: &mut Users,
+        path: &str,
+        channels_default_all: bool,
+    ) -> Result<(), String> {
         let text = std::fs::read(path).map_err(|e| {
             format!(
                 "Error loading ACLs, opening file '{path}': {}",
                 file::strerror(&e)
             )
         })?;
-        let loaded = file::parse(&String::from_utf8_lossy(&text), path)?;
+        let loaded = file::parse(&String::from_utf8_lossy(&text), path, channels_default_all)?;
         users.map = loaded
             .into_iter()
             .map(|(name, user)| (name, Arc::new(user)))
@@ -213,16 +219,23 @@ impl Acl {
 
     /// Applies a config file's `user <name> <rules…>` line: the user is created (the default
     /// one reset first) with the rules, as Redis loads configured users at start.
-    pub fn configure_user(&self, users: &mut Users, words: &[&str]) -> Result<(), String> {
+    /// `channels_default_all`: `acl-pubsub-default allchannels`.
+    pub fn configure_user(
+        &self,
+        users: &mut Users,
+        words: &[&str],
+        channels_default_all: bool,
+    ) -> Result<(), String> {
         let [keyword, name, rules @ ..] = words else {
             return Err("user directive needs a user name".into());
         };
         if !keyword.eq_ignore_ascii_case("user") || rules::has_spaces(name.as_bytes()) {
             return Err("Spaces not allowed in ACL usernames".into());
         }
-        let mut user = User::new(name.as_bytes());
+        let mut user = User::with_channels_default(name.as_bytes(), channels_default_all);
         if *name == "default" {
             user = User::clone(users.default_user());
+            user.channels_default_all = channels_default_all;
             let reset = user.apply(b"reset");
             debug_assert!(reset.is_ok());
         }

@@ -89,14 +89,22 @@ pub(crate) fn merge_selectors(args: &[&[u8]]) -> Result<Vec<Vec<u8>>, usize> {
 
 /// ACL SETUSER's rules applied to `user` (a new user called `name` when `None`): the user
 /// they make, or Redis's error text.
-pub(crate) fn set_user(user: Option<&User>, name: &[u8], args: &[&[u8]]) -> Result<User, String> {
+pub(crate) fn set_user(
+    user: Option<&User>,
+    name: &[u8],
+    args: &[&[u8]],
+    channels_default_all: bool,
+) -> Result<User, String> {
     let rules = merge_selectors(args).map_err(|at| {
         format!(
             "Unmatched parenthesis in acl selector starting at '{}'.",
             String::from_utf8_lossy(args[at])
         )
     })?;
-    let mut staged = user.cloned().unwrap_or_else(|| User::new(name));
+    let mut staged = user
+        .cloned()
+        .unwrap_or_else(|| User::with_channels_default(name, channels_default_all));
+    staged.channels_default_all = channels_default_all;
     for rule in &rules {
         staged.apply(rule).map_err(|e| {
             format!(
@@ -157,7 +165,7 @@ impl User {
                 .ok_or(RuleError::NoSuchPassword)?;
             self.passwords.remove(at);
         } else if op[0] == b'(' && op[op.len() - 1] == b')' {
-            let mut selector = Selector::new(false);
+            let mut selector = Selector::new(false, self.channels_default_all);
             let inner = &op[1..op.len() - 1];
             for word in inner
                 .split(|c| c.is_ascii_whitespace())
@@ -171,6 +179,9 @@ impl User {
         } else if is("reset") {
             for rule in ["resetpass", "resetkeys", "resetchannels", "off"] {
                 self.apply(rule.as_bytes())?;
+            }
+            if self.channels_default_all {
+                self.apply(b"allchannels")?;
             }
             self.skip_sanitize = false;
             self.selectors.truncate(1);
@@ -357,7 +368,7 @@ mod tests {
 
     fn described(args: &[&str]) -> Result<String, String> {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        let user = set_user(None, b"u", &args)?;
+        let user = set_user(None, b"u", &args, false)?;
         user.check_invariants();
         Ok(String::from_utf8_lossy(&describe_user(&user)).into_owned())
     }
@@ -453,14 +464,14 @@ mod tests {
             for call in &calls {
                 let args: Vec<&[u8]> = call.iter().map(|r| r.as_bytes()).collect();
                 // A failed call leaves `user` as it was: set_user works on a copy.
-                if let Ok(changed) = set_user(Some(&user), b"u", &args) {
+                if let Ok(changed) = set_user(Some(&user), b"u", &args, false) {
                     user = changed;
                 }
                 user.check_invariants();
             }
             let description = describe_user(&user);
             let words: Vec<&[u8]> = description.split(|&c| c == b' ').collect();
-            let rebuilt = set_user(None, b"u", &words).unwrap();
+            let rebuilt = set_user(None, b"u", &words, false).unwrap();
             rebuilt.check_invariants();
             prop_assert_eq!(describe_user(&rebuilt), description);
             for (a, b) in user.selectors.iter().zip(&rebuilt.selectors) {

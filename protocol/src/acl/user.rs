@@ -48,11 +48,11 @@ pub(crate) struct Selector {
 
 impl Selector {
     /// A selector allowing nothing.
-    pub fn new(root: bool) -> Selector {
+    pub fn new(root: bool, all_channels: bool) -> Selector {
         Selector {
             root,
             all_keys: false,
-            all_channels: false,
+            all_channels,
             all_commands: false,
             future: false,
             allowed: vec![0; catalog().words()],
@@ -101,18 +101,28 @@ pub(crate) struct User {
     pub passwords: Vec<String>,
     /// The root selector first.
     pub selectors: Vec<Selector>,
+    /// `acl-pubsub-default allchannels` as the rules are applied: a new selector, and
+    /// `reset`, allow every channel (Redis reads the setting as it applies them).
+    pub channels_default_all: bool,
 }
 
 impl User {
     /// A new user: off, no password, nothing allowed.
     pub fn new(name: &[u8]) -> User {
+        User::with_channels_default(name, false)
+    }
+
+    /// A new user under `acl-pubsub-default` (`all`: `allchannels`): off, no password, no
+    /// command or key, and every channel or none.
+    pub fn with_channels_default(name: &[u8], all: bool) -> User {
         User {
             name: Bytes::copy_from_slice(name),
             enabled: false,
             nopass: false,
             skip_sanitize: false,
             passwords: Vec::new(),
-            selectors: vec![Selector::new(true)],
+            selectors: vec![Selector::new(true, all)],
+            channels_default_all: all,
         }
     }
 

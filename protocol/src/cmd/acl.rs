@@ -302,9 +302,10 @@ fn setuser(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if has_spaces(name) {
         return Reply::Error("ERR Usernames can't contain spaces or null characters".into());
     }
+    let channels_default_all = ctx.state.settings().acl_pubsub_all;
     let mut users = ctx.state.acl_users();
     let existing = users.get(name).map(|u| u.as_ref());
-    match set_user(existing, name, &argv[3..]) {
+    match set_user(existing, name, &argv[3..], channels_default_all) {
         Ok(user) => {
             users
                 .map
@@ -365,7 +366,9 @@ fn load(ctx: &mut Ctx<'_>) -> Reply {
     let path = ctx.state.settings().aclfile.clone();
     let loaded = {
         let mut users = ctx.state.acl_users();
-        ctx.state.acl().load_file(&mut users, &path)
+        ctx.state
+            .acl()
+            .load_file(&mut users, &path, ctx.state.settings().acl_pubsub_all)
     };
     match loaded {
         Ok(()) => {

@@ -189,7 +189,9 @@ impl ServerHandle {
     /// Applies a config file's `user <name> <rules…>` line (its words).
     pub fn config_user(&self, words: &[&str]) -> Result<(), String> {
         let mut users = self.state.acl_users();
-        self.state.acl().configure_user(&mut users, words)
+        self.state
+            .acl()
+            .configure_user(&mut users, words, self.state.settings().acl_pubsub_all)
     }
 
     /// Loads the users of the `aclfile`, if one is set: call once the config is in, before
@@ -203,7 +205,9 @@ impl ServerHandle {
             return Err("Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.".into());
         }
         let mut users = self.state.acl_users();
-        self.state.acl().load_file(&mut users, &path)
+        self.state
+            .acl()
+            .load_file(&mut users, &path, self.state.settings().acl_pubsub_all)
     }
 
     /// Starts persistence once the settings are in (call once, before or while serving): with

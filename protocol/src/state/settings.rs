@@ -111,6 +111,9 @@ pub struct Settings {
     pub slowlog_max_len: u64,
     /// `acllog-max-len`: ACL LOG's entries at most.
     pub acllog_max_len: u64,
+    /// `acl-pubsub-default allchannels` (`false`: Redis's default, `resetchannels`): what a
+    /// new user's channels, a new selector's and `reset` start from.
+    pub acl_pubsub_all: bool,
     /// `enable-protected-configs`: who may CONFIG SET `dir` and `dbfilename`
     /// ([`super::protected`]).
     pub enable_protected_configs: super::protected::Allowed,
@@ -181,6 +184,7 @@ impl Default for Settings {
             busy_reply_threshold_ms: 5000,
             slowlog_max_len: 128,
             acllog_max_len: 128,
+            acl_pubsub_all: false,
             enable_protected_configs: super::protected::Allowed::No,
             enable_debug_command: super::protected::Allowed::No,
             enable_module_command: super::protected::Allowed::No,
@@ -459,6 +463,30 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.slowlog_max_len.to_string(),
         set: Some(|s, _, v| {
             s.slowlog_max_len = int_in("slowlog-max-len", v, 0, i64::MAX as u64)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "acl-pubsub-default",
+        get: |s, _| {
+            if s.acl_pubsub_all {
+                "allchannels"
+            } else {
+                "resetchannels"
+            }
+            .into()
+        },
+        set: Some(|s, _, v| {
+            s.acl_pubsub_all = match v.to_ascii_lowercase().as_str() {
+                "allchannels" => true,
+                "resetchannels" => false,
+                _ => {
+                    return Err(ConfigRefusal::new(
+                        "acl-pubsub-default",
+                        ConfigWhy::NotOneOf("allchannels, resetchannels"),
+                    ));
+                }
+            };
             Ok(())
         }),
     },

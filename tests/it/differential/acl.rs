@@ -87,6 +87,22 @@ fn rules_lines() -> Vec<&'static str> {
         "CONFIG GET aclfile",
         "CONFIG SET acllog-max-len -1",
         "CONFIG SET aclfile x",
+        // `acl-pubsub-default`: what new users, new selectors and `reset` start from.
+        "CONFIG SET acl-pubsub-default allchannels",
+        "CONFIG GET acl-pubsub-default",
+        "ACL SETUSER p1 on nopass +@all ~*",
+        "ACL GETUSER p1",
+        "ACL SETUSER p2 (+get ~k)",
+        "ACL GETUSER p2",
+        "ACL SETUSER p1 reset",
+        "ACL GETUSER p1",
+        "ACL LIST",
+        "CONFIG SET acl-pubsub-default nope",
+        "CONFIG SET acl-pubsub-default RESETCHANNELS",
+        "CONFIG GET acl-pubsub-default",
+        "ACL SETUSER p3 (+get ~k)",
+        "ACL GETUSER p3",
+        "ACL DELUSER p1 p2 p3",
         USERS,
     ]
 }
