@@ -330,7 +330,11 @@ async fn open_listeners(server: &mut Server) -> Result<(), String> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     for line in server.listening() {
-        let _ = writeln!(out, "echomq {} listening on {line}", env!("CARGO_PKG_VERSION"));
+        let _ = writeln!(
+            out,
+            "echomq {} listening on {line}",
+            env!("CARGO_PKG_VERSION")
+        );
     }
     let _ = out.flush();
     Ok(())
