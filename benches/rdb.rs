@@ -90,6 +90,7 @@ fn options() -> SaveOptions {
         ctime_s: START_MS / 1000,
         used_mem: 0,
         aof_base: false,
+        key_save_delay_us: 0,
     }
 }
 

@@ -78,6 +78,7 @@ fn main() {
         ctime_s: START_MS / 1000,
         used_mem: 0,
         aof_base: false,
+        key_save_delay_us: 0,
     };
     if what == "fill" {
         return;

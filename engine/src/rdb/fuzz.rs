@@ -239,6 +239,7 @@ mod tests {
             ctime_s: 1,
             used_mem: 2,
             aof_base: false,
+            key_save_delay_us: 0,
         };
         let mut as_file = vec![1u8];
         file::write(&dbs, &opts, &mut as_file).expect("in memory");

@@ -75,6 +75,7 @@ fn save(dbs: &[DbSnapshot], compress: bool, checksum: bool) -> Vec<u8> {
         ctime_s: NOW / 1000,
         used_mem: 1 << 20,
         aof_base: false,
+        key_save_delay_us: 0,
     };
     let mut out = Vec::new();
     file::write(dbs, &opts, &mut out).unwrap();
@@ -228,6 +229,7 @@ fn round_trip(data: &[u8]) {
         ctime_s: now / 1000,
         used_mem: 0,
         aof_base: false,
+        key_save_delay_us: 0,
     };
     let mut bytes = Vec::new();
     file::write(&before, &opts, &mut bytes).unwrap();

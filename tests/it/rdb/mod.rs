@@ -6,6 +6,7 @@
 //! server and checks `dump.rdb` is never damaged; `snapshot` checks background saves hold the
 //! state at their start while writers go on, and a killed save's child.
 
+mod children;
 mod collections;
 mod crash;
 mod interchange;
