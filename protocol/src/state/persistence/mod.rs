@@ -2,6 +2,11 @@
 //! it off `dump.rdb`; `loading:1` and `-LOADING` meanwhile), commits before replies, and the
 //! automatic rewrite; RDB snapshots in [`rdb`]. The files are written and read by
 //! `crate::persist`; this module decides when, from the settings.
+//!
+//! Invariant: at most one background child runs, a BGSAVE's or an AOF rewrite's, as in Redis
+//! ([`ServerState::child_active`]). Every start checks it under the keyspace lock, which all
+//! starts hold; what cannot start now is refused or scheduled, and the cron starts what was
+//! scheduled once no child runs.
 
 mod rdb;
 
