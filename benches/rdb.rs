@@ -91,6 +91,7 @@ fn options() -> SaveOptions {
         used_mem: 0,
         aof_base: false,
         functions: Vec::new(),
+        key_save_delay_us: 0,
     }
 }
 

@@ -79,6 +79,7 @@ fn main() {
         used_mem: 0,
         aof_base: false,
         functions: Vec::new(),
+        key_save_delay_us: 0,
     };
     if what == "fill" {
         return;

@@ -57,6 +57,21 @@ pub struct SaveOptions {
     pub aof_base: bool,
     /// The function libraries' codes, one `FUNCTION2` record each.
     pub functions: Vec<Bytes>,
+    /// Redis's `rdb-key-save-delay`, a testing knob: a pause after each key written, in
+    /// microseconds (negative `-n`: 1 µs after one key in `n`). 0 in production.
+    pub key_save_delay_us: i64,
+}
+
+/// Pauses after the `written`th key as `rdb-key-save-delay` asks (`delay_us`, see
+/// [`SaveOptions::key_save_delay_us`]).
+pub fn key_save_delay(delay_us: i64, written: u64) {
+    let us = match delay_us {
+        0 => return,
+        n if n > 0 => n.unsigned_abs(),
+        n if written % n.unsigned_abs() == 0 => 1,
+        _ => return,
+    };
+    std::thread::sleep(std::time::Duration::from_micros(us));
 }
 
 /// Writes into `out`, counting the bytes.
@@ -151,6 +166,7 @@ fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
     // and writes to `sink` as it goes (a large stream's nodes too, while a second thread
     // encodes the rest: see `nodes::write`).
     let mut w = Writer::with_checksum(opts.compress, opts.checksum).spilling_into(&mut sink);
+    let mut written = 0u64;
     w.raw(format!("REDIS{RDB_VERSION:04}").as_bytes());
     aux(&mut w, "redis-ver", &opts.redis_ver);
     aux(&mut w, "redis-bits", "64");
@@ -185,6 +201,8 @@ fn write_each<'a, I: Iterator<Item = KeyRef<'a>>>(
             if let Some(saved) = saved {
                 saved.fetch_add(1, Ordering::Relaxed);
             }
+            written += 1;
+            key_save_delay(opts.key_save_delay_us, written);
         }
     }
     w.byte(opcodes::EOF);

@@ -240,6 +240,7 @@ mod tests {
             used_mem: 2,
             aof_base: false,
             functions: Vec::new(),
+            key_save_delay_us: 0,
         };
         let mut as_file = vec![1u8];
         file::write(&dbs, &opts, &mut as_file).expect("in memory");

@@ -76,6 +76,7 @@ fn save(dbs: &[DbSnapshot], compress: bool, checksum: bool) -> Vec<u8> {
         used_mem: 1 << 20,
         aof_base: false,
         functions: Vec::new(),
+        key_save_delay_us: 0,
     };
     let mut out = Vec::new();
     file::write(dbs, &opts, &mut out).unwrap();
@@ -121,6 +122,7 @@ fn function_libraries_round_trip_through_a_file_before_the_keys() {
             used_mem: 1 << 20,
             aof_base: false,
             functions: codes.clone(),
+            key_save_delay_us: 0,
         };
         let mut out = Vec::new();
         file::write(&dbs, &opts, &mut out).unwrap();
@@ -265,6 +267,7 @@ fn round_trip(data: &[u8]) {
         used_mem: 0,
         aof_base: false,
         functions: Vec::new(),
+        key_save_delay_us: 0,
     };
     let mut bytes = Vec::new();
     file::write(&before, &opts, &mut bytes).unwrap();

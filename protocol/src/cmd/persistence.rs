@@ -72,13 +72,21 @@ pub(crate) fn save(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     }
 }
 
-/// `BGSAVE [SCHEDULE]`: with SCHEDULE while a save runs, one more starts when it ends.
+/// `BGSAVE [SCHEDULE]`, as Redis 8.8's: one child at a time. While an AOF rewrite runs (or
+/// inside EXEC) it is refused, or with SCHEDULE (always inside EXEC) scheduled for the cron
+/// to start once no child runs; a running BGSAVE refuses it even with SCHEDULE.
 pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let schedule = argv.len() == 2 && super::is(argv[1], "schedule");
     if argv.len() > 2 || (argv.len() == 2 && !schedule) {
         return super::error(echomq_engine::Error::Syntax);
     }
-    if schedule && ctx.state.rdb().in_progress() {
+    if ctx.state.rdb().bgsave_in_progress() {
+        return CommandError::SaveInProgress.into();
+    }
+    if ctx.state.child_active() || ctx.client.in_exec {
+        if !(schedule || ctx.client.in_exec) {
+            return CommandError::AnotherChildActive.into();
+        }
         ctx.state.rdb().schedule();
         return Reply::Status("Background saving scheduled");
     }
@@ -147,14 +155,17 @@ pub(crate) fn waitaof_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
 }
 
-/// BGREWRITEAOF.
+/// BGREWRITEAOF, as Redis 8.8's: refused while a rewrite runs; while a BGSAVE runs (or
+/// inside EXEC) scheduled for the cron to start once no child runs.
 pub(crate) fn bgrewriteaof(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
-    let aof = ctx.state.aof();
-    if aof.rewriting() {
+    if ctx.state.aof().rewriting() {
         return CommandError::RewriteInProgress.into();
     }
-    let config = ctx.state.aof_config();
-    match aof.rewrite(ctx.dbs, &config) {
+    if ctx.state.child_active() || ctx.client.in_exec {
+        ctx.state.aof().schedule_rewrite();
+        return Reply::Status("Background append only file rewriting scheduled");
+    }
+    match ctx.state.rewrite_aof(ctx.dbs) {
         Ok(()) => Reply::Status("Background append only file rewriting started"),
         Err(_) => CommandError::RewriteFailed.into(),
     }

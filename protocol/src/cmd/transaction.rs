@@ -99,15 +99,16 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if changed {
         return Reply::NullArray;
     }
-    Reply::Array(
-        queue
-            .iter()
-            .map(|argv| {
-                let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_ref()).collect();
-                execute_queued(ctx, &argv)
-            })
-            .collect(),
-    )
+    ctx.client.in_exec = true;
+    let replies = queue
+        .iter()
+        .map(|argv| {
+            let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_ref()).collect();
+            execute_queued(ctx, &argv)
+        })
+        .collect();
+    ctx.client.in_exec = false;
+    Reply::Array(replies)
 }
 
 /// `WATCH key [key ...]`.

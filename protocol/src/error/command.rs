@@ -211,6 +211,11 @@ pub enum CommandError {
     /// BGSAVE whose thread could not start (the reason).
     #[error("ERR Can't save in background: {0}")]
     BgsaveNotStarted(String),
+    /// BGSAVE without SCHEDULE while another kind of child (an AOF rewrite) runs.
+    #[error(
+        "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+    )]
+    AnotherChildActive,
     /// BGREWRITEAOF while a rewrite runs.
     #[error("ERR Background append only file rewriting already in progress")]
     RewriteInProgress,

@@ -6,9 +6,10 @@
 //! is over `maxmemory` (one command's time budget), then the commit pipeline, so the DELs that cycle propagated reach the AOF
 //! within the tick rather than with the next client's write (and deferred archive trims run
 //! even when no client writes), samples the instantaneous rates INFO reports (at most every
-//! 100 ms), and starts a BGSAVE when a `save` point is due (`crate::persist::rdb`). The tick length is
-//! real time and `hz` is re-read every tick, so CONFIG SET hz takes effect at once; which
-//! keys are due is read from the keyspace's injected clock.
+//! 100 ms), and, once no background child runs, starts a scheduled AOF rewrite, a BGSAVE
+//! when a `save` point is due (`crate::persist::rdb`), or a scheduled BGSAVE. The tick
+//! length is real time and `hz` is re-read every tick, so CONFIG SET hz takes effect at once;
+//! which keys are due is read from the keyspace's injected clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,6 +59,10 @@ pub(super) async fn run(state: Arc<ServerState>) {
             return;
         }
         state.stats().sample_instantaneous();
-        state.rdb_cron();
+        // In Redis's order: a scheduled rewrite, the save points, then a scheduled BGSAVE;
+        // each only while no child runs.
+        state.scheduled_rewrite_cron();
+        state.save_point_cron();
+        state.scheduled_bgsave_cron();
     }
 }

@@ -392,6 +392,8 @@ pub struct ClientState {
     pub multi: Option<Vec<Vec<Bytes>>>,
     /// A command failed to queue: EXEC must abort.
     pub multi_failed: bool,
+    /// EXEC is running this client's queued commands (Redis's `server.in_exec`).
+    pub in_exec: bool,
     /// Watched keys: database, key, version when watched.
     pub watched: Vec<(usize, Bytes, u64)>,
     /// Within a batch of pipelined requests, when the previous call ended (or the batch
@@ -424,6 +426,7 @@ impl ClientState {
             acl_user: None,
             multi: None,
             multi_failed: false,
+            in_exec: false,
             watched: Vec::new(),
             clock_mark: None,
             counter: None,

@@ -8,6 +8,7 @@
 //! server and checks `dump.rdb` is never damaged; `functions` moves function libraries both
 //! ways in files and FUNCTION DUMP payloads.
 
+mod children;
 mod collections;
 mod crash;
 mod functions;

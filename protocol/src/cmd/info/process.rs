@@ -317,7 +317,7 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("rdb_last_load_keys_loaded", loaded);
     out.field("aof_enabled", u8::from(aof.enabled()));
     out.field("aof_rewrite_in_progress", u8::from(aof.rewriting()));
-    out.field("aof_rewrite_scheduled", 0);
+    out.field("aof_rewrite_scheduled", u8::from(aof.rewrite_scheduled()));
     out.field("aof_last_rewrite_time_sec", -1);
     out.field("aof_current_rewrite_time_sec", -1);
     out.field("aof_last_bgrewrite_status", status(aof.bgrewrite_failed()));
@@ -330,9 +330,9 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     if aof.enabled() {
         out.field("aof_current_size", aof.current_size());
         out.field("aof_base_size", aof.base_size());
+        out.field("aof_pending_rewrite", u8::from(aof.rewrite_scheduled()));
         // Replies wait for the AOF write, so nothing is buffered or pending between commands.
         for name in [
-            "aof_pending_rewrite",
             "aof_buffer_length",
             "aof_pending_bio_fsync",
             "aof_delayed_fsync",

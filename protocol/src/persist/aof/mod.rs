@@ -104,6 +104,8 @@ pub(crate) struct AofConfig {
     /// `aof-use-rdb-preamble`: a rewrite writes the base as an RDB file with these options
     /// (`aof-base` set), named `.base.rdb`.
     pub rdb_preamble: Option<echomq_engine::rdb::file::SaveOptions>,
+    /// `rdb-key-save-delay`: a rewrite's child pauses after each key (a testing knob).
+    pub key_save_delay_us: i64,
 }
 
 impl AofConfig {
@@ -204,6 +206,9 @@ pub(crate) struct Aof {
     enabled: AtomicBool,
     /// `aof_rewrite_in_progress`.
     rewriting: AtomicBool,
+    /// `aof_rewrite_scheduled`: a rewrite asked for while another child ran (or inside EXEC)
+    /// waits for the cron to start it; cleared when a rewrite starts.
+    rewrite_scheduled: AtomicBool,
     /// `aof_last_bgrewrite_status` is `err`.
     bgrewrite_failed: AtomicBool,
     /// `aof_last_write_status` is `err`; the error is in `write_error`.
@@ -262,6 +267,16 @@ impl Aof {
     /// Whether a rewrite runs.
     pub fn rewriting(&self) -> bool {
         self.rewriting.load(Ordering::Acquire)
+    }
+
+    /// Whether a rewrite waits to start (`aof_rewrite_scheduled`).
+    pub fn rewrite_scheduled(&self) -> bool {
+        self.rewrite_scheduled.load(Ordering::Acquire)
+    }
+
+    /// Notes a rewrite to start once no child runs.
+    pub fn schedule_rewrite(&self) {
+        self.rewrite_scheduled.store(true, Ordering::Release);
     }
 
     /// Whether the last rewrite failed.
@@ -412,6 +427,7 @@ impl Aof {
         keyspace.set_propagation_sink(None);
         let _ = self.commit();
         self.enabled.store(false, Ordering::Release);
+        self.rewrite_scheduled.store(false, Ordering::Release);
         let mut files = self.files.lock();
         if let Some(file) = files.incr.take() {
             let _ = file.sync_data();

@@ -39,11 +39,13 @@ fn lit(s: &'static str) -> Bytes {
 }
 
 /// Writes the commands that rebuild `dbs` to `out`, walking them as they are (nothing is
-/// copied, no list of keys is built); `saved` counts the keys written.
+/// copied, no list of keys is built); `saved` counts the keys written, and each is followed
+/// by `rdb-key-save-delay`'s pause (`key_save_delay_us`).
 pub(crate) fn write_base(
     dbs: &[Db],
     functions: &[Bytes],
     idmp: IdmpConfig,
+    key_save_delay_us: i64,
     out: &mut impl Write,
     saved: &AtomicU64,
 ) -> io::Result<()> {
@@ -121,7 +123,8 @@ pub(crate) fn write_base(
                     }
                 }
             }
-            saved.fetch_add(1, Ordering::Relaxed);
+            let written = saved.fetch_add(1, Ordering::Relaxed) + 1;
+            echomq_engine::rdb::file::key_save_delay(key_save_delay_us, written);
             if buf.len() >= CHUNK_BYTES {
                 out.write_all(&buf)?;
                 buf.clear();

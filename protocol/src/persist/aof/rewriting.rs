@@ -89,6 +89,7 @@ impl Aof {
             self.bgrewrite_failed.store(true, Ordering::Release);
             return Err(PersistError::RewriteNotStarted(e.to_string()));
         }
+        self.rewrite_scheduled.store(false, Ordering::Release);
         tracing::info!("Background append only file rewriting started");
         Ok(())
     }
@@ -232,7 +233,14 @@ fn write_base_file(
                 };
                 echomq_engine::rdb::file::write_dbs(dbs, &options, &mut out, saved).map(|_| ())
             }
-            None => rewrite::write_base(dbs, &config.functions, config.idmp, &mut out, saved),
+            None => rewrite::write_base(
+                dbs,
+                &config.functions,
+                config.idmp,
+                config.key_save_delay_us,
+                &mut out,
+                saved,
+            ),
         }
         .and_then(|()| out.flush())
         .map_err(|e| io_error("cannot write", temp, e))?;

@@ -65,7 +65,7 @@ pub(crate) struct Rdb {
     dirty_saved: AtomicU64,
     /// The dirty counter the running save covers.
     dirty_saving: AtomicU64,
-    /// A `BGSAVE SCHEDULE` arrived while a save ran: the cron starts one when it ends.
+    /// A BGSAVE was scheduled (`rdb_bgsave_scheduled`): the cron starts it once no child runs.
     scheduled: AtomicBool,
     /// SHUTDOWN saved already (or was told not to): the stop does not save again.
     final_save_done: AtomicBool,
@@ -180,14 +180,27 @@ impl Rdb {
         self.final_save_done.load(Ordering::Acquire)
     }
 
-    /// Notes a `BGSAVE SCHEDULE` to run once the running save ends.
+    /// Notes a BGSAVE to run once no child runs (`BGSAVE SCHEDULE` during an AOF rewrite, or
+    /// BGSAVE inside EXEC).
     pub(crate) fn schedule(&self) {
         self.scheduled.store(true, Ordering::Release);
     }
 
-    /// Whether a scheduled BGSAVE may start now (and clears the request if so).
-    pub(crate) fn take_scheduled(&self) -> bool {
-        !self.in_progress() && self.scheduled.swap(false, Ordering::AcqRel)
+    /// Whether a scheduled BGSAVE waits.
+    pub(crate) fn scheduled(&self) -> bool {
+        self.scheduled.load(Ordering::Acquire)
+    }
+
+    /// A scheduled BGSAVE started.
+    pub(crate) fn clear_scheduled(&self) {
+        self.scheduled.store(false, Ordering::Release);
+    }
+
+    /// Whether an automatic background save may be tried at `now_s`: the last one succeeded,
+    /// or failed more than [`BGSAVE_RETRY_DELAY_S`] ago.
+    pub(crate) fn retry_ok(&self, now_s: u64) -> bool {
+        !self.last_failed()
+            || now_s.saturating_sub(self.last_try_s.load(Ordering::Acquire)) > BGSAVE_RETRY_DELAY_S
     }
 
     /// Claims the one save slot; false if a save runs.
@@ -258,8 +271,7 @@ impl Rdb {
         }
         let changes = self.changes_since_save(dirty);
         let since_save = now_s.saturating_sub(self.last_save_s());
-        let retry_ok = !self.last_failed()
-            || now_s.saturating_sub(self.last_try_s.load(Ordering::Acquire)) > BGSAVE_RETRY_DELAY_S;
+        let retry_ok = self.retry_ok(now_s);
         points
             .iter()
             .any(|&(secs, n)| changes >= n && since_save > secs && retry_ok)
@@ -282,14 +294,13 @@ mod unit_tests {
     }
 
     #[test]
-    fn a_scheduled_bgsave_waits_for_the_running_save() {
+    fn a_failed_save_delays_the_next_automatic_one() {
         let rdb = Rdb::new(0);
+        assert!(rdb.retry_ok(1));
         assert!(rdb.begin(true, 1000, 0));
-        rdb.schedule();
-        assert!(!rdb.take_scheduled());
-        rdb.finish(true, 2000);
-        assert!(rdb.take_scheduled());
-        assert!(!rdb.take_scheduled(), "once");
+        rdb.finish(false, 2000);
+        assert!(!rdb.retry_ok(1 + BGSAVE_RETRY_DELAY_S));
+        assert!(rdb.retry_ok(2 + BGSAVE_RETRY_DELAY_S));
     }
 
     #[test]

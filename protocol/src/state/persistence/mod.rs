@@ -2,6 +2,11 @@
 //! it off `dump.rdb`; `loading:1` and `-LOADING` meanwhile), commits before replies, and the
 //! automatic rewrite; RDB snapshots in [`rdb`]. The files are written and read by
 //! `crate::persist`; this module decides when, from the settings.
+//!
+//! Invariant: at most one background child runs, a BGSAVE's or an AOF rewrite's, as in Redis
+//! ([`ServerState::child_active`]). Every start checks it under the keyspace lock, which all
+//! starts hold; what cannot start now is refused or scheduled, and the cron starts what was
+//! scheduled once no child runs.
 
 mod rdb;
 
@@ -168,25 +173,66 @@ impl ServerState {
         Ok(target)
     }
 
-    /// Starts an automatic rewrite if the AOF grew past `auto-aof-rewrite-percentage`.
+    /// Whether a background child runs, a BGSAVE's or an AOF rewrite's (Redis's
+    /// `hasActiveChildProcess`): only one runs at a time.
+    pub(crate) fn child_active(&self) -> bool {
+        self.rdb.bgsave_in_progress() || self.aof.rewriting()
+    }
+
+    /// Starts an AOF rewrite (under the keyspace lock, `dbs` its databases). Refused while
+    /// any child runs. With `appendonly yes` waiting for its first rewrite (turned on while a
+    /// BGSAVE ran), appending starts with it.
+    pub(crate) fn rewrite_aof(&self, dbs: &[echomq_engine::Db]) -> Result<(), PersistError> {
+        if self.rdb.bgsave_in_progress() {
+            return Err(PersistError::RewriteNotStarted(
+                "another child process is active".into(),
+            ));
+        }
+        self.aof.rewrite(dbs, &self.aof_config())?;
+        if !self.aof.enabled() && self.settings().appendonly && !self.loading() {
+            self.aof.enable_appending(self.keyspace());
+        }
+        Ok(())
+    }
+
+    /// The server cron's check: starts the scheduled rewrite (BGREWRITEAOF while another
+    /// child ran, or inside EXEC) once no child runs.
+    pub(crate) fn scheduled_rewrite_cron(&self) {
+        if !self.aof.rewrite_scheduled() || self.child_active() {
+            return;
+        }
+        self.keyspace().run_all(|dbs, _| {
+            if !self.child_active() {
+                let _ = self.rewrite_aof(dbs);
+            }
+        });
+    }
+
+    /// Starts an automatic rewrite if the AOF grew past `auto-aof-rewrite-percentage` and no
+    /// child runs (the growth waits for it to end, as in Redis).
     fn rewrite_if_grown(&self) {
         let aof = &self.aof;
         let (percentage, min_size) = self.auto_aof_rewrite();
         let current = aof.current_size();
         let base = aof.rewrite_base_size().max(1);
         if percentage > 0
-            && !aof.rewriting()
+            && !self.child_active()
             && current > min_size
             && current.saturating_mul(100) >= base.saturating_mul(100 + percentage)
         {
-            let config = self.aof_config();
-            tracing::info!(current, base, "Starting automatic rewriting of AOF");
-            let _ = self.keyspace().run_all(|dbs, _| aof.rewrite(dbs, &config));
+            let _ = self.keyspace().run_all(|dbs, _| {
+                if self.child_active() {
+                    return Ok(());
+                }
+                tracing::info!(current, base, "Starting automatic rewriting of AOF");
+                self.rewrite_aof(dbs)
+            });
         }
     }
 
     /// Applies a CONFIG SET's persistence changes (under the keyspace lock, `dbs` its
-    /// databases): `appendonly yes` starts the AOF with a rewrite, `no` stops it;
+    /// databases): `appendonly yes` starts the AOF with a rewrite (while a BGSAVE's child runs,
+    /// a scheduled one), `no` stops it;
     /// `appendfsync` takes effect at once. A refusal is the reply's text.
     pub(crate) fn apply_persistence(
         &self,
@@ -204,6 +250,16 @@ impl ServerState {
         if after.appendonly {
             let config = aof_config(after, self);
             self.aof.set_fsync(config.fsync);
+            if self.rdb.bgsave_in_progress() {
+                // As Redis: the AOF starts with the rewrite the cron starts once the save's
+                // child ended ([`ServerState::rewrite_aof`]); the keyspace it writes then holds
+                // every write made meanwhile.
+                tracing::info!(
+                    "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible."
+                );
+                self.aof.schedule_rewrite();
+                return Ok(());
+            }
             let started = self
                 .aof
                 .rewrite(dbs, &config)
@@ -231,5 +287,6 @@ fn aof_config(settings: &Settings, state: &ServerState) -> AofConfig {
         rdb_preamble: settings
             .aof_use_rdb_preamble
             .then(|| state.save_options(settings, true)),
+        key_save_delay_us: rdb::key_save_delay_us(settings),
     }
 }

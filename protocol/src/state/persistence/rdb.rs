@@ -15,6 +15,15 @@ use crate::persist::rdb::{self, Rdb};
 use crate::state::ServerState;
 use crate::state::settings::Settings;
 
+/// `rdb-key-save-delay` (a hidden testing knob, as in Redis; 0 unless set).
+pub(super) fn key_save_delay_us(settings: &Settings) -> i64 {
+    settings
+        .accepted
+        .get("rdb-key-save-delay")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 impl ServerState {
     /// The RDB state.
     pub(crate) fn rdb(&self) -> &Arc<Rdb> {
@@ -43,6 +52,7 @@ impl ServerState {
             used_mem: self.memory_used(),
             aof_base,
             functions: self.functions().codes(),
+            key_save_delay_us: key_save_delay_us(settings),
         }
     }
 
@@ -67,16 +77,19 @@ impl ServerState {
             })
     }
 
-    /// BGSAVE: forks (under the keyspace lock, `dbs`); the child writes the file.
+    /// BGSAVE: forks (under the keyspace lock, `dbs`); the child writes the file. Refused
+    /// while any child runs (one at a time, as Redis's `rdbSaveBackground`).
     pub(crate) fn bgsave(&self, dbs: &[Db]) -> Result<(), CommandError> {
+        if self.aof().rewriting() {
+            return Err(CommandError::AnotherChildActive);
+        }
         self.rdb.bgsave(dbs, self.rdb_target(false), self.clock())
     }
 
-    /// The server cron's check: starts a BGSAVE when one was scheduled (`BGSAVE SCHEDULE`
-    /// during a save) or a `save` point is due.
-    pub(crate) fn rdb_cron(&self) {
-        if self.rdb.take_scheduled() {
-            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
+    /// The server cron's check: starts a BGSAVE when a `save` point is due, but never while
+    /// a child runs (the point waits for it to end, as in Redis).
+    pub(crate) fn save_point_cron(&self) {
+        if self.child_active() {
             return;
         }
         let points = {
@@ -89,8 +102,26 @@ impl ServerState {
         let now_s = self.clock().now_ms() / 1000;
         let dirty = self.keyspace().dirty();
         if self.rdb.save_point_due(&points, now_s, dirty) {
-            let _ = self.keyspace().run_all(|dbs, _| self.bgsave(dbs));
+            self.keyspace().run_all(|dbs, _| {
+                if !self.child_active() {
+                    let _ = self.bgsave(dbs);
+                }
+            });
         }
+    }
+
+    /// The server cron's check: starts the scheduled BGSAVE once no child runs (and, after a
+    /// failed save, the retry delay passed); it stays scheduled until one starts.
+    pub(crate) fn scheduled_bgsave_cron(&self) {
+        let now_s = self.clock().now_ms() / 1000;
+        if !self.rdb.scheduled() || self.child_active() || !self.rdb.retry_ok(now_s) {
+            return;
+        }
+        self.keyspace().run_all(|dbs, _| {
+            if !self.child_active() && self.bgsave(dbs).is_ok() {
+                self.rdb.clear_scheduled();
+            }
+        });
     }
 
     /// Before a shutdown saves, as Redis's `prepareForShutdown`: a BGSAVE's child is killed
