@@ -9,7 +9,7 @@
 //! input  := script*
 //! script := flags stmt_count stmt{stmt_count % 8} value     the script ends `return value`
 //! flags  := bit 0: the RESP3 client sends it     bit 1: as EVAL_RO     bits 2-3: numkeys % 3
-//! stmt   := b ...                                STATEMENTS: b % 24 picks the kind (redis.call,
+//! stmt   := b ...                                b % 24 picks the kind (`Gen::statement`: redis.call,
 //!                                                redis.pcall, redis.setresp, cjson, cmsgpack,
 //!                                                struct, bit, string, error, pcall, an undefined
 //!                                                global, a global assignment, `for i=1,n`, ...)
@@ -24,7 +24,8 @@
 //! which ends as `C stack overflow`); the reply is well-formed RESP in the client's protocol (its
 //! errors may lack a code, as a script's `{err = ...}` reaches clients verbatim); the
 //! client's protocol and database are those it had before (a script's `redis.setresp` and
-//! SELECT are its own); and the keyspace invariants hold.
+//! SELECT are its own); and the keyspace invariants hold. The input ends with SCRIPT FLUSH, so
+//! the thread's VM does not carry compiled scripts from one input's server to the next.
 
 use std::sync::Arc;
 
