@@ -9,8 +9,8 @@
 //! input  := script*
 //! script := flags stmt_count stmt{stmt_count % 8} value     the script ends `return value`
 //! flags  := bit 0: the RESP3 client sends it     bit 1: as EVAL_RO     bits 2-3: numkeys % 3
-//! stmt   := b ...                                b % 24 picks the kind (`Gen::statement`: redis.call,
-//!                                                redis.pcall, redis.setresp, cjson, cmsgpack,
+//! stmt   := b ...                                b % 24 picks the kind (`Gen::statement`:
+//!                                                redis.call, redis.pcall, setresp, cjson, cmsgpack,
 //!                                                struct, bit, string, error, pcall, an undefined
 //!                                                global, a global assignment, `for i=1,n`, ...)
 //! value  := b ...                                nil, booleans, numbers, strings, raw bytes,
