@@ -16,6 +16,13 @@
 //!   keyspace invariants must hold, and no blocked command may be left registered without a
 //!   client waiting for it.
 //!
+//! - [`script_eval`] (`fuzz/fuzz_targets/script_eval.rs`): the bytes pick Lua scripts from a
+//!   small grammar of the scripting API (`redis.call`/`pcall` of allowed and refused commands,
+//!   `redis.*` helpers, `cjson`, `cmsgpack`, `struct`, `bit`, `string`, errors, globals, short
+//!   `for` loops, generated return values), run as EVAL or EVAL_RO by a RESP2 and a RESP3
+//!   client: every reply must be well-formed RESP in the client's protocol, the client's
+//!   protocol and database unchanged, and the keyspace invariants must hold.
+//!
 //! - [`aof_load`] (`fuzz/fuzz_targets/aof_load.rs`): the bytes are an append-only file (raw,
 //!   or commands cut or damaged at a point), replayed by the loader: corrupt and truncated
 //!   files give errors or a cut at a command boundary, never a panic.
@@ -29,10 +36,12 @@ mod aof;
 mod decode;
 pub mod hot_path;
 mod resp_check;
+mod script;
 mod server;
 
 pub use aof::run as aof_load;
 pub use decode::run as resp_decode;
+pub use script::run as script_eval;
 pub use server::run as server_commands;
 
 /// The undecoded rest of a fuzz input; running out of bytes reads zeros.
@@ -122,6 +131,19 @@ mod tests {
                 *head |= 2;
             }
         });
+    }
+
+    #[test]
+    fn the_script_eval_corpus_runs_clean() {
+        echomq_testkit::replay_corpus("script_eval", script_eval);
+    }
+
+    #[test]
+    fn pseudo_random_scripts_run_clean() {
+        // Fewer inputs than the other targets: each runs up to six scripts in a fresh VM.
+        for data in echomq_testkit::inputs(300, RANDOM_INPUT_LEN_MAX) {
+            script_eval(&data);
+        }
     }
 
     #[test]

@@ -42,8 +42,8 @@
 //! - [`error`]: protocol errors.
 //! - [`alloc`]: [`CountingAlloc`], the system allocator counting the heap bytes the process
 //!   holds, which a binary installs so `used_memory` and `maxmemory` see what the data holds.
-//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode` and
-//!   `server_commands` fuzz targets; `tests`: persistence tested through a whole server.
+//! - `fuzzing` (the `fuzzing` feature, and this crate's tests): the `resp_decode`,
+//!   `server_commands`, `script_eval` and `aof_load` fuzz targets; `tests`: persistence tested through a whole server.
 
 mod acl;
 pub mod alloc;

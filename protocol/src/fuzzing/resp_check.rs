@@ -4,7 +4,17 @@
 
 /// Checks that `bytes` is exactly one reply; the error says where and why it is not.
 pub(super) fn check_reply(bytes: &[u8], resp3: bool) -> Result<(), String> {
-    let end = value(bytes, 0, resp3)?;
+    check(bytes, resp3, true)
+}
+
+/// [`check_reply`] for a script's reply, whose errors need no code: a script's `{err = ...}`
+/// tables reach the client verbatim (`-oops`), as Redis sends them.
+pub(super) fn check_script_reply(bytes: &[u8], resp3: bool) -> Result<(), String> {
+    check(bytes, resp3, false)
+}
+
+fn check(bytes: &[u8], resp3: bool, codes: bool) -> Result<(), String> {
+    let end = value(bytes, 0, resp3, codes)?;
     if end != bytes.len() {
         return Err(format!("{} bytes after the reply", bytes.len() - end));
     }
@@ -38,7 +48,7 @@ fn number(bytes: &[u8], start: usize, null_allowed: bool) -> Result<(i64, usize)
 }
 
 /// Reads one value starting at `at`; returns where it ends.
-fn value(bytes: &[u8], at: usize, resp3: bool) -> Result<usize, String> {
+fn value(bytes: &[u8], at: usize, resp3: bool, codes: bool) -> Result<usize, String> {
     let kind = *bytes.get(at).ok_or("truncated")?;
     let body = at + 1;
     match kind {
@@ -47,7 +57,7 @@ fn value(bytes: &[u8], at: usize, resp3: bool) -> Result<usize, String> {
             let end = line_end(bytes, body)?;
             let text = &bytes[body..end];
             let code = text.split(|&b| b == b' ').next().unwrap_or_default();
-            if code.is_empty() || !code.iter().all(u8::is_ascii_uppercase) {
+            if codes && (code.is_empty() || !code.iter().all(u8::is_ascii_uppercase)) {
                 return Err(format!(
                     "error at {at} has no code: {:?}",
                     String::from_utf8_lossy(text)
@@ -87,10 +97,24 @@ fn value(bytes: &[u8], at: usize, resp3: bool) -> Result<usize, String> {
             let (n, mut pos) = number(bytes, body, !resp3 && kind == b'*')?;
             let items = if kind == b'%' { 2 * n } else { n };
             for _ in 0..items.max(0) {
-                pos = value(bytes, pos, resp3)?;
+                pos = value(bytes, pos, resp3, codes)?;
             }
             Ok(pos)
         }
+        // A big number's digits are a script's text as it gave them (Redis checks none).
+        b'(' if resp3 => Ok(line_end(bytes, body)? + 2),
+        b',' if resp3 => {
+            let end = line_end(bytes, body)?;
+            let text = std::str::from_utf8(&bytes[body..end]).map_err(|e| e.to_string())?;
+            if !matches!(text, "inf" | "-inf" | "nan" | "-nan") && text.parse::<f64>().is_err() {
+                return Err(format!("bad double {text:?} at {at}"));
+            }
+            Ok(end + 2)
+        }
+        b'#' if resp3 => match bytes.get(body..body + 3) {
+            Some(b"t\r\n" | b"f\r\n") => Ok(body + 3),
+            _ => Err(format!("bad boolean at {at}")),
+        },
         b'_' if resp3 => {
             if bytes.get(body..body + 2) != Some(b"\r\n") {
                 return Err(format!("null at {at} is not `_\\r\\n`"));
@@ -129,6 +153,9 @@ mod tests {
         assert_eq!(check_reply(b"~2\r\n+RO\r\n+access\r\n", true), Ok(()));
         assert_eq!(check_reply(b"*1\r\n-ERR x\r\n", false), Ok(()));
         assert_eq!(check_reply(b"-EXECABORT\r\n", true), Ok(()));
+        assert_eq!(check_reply(b"*3\r\n,1.5\r\n,-inf\r\n#t\r\n", true), Ok(()));
+        assert_eq!(check_reply(b"(12\r\n", true), Ok(()));
+        assert_eq!(check_script_reply(b"*2\r\n-oops\r\n-\r\n", false), Ok(()));
     }
 
     #[test]
@@ -146,6 +173,10 @@ mod tests {
             (b"+OK\r\n+OK\r\n", false),
             (b"-Protocol error\r\n", false),
             (b"*1\r\n-\r\n", false),
+            (b",1.5\r\n", false),
+            (b",x\r\n", true),
+            (b"#x\r\n", true),
+            (b"(1\r\n", false),
         ] {
             assert!(check_reply(bytes, resp3).is_err(), "{bytes:?}");
         }

@@ -481,34 +481,14 @@ pub fn run(data: &[u8]) {
 fn run_logged(data: &[u8]) -> Vec<String> {
     let mut input = Input::new(data);
     let head = input.byte_or_zero();
-    let clock = Arc::new(ManualClock::new(CLOCK_START_MS));
-    let config = ServerConfig {
-        bind: "127.0.0.1".into(),
-        port: 0,
-        requirepass: if head & 1 != 0 {
-            PASSWORD.into()
-        } else {
-            String::new()
-        },
-        default_protocol: if head & 2 != 0 {
+    let (state, clock) = fresh_server(
+        if head & 1 != 0 { PASSWORD } else { "" },
+        if head & 2 != 0 {
             Protocol::Resp3
         } else {
             Protocol::Resp2
         },
-        databases: DATABASES,
-        cluster_enabled: false,
-        archive: None,
-        archive_replica: None,
-        tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
-        memory_used,
-    };
-    let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));
-    let server = match server {
-        Ok(server) => server,
-        Err(e) => panic!("cannot bind the fuzz target's server: {e}"),
-    };
-    let state = Arc::clone(server.handle().state());
-    drop(server);
+    );
     // Half the inputs run DEBUG, the other half its refusal (`enable-debug-command no`).
     if head & 4 != 0 {
         let enabled = state.config_set("enable-debug-command", "yes");
@@ -538,6 +518,35 @@ fn run_logged(data: &[u8]) -> Vec<String> {
     }
     fuzz.hang_up_all();
     fuzz.log.into()
+}
+
+/// A fresh server's shared state (bound to `127.0.0.1:0`, no connection made) on a manual
+/// clock at [`CLOCK_START_MS`], with [`DATABASES`] databases.
+pub(super) fn fresh_server(
+    requirepass: &str,
+    default_protocol: Protocol,
+) -> (Arc<ServerState>, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(CLOCK_START_MS));
+    let config = ServerConfig {
+        bind: "127.0.0.1".into(),
+        port: 0,
+        requirepass: requirepass.into(),
+        default_protocol,
+        databases: DATABASES,
+        cluster_enabled: false,
+        archive: None,
+        archive_replica: None,
+        tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
+        memory_used,
+    };
+    let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));
+    let server = match server {
+        Ok(server) => server,
+        Err(e) => panic!("cannot bind the fuzz target's server: {e}"),
+    };
+    let state = Arc::clone(server.handle().state());
+    drop(server);
+    (state, clock)
 }
 
 impl Fuzz<'_> {

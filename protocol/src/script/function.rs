@@ -21,7 +21,7 @@
 //! - Every FUNCTION command that changes the registry runs under the keyspace lock (it is a
 //!   keyspace command) and is propagated verbatim, counting one change, as Redis's.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -197,6 +197,9 @@ thread_local! {
     /// This thread's VM for functions (see the module docs); its `vm.generation` is the
     /// registry generation whose callbacks `vm.functions` holds.
     static FVM: RefCell<Option<FnVm>> = const { RefCell::new(None) };
+    /// [`FVM`]'s memory as its current run started: what INFO reports when a function runs
+    /// it (the run holds the VM).
+    static FVM_MEMORY_AT_RUN: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Sets up the libraries' environment on a sandbox VM; `...` is the real globals, the
@@ -342,7 +345,9 @@ impl FnVm {
         for library in libraries {
             if let Ok((loaded, callbacks)) = self.load(&library.code) {
                 for (info, callback) in loaded.functions.into_iter().zip(callbacks) {
-                    self.vm.functions.insert(info.name, callback);
+                    if let Ok(key) = self.vm.lua.create_registry_value(callback) {
+                        self.vm.functions.insert(info.name, key);
+                    }
                 }
             }
         }
@@ -372,7 +377,10 @@ fn load_error_text(error: &Value) -> String {
 /// Memory this thread's function VM holds (INFO's `used_memory_vm_functions`; Redis's starts
 /// at about 32 KB, which a thread without one reports).
 pub(crate) fn vm_memory() -> usize {
-    FVM.with(|vm| vm.borrow().as_ref().map_or(32_768, |f| f.vm.memory()))
+    FVM.with(|vm| match vm.try_borrow() {
+        Ok(vm) => vm.as_ref().map_or(32_768, |f| f.vm.memory()),
+        Err(_) => FVM_MEMORY_AT_RUN.get(),
+    })
 }
 
 /// Runs `f` on this thread's function VM, building it first if needed.
@@ -383,7 +391,10 @@ fn with_fvm<R>(f: impl FnOnce(&mut FnVm) -> R) -> Result<R, Reply> {
             *slot = Some(FnVm::new().map_err(|e| err(format!("Lua VM: {e}")))?);
         }
         match slot.as_mut() {
-            Some(fvm) => Ok(f(fvm)),
+            Some(fvm) => {
+                FVM_MEMORY_AT_RUN.set(fvm.vm.memory());
+                Ok(f(fvm))
+            }
             None => Err(err("Lua VM unavailable")),
         }
     })
@@ -656,7 +667,12 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
                     .collect();
                 fvm.sync(&libraries, generation);
             }
-            let Some(function) = fvm.vm.functions.get(&name).cloned() else {
+            let function = fvm
+                .vm
+                .functions
+                .get(&name)
+                .map(|key| fvm.vm.lua.registry_value(key));
+            let Some(Ok(function)) = function else {
                 return err("Function not found");
             };
             execute(

@@ -54,6 +54,9 @@ use sandbox::Vm;
 thread_local! {
     /// This thread's Lua VM (see the module docs).
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
+    /// [`VM`]'s memory as its current run started: what INFO reports when a script runs it
+    /// (the run holds the VM).
+    static VM_MEMORY_AT_RUN: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The script cache, shared by every connection.
@@ -82,7 +85,10 @@ impl Scripts {
 /// Memory this thread's Lua VM holds (INFO's `used_memory_lua`; Redis's VM starts at about
 /// 31 KB, which an unused thread reports).
 pub(crate) fn vm_memory() -> usize {
-    VM.with(|vm| vm.borrow().as_ref().map_or(31_744, Vm::memory))
+    VM.with(|vm| match vm.try_borrow() {
+        Ok(vm) => vm.as_ref().map_or(31_744, Vm::memory),
+        Err(_) => VM_MEMORY_AT_RUN.get(),
+    })
 }
 
 /// Which EVAL variant runs.
@@ -162,7 +168,11 @@ fn create(state: &crate::state::ServerState, body: &[u8], by_eval: bool) -> Resu
         let function = vm
             .compile(&body[code_start..])
             .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
-        vm.functions.insert(sha.clone(), function);
+        let key = vm
+            .lua
+            .create_registry_value(function)
+            .map_err(|e| err(format!("Lua VM: {e}")))?;
+        vm.functions.insert(sha.clone(), key);
         Ok::<_, Reply>(())
     });
     compiled.and_then(|r| r)?;
@@ -193,7 +203,10 @@ fn with_vm<R>(generation: u64, f: impl FnOnce(&mut Vm) -> R) -> Result<R, Reply>
             *slot = Some(Vm::new(generation).map_err(|e| err(format!("Lua VM: {e}")))?);
         }
         match slot.as_mut() {
-            Some(vm) => Ok(f(vm)),
+            Some(vm) => {
+                VM_MEMORY_AT_RUN.set(vm.memory());
+                Ok(f(vm))
+            }
             None => Err(err("Lua VM unavailable")),
         }
     })
@@ -305,13 +318,20 @@ fn as_script(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>) -> Reply) -> Reply 
 
 /// The compiled function of a cached script on `vm`, compiled now if this VM lacks it.
 fn compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<mlua::Function, Reply> {
-    if let Some(f) = vm.functions.get(sha) {
-        return Ok(f.clone());
+    if let Some(key) = vm.functions.get(sha) {
+        return vm
+            .lua
+            .registry_value(key)
+            .map_err(|e| err(format!("Lua VM: {e}")));
     }
     let f = vm
         .compile(&script.body[script.code_start..])
         .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
-    vm.functions.insert(sha.to_string(), f.clone());
+    let key = vm
+        .lua
+        .create_registry_value(f.clone())
+        .map_err(|e| err(format!("Lua VM: {e}")))?;
+    vm.functions.insert(sha.to_string(), key);
     Ok(f)
 }
 

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::acl::User;
 
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
 
 use super::{bit, cjson, cmsgpack, convert, lstruct};
 
@@ -190,8 +190,10 @@ pub(crate) struct Vm {
     pub run: Function,
     /// `run` of `f(keys, args)` (a library function's call).
     pub run_with: Function,
-    /// Compiled scripts by SHA1.
-    pub functions: HashMap<String, Function>,
+    /// Compiled scripts by SHA1, kept in the Lua registry: a `Function` handle would take
+    /// one of the 8000 slots of mlua's reference stack, which loaded scripts (never evicted)
+    /// could fill.
+    pub functions: HashMap<String, RegistryKey>,
     /// The script cache generation the compiled scripts belong to.
     pub generation: u64,
     /// The cache's eviction count when `functions` last dropped the evicted scripts (a script
