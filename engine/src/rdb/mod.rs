@@ -30,6 +30,20 @@ pub mod list;
 pub mod listpack;
 pub mod lzf;
 pub(crate) mod nodes;
+
+/// Set in a process that saves in the background beside a server (a forked save child):
+/// saves encode on their one thread, leaving the other cores to the server's threads, as
+/// Redis's child does (on two cores a second encoding thread took the core a writer needed).
+static ONE_THREAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on this process's saves encode streams on the calling thread only.
+pub fn encode_on_one_thread() {
+    ONE_THREAD.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn one_thread() -> bool {
+    ONE_THREAD.load(std::sync::atomic::Ordering::Relaxed)
+}
 pub mod stream;
 pub mod value;
 pub mod zset;

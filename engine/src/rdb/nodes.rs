@@ -66,7 +66,7 @@ pub(crate) fn write(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>) {
 /// [`write`], the worker handing its buffer over from `handover_bytes` (less in tests).
 fn write_handing_over(nodes: &[(&StreamId, &Node)], w: &mut Writer<'_>, handover_bytes: usize) {
     w.len(nodes.len() as u64);
-    if nodes.len() < PARALLEL_NODES {
+    if nodes.len() < PARALLEL_NODES || super::one_thread() {
         encode(nodes, w);
         return;
     }

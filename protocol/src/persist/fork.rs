@@ -18,9 +18,9 @@
 //!   server's handlers write to descriptors the child closes and may reuse;
 //! - it allocates only through the C library's `malloc` (the counting allocator adds an atomic
 //!   and a thread-local slot of the forking thread): glibc's `fork` takes every arena lock
-//!   before forking and resets them in the child, so `malloc` works there. The same fork
-//!   handling resets glibc's thread bookkeeping, which lets the engine's writer start its
-//!   encoding threads in the child;
+//!   before forking and resets them in the child, so `malloc` works there. It starts no
+//!   thread: a save encodes on its one thread in the child
+//!   (`echomq_engine::rdb::encode_on_one_thread`), leaving the other cores to the server;
 //! - it ends with `_exit`: no destructor, no `atexit` handler, no flushing of buffers that
 //!   belong to the parent.
 //!
@@ -377,6 +377,8 @@ fn child(
     sys::close_all_but(write);
     // A panic must not print: the standard error's lock may be held by a thread that is gone.
     std::panic::set_hook(Box::new(|_| {}));
+    // One thread: the server's need the other cores while the child writes.
+    echomq_engine::rdb::encode_on_one_thread();
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
     let bytes = match done {
         Ok(Ok(bytes)) => Some(bytes),
