@@ -56,6 +56,15 @@ fn describe_selector(selector: &Selector) -> Vec<u8> {
     out
 }
 
+/// A user as ACL LIST, the ACL file and CONFIG REWRITE show it: `user <name> <rules>`.
+pub(crate) fn user_line(user: &User) -> Vec<u8> {
+    let mut line = b"user ".to_vec();
+    line.extend_from_slice(&user.name);
+    line.push(b' ');
+    line.extend_from_slice(&describe_user(user));
+    line
+}
+
 /// A user's rules as ACL LIST shows them (after `user <name> `).
 pub(crate) fn describe_user(user: &User) -> Vec<u8> {
     let mut out = Vec::new();

@@ -108,10 +108,7 @@ fn trim_end_controls(rule: &[u8]) -> &[u8] {
 pub(crate) fn render<'a>(users: impl Iterator<Item = &'a User>) -> Vec<u8> {
     let mut out = Vec::new();
     for user in users {
-        out.extend_from_slice(b"user ");
-        out.extend_from_slice(&user.name);
-        out.push(b' ');
-        out.extend_from_slice(&describe::describe_user(user));
+        out.extend_from_slice(&describe::user_line(user));
         out.push(b'\n');
     }
     out

@@ -274,13 +274,7 @@ pub(crate) fn acl(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .acl_users()
                 .map
                 .values()
-                .map(|user| {
-                    let mut line = b"user ".to_vec();
-                    line.extend_from_slice(&user.name);
-                    line.push(b' ');
-                    line.extend_from_slice(&describe::describe_user(user));
-                    Reply::bulk(&line)
-                })
+                .map(|user| Reply::bulk(describe::user_line(user)))
                 .collect(),
         ),
         "whoami" => Reply::Bulk(ctx.client.info.user()),

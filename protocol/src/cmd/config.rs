@@ -114,13 +114,7 @@ fn rewrite(ctx: &mut Ctx<'_>) -> Reply {
         .acl_users()
         .map
         .values()
-        .map(|user| {
-            let mut line = b"user ".to_vec();
-            line.extend_from_slice(&user.name);
-            line.push(b' ');
-            line.extend_from_slice(&crate::acl::describe::describe_user(user));
-            String::from_utf8_lossy(&line).into_owned()
-        })
+        .map(|user| String::from_utf8_lossy(&crate::acl::describe::user_line(user)).into_owned())
         .collect();
     let options = current::options(&settings, ctx.state.engine_config(), users);
     let path = std::path::Path::new(&settings.config_file);
