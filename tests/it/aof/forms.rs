@@ -118,6 +118,15 @@ fn run_script(c: &mut Conn, dir: &Path) -> Vec<u8> {
 
 /// Redis 8.8 (`redis`) with `appendonly yes` and `appendfsync always` in `dir`, no save points.
 pub(super) fn redis_with_aof(redis: &Path, dir: &Path) -> (Running, std::net::SocketAddr) {
+    redis_with_aof_and(redis, dir, &[])
+}
+
+/// [`redis_with_aof`] with more arguments (`--name value`).
+pub(super) fn redis_with_aof_and(
+    redis: &Path,
+    dir: &Path,
+    more: &[&str],
+) -> (Running, std::net::SocketAddr) {
     let port = free_port();
     let child = Command::new(redis)
         .args([
@@ -129,6 +138,7 @@ pub(super) fn redis_with_aof(redis: &Path, dir: &Path) -> (Running, std::net::So
             "",
         ])
         .args(["--appendonly", "yes", "--appendfsync", "always"])
+        .args(more)
         .args(["--dir", dir.to_str().unwrap(), "--daemonize", "no"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

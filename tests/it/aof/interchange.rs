@@ -26,30 +26,7 @@ pub(crate) fn redis8() -> Option<PathBuf> {
 
 /// Redis 8.8 with its AOF in `dir`, its base written with `aof-use-rdb-preamble` `preamble`.
 fn start_redis(binary: &Path, dir: &Path, preamble: &str) -> (Running, SocketAddr) {
-    let port = free_port();
-    let child = Command::new(binary)
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-        ])
-        .args([
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--aof-use-rdb-preamble",
-            preamble,
-        ])
-        .args(["--dir", dir.to_str().unwrap(), "--daemonize", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    (Running(child), SocketAddr::from(([127, 0, 0, 1], port)))
+    super::forms::redis_with_aof_and(binary, dir, &["--aof-use-rdb-preamble", preamble])
 }
 
 #[test]

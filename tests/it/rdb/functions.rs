@@ -3,7 +3,7 @@
 //! libraries, one Redis 8.8 saved loads into echomq, and each side's FUNCTION DUMP restores on
 //! the other. Skipped (with a note) where Redis 8.8 is not installed.
 
-use super::{serve_rdb, start_redis};
+use super::{redis_check_rdb, serve_rdb, start_redis};
 use crate::aof::interchange::redis8;
 use crate::aof::{Conn, text};
 
@@ -59,16 +59,7 @@ fn libraries_move_both_ways_with_redis8_in_rdb_files() {
     build(&mut c);
     assert_eq!(c.ok(&["SAVE"]), "OK");
     drop(server);
-    let checker = redis.with_file_name("redis-check-rdb");
-    let out = std::process::Command::new(&checker)
-        .arg(dir.path().join("dump.rdb"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    redis_check_rdb(&redis, &dir.path().join("dump.rdb"));
     let (_redis, raddr) = start_redis(&redis, dir.path());
     let mut r = Conn::open(raddr);
     let (server, addr) = serve_rdb(dir.path(), &[]);

@@ -6,9 +6,8 @@
 //! Redis 8.8 is not installed.
 
 use std::path::Path;
-use std::process::Command;
 
-use super::{all_state, serve_rdb, start_redis, state};
+use super::{all_state, redis_check_rdb, serve_rdb, start_redis, state};
 use crate::aof::interchange::redis8;
 use crate::aof::{Conn, workload};
 
@@ -43,14 +42,7 @@ fn deterministic(c: &mut Conn) {
 }
 
 fn check_rdb(redis: &Path, file: &Path) {
-    let checker = redis.with_file_name("redis-check-rdb");
-    let out = Command::new(&checker).arg(file).output().unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "redis-check-rdb refused {}:\n{log}",
-        file.display()
-    );
+    let log = redis_check_rdb(redis, file);
     assert!(log.contains("RDB looks OK"), "{log}");
 }
 

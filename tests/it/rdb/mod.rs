@@ -68,16 +68,7 @@ pub(crate) fn saved_rdb_loads_into_redis8(
     assert_eq!(c.ok(&["SAVE"]), "OK");
     let ours: Vec<String> = keys.iter().map(|k| contents(&mut c, k)).collect();
     drop(server);
-    let checker = redis.with_file_name("redis-check-rdb");
-    let out = Command::new(&checker)
-        .arg(dir.path().join("dump.rdb"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    redis_check_rdb(redis, &dir.path().join("dump.rdb"));
     let (_redis, raddr) = start_redis(redis, dir.path());
     let mut r = Conn::open(raddr);
     let theirs: Vec<String> = keys.iter().map(|k| contents(&mut r, k)).collect();
@@ -168,4 +159,18 @@ impl Conn {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
+}
+
+/// Redis 8.8's `redis-check-rdb` (beside `redis`, its server) over `file`, which it must accept;
+/// its report.
+pub(super) fn redis_check_rdb(redis: &Path, file: &Path) -> String {
+    let checker = redis.with_file_name("redis-check-rdb");
+    let out = Command::new(&checker).arg(file).output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "redis-check-rdb refused {}:\n{log}",
+        file.display()
+    );
+    log
 }
