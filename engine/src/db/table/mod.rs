@@ -9,9 +9,10 @@
 //!   grows by doubling, every later one is allocated at its full size. A key is removed by
 //!   moving the last entry into its place, so the array has no holes and a uniform random
 //!   position is a uniform random key.
-//! - **index**: a hash table of `u32` positions into the entries (4 bytes and a control byte
-//!   per bucket), hashed with SipHash under a per-table random key (as Redis seeds its dict
-//!   hash), the key bytes compared through the entry.
+//! - **index**: positions into the entries by key hash, each in an 8-byte slot with 32 bits of
+//!   the hash (`index.rs`), so a lookup reads one slot and then the entry. Keys are hashed with
+//!   SipHash under a per-table random key (as Redis seeds its dict hash) and compared through
+//!   the entry.
 //! - **volatile**: a dense array of `(position, expiry time)` for the keys with a TTL; an
 //!   entry with a TTL holds its slot there. Sampling it is O(1) too (volatile-* policies, the
 //!   active expiry cycle), and a key without a TTL pays 4 bytes for the slot field only.
@@ -31,11 +32,14 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher, RandomState};
-use std::ops::Deref;
-
-use hashbrown::HashTable;
 
 use crate::types::Value;
+
+mod index;
+mod key;
+
+use index::Index;
+pub use key::Key;
 
 /// An entry's expiry slot when it has no TTL.
 pub(crate) const NO_EXPIRY: u32 = u32::MAX;
@@ -50,167 +54,6 @@ pub(crate) const INLINE_KEY: usize = 16;
 const SPARSE_FILL_RATIO: usize = 8;
 /// Indexes this small are never shrunk: the saving is not worth a rehash.
 const SHRINK_CAPACITY_MIN: usize = 128;
-
-/// A key's bytes (inline up to [`INLINE_KEY`] bytes, else one exact heap allocation) and, in
-/// the same 24 bytes, its entry's access metadata and expiry slot (see [`Entry`]). Compared,
-/// ordered and printed by its bytes alone.
-#[derive(Clone)]
-pub struct Key(Cell);
-
-/// The three shapes of a [`Key`]; each is 24 bytes with its tag (checked by a test).
-#[derive(Clone)]
-enum Cell {
-    /// Exactly [`INLINE_KEY`] bytes.
-    Full {
-        meta: [u8; 3],
-        exp: u32,
-        bytes: [u8; INLINE_KEY],
-    },
-    /// Fewer bytes, then zeros.
-    Short {
-        len: u8,
-        meta: [u8; 3],
-        exp: u32,
-        bytes: [u8; INLINE_KEY - 1],
-    },
-    /// More bytes.
-    Heap {
-        meta: [u8; 3],
-        exp: u32,
-        bytes: Box<[u8]>,
-    },
-}
-
-impl Key {
-    /// The key holding `bytes`, with metadata 0 and no expiry slot.
-    pub fn new(bytes: &[u8]) -> Key {
-        let (meta, exp) = ([0; 3], NO_EXPIRY);
-        Key(if let Ok(full) = <[u8; INLINE_KEY]>::try_from(bytes) {
-            Cell::Full {
-                meta,
-                exp,
-                bytes: full,
-            }
-        } else if bytes.len() < INLINE_KEY {
-            let mut inline = [0; INLINE_KEY - 1];
-            inline[..bytes.len()].copy_from_slice(bytes);
-            Cell::Short {
-                len: bytes.len() as u8,
-                meta,
-                exp,
-                bytes: inline,
-            }
-        } else {
-            Cell::Heap {
-                meta,
-                exp,
-                bytes: bytes.into(),
-            }
-        })
-    }
-
-    /// The key's bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        match &self.0 {
-            Cell::Full { bytes, .. } => bytes,
-            Cell::Short { len, bytes, .. } => &bytes[..usize::from(*len)],
-            Cell::Heap { bytes, .. } => bytes,
-        }
-    }
-
-    /// Bytes held on the heap for this key.
-    fn heap_bytes(&self) -> usize {
-        match &self.0 {
-            Cell::Heap { bytes, .. } => bytes.len(),
-            _ => 0,
-        }
-    }
-
-    /// The 24-bit access metadata.
-    fn meta(&self) -> u32 {
-        let m = match &self.0 {
-            Cell::Full { meta, .. } | Cell::Short { meta, .. } | Cell::Heap { meta, .. } => meta,
-        };
-        u32::from_le_bytes([m[0], m[1], m[2], 0])
-    }
-
-    /// Sets the access metadata (its low 24 bits).
-    fn set_meta(&mut self, value: u32) {
-        let m = match &mut self.0 {
-            Cell::Full { meta, .. } | Cell::Short { meta, .. } | Cell::Heap { meta, .. } => meta,
-        };
-        let [a, b, c, _] = value.to_le_bytes();
-        *m = [a, b, c];
-    }
-
-    /// The expiry slot.
-    fn exp(&self) -> u32 {
-        match &self.0 {
-            Cell::Full { exp, .. } | Cell::Short { exp, .. } | Cell::Heap { exp, .. } => *exp,
-        }
-    }
-
-    /// Sets the expiry slot.
-    fn set_exp(&mut self, slot: u32) {
-        match &mut self.0 {
-            Cell::Full { exp, .. } | Cell::Short { exp, .. } | Cell::Heap { exp, .. } => {
-                *exp = slot;
-            }
-        }
-    }
-}
-
-impl Deref for Key {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl AsRef<[u8]> for Key {
-    fn as_ref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for Key {}
-
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Key {
-    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
-        self.as_bytes().cmp(other.as_bytes())
-    }
-}
-
-impl std::borrow::Borrow<[u8]> for Key {
-    fn borrow(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl From<&Key> for bytes::Bytes {
-    fn from(key: &Key) -> bytes::Bytes {
-        bytes::Bytes::copy_from_slice(key.as_bytes())
-    }
-}
-
-impl fmt::Debug for Key {
-    // As `Bytes` prints (`b"..."`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&bytes::Bytes::copy_from_slice(self.as_bytes()), f)
-    }
-}
 
 /// One key of the table: the key, which also holds Redis's `lru` field (a 24-bit LRU clock,
 /// or an LFU decay time of 16 bits and counter of 8, depending on the policy: see
@@ -257,7 +100,7 @@ struct Volatile {
 
 /// The table (see the module doc).
 pub(crate) struct Table {
-    index: HashTable<u32>,
+    index: Index,
     slabs: Vec<Vec<Entry>>,
     len: usize,
     volatile: Vec<Volatile>,
@@ -267,7 +110,7 @@ pub(crate) struct Table {
 impl Default for Table {
     fn default() -> Self {
         Table {
-            index: HashTable::new(),
+            index: Index::default(),
             slabs: Vec::new(),
             len: 0,
             volatile: Vec::new(),
@@ -344,11 +187,38 @@ impl Table {
         let h = hash(&self.hasher, key);
         let slabs = &self.slabs;
         self.index
-            .find(h, |&p| {
+            .find(h, |p| {
                 let p = p as usize;
                 slabs[p >> SLAB_BITS][p & (SLAB - 1)].key.as_bytes() == key
             })
-            .map(|&p| p as usize)
+            .map(|p| p as usize)
+    }
+
+    /// Brings into the cache what looking up `keys` will read: their index slots, then their
+    /// entries, then the bytes of keys held out of line. Each stage reads every key's line
+    /// before anything waits on one, so the cache misses of a pipelined batch's lookups
+    /// overlap instead of following one another (Redis prefetches a batch's keys for the same
+    /// reason: `memory_prefetch.c`). Reads only; `hashes` is scratch space.
+    pub(crate) fn prefetch(&self, keys: &[&[u8]], hashes: &mut Vec<u64>) {
+        if self.len == 0 {
+            return;
+        }
+        hashes.clear();
+        hashes.extend(keys.iter().map(|key| hash(&self.hasher, key)));
+        for &h in hashes.iter() {
+            std::hint::black_box(self.index.home_slot(h));
+        }
+        for &h in hashes.iter() {
+            if let Some(p) = self.index.candidate(h) {
+                // Any field of the entry brings its line; this one follows no pointer.
+                std::hint::black_box(self.entry(p as usize).key.exp());
+            }
+        }
+        for &h in hashes.iter() {
+            if let Some(p) = self.index.candidate(h) {
+                std::hint::black_box(self.entry(p as usize).key.as_bytes().first().copied());
+            }
+        }
     }
 
     /// The value under `key`.
@@ -408,12 +278,7 @@ impl Table {
             }
         }
         self.len += 1;
-        let h = hash(&self.hasher, key);
-        let (hasher, slabs) = (&self.hasher, &self.slabs);
-        self.index.insert_unique(h, pos32(pos), |&p| {
-            let p = p as usize;
-            hash(hasher, &slabs[p >> SLAB_BITS][p & (SLAB - 1)].key)
-        });
+        self.index.insert(hash(&self.hasher, key), pos32(pos));
         None
     }
 
@@ -465,10 +330,7 @@ impl Table {
 
     /// Removes the entry at `pos`, whose key is `key`, moving the last entry into its place.
     fn remove_at(&mut self, pos: usize, key: &[u8]) -> Option<Value> {
-        let h = hash(&self.hasher, key);
-        if let Ok(found) = self.index.find_entry(h, |&p| p as usize == pos) {
-            found.remove();
-        }
+        self.index.remove(hash(&self.hasher, key), pos32(pos));
         let slot = self.entry(pos).exp();
         if slot != NO_EXPIRY {
             self.drop_volatile(slot as usize);
@@ -492,9 +354,7 @@ impl Table {
         } else {
             // The last entry takes the removed one's place.
             let moved_hash = hash(&self.hasher, &popped.key);
-            if let Some(p) = self.index.find_mut(moved_hash, |&p| p as usize == last) {
-                *p = pos32(pos);
-            }
+            self.index.repoint(moved_hash, pos32(last), pos32(pos));
             if popped.exp() != NO_EXPIRY {
                 self.volatile[popped.exp() as usize].pos = pos32(pos);
             }
@@ -512,11 +372,7 @@ impl Table {
     fn shrink_if_sparse(&mut self) {
         let capacity = self.index.capacity();
         if capacity > SHRINK_CAPACITY_MIN && self.len * SPARSE_FILL_RATIO < capacity {
-            let (hasher, slabs) = (&self.hasher, &self.slabs);
-            self.index.shrink_to(self.len * 2, |&p| {
-                let p = p as usize;
-                hash(hasher, &slabs[p >> SLAB_BITS][p & (SLAB - 1)].key)
-            });
+            self.index.shrink_to(self.len * 2);
         }
     }
 
@@ -585,6 +441,7 @@ impl Table {
         if held != self.len {
             return Err(format!("{held} entries held, {} counted", self.len));
         }
+        self.index.check_invariants()?;
         if self.index.len() != self.len {
             return Err(format!(
                 "{} positions indexed for {} entries",
