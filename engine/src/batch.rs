@@ -73,6 +73,15 @@ impl<'a> Batch<'a> {
         result
     }
 
+    /// Brings into the cache what the lookups of `keys` in database `index` will read (see
+    /// the table's `prefetch`), locking the keyspace if the batch has not yet. A hint: it
+    /// changes nothing, and an index out of range does nothing.
+    pub fn prefetch(&mut self, index: usize, keys: &[&[u8]], scratch: &mut Vec<u64>) {
+        if let Some(db) = self.dbs().get(index) {
+            db.values.map.prefetch(keys, scratch);
+        }
+    }
+
     /// [`Keyspace::run_all`] within the batch.
     pub fn run_all<R>(&mut self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;

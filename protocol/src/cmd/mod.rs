@@ -394,6 +394,11 @@ pub(crate) fn execute(
 
 /// Runs a queued command inside EXEC (already under the lock, blocking impossible). The call
 /// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
+/// The spec of the command called `name` (any case), server or engine; `None` if unknown.
+pub(crate) fn spec_of(name: &[u8]) -> Option<&'static CommandSpec> {
+    table::lookup(name).map(Found::spec)
+}
+
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let started = crate::monotonic::now_ns();

@@ -50,7 +50,17 @@ pub(crate) struct Scratch {
     argv: Vec<&'static [u8]>,
     /// Whether input was read since the last batch: the next batch marks the client active.
     pub(crate) read_since_batch: bool,
+    /// The requests decoded ahead to prefetch their keys, and the keys (kept empty between
+    /// batches, as `argv`), and the table's scratch for their hashes.
+    ahead: Vec<Arg>,
+    ahead_keys: Vec<&'static [u8]>,
+    ahead_hashes: Vec<u64>,
 }
+
+/// Requests whose keys are prefetched together (Redis's `prefetch-batch-max-size` default).
+const PREFETCH_REQUESTS: u64 = 16;
+/// At most this many keys are prefetched together (an MSET's keys count one each).
+const PREFETCH_KEYS: usize = 32;
 
 /// An empty vector of another lifetime's slices in `v`'s allocation. `v` is empty, so the map
 /// never runs; collecting an exact-size `vec::IntoIter` of a same-layout type into a `Vec`
@@ -102,6 +112,9 @@ pub(crate) fn run_ready(
             continue;
         }
         client.info.count_batched(ran == 0);
+        if ran % PREFETCH_REQUESTS == 0 && consumed + used < whole.len() {
+            prefetch_ahead(client.db, &mut batch, &whole[consumed..], &limits, scratch);
+        }
         ran += 1;
         // Messages published before the command ran go out before its reply; those it
         // published to its own client go after (Redis defers a client's own pushes).
@@ -157,6 +170,63 @@ pub(crate) fn run_ready(
     step
 }
 
+/// Prefetches the keys of the next [`PREFETCH_REQUESTS`] complete requests at the front of
+/// `buf` in database `db` (see `Batch::prefetch`): their lookups then overlap their cache
+/// misses. Only multibulk requests of known commands count, and only when the request about
+/// to run has a key (it locks the keyspace anyway); it changes nothing.
+fn prefetch_ahead(
+    db: usize,
+    batch: &mut echomq_engine::Batch<'_>,
+    buf: &[u8],
+    limits: &DecodeLimits,
+    scratch: &mut Scratch,
+) {
+    let mut keys: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.ahead_keys));
+    let mut at = 0;
+    for _ in 0..PREFETCH_REQUESTS {
+        let Ok(Some(used)) = decode_args_into(&buf[at..], limits, &mut scratch.ahead) else {
+            break;
+        };
+        let request = &buf[at..at + used];
+        at += used;
+        push_keys(&scratch.ahead, request, &mut keys);
+        // The request about to run has no key when none is found yet: it may not lock the
+        // keyspace, so neither does the prefetch.
+        if keys.is_empty() || keys.len() >= PREFETCH_KEYS {
+            break;
+        }
+    }
+    if keys.len() > 1 {
+        batch.prefetch(db, &keys, &mut scratch.ahead_hashes);
+    }
+    keys.clear();
+    scratch.ahead_keys = reuse_empty(keys);
+}
+
+/// Pushes the keys of the decoded request `args` (spans of `request`) onto `keys`, up to
+/// [`PREFETCH_KEYS`]: none for an inline request or an unknown command.
+fn push_keys<'a>(args: &[Arg], request: &'a [u8], keys: &mut Vec<&'a [u8]>) {
+    let Some(Arg::Span(start, end)) = args.first() else {
+        return;
+    };
+    let Some(spec) = crate::cmd::spec_of(&request[*start..*end]) else {
+        return;
+    };
+    let n = args.len() as i64;
+    let last = match spec.keys.last {
+        last if last < 0 => n + last,
+        last => last,
+    };
+    let step = spec.keys.step.max(1);
+    let mut i = spec.keys.first;
+    while i >= 1 && i <= last.min(n - 1) && keys.len() < PREFETCH_KEYS {
+        if let Some(Arg::Span(start, end)) = args.get(i as usize) {
+            keys.push(&request[*start..*end]);
+        }
+        i += step;
+    }
+}
+
 /// Drops `reply`, without the out-of-line drop of a `Reply` for the values that own nothing
 /// (most replies: `+OK`, an integer, a null).
 #[inline]
@@ -195,7 +265,39 @@ fn arg_bytes<'a>(arg: &'a Arg, buf: &'a [u8]) -> &'a [u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::reuse_empty;
+    use super::{PREFETCH_KEYS, push_keys, reuse_empty};
+    use crate::resp::{DecodeLimits, decode_args_into};
+
+    fn keys_of(request: &[u8]) -> Vec<Vec<u8>> {
+        let mut args = Vec::new();
+        let limits = DecodeLimits {
+            bulk_bytes_max: i64::MAX,
+            unauthenticated: false,
+        };
+        decode_args_into(request, &limits, &mut args).unwrap();
+        let mut keys = Vec::new();
+        push_keys(&args, request, &mut keys);
+        keys.into_iter().map(<[u8]>::to_vec).collect()
+    }
+
+    #[test]
+    fn the_keys_prefetched_are_the_commands_keys() {
+        assert_eq!(keys_of(b"*2\r\n$3\r\nget\r\n$1\r\nk\r\n"), [b"k"]);
+        assert_eq!(
+            keys_of(b"*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"),
+            [b"a", b"b"]
+        );
+        // An arity error, a command without keys, an unknown one, an inline request.
+        assert!(keys_of(b"*1\r\n$3\r\nget\r\n").is_empty());
+        assert!(keys_of(b"*2\r\n$4\r\nping\r\n$1\r\nk\r\n").is_empty());
+        assert!(keys_of(b"*2\r\n$6\r\nnosuch\r\n$1\r\nk\r\n").is_empty());
+        assert!(keys_of(b"get k\r\n").is_empty());
+        let mut mget = format!("*{}\r\n$4\r\nmget\r\n", PREFETCH_KEYS + 11);
+        for _ in 0..PREFETCH_KEYS + 10 {
+            mget.push_str("$1\r\nk\r\n");
+        }
+        assert_eq!(keys_of(mget.as_bytes()).len(), PREFETCH_KEYS);
+    }
 
     #[test]
     fn the_argument_vector_keeps_its_allocation_between_batches() {
