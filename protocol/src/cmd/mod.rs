@@ -18,7 +18,6 @@ mod acl;
 mod archive;
 mod clock;
 mod cluster;
-mod command_docs;
 mod command_docs_reads;
 mod command_meta;
 pub(crate) mod command_rows;
