@@ -7,7 +7,7 @@ use echomq_engine::command::CommandSpec;
 
 use super::table::all;
 use super::{Ctx, error, is, lookup, unknown_subcommand};
-use super::{command_docs, command_docs_reads, command_meta, command_rows};
+use super::{command_docs_reads, command_meta, command_rows};
 
 use crate::error::CommandError;
 
@@ -26,19 +26,15 @@ fn has_subcommand(full_name: &str) -> bool {
 }
 
 /// COMMAND INFO's entry: `[name, arity, flags, first-key, last-key, step, categories, tips,
-/// key-specs, subcommands]`. XGROUP and XINFO, with their subcommands, are described in full
-/// as Redis 8.8 does ([`command_docs`]), XREAD and XREADGROUP as 8.10 does
+/// key-specs, subcommands]`. XREAD and XREADGROUP are described as 8.10 does
 /// ([`command_docs_reads`]), the others as Redis 8.8 declares them ([`command_rows`]), with
 /// the subcommands echomq has. A command Redis does not declare comes from its table row:
 /// flags are `movablekeys` for a command whose keys the positions cannot name, empty
 /// otherwise; categories, tips, key specs and subcommands are reported empty. The sets are
 /// sets in RESP3, as Redis sends them.
 fn info_entry(spec: &CommandSpec) -> Reply {
-    if let Some(container) = command_docs::container(spec.name) {
-        return container.info();
-    }
     if let Some(row) = command_docs_reads::row(spec.name) {
-        return row.info();
+        return row.info(&has_subcommand);
     }
     if let Some(row) = command_rows::find_lower(spec.name) {
         return row.info(&has_subcommand);
@@ -62,15 +58,12 @@ fn info_entry(spec: &CommandSpec) -> Reply {
     ])
 }
 
-/// COMMAND DOCS's map for one command: XGROUP and XINFO in full ([`command_docs`]), XREAD
-/// and XREADGROUP as 8.10 ([`command_docs_reads`]), the others as Redis 8.8 declares them
-/// ([`command_rows`]); a command Redis does not declare with an empty summary.
+/// COMMAND DOCS's map for one command: XREAD and XREADGROUP as 8.10 ([`command_docs_reads`]),
+/// the others as Redis 8.8 declares them ([`command_rows`]); a command Redis does not declare
+/// with an empty summary.
 fn docs_entry(name: &'static str) -> Reply {
-    if let Some(container) = command_docs::container(name) {
-        return container.docs();
-    }
     if let Some(row) = command_docs_reads::row(name) {
-        return row.docs();
+        return row.docs(&has_subcommand);
     }
     if let Some(row) = command_rows::find(name.as_bytes()) {
         return row.docs(&has_subcommand);
@@ -133,12 +126,9 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         Reply::Array(
             argv[2..]
                 .iter()
-                .map(|n| match command_docs::subcommand(n) {
-                    Some((info, _)) => info,
-                    None => match lookup(n) {
-                        Some(found) => info_entry(found.spec()),
-                        None => subcommand_row(n).map_or(Reply::Null, |r| r.info(&has_subcommand)),
-                    },
+                .map(|n| match lookup(n) {
+                    Some(found) => info_entry(found.spec()),
+                    None => subcommand_row(n).map_or(Reply::Null, |r| r.info(&has_subcommand)),
                 })
                 .collect(),
         )
@@ -163,16 +153,13 @@ pub(crate) fn command(_: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         } else {
             argv[2..]
                 .iter()
-                .filter_map(|n| match command_docs::subcommand(n) {
-                    Some((_, docs)) => Some((Reply::bulk(n.to_ascii_lowercase()), docs)),
-                    None => match lookup(n) {
-                        Some(found) => Some((
-                            Reply::bulk(found.spec().name),
-                            docs_entry(found.spec().name),
-                        )),
-                        None => subcommand_row(n)
-                            .map(|r| (Reply::bulk_static(r.name), r.docs(&has_subcommand))),
-                    },
+                .filter_map(|n| match lookup(n) {
+                    Some(found) => Some((
+                        Reply::bulk(found.spec().name),
+                        docs_entry(found.spec().name),
+                    )),
+                    None => subcommand_row(n)
+                        .map(|r| (Reply::bulk_static(r.name), r.docs(&has_subcommand))),
                 })
                 .collect()
         };

@@ -14,8 +14,8 @@ use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
 
 use super::{
     Ctx, acl, archive, clock, cluster, config, connection, copy, debug, dump, flushall, info,
-    introspection, latency, memory, object, persistence, pubsub, shutdown, slowlog, transaction,
-    wait,
+    introspection, latency, lolwut, memory, object, persistence, pubsub, role, shutdown, slowlog,
+    transaction, wait,
 };
 use crate::script;
 use crate::state::stats::CallId;
@@ -316,6 +316,8 @@ pub(crate) const COMMANDS: &[Command] = &[
         latency::latency,
     ),
     command(spec("wait", 3), wait::wait),
+    keyless_command(spec("role", 1).flags(LOADING_OK), role::role),
+    keyless_command(spec("lolwut", -1), lolwut::lolwut),
     command(spec("waitaof", 4), persistence::waitaof_queued),
     command(spec("monitor", 1), introspection::monitor),
     command(

@@ -20,6 +20,8 @@
 //! - `expiry`: EXPIRE and its family, TTL readers, PERSIST and SET's expiry options against
 //!   Redis 8.8 over the wire.
 //! - `introspection`: OBJECT, MEMORY, SLOWLOG, LATENCY, WAIT, COMMAND GETKEYS against Redis 8.8.
+//! - `lolwut`: LOLWUT (exact where Redis's art is not random, by shape where it is) and ROLE
+//!   against Redis 8.8, RESP2 and RESP3.
 //! - `pubsub`: pub/sub against Redis 8.8 with real subscribed connections, RESP2 and RESP3.
 //! - `notify`: keyspace notifications (`notify-keyspace-events`) and INFO's keyspace hits and
 //!   misses against Redis 8.8: the event messages a subscriber receives, byte for byte.
@@ -58,6 +60,7 @@ mod introspection;
 mod known_differences;
 mod lists;
 mod lists_fuzz;
+mod lolwut;
 mod notify;
 mod pubsub;
 mod scripting;

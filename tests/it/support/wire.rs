@@ -205,6 +205,15 @@ impl WireDiffer {
         Ok(theirs[0].0.clone())
     }
 
+    /// Sends one command to both and returns both replies uncompared, the real server's
+    /// first: for replies that differ by design (random art) and are compared by shape.
+    pub fn run_uncompared<A: AsRef<[u8]>>(&mut self, argv: &[A]) -> Result<(Resp, Resp), Mismatch> {
+        let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_ref().to_vec()).collect();
+        self.history.push(show_argv(&argv));
+        let (mut theirs, mut ours) = self.exchange(std::slice::from_ref(&argv))?;
+        Ok((theirs.remove(0).0, ours.remove(0).0))
+    }
+
     /// Sends the commands as one pipeline to both, then compares the replies one by one.
     /// Inside the batch, an EXEC's elements are normalized by the commands queued since the
     /// MULTI before it.
