@@ -63,3 +63,16 @@ impl Value {
 // A value is at most 24 bytes (a string in place, a stream behind a box), so a key table of
 // short strings costs little more than Redis's objects.
 const _: () = assert!(std::mem::size_of::<Value>() <= 24);
+#[cfg(test)]
+mod sizes {
+    /// A value sits in every table entry, and a small hash, set or list is one boxed 24-byte
+    /// struct plus its buffer: growing any of them grows every key.
+    #[test]
+    fn values_and_small_collections_stay_small() {
+        assert_eq!(std::mem::size_of::<super::Value>(), 24);
+        assert_eq!(std::mem::size_of::<super::hash::Hash>(), 24);
+        assert_eq!(std::mem::size_of::<super::set::Set>(), 24);
+        assert_eq!(std::mem::size_of::<super::list::List>(), 24);
+        assert_eq!(std::mem::size_of::<super::pack::Pack>(), 16);
+    }
+}

@@ -8,18 +8,24 @@
 //! the start, as Redis's `lpFind` does; the buffer stays small (Redis's `*-max-listpack-*`
 //! thresholds), so a walk is a few cache lines.
 //!
-//! Invariants (checked by [`Pack::check_invariants`]): the buffer is a whole number of
-//! well-formed elements, `elements` of them, a multiple of the stride.
+//! The buffer is allocated at its exact size and starts with the element count (4 bytes,
+//! little-endian), so a `Pack` is one pointer and a length (16 bytes) and a small collection
+//! pays for its bytes and nothing more; an empty pack allocates nothing. Each change
+//! reallocates once, as Redis's listpack does.
+//!
+//! Invariants (checked by [`Pack::check_invariants`]): the buffer is empty, or a nonzero count
+//! then that many well-formed elements, a multiple of the stride.
 
 use crate::types::stream::varint;
+
+/// Bytes of the element count at the front of a non-empty buffer.
+const HEADER: usize = 4;
 
 /// A buffer of length-prefixed elements.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pack {
-    /// The elements, each a LEB128 length and its bytes.
-    buf: Vec<u8>,
-    /// How many elements `buf` holds.
-    elements: usize,
+    /// Empty, or the element count then the elements, each a LEB128 length and its bytes.
+    buf: Box<[u8]>,
 }
 
 /// Reads the element at `*pos`, advancing past it. `None` only on a malformed buffer, which
@@ -33,6 +39,29 @@ fn read<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     Some(bytes)
 }
 
+/// The element count at the front of `buf` (0 for an empty buffer).
+fn count_of(buf: &[u8]) -> usize {
+    match buf.first_chunk::<HEADER>() {
+        Some(count) => u32::from_le_bytes(*count) as usize,
+        None => 0,
+    }
+}
+
+/// Bytes `tuple` takes encoded.
+fn encoded_len(tuple: &[&[u8]]) -> usize {
+    tuple
+        .iter()
+        .map(|e| varint::len(e.len() as u64) + e.len())
+        .sum()
+}
+
+fn encode(tuple: &[&[u8]], into: &mut Vec<u8>) {
+    for e in tuple {
+        varint::put(into, e.len() as u64);
+        into.extend_from_slice(e);
+    }
+}
+
 impl Pack {
     /// An empty buffer.
     pub fn new() -> Pack {
@@ -41,7 +70,7 @@ impl Pack {
 
     /// The number of elements.
     pub fn elements(&self) -> usize {
-        self.elements
+        count_of(&self.buf)
     }
 
     /// The buffer's size in bytes.
@@ -49,11 +78,36 @@ impl Pack {
         self.buf.len()
     }
 
+    /// Where the elements start.
+    fn start(&self) -> usize {
+        HEADER.min(self.buf.len())
+    }
+
+    /// Applies `change` to the buffer (given with its count, grown by `reserve` bytes first)
+    /// and to the count (by `delta` elements), keeping the allocation exact.
+    fn edit(&mut self, reserve: usize, delta: isize, change: impl FnOnce(&mut Vec<u8>)) {
+        let mut buf = std::mem::take(&mut self.buf).into_vec();
+        if buf.is_empty() {
+            buf.reserve_exact(HEADER + reserve);
+            buf.extend_from_slice(&[0; HEADER]);
+        } else {
+            buf.reserve_exact(reserve);
+        }
+        let count = count_of(&buf).saturating_add_signed(delta);
+        change(&mut buf);
+        if count == 0 {
+            return;
+        }
+        // A count past u32 would need a buffer of over 4 GiB of elements.
+        buf[..HEADER].copy_from_slice(&u32::try_from(count).unwrap_or(u32::MAX).to_le_bytes());
+        self.buf = buf.into_boxed_slice();
+    }
+
     /// Every element in order.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
             buf: &self.buf,
-            pos: 0,
+            pos: self.start(),
         }
     }
 
@@ -61,7 +115,7 @@ impl Pack {
     pub fn tuples(&self, stride: usize) -> Tuples<'_> {
         Tuples {
             buf: &self.buf,
-            pos: 0,
+            pos: self.start(),
             stride,
         }
     }
@@ -88,30 +142,32 @@ impl Pack {
 
     /// Appends one tuple.
     pub fn push(&mut self, tuple: &[&[u8]]) {
-        for e in tuple {
-            varint::put(&mut self.buf, e.len() as u64);
-            self.buf.extend_from_slice(e);
-        }
-        self.elements += tuple.len();
+        self.edit(encoded_len(tuple), tuple.len() as isize, |buf| {
+            encode(tuple, buf)
+        });
     }
 
     /// Inserts one tuple at byte offset `at` (a tuple boundary).
     pub fn insert(&mut self, at: usize, tuple: &[&[u8]]) {
-        let mut encoded = Vec::new();
-        for e in tuple {
-            varint::put(&mut encoded, e.len() as u64);
-            encoded.extend_from_slice(e);
-        }
-        self.buf.splice(at..at, encoded);
-        self.elements += tuple.len();
+        let mut encoded = Vec::with_capacity(encoded_len(tuple));
+        encode(tuple, &mut encoded);
+        let at = at.max(HEADER);
+        self.edit(encoded.len(), tuple.len() as isize, |buf| {
+            let at = at.min(buf.len());
+            buf.splice(at..at, encoded);
+        });
     }
 
     /// Removes the tuple of `stride` elements at `at`.
     pub fn remove(&mut self, at: usize, stride: usize) {
         let (tuple, end) = self.tuple_at(at, stride);
         let n = tuple.len();
-        self.buf.drain(at..end);
-        self.elements -= n;
+        if n == 0 {
+            return;
+        }
+        self.edit(0, -(n as isize), |buf| {
+            buf.drain(at..end);
+        });
     }
 
     /// Replaces element `index` (0-based) of the tuple at `at`.
@@ -126,22 +182,27 @@ impl Pack {
         if read(&self.buf, &mut pos).is_none() {
             return;
         }
-        let mut encoded = Vec::with_capacity(with.len() + 2);
-        varint::put(&mut encoded, with.len() as u64);
-        encoded.extend_from_slice(with);
-        self.buf.splice(start..pos, encoded);
+        let mut encoded = Vec::with_capacity(encoded_len(&[with]));
+        encode(&[with], &mut encoded);
+        let grow = encoded.len().saturating_sub(pos - start);
+        self.edit(grow, 0, |buf| {
+            buf.splice(start..pos, encoded);
+        });
     }
 
     /// Checks the invariants of the module doc for tuples of `stride`.
     pub fn check_invariants(&self, stride: usize) -> Result<(), String> {
-        let mut pos = 0;
+        let mut pos = self.start();
         let mut n = 0;
         while pos < self.buf.len() {
             read(&self.buf, &mut pos).ok_or("malformed element")?;
             n += 1;
         }
-        if n != self.elements {
-            return Err(format!("{n} elements held, {} counted", self.elements));
+        if n != self.elements() {
+            return Err(format!("{n} elements held, {} counted", self.elements()));
+        }
+        if !self.buf.is_empty() && n == 0 {
+            return Err("an empty pack holds a buffer".into());
         }
         if stride == 0 || n % stride != 0 {
             return Err(format!(
@@ -214,5 +275,21 @@ mod tests {
         assert_eq!(p.elements(), 4);
         p.check_invariants(2).unwrap();
         assert!(p.find(2, b"a").is_none());
+        assert_eq!(std::mem::size_of::<Pack>(), 16);
+    }
+
+    #[test]
+    fn a_pack_emptied_holds_no_buffer_and_grows_exactly() {
+        let mut p = Pack::new();
+        p.push(&[b"member"]);
+        assert_eq!(p.bytes(), HEADER + 7);
+        p.push(&[b"x"]);
+        assert_eq!((p.bytes(), p.elements()), (HEADER + 9, 2));
+        for _ in 0..2 {
+            let at = p.tuples(1).next().unwrap().0;
+            p.remove(at, 1);
+            p.check_invariants(1).unwrap();
+        }
+        assert_eq!((p.bytes(), p.elements(), p.iter().count()), (0, 0, 0));
     }
 }

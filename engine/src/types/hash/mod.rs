@@ -63,8 +63,10 @@ enum Repr {
     Listpack(Pack),
     /// Field, value, expiry triples, ordered by expiry (see the module doc).
     ListpackEx(Pack),
-    /// The table, and how many of its fields have an expiry time.
-    Table(HashMap<Bytes, Field>, usize),
+    /// The table, and how many of its fields have an expiry time. Boxed: the small
+    /// encodings are what most hashes are, and they should not pay for the table's size.
+    #[allow(clippy::box_collection)]
+    Table(Box<HashMap<Bytes, Field>>, usize),
 }
 
 fn ttl_bytes(at: Option<u64>) -> [u8; 8] {
@@ -366,7 +368,7 @@ impl Hash {
                 (map, ttls)
             }
         };
-        self.repr = Repr::Table(map, ttls);
+        self.repr = Repr::Table(Box::new(map), ttls);
     }
 
     /// A hash from loaded fields, in the encoding Redis would load them in: compact when

@@ -43,7 +43,9 @@ enum Repr {
     /// Members in insertion order.
     Listpack(Pack),
     /// A hash set, indexed by position for random picks.
-    Table(IndexSet<Bytes>),
+    /// Boxed: the small encodings are what most sets are, and they should not pay for the
+    /// table's size.
+    Table(Box<IndexSet<Bytes>>),
 }
 
 /// The integer a member stands for, if Redis would keep it in an intset.
@@ -60,7 +62,7 @@ impl Set {
         } else if size_hint <= lim.set_entries {
             Repr::Listpack(Pack::new())
         } else {
-            Repr::Table(IndexSet::with_capacity(size_hint))
+            Repr::Table(Box::new(IndexSet::with_capacity(size_hint)))
         };
         Set { repr }
     }
@@ -82,7 +84,7 @@ impl Set {
     /// An empty table.
     pub fn new_table() -> Set {
         Set {
-            repr: Repr::Table(IndexSet::new()),
+            repr: Repr::Table(Box::default()),
         }
     }
 
@@ -238,7 +240,7 @@ impl Set {
     pub fn convert_to_table(&mut self) {
         if !matches!(self.repr, Repr::Table(_)) {
             let members = self.members();
-            self.repr = Repr::Table(members.into_iter().collect());
+            self.repr = Repr::Table(Box::new(members.into_iter().collect()));
         }
     }
 

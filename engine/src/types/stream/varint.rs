@@ -14,7 +14,7 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Bytes that [`put`] writes for `v`.
-#[cfg(test)]
+#[inline]
 pub fn len(v: u64) -> usize {
     // 1 byte per started group of 7 bits; 0 still takes one byte.
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
