@@ -1,0 +1,252 @@
+//! Opening the plain and TLS ports on the `bind` addresses, at start and when CONFIG SET
+//! changes `port`, `bind` or `tls-port` (Redis's `updatePort`, `applyBind`, `applyTLSPort`).
+//!
+//! A change opens what the new values need first ([`prepare`]: the listeners on addresses
+//! that stay are kept as they are, the others are bound; a TLS port being opened gets its
+//! configuration built), and only when everything opened does [`commit`] put the new sets in
+//! place and close the listeners no longer wanted; otherwise the reply is Redis's error and
+//! nothing changed. Connections already accepted are never touched. `port 0` closes the plain
+//! port, `tls-port 0` the TLS one.
+//!
+//! Unlike Redis, which closes a port's listeners before binding the new ones (and binds the
+//! old ones again when that fails), the old ones stay open meanwhile: so a new address that
+//! the kernel sees as overlapping a current one on the same port (`*` while `127.0.0.1` is
+//! bound) is refused as "in use".
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::error::{ConfigRefusal, ConfigWhy};
+use crate::state::sockets::{PortKind, Slot};
+use crate::state::{ServerState, Settings};
+
+/// Redis's reply when a port cannot be opened.
+const PORT_FAILED: &str = "Unable to listen on this port. Check server logs.";
+/// Redis's reply when the `bind` addresses cannot be bound.
+const BIND_FAILED: &str = "Failed to bind to specified addresses.";
+/// Redis's reply when the TLS configuration cannot be built.
+const TLS_FAILED: &str = "Unable to update TLS configuration. Check server logs.";
+
+/// What a CONFIG SET of `port`, `bind` or `tls-port` opened, to put in place with [`commit`]
+/// once every other parameter of the command was accepted (dropping it closes what it opened).
+pub(crate) struct Plan {
+    plain: Option<Vec<Slot>>,
+    tls: Option<Vec<Slot>>,
+    /// The TLS configuration of a TLS port being opened.
+    acceptor: Option<TlsAcceptor>,
+}
+
+/// The words of `bind` (Redis's default, every address, when there are none).
+fn bind_words(bind: &str) -> Vec<&str> {
+    let words: Vec<&str> = bind.split_whitespace().collect();
+    if words.is_empty() {
+        vec!["*", "-::*"]
+    } else {
+        words
+    }
+}
+
+/// Opens `port` on every address of `bind` (words, as Redis's `bind`: `*` is every IPv4
+/// address, `::*` every IPv6 one, and a leading `-` makes an address optional: one that
+/// cannot be bound is skipped with a warning). A listener of `current` already on an address
+/// is kept rather than bound again. With port 0, every address gets the port the first one
+/// got (a free one).
+pub(crate) fn open_set(
+    bind: &str,
+    port: u16,
+    backlog: u32,
+    current: &[SocketAddr],
+) -> std::io::Result<Vec<Slot>> {
+    let mut slots = Vec::new();
+    let mut port = port;
+    for word in bind_words(bind) {
+        let (optional, host) = match word.strip_prefix('-') {
+            Some(host) => (true, host),
+            None => (false, word),
+        };
+        let host = match host {
+            "*" => "0.0.0.0",
+            "::*" => "::",
+            other => other,
+        };
+        let opened = (host, port)
+            .to_socket_addrs()
+            .map(|addrs| addrs.collect::<Vec<_>>())
+            .and_then(|addrs| match current.iter().find(|a| addrs.contains(a)) {
+                Some(kept) => Ok(Slot::Keep(*kept)),
+                None => listen(&addrs, backlog).map(Slot::Fresh),
+            });
+        match opened {
+            Ok(slot) => {
+                if let Slot::Fresh(listener) = &slot {
+                    port = listener.local_addr()?.port();
+                }
+                slots.push(slot);
+            }
+            Err(e) => {
+                tracing::warn!("Could not create server TCP listening socket {host}:{port}: {e}");
+                if !optional {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    if slots.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AddrNotAvailable,
+            "no address to bind",
+        ));
+    }
+    Ok(slots)
+}
+
+/// The listeners of `slots` that were opened (at start, when nothing is kept).
+pub(crate) fn fresh(slots: Vec<Slot>) -> Vec<TcpListener> {
+    slots
+        .into_iter()
+        .filter_map(|slot| match slot {
+            Slot::Fresh(listener) => Some(listener),
+            Slot::Keep(_) => None,
+        })
+        .collect()
+}
+
+/// Binds the first of `addrs` that binds and listens with `backlog` (on the current runtime).
+fn listen(addrs: &[SocketAddr], backlog: u32) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for addr in addrs {
+        let socket = if addr.is_ipv4() {
+            tokio::net::TcpSocket::new_v4()?
+        } else {
+            tokio::net::TcpSocket::new_v6()?
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(*addr).and_then(|()| socket.listen(backlog)) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to bind")
+    }))
+}
+
+/// The parameter of `candidates` a CONFIG SET named first (Redis applies them in that order,
+/// and its error names the one whose apply failed), with its error text.
+fn culprit(named: &[&str], candidates: &[&'static str]) -> (String, &'static str) {
+    let name = named
+        .iter()
+        .find(|n| candidates.iter().any(|c| c.eq_ignore_ascii_case(n)))
+        .copied()
+        .unwrap_or(candidates[0]);
+    let text = if name.eq_ignore_ascii_case("bind") {
+        BIND_FAILED
+    } else {
+        PORT_FAILED
+    };
+    (name.to_string(), text)
+}
+
+fn refusal(name: String, text: &str) -> ConfigRefusal {
+    ConfigRefusal::new(&name, ConfigWhy::Other(text.into()))
+}
+
+/// Opens what `after`'s `port`, `bind` and `tls-port` need beyond `before`'s (`named`: the
+/// parameters of the CONFIG SET, in its order): `None` when they did not change.
+pub(crate) fn prepare(
+    state: &ServerState,
+    named: &[&str],
+    before: &Settings,
+    after: &Settings,
+) -> Result<Option<Plan>, ConfigRefusal> {
+    let bind_changed = before.bind != after.bind;
+    let plain_changed = bind_changed || before.port != after.port;
+    let tls_port = after.listeners.tls_port;
+    let tls_changed = before.listeners.tls_port != tls_port || (bind_changed && tls_port != 0);
+    if !plain_changed && !tls_changed {
+        return Ok(None);
+    }
+    let sockets = state.sockets();
+    let Some(runtime) = sockets.runtime().filter(|_| !sockets.is_closed()) else {
+        let (name, text) = culprit(named, &["port", "bind", "tls-port"]);
+        return Err(refusal(name, text));
+    };
+    let _entered = runtime.enter();
+    let backlog = after.tcp_backlog;
+    let mut plan = Plan {
+        plain: None,
+        tls: None,
+        acceptor: None,
+    };
+    if plain_changed {
+        plan.plain = Some(if after.port == 0 {
+            Vec::new()
+        } else {
+            let current = sockets.addrs(PortKind::Plain);
+            open_set(&after.bind, after.port, backlog, &current).map_err(|_| {
+                let (name, text) = culprit(named, &["port", "bind"]);
+                refusal(name, text)
+            })?
+        });
+    }
+    if tls_changed {
+        plan.tls = Some(if tls_port == 0 {
+            Vec::new()
+        } else {
+            if before.listeners.tls_port == 0 || state.tls_acceptor().is_none() {
+                let acceptor = super::tls::acceptor(&after.listeners).map_err(|e| {
+                    tracing::warn!("{e}");
+                    refusal("tls-port".into(), TLS_FAILED)
+                })?;
+                plan.acceptor = Some(acceptor);
+            }
+            let current = sockets.addrs(PortKind::Tls);
+            open_set(&after.bind, tls_port, backlog, &current).map_err(|_| {
+                let (name, text) = culprit(named, &["tls-port", "bind"]);
+                refusal(name, text)
+            })?
+        });
+    }
+    Ok(Some(plan))
+}
+
+/// Puts what [`prepare`] opened in place, closes the listeners no longer wanted, and logs
+/// what the server now listens on.
+pub(crate) fn commit(state: &ServerState, plan: Plan) {
+    let sockets = state.sockets();
+    if let Some(acceptor) = plan.acceptor {
+        state.set_tls_acceptor(acceptor);
+    }
+    if let Some(plain) = plan.plain {
+        sockets.replace(PortKind::Plain, plain);
+        log_listening(
+            &sockets.addrs(PortKind::Plain),
+            "",
+            "port 0: no plain TCP port",
+        );
+    }
+    if let Some(tls) = plan.tls {
+        let closed = tls.is_empty();
+        sockets.replace(PortKind::Tls, tls);
+        if closed {
+            state.clear_tls_acceptor();
+        }
+        log_listening(
+            &sockets.addrs(PortKind::Tls),
+            " (tls)",
+            "tls-port 0: no TLS port",
+        );
+    }
+}
+
+fn log_listening(addrs: &[SocketAddr], kind: &str, none: &str) {
+    if addrs.is_empty() {
+        tracing::info!("{none}");
+    }
+    for addr in addrs {
+        tracing::info!("Listening on {addr}{kind}");
+    }
+}
