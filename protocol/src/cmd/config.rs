@@ -239,11 +239,17 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     // As Redis's `dir`, the served process changes directory (an embedded server does not).
     let chdir = updated.dir_is_cwd && updated.dir != current.dir;
     if chdir && let Err(text) = crate::state::settings::change_directory(&updated.dir) {
+        if let Some(ports) = ports {
+            crate::server::sockets::abandon(ctx.state, ports);
+        }
         return CommandError::ConfigRefused(text).into();
     }
     if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
         if chdir {
             let _ = crate::state::settings::change_directory(&current.dir);
+        }
+        if let Some(ports) = ports {
+            crate::server::sockets::abandon(ctx.state, ports);
         }
         return CommandError::ConfigRefused(text).into();
     }

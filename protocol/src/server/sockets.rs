@@ -4,14 +4,14 @@
 //! A change opens what the new values need first ([`prepare`]: the listeners on addresses
 //! that stay are kept as they are, the others are bound; a TLS port being opened gets its
 //! configuration built), and only when everything opened does [`commit`] put the new sets in
-//! place and close the listeners no longer wanted; otherwise the reply is Redis's error and
-//! nothing changed. Connections already accepted are never touched. `port 0` closes the plain
-//! port, `tls-port 0` the TLS one.
+//! place and close the listeners no longer wanted; otherwise ([`abandon`]) the reply is
+//! Redis's error and nothing changed. Connections already accepted are never touched. `port 0`
+//! closes the plain port, `tls-port 0` the TLS one.
 //!
-//! Unlike Redis, which closes a port's listeners before binding the new ones (and binds the
-//! old ones again when that fails), the old ones stay open meanwhile: so a new address that
-//! the kernel sees as overlapping a current one on the same port (`*` while `127.0.0.1` is
-//! bound) is refused as "in use".
+//! A new address the kernel sees as overlapping a current one on the same port (`*` while
+//! `127.0.0.1` is bound) cannot be bound beside it: then the port is changed as Redis changes
+//! every port, closing its listeners first and binding the old addresses again when the new
+//! ones fail (or when the command is refused later).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -36,6 +36,9 @@ pub(crate) struct Plan {
     tls: Option<Vec<Slot>>,
     /// The TLS configuration of a TLS port being opened.
     acceptor: Option<TlsAcceptor>,
+    /// Ports whose listeners were closed before binding (an overlapping address), with the
+    /// `bind` and port to open again if the command is refused.
+    closed: Vec<(PortKind, String, u16)>,
 }
 
 /// The words of `bind` (Redis's default, every address, when there are none).
@@ -52,7 +55,8 @@ fn bind_words(bind: &str) -> Vec<&str> {
 /// address, `::*` every IPv6 one, and a leading `-` makes an address optional: one that
 /// cannot be bound is skipped with a warning). A listener of `current` already on an address
 /// is kept rather than bound again. With port 0, every address gets the port the first one
-/// got (a free one).
+/// got (a free one). A required address that fails ends it with an error naming
+/// `host:port`, for the caller to log once it gives up.
 pub(crate) fn open_set(
     bind: &str,
     port: u16,
@@ -86,10 +90,12 @@ pub(crate) fn open_set(
                 slots.push(slot);
             }
             Err(e) => {
-                tracing::warn!("Could not create server TCP listening socket {host}:{port}: {e}");
+                let text = crate::persist::aof::failure::os_error_text(&e);
+                let failed = format!("{host}:{port}: {text}");
                 if !optional {
-                    return Err(e);
+                    return Err(std::io::Error::new(e.kind(), failed));
                 }
+                tracing::warn!("Could not create server TCP listening socket {failed}");
             }
         }
     }
@@ -180,37 +186,113 @@ pub(crate) fn prepare(
         plain: None,
         tls: None,
         acceptor: None,
+        closed: Vec::new(),
     };
     if plain_changed {
-        plan.plain = Some(if after.port == 0 {
-            Vec::new()
+        let opened = if after.port == 0 {
+            Ok(Vec::new())
         } else {
-            let current = sockets.addrs(PortKind::Plain);
-            open_set(&after.bind, after.port, backlog, &current).map_err(|_| {
+            let was = (before.bind.as_str(), before.port);
+            let wanted = (after.bind.as_str(), after.port);
+            open_port(state, PortKind::Plain, was, wanted, backlog, &mut plan)
+        };
+        match opened {
+            Ok(slots) => plan.plain = Some(slots),
+            Err(e) => {
+                tracing::warn!("Could not create server TCP listening socket {e}");
+                abandon(state, plan);
                 let (name, text) = culprit(named, &["port", "bind"]);
-                refusal(name, text)
-            })?
-        });
+                return Err(refusal(name, text));
+            }
+        }
     }
     if tls_changed {
-        plan.tls = Some(if tls_port == 0 {
-            Vec::new()
-        } else {
-            if before.listeners.tls_port == 0 || state.tls_acceptor().is_none() {
-                let acceptor = super::tls::acceptor(&after.listeners).map_err(|e| {
+        if tls_port != 0 && (before.listeners.tls_port == 0 || state.tls_acceptor().is_none()) {
+            match super::tls::acceptor(&after.listeners) {
+                Ok(acceptor) => plan.acceptor = Some(acceptor),
+                Err(e) => {
                     tracing::warn!("{e}");
-                    refusal("tls-port".into(), TLS_FAILED)
-                })?;
-                plan.acceptor = Some(acceptor);
+                    abandon(state, plan);
+                    return Err(refusal("tls-port".into(), TLS_FAILED));
+                }
             }
-            let current = sockets.addrs(PortKind::Tls);
-            open_set(&after.bind, tls_port, backlog, &current).map_err(|_| {
+        }
+        let opened = if tls_port == 0 {
+            Ok(Vec::new())
+        } else {
+            let was = (before.bind.as_str(), before.listeners.tls_port);
+            let wanted = (after.bind.as_str(), tls_port);
+            open_port(state, PortKind::Tls, was, wanted, backlog, &mut plan)
+        };
+        match opened {
+            Ok(slots) => plan.tls = Some(slots),
+            Err(e) => {
+                tracing::warn!("Could not create server TCP listening socket {e}");
+                abandon(state, plan);
                 let (name, text) = culprit(named, &["tls-port", "bind"]);
-                refusal(name, text)
-            })?
-        });
+                return Err(refusal(name, text));
+            }
+        }
     }
     Ok(Some(plan))
+}
+
+/// Opens one port's new set beside the current one; when a new address overlaps a current
+/// one on the same port, closes the current listeners first, as Redis does (recorded in
+/// `plan`, and bound again right away if the new set fails).
+fn open_port(
+    state: &ServerState,
+    kind: PortKind,
+    was: (&str, u16),
+    wanted: (&str, u16),
+    backlog: u32,
+    plan: &mut Plan,
+) -> std::io::Result<Vec<Slot>> {
+    let sockets = state.sockets();
+    let current = sockets.addrs(kind);
+    match open_set(wanted.0, wanted.1, backlog, &current) {
+        Err(e)
+            if e.kind() == std::io::ErrorKind::AddrInUse
+                && current.iter().any(|a| a.port() == wanted.1) =>
+        {
+            sockets.replace(kind, Vec::new());
+            match open_set(wanted.0, wanted.1, backlog, &[]) {
+                Ok(slots) => {
+                    plan.closed.push((kind, was.0.to_string(), was.1));
+                    Ok(slots)
+                }
+                Err(e) => {
+                    reopen(state, kind, was.0, was.1, backlog);
+                    Err(e)
+                }
+            }
+        }
+        opened => opened,
+    }
+}
+
+/// Binds `bind` and `port` again for `kind` (a change closed them, then failed).
+fn reopen(state: &ServerState, kind: PortKind, bind: &str, port: u16, backlog: u32) {
+    match open_set(bind, port, backlog, &[]) {
+        Ok(slots) => state.sockets().replace(kind, slots),
+        Err(e) => tracing::warn!("Failed to bind the previous addresses again (port {port}): {e}"),
+    }
+}
+
+/// Drops what [`prepare`] opened (the command was refused) and binds again what it closed.
+pub(crate) fn abandon(state: &ServerState, plan: Plan) {
+    let Plan {
+        plain, tls, closed, ..
+    } = plan;
+    drop((plain, tls));
+    let Some(runtime) = state.sockets().runtime() else {
+        return;
+    };
+    let _entered = runtime.enter();
+    let backlog = state.settings().tcp_backlog;
+    for (kind, bind, port) in closed {
+        reopen(state, kind, &bind, port, backlog);
+    }
 }
 
 /// Puts what [`prepare`] opened in place, closes the listeners no longer wanted, and logs

@@ -187,6 +187,32 @@ fn config_set_port_and_bind_open_the_new_listeners_first() {
     );
     wait_for_file(&log, &format!("Listening on 127.0.0.2:{port}"));
 
+    // The wildcard overlaps the addresses bound on the same port: they close first, as in
+    // Redis, and the clients stay.
+    assert_eq!(conn.call(&["CONFIG", "SET", "bind", "*"]), "+OK");
+    assert_eq!(
+        Raw::connect(addr("127.0.0.3", port)).call(&["PING"]),
+        "+PONG"
+    );
+    assert_eq!(conn.call(&["CONFIG", "SET", "bind", "127.0.0.1"]), "+OK");
+    assert!(refused(addr("127.0.0.3", port)));
+    assert_eq!(kept.call(&["PING"]), "+PONG");
+    assert_eq!(
+        Raw::connect(addr("127.0.0.1", port)).call(&["PING"]),
+        "+PONG"
+    );
+    // Closed first, then failing: the old addresses are bound again.
+    assert_eq!(
+        conn.call(&["CONFIG", "SET", "bind", "* 192.0.2.1"]),
+        BIND_REFUSED
+    );
+    assert_eq!(conn.call(&["CONFIG", "GET", "bind"]), "bind\n127.0.0.1");
+    assert_eq!(
+        Raw::connect(addr("127.0.0.1", port)).call(&["PING"]),
+        "+PONG"
+    );
+    assert!(refused(addr("127.0.0.3", port)));
+
     // `port 0` closes the plain port; the connections stay.
     assert_eq!(conn.call(&["CONFIG", "SET", "port", "0"]), "+OK");
     assert!(refused(addr("127.0.0.1", port)));
