@@ -6,7 +6,9 @@
 //! configuration built), and only when everything opened does [`commit`] put the new sets in
 //! place and close the listeners no longer wanted; otherwise ([`abandon`]) the reply is
 //! Redis's error and nothing changed. Connections already accepted are never touched. `port 0`
-//! closes the plain port, `tls-port 0` the TLS one.
+//! closes the plain port, `tls-port 0` the TLS one. As in Redis, the TLS configuration is
+//! built when a TLS port first opens and kept after `tls-port 0`: opening one again reuses it
+//! (the `tls-*` parameters rebuild it only while a TLS port is open).
 //!
 //! A new address the kernel sees as overlapping a current one on the same port (`*` while
 //! `127.0.0.1` is bound) cannot be bound beside it: then the port is changed as Redis changes
@@ -207,7 +209,7 @@ pub(crate) fn prepare(
         }
     }
     if tls_changed {
-        if tls_port != 0 && (before.listeners.tls_port == 0 || state.tls_acceptor().is_none()) {
+        if tls_port != 0 && state.tls_acceptor().is_none() {
             match super::tls::acceptor(&after.listeners) {
                 Ok(acceptor) => plan.acceptor = Some(acceptor),
                 Err(e) => {
@@ -311,11 +313,7 @@ pub(crate) fn commit(state: &ServerState, plan: Plan) {
         );
     }
     if let Some(tls) = plan.tls {
-        let closed = tls.is_empty();
         sockets.replace(PortKind::Tls, tls);
-        if closed {
-            state.clear_tls_acceptor();
-        }
         log_listening(
             &sockets.addrs(PortKind::Tls),
             " (tls)",

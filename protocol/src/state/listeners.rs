@@ -270,11 +270,6 @@ impl super::ServerState {
     pub(crate) fn set_tls_acceptor(&self, acceptor: tokio_rustls::TlsAcceptor) {
         *self.tls.write() = Some(acceptor);
     }
-
-    /// Forgets the TLS configuration (the TLS port closed).
-    pub(crate) fn clear_tls_acceptor(&self) {
-        *self.tls.write() = None;
-    }
 }
 
 #[cfg(test)]

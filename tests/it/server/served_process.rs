@@ -267,21 +267,6 @@ fn tls_port_opens_and_closes_at_run_time() {
     );
     let mut conn = Raw::connect(addr("127.0.0.1", port));
     let tls_port = free_port();
-    let set = conn.call(&["CONFIG", "SET", "tls-port", &tls_port.to_string()]);
-    assert_eq!(set, "+OK");
-    assert_eq!(redis_rs_tls(&certs, tls_port, None).unwrap(), "over tls");
-    assert_eq!(
-        conn.call(&["CONFIG", "GET", "tls-port"]),
-        format!("tls-port\n{tls_port}")
-    );
-    // Moved to another port, then closed.
-    let moved = free_port();
-    let set = conn.call(&["CONFIG", "SET", "tls-port", &moved.to_string()]);
-    assert_eq!(set, "+OK");
-    assert!(refused(addr("127.0.0.1", tls_port)));
-    assert_eq!(redis_rs_tls(&certs, moved, None).unwrap(), "over tls");
-    assert_eq!(conn.call(&["CONFIG", "SET", "tls-port", "0"]), "+OK");
-    assert!(refused(addr("127.0.0.1", moved)));
     // Opening it needs the TLS configuration, as Redis's does.
     assert_eq!(conn.call(&["CONFIG", "SET", "tls-cert-file", ""]), "+OK");
     let set = conn.call(&["CONFIG", "SET", "tls-port", &tls_port.to_string()]);
@@ -291,6 +276,32 @@ fn tls_port_opens_and_closes_at_run_time() {
     );
     assert!(refused(addr("127.0.0.1", tls_port)));
     assert_eq!(conn.call(&["CONFIG", "GET", "tls-port"]), "tls-port\n0");
+    let cert = certs.path("server.crt");
+    assert_eq!(conn.call(&["CONFIG", "SET", "tls-cert-file", &cert]), "+OK");
+    let set = conn.call(&["CONFIG", "SET", "tls-port", &tls_port.to_string()]);
+    assert_eq!(set, "+OK");
+    assert_eq!(redis_rs_tls(&certs, tls_port, None).unwrap(), "over tls");
+    assert_eq!(
+        conn.call(&["CONFIG", "GET", "tls-port"]),
+        format!("tls-port\n{tls_port}")
+    );
+    assert!(conn.call(&["INFO", "server"]).contains(&format!(
+        "listener2:name=tls,bind=127.0.0.1,port={tls_port}\r\n"
+    )));
+    // Moved to another port, then closed.
+    let moved = free_port();
+    let set = conn.call(&["CONFIG", "SET", "tls-port", &moved.to_string()]);
+    assert_eq!(set, "+OK");
+    assert!(refused(addr("127.0.0.1", tls_port)));
+    assert_eq!(redis_rs_tls(&certs, moved, None).unwrap(), "over tls");
+    assert_eq!(conn.call(&["CONFIG", "SET", "tls-port", "0"]), "+OK");
+    assert!(refused(addr("127.0.0.1", moved)));
+    // Closed, the TLS parameters are not checked; opened again, the configuration built
+    // before is reused, as in Redis.
+    assert_eq!(conn.call(&["CONFIG", "SET", "tls-cert-file", ""]), "+OK");
+    let set = conn.call(&["CONFIG", "SET", "tls-port", &moved.to_string()]);
+    assert_eq!(set, "+OK");
+    assert_eq!(redis_rs_tls(&certs, moved, None).unwrap(), "over tls");
     // The plain port's clients never noticed.
     assert_eq!(conn.call(&["PING"]), "+PONG");
 }
