@@ -5,7 +5,9 @@
 //! ```
 //!
 //! the process id, the role (`M`, always: echomq has no replicas or child processes), the
-//! time in UTC (Redis prints local time), the level (`.` debug, `-` verbose, `*` notice,
+//! local time (as Redis's `serverLogRaw`: the time zone is read once, when the log is set up,
+//! from `TZ` or `/etc/localtime` through jiff, with no libc call; UTC when neither names
+//! one), the level (`.` debug, `-` verbose, `*` notice,
 //! `#` warning, as Redis marks its levels) and the message, with a structured event's fields
 //! after it as `name=value`. Colour (the level mark) only when writing to a terminal.
 //!
@@ -59,23 +61,33 @@ pub fn init_with(target: Target, loglevel: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let zone = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
     let _ = match target {
         Target::Stderr => {
             let colour = std::io::stderr().is_terminal();
             builder
-                .event_format(RedisFormat { colour })
+                .event_format(RedisFormat {
+                    colour,
+                    zone: zone.clone(),
+                })
                 .with_writer(std::io::stderr)
                 .try_init()
         }
         Target::Stdout => {
             let colour = std::io::stdout().is_terminal();
             builder
-                .event_format(RedisFormat { colour })
+                .event_format(RedisFormat {
+                    colour,
+                    zone: zone.clone(),
+                })
                 .with_writer(std::io::stdout)
                 .try_init()
         }
         Target::File(file) => builder
-            .event_format(RedisFormat { colour: false })
+            .event_format(RedisFormat {
+                colour: false,
+                zone,
+            })
             .with_writer(Mutex::new(file))
             .try_init(),
     };
@@ -85,6 +97,8 @@ pub fn init_with(target: Target, loglevel: &str) {
 #[derive(Debug)]
 struct RedisFormat {
     colour: bool,
+    /// The local time zone, read once as Redis's `tzset()` at start.
+    zone: jiff::tz::TimeZone,
 }
 
 impl<S, N> FormatEvent<S, N> for RedisFormat
@@ -107,9 +121,7 @@ where
         };
         let mut fields = Fields::default();
         event.record(&mut fields);
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let now = self.zone.to_datetime(jiff::Timestamp::now());
         write!(writer, "{}:M {} ", std::process::id(), timestamp(now))?;
         if self.colour && level <= Level::WARN {
             write!(writer, "\x1b[31m{mark}\x1b[0m")?;
@@ -149,45 +161,37 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
-/// `dd Mon yyyy hh:mm:ss.mmm` in UTC for `since_epoch`.
-fn timestamp(since_epoch: std::time::Duration) -> String {
-    let secs = since_epoch.as_secs();
-    let (days, day_secs) = (secs / 86_400, secs % 86_400);
-    // Days to a civil date (Howard Hinnant's algorithm), for dates after 1970.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+/// `dd Mon yyyy hh:mm:ss.mmm`, Redis's `%d %b %Y %H:%M:%S.` and milliseconds.
+fn timestamp(at: jiff::civil::DateTime) -> String {
+    let month = MONTHS[usize::from(at.month().unsigned_abs()).saturating_sub(1) % 12];
     format!(
-        "{day:02} {} {year} {:02}:{:02}:{:02}.{:03}",
-        MONTHS[(month - 1) as usize],
-        day_secs / 3600,
-        day_secs % 3600 / 60,
-        day_secs % 60,
-        since_epoch.subsec_millis()
+        "{:02} {month} {} {:02}:{:02}:{:02}.{:03}",
+        at.day(),
+        at.year(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use jiff::tz::TimeZone;
+
+    fn at(ms: i64, zone: &TimeZone) -> String {
+        let ts = jiff::Timestamp::from_millisecond(ms).unwrap();
+        timestamp(zone.to_datetime(ts))
+    }
 
     #[test]
     fn timestamps_read_as_redis_writes_them() {
-        let t = std::time::Duration::from_millis(1_796_534_401_123);
-        assert_eq!(timestamp(t), "06 Dec 2026 05:20:01.123");
-        assert_eq!(
-            timestamp(std::time::Duration::ZERO),
-            "01 Jan 1970 00:00:00.000"
-        );
-        assert_eq!(
-            timestamp(std::time::Duration::from_secs(951_782_400)),
-            "29 Feb 2000 00:00:00.000"
-        );
+        let utc = TimeZone::UTC;
+        assert_eq!(at(1_796_534_401_123, &utc), "06 Dec 2026 05:20:01.123");
+        assert_eq!(at(0, &utc), "01 Jan 1970 00:00:00.000");
+        assert_eq!(at(951_782_400_000, &utc), "29 Feb 2000 00:00:00.000");
+        let ist = TimeZone::fixed(jiff::tz::Offset::from_seconds(5 * 3600 + 1800).unwrap());
+        assert_eq!(at(1_796_534_401_123, &ist), "06 Dec 2026 10:50:01.123");
     }
 }

@@ -116,10 +116,18 @@ fn configure(args: ServeArgs) -> Result<Option<(Flags, Startup, Option<PathBuf>)
         Flags::try_parse_from(std::iter::once("echomq serve".to_string()).chain(split.echomq))
             .map_err(|e| e.to_string())?;
     let options = config_file::command_line_options(&split.directives);
-    let lines = config_file::load(split.file.as_deref(), &options).unwrap_or_else(|e| fatal(&e));
+    // As redis-server: the config file's path is made absolute first, then each `dir` line
+    // changes directory as it is read, so `include`, `logfile`, `pidfile` and `--archive`
+    // are relative to the last `dir`.
+    let started_in = std::env::current_dir().ok();
+    let file = split
+        .file
+        .map(|file| std::path::absolute(&file).unwrap_or(file));
+    let lines =
+        config_file::load_changing_dir(file.as_deref(), &options).unwrap_or_else(|e| fatal(&e));
     let startup = crate::config::startup::sort(lines).unwrap_or_else(|e| fatal(&e));
     if startup.daemonize && !crate::service::is_daemon() {
-        crate::service::daemonize()?;
+        crate::service::daemonize(started_in.as_deref())?;
         return Ok(None);
     }
     let target = if startup.logfile.is_empty() {
@@ -147,7 +155,7 @@ fn configure(args: ServeArgs) -> Result<Option<(Flags, Startup, Option<PathBuf>)
         );
         std::process::exit(1);
     }
-    Ok(Some((flags, startup, split.file)))
+    Ok(Some((flags, startup, file)))
 }
 
 /// The text C's `strerror` gives for `e`.
@@ -227,6 +235,7 @@ async fn serve(args: Flags, startup: Startup, file: Option<PathBuf>) -> Result<(
         archive_replica,
         tcp_backlog: startup.tcp_backlog,
         cluster_enabled: startup.cluster_enabled,
+        dir_is_cwd: true,
         ..ServerConfig::default()
     };
     let clock: Arc<dyn Clock> = if args.clock == "manual" {

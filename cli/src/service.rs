@@ -26,10 +26,15 @@ pub fn is_daemon() -> bool {
 }
 
 /// Starts this command again as a daemon and returns its pid.
-pub fn daemonize() -> Result<u32, String> {
+pub fn daemonize(started_in: Option<&Path>) -> Result<u32, String> {
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().map_err(|e| format!("cannot daemonize: {e}"))?;
-    let child = Command::new(exe)
+    let mut command = Command::new(exe);
+    // The arguments' relative paths are the caller's, whatever `dir` changed since.
+    if let Some(dir) = started_in {
+        command.current_dir(dir);
+    }
+    let child = command
         .args(std::env::args_os().skip(1))
         .env(DAEMON_ENV, "1")
         .stdin(Stdio::null())
@@ -49,8 +54,10 @@ impl PidFile {
     /// Writes this process's pid to `path`. As Redis, a file that cannot be written is logged
     /// and the server runs on.
     pub fn create(path: &Path) -> Option<PidFile> {
-        match std::fs::write(path, format!("{}\n", std::process::id())) {
-            Ok(()) => Some(PidFile(path.to_path_buf())),
+        // Removed at exit from where it was written, even after CONFIG SET dir.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        match std::fs::write(&path, format!("{}\n", std::process::id())) {
+            Ok(()) => Some(PidFile(path)),
             Err(e) => {
                 tracing::warn!("Failed to write PID file: {e}");
                 None

@@ -207,7 +207,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let tls_name = named
         .iter()
         .map(|(p, _)| p.name)
-        .find(|n| n.starts_with("tls-"));
+        .find(|n| n.starts_with("tls-") && *n != "tls-port");
     let tls = match tls_name {
         Some(name) => {
             let prepared = crate::server::tls::prepare_reload(ctx.state, name, &updated.listeners);
@@ -224,11 +224,40 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         }
         None => None,
     };
+    // New ports are opened before anything changes, and the old ones closed only after.
+    let names: Vec<&str> = named.iter().map(|(p, _)| p.name).collect();
+    let ports = match crate::server::sockets::prepare(ctx.state, &names, &current, &updated) {
+        Ok(ports) => ports,
+        Err(text) => {
+            engine.set_node_entries_max(before.entries_max);
+            engine.set_node_bytes_max(before.bytes_max);
+            engine.set_notify_flags(notify_before);
+            engine.encoding.restore(encoding_before);
+            return CommandError::ConfigRefused(text).into();
+        }
+    };
+    // As Redis's `dir`, the served process changes directory (an embedded server does not).
+    let chdir = updated.dir_is_cwd && updated.dir != current.dir;
+    if chdir && let Err(text) = crate::state::settings::change_directory(&updated.dir) {
+        if let Some(ports) = ports {
+            crate::server::sockets::abandon(ctx.state, ports);
+        }
+        return CommandError::ConfigRefused(text).into();
+    }
     if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
+        if chdir {
+            let _ = crate::state::settings::change_directory(&current.dir);
+        }
+        if let Some(ports) = ports {
+            crate::server::sockets::abandon(ctx.state, ports);
+        }
         return CommandError::ConfigRefused(text).into();
     }
     if let Some(acceptor) = tls {
         ctx.state.set_tls_acceptor(acceptor);
+    }
+    if let Some(ports) = ports {
+        crate::server::sockets::commit(ctx.state, ports);
     }
     ctx.state.replace_settings(updated);
     Reply::OK

@@ -5,6 +5,8 @@
 //!
 //! What a line means is not judged here (the caller applies the lines in order and reports a
 //! bad one with [`Fatal::at`]); only unreadable files and unbalanced quotes stop the reading.
+//! The one exception is `dir` for a process that follows it ([`load_changing_dir`]): Redis
+//! changes directory as it reads the line, so an `include` after it is relative to it.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -108,6 +110,18 @@ pub fn command_line_options(args: &[String]) -> String {
 
 /// The lines of `file` (when given) followed by those of `options`, includes read in place.
 pub fn load(file: Option<&Path>, options: &str) -> Result<Vec<Line>, Fatal> {
+    load_with(file, options, false)
+}
+
+/// [`load`] for a process whose working directory follows `dir`, as redis-server's: each
+/// `dir` line changes directory where it stands (a later relative `include` reads from
+/// there), and its value becomes the absolute path, so applying it again later changes
+/// nothing. A directory it cannot enter is fatal, with the system's reason.
+pub fn load_changing_dir(file: Option<&Path>, options: &str) -> Result<Vec<Line>, Fatal> {
+    load_with(file, options, true)
+}
+
+fn load_with(file: Option<&Path>, options: &str, changing_dir: bool) -> Result<Vec<Line>, Fatal> {
     let mut text = match file {
         Some(path) => read(path)?,
         None => String::new(),
@@ -115,14 +129,14 @@ pub fn load(file: Option<&Path>, options: &str) -> Result<Vec<Line>, Fatal> {
     text.push('\n');
     text.push_str(options);
     let mut lines = Vec::new();
-    parse(&text, &mut lines, 0)?;
+    parse(&text, &mut lines, 0, changing_dir)?;
     Ok(lines)
 }
 
 /// How deep includes may nest (Redis has no limit, and recurses until the stack ends).
 const INCLUDE_DEPTH_MAX: usize = 32;
 
-fn parse(text: &str, lines: &mut Vec<Line>, depth: usize) -> Result<(), Fatal> {
+fn parse(text: &str, lines: &mut Vec<Line>, depth: usize, changing_dir: bool) -> Result<(), Fatal> {
     for (i, raw) in text.split('\n').enumerate() {
         let trimmed = raw.trim_matches([' ', '\t', '\r', '\n']);
         if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -149,9 +163,20 @@ fn parse(text: &str, lines: &mut Vec<Line>, depth: usize) -> Result<(), Fatal> {
                 return Err(Fatal::at(&line, "Too many nested include directives"));
             }
             for path in included(&args[1])? {
-                parse(&read(&path)?, lines, depth + 1)?;
+                parse(&read(&path)?, lines, depth + 1, changing_dir)?;
             }
             continue;
+        }
+        if changing_dir && args[0] == "dir" && args.len() == 2 {
+            let entered =
+                std::env::set_current_dir(&args[1]).and_then(|()| std::env::current_dir());
+            match entered {
+                Ok(cwd) => args[1] = cwd.display().to_string(),
+                Err(e) => {
+                    let why = crate::persist::aof::failure::os_error_text(&e);
+                    return Err(Fatal::at(&line, why));
+                }
+            }
         }
         lines.push(Line { args, ..line });
     }

@@ -13,7 +13,7 @@ pub mod load;
 pub mod rewrite;
 mod split;
 
-pub use load::{Fatal, Line, command_line_options, load};
+pub use load::{Fatal, Line, command_line_options, load, load_changing_dir};
 pub use split::{quote, split_args};
 
 /// Whether echomq implements the directive called `name` (CONFIG SET takes it), as opposed to

@@ -54,6 +54,7 @@ impl Pipeline {
             archive_replica: None,
             tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
             memory_used: crate::state::resident_bytes,
+            dir_is_cwd: false,
         };
         let server = runtime.block_on(Server::bind(config))?;
         let state = Arc::clone(server.handle().state());

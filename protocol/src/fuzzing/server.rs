@@ -538,6 +538,7 @@ pub(super) fn fresh_server(
         archive_replica: None,
         tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
         memory_used,
+        dir_is_cwd: false,
     };
     let server = RUNTIME.with(|rt| rt.block_on(Server::bind_with_clock(config, clock.clone())));
     let server = match server {

@@ -1,5 +1,5 @@
-//! The TLS port and the unix socket beside the plain TCP port, and the door every new
-//! connection passes (maxclients, protected mode) whichever listener accepted it.
+//! The unix socket beside the TCP ports (`sockets`), the TLS handshake, and the door every
+//! new connection passes (maxclients, protected mode) whichever listener accepted it.
 //!
 //! A TLS client is admitted after its handshake, which runs in the connection's own task (at
 //! most [`TLS_HANDSHAKE_TIMEOUT`]) so a slow handshake never holds up the accept loop. A unix
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use tokio::net::{TcpStream, UnixListener, UnixStream};
 use tokio_rustls::TlsAcceptor;
 
 use super::transport::Transport;
@@ -23,18 +23,15 @@ use crate::state::{ClientState, Execute, ServerState};
 /// How long a TLS client has to finish its handshake.
 pub const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The TLS and unix socket listeners a server opened.
+/// The unix socket listener a server opened.
 #[derive(Default)]
 pub(super) struct Listeners {
-    /// The TLS port (its configuration is the server state's, which CONFIG SET may replace).
-    tls: Option<TcpListener>,
     unix: Option<(UnixListener, PathBuf, ClientAddr)>,
 }
 
 impl std::fmt::Debug for Listeners {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Listeners")
-            .field("tls", &self.tls.as_ref().map(|l| l.local_addr().ok()))
             .field("unix", &self.unix.as_ref().map(|(_, path, _)| path))
             .finish()
     }
@@ -42,28 +39,8 @@ impl std::fmt::Debug for Listeners {
 
 impl Listeners {
     /// Opens what the settings ask for.
-    pub(super) async fn open(
-        state: &ServerState,
-        settings: &ListenerSettings,
-        bind: &str,
-        backlog: u32,
-    ) -> Result<Listeners, String> {
+    pub(super) fn open(settings: &ListenerSettings) -> Result<Listeners, String> {
         let mut opened = Listeners::default();
-        if settings.tls_port != 0 {
-            let acceptor = super::tls::acceptor(settings)?;
-            let host = bind.split_whitespace().next().unwrap_or("127.0.0.1");
-            let host = host.trim_start_matches('-');
-            let listener = super::listen(host, settings.tls_port, backlog)
-                .await
-                .map_err(|e| {
-                    format!(
-                        "Failed listening on port {} (tls), aborting: {e}",
-                        settings.tls_port
-                    )
-                })?;
-            state.set_tls_acceptor(acceptor);
-            opened.tls = Some(listener);
-        }
         if !settings.unixsocket.is_empty() {
             let path = PathBuf::from(&settings.unixsocket);
             opened.unix = Some(bind_unix(&path, settings.unixsocketperm)?);
@@ -73,23 +50,16 @@ impl Listeners {
 
     /// Whether nothing was opened.
     pub(super) fn is_empty(&self) -> bool {
-        self.tls.is_none() && self.unix.is_none()
+        self.unix.is_none()
     }
 
     /// One line per listener, as [`super::Server::listening`] shows them.
     pub(super) fn describe(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        if let Some(addr) = self.tls.as_ref().and_then(|l| l.local_addr().ok()) {
-            lines.push(format!("{addr} (tls)"));
-        }
         if let Some((_, path, _)) = &self.unix {
             lines.push(format!("{} (unix socket)", path.display()));
         }
         lines
-    }
-
-    pub(super) fn tls_listener(&self) -> Option<&TcpListener> {
-        self.tls.as_ref()
     }
 
     pub(super) fn unix_listener(&self) -> Option<&UnixListener> {
@@ -131,16 +101,6 @@ fn bind_unix(path: &PathBuf, perm: u32) -> Result<(UnixListener, PathBuf, Client
     }
     let addr = ClientAddr::Unix(path.display().to_string().into());
     Ok((listener, path.clone(), addr))
-}
-
-/// Accepts from `listener`, or waits forever without one.
-pub(super) async fn accept_tcp(
-    listener: Option<&TcpListener>,
-) -> std::io::Result<(TcpStream, SocketAddr)> {
-    match listener {
-        Some(listener) => listener.accept().await,
-        None => std::future::pending().await,
-    }
 }
 
 /// Accepts from `listener`, or waits forever without one.

@@ -9,7 +9,8 @@
 //!
 //! At the door, as Redis: `maxclients` (fitted to the open-files limit at bind), protected
 //! mode ([`protected`]), and an accept loop that pauses when it runs out of descriptors
-//! ([`accept`]); the listen backlog is `tcp-backlog`. With an archive, a task reopens it after
+//! ([`accept`]); the listen backlog is `tcp-backlog`. The TCP ports' listeners are the
+//! state's, which CONFIG SET of `port`, `bind` or `tls-port` replaces ([`sockets`]). With an archive, a task reopens it after
 //! a storage failure and archived streams start at their W.
 
 pub mod accept;
@@ -18,6 +19,7 @@ mod cron;
 mod listeners;
 pub(crate) mod pipeline;
 pub mod protected;
+pub(crate) mod sockets;
 pub(crate) mod tls;
 mod transport;
 
@@ -26,7 +28,6 @@ use std::sync::Arc;
 
 use echomq_archive::Archive;
 use echomq_engine::{Clock, Config as EngineConfig, Keyspace};
-use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub use crate::cmd::rename::set_renames as set_command_renames;
@@ -37,6 +38,7 @@ pub use crate::state::{heap_or_resident_bytes, resident_bytes};
 
 use crate::resp::Protocol;
 use crate::state::addr::ClientAddr;
+use crate::state::sockets::{PortKind, Slot};
 use crate::state::{Execute, ServerArchive, ServerState, Settings};
 
 /// The dispatcher every connection runs its requests through.
@@ -70,6 +72,11 @@ pub struct ServerConfig {
     pub tcp_backlog: u32,
     /// `cluster-enabled`: serve as a one-node Redis Cluster owning all 16384 slots.
     pub cluster_enabled: bool,
+    /// Whether the process's working directory follows `dir`, as redis-server's: `dir`
+    /// changes directory (at start and on CONFIG SET) and CONFIG GET answers the absolute
+    /// path. For a server that owns its process (`echomq serve`); an embedded one (the
+    /// default) leaves the process's directory alone and joins paths to `dir`.
+    pub dir_is_cwd: bool,
 }
 
 impl Default for ServerConfig {
@@ -85,6 +92,7 @@ impl Default for ServerConfig {
             archive_replica: None,
             tcp_backlog: crate::state::settings::TCP_BACKLOG_DEFAULT,
             cluster_enabled: false,
+            dir_is_cwd: false,
         }
     }
 }
@@ -92,14 +100,31 @@ impl Default for ServerConfig {
 /// A bound server, ready to run.
 #[derive(Debug)]
 pub struct Server {
-    /// One per `bind` address, all on the same port; none after [`Server::open_listeners`]
-    /// with port 0 and another listener (Redis's `port 0`).
-    listeners: Vec<TcpListener>,
     /// The port [`ServerConfig`] asked for (0: any, or none beside another listener).
     port_asked: u16,
-    /// The TLS and unix socket listeners ([`Server::open_listeners`]).
+    /// The unix socket listener ([`Server::open_listeners`]); the TCP ports' are the state's
+    /// (one per `bind` address each; the plain port's none after [`Server::open_listeners`]
+    /// with port 0 and another listener, Redis's `port 0`), which CONFIG SET may change.
     more: listeners::Listeners,
     state: Arc<ServerState>,
+}
+
+impl Drop for Server {
+    /// A server dropped without running closes the ports it bound.
+    fn drop(&mut self) {
+        if !self.state.sockets().is_serving() {
+            self.state.sockets().close_all();
+        }
+    }
+}
+
+/// Closes the server's ports when dropped.
+struct ClosePorts(Arc<ServerState>);
+
+impl Drop for ClosePorts {
+    fn drop(&mut self) {
+        self.0.sockets().close_all();
+    }
 }
 
 /// A running server as its embedder sees it: the data, CONFIG SET by name, and shutdown.
@@ -140,8 +165,10 @@ impl ServerHandle {
     }
 
     /// Sets one run-time parameter, as `CONFIG SET name value` does (names as CONFIG GET
-    /// lists them, any case). Immutable parameters (`port`, `bind`, `databases`) and unknown
-    /// names are refused with their own [`SettingError`].
+    /// lists them, any case). Immutable parameters (`databases` …), unknown names, and, once
+    /// the server runs, `port`, `bind` and `tls-port` (a client's CONFIG SET opens new ports;
+    /// before [`Server::run`] they only set the values [`Server::open_listeners`] uses) are
+    /// refused with their own [`SettingError`].
     pub fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
         self.state.config_set(name, value)
     }
@@ -244,7 +271,12 @@ impl Server {
         config: ServerConfig,
         clock: Arc<dyn Clock>,
     ) -> std::io::Result<Server> {
-        let listeners = listen_all(&config.bind, config.port, config.tcp_backlog).await?;
+        let listeners = sockets::fresh(sockets::open_set(
+            &config.bind,
+            config.port,
+            config.tcp_backlog,
+            &[],
+        )?);
         let port = listeners
             .first()
             .map_or(Ok(config.port), |l| l.local_addr().map(|a| a.port()))?;
@@ -273,6 +305,12 @@ impl Server {
             tcp_backlog: config.tcp_backlog,
             cluster_enabled: config.cluster_enabled,
             cluster_node_id: crate::cmd::new_node_id(),
+            dir_is_cwd: config.dir_is_cwd,
+            dir: if config.dir_is_cwd {
+                std::env::current_dir()?.display().to_string()
+            } else {
+                Settings::default().dir
+            },
             ..Settings::default()
         };
         let archive = config
@@ -306,8 +344,9 @@ impl Server {
             let trims = crate::state::archive::ArchiveTrims::new(Arc::downgrade(&state));
             state.keyspace().set_trim_hook(Some(Arc::new(trims)));
         }
+        let listeners = listeners.into_iter().map(Slot::Fresh).collect();
+        state.sockets().replace(PortKind::Plain, listeners);
         Ok(Server {
-            listeners,
             port_asked: config.port,
             more: listeners::Listeners::default(),
             state,
@@ -317,8 +356,8 @@ impl Server {
     /// The address the plain TCP port listens on (the first `bind` address's; an error when
     /// it has none: `port 0` beside a TLS port or unix socket).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        match self.listeners.first() {
-            Some(listener) => listener.local_addr(),
+        match self.local_addrs().first() {
+            Some(addr) => Ok(*addr),
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::NotConnected,
                 "no plain TCP port (port 0)",
@@ -328,13 +367,10 @@ impl Server {
 
     /// Every address the plain TCP port listens on, one per `bind` address.
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
-        self.listeners
-            .iter()
-            .filter_map(|l| l.local_addr().ok())
-            .collect()
+        self.state.sockets().addrs(PortKind::Plain)
     }
 
-    /// Opens the TLS port (`tls-port`, on the first `bind` address) and the unix socket
+    /// Opens the TLS port (`tls-port`, on every `bind` address) and the unix socket
     /// (`unixsocket`, with `unixsocketperm`) from the settings: call once the configuration
     /// is in, before [`Server::run`]. With port 0 asked for and either of them open, the
     /// plain port closes, as Redis's `port 0` means no TCP port (without them, port 0 keeps
@@ -343,9 +379,21 @@ impl Server {
         let settings = self.state.settings().listeners.clone();
         let bind = self.state.settings().bind.clone();
         let backlog = self.state.settings().tcp_backlog;
-        self.more = listeners::Listeners::open(&self.state, &settings, &bind, backlog).await?;
-        if self.port_asked == 0 && !self.more.is_empty() {
-            self.listeners.clear();
+        if settings.tls_port != 0 {
+            let acceptor = tls::acceptor(&settings)?;
+            let opened = sockets::open_set(&bind, settings.tls_port, backlog, &[]);
+            let opened = opened.map_err(|e| {
+                format!(
+                    "Failed listening on port {} (tls), aborting: {e}",
+                    settings.tls_port
+                )
+            })?;
+            self.state.set_tls_acceptor(acceptor);
+            self.state.sockets().replace(PortKind::Tls, opened);
+        }
+        self.more = listeners::Listeners::open(&settings)?;
+        if self.port_asked == 0 && (settings.tls_port != 0 || !self.more.is_empty()) {
+            self.state.sockets().replace(PortKind::Plain, Vec::new());
             self.state.set_port(0);
         }
         Ok(())
@@ -358,6 +406,8 @@ impl Server {
             .into_iter()
             .map(|a| a.to_string())
             .collect();
+        let tls = self.state.sockets().addrs(PortKind::Tls);
+        lines.extend(tls.into_iter().map(|a| format!("{a} (tls)")));
         lines.extend(self.more.describe());
         lines
     }
@@ -370,13 +420,16 @@ impl Server {
     }
 
     /// Serves until shut down.
-    pub async fn run(self) {
-        let Server {
-            listeners,
-            more,
-            state,
-            ..
-        } = self;
+    pub async fn run(mut self) {
+        let more = std::mem::take(&mut self.more);
+        let state = Arc::clone(&self.state);
+        // From here the accept loop owns the ports, and closes them when it ends or its
+        // future is dropped.
+        state
+            .sockets()
+            .set_runtime(tokio::runtime::Handle::current());
+        drop(self);
+        let ports = ClosePorts(Arc::clone(&state));
         {
             let settings = state.settings();
             let warning = protected::startup_warning(
@@ -401,7 +454,7 @@ impl Server {
         });
         loop {
             tokio::select! {
-                accepted = accept_any(&listeners) => {
+                (accepted, kind) = std::future::poll_fn(|cx| state.sockets().poll_accept(cx)) => {
                     let (socket, peer) = match accepted {
                         Ok(pair) => {
                             accept_errors.succeeded();
@@ -415,26 +468,18 @@ impl Server {
                             continue;
                         }
                     };
+                    if kind == PortKind::Tls {
+                        if let Some(acceptor) = state.tls_acceptor() {
+                            let served = listeners::serve_tls(acceptor, socket, peer, Arc::clone(&state), EXECUTE);
+                            connections.spawn(served);
+                        }
+                        continue;
+                    }
                     let _ = socket.set_nodelay(true);
                     let local = socket.local_addr().ok().map(ClientAddr::Tcp);
                     let door = listeners::door(&state, ClientAddr::Tcp(peer), local);
                     connections.spawn(listeners::enter(door, socket, Arc::clone(&state), EXECUTE));
                 }
-                accepted = listeners::accept_tcp(more.tls_listener()) => match accepted {
-                    Ok((socket, peer)) => {
-                        accept_errors.succeeded();
-                        if let Some(acceptor) = state.tls_acceptor() {
-                            let served = listeners::serve_tls(acceptor, socket, peer, Arc::clone(&state), EXECUTE);
-                            connections.spawn(served);
-                        }
-                    }
-                    Err(e) => {
-                        let pause = accept_errors.failed(&e);
-                        if !pause.is_zero() {
-                            tokio::time::sleep(pause).await;
-                        }
-                    }
-                },
                 accepted = listeners::accept_unix(more.unix_listener()) => match accepted {
                     Ok(socket) => {
                         accept_errors.succeeded();
@@ -457,6 +502,7 @@ impl Server {
             reopener.abort();
         }
         cron.abort();
+        drop(ports);
         connections.abort_all();
         while connections.join_next().await.is_some() {}
         state.forget_clients();
@@ -465,76 +511,4 @@ impl Server {
         let saving = Arc::clone(&state);
         let _ = tokio::task::spawn_blocking(move || saving.save_on_shutdown()).await;
     }
-}
-
-/// The next connection on any of `listeners`.
-async fn accept_any(
-    listeners: &[TcpListener],
-) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
-    std::future::poll_fn(|cx| {
-        for listener in listeners {
-            if let std::task::Poll::Ready(accepted) = listener.poll_accept(cx) {
-                return std::task::Poll::Ready(accepted);
-            }
-        }
-        std::task::Poll::Pending
-    })
-    .await
-}
-
-/// Listens on every address of `bind` (words, as Redis's `bind`: `*` is every IPv4 address,
-/// `::*` every IPv6 one, and a leading `-` makes an address optional: one that cannot be bound
-/// is skipped). They share the port: with port 0, the one the first address got.
-async fn listen_all(bind: &str, port: u16, backlog: u32) -> std::io::Result<Vec<TcpListener>> {
-    let mut listeners: Vec<TcpListener> = Vec::new();
-    let mut port = port;
-    for word in bind.split_whitespace() {
-        let (optional, host) = match word.strip_prefix('-') {
-            Some(host) => (true, host),
-            None => (false, word),
-        };
-        let host = match host {
-            "*" => "0.0.0.0",
-            "::*" => "::",
-            other => other,
-        };
-        match listen(host, port, backlog).await {
-            Ok(listener) => {
-                port = listener.local_addr()?.port();
-                listeners.push(listener);
-            }
-            Err(e) if optional => {
-                tracing::warn!("Could not create server TCP listening socket {host}:{port}: {e}");
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    if listeners.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::AddrNotAvailable,
-            "no address to bind",
-        ));
-    }
-    Ok(listeners)
-}
-
-/// Binds `host:port` (the first address it resolves to) and listens with `backlog`.
-async fn listen(host: &str, port: u16, backlog: u32) -> std::io::Result<TcpListener> {
-    let mut last = None;
-    for addr in tokio::net::lookup_host((host, port)).await? {
-        let socket = if addr.is_ipv4() {
-            tokio::net::TcpSocket::new_v4()?
-        } else {
-            tokio::net::TcpSocket::new_v6()?
-        };
-        #[cfg(unix)]
-        socket.set_reuseaddr(true)?;
-        match socket.bind(addr).and_then(|()| socket.listen(backlog)) {
-            Ok(listener) => return Ok(listener),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to bind")
-    }))
 }

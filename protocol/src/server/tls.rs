@@ -120,14 +120,16 @@ pub fn acceptor(settings: &ListenerSettings) -> Result<TlsAcceptor, String> {
 }
 
 /// The TLS configuration after a CONFIG SET of `tls-*` parameters, built (its files read
-/// again) before anything changes: `None` when the server has no TLS port; a refusal naming
+/// again) before anything changes: `None` when the server has no TLS port open (as Redis
+/// checks `tls-port`; a TLS port opened later builds it then, or reuses the one it had
+/// before `tls-port 0`); a refusal naming
 /// `name` (the first `tls-*` parameter set) when it cannot be built, as Redis refuses it.
 pub(crate) fn prepare_reload(
     state: &ServerState,
     name: &str,
     after: &ListenerSettings,
 ) -> Result<Option<TlsAcceptor>, ConfigRefusal> {
-    if state.tls_acceptor().is_none() {
+    if after.tls_port == 0 || state.tls_acceptor().is_none() {
         return Ok(None);
     }
     acceptor(after).map(Some).map_err(|e| {

@@ -2,11 +2,12 @@
 //! TLS port and its certificates (`tls-*`), and the unix socket (`unixsocket`,
 //! `unixsocketperm`).
 //!
-//! The listeners open when the server starts (`Server::open_listeners`), so `tls-port`,
+//! The listeners open when the server starts (`Server::open_listeners`). The unix socket's
 //! `unixsocket` and `unixsocketperm` are startup-only ([`is_startup_only`]): a config file
 //! and the command line set them, CONFIG GET shows them, a client's CONFIG SET refuses them as
-//! immutable (Redis refuses the socket's two too, and rebinds on a new `tls-port`). The other
-//! `tls-*` parameters may change at run time: with a TLS port open, CONFIG SET of any of them
+//! immutable, as Redis does. A CONFIG SET of `tls-port` opens the new TLS port (or closes it,
+//! with 0) as Redis's does (`crate::server::sockets`). The other `tls-*` parameters may change
+//! at run time: with a TLS port open, CONFIG SET of any of them
 //! builds the configuration anew (files are read again even when their paths did not change,
 //! as Redis's `VOLATILE_CONFIG` files are), refuses the change when it fails (Redis's "Unable
 //! to update TLS configuration"), and new connections use it
@@ -254,9 +255,9 @@ pub const LISTENER_PARAMS: &[Param] = &[
     text_param!("tls-ciphersuites", tls_ciphersuites),
 ];
 
-/// Whether a client's CONFIG SET refuses the parameter: the listeners open at start only.
+/// Whether a client's CONFIG SET refuses the parameter: the unix socket opens at start only.
 pub fn is_startup_only(name: &str) -> bool {
-    matches!(name, "tls-port" | "unixsocket" | "unixsocketperm")
+    matches!(name, "unixsocket" | "unixsocketperm")
 }
 
 impl super::ServerState {

@@ -48,6 +48,7 @@ pub(crate) mod protected;
 pub(crate) mod pubsub;
 pub(crate) mod settings;
 pub(crate) mod slowlog;
+pub(crate) mod sockets;
 pub(crate) mod stats;
 pub(crate) mod tracking;
 pub(crate) mod tuning;
@@ -196,6 +197,8 @@ pub(crate) struct ServerState {
     acl: crate::acl::Acl,
     /// The TLS port's configuration, when it has one ([`listeners`]).
     tls: RwLock<Option<tokio_rustls::TlsAcceptor>>,
+    /// The plain and TLS ports' listeners ([`sockets`]).
+    sockets: sockets::Sockets,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -254,6 +257,7 @@ impl ServerState {
             busy: Arc::default(),
             acl: crate::acl::Acl::default(),
             tls: RwLock::new(None),
+            sockets: sockets::Sockets::default(),
         }
     }
 
@@ -313,8 +317,23 @@ impl ServerState {
 
     /// Sets one parameter by its CONFIG name.
     pub(crate) fn config_set(&self, name: &str, value: &str) -> Result<(), SettingError> {
+        // Opening ports is CONFIG SET's (`crate::server::sockets`): a running server's are
+        // not changed behind its listeners.
+        let opens_ports = ["port", "bind", "tls-port"]
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(name));
+        if opens_ports && self.sockets.is_serving() {
+            return Err(SettingError::Immutable(name.to_ascii_lowercase()));
+        }
         let mut settings = self.settings.write();
+        let dir_before = settings.dir.clone();
         settings::set_one(&mut settings, self.engine_config(), name, value)?;
+        if settings.dir_is_cwd && settings.dir != dir_before {
+            if let Err(refusal) = settings::change_directory(&settings.dir) {
+                settings.dir = dir_before;
+                return Err(SettingError::Invalid(refusal));
+            }
+        }
         self.hot.refresh(&settings);
         Ok(())
     }
@@ -345,6 +364,11 @@ impl ServerState {
     /// `auto-aof-rewrite-percentage` and `auto-aof-rewrite-min-size`, without the lock.
     pub(crate) fn auto_aof_rewrite(&self) -> (u64, u64) {
         self.hot.auto_aof_rewrite()
+    }
+
+    /// The plain and TLS ports' listeners.
+    pub(crate) fn sockets(&self) -> &sockets::Sockets {
+        &self.sockets
     }
 
     /// Sets `port` as CONFIG GET shows it (0 when the server has no plain TCP port).

@@ -66,8 +66,12 @@ pub struct Settings {
     pub appendonly: bool,
     /// `appendfsync`: `always`, `everysec` or `no`.
     pub appendfsync: String,
-    /// `dir`: where the AOF directory is.
+    /// `dir`: where the AOF directory and the RDB file are.
     pub dir: String,
+    /// Whether the process's working directory follows `dir`, as redis-server's does
+    /// (`echomq serve`: `dir` is then kept absolute, and CONFIG SET changes directory). An
+    /// embedded server shares its process with others and leaves it alone.
+    pub dir_is_cwd: bool,
     /// `appenddirname` (set only before the server starts persisting).
     pub appenddirname: String,
     /// `appendfilename` (set only before the server starts persisting).
@@ -85,9 +89,9 @@ pub struct Settings {
     pub auto_aof_rewrite_min_size: u64,
     /// Whether persistence started: `appenddirname` and `appendfilename` are fixed now.
     pub persistence_started: bool,
-    /// `port` the server listens on (immutable).
+    /// `port` the server listens on (CONFIG SET opens the new one).
     pub port: u16,
-    /// `bind` address (immutable).
+    /// `bind` addresses, space separated (CONFIG SET binds the new ones).
     pub bind: String,
     /// `databases` (immutable).
     pub databases: u64,
@@ -165,6 +169,7 @@ impl Default for Settings {
             appendonly: false,
             appendfsync: "everysec".into(),
             dir: ".".into(),
+            dir_is_cwd: false,
             appenddirname: "appendonlydir".into(),
             appendfilename: "appendonly.aof".into(),
             aclfile: String::new(),
@@ -610,7 +615,16 @@ pub const PARAMS: &[Param] = &[
             if !std::path::Path::new(v).is_dir() {
                 return Err(ConfigRefusal::new("dir", ConfigWhy::NoSuchDirectory));
             }
-            s.dir = v.to_string();
+            s.dir = if s.dir_is_cwd {
+                // What getcwd answers once there (the caller changes directory).
+                let path = std::fs::canonicalize(v).map_err(|e| {
+                    let why = crate::persist::aof::failure::os_error_text(&e);
+                    ConfigRefusal::new("dir", ConfigWhy::Other(why))
+                })?;
+                path.display().to_string()
+            } else {
+                v.to_string()
+            };
             Ok(())
         }),
     },
@@ -699,15 +713,29 @@ pub const PARAMS: &[Param] = &[
             Ok(())
         }),
     },
+    // The new port and addresses are opened by CONFIG SET (`crate::server::sockets`).
     Param {
         name: "port",
         get: |s, _| s.port.to_string(),
-        set: None,
+        set: Some(|s, _, v| {
+            s.port = int_in("port", v, 0, 65535)? as u16;
+            Ok(())
+        }),
     },
     Param {
         name: "bind",
         get: |s, _| s.bind.clone(),
-        set: None,
+        set: Some(|s, _, v| {
+            // Split on single spaces, as Redis splits a multi-word value.
+            let words: Vec<&str> = v.split(' ').collect();
+            if words.len() > BIND_ADDRESSES_MAX {
+                let why = ConfigWhy::Other("Too many bind addresses specified.".into());
+                return Err(ConfigRefusal::new("bind", why));
+            }
+            let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+            s.bind = words.join(" ");
+            Ok(())
+        }),
     },
     Param {
         name: "databases",
@@ -740,6 +768,9 @@ pub const PARAMS: &[Param] = &[
     super::protected::ENABLE_MODULE_COMMAND,
 ];
 
+/// Most `bind` addresses (Redis's `CONFIG_BINDADDR_MAX`).
+const BIND_ADDRESSES_MAX: usize = 16;
+
 /// The parameter called `name` (any case).
 pub fn param(name: &str) -> Option<&'static Param> {
     all_params().find(|p| p.name.eq_ignore_ascii_case(name))
@@ -760,12 +791,22 @@ pub enum SettingError {
     /// No parameter has this name.
     #[error("unknown setting '{0}'")]
     Unknown(String),
-    /// The parameter is fixed when the server starts (`port`, `bind`, `databases`).
+    /// The parameter is fixed when the server starts (`databases`), or only a client's CONFIG
+    /// SET changes it on a running server (`port`, `bind`, `tls-port`, which open ports).
     #[error("setting '{0}' is immutable")]
     Immutable(String),
     /// The value is refused; the text is CONFIG SET's, without the `ERR ` prefix.
     #[error(transparent)]
     Invalid(#[from] ConfigRefusal),
+}
+
+/// Makes `dir` the process's working directory (`dir_is_cwd`), refused with the system's
+/// reason as Redis's `chdir` failure is.
+pub(crate) fn change_directory(dir: &str) -> Result<(), ConfigRefusal> {
+    std::env::set_current_dir(dir).map_err(|e| {
+        let why = crate::persist::aof::failure::os_error_text(&e);
+        ConfigRefusal::new("dir", ConfigWhy::Other(why))
+    })
 }
 
 /// Sets one parameter by name, as a `CONFIG SET name value` of one pair would.
@@ -811,7 +852,7 @@ mod tests {
         assert_eq!((maxclients.get)(&s, &e), "50");
         (param("stream-node-max-entries").unwrap().set.unwrap())(&mut s, &e, "7").unwrap();
         assert_eq!(e.node_limits().entries_max, 7);
-        assert!(param("port").unwrap().set.is_none());
+        assert!(param("databases").unwrap().set.is_none());
         let duration = param("stream-idmp-duration").unwrap();
         assert_eq!((duration.get)(&s, &e), "100");
         for bad in ["0", "86401"] {

@@ -29,6 +29,8 @@
 //!   UNKILLABLE, SHUTDOWN NOSAVE) against Redis 8.8 with real timing.
 //! - `cluster_mode`: cluster mode (`cluster-enabled yes`) driven by redis-rs `ClusterClient`,
 //!   redis-py `RedisCluster` and `redis-cli -c`, and compared with a one-node Redis 8.8 cluster.
+//! - `served_process`: `echomq serve` as redis-server runs: CONFIG SET `port`, `bind` and
+//!   `tls-port` at run time, `dir` as the working directory, log times in local time.
 //! - `tls`, `unix_socket`: `echomq serve` with a TLS port (certificates made by `openssl`,
 //!   client certificates required, optional, refused) and a unix socket, driven by redis-cli,
 //!   redis-py and redis-rs.
@@ -56,6 +58,7 @@ mod memory;
 mod read_caps;
 mod redis_cli_tools;
 mod redis_py_harness;
+mod served_process;
 mod tls;
 mod tracking;
 mod unix_socket;

@@ -101,16 +101,29 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("executable", executable);
     out.field("config_file", &settings.config_file);
     out.field("io_threads_active", 0);
-    // One `bind=` per address, as Redis lists them.
+    // Redis's listeners: tcp, unix, tls (one `bind=` per address, and the port, while open;
+    // tls once it was configured).
     let binds: String = settings
         .bind
         .split_whitespace()
-        .map(|a| format!("bind={a},"))
+        .map(|a| format!(",bind={a}"))
         .collect();
-    out.field(
-        "listener0",
-        format!("name=tcp,{binds}port={}", settings.port),
-    );
+    let open = |port: u16| {
+        if port == 0 {
+            String::new()
+        } else {
+            format!("{binds},port={port}")
+        }
+    };
+    out.field("listener0", format!("name=tcp{}", open(settings.port)));
+    if !settings.listeners.unixsocket.is_empty() {
+        let path = &settings.listeners.unixsocket;
+        out.field("listener1", format!("name=unix,bind={path}"));
+    }
+    let tls_port = settings.listeners.tls_port;
+    if tls_port != 0 || state.tls_acceptor().is_some() {
+        out.field("listener2", format!("name=tls{}", open(tls_port)));
+    }
 }
 
 pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
