@@ -39,21 +39,13 @@ pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
 pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbError> {
     match rdb_type {
         types::STRING => Ok(Value::String(StringValue::from_arg(&r.string()?))),
-        types::LIST_QUICKLIST_2 => Ok(Value::List(Box::new(list::read_quicklist(
-            r,
-            ListConfig::default(),
-        )?))),
-        types::LIST => Ok(Value::List(Box::new(list::read_plain(
-            r,
-            ListConfig::default(),
-        )?))),
+        types::LIST_QUICKLIST_2 => Ok(Value::List(list::read_quicklist(r, ListConfig::default())?)),
+        types::LIST => Ok(Value::List(list::read_plain(r, ListConfig::default())?)),
         t if types::is_stream(t) => Ok(Value::Stream(Box::new(stream::read(r, t, now_ms)?))),
         t @ (collections::types::HASH
         | collections::types::HASH_LISTPACK
         | collections::types::HASH_METADATA
-        | collections::types::HASH_LISTPACK_EX) => {
-            Ok(Value::Hash(Box::new(collections::read_hash(r, t)?)))
-        }
+        | collections::types::HASH_LISTPACK_EX) => Ok(Value::Hash(collections::read_hash(r, t)?)),
         t @ (collections::types::SET
         | collections::types::SET_INTSET
         | collections::types::SET_LISTPACK) => {

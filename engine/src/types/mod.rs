@@ -25,9 +25,9 @@ pub enum Value {
     /// A string (plain, a bitmap or a HyperLogLog).
     String(string::StringValue),
     /// A list.
-    List(Box<list::List>),
+    List(list::List),
     /// A hash.
-    Hash(Box<hash::Hash>),
+    Hash(hash::Hash),
     /// A set.
     Set(Box<set::Set>),
     /// A sorted set.
@@ -70,9 +70,9 @@ mod sizes {
     #[test]
     fn values_and_small_collections_stay_small() {
         assert_eq!(std::mem::size_of::<super::Value>(), 24);
-        assert_eq!(std::mem::size_of::<super::hash::Hash>(), 24);
+        assert_eq!(std::mem::size_of::<super::hash::Hash>(), 16);
         assert_eq!(std::mem::size_of::<super::set::Set>(), 24);
-        assert_eq!(std::mem::size_of::<super::list::List>(), 24);
+        assert_eq!(std::mem::size_of::<super::list::List>(), 16);
         assert_eq!(std::mem::size_of::<super::pack::Pack>(), 16);
     }
 }

@@ -8,18 +8,22 @@
 //! the start, as Redis's `lpFind` does; the buffer stays small (Redis's `*-max-listpack-*`
 //! thresholds), so a walk is a few cache lines.
 //!
-//! The buffer is allocated at its exact size and starts with the element count (4 bytes,
-//! little-endian), so a `Pack` is one pointer and a length (16 bytes) and a small collection
-//! pays for its bytes and nothing more; an empty pack allocates nothing. Each change
-//! reallocates once, as Redis's listpack does.
+//! The buffer is allocated at its exact size and starts with a 4-byte little-endian header:
+//! the element count, and in its top bit a flag the owning type gives a meaning to (a hash's
+//! listpackex). So a `Pack` is one pointer and a length (16 bytes) and a small collection
+//! pays for its bytes and nothing more; an empty pack without its flag allocates nothing.
+//! Each change reallocates once, as Redis's listpack does.
 //!
-//! Invariants (checked by [`Pack::check_invariants`]): the buffer is empty, or a nonzero count
-//! then that many well-formed elements, a multiple of the stride.
+//! Invariants (checked by [`Pack::check_invariants`]): the buffer is empty, or a header then
+//! as many well-formed elements as it counts, a multiple of the stride; a header counting no
+//! element has its flag set.
 
 use crate::types::stream::varint;
 
-/// Bytes of the element count at the front of a non-empty buffer.
+/// Bytes of the header at the front of a non-empty buffer.
 const HEADER: usize = 4;
+/// The header's flag bit; the bits below it count the elements.
+const FLAG: u32 = 1 << 31;
 
 /// A buffer of length-prefixed elements.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,12 +43,17 @@ fn read<'a>(buf: &'a [u8], pos: &mut usize) -> Option<&'a [u8]> {
     Some(bytes)
 }
 
-/// The element count at the front of `buf` (0 for an empty buffer).
-fn count_of(buf: &[u8]) -> usize {
+/// The header at the front of `buf` (0 for an empty buffer).
+fn header_of(buf: &[u8]) -> u32 {
     match buf.first_chunk::<HEADER>() {
-        Some(count) => u32::from_le_bytes(*count) as usize,
+        Some(header) => u32::from_le_bytes(*header),
         None => 0,
     }
+}
+
+/// The element count in `buf`'s header.
+fn count_of(buf: &[u8]) -> usize {
+    (header_of(buf) & !FLAG) as usize
 }
 
 /// Bytes `tuple` takes encoded.
@@ -66,6 +75,18 @@ impl Pack {
     /// An empty buffer.
     pub fn new() -> Pack {
         Pack::default()
+    }
+
+    /// An empty buffer with its flag set (it allocates its header).
+    pub fn flagged() -> Pack {
+        Pack {
+            buf: Box::new(FLAG.to_le_bytes()),
+        }
+    }
+
+    /// Whether the flag is set.
+    pub fn flag(&self) -> bool {
+        header_of(&self.buf) & FLAG != 0
     }
 
     /// The number of elements.
@@ -93,13 +114,15 @@ impl Pack {
         } else {
             buf.reserve_exact(reserve);
         }
+        let flag = header_of(&buf) & FLAG;
         let count = count_of(&buf).saturating_add_signed(delta);
         change(&mut buf);
-        if count == 0 {
+        if count == 0 && flag == 0 {
             return;
         }
-        // A count past u32 would need a buffer of over 4 GiB of elements.
-        buf[..HEADER].copy_from_slice(&u32::try_from(count).unwrap_or(u32::MAX).to_le_bytes());
+        // A count reaching the flag bit would need a buffer of over 2 GiB of elements.
+        let count = u32::try_from(count).unwrap_or(u32::MAX).min(FLAG - 1);
+        buf[..HEADER].copy_from_slice(&(flag | count).to_le_bytes());
         self.buf = buf.into_boxed_slice();
     }
 
@@ -201,7 +224,7 @@ impl Pack {
         if n != self.elements() {
             return Err(format!("{n} elements held, {} counted", self.elements()));
         }
-        if !self.buf.is_empty() && n == 0 {
+        if !self.buf.is_empty() && n == 0 && !self.flag() {
             return Err("an empty pack holds a buffer".into());
         }
         if stride == 0 || n % stride != 0 {
@@ -291,5 +314,18 @@ mod tests {
             p.check_invariants(1).unwrap();
         }
         assert_eq!((p.bytes(), p.elements(), p.iter().count()), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_flag_survives_every_change_and_emptiness() {
+        let mut p = Pack::flagged();
+        assert!(p.flag() && p.elements() == 0 && p.iter().next().is_none());
+        p.push(&[b"f", b"v", b"t"]);
+        p.replace(p.find(3, b"f").unwrap(), 1, b"value");
+        assert!(p.flag() && p.elements() == 3);
+        p.remove(p.find(3, b"f").unwrap(), 3);
+        assert!(p.flag() && p.elements() == 0);
+        p.check_invariants(3).unwrap();
+        assert!(!Pack::new().flag());
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! - **listpack**: while the hash is small, field-value pairs back to back in one buffer
 //!   (`types/pack.rs`), in insertion order (a new field goes last, a changed value stays in place).
-//! - **listpackex**: the same, as triples of field, value and expiry time (0 for none), once
+//! - **listpackex**: the same pack with its flag set (`Pack::flagged`), holding triples of
+//!   field, value and expiry time (0 for none), once
 //!   any field was given an expiry: ordered by expiry time, soonest first, fields without one
 //!   last (where Redis keeps them), so the fields due first are at the front.
 //! - **hashtable**: a hash table, once the hash holds more than `hash-max-listpack-entries`
@@ -57,16 +58,37 @@ pub struct Hash {
     repr: Repr,
 }
 
+/// The encoding. 16 bytes, so a hash sits in the keyspace entry's `Value` itself: a small
+/// hash is one allocation, its pack.
 #[derive(Debug, Clone)]
 enum Repr {
-    /// Field, value pairs.
-    Listpack(Pack),
-    /// Field, value, expiry triples, ordered by expiry (see the module doc).
-    ListpackEx(Pack),
-    /// The table, and how many of its fields have an expiry time. Boxed: the small
-    /// encodings are what most hashes are, and they should not pay for the table's size.
-    #[allow(clippy::box_collection)]
-    Table(Box<HashMap<Bytes, Field>>, usize),
+    /// Field, value pairs; with the pack's flag set, field, value, expiry triples ordered by
+    /// expiry (listpackex, see the module doc).
+    Pack(Pack),
+    /// The table, boxed: the small encodings are what most hashes are.
+    Table(Box<Table>),
+}
+
+/// The table encoding.
+#[derive(Debug, Clone, Default)]
+struct Table {
+    map: HashMap<Bytes, Field>,
+    /// How many fields have an expiry time.
+    ttls: usize,
+}
+
+/// The encoding as the methods match on it: the pack's flag tells a listpackex.
+enum View<'a> {
+    Listpack(&'a Pack),
+    ListpackEx(&'a Pack),
+    Table(&'a Table),
+}
+
+/// [`View`], mutably.
+enum ViewMut<'a> {
+    Listpack(&'a mut Pack),
+    ListpackEx(&'a mut Pack),
+    Table(&'a mut Table),
 }
 
 fn ttl_bytes(at: Option<u64>) -> [u8; 8] {
@@ -88,35 +110,56 @@ impl Hash {
     /// An empty hash, listpack-encoded.
     pub fn new() -> Hash {
         Hash {
-            repr: Repr::Listpack(Pack::new()),
+            repr: Repr::Pack(Pack::new()),
+        }
+    }
+
+    fn view(&self) -> View<'_> {
+        match &self.repr {
+            Repr::Pack(p) if p.flag() => View::ListpackEx(p),
+            Repr::Pack(p) => View::Listpack(p),
+            Repr::Table(t) => View::Table(t),
+        }
+    }
+
+    fn view_mut(&mut self) -> ViewMut<'_> {
+        match &mut self.repr {
+            Repr::Pack(p) => {
+                if p.flag() {
+                    ViewMut::ListpackEx(p)
+                } else {
+                    ViewMut::Listpack(p)
+                }
+            }
+            Repr::Table(t) => ViewMut::Table(t),
         }
     }
 
     /// The encoding's name, as OBJECT ENCODING reports it.
     pub fn encoding(&self) -> &'static str {
-        match self.repr {
-            Repr::Listpack(_) => "listpack",
-            Repr::ListpackEx(_) => "listpackex",
-            Repr::Table(..) => "hashtable",
+        match self.view() {
+            View::Listpack(_) => "listpack",
+            View::ListpackEx(_) => "listpackex",
+            View::Table(_) => "hashtable",
         }
     }
 
     /// Whether the hash is a table.
     pub fn is_table(&self) -> bool {
-        matches!(self.repr, Repr::Table(..))
+        matches!(self.repr, Repr::Table(_))
     }
 
     /// Whether the hash is listpackex-encoded.
     pub fn is_listpack_ex(&self) -> bool {
-        matches!(self.repr, Repr::ListpackEx(_))
+        matches!(self.view(), View::ListpackEx(_))
     }
 
     /// Fields stored, expired ones not yet deleted included.
     pub fn len(&self) -> usize {
-        match &self.repr {
-            Repr::Listpack(p) => p.elements() / 2,
-            Repr::ListpackEx(p) => p.elements() / 3,
-            Repr::Table(m, _) => m.len(),
+        match self.view() {
+            View::Listpack(p) => p.elements() / 2,
+            View::ListpackEx(p) => p.elements() / 3,
+            View::Table(Table { map: m, .. }) => m.len(),
         }
     }
 
@@ -140,10 +183,10 @@ impl Hash {
 
     /// The soonest expiry time of a field.
     pub fn min_expiry(&self) -> Option<u64> {
-        match &self.repr {
-            Repr::Listpack(_) => None,
-            Repr::ListpackEx(p) => p.tuples(3).next().and_then(|(_, t)| ttl_of(t[2])),
-            Repr::Table(m, ttls) => {
+        match self.view() {
+            View::Listpack(_) => None,
+            View::ListpackEx(p) => p.tuples(3).next().and_then(|(_, t)| ttl_of(t[2])),
+            View::Table(Table { map: m, ttls }) => {
                 if *ttls == 0 {
                     None
                 } else {
@@ -155,10 +198,10 @@ impl Hash {
 
     /// Every stored field with its value and expiry time, in the encoding's order.
     pub fn entries(&self) -> Box<dyn Iterator<Item = FieldRef<'_>> + '_> {
-        match &self.repr {
-            Repr::Listpack(p) => Box::new(p.tuples(2).map(|(_, t)| (t[0], t[1], None))),
-            Repr::ListpackEx(p) => Box::new(p.tuples(3).map(|(_, t)| (t[0], t[1], ttl_of(t[2])))),
-            Repr::Table(m, _) => Box::new(
+        match self.view() {
+            View::Listpack(p) => Box::new(p.tuples(2).map(|(_, t)| (t[0], t[1], None))),
+            View::ListpackEx(p) => Box::new(p.tuples(3).map(|(_, t)| (t[0], t[1], ttl_of(t[2])))),
+            View::Table(Table { map: m, .. }) => Box::new(
                 m.iter()
                     .map(|(k, f)| (k.as_ref(), f.value.as_ref(), f.expire_at_ms)),
             ),
@@ -167,25 +210,27 @@ impl Hash {
 
     /// The value and expiry time of a stored field (expired or not).
     pub fn get(&self, field: &[u8]) -> Option<(Bytes, Option<u64>)> {
-        match &self.repr {
-            Repr::Listpack(p) => p.find(2, field).map(|at| {
+        match self.view() {
+            View::Listpack(p) => p.find(2, field).map(|at| {
                 let (t, _) = p.tuple_at(at, 2);
                 (Bytes::copy_from_slice(t[1]), None)
             }),
-            Repr::ListpackEx(p) => p.find(3, field).map(|at| {
+            View::ListpackEx(p) => p.find(3, field).map(|at| {
                 let (t, _) = p.tuple_at(at, 3);
                 (Bytes::copy_from_slice(t[1]), ttl_of(t[2]))
             }),
-            Repr::Table(m, _) => m.get(field).map(|f| (f.value.clone(), f.expire_at_ms)),
+            View::Table(Table { map: m, .. }) => {
+                m.get(field).map(|f| (f.value.clone(), f.expire_at_ms))
+            }
         }
     }
 
     /// Whether a field is stored (expired or not).
     pub fn contains(&self, field: &[u8]) -> bool {
-        match &self.repr {
-            Repr::Listpack(p) => p.find(2, field).is_some(),
-            Repr::ListpackEx(p) => p.find(3, field).is_some(),
-            Repr::Table(m, _) => m.contains_key(field),
+        match self.view() {
+            View::Listpack(p) => p.find(2, field).is_some(),
+            View::ListpackEx(p) => p.find(3, field).is_some(),
+            View::Table(Table { map: m, .. }) => m.contains_key(field),
         }
     }
 
@@ -212,8 +257,8 @@ impl Hash {
         if !self.is_table() && (field.len() > lim.hash_value || value.len() > lim.hash_value) {
             self.convert_to_table();
         }
-        let updated = match &mut self.repr {
-            Repr::Listpack(p) => match p.find(2, field) {
+        let updated = match self.view_mut() {
+            ViewMut::Listpack(p) => match p.find(2, field) {
                 Some(at) => {
                     p.replace(at, 1, value);
                     true
@@ -223,7 +268,7 @@ impl Hash {
                     false
                 }
             },
-            Repr::ListpackEx(p) => match p.find(3, field) {
+            ViewMut::ListpackEx(p) => match p.find(3, field) {
                 Some(at) => {
                     let had = ttl_of(p.tuple_at(at, 3).0[2]);
                     if had.is_some() && !keep_ttl {
@@ -239,7 +284,7 @@ impl Hash {
                     false
                 }
             },
-            Repr::Table(m, ttls) => match m.get_mut(field) {
+            ViewMut::Table(Table { map: m, ttls }) => match m.get_mut(field) {
                 Some(f) => {
                     f.value = Bytes::copy_from_slice(value);
                     if !keep_ttl && f.expire_at_ms.take().is_some() {
@@ -267,10 +312,10 @@ impl Hash {
 
     /// Removes a stored field; returns whether it was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
-        match &mut self.repr {
-            Repr::Listpack(p) => p.find(2, field).map(|at| p.remove(at, 2)).is_some(),
-            Repr::ListpackEx(p) => p.find(3, field).map(|at| p.remove(at, 3)).is_some(),
-            Repr::Table(m, ttls) => match m.remove(field) {
+        match self.view_mut() {
+            ViewMut::Listpack(p) => p.find(2, field).map(|at| p.remove(at, 2)).is_some(),
+            ViewMut::ListpackEx(p) => p.find(3, field).map(|at| p.remove(at, 3)).is_some(),
+            ViewMut::Table(Table { map: m, ttls }) => match m.remove(field) {
                 Some(f) => {
                     if f.expire_at_ms.is_some() {
                         *ttls -= 1;
@@ -285,12 +330,12 @@ impl Hash {
     /// Readies the hash to hold expiry times (a listpack becomes listpackex), as Redis's
     /// `hashTypeSetExInit` does before any HEXPIRE-family change.
     pub fn enable_ttls(&mut self) {
-        if let Repr::Listpack(p) = &self.repr {
-            let mut ex = Pack::new();
+        if let View::Listpack(p) = self.view() {
+            let mut ex = Pack::flagged();
             for (_, t) in p.tuples(2) {
                 ex.push(&[t[0], t[1], &ttl_bytes(None)]);
             }
-            self.repr = Repr::ListpackEx(ex);
+            self.repr = Repr::Pack(ex);
         }
     }
 
@@ -298,9 +343,9 @@ impl Hash {
     /// is stored. A listpack is made listpackex first.
     pub fn set_expiry(&mut self, field: &[u8], at_ms: Option<u64>) -> bool {
         self.enable_ttls();
-        match &mut self.repr {
-            Repr::Listpack(_) => false,
-            Repr::ListpackEx(p) => match p.find(3, field) {
+        match self.view_mut() {
+            ViewMut::Listpack(_) => false,
+            ViewMut::ListpackEx(p) => match p.find(3, field) {
                 Some(at) => {
                     let value = Bytes::copy_from_slice(p.tuple_at(at, 3).0[1]);
                     p.remove(at, 3);
@@ -309,7 +354,7 @@ impl Hash {
                 }
                 None => false,
             },
-            Repr::Table(m, ttls) => match m.get_mut(field) {
+            ViewMut::Table(Table { map: m, ttls }) => match m.get_mut(field) {
                 Some(f) => {
                     match (f.expire_at_ms.is_some(), at_ms.is_some()) {
                         (false, true) => *ttls += 1,
@@ -327,16 +372,16 @@ impl Hash {
     /// The stored fields whose expiry time is at or before `now_ms` (active expiry's
     /// condition), soonest first for a listpackex.
     pub fn due_fields(&self, now_ms: u64) -> Vec<Bytes> {
-        match &self.repr {
-            Repr::Listpack(_) => Vec::new(),
-            Repr::ListpackEx(p) => p
+        match self.view() {
+            View::Listpack(_) => Vec::new(),
+            View::ListpackEx(p) => p
                 .tuples(3)
                 .map_while(|(_, t)| match ttl_of(t[2]) {
                     Some(at) if at <= now_ms => Some(Bytes::copy_from_slice(t[0])),
                     _ => None,
                 })
                 .collect(),
-            Repr::Table(m, ttls) => {
+            View::Table(Table { map: m, ttls }) => {
                 if *ttls == 0 {
                     return Vec::new();
                 }
@@ -350,8 +395,8 @@ impl Hash {
 
     /// Turns a compact hash into a table.
     pub fn convert_to_table(&mut self) {
-        let (map, ttls) = match &self.repr {
-            Repr::Table(..) => return,
+        let (map, ttls) = match self.view() {
+            View::Table(_) => return,
             _ => {
                 let mut map = HashMap::with_capacity(self.len());
                 let mut ttls = 0;
@@ -368,7 +413,7 @@ impl Hash {
                 (map, ttls)
             }
         };
-        self.repr = Repr::Table(Box::new(map), ttls);
+        self.repr = Repr::Table(Box::new(Table { map, ttls }));
     }
 
     /// A hash from loaded fields, in the encoding Redis would load them in: compact when
@@ -397,9 +442,11 @@ impl Hash {
 
     /// The bytes the hash holds (an estimate: buffers and table entries).
     pub fn memory_bytes(&self) -> usize {
-        match &self.repr {
-            Repr::Listpack(p) | Repr::ListpackEx(p) => p.bytes(),
-            Repr::Table(m, _) => m.iter().map(|(k, f)| k.len() + f.value.len() + 48).sum(),
+        match self.view() {
+            View::Listpack(p) | View::ListpackEx(p) => p.bytes(),
+            View::Table(Table { map: m, .. }) => {
+                m.iter().map(|(k, f)| k.len() + f.value.len() + 48).sum()
+            }
         }
     }
 
@@ -411,8 +458,8 @@ impl Hash {
                 return Err(format!("field {:?} held twice", String::from_utf8_lossy(f)));
             }
         }
-        match &self.repr {
-            Repr::Listpack(p) | Repr::ListpackEx(p) => {
+        match self.view() {
+            View::Listpack(p) | View::ListpackEx(p) => {
                 let stride = if self.is_listpack_ex() { 3 } else { 2 };
                 p.check_invariants(stride)?;
                 if self.is_listpack_ex() {
@@ -425,7 +472,7 @@ impl Hash {
                     }
                 }
             }
-            Repr::Table(m, ttls) => {
+            View::Table(Table { map: m, ttls }) => {
                 let counted = m.values().filter(|f| f.expire_at_ms.is_some()).count();
                 if counted != *ttls {
                     return Err(format!("{counted} fields with a ttl, {ttls} counted"));

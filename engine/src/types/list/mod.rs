@@ -48,9 +48,24 @@ impl Default for ListConfig {
 /// How a list is held.
 #[derive(Debug, Clone)]
 enum Repr {
-    Listpack(Vec<u8>),
-    /// Boxed, so a small list's struct is a `Vec`'s 24 bytes.
+    /// Held at its exact size (see [`edit`]), so a list is 16 bytes and sits in the
+    /// keyspace entry's `Value` itself: a small list is one allocation.
+    Listpack(Box<[u8]>),
     Quicklist(Box<Quicklist>),
+}
+
+/// Bytes an element may take in a listpack beyond its own: its encoding's header and its
+/// back length.
+const ELEMENT_OVERHEAD_MAX: usize = 10;
+
+/// Runs `change` on a listpack as a `Vec` with `extra` bytes reserved, then holds it at its
+/// exact size again: one reallocation a change, as Redis's listpack makes.
+fn edit<R>(data: &mut Box<[u8]>, extra: usize, change: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut buf = std::mem::take(data).into_vec();
+    buf.reserve_exact(extra);
+    let result = change(&mut buf);
+    *data = buf.into_boxed_slice();
+    result
 }
 
 /// A list.
@@ -69,7 +84,7 @@ impl List {
     /// An empty list (listpack encoded).
     pub fn new() -> List {
         List {
-            repr: Repr::Listpack(lp::new()),
+            repr: Repr::Listpack(lp::new().into_boxed_slice()),
         }
     }
 
@@ -144,7 +159,7 @@ impl List {
             && exceeds(cfg.fill, data.len() + add_bytes, lp::count(data) + add_len)
         {
             let mut ql = Quicklist::new(cfg.fill, cfg.depth);
-            ql.append_listpack(std::mem::take(data));
+            ql.append_listpack(std::mem::take(data).into_vec());
             self.repr = Repr::Quicklist(Box::new(ql));
         }
     }
@@ -166,31 +181,43 @@ impl List {
         if sz > sz_limit || count > count_limit {
             return;
         }
-        let Repr::Quicklist(ql) = std::mem::replace(&mut self.repr, Repr::Listpack(Vec::new()))
+        let Repr::Quicklist(ql) = std::mem::replace(&mut self.repr, Repr::Listpack(Box::default()))
         else {
             return;
         };
-        self.repr = Repr::Listpack((*ql).into_listpack());
+        self.repr = Repr::Listpack((*ql).into_listpack().into_boxed_slice());
     }
 
     /// After elements were removed: converts back to a listpack if small enough.
     pub fn shrink_check(&mut self, cfg: ListConfig) {
         self.convert_back(cfg, true);
-        if let Repr::Listpack(data) = &mut self.repr {
-            lp::shrink(data);
-        }
     }
 
     /// Pushes `values` one by one at the head (`front`, so the last ends first) or the tail.
     pub fn push(&mut self, values: &[&[u8]], front: bool, cfg: ListConfig) {
         let bytes = values.iter().map(|v| v.len()).sum();
         self.grow_check(bytes, values.len(), cfg);
-        for value in values {
-            match &mut self.repr {
-                Repr::Listpack(data) if front => lp::push_front(data, value),
-                Repr::Listpack(data) => lp::push_back(data, value),
-                Repr::Quicklist(ql) if front => ql.push_front(value),
-                Repr::Quicklist(ql) => ql.push_back(value),
+        match &mut self.repr {
+            Repr::Listpack(data) => {
+                let extra = bytes + values.len() * ELEMENT_OVERHEAD_MAX;
+                edit(data, extra, |data| {
+                    for value in values {
+                        if front {
+                            lp::push_front(data, value);
+                        } else {
+                            lp::push_back(data, value);
+                        }
+                    }
+                });
+            }
+            Repr::Quicklist(ql) => {
+                for value in values {
+                    if front {
+                        ql.push_front(value);
+                    } else {
+                        ql.push_back(value);
+                    }
+                }
             }
         }
     }
@@ -206,7 +233,7 @@ impl List {
                     lp::last(data)
                 }?;
                 let value = lp::bytes_at(data, pos);
-                lp::delete(data, pos, 1);
+                edit(data, 0, |data| lp::delete(data, pos, 1));
                 Some(value)
             }
             Repr::Quicklist(ql) => ql.pop(front),
@@ -238,7 +265,8 @@ impl List {
         match &mut self.repr {
             Repr::Listpack(data) => {
                 if let Some(pos) = lp::seek(data, at as i64) {
-                    lp::replace(data, pos, value);
+                    let extra = value.len() + ELEMENT_OVERHEAD_MAX;
+                    edit(data, extra, |data| lp::replace(data, pos, value));
                 }
             }
             Repr::Quicklist(ql) => ql.replace(at, value),
@@ -308,7 +336,7 @@ impl List {
         }
         match &mut self.repr {
             Repr::Listpack(data) => {
-                lp::delete_range(data, start as i64, n);
+                edit(data, 0, |data| lp::delete_range(data, start as i64, n));
             }
             Repr::Quicklist(ql) => ql.delete_range(start, n),
         }
@@ -339,7 +367,8 @@ impl List {
                     } else {
                         pos
                     };
-                    lp::insert(data, pos, value);
+                    let extra = value.len() + ELEMENT_OVERHEAD_MAX;
+                    edit(data, extra, |data| lp::insert(data, pos, value));
                 }
             }
             Repr::Quicklist(ql) => ql.insert(at, value, after),
@@ -353,9 +382,9 @@ impl List {
         let reverse = count < 0;
         let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
         match &mut self.repr {
-            Repr::Listpack(data) => {
+            Repr::Listpack(data) => edit(data, 0, |data| {
                 quicklist::remove_in_listpack(data, value, limit, limit == 0, reverse)
-            }
+            }),
             Repr::Quicklist(ql) => ql.remove_matching(value, limit, reverse),
         }
     }
@@ -378,7 +407,7 @@ impl List {
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<List>()
             + match &self.repr {
-                Repr::Listpack(data) => data.capacity(),
+                Repr::Listpack(data) => data.len(),
                 Repr::Quicklist(ql) => std::mem::size_of::<Quicklist>() + ql.heap_bytes(),
             }
     }
@@ -395,5 +424,5 @@ impl List {
 #[cfg(test)]
 mod tests;
 
-// A small list costs a `Vec` and its bytes.
-const _: () = assert!(std::mem::size_of::<List>() == 24);
+// A small list costs its bytes alone.
+const _: () = assert!(std::mem::size_of::<List>() == 16);

@@ -206,7 +206,7 @@ fn damaged_list_payloads_never_panic() {
     let big = List::from_values(&big_values, ListConfig { fill: -1, depth: 1 });
     let plain = List::from_values(&[vec![b'p'; 9000], b"q".to_vec()], ListConfig::default());
     for list in [small, big, plain] {
-        payloads.push(dump::dump(&Value::List(Box::new(list)), now, true));
+        payloads.push(dump::dump(&Value::List(list), now, true));
     }
     for payload in payloads {
         let value = dump::restore(&payload, now).unwrap();
