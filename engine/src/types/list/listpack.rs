@@ -178,6 +178,19 @@ pub(crate) fn element_eq(e: Element<'_>, value: &[u8]) -> bool {
     }
 }
 
+/// The bytes `value` takes at most as an element: as a string (an integer's encoding is no
+/// longer than its text's).
+pub(crate) fn encoded_len_max(value: &[u8]) -> usize {
+    let len = value.len();
+    let entry = match len {
+        0..64 => 1 + len,
+        64..4096 => 2 + len,
+        _ => 5 + len,
+    };
+    // The back length: 7 bits a byte.
+    entry + (usize::BITS - entry.leading_zeros()).div_ceil(7) as usize
+}
+
 /// The bytes `value` takes as an element.
 pub(crate) fn encoded(value: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(value.len() + 6);

@@ -54,10 +54,6 @@ enum Repr {
     Quicklist(Box<Quicklist>),
 }
 
-/// Bytes an element may take in a listpack beyond its own: its encoding's header and its
-/// back length.
-const ELEMENT_OVERHEAD_MAX: usize = 10;
-
 /// Runs `change` on a listpack as a `Vec` with `extra` bytes reserved, then holds it at its
 /// exact size again: one reallocation a change, as Redis's listpack makes.
 fn edit<R>(data: &mut Box<[u8]>, extra: usize, change: impl FnOnce(&mut Vec<u8>) -> R) -> R {
@@ -199,7 +195,7 @@ impl List {
         self.grow_check(bytes, values.len(), cfg);
         match &mut self.repr {
             Repr::Listpack(data) => {
-                let extra = bytes + values.len() * ELEMENT_OVERHEAD_MAX;
+                let extra = values.iter().map(|v| lp::encoded_len_max(v)).sum();
                 edit(data, extra, |data| {
                     for value in values {
                         if front {
@@ -265,7 +261,7 @@ impl List {
         match &mut self.repr {
             Repr::Listpack(data) => {
                 if let Some(pos) = lp::seek(data, at as i64) {
-                    let extra = value.len() + ELEMENT_OVERHEAD_MAX;
+                    let extra = lp::encoded_len_max(value);
                     edit(data, extra, |data| lp::replace(data, pos, value));
                 }
             }
@@ -367,7 +363,7 @@ impl List {
                     } else {
                         pos
                     };
-                    let extra = value.len() + ELEMENT_OVERHEAD_MAX;
+                    let extra = lp::encoded_len_max(value);
                     edit(data, extra, |data| lp::insert(data, pos, value));
                 }
             }
