@@ -57,12 +57,17 @@ fn hll_bytes(value: &StringValue) -> Result<std::borrow::Cow<'_, [u8]>> {
     }
 }
 
-/// The HLL under `key` for a read (a read lookup): None when missing.
-fn read_hll(db: &mut Db, key: &[u8]) -> Result<Option<Vec<u8>>> {
+/// Merges the HLL under `key` (a read lookup) into `max`, where it is read, with no copy;
+/// returns whether it is dense, None when missing.
+fn merge_hll(db: &mut Db, key: &[u8], max: &mut [u8; REGISTERS]) -> Result<Option<bool>> {
     db.count_read(key, false);
     match db.get(key) {
         None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(hll_bytes(s)?.into_owned())),
+        Some(Value::String(s)) => {
+            let hll = hll_bytes(s)?;
+            merge_into(max, &hll)?;
+            Ok(Some(is_dense(&hll)))
+        }
         Some(_) => Err(Error::WrongType),
     }
 }
@@ -148,9 +153,7 @@ impl PfCount {
         if argv.len() > 2 {
             let mut max = [0u8; REGISTERS];
             for key in &argv[1..] {
-                if let Some(hll) = read_hll(db, key)? {
-                    merge_into(&mut max, &hll)?;
-                }
+                merge_hll(db, key, &mut max)?;
             }
             return Ok(Reply::Int(count_raw(&max) as i64));
         }
@@ -190,10 +193,7 @@ impl PfMerge {
         let mut max = [0u8; REGISTERS];
         let mut use_dense = false;
         for source in &argv[1..] {
-            if let Some(hll) = read_hll(db, source)? {
-                use_dense |= is_dense(&hll);
-                merge_into(&mut max, &hll)?;
-            }
+            use_dense |= merge_hll(db, source, &mut max)? == Some(true);
         }
         if unshare(db, key)?.is_none() {
             db.replace_value(key, Value::String(StringValue::raw(&new_sparse())));

@@ -448,14 +448,23 @@ pub fn count_raw(registers: &[u8; REGISTERS]) -> u64 {
 /// Raises each of `max` to the valid HLL's register (`hllMerge`).
 pub fn merge_into(max: &mut [u8; REGISTERS], hll: &[u8]) -> Result<(), Corrupt> {
     if hll[4] == DENSE {
-        let mut groups = max.chunks_exact_mut(4);
-        for_each_dense_group(&hll[HEADER_BYTES..], |group| {
-            if let Some(m) = groups.next() {
-                for (m, r) in m.iter_mut().zip(group) {
-                    *m = (*m).max(r);
-                }
+        // Sixteen registers (12 bytes) at a time: unpacked from one 128-bit word, then raised
+        // together, which the compiler turns into vector instructions.
+        for (m, packed) in max
+            .chunks_exact_mut(16)
+            .zip(hll[HEADER_BYTES..].chunks_exact(12))
+        {
+            let mut word = [0u8; 16];
+            word[..12].copy_from_slice(packed);
+            let word = u128::from_le_bytes(word);
+            let mut registers = [0u8; 16];
+            for (j, r) in registers.iter_mut().enumerate() {
+                *r = ((word >> (6 * j)) & 63) as u8;
             }
-        });
+            for (m, r) in m.iter_mut().zip(registers) {
+                *m = (*m).max(r);
+            }
+        }
         return Ok(());
     }
     sparse_runs(hll, |first, run, value| {
@@ -624,6 +633,14 @@ mod tests {
             let mut converted = sparse.clone();
             to_dense(&mut converted).map_err(|_| TestCaseError::fail("to_dense"))?;
             prop_assert_eq!(&converted[HEADER_BYTES..], &dense[HEADER_BYTES..]);
+            // Merging either gives every register as read one by one.
+            let (mut from_sparse, mut from_dense) = ([0u8; REGISTERS], [0u8; REGISTERS]);
+            merge_into(&mut from_sparse, &sparse).map_err(|_| TestCaseError::fail("merge"))?;
+            merge_into(&mut from_dense, &dense).map_err(|_| TestCaseError::fail("merge"))?;
+            let one_by_one: Vec<u8> =
+                (0..REGISTERS).map(|i| dense_get(&dense[HEADER_BYTES..], i)).collect();
+            prop_assert_eq!(&from_dense[..], &one_by_one[..]);
+            prop_assert_eq!(&from_sparse[..], &one_by_one[..]);
         }
     }
 }
