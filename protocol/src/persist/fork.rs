@@ -358,6 +358,9 @@ impl Report {
     }
 }
 
+/// How much lower than the server's the child's scheduling priority is (`nice`).
+const CHILD_NICENESS: i32 = 10;
+
 /// The child's life: never returns.
 fn child(
     read: std::os::fd::OwnedFd,
@@ -379,6 +382,9 @@ fn child(
     std::panic::set_hook(Box::new(|_| {}));
     // One thread: the server's need the other cores while the child writes.
     echomq_engine::rdb::encode_on_one_thread();
+    // And below them: a save that takes longer costs only the pages writers touch meanwhile,
+    // where a server thread waiting for the child's core costs every client's latency.
+    let _ = rustix::process::nice(CHILD_NICENESS);
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
     let bytes = match done {
         Ok(Ok(bytes)) => Some(bytes),
