@@ -21,6 +21,7 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
+use crate::config::Thresholds;
 use crate::error::RdbError;
 use crate::types::hash::{EXPIRE_TIME_MAX_MS, Hash};
 use crate::types::set::{Set, as_int};
@@ -188,7 +189,7 @@ fn check_fields(r: &Reader<'_>, fields: &[(Bytes, Bytes, Option<u64>)]) -> Resul
 }
 
 /// Reads a hash's body of type `t`.
-pub fn read_hash(r: &mut Reader<'_>, t: u8) -> Result<Hash, RdbError> {
+pub fn read_hash(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Hash, RdbError> {
     let mut fields = Vec::new();
     let ex = t == types::HASH_LISTPACK_EX;
     match t {
@@ -246,11 +247,11 @@ pub fn read_hash(r: &mut Reader<'_>, t: u8) -> Result<Hash, RdbError> {
         }
     }
     check_fields(r, &fields)?;
-    Ok(Hash::from_fields(fields, ex))
+    Ok(Hash::from_fields(fields, ex, lim))
 }
 
 /// Reads a set's body of type `t`.
-pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
+pub fn read_set(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Set, RdbError> {
     let members: Vec<Bytes> = match t {
         types::SET_INTSET => {
             let blob = r.string()?;
@@ -300,11 +301,10 @@ pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
     let mut set = match t {
         types::SET_INTSET => Set::new_intset(),
         types::SET_LISTPACK => Set::new_listpack(),
-        _ => return Ok(Set::from_members(members)),
+        _ => return Ok(Set::from_members(members, lim)),
     };
-    let lim = crate::config::Thresholds::default();
     for m in &members {
-        set.add(m, &lim);
+        set.add(m, lim);
     }
     Ok(set)
 }

@@ -372,8 +372,11 @@ impl Hash {
     /// A hash from loaded fields, in the encoding Redis would load them in: compact when
     /// within the listpack limits (listpackex if any field has an expiry time, or if
     /// `listpack_ex` asks so), else a table.
-    pub fn from_fields(fields: Vec<(Bytes, Bytes, Option<u64>)>, listpack_ex: bool) -> Hash {
-        let lim = Thresholds::default();
+    pub fn from_fields(
+        fields: Vec<(Bytes, Bytes, Option<u64>)>,
+        listpack_ex: bool,
+        lim: &Thresholds,
+    ) -> Hash {
         let compact = fields.len() <= lim.hash_entries
             && fields
                 .iter()
@@ -385,7 +388,7 @@ impl Hash {
             hash.enable_ttls();
         }
         for (f, v, at) in fields {
-            hash.set(&f, &v, false, &lim);
+            hash.set(&f, &v, false, lim);
             if at.is_some() {
                 hash.set_expiry(&f, at);
             }

@@ -256,14 +256,13 @@ impl Set {
     }
 
     /// A set from loaded members in the encoding Redis loads them in.
-    pub fn from_members(members: Vec<Bytes>) -> Set {
-        let lim = Thresholds::default();
+    pub fn from_members(members: Vec<Bytes>, lim: &Thresholds) -> Set {
         let mut set = match members.first() {
-            Some(first) => Set::for_members(first, members.len(), &lim),
+            Some(first) => Set::for_members(first, members.len(), lim),
             None => Set::new_intset(),
         };
         for m in members {
-            set.add(&m, &lim);
+            set.add(&m, lim);
         }
         set
     }
