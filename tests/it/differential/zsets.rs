@@ -407,6 +407,18 @@ fn lines() -> Vec<String> {
     lines.push("ZINCRBY big -0 m125".into());
     lines.push("ZRANGESTORE small big 0 2".into());
     lines.push("OBJECT ENCODING small".into());
+    // A -0 that a weight makes is stored as 0 once the result is a listpack.
+    for l in [
+        "ZADD negw -1 a 2 b",
+        "ZINTERSTORE negz 1 negw WEIGHTS 0",
+        "ZRANGE negz 0 -1 WITHSCORES",
+        "ZSCORE negz a",
+        "ZUNIONSTORE negu 1 negw WEIGHTS -0",
+        "ZRANGE negu 0 -1 WITHSCORES",
+        "DUMP negu",
+    ] {
+        lines.push(l.into());
+    }
     let many: Vec<String> = (0..200).map(|i| format!("{i} m{i}")).collect();
     lines.push(format!("ZADD many {}", many.join(" ")));
     lines.push("OBJECT ENCODING many".into());
