@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use echomq::testing::TestServer;
 
+use super::known_differences::ENGINE_HASH_DUMP_NEXT_EXPIRY;
 use crate::server::show;
 use crate::support::fuzz::{Lockstep, Rng, env_u64, tail};
 use crate::support::peer::{Launch, Peer, PeerKind};
@@ -103,8 +104,11 @@ struct Effects {
     short_ttl: bool,
 }
 
-/// Per key: whether a relative expiry time may sit in its hash (DUMP bytes then differ).
-type Relative = [bool; KEYS.len()];
+/// Per key: whether its DUMP bytes may differ for a reason outside the contents, so DUMP is
+/// compared through RESTORE: a relative expiry time may sit in its hash, or its set was built
+/// by a STORE, which appends in the order it meets the members, and from a table that is
+/// each server's own table order (Redis's dict is seeded at random).
+type Loose = [bool; KEYS.len()];
 
 fn key_index(key: &str) -> Option<usize> {
     KEYS.iter().position(|k| *k == key)
@@ -163,7 +167,7 @@ fn expiry_option(
     rng: &mut Rng,
     extra: &str,
     key: usize,
-    relative: &mut Relative,
+    loose: &mut Loose,
     fx: &mut Effects,
 ) -> Vec<String> {
     match rng.below(6) {
@@ -177,7 +181,7 @@ fn expiry_option(
     .into_iter()
     .inspect(|w| {
         if w == "EX" || w == "PX" {
-            relative[key] = true;
+            loose[key] = true;
         }
     })
     .collect()
@@ -208,7 +212,7 @@ fn keys(rng: &mut Rng, counted: bool) -> Vec<String> {
 }
 
 /// A random driver command.
-fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<String> {
+fn command(rng: &mut Rng, loose: &mut Loose, fx: &mut Effects) -> Vec<String> {
     let key = rng.pick(&KEYS);
     let ki = key_index(key).unwrap_or(0);
     let k: String = key.into();
@@ -251,7 +255,7 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
         }
         7 => {
             let mut v = vec![s("HGETEX"), k];
-            v.extend(expiry_option(rng, "PERSIST", ki, relative, fx));
+            v.extend(expiry_option(rng, "PERSIST", ki, loose, fx));
             v.extend(fields(rng, false));
             v
         }
@@ -262,7 +266,7 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
                 1 => v.push(s("FXX")),
                 _ => {}
             }
-            v.extend(expiry_option(rng, "KEEPTTL", ki, relative, fx));
+            v.extend(expiry_option(rng, "KEEPTTL", ki, loose, fx));
             v.extend(fields(rng, true));
             v
         }
@@ -274,7 +278,7 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
                 _ => ("HPEXPIREAT", true, true),
             };
             if !absolute {
-                relative[ki] = true;
+                loose[ki] = true;
             }
             let mut v = vec![s(name), k, time(rng, ms, absolute, fx)];
             if rng.one_in(2) {
@@ -337,6 +341,7 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
         18 => vec![s("SMOVE"), k, k2, member(rng)],
         19 => vec![s("SPOP"), k, rng.pick(&["0", "100"]).into()],
         20 => {
+            loose[ki] = true;
             let name = rng.pick(&["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]);
             let mut v = vec![s(name), k];
             v.extend(keys(rng, false));
@@ -431,7 +436,10 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
                     }
                 }
                 if rng.one_in(2) {
-                    v.extend([s("AGGREGATE"), rng.pick(&["SUM", "MIN", "MAX"]).into()]);
+                    v.extend([
+                        s("AGGREGATE"),
+                        rng.pick(&["SUM", "MIN", "MAX", "COUNT"]).into(),
+                    ]);
                 }
             }
             v
@@ -482,15 +490,15 @@ fn command(rng: &mut Rng, relative: &mut Relative, fx: &mut Effects) -> Vec<Stri
         },
         // Any type.
         35 => {
-            relative[ki] = false;
+            loose[ki] = false;
             vec![s("DEL"), k]
         }
         36 => {
-            relative[ki] = false;
+            loose[ki] = false;
             vec![s("SET"), k, s("str")]
         }
         37 => {
-            relative[key_index(&k2).unwrap_or(0)] |= relative[ki];
+            loose[key_index(&k2).unwrap_or(0)] |= loose[ki];
             vec![s(rng.pick(&["RENAME", "COPY"])), k, k2]
         }
         38 => vec![s("TYPE"), k],
@@ -549,6 +557,38 @@ fn blocking(rng: &mut Rng) -> Vec<String> {
             v
         }
     }
+}
+
+/// The sorted set a lexicographic range command reads, if `argv` is one. Lexicographic
+/// ranges are defined only over members of one score: over mixed scores Redis's skiplist
+/// search follows its nodes' random levels, so the answer differs between two Redis servers.
+/// Such commands run only on sets whose scores are all the same (and never inside MULTI,
+/// where the set may change before they run).
+fn lex_key(argv: &[String]) -> Option<String> {
+    let has = |w: &str| argv.iter().any(|a| a == w);
+    match argv[0].as_str() {
+        "ZREMRANGEBYLEX" | "ZLEXCOUNT" => Some(argv[1].clone()),
+        "ZRANGE" if has("BYLEX") => Some(argv[1].clone()),
+        "ZRANGESTORE" if has("BYLEX") => Some(argv[2].clone()),
+        _ => None,
+    }
+}
+
+/// Whether the sorted set under `key` (on the real server) has one score, or is no sorted set.
+fn same_scores(run: &mut Lockstep, key: &str) -> bool {
+    let k = key.as_bytes();
+    let score = |reply: &[u8]| {
+        fn last(r: Resp) -> Option<Resp> {
+            match r {
+                Resp::Array(items) => items.into_iter().next_back().and_then(last),
+                r => Some(r),
+            }
+        }
+        last(parse(reply))
+    };
+    let (first, _) = quiet(run, &[b"ZRANGE", k, b"0", b"0", b"WITHSCORES"]);
+    let (end, _) = quiet(run, &[b"ZRANGE", k, b"-1", b"-1", b"WITHSCORES"]);
+    matches!(parse(&first), Resp::Error(_)) || score(&first) == score(&end)
 }
 
 /// How a command's replies are compared.
@@ -740,9 +780,9 @@ fn check_contents(run: &mut Lockstep, key: &str) -> Result<String, String> {
 }
 
 /// Compares a key (see [`check_contents`]) and its DUMP: the bytes where they are defined by
-/// the contents (a listpack or intset; for a hash, only if no relative expiry time could be in
-/// it), else each server's payload RESTOREd on the other, which must give the same.
-fn check_key(run: &mut Lockstep, key: &str, relative: bool) -> Result<(), String> {
+/// the contents (a listpack or intset, unless `loose`: see [`Loose`]), else each server's
+/// payload RESTOREd on the other, which must give the same.
+fn check_key(run: &mut Lockstep, key: &str, loose: bool) -> Result<(), String> {
     let kind = check_contents(run, key)?;
     if !matches!(kind.as_str(), "hash" | "set" | "zset") {
         return Ok(());
@@ -753,21 +793,26 @@ fn check_key(run: &mut Lockstep, key: &str, relative: bool) -> Result<(), String
         .iter()
         .any(|e| te.ends_with(&[*e, b"\r\n"].concat()) && te.starts_with(b"$"));
     let (td, md) = quiet(run, &[b"DUMP", k]);
-    if compact && !(kind == "hash" && relative) {
-        if td != md {
+    let payload = |r: &[u8]| match parse(r) {
+        Resp::Bulk(b) => Ok(b),
+        other => Err(format!("DUMP of {key}: {other}")),
+    };
+    let (tp, mp) = (payload(&td)?, payload(&md)?);
+    if compact && !loose {
+        if comparable_dump(&tp) != comparable_dump(&mp) {
+            let aside = if tp.len() != comparable_dump(&tp).len() {
+                format!(" (compared without the header: {ENGINE_HASH_DUMP_NEXT_EXPIRY})")
+            } else {
+                String::new()
+            };
             return Err(format!(
-                "DUMP of {key}: {} / echomq: {}",
+                "DUMP of {key}{aside}: {} / echomq: {}",
                 show(&td),
                 show(&md)
             ));
         }
         return Ok(());
     }
-    let payload = |r: &[u8]| match parse(r) {
-        Resp::Bulk(b) => Ok(b),
-        other => Err(format!("DUMP of {key}: {other}")),
-    };
-    let (tp, mp) = (payload(&td)?, payload(&md)?);
     // Each side restores the other's payload under `restored`.
     let t = run.theirs.driver.call(&restore_request(&mp));
     let m = run.mine.driver.call(&restore_request(&tp));
@@ -782,6 +827,24 @@ fn check_key(run: &mut Lockstep, key: &str, relative: bool) -> Result<(), String
         .map_err(|e| format!("after RESTORE of the other's DUMP of {key}: {e}"))?;
     quiet(run, &[b"DEL", b"restored"]);
     Ok(())
+}
+
+/// The part of a DUMP payload compared byte for byte. A listpackex hash's payload starts with
+/// the hash's next field expiry, where Redis writes the time it registered for the hash in its
+/// expiry index, updated lazily (not when HDEL, HPERSIST or HGETDEL drop the earliest TTL
+/// while others remain, nor for a change under a few seconds); echomq writes the exact
+/// earliest TTL. That header (and so the checksum) is left out
+/// (`known_differences::ENGINE_HASH_DUMP_NEXT_EXPIRY`).
+fn comparable_dump(payload: &[u8]) -> Vec<u8> {
+    const HASH_LISTPACK_EX: u8 = 25;
+    match payload.first() {
+        Some(&HASH_LISTPACK_EX) if payload.len() > 17 => {
+            let mut v = vec![HASH_LISTPACK_EX];
+            v.extend_from_slice(&payload[9..payload.len() - 8]);
+            v
+        }
+        _ => payload.to_vec(),
+    }
 }
 
 fn restore_request(payload: &[u8]) -> Vec<u8> {
@@ -838,7 +901,7 @@ fn hashes_sets_and_zsets_with_blocked_clients_match_redis_8_step_by_step() {
                 show(&m)
             );
         }
-        let mut relative: Relative = [false; KEYS.len()];
+        let mut loose: Loose = [false; KEYS.len()];
         let end = (step + SEGMENT).min(steps);
         let fail = |run: &Lockstep, step: u64, what: String| -> ! {
             panic!(
@@ -864,13 +927,23 @@ fn hashes_sets_and_zsets_with_blocked_clients_match_redis_8_step_by_step() {
             let commands: Vec<Vec<String>> = if rng.one_in(10) {
                 vec![
                     vec!["MULTI".into()],
-                    command(&mut rng, &mut relative, &mut fx),
-                    command(&mut rng, &mut relative, &mut fx),
+                    command(&mut rng, &mut loose, &mut fx),
+                    command(&mut rng, &mut loose, &mut fx),
                     vec!["EXEC".into()],
                 ]
             } else {
-                vec![command(&mut rng, &mut relative, &mut fx)]
+                vec![command(&mut rng, &mut loose, &mut fx)]
             };
+            let multi = commands.len() > 1;
+            let commands: Vec<Vec<String>> = commands
+                .into_iter()
+                .map(|argv| match lex_key(&argv) {
+                    Some(key) if multi || !same_scores(&mut run, &key) => {
+                        vec!["ZCARD".into(), key]
+                    }
+                    _ => argv,
+                })
+                .collect();
             let queued = match commands.len() {
                 1 => &[][..],
                 n => &commands[1..n - 1],
@@ -889,7 +962,7 @@ fn hashes_sets_and_zsets_with_blocked_clients_match_redis_8_step_by_step() {
             step += 1;
             if step % CHECK_EVERY == 0 || step == end {
                 for (i, key) in KEYS.iter().enumerate() {
-                    if let Err(what) = check_key(&mut run, key, relative[i]) {
+                    if let Err(what) = check_key(&mut run, key, loose[i]) {
                         fail(&run, step - 1, what);
                     }
                 }
