@@ -460,7 +460,7 @@ fn command(rng: &mut Rng, loose: &mut Loose, fx: &mut Effects) -> Vec<String> {
                 vec![s("ZREMRANGEBYLEX"), k, lo, hi]
             }
         },
-        33 | 34 => match rng.below(10) {
+        33 | 34 => match rng.below(13) {
             0..=2 => {
                 let mut v = vec![s("ZRANGE"), k];
                 v.extend(zrange_spec(rng));
@@ -481,6 +481,43 @@ fn command(rng: &mut Rng, loose: &mut Loose, fx: &mut Effects) -> Vec<String> {
                 vec![s("ZLEXCOUNT"), k, lo, hi]
             }
             8 => vec![s("ZCARD"), k],
+            9 => {
+                let mut v = vec![s("ZINTERCARD")];
+                v.extend(keys(rng, true));
+                if rng.one_in(2) {
+                    v.extend([s("LIMIT"), rng.int(0, 3).to_string()]);
+                }
+                v
+            }
+            10 => {
+                let (lo, hi) = score_range(rng);
+                let rev = rng.one_in(2);
+                let (name, lo, hi) = if rev {
+                    ("ZREVRANGEBYSCORE", hi, lo)
+                } else {
+                    ("ZRANGEBYSCORE", lo, hi)
+                };
+                let mut v = vec![s(name), k, lo, hi];
+                if rng.one_in(2) {
+                    v.push(s("WITHSCORES"));
+                }
+                if rng.one_in(2) {
+                    v.extend([
+                        s("LIMIT"),
+                        rng.int(0, 2).to_string(),
+                        rng.int(-1, 2).to_string(),
+                    ]);
+                }
+                v
+            }
+            11 => {
+                let (lo, hi) = lex_range(rng);
+                match rng.below(3) {
+                    0 => vec![s("ZRANGEBYLEX"), k, lo, hi],
+                    1 => vec![s("ZREVRANGEBYLEX"), k, hi, lo],
+                    _ => vec![s("ZREVRANGE"), k, s("0"), s("-1"), s("WITHSCORES")],
+                }
+            }
             _ => {
                 let mut v = vec![s(rng.pick(&["ZUNION", "ZINTER", "ZDIFF"]))];
                 v.extend(keys(rng, true));
@@ -567,7 +604,7 @@ fn blocking(rng: &mut Rng) -> Vec<String> {
 fn lex_key(argv: &[String]) -> Option<String> {
     let has = |w: &str| argv.iter().any(|a| a == w);
     match argv[0].as_str() {
-        "ZREMRANGEBYLEX" | "ZLEXCOUNT" => Some(argv[1].clone()),
+        "ZREMRANGEBYLEX" | "ZLEXCOUNT" | "ZRANGEBYLEX" | "ZREVRANGEBYLEX" => Some(argv[1].clone()),
         "ZRANGE" if has("BYLEX") => Some(argv[1].clone()),
         "ZRANGESTORE" if has("BYLEX") => Some(argv[2].clone()),
         _ => None,
