@@ -29,6 +29,12 @@
 //! size, no SRANDMEMBER or ZRANDMEMBER. Replies whose order is a table's (HGETALL, HKEYS,
 //! SMEMBERS, SINTER...) are sorted before comparing.
 //!
+//! Kept out as undefined or not comparable: lexicographic ranges over members of different
+//! scores (see [`lex_key`]); the byte order of a set listpack a STORE built (see [`Loose`]);
+//! the next-expiry header of a listpackex hash's DUMP (see [`comparable_dump`]). DUMP bytes
+//! are compared for listpacks and intsets; tables, whose order is each server's own, compare
+//! through RESTORE of each server's payload on the other.
+//!
 //! A few hundred steps run in CI; `ECHOMQ_COLLECTIONS_FUZZ_STEPS` and
 //! `ECHOMQ_COLLECTIONS_FUZZ_SEED` run it longer or elsewhere. A failure names the seed, the
 //! segment and the step, with the commands and replies before it.
