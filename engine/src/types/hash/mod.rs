@@ -8,8 +8,8 @@
 //!   last (where Redis keeps them), so the fields due first are at the front.
 //! - **hashtable**: a hash table, once the hash holds more than `hash-max-listpack-entries`
 //!   fields or a field or value longer than `hash-max-listpack-value` bytes was written (the
-//!   [`Thresholds`] of the command's snapshot; a load uses the defaults); a hash never converts
-//!   back, as in Redis.
+//!   [`Thresholds`] of the command's snapshot; for a load, the server's current ones); a hash
+//!   never converts back, as in Redis.
 //!
 //! A field past its expiry time stays stored until an access deletes it (lazy expiry, in the
 //! commands) or the engine's expiry cycle does (active expiry): reads skip it meanwhile.

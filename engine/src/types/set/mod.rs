@@ -12,7 +12,7 @@
 //! limit becomes a table; a listpack that would pass its limits becomes a table.
 //!
 //! The limits are the [`Thresholds`] of the command's snapshot (CONFIG SET takes effect on the
-//! next write, as in Redis); a load uses the defaults.
+//! next write, as in Redis); a load uses the server's current ones.
 //!
 //! An intset also keeps the width of its integers (2, 4 or 8 bytes), which grows with a wider
 //! member and never shrinks, as Redis's blob does: DUMP writes it.
