@@ -113,6 +113,7 @@ fn bench(c: &mut Criterion) {
         now_ms: START_MS,
         databases: 16,
         drop_expired: true,
+        limits: Default::default(),
     };
     group.bench_function("load", |b| {
         b.iter(|| file::read(black_box(&bytes), &load).expect("loads"))

@@ -93,6 +93,7 @@ fn main() {
             now_ms: START_MS,
             databases: 16,
             drop_expired: true,
+            limits: Default::default(),
         };
         let started = Instant::now();
         let loaded = file::read(&bytes, &load).expect("loads");

@@ -444,7 +444,7 @@ impl Default for EncodingConfig {
 
 /// The encoding thresholds one command sees: a copy of [`EncodingConfig`] taken into its
 /// [`crate::keyspace::Snapshot`], so a CONFIG SET takes effect from the next command on, as in
-/// Redis. The default is Redis 8.8's defaults (what a load without a snapshot uses).
+/// Redis. The default is Redis 8.8's defaults (what a load with no server uses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
     /// `hash-max-listpack-entries`.

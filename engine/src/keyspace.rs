@@ -218,6 +218,14 @@ impl Keyspace {
         self.dbs.lock().len()
     }
 
+    /// The encoding settings a RESTORE or a file load builds values under: the current ones.
+    pub fn load_limits(&self) -> crate::rdb::LoadLimits {
+        crate::rdb::LoadLimits {
+            encoding: self.config.encoding.thresholds(),
+            list: self.config.list_config(),
+        }
+    }
+
     pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             now_ms: self.clock.now_ms(),

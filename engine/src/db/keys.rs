@@ -154,7 +154,11 @@ impl Db {
     }
 
     /// Stores `value` under `key`, replacing what was there and its expiry. Overwriting a
-    /// stream with another type signals a deletion; storing a stream or a list signals ready. Fires
+    /// stream with another type signals a deletion; storing a stream, a list or a sorted set
+    /// under a new key signals ready. Overwriting an existing key signals nothing ready, as
+    /// Redis's `setKey` (its `dbSetValue` signals only the old value's deletion): a STORE over
+    /// a key of another type leaves its blocked readers waiting. Commands that replace a key by
+    /// deleting it first (RENAME, COPY, RESTORE, MOVE) therefore signal as for a new key. Fires
     /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
     pub fn insert(&mut self, key: Bytes, value: Value) {
         self.reap(&key);
@@ -177,7 +181,7 @@ impl Db {
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
             self.signal_deleted(&key);
         }
-        if is_stream || is_list {
+        if (is_stream || is_list) && previous.is_none() {
             self.signal_ready(&key);
         }
     }

@@ -21,6 +21,7 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
+use crate::config::Thresholds;
 use crate::error::RdbError;
 use crate::types::hash::{EXPIRE_TIME_MAX_MS, Hash};
 use crate::types::set::{Set, as_int};
@@ -119,13 +120,14 @@ pub fn write_set(set: &Set, w: &mut Writer) {
     match set_type(set) {
         types::SET_INTSET => {
             let ints: Vec<i64> = set.members().iter().filter_map(|m| as_int(m)).collect();
-            let width: usize = if ints.iter().all(|&n| i16::try_from(n).is_ok()) {
+            let needed: usize = if ints.iter().all(|&n| i16::try_from(n).is_ok()) {
                 2
             } else if ints.iter().all(|&n| i32::try_from(n).is_ok()) {
                 4
             } else {
                 8
             };
+            let width = needed.max(usize::from(set.intset_width()));
             let mut blob = Vec::with_capacity(8 + ints.len() * width);
             blob.extend_from_slice(&(width as u32).to_le_bytes());
             blob.extend_from_slice(&(ints.len() as u32).to_le_bytes());
@@ -188,7 +190,7 @@ fn check_fields(r: &Reader<'_>, fields: &[(Bytes, Bytes, Option<u64>)]) -> Resul
 }
 
 /// Reads a hash's body of type `t`.
-pub fn read_hash(r: &mut Reader<'_>, t: u8) -> Result<Hash, RdbError> {
+pub fn read_hash(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Hash, RdbError> {
     let mut fields = Vec::new();
     let ex = t == types::HASH_LISTPACK_EX;
     match t {
@@ -246,11 +248,12 @@ pub fn read_hash(r: &mut Reader<'_>, t: u8) -> Result<Hash, RdbError> {
         }
     }
     check_fields(r, &fields)?;
-    Ok(Hash::from_fields(fields, ex))
+    Ok(Hash::from_fields(fields, ex, lim))
 }
 
 /// Reads a set's body of type `t`.
-pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
+pub fn read_set(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Set, RdbError> {
+    let mut intset_width = 2;
     let members: Vec<Bytes> = match t {
         types::SET_INTSET => {
             let blob = r.string()?;
@@ -264,6 +267,7 @@ pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
             if !matches!(width, 2 | 4 | 8) || blob.len() != 8 + width.saturating_mul(len) {
                 return Err(r.corrupt("intset size does not match its header"));
             }
+            intset_width = width as u8;
             let ints: Vec<i64> = blob[8..]
                 .chunks_exact(width)
                 .map(|c| match width {
@@ -298,13 +302,16 @@ pub fn read_set(r: &mut Reader<'_>, t: u8) -> Result<Set, RdbError> {
         return Err(r.corrupt("set with a repeated member"));
     }
     let mut set = match t {
-        types::SET_INTSET => Set::new_intset(),
+        types::SET_INTSET => {
+            let mut set = Set::new_intset();
+            set.widen_intset(intset_width);
+            set
+        }
         types::SET_LISTPACK => Set::new_listpack(),
-        _ => return Ok(Set::from_members(members)),
+        _ => return Ok(Set::from_members(members, lim)),
     };
-    let lim = crate::config::Thresholds::default();
     for m in &members {
-        set.add(m, &lim);
+        set.add(m, lim);
     }
     Ok(set)
 }

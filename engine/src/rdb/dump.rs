@@ -39,12 +39,13 @@ pub fn verify(payload: &[u8]) -> bool {
     stored == 0 || crc64(0, &payload[..payload.len() - 8]) == stored
 }
 
-/// The value in a payload [`verify`] accepted (RESTORE's "Bad data format" on error).
-pub fn restore(payload: &[u8], now_ms: u64) -> Result<Value, RdbError> {
+/// The value in a payload [`verify`] accepted (RESTORE's "Bad data format" on error), encoded
+/// under `lim`.
+pub fn restore(payload: &[u8], now_ms: u64, lim: &super::LoadLimits) -> Result<Value, RdbError> {
     let body = payload
         .get(..payload.len().saturating_sub(10))
         .ok_or(RdbError::Truncated(0))?;
     let mut r = Reader::new(body);
     let t = r.byte()?;
-    value::read(&mut r, t, now_ms)
+    value::read(&mut r, t, now_ms, lim)
 }

@@ -223,6 +223,8 @@ pub struct LoadOptions {
     pub databases: usize,
     /// Drop keys whose expiry has passed (a primary's load; not an AOF base's).
     pub drop_expired: bool,
+    /// The encoding settings values are built under.
+    pub limits: super::LoadLimits,
 }
 
 /// A file's content.
@@ -349,7 +351,7 @@ fn read_with(
             _ => {}
         }
         let key = Bytes::from(r.string()?);
-        let value = value::read(&mut r, t, opts.now_ms)?;
+        let value = value::read(&mut r, t, opts.now_ms, &opts.limits)?;
         let expire_at = expiry.take().map(|ms| ms.max(0) as u64);
         if !seen[db].insert(key.clone()) {
             return Err(RdbError::DuplicateKey(db));

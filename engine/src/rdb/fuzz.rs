@@ -59,7 +59,8 @@ fn check(value: &Value) {
         exercise_hll(&s.bytes());
     }
     let payload = dump::dump(value, NOW, true);
-    let back = dump::restore(&payload, NOW).unwrap_or_else(|e| panic!("a dump does not load: {e}"));
+    let back = dump::restore(&payload, NOW, &Default::default())
+        .unwrap_or_else(|e| panic!("a dump does not load: {e}"));
     match canonical(value) {
         // A table's order is its own: the same contents and encoding are what must come back.
         Some(text) => assert_eq!(
@@ -112,7 +113,7 @@ pub fn run(data: &[u8]) {
         payload.extend_from_slice(&version.to_le_bytes());
         payload.extend_from_slice(&[0; 8]);
         if dump::verify(&payload)
-            && let Ok(value) = dump::restore(&payload, NOW)
+            && let Ok(value) = dump::restore(&payload, NOW, &Default::default())
         {
             check(&value);
         }
@@ -122,6 +123,7 @@ pub fn run(data: &[u8]) {
         now_ms: NOW,
         databases: 16,
         drop_expired: mode & 2 != 0,
+        limits: Default::default(),
     };
     let header: &[u8] = if mode & 4 != 0 {
         b"REDIS0015"

@@ -81,7 +81,7 @@ fn counters(length: u64, last: StreamId, first: StreamId, added: u64) -> Vec<u8>
 fn restore(body: &[u8]) -> Result<Value, RdbError> {
     let p = payload(types::STREAM_LISTPACKS_5, body, RDB_VERSION);
     assert!(dump::verify(&p));
-    dump::restore(&p, NOW)
+    dump::restore(&p, NOW, &Default::default())
 }
 
 fn assert_corrupt(body: &[u8], what: &str) {
@@ -100,7 +100,7 @@ fn a_version_15_stream_payload_restores_and_dump_still_writes_14() {
     assert_eq!(&ours[n - 10..n - 8], &14u16.to_le_bytes());
     let as_8_10 = payload(ours[0], &ours[1..n - 10], RDB_VERSION_READ);
     assert!(dump::verify(&as_8_10));
-    let back = dump::restore(&as_8_10, NOW).unwrap();
+    let back = dump::restore(&as_8_10, NOW, &Default::default()).unwrap();
     assert_eq!(dump::dump(&back, NOW, false), ours);
     let too_new = payload(ours[0], &ours[1..n - 10], RDB_VERSION_READ + 1);
     assert!(!dump::verify(&too_new));
@@ -112,7 +112,10 @@ fn a_version_15_payload_of_an_unknown_type_is_refused() {
     for t in [29u8, 30, 31, 32, 33, 200] {
         let p = payload(t, b"\x00", RDB_VERSION_READ);
         assert!(dump::verify(&p));
-        assert!(dump::restore(&p, NOW).is_err(), "type {t}");
+        assert!(
+            dump::restore(&p, NOW, &Default::default()).is_err(),
+            "type {t}"
+        );
     }
 }
 

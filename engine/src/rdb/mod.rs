@@ -55,6 +55,18 @@ mod reference;
 #[cfg(test)]
 pub(crate) mod tests;
 
+/// The encoding settings a load builds values under: the server's current ones (Redis's
+/// loader reads `server.*_max_listpack_*` as it converts), so a RESTORE or a load after
+/// CONFIG SET (or a config file) encodes as a write under those settings would. The default is
+/// Redis 8.8's defaults, for a load with no server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadLimits {
+    /// The listpack, intset and table thresholds of hashes, sets and sorted sets.
+    pub encoding: crate::config::Thresholds,
+    /// `list-max-listpack-size` and `list-compress-depth`.
+    pub list: crate::types::list::ListConfig,
+}
+
 /// The RDB version written (Redis 8.8's `RDB_VERSION`): a DUMP or file from echomq loads on
 /// Redis 8.8 (which refuses anything newer) and on 8.10.
 pub const RDB_VERSION: u16 = 14;

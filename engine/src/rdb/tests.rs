@@ -90,6 +90,7 @@ fn load(bytes: &[u8]) -> Result<file::Loaded, crate::error::RdbError> {
             now_ms: NOW,
             databases: 16,
             drop_expired: true,
+            limits: Default::default(),
         },
     )
 }
@@ -200,7 +201,7 @@ fn dump_payloads_carry_version_and_checksum() {
     let n = payload.len();
     assert_eq!(&payload[n - 10..n - 8], &RDB_VERSION.to_le_bytes());
     assert!(dump::verify(&payload));
-    let back = dump::restore(&payload, NOW).unwrap();
+    let back = dump::restore(&payload, NOW, &Default::default()).unwrap();
     assert_eq!(dump::dump(&back, NOW, true), payload);
     let mut bad = payload.clone();
     bad[3] ^= 1;
@@ -217,7 +218,10 @@ fn dump_payloads_carry_version_and_checksum() {
         let mut short = payload[..cut].to_vec();
         short.extend_from_slice(&payload[n - 10..n - 8]);
         short.extend_from_slice(&[0; 8]);
-        assert!(dump::restore(&short, NOW).is_err(), "cut at {cut}");
+        assert!(
+            dump::restore(&short, NOW, &Default::default()).is_err(),
+            "cut at {cut}"
+        );
     }
 }
 
@@ -277,6 +281,7 @@ fn round_trip(data: &[u8]) {
             now_ms: now,
             databases: 16,
             drop_expired: false,
+            limits: Default::default(),
         },
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -342,4 +347,54 @@ fn a_large_files_checksum_is_checked() {
     longer.extend_from_slice(b"trailing");
     let loaded = load(&longer).unwrap();
     assert_eq!((loaded.keys_loaded, loaded.bytes), (1, bytes.len()));
+}
+
+/// A payload is encoded under the limits the load is given (the server's current ones), as
+/// Redis's loader reads `server.*_max_listpack_*`: compact payloads past tiny limits become
+/// tables, and a table payload within them a listpack, unless a member is too long.
+#[test]
+fn restore_encodes_under_the_given_limits() {
+    let (ks, clock) = keyspace();
+    run(&ks, "HSET h a 1 b 2 c 3");
+    run(&ks, "SADD si 1 2 3");
+    run(&ks, "SADD sl a b c");
+    run(&ks, "ZADD z 1 a 2 b 3 c");
+    ks.config()
+        .encoding
+        .zset_max_listpack_value
+        .store(8, std::sync::atomic::Ordering::Relaxed);
+    run(&ks, "ZADD zlong 1 aaaaaaaaaaaa");
+    let payload = |key: &str| {
+        let value = ks.run(|db, _| db.get(key.as_bytes()).unwrap().clone());
+        dump::dump(&value, clock.now_ms(), false)
+    };
+    let encoding = |value: &Value| match value {
+        Value::Hash(h) => h.encoding(),
+        Value::Set(s) => s.encoding(),
+        Value::ZSet(z) => z.encoding(),
+        _ => "other",
+    };
+    let mut tiny = super::LoadLimits::default();
+    tiny.encoding.hash_entries = 2;
+    tiny.encoding.set_intset_entries = 2;
+    tiny.encoding.set_entries = 2;
+    tiny.encoding.zset_entries = 2;
+    tiny.encoding.zset_value = 8;
+    for (key, compact, table) in [
+        ("h", "listpack", "hashtable"),
+        ("si", "intset", "hashtable"),
+        ("sl", "listpack", "hashtable"),
+        ("z", "listpack", "skiplist"),
+    ] {
+        let p = payload(key);
+        let under = |lim: &super::LoadLimits| encoding(&dump::restore(&p, NOW, lim).unwrap());
+        assert_eq!(under(&super::LoadLimits::default()), compact, "{key}");
+        assert_eq!(under(&tiny), table, "{key}");
+    }
+    let p = payload("zlong");
+    assert_eq!(p[0], super::zset::types::ZSET_2);
+    let back = dump::restore(&p, NOW, &Default::default()).unwrap();
+    assert_eq!(encoding(&back), "listpack");
+    let back = dump::restore(&p, NOW, &tiny).unwrap();
+    assert_eq!(encoding(&back), "skiplist");
 }

@@ -9,7 +9,6 @@ use crate::types::string::StringValue;
 
 use super::codec::{Reader, Writer};
 use super::{collections, list, stream, types, zset};
-use crate::types::list::ListConfig;
 
 /// The type byte `value` is written with.
 pub fn type_of(value: &Value) -> u8 {
@@ -36,23 +35,32 @@ pub fn write(value: &Value, now_ms: u64, w: &mut Writer) {
 }
 
 /// Reads the body of a value of type `rdb_type`.
-pub fn read(r: &mut Reader<'_>, rdb_type: u8, now_ms: u64) -> Result<Value, RdbError> {
+pub fn read(
+    r: &mut Reader<'_>,
+    rdb_type: u8,
+    now_ms: u64,
+    lim: &super::LoadLimits,
+) -> Result<Value, RdbError> {
     match rdb_type {
         types::STRING => Ok(Value::String(StringValue::from_arg(&r.string()?))),
-        types::LIST_QUICKLIST_2 => Ok(Value::List(list::read_quicklist(r, ListConfig::default())?)),
-        types::LIST => Ok(Value::List(list::read_plain(r, ListConfig::default())?)),
+        types::LIST_QUICKLIST_2 => Ok(Value::List(list::read_quicklist(r, lim.list)?)),
+        types::LIST => Ok(Value::List(list::read_plain(r, lim.list)?)),
         t if types::is_stream(t) => Ok(Value::Stream(Box::new(stream::read(r, t, now_ms)?))),
         t @ (collections::types::HASH
         | collections::types::HASH_LISTPACK
         | collections::types::HASH_METADATA
-        | collections::types::HASH_LISTPACK_EX) => Ok(Value::Hash(collections::read_hash(r, t)?)),
+        | collections::types::HASH_LISTPACK_EX) => {
+            Ok(Value::Hash(collections::read_hash(r, t, &lim.encoding)?))
+        }
         t @ (collections::types::SET
         | collections::types::SET_INTSET
-        | collections::types::SET_LISTPACK) => {
-            Ok(Value::Set(Box::new(collections::read_set(r, t)?)))
-        }
+        | collections::types::SET_LISTPACK) => Ok(Value::Set(Box::new(collections::read_set(
+            r,
+            t,
+            &lim.encoding,
+        )?))),
         t @ (zset::types::ZSET | zset::types::ZSET_2 | zset::types::ZSET_LISTPACK) => {
-            Ok(Value::ZSet(Box::new(zset::read_zset(r, t)?)))
+            Ok(Value::ZSet(Box::new(zset::read_zset(r, t, &lim.encoding)?)))
         }
         t if types::is_known(t) => Err(RdbError::UnsupportedType(t)),
         t => Err(RdbError::UnknownType(t, r.offset())),

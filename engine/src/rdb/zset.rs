@@ -63,8 +63,7 @@ pub fn write_zset(z: &ZSet, w: &mut Writer) {
 }
 
 /// Reads a sorted set's body of type `t`.
-pub fn read_zset(r: &mut Reader<'_>, t: u8) -> Result<ZSet, RdbError> {
-    let lim = Thresholds::default();
+pub fn read_zset(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<ZSet, RdbError> {
     let mut entries: Vec<(Bytes, f64)> = Vec::new();
     match t {
         types::ZSET_LISTPACK => {
@@ -133,7 +132,7 @@ pub fn read_zset(r: &mut Reader<'_>, t: u8) -> Result<ZSet, RdbError> {
     } else {
         entries.iter().map(|e| e.0.len()).max().unwrap_or(0)
     };
-    let mut z = ZSet::create(entries.len(), widest, &lim);
+    let mut z = ZSet::create(entries.len(), widest, lim);
     for (m, s) in entries {
         z.insert_unchecked(s, m);
     }

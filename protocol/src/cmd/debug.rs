@@ -186,6 +186,10 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         now_ms: ctx.snapshot.now_ms,
         databases,
         drop_expired: true,
+        limits: echomq_engine::rdb::LoadLimits {
+            encoding: ctx.snapshot.encoding,
+            list: ctx.snapshot.list,
+        },
     };
     let loaded = std::fs::read(&path)
         .map_err(|e| e.to_string())

@@ -94,7 +94,14 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if !dump::verify(payload) {
         return CommandError::BadDumpPayload.into();
     }
-    let Ok(value) = dump::restore(payload, now) else {
+    let Ok(value) = dump::restore(
+        payload,
+        now,
+        &echomq_engine::rdb::LoadLimits {
+            encoding: ctx.snapshot.encoding,
+            list: ctx.snapshot.list,
+        },
+    ) else {
         return CommandError::BadDataFormat.into();
     };
     let expire_at = (ttl != 0).then(|| if absttl { ttl } else { ttl.saturating_add(now) });

@@ -81,6 +81,15 @@ fn lines() -> Vec<String> {
         "HINCRBYFLOAT h n 1e5000",
         "HINCRBYFLOAT str fl 1",
         "HGET h fl",
+        // Values and increments are read as strtold reads them, hexadecimal floats included.
+        "HSET hx a 0x1 b 0x b2 0x1p",
+        "HINCRBYFLOAT hx a -2",
+        "HINCRBYFLOAT hx a 0x1.8p1",
+        "HINCRBYFLOAT hx a 0X.8",
+        "HINCRBYFLOAT hx b 1",
+        "HINCRBYFLOAT hx b2 1",
+        "HINCRBYFLOAT hx a 0x1p99999",
+        "HINCRBYFLOAT hx a 0xg",
         // HRANDFIELD: errors, and counts at or past the size (the whole hash, in order).
         "HRANDFIELD nokey",
         "HRANDFIELD nokey 5",

@@ -31,7 +31,8 @@
 //! after a trim past the group's cursor, where echomq followed 7.4 and now follows 8.8.
 //!
 //! Engine bugs these tests found are listed at the end ([`ENGINE_BUG_ERROR_TEXT_CRLF`]): their
-//! cases run only in the ignored `*_engine_bugs_*` tests until the engine is fixed.
+//! cases run only in the ignored `*_engine_bugs_*` tests until the engine is fixed. So is a
+//! difference the collections fuzzer steers around ([`ENGINE_HASH_DUMP_NEXT_EXPIRY`]).
 //!
 //! Not differences but limits of a differential test, also kept out of the comparison:
 //! time fields (see `support::normalize`), HELLO's own reply (see `support::wire`), and
@@ -154,3 +155,12 @@ pub const ENGINE_BUG_ERROR_TEXT_CRLF: &str = "the text of an engine error that e
      (addReplyErrorFormat). `echomq serve` maps them when encoding, so the wire is right (the \
      wire case 'errors that echo CR and LF stay one line' passes); `Keyspace::execute` callers \
      see another text than Redis's";
+
+/// echomq's DUMP of a listpackex hash heads it with the exact earliest field expiry.
+pub const ENGINE_HASH_DUMP_NEXT_EXPIRY: &str = "a listpackex hash's DUMP payload (and a \
+     table's with field TTLs) starts with the hash's next field expiry: Redis 8.8 writes the time \
+     it registered for the hash in its field-expiry index (`hashTypeGetMinExpire(o, 0)`), which \
+     it updates lazily (not when HDEL, HPERSIST or HGETDEL remove the earliest TTL while others \
+     remain, nor for a change under HASH_NEW_EXPIRE_DIFF_THRESHOLD), where echomq writes the \
+     exact earliest TTL. The payloads restore to the same hash; the collections fuzzer compares \
+     the rest of the payload";

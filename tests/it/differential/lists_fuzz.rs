@@ -6,37 +6,16 @@
 //! reply bytes; at the end every key's elements are compared. A few hundred steps run in CI;
 //! `ECHOMQ_LIST_FUZZ_STEPS` (and `ECHOMQ_LIST_FUZZ_SEED`) run it longer or elsewhere.
 
-use std::net::SocketAddr;
-
 use echomq::testing::TestServer;
 
-use crate::server::{Wire, request, show};
+use crate::server::show;
+use crate::support::fuzz::{Lockstep, Rng, env_u64, tail};
 use crate::support::peer::{Peer, PeerKind};
 
 const KEYS: [&str; 4] = ["a", "b", "c", "d"];
 const VALUES: [&str; 6] = ["x", "y", "1", "-2", "300", "zz"];
 const BLOCKERS: usize = 4;
 const STEPS_DEFAULT: u64 = 300;
-
-/// xorshift64*: deterministic from the seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-        from[self.below(from.len())]
-    }
-}
 
 /// A random non-blocking list write (or read) for the driver.
 fn write(rng: &mut Rng) -> Vec<String> {
@@ -105,99 +84,33 @@ fn blocking(rng: &mut Rng) -> Vec<String> {
     }
 }
 
-/// One server's connections: the driver and the blockers, with the blockers' client ids.
-struct Side {
-    driver: Wire,
-    blockers: Vec<Wire>,
-    ids: Vec<String>,
-}
-
-impl Side {
-    fn open(addr: SocketAddr) -> Side {
-        let mut driver = Wire::connect_to(addr);
-        driver.call(b"FLUSHALL\r\n");
-        let mut blockers = Vec::new();
-        let mut ids = Vec::new();
-        for _ in 0..BLOCKERS {
-            let mut w = Wire::connect_to(addr);
-            let id = w.call(b"CLIENT ID\r\n");
-            ids.push(String::from_utf8_lossy(&id[1..id.len() - 2]).into_owned());
-            blockers.push(w);
-        }
-        Side {
-            driver,
-            blockers,
-            ids,
-        }
-    }
-
-    /// Which blockers CLIENT LIST shows blocked.
-    fn blocked(&mut self) -> Vec<bool> {
-        let mut argv = vec!["CLIENT", "LIST", "ID"];
-        argv.extend(self.ids.iter().map(String::as_str));
-        let text = String::from_utf8_lossy(&self.driver.call(&request(&argv))).into_owned();
-        self.ids
-            .iter()
-            .map(|id| {
-                text.lines().any(|line| {
-                    line.contains(&format!("id={id} "))
-                        && line
-                            .split(' ')
-                            .any(|f| f.strip_prefix("flags=").is_some_and(|f| f.contains('b')))
-                })
-            })
-            .collect()
-    }
-}
-
 #[test]
 fn lists_with_blocked_clients_match_redis_8_step_by_step() {
     let Some(peer) = Peer::start(PeerKind::Redis8) else {
         return;
     };
     let ours = TestServer::start().unwrap();
-    let steps = std::env::var("ECHOMQ_LIST_FUZZ_STEPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(STEPS_DEFAULT);
-    let seed = std::env::var("ECHOMQ_LIST_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_1157);
-    let mut rng = Rng(seed | 1);
-    let mut theirs = Side::open(peer.addr());
-    let mut mine = Side::open(ours.addr());
-    let mut waiting = [false; BLOCKERS];
-    let mut log: Vec<String> = Vec::new();
+    let steps = env_u64("ECHOMQ_LIST_FUZZ_STEPS", STEPS_DEFAULT);
+    let seed = env_u64("ECHOMQ_LIST_FUZZ_SEED", 0x5eed_1157);
+    let mut rng = Rng::new(seed);
+    let mut run = Lockstep::open(peer.addr(), ours.addr(), BLOCKERS, false);
+    run.call(&["FLUSHALL"]);
     for step in 0..steps {
+        let fail = |run: &Lockstep, what: String| -> ! {
+            panic!("seed {seed:#x} step {step}: {what}\n{}", tail(&run.log))
+        };
         // Idle blockers may start waiting (one at a time, so the order of blocking is known).
         for i in 0..BLOCKERS {
-            if !waiting[i] && rng.below(3) == 0 {
+            if !run.waiting[i] && rng.one_in(3) {
                 let argv = blocking(&mut rng);
                 let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-                log.push(format!("blocker {i}: {}", words.join(" ")));
-                let bytes = request(&words);
-                theirs.blockers[i].send(&bytes);
-                mine.blockers[i].send(&bytes);
-                waiting[i] = true;
-                // Wait until both count it blocked, or it was served at once.
-                let (t, m) = (
-                    settle(&mut theirs, i, &mut waiting),
-                    settle(&mut mine, i, &mut [true; BLOCKERS]),
-                );
-                assert_eq!(
-                    t,
-                    m,
-                    "step {step}: blocker {i} replied differently\n{}",
-                    tail(&log)
-                );
-                if let Some(reply) = t {
-                    log.push(format!("blocker {i} answered at once: {reply}"));
+                if let Err(what) = run.block(i, &words) {
+                    fail(&run, what);
                 }
             }
         }
         // The driver writes, sometimes two writes in one transaction.
-        let commands: Vec<Vec<String>> = if rng.below(8) == 0 {
+        let commands: Vec<Vec<String>> = if rng.one_in(8) {
             vec![
                 vec!["MULTI".into()],
                 write(&mut rng),
@@ -209,75 +122,20 @@ fn lists_with_blocked_clients_match_redis_8_step_by_step() {
         };
         for argv in &commands {
             let words: Vec<&str> = argv.iter().map(String::as_str).collect();
-            log.push(format!("driver: {}", words.join(" ")));
-            let bytes = request(&words);
-            let t = theirs.driver.call(&bytes);
-            let m = mine.driver.call(&bytes);
-            log.push(format!("  -> {}", show(&t)));
-            assert_eq!(
-                show(&m),
-                show(&t),
-                "step {step}: replies to {words:?} differ\n{}",
-                tail(&log)
-            );
-        }
-        let tb = theirs.blocked();
-        // A served client's connection clears its `b` flag when its task takes the reply, a
-        // moment after the write that served it: give it that moment.
-        let mut mb = mine.blocked();
-        for _ in 0..200 {
-            if mb == tb {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            mb = mine.blocked();
-        }
-        assert_eq!(
-            mb,
-            tb,
-            "step {step}: blocked clients differ\n{}",
-            tail(&log)
-        );
-        for i in 0..BLOCKERS {
-            if waiting[i] && !tb[i] {
-                let t = theirs.blockers[i].read_reply();
-                let m = mine.blockers[i].read_reply();
-                log.push(format!("blocker {i} served: {}", show(&t)));
-                assert_eq!(
-                    show(&m),
-                    show(&t),
-                    "step {step}: blocker {i}'s reply\n{}",
-                    tail(&log)
+            let (t, m) = run.call(&words);
+            if m != t {
+                fail(
+                    &run,
+                    format!("replies to {words:?} differ: echomq {}", show(&m)),
                 );
-                waiting[i] = false;
             }
+        }
+        if let Err(what) = run.serve_blockers() {
+            fail(&run, what);
         }
     }
     for key in KEYS {
-        let bytes = request(&["LRANGE", key, "0", "-1"]);
-        let t = theirs.driver.call(&bytes);
-        let m = mine.driver.call(&bytes);
+        let (t, m) = run.call(&["LRANGE", key, "0", "-1"]);
         assert_eq!(show(&m), show(&t), "final elements of {key}");
     }
-}
-
-/// After blocker `i` sent its command: its reply if it was served at once (then it no longer
-/// waits), else `None` once the server shows it blocked.
-fn settle(side: &mut Side, i: usize, waiting: &mut [bool; BLOCKERS]) -> Option<String> {
-    loop {
-        if side.blocked()[i] {
-            return None;
-        }
-        if let Some(reply) =
-            side.blockers[i].read_reply_within(std::time::Duration::from_millis(20))
-        {
-            waiting[i] = false;
-            return Some(show(&reply));
-        }
-    }
-}
-
-/// The last steps of the log, for a failure message.
-fn tail(log: &[String]) -> String {
-    log[log.len().saturating_sub(60)..].join("\n")
 }

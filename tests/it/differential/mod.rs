@@ -33,6 +33,9 @@
 //!   8.8 over the wire, RESP2 and RESP3.
 //! - `string_fuzz`: random string, bitmap and HyperLogLog sequences against Redis 8.8, replies
 //!   and every key's DUMP compared (`ECHOMQ_STRING_FUZZ_SEQUENCES` for longer runs).
+//! - `collections_fuzz`: random hash (field TTLs included), set and sorted set commands with
+//!   clients blocked in BZPOPMIN/BZPOPMAX/BZMPOP against Redis 8.8, step by step
+//!   (`ECHOMQ_COLLECTIONS_FUZZ_STEPS` for longer runs).
 //! - `scripting`: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT against Redis 8.8 over the
 //!   wire, RESP2 and RESP3: conversions, error texts, the sandbox, `bit` and `cjson`.
 //! - `functions`: FUNCTION and FCALL against Redis 8.8 over the wire, RESP2 and RESP3: the
@@ -44,6 +47,7 @@ mod acl;
 mod bitmaps;
 mod case;
 mod client;
+mod collections_fuzz;
 mod command_info;
 mod command_keys;
 mod debug;

@@ -14,6 +14,18 @@ fn lines() -> Vec<String> {
     let mut lines: Vec<String> = [
         "SET str v",
         "SADD i 3 1 2 1",
+        // An intset's integers widen for a wide member and stay wide after it goes (DUMP).
+        "SADD iw 2 100 9223372036854775807",
+        "SREM iw 9223372036854775807",
+        "DUMP iw",
+        "COPY iw iwc",
+        "DUMP iwc",
+        "SADD iw4 1 70000",
+        "SREM iw4 70000",
+        "SADD iw4 5",
+        "DUMP iw4",
+        "SINTERSTORE iws iw iw",
+        "DUMP iws",
         "OBJECT ENCODING i",
         "SMEMBERS i",
         "SADD l b a 2",

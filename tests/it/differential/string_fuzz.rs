@@ -6,6 +6,7 @@
 //! `ECHOMQ_STRING_FUZZ_SEED` run longer or other ones; a failure prints the seed and the
 //! commands that led to it.
 
+use crate::support::fuzz::{Rng, env_u64};
 use crate::support::peer::PeerKind;
 use crate::support::wire::WireDiffer;
 
@@ -14,37 +15,6 @@ const SEQUENCES_DEFAULT: u64 = 12;
 /// Commands per sequence.
 const COMMANDS: usize = 40;
 const KEYS: [&str; 5] = ["k0", "k1", "k2", "k3", "k4"];
-
-/// xorshift64*: enough randomness without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-
-    fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
 
 fn value(rng: &mut Rng) -> String {
     match rng.below(6) {
@@ -59,7 +29,7 @@ fn value(rng: &mut Rng) -> String {
             ])
             .into(),
         2 => String::new(),
-        3 => "v".repeat(rng.below(60) as usize),
+        3 => "v".repeat(rng.below(60)),
         4 => format!("x{}", rng.below(100)),
         _ => rng.pick(&["foobar", "HYLL", "\u{ff}\u{0}"]).into(),
     }
@@ -184,8 +154,8 @@ fn random_string_bitmap_and_hll_sequences_match_redis_8() {
     let seed = env_u64("ECHOMQ_STRING_FUZZ_SEED", SEED_DEFAULT);
     let sequences = env_u64("ECHOMQ_STRING_FUZZ_SEQUENCES", SEQUENCES_DEFAULT);
     for sequence in 0..sequences {
-        let seq_seed = seed ^ sequence.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut rng = Rng(seq_seed);
+        let seq_seed = seed ^ sequence.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Rng::new(seq_seed);
         let protocol = if sequence % 2 == 0 { 2 } else { 3 };
         let outcome = differ.reset(protocol).and_then(|()| {
             for _ in 0..COMMANDS {

@@ -407,6 +407,37 @@ fn lines() -> Vec<String> {
     lines.push("ZINCRBY big -0 m125".into());
     lines.push("ZRANGESTORE small big 0 2".into());
     lines.push("OBJECT ENCODING small".into());
+    // Scores and bounds are read as strtod reads them: hexadecimal floats, and in a range
+    // leading white space and no range check.
+    for l in [
+        "ZADD hexz 0x10 a 0x1.8p1 b",
+        "ZSCORE hexz a",
+        "ZINCRBY hexz 0x.8 b",
+        "ZADD hexz 0x1p-1075 c",
+        "ZADD hexz 0x1p1024 c",
+        "ZADD hexz 0x c",
+        "ZRANGEBYSCORE hexz 0x3 0x10 WITHSCORES",
+        "ZRANGEBYSCORE hexz (0x1p1 0x1p2000",
+        "ZCOUNT hexz ' 1' +inf",
+        "ZCOUNT hexz -0x1p-2000 (0x10",
+        "ZCOUNT hexz 0x1q 1",
+        "ZUNIONSTORE hexu 1 hexz WEIGHTS 0x2",
+        "ZRANGE hexu 0 -1 WITHSCORES",
+    ] {
+        lines.push(l.into());
+    }
+    // A -0 that a weight makes is stored as 0 once the result is a listpack.
+    for l in [
+        "ZADD negw -1 a 2 b",
+        "ZINTERSTORE negz 1 negw WEIGHTS 0",
+        "ZRANGE negz 0 -1 WITHSCORES",
+        "ZSCORE negz a",
+        "ZUNIONSTORE negu 1 negw WEIGHTS -0",
+        "ZRANGE negu 0 -1 WITHSCORES",
+        "DUMP negu",
+    ] {
+        lines.push(l.into());
+    }
     let many: Vec<String> = (0..200).map(|i| format!("{i} m{i}")).collect();
     lines.push(format!("ZADD many {}", many.join(" ")));
     lines.push("OBJECT ENCODING many".into());

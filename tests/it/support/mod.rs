@@ -9,6 +9,8 @@
 //!   the same form.
 //! - [`differ`]: run each command on a server and on the engine and compare the bytes, plus the
 //!   stream bookkeeping `XINFO STREAM` shows and the consumer groups' state.
+//! - [`fuzz`]: the seeded fuzzers' random source and knobs, and a driver with blocked
+//!   clients in lockstep on two servers.
 //! - [`moto`]: a local S3-compatible server (moto) for replication tests.
 //! - [`process`]: child processes (`echomq serve` among them), killed by pid when dropped.
 //! - [`proxy`]: a loopback TCP proxy that breaks connections around XADDs, at random from a
@@ -21,6 +23,7 @@
 
 pub mod cluster;
 pub mod differ;
+pub mod fuzz;
 pub mod moto;
 pub mod normalize;
 pub mod peer;

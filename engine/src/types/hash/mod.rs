@@ -9,8 +9,8 @@
 //!   last (where Redis keeps them), so the fields due first are at the front.
 //! - **hashtable**: a hash table, once the hash holds more than `hash-max-listpack-entries`
 //!   fields or a field or value longer than `hash-max-listpack-value` bytes was written (the
-//!   [`Thresholds`] of the command's snapshot; a load uses the defaults); a hash never converts
-//!   back, as in Redis.
+//!   [`Thresholds`] of the command's snapshot; for a load, the server's current ones); a hash
+//!   never converts back, as in Redis.
 //!
 //! A field past its expiry time stays stored until an access deletes it (lazy expiry, in the
 //! commands) or the engine's expiry cycle does (active expiry): reads skip it meanwhile.
@@ -419,8 +419,11 @@ impl Hash {
     /// A hash from loaded fields, in the encoding Redis would load them in: compact when
     /// within the listpack limits (listpackex if any field has an expiry time, or if
     /// `listpack_ex` asks so), else a table.
-    pub fn from_fields(fields: Vec<(Bytes, Bytes, Option<u64>)>, listpack_ex: bool) -> Hash {
-        let lim = Thresholds::default();
+    pub fn from_fields(
+        fields: Vec<(Bytes, Bytes, Option<u64>)>,
+        listpack_ex: bool,
+        lim: &Thresholds,
+    ) -> Hash {
         let compact = fields.len() <= lim.hash_entries
             && fields
                 .iter()
@@ -432,7 +435,7 @@ impl Hash {
             hash.enable_ttls();
         }
         for (f, v, at) in fields {
-            hash.set(&f, &v, false, &lim);
+            hash.set(&f, &v, false, lim);
             if at.is_some() {
                 hash.set_expiry(&f, at);
             }

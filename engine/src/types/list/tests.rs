@@ -209,7 +209,7 @@ fn damaged_list_payloads_never_panic() {
         payloads.push(dump::dump(&Value::List(list), now, true));
     }
     for payload in payloads {
-        let value = dump::restore(&payload, now).unwrap();
+        let value = dump::restore(&payload, now, &Default::default()).unwrap();
         crate::rdb::fuzz::run(&[&[0u8][..], &payload[..payload.len() - 10]].concat());
         assert!(matches!(value, Value::List(_)));
         for cut in (0..payload.len()).step_by(7) {

@@ -12,10 +12,13 @@
 //! limit becomes a table; a listpack that would pass its limits becomes a table.
 //!
 //! The limits are the [`Thresholds`] of the command's snapshot (CONFIG SET takes effect on the
-//! next write, as in Redis); a load uses the defaults.
+//! next write, as in Redis); a load uses the server's current ones.
 //!
-//! Invariants (checked by [`Set::check_invariants`]): an intset is strictly ascending; a
-//! listpack holds no member twice. (The sizes are not checked: a limit lowered by CONFIG SET
+//! An intset also keeps the width of its integers (2, 4 or 8 bytes), which grows with a wider
+//! member and never shrinks, as Redis's blob does: DUMP writes it.
+//!
+//! Invariants (checked by [`Set::check_invariants`]): an intset is strictly ascending and its
+//! width holds every member; a listpack holds no member twice. (The sizes are not checked: a limit lowered by CONFIG SET
 //! leaves bigger compact sets as they are until their next write, as in Redis.)
 
 pub(crate) mod commands;
@@ -34,6 +37,20 @@ use crate::types::pack::Pack;
 #[derive(Debug, Clone)]
 pub struct Set {
     repr: Repr,
+    /// The bytes per integer of the intset (2, 4 or 8): as in Redis, it widens for a wider
+    /// member and never narrows when that member goes, and DUMP writes it.
+    int_width: u8,
+}
+
+/// The bytes per integer an intset needs for `n` (Redis's `_intsetValueEncoding`).
+fn int_width(n: i64) -> u8 {
+    if i16::try_from(n).is_ok() {
+        2
+    } else if i32::try_from(n).is_ok() {
+        4
+    } else {
+        8
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -64,13 +81,14 @@ impl Set {
         } else {
             Repr::Table(Box::new(IndexSet::with_capacity(size_hint)))
         };
-        Set { repr }
+        Set { repr, int_width: 2 }
     }
 
     /// An empty intset (what SINTERSTORE and SUNIONSTORE start their result from).
     pub fn new_intset() -> Set {
         Set {
             repr: Repr::Intset(Vec::new()),
+            int_width: 2,
         }
     }
 
@@ -78,6 +96,7 @@ impl Set {
     pub fn new_listpack() -> Set {
         Set {
             repr: Repr::Listpack(Pack::new()),
+            int_width: 2,
         }
     }
 
@@ -85,7 +104,20 @@ impl Set {
     pub fn new_table() -> Set {
         Set {
             repr: Repr::Table(Box::default()),
+            int_width: 2,
         }
+    }
+
+    /// The bytes per integer of an intset's blob (2, 4 or 8): the widest its members ever
+    /// needed.
+    pub fn intset_width(&self) -> u8 {
+        self.int_width
+    }
+
+    /// Widens an intset's blob to at least `width` bytes per integer (a loaded blob keeps its
+    /// width).
+    pub fn widen_intset(&mut self, width: u8) {
+        self.int_width = self.int_width.max(width);
     }
 
     /// Whether the set is an intset.
@@ -170,6 +202,7 @@ impl Set {
                         Ok(_) => false,
                         Err(at) => {
                             v.insert(at, n);
+                            self.int_width = self.int_width.max(int_width(n));
                             if v.len() > lim.set_intset_entries {
                                 self.convert_to_table();
                             }
@@ -253,19 +286,19 @@ impl Set {
         let ints: Option<Vec<i64>> = self.members().iter().map(|m| as_int(m)).collect();
         if let Some(mut ints) = ints {
             ints.sort_unstable();
+            self.int_width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
             self.repr = Repr::Intset(ints);
         }
     }
 
     /// A set from loaded members in the encoding Redis loads them in.
-    pub fn from_members(members: Vec<Bytes>) -> Set {
-        let lim = Thresholds::default();
+    pub fn from_members(members: Vec<Bytes>, lim: &Thresholds) -> Set {
         let mut set = match members.first() {
-            Some(first) => Set::for_members(first, members.len(), &lim),
+            Some(first) => Set::for_members(first, members.len(), lim),
             None => Set::new_intset(),
         };
         for m in members {
-            set.add(&m, &lim);
+            set.add(&m, lim);
         }
         set
     }
@@ -285,6 +318,11 @@ impl Set {
             Repr::Intset(v) => {
                 if v.windows(2).any(|w| w[0] >= w[1]) {
                     return Err("intset not strictly ascending".into());
+                }
+                if !matches!(self.int_width, 2 | 4 | 8)
+                    || v.iter().any(|&n| int_width(n) > self.int_width)
+                {
+                    return Err(format!("intset width {} too narrow", self.int_width));
                 }
             }
             Repr::Listpack(p) => {

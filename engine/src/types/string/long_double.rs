@@ -264,8 +264,9 @@ impl LongDouble {
     }
 
     /// Reads `s` as Redis's `string2ld` does (`strtold` on the whole text): `[+-]` digits with
-    /// an optional point and an optional exponent, or an infinity (`inf`, `infinity`, read as
-    /// `Err`). `None` for anything else, and for a value out of range (`ERANGE`).
+    /// an optional point and an optional exponent, a hexadecimal float (`0x1.8p3`), or an
+    /// infinity (`inf`, `infinity`, read as `Err`). `None` for anything else, and for a value
+    /// out of range (`ERANGE`).
     pub fn parse(s: &[u8]) -> Option<Result<LongDouble, NotFinite>> {
         let (negative, body) = match s.first() {
             Some(b'-') => (true, &s[1..]),
@@ -274,6 +275,12 @@ impl LongDouble {
         };
         if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
             return Some(Err(NotFinite::Infinite));
+        }
+        if let Some(hex) = body
+            .strip_prefix(b"0x")
+            .or_else(|| body.strip_prefix(b"0X"))
+        {
+            return LongDouble::parse_hex(negative, hex);
         }
         let mut digits = Big(Vec::new());
         let (mut seen, mut scale, mut i) = (false, 0i64, 0);
@@ -332,6 +339,59 @@ impl LongDouble {
             (digits, den)
         };
         let (mantissa, exp) = round(&num, &den, 0);
+        LongDouble::checked(negative, mantissa, exp).ok().map(Ok)
+    }
+
+    /// The digits after `0x` of a hexadecimal float as `strtold` reads one: hex digits with an
+    /// optional point, then an optional binary exponent (`p`, decimal digits).
+    fn parse_hex(negative: bool, body: &[u8]) -> Option<Result<LongDouble, NotFinite>> {
+        let mut digits = Big(Vec::new());
+        let (mut seen, mut scale, mut i, mut point) = (false, 0i64, 0, false);
+        while i < body.len() {
+            match body[i] {
+                b'.' if !point => point = true,
+                c if c.is_ascii_hexdigit() => {
+                    seen = true;
+                    let d = char::from(c).to_digit(16).unwrap_or(0);
+                    digits.mul_add_small(16, d);
+                    if point {
+                        scale -= 4;
+                    }
+                }
+                _ => break,
+            }
+            i += 1;
+        }
+        if !seen {
+            return None;
+        }
+        if i < body.len() {
+            if !matches!(body[i], b'p' | b'P') {
+                return None;
+            }
+            let exp = std::str::from_utf8(&body[i + 1..]).ok()?;
+            let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
+                -100_000
+            } else {
+                100_000
+            });
+            scale += e.clamp(-100_000, 100_000);
+        }
+        if digits.is_zero() {
+            return Some(Ok(LongDouble {
+                negative,
+                ..LongDouble::ZERO
+            }));
+        }
+        let magnitude = digits.bit_len() as i64 + scale;
+        if !(-20_000..=20_000).contains(&magnitude) {
+            return None;
+        }
+        let (mantissa, exp) = round(&digits, &Big::from_u64(1), scale);
         LongDouble::checked(negative, mantissa, exp).ok().map(Ok)
     }
 
@@ -482,5 +542,17 @@ mod tests {
         assert_eq!(ld("5.").to_human(), "5");
         assert_eq!(ld("+2.5e1").to_human(), "25");
         assert_eq!(ld("0e999999999999").to_human(), "0");
+        // Hexadecimal floats, as glibc's strtold reads them (HINCRBYFLOAT on "0x1" is -1 after
+        // adding -2 on Redis 8.8).
+        assert_eq!(ld("0x1").to_human(), "1");
+        assert_eq!(ld("-0X10").to_human(), "-16");
+        assert_eq!(ld("0xA.8").to_human(), "10.5");
+        assert_eq!(ld("0x1.8p1").to_human(), "3");
+        assert_eq!(ld("0x1p-2").to_human(), "0.25");
+        assert_eq!(ld("0x.8").to_human(), "0.5");
+        assert_eq!(ld("0x0p99999999").to_human(), "0");
+        for bad in ["0x", "0x.", "0x1p", "0x1p+", "0xg", "0x1.8q1", "0x1p99999"] {
+            assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad}");
+        }
     }
 }

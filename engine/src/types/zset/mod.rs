@@ -15,7 +15,8 @@
 //! broken by the members' bytes.
 //!
 //! Invariants (checked by [`ZSet::check_invariants`]): the entries are strictly ascending by
-//! (score, member), no score is NaN, every chunk is non-empty and within its bound, the
+//! (score, member), no score is NaN, no listpack score is `-0` (Redis stores it as the
+//! integer 0), every chunk is non-empty and within its bound, the
 //! counted length is exact, and a skiplist's table holds exactly the entries' members with
 //! their scores.
 
@@ -45,6 +46,11 @@ pub fn cmp(a_score: f64, a_member: &[u8], b_score: f64, b_member: &[u8]) -> Orde
         .partial_cmp(&b_score)
         .unwrap_or(Ordering::Equal)
         .then_with(|| a_member.cmp(b_member))
+}
+
+/// Whether `score` is `-0` (a listpack stores an integral score as an integer, so never).
+fn is_negative_zero(score: f64) -> bool {
+    score == 0.0 && score.is_sign_negative()
 }
 
 /// Entries per chunk before it splits.
@@ -287,11 +293,23 @@ impl ZSet {
     }
 
     /// Turns a skiplist back into a listpack if it fits one (Redis's
-    /// `zsetConvertToListpackIfNeeded`, for results the STORE forms build).
+    /// `zsetConvertToListpackIfNeeded`, for results the STORE forms build). A `-0` score
+    /// becomes `0` on the way, as each entry goes through `zzlInsertAt`.
     pub fn maybe_to_listpack(&mut self, lim: &Thresholds) {
         let widest = self.order.iter().map(|e| e.member.len()).max().unwrap_or(0);
         if self.dict.is_some() && self.len() <= lim.zset_entries && widest <= lim.zset_value {
             self.dict = None;
+            if self.order.iter().any(|e| is_negative_zero(e.score)) {
+                let entries = self
+                    .order
+                    .iter()
+                    .map(|e| Entry {
+                        score: if e.score == 0.0 { 0.0 } else { e.score },
+                        member: e.member.clone(),
+                    })
+                    .collect();
+                self.order = Ordered::from_sorted(entries);
+            }
         }
     }
 
@@ -490,6 +508,9 @@ impl ZSet {
             let mut seen = std::collections::HashSet::new();
             if self.order.iter().any(|e| !seen.insert(&e.member)) {
                 return Err("a member held twice".into());
+            }
+            if self.order.iter().any(|e| is_negative_zero(e.score)) {
+                return Err("a listpack holds a -0 score".into());
             }
         }
         Ok(())

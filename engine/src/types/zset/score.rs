@@ -15,6 +15,10 @@ pub fn parse(arg: &[u8]) -> Option<f64> {
     if first.is_ascii_whitespace() {
         return None;
     }
+    if let Some(hex) = parse_hex(arg) {
+        // strtod's ERANGE: an overflow or an underflow to zero is refused.
+        return hex.filter(|v| v.is_finite());
+    }
     let v: f64 = text.parse().ok()?;
     if v.is_nan() {
         return None;
@@ -30,6 +34,109 @@ pub fn parse(arg: &[u8]) -> Option<f64> {
         }
     }
     Some(v)
+}
+
+/// A hexadecimal float as `strtod` reads one (`[+-]0x` hex digits with an optional point, then
+/// an optional `p` binary exponent), rounded to nearest even: `None` if `text` is not one,
+/// `Some(None)` for a malformed one, an overflow (infinite) or an underflow to zero, which
+/// `strtod` flags with ERANGE.
+pub fn parse_hex(text: &[u8]) -> Option<Option<f64>> {
+    let (negative, body) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let body = body
+        .strip_prefix(b"0x")
+        .or_else(|| body.strip_prefix(b"0X"))?;
+    Some(hex_value(body).map(|v| if negative { -v } else { v }))
+}
+
+fn hex_value(body: &[u8]) -> Option<f64> {
+    // The digits' value is `mant * 2^exp2`; digits past 60 bits only set `sticky`.
+    let (mut mant, mut exp2, mut sticky) = (0u64, 0i64, false);
+    let (mut seen, mut point, mut i) = (false, false, 0);
+    while i < body.len() {
+        match body[i] {
+            b'.' if !point => point = true,
+            c if c.is_ascii_hexdigit() => {
+                seen = true;
+                let d = u64::from(char::from(c).to_digit(16).unwrap_or(0));
+                if mant < 1 << 60 {
+                    mant = mant * 16 + d;
+                    if point {
+                        exp2 -= 4;
+                    }
+                } else {
+                    sticky |= d != 0;
+                    if !point {
+                        exp2 += 4;
+                    }
+                }
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if !seen {
+        return None;
+    }
+    if i < body.len() {
+        if !matches!(body[i], b'p' | b'P') {
+            return None;
+        }
+        let exp = std::str::from_utf8(&body[i + 1..]).ok()?;
+        let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+        if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
+            -100_000
+        } else {
+            100_000
+        });
+        exp2 += e.clamp(-100_000, 100_000);
+    }
+    if mant == 0 {
+        return Some(0.0);
+    }
+    let bits = i64::from(64 - mant.leading_zeros());
+    // The top bit's exponent, and how many bits a double keeps of it (fewer when subnormal).
+    let top = exp2 + bits - 1;
+    if top > 1023 {
+        return None;
+    }
+    let keep = if top >= -1022 { 53 } else { top + 1075 };
+    if keep <= 0 {
+        // Below half the smallest subnormal (or exactly half: ties to even, to zero).
+        let above_half = keep == 0 && (mant.count_ones() > 1 || sticky);
+        return above_half.then(|| f64::from_bits(1));
+    }
+    let shift = bits - keep;
+    let rounded = if shift > 0 {
+        let dropped = mant & ((1u64 << shift) - 1);
+        let half = 1u64 << (shift - 1);
+        let kept = mant >> shift;
+        let up = dropped > half || (dropped == half && (sticky || kept & 1 == 1));
+        kept + u64::from(up)
+    } else {
+        mant << -shift
+    };
+    let v = scale(rounded as f64, exp2 + shift);
+    (v.is_finite() && v != 0.0).then_some(v)
+}
+
+/// `x * 2^k`, exact when the result is representable.
+fn scale(mut x: f64, mut k: i64) -> f64 {
+    while k > 1000 {
+        x *= 2f64.powi(1000);
+        k -= 1000;
+    }
+    while k < -1000 {
+        x *= 2f64.powi(-1000);
+        k += 1000;
+    }
+    x * 2f64.powi(k as i32)
 }
 
 /// A score as Redis's `d2string` writes it.
@@ -151,5 +258,20 @@ mod tests {
         assert_eq!(parse(b"0e5"), Some(0.0));
         assert_eq!(parse(b""), None);
         assert_eq!(parse(b"abc"), None);
+        // strtod reads hexadecimal floats (ZADD z 0x10 m scores 16 on Redis 8.8).
+        assert_eq!(parse(b"0x10"), Some(16.0));
+        assert_eq!(parse(b"-0X1.8p1"), Some(-3.0));
+        assert_eq!(parse(b"0x.8"), Some(0.5));
+        assert_eq!(parse(b"0x1p-1074"), Some(f64::from_bits(1)));
+        assert_eq!(parse(b"0x1p-1075"), None);
+        assert_eq!(parse(b"0x1.8p-1075"), Some(f64::from_bits(1)));
+        assert_eq!(parse(b"0x1p1024"), None);
+        assert_eq!(parse(b"0x1.fffffffffffff8p0"), Some(2.0));
+        assert_eq!(parse(b"0x1.fffffffffffff7ffp0"), Some(2.0 - f64::EPSILON));
+        assert_eq!(parse(b"0x10000000000000001"), Some(2f64.powi(64)));
+        assert_eq!(parse(b"0x0p5"), Some(0.0));
+        for bad in ["0x", "0xp1", "0x1p", "0x1q", " 0x1"] {
+            assert_eq!(parse(bad.as_bytes()), None, "{bad}");
+        }
     }
 }

@@ -150,6 +150,7 @@ fn rdb_preamble(
         now_ms: keyspace.clock().now_ms(),
         databases,
         drop_expired: false,
+        limits: keyspace.load_limits(),
     };
     let loaded = echomq_engine::rdb::file::read(bytes, &options).map_err(|error| {
         PersistError::PreambleCorrupt {

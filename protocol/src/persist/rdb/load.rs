@@ -59,6 +59,7 @@ pub(crate) fn load(
         now_ms: keyspace.clock().now_ms(),
         databases,
         drop_expired: true,
+        limits: keyspace.load_limits(),
     };
     let loaded = file::read(&data, &options).map_err(|error| PersistError::RdbCorrupt {
         path: path.display().to_string(),

@@ -91,13 +91,53 @@ fn parse_bound(arg: &[u8]) -> Option<(f64, bool)> {
         Some(b'(') => (&arg[1..], true),
         _ => (arg, false),
     };
-    // strtod reads nothing from an empty string and stops at its end: a zero.
+    // strtod skips leading white space, reads nothing from an empty string and stops at its
+    // end (a zero), and takes a hexadecimal float; a range is not checked for ERANGE.
+    let text = match text.iter().position(|b| !b" \t\n\x0b\x0c\r".contains(b)) {
+        Some(at) => &text[at..],
+        None => &[],
+    };
     let v = if text.is_empty() {
         0.0
+    } else if let Some(hex) = crate::types::zset::score::parse_hex(text) {
+        hex.or_else(|| hex_out_of_range(text))?
     } else {
         std::str::from_utf8(text).ok()?.parse::<f64>().ok()?
     };
     (!v.is_nan()).then_some((v, ex))
+}
+
+/// A well-formed hexadecimal float [`score::parse_hex`](crate::types::zset::score::parse_hex)
+/// refused for its range: strtod's infinity or zero, which a range takes.
+fn hex_out_of_range(text: &[u8]) -> Option<f64> {
+    let negative = text.first() == Some(&b'-');
+    let body = text
+        .strip_prefix(b"-")
+        .or_else(|| text.strip_prefix(b"+"))
+        .unwrap_or(text);
+    let digits = &body[2..];
+    let end = digits
+        .iter()
+        .position(|&b| !(b.is_ascii_hexdigit() || b == b'.'))
+        .unwrap_or(digits.len());
+    let (mantissa, exp) = digits.split_at(end);
+    if !mantissa.iter().any(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let exp = match exp {
+        [] => 0,
+        [b'p' | b'P', rest @ ..] => {
+            let e = std::str::from_utf8(rest).ok()?;
+            let unsigned = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            if e.starts_with('-') { -1 } else { 1 }
+        }
+        _ => return None,
+    };
+    let v = if exp > 0 { f64::INFINITY } else { 0.0 };
+    Some(if negative { -v } else { v })
 }
 
 impl ScoreRange {

@@ -91,3 +91,28 @@ fn a_blocked_pop_is_served_by_a_later_zadd() {
     );
     assert_eq!(f.run("EXISTS z"), Ok(Reply::Int(0)));
 }
+
+/// Redis's `setKey` signals nothing ready when it overwrites a key: a STORE onto a key that
+/// took another type after the reader blocked leaves the reader waiting (re-run, it would meet
+/// WRONGTYPE on its first key); a STORE onto a missing key serves it.
+#[test]
+fn a_store_over_an_existing_key_leaves_its_blocked_pop_waiting() {
+    let f = Fixture::new();
+    let (blocked, _) = block(&f, "BZPOPMIN e d 0");
+    f.run("SADD e x").unwrap();
+    f.run("HSET d f v").unwrap();
+    f.run("ZADD src 1 a 2 b").unwrap();
+    f.run("ZUNIONSTORE d 1 src").unwrap();
+    f.run("ZRANGESTORE d src 0 -1").unwrap();
+    assert_eq!(blocked.try_take(), None);
+    f.run("DEL e").unwrap();
+    f.run("ZRANGESTORE e src 0 0").unwrap();
+    assert_eq!(
+        blocked.try_take(),
+        Some(Ok(Reply::Array(vec![
+            Reply::bulk("e"),
+            Reply::bulk("a"),
+            Reply::Double(bytes::Bytes::from_static(b"1")),
+        ])))
+    );
+}
