@@ -82,6 +82,15 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// Whether database `index` holds enough keys for their lookups to miss the cache (a
+    /// smaller table stays in it, and prefetching its keys only costs), locking the keyspace
+    /// if the batch has not yet.
+    pub fn worth_prefetching(&mut self, index: usize) -> bool {
+        self.dbs()
+            .get(index)
+            .is_some_and(|db| db.values.map.len() >= crate::db::PREFETCH_KEYS_MIN)
+    }
+
     /// [`Keyspace::run_all`] within the batch.
     pub fn run_all<R>(&mut self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;

@@ -36,6 +36,9 @@ pub(crate) use effects::Effects;
 pub(crate) use stats::Stats;
 pub use table::Key;
 /// Bytes of one key's entry in the table (its share of the index not counted).
+/// Keys a database holds before prefetching lookups pays: about what fills a core's 2 MiB
+/// second-level cache with entries and index slots.
+pub(crate) const PREFETCH_KEYS_MIN: usize = 1 << 15;
 pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<table::Entry>();
 pub use values::SIZE_CLASSES;
 pub(crate) use values::Values;

@@ -92,6 +92,8 @@ pub(crate) fn run_ready(
     let mut consumed = 0;
     let mut argv: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.argv));
     let mut ran = 0u64;
+    // The requests before this one had their keys prefetched (or were passed over).
+    let mut prefetched_to = 0u64;
     let step = loop {
         let limits = DecodeLimits {
             bulk_bytes_max,
@@ -112,8 +114,9 @@ pub(crate) fn run_ready(
             continue;
         }
         client.info.count_batched(ran == 0);
-        if ran % PREFETCH_REQUESTS == 0 && consumed + used < whole.len() {
-            prefetch_ahead(client.db, &mut batch, &whole[consumed..], &limits, scratch);
+        if ran >= prefetched_to && consumed + used < whole.len() {
+            prefetched_to =
+                ran + prefetch_ahead(client.db, &mut batch, &whole[consumed..], &limits, scratch);
         }
         ran += 1;
         // Messages published before the command ran go out before its reply; those it
@@ -170,29 +173,42 @@ pub(crate) fn run_ready(
     step
 }
 
-/// Prefetches the keys of the next [`PREFETCH_REQUESTS`] complete requests at the front of
-/// `buf` in database `db` (see `Batch::prefetch`): their lookups then overlap their cache
-/// misses. Only multibulk requests of known commands count, and only when the request about
-/// to run has a key (it locks the keyspace anyway); it changes nothing.
+/// Prefetches the keys of the next complete requests at the front of `buf` in database `db`
+/// (see `Batch::prefetch`): up to [`PREFETCH_REQUESTS`] requests or [`PREFETCH_KEYS`] keys,
+/// so their lookups overlap their cache misses. Only multibulk requests of known commands
+/// count, and only when the request about to run has a key (it locks the keyspace anyway) and
+/// the database is large enough to miss the cache. Returns how many requests it covered; it
+/// changes nothing.
 fn prefetch_ahead(
     db: usize,
     batch: &mut echomq_engine::Batch<'_>,
     buf: &[u8],
     limits: &DecodeLimits,
     scratch: &mut Scratch,
-) {
+) -> u64 {
     let mut keys: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.ahead_keys));
     let mut at = 0;
-    for _ in 0..PREFETCH_REQUESTS {
+    let mut covered = 0;
+    while covered < PREFETCH_REQUESTS {
         let Ok(Some(used)) = decode_args_into(&buf[at..], limits, &mut scratch.ahead) else {
             break;
         };
         let request = &buf[at..at + used];
         at += used;
+        covered += 1;
         push_keys(&scratch.ahead, request, &mut keys);
         // The request about to run has no key when none is found yet: it may not lock the
         // keyspace, so neither does the prefetch.
-        if keys.is_empty() || keys.len() >= PREFETCH_KEYS {
+        if keys.is_empty() {
+            break;
+        }
+        if covered == 1 && !batch.worth_prefetching(db) {
+            // Checked again after the next window, not at every request.
+            keys.clear();
+            covered = PREFETCH_REQUESTS;
+            break;
+        }
+        if keys.len() >= PREFETCH_KEYS {
             break;
         }
     }
@@ -201,6 +217,7 @@ fn prefetch_ahead(
     }
     keys.clear();
     scratch.ahead_keys = reuse_empty(keys);
+    covered.max(1)
 }
 
 /// Pushes the keys of the decoded request `args` (spans of `request`) onto `keys`, up to
