@@ -66,13 +66,12 @@ const _: () = assert!(std::mem::size_of::<Value>() <= 24);
 #[cfg(test)]
 mod sizes {
     /// A value sits in every table entry, a small hash or list is its buffer alone, and a small
-    /// set one boxed struct plus its buffer: growing any of them grows every key.
+    /// set one boxed 24-byte struct plus its buffer: growing any of them grows every key.
     #[test]
     fn values_and_small_collections_stay_small() {
         assert_eq!(std::mem::size_of::<super::Value>(), 24);
         assert_eq!(std::mem::size_of::<super::hash::Hash>(), 16);
-        // A set also keeps its intset's integer width (Redis keeps the widest a member had).
-        assert_eq!(std::mem::size_of::<super::set::Set>(), 32);
+        assert_eq!(std::mem::size_of::<super::set::Set>(), 24);
         assert_eq!(std::mem::size_of::<super::list::List>(), 16);
         assert_eq!(std::mem::size_of::<super::pack::Pack>(), 16);
     }

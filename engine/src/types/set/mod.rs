@@ -37,9 +37,6 @@ use crate::types::pack::Pack;
 #[derive(Debug, Clone)]
 pub struct Set {
     repr: Repr,
-    /// The bytes per integer of the intset (2, 4 or 8): as in Redis, it widens for a wider
-    /// member and never narrows when that member goes, and DUMP writes it.
-    int_width: u8,
 }
 
 /// The bytes per integer an intset needs for `n` (Redis's `_intsetValueEncoding`).
@@ -55,8 +52,11 @@ fn int_width(n: i64) -> u8 {
 
 #[derive(Debug, Clone)]
 enum Repr {
-    /// Sorted distinct integers.
-    Intset(Vec<i64>),
+    /// Sorted distinct integers, held at their exact count (one reallocation a change, as
+    /// Redis's intset makes), and the bytes per integer of the intset (2, 4 or 8): as in
+    /// Redis, it widens for a wider member and never narrows when that member goes, and DUMP
+    /// writes it. Both fit the 24 bytes the other encodings take.
+    Intset(Box<[i64]>, u8),
     /// Members in insertion order.
     Listpack(Pack),
     /// A hash set, indexed by position for random picks.
@@ -75,20 +75,19 @@ impl Set {
     /// `first` and about `size_hint` members.
     pub fn for_members(first: &[u8], size_hint: usize, lim: &Thresholds) -> Set {
         let repr = if as_int(first).is_some() && size_hint <= lim.set_intset_entries {
-            Repr::Intset(Vec::new())
+            Repr::Intset(Box::default(), 2)
         } else if size_hint <= lim.set_entries {
             Repr::Listpack(Pack::new())
         } else {
             Repr::Table(Box::new(IndexSet::with_capacity(size_hint)))
         };
-        Set { repr, int_width: 2 }
+        Set { repr }
     }
 
     /// An empty intset (what SINTERSTORE and SUNIONSTORE start their result from).
     pub fn new_intset() -> Set {
         Set {
-            repr: Repr::Intset(Vec::new()),
-            int_width: 2,
+            repr: Repr::Intset(Box::default(), 2),
         }
     }
 
@@ -96,7 +95,6 @@ impl Set {
     pub fn new_listpack() -> Set {
         Set {
             repr: Repr::Listpack(Pack::new()),
-            int_width: 2,
         }
     }
 
@@ -104,25 +102,29 @@ impl Set {
     pub fn new_table() -> Set {
         Set {
             repr: Repr::Table(Box::default()),
-            int_width: 2,
         }
     }
 
     /// The bytes per integer of an intset's blob (2, 4 or 8): the widest its members ever
     /// needed.
     pub fn intset_width(&self) -> u8 {
-        self.int_width
+        match &self.repr {
+            Repr::Intset(_, width) => *width,
+            _ => 2,
+        }
     }
 
     /// Widens an intset's blob to at least `width` bytes per integer (a loaded blob keeps its
     /// width).
     pub fn widen_intset(&mut self, width: u8) {
-        self.int_width = self.int_width.max(width);
+        if let Repr::Intset(_, w) = &mut self.repr {
+            *w = (*w).max(width);
+        }
     }
 
     /// Whether the set is an intset.
     pub fn is_intset(&self) -> bool {
-        matches!(self.repr, Repr::Intset(_))
+        matches!(self.repr, Repr::Intset(..))
     }
 
     /// Whether the set is a listpack.
@@ -134,7 +136,7 @@ impl Set {
     /// not hold them (Redis's `setTypeMaybeConvert`).
     pub fn reserve(&mut self, size_hint: usize, lim: &Thresholds) {
         let convert = match &self.repr {
-            Repr::Intset(_) => size_hint > lim.set_intset_entries,
+            Repr::Intset(..) => size_hint > lim.set_intset_entries,
             Repr::Listpack(_) => size_hint > lim.set_entries,
             Repr::Table(_) => false,
         };
@@ -146,7 +148,7 @@ impl Set {
     /// The encoding's name, as OBJECT ENCODING reports it.
     pub fn encoding(&self) -> &'static str {
         match self.repr {
-            Repr::Intset(_) => "intset",
+            Repr::Intset(..) => "intset",
             Repr::Listpack(_) => "listpack",
             Repr::Table(_) => "hashtable",
         }
@@ -155,7 +157,7 @@ impl Set {
     /// Members held.
     pub fn len(&self) -> usize {
         match &self.repr {
-            Repr::Intset(v) => v.len(),
+            Repr::Intset(v, _) => v.len(),
             Repr::Listpack(p) => p.elements(),
             Repr::Table(t) => t.len(),
         }
@@ -169,7 +171,7 @@ impl Set {
     /// Whether `member` is in the set.
     pub fn contains(&self, member: &[u8]) -> bool {
         match &self.repr {
-            Repr::Intset(v) => as_int(member).is_some_and(|n| v.binary_search(&n).is_ok()),
+            Repr::Intset(v, _) => as_int(member).is_some_and(|n| v.binary_search(&n).is_ok()),
             Repr::Listpack(p) => p.find(1, member).is_some(),
             Repr::Table(t) => t.contains(member),
         }
@@ -178,7 +180,7 @@ impl Set {
     /// The members, in the encoding's order.
     pub fn members(&self) -> Vec<Bytes> {
         match &self.repr {
-            Repr::Intset(v) => v.iter().map(|n| Bytes::from(n.to_string())).collect(),
+            Repr::Intset(v, _) => v.iter().map(|n| Bytes::from(n.to_string())).collect(),
             Repr::Listpack(p) => p.iter().map(Bytes::copy_from_slice).collect(),
             Repr::Table(t) => t.iter().cloned().collect(),
         }
@@ -187,7 +189,7 @@ impl Set {
     /// The member at `index` of the encoding's order (for random picks).
     pub fn nth(&self, index: usize) -> Option<Bytes> {
         match &self.repr {
-            Repr::Intset(v) => v.get(index).map(|n| Bytes::from(n.to_string())),
+            Repr::Intset(v, _) => v.get(index).map(|n| Bytes::from(n.to_string())),
             Repr::Listpack(p) => p.iter().nth(index).map(Bytes::copy_from_slice),
             Repr::Table(t) => t.get_index(index).cloned(),
         }
@@ -196,13 +198,16 @@ impl Set {
     /// Adds `member`; returns whether it was new.
     pub fn add(&mut self, member: &[u8], lim: &Thresholds) -> bool {
         match &mut self.repr {
-            Repr::Intset(v) => {
+            Repr::Intset(v, width) => {
                 if let Some(n) = as_int(member) {
                     return match v.binary_search(&n) {
                         Ok(_) => false,
                         Err(at) => {
-                            v.insert(at, n);
-                            self.int_width = self.int_width.max(int_width(n));
+                            let mut ints = std::mem::take(v).into_vec();
+                            ints.reserve_exact(1);
+                            ints.insert(at, n);
+                            *v = ints.into_boxed_slice();
+                            *width = (*width).max(int_width(n));
                             if v.len() > lim.set_intset_entries {
                                 self.convert_to_table();
                             }
@@ -257,9 +262,11 @@ impl Set {
     /// Removes `member`; returns whether it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         match &mut self.repr {
-            Repr::Intset(v) => match as_int(member).map(|n| v.binary_search(&n)) {
+            Repr::Intset(v, _) => match as_int(member).map(|n| v.binary_search(&n)) {
                 Some(Ok(at)) => {
-                    v.remove(at);
+                    let mut ints = std::mem::take(v).into_vec();
+                    ints.remove(at);
+                    *v = ints.into_boxed_slice();
                     true
                 }
                 _ => false,
@@ -280,14 +287,14 @@ impl Set {
     /// Turns the set into an intset if every member is an integer and they fit one (Redis's
     /// `maybeConvertToIntset`, used where a result is known to hold integers only).
     pub fn maybe_to_intset(&mut self, lim: &Thresholds) {
-        if matches!(self.repr, Repr::Intset(_)) || self.len() > lim.set_intset_entries {
+        if matches!(self.repr, Repr::Intset(..)) || self.len() > lim.set_intset_entries {
             return;
         }
         let ints: Option<Vec<i64>> = self.members().iter().map(|m| as_int(m)).collect();
         if let Some(mut ints) = ints {
             ints.sort_unstable();
-            self.int_width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
-            self.repr = Repr::Intset(ints);
+            let width = ints.iter().map(|&n| int_width(n)).max().unwrap_or(2);
+            self.repr = Repr::Intset(ints.into_boxed_slice(), width);
         }
     }
 
@@ -306,7 +313,7 @@ impl Set {
     /// The bytes the set holds (an estimate).
     pub fn memory_bytes(&self) -> usize {
         match &self.repr {
-            Repr::Intset(v) => v.len() * 8,
+            Repr::Intset(v, _) => v.len() * 8,
             Repr::Listpack(p) => p.bytes(),
             Repr::Table(t) => t.iter().map(|m| m.len() + 32).sum(),
         }
@@ -315,14 +322,12 @@ impl Set {
     /// Checks the invariants of the module doc.
     pub fn check_invariants(&self) -> Result<(), String> {
         match &self.repr {
-            Repr::Intset(v) => {
+            Repr::Intset(v, width) => {
                 if v.windows(2).any(|w| w[0] >= w[1]) {
                     return Err("intset not strictly ascending".into());
                 }
-                if !matches!(self.int_width, 2 | 4 | 8)
-                    || v.iter().any(|&n| int_width(n) > self.int_width)
-                {
-                    return Err(format!("intset width {} too narrow", self.int_width));
+                if !matches!(width, 2 | 4 | 8) || v.iter().any(|&n| int_width(n) > *width) {
+                    return Err(format!("intset width {width} too narrow"));
                 }
             }
             Repr::Listpack(p) => {
