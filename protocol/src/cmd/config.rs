@@ -189,17 +189,20 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let before = engine.node_limits();
     let notify_before = engine.notify_flags();
     let encoding_before = engine.encoding.limits();
+    // All or nothing, as Redis: a refusal puts the engine's limits back too.
+    let refuse = |text| -> Reply {
+        engine.set_node_entries_max(before.entries_max);
+        engine.set_node_bytes_max(before.bytes_max);
+        engine.set_notify_flags(notify_before);
+        engine.encoding.restore(encoding_before);
+        CommandError::ConfigRefused(text).into()
+    };
     for (p, value) in &named {
         let Some(setter) = p.set else {
             return CommandError::ImmutableConfig(p.name.to_string()).into();
         };
         if let Err(text) = setter(&mut updated, engine, value) {
-            // All or nothing, as Redis: put the engine's limits back too.
-            engine.set_node_entries_max(before.entries_max);
-            engine.set_node_bytes_max(before.bytes_max);
-            engine.set_notify_flags(notify_before);
-            engine.encoding.restore(encoding_before);
-            return CommandError::ConfigRefused(text).into();
+            return refuse(text);
         }
     }
     let current = ctx.state.settings().clone();
@@ -213,13 +216,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
             let prepared = crate::server::tls::prepare_reload(ctx.state, name, &updated.listeners);
             match prepared {
                 Ok(tls) => tls,
-                Err(text) => {
-                    engine.set_node_entries_max(before.entries_max);
-                    engine.set_node_bytes_max(before.bytes_max);
-                    engine.set_notify_flags(notify_before);
-                    engine.encoding.restore(encoding_before);
-                    return CommandError::ConfigRefused(text).into();
-                }
+                Err(text) => return refuse(text),
             }
         }
         None => None,
@@ -228,13 +225,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     let names: Vec<&str> = named.iter().map(|(p, _)| p.name).collect();
     let ports = match crate::server::sockets::prepare(ctx.state, &names, &current, &updated) {
         Ok(ports) => ports,
-        Err(text) => {
-            engine.set_node_entries_max(before.entries_max);
-            engine.set_node_bytes_max(before.bytes_max);
-            engine.set_notify_flags(notify_before);
-            engine.encoding.restore(encoding_before);
-            return CommandError::ConfigRefused(text).into();
-        }
+        Err(text) => return refuse(text),
     };
     // As Redis's `dir`, the served process changes directory (an embedded server does not).
     let chdir = updated.dir_is_cwd && updated.dir != current.dir;

@@ -200,6 +200,27 @@ pub enum NotFinite {
     Underflow,
 }
 
+/// The exponent a number's text ends with: `marker` (`e` for decimal, `p` for hexadecimal,
+/// either case) then an optionally signed run of digits, clamped to ±100,000 (past which the
+/// value is infinite or zero whatever its digits); `None` if `rest` is not that.
+pub(crate) fn exponent(rest: &[u8], marker: u8) -> Option<i64> {
+    let (&first, digits) = rest.split_first()?;
+    if first.to_ascii_lowercase() != marker {
+        return None;
+    }
+    let exp = std::str::from_utf8(digits).ok()?;
+    let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+    if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
+        -100_000
+    } else {
+        100_000
+    });
+    Some(e.clamp(-100_000, 100_000))
+}
+
 /// `num / den * 2^exp2` (`num`, `den` nonzero) rounded to nearest even as a mantissa and
 /// an exponent.
 fn round(num: &Big, den: &Big, exp2: i64) -> (u64, i64) {
@@ -303,21 +324,7 @@ impl LongDouble {
             return None;
         }
         if i < body.len() {
-            if !matches!(body[i], b'e' | b'E') {
-                return None;
-            }
-            let exp = std::str::from_utf8(&body[i + 1..]).ok()?;
-            let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-            if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            // Past these bounds the value is infinite or zero whatever the digits.
-            let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
-                -100_000
-            } else {
-                100_000
-            });
-            scale += e.clamp(-100_000, 100_000);
+            scale += exponent(&body[i..], b'e')?;
         }
         if digits.is_zero() {
             return Some(Ok(LongDouble {
@@ -366,20 +373,7 @@ impl LongDouble {
             return None;
         }
         if i < body.len() {
-            if !matches!(body[i], b'p' | b'P') {
-                return None;
-            }
-            let exp = std::str::from_utf8(&body[i + 1..]).ok()?;
-            let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-            if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
-                -100_000
-            } else {
-                100_000
-            });
-            scale += e.clamp(-100_000, 100_000);
+            scale += exponent(&body[i..], b'p')?;
         }
         if digits.is_zero() {
             return Some(Ok(LongDouble {

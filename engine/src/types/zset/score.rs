@@ -82,20 +82,7 @@ fn hex_value(body: &[u8]) -> Option<f64> {
         return None;
     }
     if i < body.len() {
-        if !matches!(body[i], b'p' | b'P') {
-            return None;
-        }
-        let exp = std::str::from_utf8(&body[i + 1..]).ok()?;
-        let unsigned = exp.strip_prefix(['+', '-']).unwrap_or(exp);
-        if unsigned.is_empty() || !unsigned.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let e: i64 = exp.parse().unwrap_or(if exp.starts_with('-') {
-            -100_000
-        } else {
-            100_000
-        });
-        exp2 += e.clamp(-100_000, 100_000);
+        exp2 += crate::types::string::long_double::exponent(&body[i..], b'p')?;
     }
     if mant == 0 {
         return Some(0.0);
