@@ -18,16 +18,19 @@
 //!   active expiry cycle), and a key without a TTL pays 4 bytes for the slot field only.
 //! - **keys** are held in the entry up to [`INLINE_KEY`] bytes, else in one exact allocation;
 //!   the key's 24 bytes also hold the entry's access metadata and expiry slot, so an entry is
-//!   the key and the `Value` alone (56 bytes with a 32-byte `Value`).
+//!   the key and the 24-byte `Value` alone: 48 bytes.
+//!
+//! A pipelined batch reads its keys' slots, entries and long keys ahead of running
+//! ([`Table::prefetch`]), so their cache misses overlap.
 //!
 //! Invariants (checked by [`Table::check_invariants`]):
 //! - the index holds exactly one position per entry, and looking up an entry's key finds its
-//!   position; no two entries hold the same key;
+//!   position; no two entries hold the same key; the index's own invariants hold (`index.rs`);
 //! - every slab but the last is full, and no slab is empty;
 //! - an entry's expiry slot is [`NO_EXPIRY`] or the index of a volatile record that points back
 //!   at it, and every volatile record is so pointed at.
 //!
-//! Positions are `u32`: a database holds fewer than 2^32 - 1 keys (at 56 bytes a key, over 240
+//! Positions are `u32`: a database holds fewer than 2^32 - 1 keys (at 48 bytes a key, over 200
 //! GB of table alone).
 
 use std::fmt;
