@@ -3,13 +3,12 @@
 //! `rename-command`, CONFIG REWRITE against Redis 8.8's, `supervised systemd` and
 //! `daemonize` with a pid file.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::aof::free_port;
-use crate::support::process::{Running, SERVE_ARGS, echomq, serve};
+use crate::support::process::{Running, SERVE_ARGS, echomq, listening_addr, serve};
 
 /// How long a started server may take to answer.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
@@ -232,11 +231,7 @@ fn includes_quoting_save_lines_and_renamed_commands() {
             .spawn()
             .unwrap(),
     );
-    let mut line = String::new();
-    BufReader::new(running.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let port = listening_addr(&mut running).port();
     let mut conn = connect_auth(port, "its");
     let get = |conn: &mut redis::Connection, name: &str| -> String {
         let pair: Vec<String> = redis::cmd("MYCONFIG")

@@ -51,6 +51,19 @@ pub fn serve(command: Command, args: &[&str]) -> (Running, SocketAddr) {
     serve_logging(command, args, Stdio::null())
 }
 
+/// The address in the line a started `echomq serve` (its stdout piped) prints first.
+pub fn listening_addr(running: &mut Running) -> SocketAddr {
+    let mut line = String::new();
+    BufReader::new(running.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    line.trim()
+        .rsplit(' ')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("echomq serve printed {line:?}, not its address"))
+}
+
 /// [`serve`] with the server's log (stderr) going to `log`.
 pub fn serve_logging(mut command: Command, args: &[&str], log: Stdio) -> (Running, SocketAddr) {
     let mut running = Running(
@@ -62,15 +75,6 @@ pub fn serve_logging(mut command: Command, args: &[&str], log: Stdio) -> (Runnin
             .spawn()
             .unwrap(),
     );
-    let mut line = String::new();
-    BufReader::new(running.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("echomq serve printed {line:?}, not its address"));
+    let addr = listening_addr(&mut running);
     (running, addr)
 }
