@@ -62,6 +62,7 @@ pub mod invalidate;
 pub mod fuzzing;
 #[cfg(any(test, feature = "fuzzing"))]
 mod fuzzing_caps;
+mod hash_index;
 mod heap_size;
 pub mod keyspace;
 pub mod notify;

@@ -10,6 +10,7 @@ pub mod hash;
 pub mod list;
 pub(crate) mod pack;
 pub(crate) mod random;
+pub(crate) mod records;
 pub mod set;
 pub mod stream;
 pub mod string;

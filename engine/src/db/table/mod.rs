@@ -10,7 +10,7 @@
 //!   moving the last entry into its place, so the array has no holes and a uniform random
 //!   position is a uniform random key.
 //! - **index**: positions into the entries by key hash, each in an 8-byte slot with 32 bits of
-//!   the hash (`index.rs`), so a lookup reads one slot and then the entry. Keys are hashed with
+//!   the hash (`engine/src/hash_index.rs`), so a lookup reads one slot and then the entry. Keys are hashed with
 //!   SipHash under a per-table random key (as Redis seeds its dict hash) and compared through
 //!   the entry.
 //! - **volatile**: a dense array of `(position, expiry time)` for the keys with a TTL; an
@@ -25,7 +25,7 @@
 //!
 //! Invariants (checked by [`Table::check_invariants`]):
 //! - the index holds exactly one position per entry, and looking up an entry's key finds its
-//!   position; no two entries hold the same key; the index's own invariants hold (`index.rs`);
+//!   position; no two entries hold the same key; the index's own invariants hold (`engine/src/hash_index.rs`);
 //! - every slab but the last is full, and no slab is empty;
 //! - an entry's expiry slot is [`NO_EXPIRY`] or the index of a volatile record that points back
 //!   at it, and every volatile record is so pointed at.
@@ -36,12 +36,11 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hasher, RandomState};
 
+use crate::hash_index::Index;
 use crate::types::Value;
 
-mod index;
 mod key;
 
-use index::Index;
 pub use key::Key;
 
 /// An entry's expiry slot when it has no TTL.

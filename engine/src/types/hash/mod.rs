@@ -7,7 +7,8 @@
 //!   field, value and expiry time (0 for none), once
 //!   any field was given an expiry: ordered by expiry time, soonest first, fields without one
 //!   last (where Redis keeps them), so the fields due first are at the front.
-//! - **hashtable**: a hash table, once the hash holds more than `hash-max-listpack-entries`
+//! - **hashtable**: a table of records (`types/records.rs`), each a field with its value and
+//!   expiry time (`field_record.rs`), once the hash holds more than `hash-max-listpack-entries`
 //!   fields or a field or value longer than `hash-max-listpack-value` bytes was written (the
 //!   [`Thresholds`] of the command's snapshot; for a load, the server's current ones); a hash
 //!   never converts back, as in Redis.
@@ -21,13 +22,14 @@
 //! expiry time is exact.
 
 pub(crate) mod commands;
-
-use std::collections::HashMap;
+mod field_record;
 
 use bytes::Bytes;
 
 use crate::config::Thresholds;
 use crate::types::pack::Pack;
+use crate::types::records::Records;
+use field_record::FieldRecord;
 
 /// The latest expiry time a field may hold, ms (Redis's `EB_EXPIRE_TIME_MAX`, 48 bits): what
 /// a load accepts.
@@ -41,15 +43,6 @@ const NO_TTL: u64 = 0;
 
 /// A stored field as the encodings yield it: the field, its value, its expiry time.
 pub type FieldRef<'a> = (&'a [u8], &'a [u8], Option<u64>);
-
-/// One field of the table encoding.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Field {
-    /// The value.
-    pub value: Bytes,
-    /// When the field expires (Unix ms), if it does.
-    pub expire_at_ms: Option<u64>,
-}
 
 /// A hash value.
 #[derive(Debug, Clone)]
@@ -72,7 +65,7 @@ enum Repr {
 /// The table encoding.
 #[derive(Debug, Clone, Default)]
 struct Table {
-    map: HashMap<Bytes, Field>,
+    fields: Records<FieldRecord>,
     /// How many fields have an expiry time.
     ttls: usize,
 }
@@ -159,7 +152,7 @@ impl Hash {
         match self.view() {
             View::Listpack(p) => p.elements() / 2,
             View::ListpackEx(p) => p.elements() / 3,
-            View::Table(Table { map: m, .. }) => m.len(),
+            View::Table(t) => t.fields.len(),
         }
     }
 
@@ -186,11 +179,14 @@ impl Hash {
         match self.view() {
             View::Listpack(_) => None,
             View::ListpackEx(p) => p.tuples(3).next().and_then(|(_, t)| ttl_of(t[2])),
-            View::Table(Table { map: m, ttls }) => {
-                if *ttls == 0 {
+            View::Table(t) => {
+                if t.ttls == 0 {
                     None
                 } else {
-                    m.values().filter_map(|f| f.expire_at_ms).min()
+                    t.fields
+                        .iter()
+                        .filter_map(|r| field_record::parts(r).2)
+                        .min()
                 }
             }
         }
@@ -201,10 +197,16 @@ impl Hash {
         match self.view() {
             View::Listpack(p) => Box::new(p.tuples(2).map(|(_, t)| (t[0], t[1], None))),
             View::ListpackEx(p) => Box::new(p.tuples(3).map(|(_, t)| (t[0], t[1], ttl_of(t[2])))),
-            View::Table(Table { map: m, .. }) => Box::new(
-                m.iter()
-                    .map(|(k, f)| (k.as_ref(), f.value.as_ref(), f.expire_at_ms)),
-            ),
+            View::Table(t) => Box::new(t.fields.iter().map(field_record::parts)),
+        }
+    }
+
+    /// A uniformly random stored field (expired or not).
+    pub fn random_entry(&self) -> Option<FieldRef<'_>> {
+        match self.view() {
+            View::Table(t) => t.fields.random().map(field_record::parts),
+            _ if self.is_empty() => None,
+            _ => self.entries().nth(crate::types::random::below(self.len())),
         }
     }
 
@@ -219,9 +221,10 @@ impl Hash {
                 let (t, _) = p.tuple_at(at, 3);
                 (Bytes::copy_from_slice(t[1]), ttl_of(t[2]))
             }),
-            View::Table(Table { map: m, .. }) => {
-                m.get(field).map(|f| (f.value.clone(), f.expire_at_ms))
-            }
+            View::Table(t) => t.fields.get(field).map(|r| {
+                let (_, value, at) = field_record::parts(r);
+                (Bytes::copy_from_slice(value), at)
+            }),
         }
     }
 
@@ -230,7 +233,7 @@ impl Hash {
         match self.view() {
             View::Listpack(p) => p.find(2, field).is_some(),
             View::ListpackEx(p) => p.find(3, field).is_some(),
-            View::Table(Table { map: m, .. }) => m.contains_key(field),
+            View::Table(t) => t.fields.contains(field),
         }
     }
 
@@ -284,25 +287,15 @@ impl Hash {
                     false
                 }
             },
-            ViewMut::Table(Table { map: m, ttls }) => match m.get_mut(field) {
-                Some(f) => {
-                    f.value = Bytes::copy_from_slice(value);
-                    if !keep_ttl && f.expire_at_ms.take().is_some() {
-                        *ttls -= 1;
-                    }
-                    true
+            ViewMut::Table(t) => {
+                let had = t.fields.get(field).map(|r| field_record::parts(r).2);
+                let at = had.flatten().filter(|_| keep_ttl);
+                if had.flatten().is_some() && at.is_none() {
+                    t.ttls -= 1;
                 }
-                None => {
-                    m.insert(
-                        Bytes::copy_from_slice(field),
-                        Field {
-                            value: Bytes::copy_from_slice(value),
-                            expire_at_ms: None,
-                        },
-                    );
-                    false
-                }
-            },
+                field_record::store(&mut t.fields, field, value, at);
+                had.is_some()
+            }
         };
         if !self.is_table() && self.len() > lim.hash_entries {
             self.convert_to_table();
@@ -315,15 +308,15 @@ impl Hash {
         match self.view_mut() {
             ViewMut::Listpack(p) => p.find(2, field).map(|at| p.remove(at, 2)).is_some(),
             ViewMut::ListpackEx(p) => p.find(3, field).map(|at| p.remove(at, 3)).is_some(),
-            ViewMut::Table(Table { map: m, ttls }) => match m.remove(field) {
-                Some(f) => {
-                    if f.expire_at_ms.is_some() {
-                        *ttls -= 1;
-                    }
-                    true
+            ViewMut::Table(t) => {
+                let Some(at) = t.fields.get(field).map(|r| field_record::parts(r).2) else {
+                    return false;
+                };
+                if at.is_some() {
+                    t.ttls -= 1;
                 }
-                None => false,
-            },
+                t.fields.remove(field)
+            }
         }
     }
 
@@ -354,18 +347,21 @@ impl Hash {
                 }
                 None => false,
             },
-            ViewMut::Table(Table { map: m, ttls }) => match m.get_mut(field) {
-                Some(f) => {
-                    match (f.expire_at_ms.is_some(), at_ms.is_some()) {
-                        (false, true) => *ttls += 1,
-                        (true, false) => *ttls -= 1,
-                        _ => {}
-                    }
-                    f.expire_at_ms = at_ms;
-                    true
+            ViewMut::Table(t) => {
+                let Some((had, value)) = t.fields.get(field).map(|r| {
+                    let (_, value, at) = field_record::parts(r);
+                    (at, value.to_vec())
+                }) else {
+                    return false;
+                };
+                match (had.is_some(), at_ms.is_some()) {
+                    (false, true) => t.ttls += 1,
+                    (true, false) => t.ttls -= 1,
+                    _ => {}
                 }
-                None => false,
-            },
+                field_record::store(&mut t.fields, field, &value, at_ms);
+                true
+            }
         }
     }
 
@@ -381,13 +377,15 @@ impl Hash {
                     _ => None,
                 })
                 .collect(),
-            View::Table(Table { map: m, ttls }) => {
-                if *ttls == 0 {
+            View::Table(t) => {
+                if t.ttls == 0 {
                     return Vec::new();
                 }
-                m.iter()
-                    .filter(|(_, f)| f.expire_at_ms.is_some_and(|at| at <= now_ms))
-                    .map(|(k, _)| k.clone())
+                t.fields
+                    .iter()
+                    .map(field_record::parts)
+                    .filter(|(_, _, at)| at.is_some_and(|at| at <= now_ms))
+                    .map(|(f, _, _)| Bytes::copy_from_slice(f))
                     .collect()
             }
         }
@@ -395,25 +393,15 @@ impl Hash {
 
     /// Turns a compact hash into a table.
     pub fn convert_to_table(&mut self) {
-        let (map, ttls) = match self.view() {
-            View::Table(_) => return,
-            _ => {
-                let mut map = HashMap::with_capacity(self.len());
-                let mut ttls = 0;
-                for (f, v, at) in self.entries() {
-                    ttls += usize::from(at.is_some());
-                    map.insert(
-                        Bytes::copy_from_slice(f),
-                        Field {
-                            value: Bytes::copy_from_slice(v),
-                            expire_at_ms: at,
-                        },
-                    );
-                }
-                (map, ttls)
-            }
-        };
-        self.repr = Repr::Table(Box::new(Table { map, ttls }));
+        if self.is_table() {
+            return;
+        }
+        let mut table = Table::default();
+        for (f, v, at) in self.entries() {
+            table.ttls += usize::from(at.is_some());
+            field_record::store(&mut table.fields, f, v, at);
+        }
+        self.repr = Repr::Table(Box::new(table));
     }
 
     /// A hash from loaded fields, in the encoding Redis would load them in: compact when
@@ -447,9 +435,7 @@ impl Hash {
     pub fn memory_bytes(&self) -> usize {
         match self.view() {
             View::Listpack(p) | View::ListpackEx(p) => p.bytes(),
-            View::Table(Table { map: m, .. }) => {
-                m.iter().map(|(k, f)| k.len() + f.value.len() + 48).sum()
-            }
+            View::Table(t) => t.fields.allocation_size(),
         }
     }
 
@@ -475,10 +461,11 @@ impl Hash {
                     }
                 }
             }
-            View::Table(Table { map: m, ttls }) => {
-                let counted = m.values().filter(|f| f.expire_at_ms.is_some()).count();
-                if counted != *ttls {
-                    return Err(format!("{counted} fields with a ttl, {ttls} counted"));
+            View::Table(t) => {
+                t.fields.check_invariants()?;
+                let counted = self.entries().filter(|f| f.2.is_some()).count();
+                if counted != t.ttls {
+                    return Err(format!("{counted} fields with a ttl, {} counted", t.ttls));
                 }
             }
         }

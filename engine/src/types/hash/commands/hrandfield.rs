@@ -26,17 +26,21 @@ use crate::types::random;
 use super::expiry::expire_fields;
 use super::read_hash;
 
+/// Counts the read of `key` and deletes the hash's expired fields; errs on a key of another
+/// type.
+fn expire_before_read(db: &mut Db, key: &[u8]) -> Result<()> {
+    db.count_read(key, false);
+    let now = db.now_ms();
+    if read_hash(db, key)?.is_some_and(|h| h.min_expiry().is_some_and(|at| at < now)) {
+        expire_fields(db, key, usize::MAX);
+    }
+    Ok(())
+}
+
 /// The fields and values of the hash under `key` after its expired fields went; `None` for
 /// a missing key (or one the expiry emptied).
 fn pairs_after_expiry(db: &mut Db, key: &[u8]) -> Result<Option<Vec<(Bytes, Bytes)>>> {
-    db.count_read(key, false);
-    let now = db.now_ms();
-    let Some(hash) = read_hash(db, key)? else {
-        return Ok(None);
-    };
-    if hash.min_expiry().is_some_and(|at| at < now) {
-        expire_fields(db, key, usize::MAX);
-    }
+    expire_before_read(db, key)?;
     Ok(read_hash(db, key)?.map(|h| {
         h.entries()
             .map(|(f, v, _)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
@@ -57,12 +61,12 @@ impl HRandField {
     pub fn run(db: &mut Db, snapshot: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let key = argv[1];
         if argv.len() == 2 {
-            return Ok(match pairs_after_expiry(db, key)? {
-                Some(pairs) if !pairs.is_empty() => {
-                    Reply::Bulk(pairs[random::below(pairs.len())].0.clone())
-                }
-                _ => Reply::Null,
-            });
+            expire_before_read(db, key)?;
+            return Ok(read_hash(db, key)?
+                .and_then(|h| h.random_entry())
+                .map_or(Reply::Null, |(f, _, _)| {
+                    Reply::Bulk(Bytes::copy_from_slice(f))
+                }));
         }
         let n = parse_i64(argv[2])?;
         if n == i64::MIN {

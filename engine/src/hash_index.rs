@@ -1,4 +1,6 @@
-//! The table's hash index: entry positions by key hash, in one array of 8-byte slots.
+//! A hash index: positions by key hash, in one array of 8-byte slots. The keyspace table
+//! (`db/table`) and the big collections' record tables (`types/records.rs`) find their entries
+//! through it; what a position means, and how a key is compared, is theirs.
 //!
 //! A slot holds a position (low 32 bits) and 32 bits of the key's hash (high 32 bits), so a
 //! lookup reads one slot and, when the hash bits match, the entry: two cache misses for a key
@@ -42,7 +44,7 @@ fn tag_of(slot: u64) -> u32 {
 
 /// Positions by hash (see the module doc).
 #[derive(Clone)]
-pub(super) struct Index {
+pub(crate) struct Index {
     slots: Box<[u64]>,
     len: usize,
     /// log2 of the slot count.
@@ -66,17 +68,17 @@ impl Index {
     }
 
     /// Positions held.
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// Slots allocated.
-    pub(super) fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }
 
     /// Bytes allocated.
-    pub(super) fn allocation_size(&self) -> usize {
+    pub(crate) fn allocation_size(&self) -> usize {
         std::mem::size_of_val(&*self.slots)
     }
 
@@ -96,7 +98,7 @@ impl Index {
 
     /// The position stored for `hash` for which `is_key` holds.
     #[inline]
-    pub(super) fn find(&self, hash: u64, is_key: impl FnMut(u32) -> bool) -> Option<u32> {
+    pub(crate) fn find(&self, hash: u64, is_key: impl FnMut(u32) -> bool) -> Option<u32> {
         self.find_slot(hash, is_key).map(|i| pos_of(self.slots[i]))
     }
 
@@ -120,19 +122,28 @@ impl Index {
     }
 
     /// The slot at the home bucket of `hash`, read for its cache line alone (see
-    /// [`super::Table::prefetch`]).
-    pub(super) fn home_slot(&self, hash: u64) -> u64 {
+    /// `Table::prefetch` in `db/table`).
+    pub(crate) fn home_slot(&self, hash: u64) -> u64 {
         self.slots[self.home(tag(hash))]
     }
 
     /// The first position stored with `hash`'s bits, without comparing keys: the entry a
     /// lookup of that key will most likely read.
-    pub(super) fn candidate(&self, hash: u64) -> Option<u32> {
+    pub(crate) fn candidate(&self, hash: u64) -> Option<u32> {
         self.find(hash, |_| true)
     }
 
+    /// The position in slot `i` (below [`Index::capacity`]), if the slot is held: a uniform
+    /// random held slot is a uniform random position.
+    pub(crate) fn position_at(&self, i: usize) -> Option<u32> {
+        self.slots
+            .get(i)
+            .filter(|&&slot| slot != EMPTY)
+            .map(|&slot| pos_of(slot))
+    }
+
     /// Adds `pos` for `hash` (the caller knows no slot holds `pos`).
-    pub(super) fn insert(&mut self, hash: u64, pos: u32) {
+    pub(crate) fn insert(&mut self, hash: u64, pos: u32) {
         debug_assert!(pos != u32::MAX);
         if (self.len + 1) * 8 > self.slots.len() * 7 {
             self.resize(self.slots.len() * 2);
@@ -165,7 +176,7 @@ impl Index {
     }
 
     /// Removes the slot holding `pos` for `hash`; returns whether there was one.
-    pub(super) fn remove(&mut self, hash: u64, pos: u32) -> bool {
+    pub(crate) fn remove(&mut self, hash: u64, pos: u32) -> bool {
         let Some(mut i) = self.find_slot(hash, |p| p == pos) else {
             return false;
         };
@@ -187,7 +198,7 @@ impl Index {
 
     /// Changes the position stored for `hash` from `from` to `to`; returns whether `from` was
     /// there.
-    pub(super) fn repoint(&mut self, hash: u64, from: u32, to: u32) -> bool {
+    pub(crate) fn repoint(&mut self, hash: u64, from: u32, to: u32) -> bool {
         match self.find_slot(hash, |p| p == from) {
             Some(i) => {
                 self.slots[i] = slot_of(tag(hash), to);
@@ -199,7 +210,7 @@ impl Index {
 
     /// Shrinks the array to the smallest that holds `keep` positions under the load limit
     /// (but never below what it holds).
-    pub(super) fn shrink_to(&mut self, keep: usize) {
+    pub(crate) fn shrink_to(&mut self, keep: usize) {
         let need = keep.max(self.len) * 8 / 7 + 1;
         let n = need.next_power_of_two().max(MIN_SLOTS);
         if n < self.slots.len() {
@@ -217,7 +228,7 @@ impl Index {
     }
 
     /// Checks the module doc's invariants.
-    pub(super) fn check_invariants(&self) -> Result<(), String> {
+    pub(crate) fn check_invariants(&self) -> Result<(), String> {
         let n = self.slots.len();
         if !n.is_power_of_two() || n < MIN_SLOTS || n != 1 << self.bits {
             return Err(format!("{n} slots for {} bits", self.bits));
