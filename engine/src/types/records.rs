@@ -44,6 +44,12 @@ const PAGE_FIRST: usize = 256;
 /// Index arrays this small are never shrunk.
 const SHRINK_SLOTS_MIN: usize = 64;
 
+/// A key's hash and its record's position, if held: valid until the table is next written.
+pub(crate) struct Lookup {
+    hash: u64,
+    pos: Option<u32>,
+}
+
 /// Where a record's key is: the layout of one kind of record.
 pub(crate) trait Keyed {
     /// The key within `record`.
@@ -339,12 +345,33 @@ impl<K: Keyed> Records<K> {
         self.find(self.hash(key), key).is_some()
     }
 
+    /// Looks `key` up, for [`Records::found`] and [`Records::insert_at`] to read and then
+    /// write its record without hashing it again.
+    pub(crate) fn lookup(&self, key: &[u8]) -> Lookup {
+        let hash = self.hash(key);
+        Lookup {
+            hash,
+            pos: self.find(hash, key),
+        }
+    }
+
+    /// The record a lookup found.
+    pub(crate) fn found(&self, lookup: &Lookup) -> Option<&[u8]> {
+        lookup.pos.map(|pos| self.store.get(pos))
+    }
+
     /// Stores the record made of `parts`, whose key is `key`, in place of the record with that
     /// key if there is one; returns whether there was none.
     pub(crate) fn insert(&mut self, key: &[u8], parts: &[&[u8]]) -> bool {
+        let lookup = self.lookup(key);
+        self.insert_at(lookup, key, parts)
+    }
+
+    /// [`Records::insert`] with `key` already looked up (and nothing written since).
+    pub(crate) fn insert_at(&mut self, lookup: Lookup, key: &[u8], parts: &[&[u8]]) -> bool {
         let len = parts.iter().map(|p| p.len()).sum();
-        let hash = self.hash(key);
-        match self.find(hash, key) {
+        let Lookup { hash, pos } = lookup;
+        match pos {
             Some(old) => {
                 let slot = self.store.get_mut(old);
                 if slot.len() == len {

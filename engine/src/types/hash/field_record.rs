@@ -6,7 +6,7 @@
 //! follows, as a LEB128 varint. A field of `field:123456` with a value of 12 bytes is a record
 //! of 25 bytes.
 
-use crate::types::records::Keyed;
+use crate::types::records::{Keyed, Lookup, Records};
 
 /// The layout (see the module doc).
 pub(super) struct FieldRecord;
@@ -65,7 +65,7 @@ impl Keyed for FieldRecord {
 
 /// Stores `field` with `value` and expiry `at` in `records`; returns whether it is new.
 pub(super) fn store(
-    records: &mut crate::types::records::Records<FieldRecord>,
+    records: &mut Records<FieldRecord>,
     field: &[u8],
     value: &[u8],
     at: Option<u64>,
@@ -74,6 +74,20 @@ pub(super) fn store(
     let ttl = at.unwrap_or(0).to_le_bytes();
     let ttl: &[u8] = if at.is_some() { &ttl } else { &[] };
     records.insert(field, &[&head[..n], ttl, field, value])
+}
+
+/// [`store`] with `field` already looked up.
+pub(super) fn store_at(
+    records: &mut Records<FieldRecord>,
+    lookup: Lookup,
+    field: &[u8],
+    value: &[u8],
+    at: Option<u64>,
+) -> bool {
+    let (head, n) = header(field.len(), at.is_some());
+    let ttl = at.unwrap_or(0).to_le_bytes();
+    let ttl: &[u8] = if at.is_some() { &ttl } else { &[] };
+    records.insert_at(lookup, field, &[&head[..n], ttl, field, value])
 }
 
 #[cfg(test)]

@@ -288,12 +288,13 @@ impl Hash {
                 }
             },
             ViewMut::Table(t) => {
-                let had = t.fields.get(field).map(|r| field_record::parts(r).2);
+                let lookup = t.fields.lookup(field);
+                let had = t.fields.found(&lookup).map(|r| field_record::parts(r).2);
                 let at = had.flatten().filter(|_| keep_ttl);
                 if had.flatten().is_some() && at.is_none() {
                     t.ttls -= 1;
                 }
-                field_record::store(&mut t.fields, field, value, at);
+                field_record::store_at(&mut t.fields, lookup, field, value, at);
                 had.is_some()
             }
         };
