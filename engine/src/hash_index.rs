@@ -25,6 +25,10 @@ const EMPTY: u64 = u64::MAX;
 /// The smallest slot array (a power of two).
 const MIN_SLOTS: usize = 8;
 
+/// The bits of a hash the index reads (a slot keeps them): a hash with only these set finds
+/// what the whole hash finds.
+pub(crate) const HASH_BITS: u64 = 0xffff_ffff_0000_0000;
+
 /// The 32 hash bits a slot keeps.
 fn tag(hash: u64) -> u32 {
     (hash >> 32) as u32

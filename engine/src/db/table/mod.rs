@@ -35,8 +35,9 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::hash_index::Index;
+use crate::hash_index::{HASH_BITS, Index};
 use crate::types::Value;
 
 mod key;
@@ -107,7 +108,14 @@ pub(crate) struct Table {
     len: usize,
     volatile: Vec<Volatile>,
     hasher: RandomState,
+    /// The index slot (hash bits and position) of the last key found, or [`NO_MEMO`]: a
+    /// command looks its key up several times (its read, the expiry check, the write), and
+    /// only the first hashes it. See [`Table::find`] for why a match proves the hash bits.
+    last_found: AtomicU64,
 }
+
+/// The memo of no key.
+const NO_MEMO: u64 = u64::MAX;
 
 impl Default for Table {
     fn default() -> Self {
@@ -117,6 +125,7 @@ impl Default for Table {
             len: 0,
             volatile: Vec::new(),
             hasher: RandomState::new(),
+            last_found: AtomicU64::new(NO_MEMO),
         }
     }
 }
@@ -138,6 +147,7 @@ impl Clone for Table {
             len: self.len,
             volatile: self.volatile.clone(),
             hasher: self.hasher.clone(),
+            last_found: AtomicU64::new(self.last_found.load(Ordering::Relaxed)),
         }
     }
 }
@@ -182,18 +192,40 @@ impl Table {
     }
 
     /// The position of `key`.
+    ///
+    /// The last key found is remembered with its position and the hash bits the index keeps
+    /// (all it reads of a hash). If the entry at that position holds `key`, that is the answer
+    /// and those are `key`'s bits: an entry changes position or key only when one is removed
+    /// ([`Table::remove_at`] forgets the memo), so the entry still holds the key it was found
+    /// with.
     pub(crate) fn find(&self, key: &[u8]) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
+        self.locate(key).1
+    }
+
+    /// [`Table::find`], with the hash of `key` (at least the bits the index reads), which a
+    /// miss computes too.
+    fn locate(&self, key: &[u8]) -> (u64, Option<usize>) {
+        let memo = self.last_found.load(Ordering::Relaxed);
+        if memo != NO_MEMO {
+            let p = memo as u32 as usize;
+            if p < self.len && self.entry(p).key.as_bytes() == key {
+                return (memo & HASH_BITS, Some(p));
+            }
+        }
         let h = hash(&self.hasher, key);
         let slabs = &self.slabs;
-        self.index
-            .find(h, |p| {
-                let p = p as usize;
-                slabs[p >> SLAB_BITS][p & (SLAB - 1)].key.as_bytes() == key
-            })
-            .map(|p| p as usize)
+        let found = self.index.find(h, |p| {
+            let p = p as usize;
+            slabs[p >> SLAB_BITS][p & (SLAB - 1)].key.as_bytes() == key
+        });
+        if let Some(p) = found {
+            self.last_found
+                .store((h & HASH_BITS) | u64::from(p), Ordering::Relaxed);
+        }
+        (h, found.map(|p| p as usize))
     }
 
     /// Brings into the cache what looking up `keys` will read: their index slots, then their
@@ -256,7 +288,8 @@ impl Table {
     /// the old object's `lru` on overwrite); a new one gets `meta` and no expiry. Returns
     /// what was there.
     pub(crate) fn insert(&mut self, key: &[u8], value: Value, meta: u32) -> Option<Value> {
-        if let Some(p) = self.find(key) {
+        let (h, found) = self.locate(key);
+        if let Some(p) = found {
             return Some(std::mem::replace(&mut self.entry_mut(p).value, value));
         }
         let pos = self.len;
@@ -280,7 +313,7 @@ impl Table {
             }
         }
         self.len += 1;
-        self.index.insert(hash(&self.hasher, key), pos32(pos));
+        self.index.insert(h, pos32(pos));
         None
     }
 
@@ -326,13 +359,15 @@ impl Table {
 
     /// Removes `key` with its expiry; returns its value.
     pub(crate) fn remove(&mut self, key: &[u8]) -> Option<Value> {
-        let pos = self.find(key)?;
-        self.remove_at(pos, key)
+        let (h, pos) = self.locate(key);
+        self.remove_at(pos?, h)
     }
 
-    /// Removes the entry at `pos`, whose key is `key`, moving the last entry into its place.
-    fn remove_at(&mut self, pos: usize, key: &[u8]) -> Option<Value> {
-        self.index.remove(hash(&self.hasher, key), pos32(pos));
+    /// Removes the entry at `pos`, whose key hashes to `h`, moving the last entry into its
+    /// place.
+    fn remove_at(&mut self, pos: usize, h: u64) -> Option<Value> {
+        *self.last_found.get_mut() = NO_MEMO;
+        self.index.remove(h, pos32(pos));
         let slot = self.entry(pos).exp();
         if slot != NO_EXPIRY {
             self.drop_volatile(slot as usize);
@@ -642,6 +677,23 @@ mod tests {
         table.check_invariants().unwrap();
         assert!(table.is_empty() && table.slabs.is_empty());
         assert!(table.index.capacity() <= SHRINK_CAPACITY_MIN);
+    }
+
+    #[test]
+    fn a_remembered_lookup_never_outlives_a_move() {
+        let mut table = Table::default();
+        for k in [b"a", b"b", b"c"] {
+            table.insert(k, string(1), 0);
+        }
+        assert_eq!(table.find(b"a"), Some(0));
+        // "c", the last entry, moves into "a"'s place.
+        assert!(table.remove(b"a").is_some());
+        assert_eq!(table.find(b"a"), None);
+        assert_eq!(table.find(b"c"), Some(0));
+        assert!(table.remove(b"c").is_some());
+        assert_eq!(table.find(b"c"), None);
+        assert_eq!(table.find(b"b"), Some(0));
+        table.check_invariants().unwrap();
     }
 
     #[test]
