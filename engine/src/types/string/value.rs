@@ -119,6 +119,12 @@ pub fn exact_i64(bytes: &[u8]) -> Option<i64> {
     Some(n)
 }
 
+/// The length of `n`'s decimal form, without forming it.
+fn int_len(n: i64) -> usize {
+    let digits = n.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+    digits + usize::from(n < 0)
+}
+
 /// The decimal digits of `n` in a stack buffer: (buffer, start).
 fn int_digits(n: i64) -> ([u8; INT_CHARS_MAX], usize) {
     let mut buf = [0u8; INT_CHARS_MAX];
@@ -215,7 +221,7 @@ impl StringValue {
     /// The length in bytes (of the decimal form for an integer).
     pub fn len(&self) -> usize {
         match &self.0 {
-            Repr::Int(n) => INT_CHARS_MAX - int_digits(*n).1,
+            Repr::Int(n) => int_len(*n),
             Repr::Inline { meta, .. } => usize::from(meta & !INLINE_RAW),
             Repr::Heap { len_hi, len_lo, .. } => {
                 ((u64::from(*len_hi) << 32) | u64::from(*len_lo)) as usize
@@ -491,10 +497,11 @@ mod tests {
 
     #[test]
     fn int_digits_round_trip() {
-        for n in [0, 1, -1, 10, i64::MAX, i64::MIN, 1234567890] {
+        for n in [0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, 1234567890] {
             let v = StringValue::from_int(n);
             assert_eq!(&*v.bytes(), n.to_string().as_bytes());
             assert_eq!(v.len(), n.to_string().len());
+            assert_eq!(int_len(n), n.to_string().len());
             assert_eq!(exact_i64(n.to_string().as_bytes()), Some(n));
         }
     }
