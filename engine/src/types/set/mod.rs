@@ -34,6 +34,7 @@ pub(crate) mod commands;
 mod intset;
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 
 use bytes::Bytes;
 
@@ -203,16 +204,22 @@ impl Set {
 
     /// Calls `f` with every member, in the encoding's order.
     pub fn for_each(&self, mut f: impl FnMut(&[u8])) {
-        match self.view() {
+        self.try_for_each(|m| {
+            f(m);
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Calls `f` with every member, in the encoding's order, until it breaks.
+    pub fn try_for_each(&self, mut f: impl FnMut(&[u8]) -> ControlFlow<()>) {
+        let _ = match self.view() {
             View::Intset(blob) => {
                 let mut text = itoa::Buffer::new();
-                for n in intset::iter(blob) {
-                    f(text.format(n).as_bytes());
-                }
+                intset::iter(blob).try_for_each(|n| f(text.format(n).as_bytes()))
             }
-            View::Listpack(p) => p.iter().for_each(f),
-            View::Table(t) => t.iter().for_each(f),
-        }
+            View::Listpack(p) => p.iter().try_for_each(f),
+            View::Table(t) => t.iter().try_for_each(f),
+        };
     }
 
     /// The members, in the encoding's order.
