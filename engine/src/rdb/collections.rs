@@ -118,24 +118,7 @@ pub fn write_hash(hash: &Hash, w: &mut Writer) {
 /// Writes a set's body.
 pub fn write_set(set: &Set, w: &mut Writer) {
     match set_type(set) {
-        types::SET_INTSET => {
-            let ints: Vec<i64> = set.members().iter().filter_map(|m| as_int(m)).collect();
-            let needed: usize = if ints.iter().all(|&n| i16::try_from(n).is_ok()) {
-                2
-            } else if ints.iter().all(|&n| i32::try_from(n).is_ok()) {
-                4
-            } else {
-                8
-            };
-            let width = needed.max(usize::from(set.intset_width()));
-            let mut blob = Vec::with_capacity(8 + ints.len() * width);
-            blob.extend_from_slice(&(width as u32).to_le_bytes());
-            blob.extend_from_slice(&(ints.len() as u32).to_le_bytes());
-            for n in ints {
-                blob.extend_from_slice(&n.to_le_bytes()[..width]);
-            }
-            w.string(&blob);
-        }
+        types::SET_INTSET => w.string(set.intset_blob().unwrap_or_default()),
         types::SET_LISTPACK => {
             let mut lp = Builder::new();
             for m in set.members() {
@@ -253,33 +236,15 @@ pub fn read_hash(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Hash, Rd
 
 /// Reads a set's body of type `t`.
 pub fn read_set(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Set, RdbError> {
-    let mut intset_width = 2;
     let members: Vec<Bytes> = match t {
         types::SET_INTSET => {
             let blob = r.string()?;
-            let header = |i: usize| -> Option<u32> {
-                Some(u32::from_le_bytes(blob.get(i..i + 4)?.try_into().ok()?))
-            };
-            let (Some(width), Some(len)) = (header(0), header(4)) else {
-                return Err(r.corrupt("intset shorter than its header"));
-            };
-            let (width, len) = (width as usize, len as usize);
-            if !matches!(width, 2 | 4 | 8) || blob.len() != 8 + width.saturating_mul(len) {
-                return Err(r.corrupt("intset size does not match its header"));
+            // The blob is kept as it is, width included (DUMP gives it back byte for byte).
+            let set = Set::from_intset_blob(&blob, lim).map_err(|e| r.corrupt(e))?;
+            if set.is_empty() {
+                return Err(r.corrupt("empty set"));
             }
-            intset_width = width as u8;
-            let ints: Vec<i64> = blob[8..]
-                .chunks_exact(width)
-                .map(|c| match width {
-                    2 => i64::from(i16::from_le_bytes([c[0], c[1]])),
-                    4 => i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                    _ => i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
-                })
-                .collect();
-            if ints.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(r.corrupt("intset not strictly ascending"));
-            }
-            ints.iter().map(|n| Bytes::from(n.to_string())).collect()
+            return Ok(set);
         }
         types::SET_LISTPACK => {
             let lp = r.string()?;
@@ -301,17 +266,12 @@ pub fn read_set(r: &mut Reader<'_>, t: u8, lim: &Thresholds) -> Result<Set, RdbE
     if members.iter().any(|m| !seen.insert(m)) {
         return Err(r.corrupt("set with a repeated member"));
     }
-    let mut set = match t {
-        types::SET_INTSET => {
-            let mut set = Set::new_intset();
-            set.widen_intset(intset_width);
-            set
+    if t == types::SET_LISTPACK {
+        let mut set = Set::new_listpack();
+        for m in &members {
+            set.add(m, lim);
         }
-        types::SET_LISTPACK => Set::new_listpack(),
-        _ => return Ok(Set::from_members(members, lim)),
-    };
-    for m in &members {
-        set.add(m, lim);
+        return Ok(set);
     }
-    Ok(set)
+    Ok(Set::from_members(members, lim))
 }

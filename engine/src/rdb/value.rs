@@ -54,11 +54,9 @@ pub fn read(
         }
         t @ (collections::types::SET
         | collections::types::SET_INTSET
-        | collections::types::SET_LISTPACK) => Ok(Value::Set(Box::new(collections::read_set(
-            r,
-            t,
-            &lim.encoding,
-        )?))),
+        | collections::types::SET_LISTPACK) => {
+            Ok(Value::Set(collections::read_set(r, t, &lim.encoding)?))
+        }
         t @ (zset::types::ZSET | zset::types::ZSET_2 | zset::types::ZSET_LISTPACK) => {
             Ok(Value::ZSet(Box::new(zset::read_zset(r, t, &lim.encoding)?)))
         }

@@ -30,7 +30,7 @@ pub enum Value {
     /// A hash.
     Hash(hash::Hash),
     /// A set.
-    Set(Box<set::Set>),
+    Set(set::Set),
     /// A sorted set.
     ZSet(Box<zset::ZSet>),
 }
@@ -66,13 +66,13 @@ impl Value {
 const _: () = assert!(std::mem::size_of::<Value>() <= 24);
 #[cfg(test)]
 mod sizes {
-    /// A value sits in every table entry, a small hash or list is its buffer alone, and a small
-    /// set one boxed 24-byte struct plus its buffer: growing any of them grows every key.
+    /// A value sits in every table entry, and a small hash, set or list is its buffer alone:
+    /// growing any of them grows every key.
     #[test]
     fn values_and_small_collections_stay_small() {
         assert_eq!(std::mem::size_of::<super::Value>(), 24);
         assert_eq!(std::mem::size_of::<super::hash::Hash>(), 16);
-        assert_eq!(std::mem::size_of::<super::set::Set>(), 24);
+        assert_eq!(std::mem::size_of::<super::set::Set>(), 16);
         assert_eq!(std::mem::size_of::<super::list::List>(), 16);
         assert_eq!(std::mem::size_of::<super::pack::Pack>(), 16);
     }

@@ -43,6 +43,9 @@ const PAGES_MAX: usize = 1 << 15;
 const PAGE_FIRST: usize = 256;
 /// Index arrays this small are never shrunk.
 const SHRINK_SLOTS_MIN: usize = 64;
+/// [`Records::sample`] draws one record at a time while the records are at least this many
+/// times the sample.
+const SAMPLE_BY_DRAWS_MUL: usize = 3;
 
 /// A key's hash and its record's position, if held: valid until the table is next written.
 pub(crate) struct Lookup {
@@ -54,6 +57,15 @@ pub(crate) struct Lookup {
 pub(crate) trait Keyed {
     /// The key within `record`.
     fn key(record: &[u8]) -> &[u8];
+}
+
+/// Records that are their own key: a set's members.
+pub(crate) struct WholeKey;
+
+impl Keyed for WholeKey {
+    fn key(record: &[u8]) -> &[u8] {
+        record
+    }
 }
 
 /// Records found by key (see the module doc).
@@ -447,6 +459,11 @@ impl<K: Keyed> Records<K> {
 
     /// A uniformly random record.
     pub(crate) fn random(&self) -> Option<&[u8]> {
+        self.random_position().map(|pos| self.store.get(pos))
+    }
+
+    /// The position of a uniformly random record: each held slot is as likely as another.
+    fn random_position(&self) -> Option<u32> {
         if self.is_empty() {
             return None;
         }
@@ -455,13 +472,48 @@ impl<K: Keyed> Records<K> {
         let slots = self.index.capacity();
         for _ in 0..64 {
             if let Some(pos) = self.index.position_at(random::below(slots)) {
-                return Some(self.store.get(pos));
+                return Some(pos);
             }
         }
         let start = random::below(slots);
-        (0..slots)
-            .find_map(|i| self.index.position_at((start + i) % slots))
+        (0..slots).find_map(|i| self.index.position_at((start + i) % slots))
+    }
+
+    /// `count` distinct records (all of them if `count` is at least their number), each
+    /// subset as likely as another, in random order.
+    ///
+    /// A small sample is drawn record by record, a draw already taken drawn again: while
+    /// `count` is at most a third of the records ([`SAMPLE_BY_DRAWS_MUL`], Redis's
+    /// `SRANDMEMBER_SUB_STRATEGY_MUL`) a draw repeats with chance below a third, so this is
+    /// O(count). A bigger one shuffles the first `count` of every position: O(len).
+    pub(crate) fn sample(&self, count: usize) -> Vec<&[u8]> {
+        let count = count.min(self.len());
+        let positions: Vec<u32> = if count.saturating_mul(SAMPLE_BY_DRAWS_MUL) <= self.len() {
+            let mut taken = std::collections::HashSet::with_capacity(count);
+            let mut out = Vec::with_capacity(count);
+            while out.len() < count {
+                match self.random_position() {
+                    Some(pos) if taken.insert(pos) => out.push(pos),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+            out
+        } else {
+            let mut all: Vec<u32> = (0..self.index.capacity())
+                .filter_map(|i| self.index.position_at(i))
+                .collect();
+            for i in 0..count {
+                let j = i + random::below(all.len() - i);
+                all.swap(i, j);
+            }
+            all.truncate(count);
+            all
+        };
+        positions
+            .into_iter()
             .map(|pos| self.store.get(pos))
+            .collect()
     }
 
     /// Bytes allocated: pages, large records and the index.
@@ -544,15 +596,6 @@ mod tests {
         }
     }
 
-    /// Records that are their own key.
-    struct WholeKey;
-
-    impl Keyed for WholeKey {
-        fn key(record: &[u8]) -> &[u8] {
-            record
-        }
-    }
-
     fn value(len: usize, fill: u8) -> Vec<u8> {
         vec![fill; len]
     }
@@ -584,6 +627,13 @@ mod tests {
                 let mut want: Vec<u8> = model.keys().copied().collect();
                 want.sort_unstable();
                 prop_assert_eq!(seen, want);
+                let count = usize::from(key) % (model.len() + 2);
+                let mut sample: Vec<u8> = table.sample(count).iter().map(|r| r[0]).collect();
+                prop_assert_eq!(sample.len(), count.min(model.len()));
+                sample.sort_unstable();
+                sample.dedup();
+                prop_assert_eq!(sample.len(), count.min(model.len()));
+                prop_assert!(sample.iter().all(|k| model.contains_key(k)));
             }
         }
     }
@@ -620,6 +670,38 @@ mod tests {
             seen[table.random().unwrap()[0] as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));
+    }
+
+    /// Both of `sample`'s ways (draws for a small sample, a shuffle for a big one) pick every
+    /// record about as often as another.
+    #[test]
+    fn samples_are_distinct_and_even() {
+        let mut table: Records<WholeKey> = Records::new();
+        for i in 0..30u8 {
+            table.insert(&[i], &[&[i]]);
+        }
+        for count in [3, 20] {
+            let mut seen = [0u32; 30];
+            let rounds = 3000;
+            for _ in 0..rounds {
+                let sample = table.sample(count);
+                assert_eq!(sample.len(), count);
+                for r in sample {
+                    seen[r[0] as usize] += 1;
+                }
+            }
+            let mean = rounds * count as u32 / 30;
+            assert!(
+                seen.iter().all(|&n| n > mean * 3 / 4 && n < mean * 5 / 4),
+                "count {count}: {seen:?}"
+            );
+            let mut all: Vec<u8> = table.sample(count).iter().map(|r| r[0]).collect();
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(all.len(), count);
+        }
+        assert_eq!(table.sample(100).len(), 30);
+        assert!(Records::<WholeKey>::new().sample(3).is_empty());
     }
 
     #[test]

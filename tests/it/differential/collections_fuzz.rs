@@ -25,8 +25,8 @@
 //!   command, so the field is expired on both when anything next reads it.
 //!
 //! Random replies are left out or compared by shape: SPOP only with a count past the size
-//! (then it is the whole set, sorted), HRANDFIELD by its length unless the count is past the
-//! size, no SRANDMEMBER or ZRANDMEMBER. Replies whose order is a table's (HGETALL, HKEYS,
+//! (then it is the whole set, sorted), HRANDFIELD and SRANDMEMBER by their length unless the
+//! count is past the size, no ZRANDMEMBER. Replies whose order is a table's (HGETALL, HKEYS,
 //! SMEMBERS, SINTER...) are sorted before comparing.
 //!
 //! Kept out as undefined or not comparable: lexicographic ranges over members of different
@@ -366,6 +366,13 @@ fn command(rng: &mut Rng, loose: &mut Loose, fx: &mut Effects) -> Vec<String> {
             2 => vec![s("SCARD"), k],
             3 => vec![s("SISMEMBER"), k, member(rng)],
             4 => vec![s("SMEMBERS"), k],
+            5 => {
+                let mut v = vec![s("SRANDMEMBER"), k];
+                if !rng.one_in(4) {
+                    v.push(rng.pick(&["-3", "0", "2", "100"]).into());
+                }
+                v
+            }
             _ => {
                 let mut v = vec![s(rng.pick(&["SINTER", "SUNION", "SDIFF"]))];
                 v.extend(keys(rng, false));
@@ -653,7 +660,7 @@ fn compare_of(argv: &[String]) -> Compare {
         "HKEYS" | "HVALS" | "SMEMBERS" | "SINTER" | "SUNION" | "SDIFF" | "SPOP" => {
             Compare::Sorted { pairs: false }
         }
-        "HRANDFIELD" => match argv.get(2).map(String::as_str) {
+        "HRANDFIELD" | "SRANDMEMBER" => match argv.get(2).map(String::as_str) {
             Some("100") => Compare::Sorted {
                 pairs: argv.len() > 3,
             },

@@ -18,6 +18,8 @@
 //! when something changed. The result's encoding is Redis's: an intset while every member is
 //! an integer and they fit, else a listpack or table by size.
 
+use std::ops::ControlFlow;
+
 use bytes::Bytes;
 
 use crate::command::args::is;
@@ -32,30 +34,39 @@ use crate::types::set::{Set, as_int};
 
 use super::{read_set, set_reply};
 
-/// The source sets, looked up in order (`None` for a missing key).
-fn sources(db: &mut Db, keys: &[&[u8]]) -> Result<Vec<Option<Set>>> {
-    let mut out = Vec::with_capacity(keys.len());
+/// Looks the source keys up for reading, in order: each counted, WRONGTYPE at the first of
+/// another type.
+fn look_up(db: &mut Db, keys: &[&[u8]]) -> Result<()> {
     for key in keys {
         db.count_read(key, false);
-        out.push(read_set(db, key)?.cloned());
+        read_set(db, key)?;
     }
-    Ok(out)
+    Ok(())
 }
 
-/// The intersection, in the order of the smallest set; `limit` stops early (0: none).
-fn intersection(sets: &[Option<Set>], limit: usize) -> Option<(Vec<Bytes>, &Set)> {
-    let mut present: Vec<&Set> = sets.iter().map(Option::as_ref).collect::<Option<_>>()?;
+/// The source sets after [`look_up`] (`None` for a missing key), read where they are.
+fn sources<'a>(db: &'a Db, keys: &[&[u8]]) -> Vec<Option<&'a Set>> {
+    keys.iter()
+        .map(|key| read_set(db, key).ok().flatten())
+        .collect()
+}
+
+/// The intersection, in the order of the smallest set, and that set; `limit` stops early
+/// (0: none).
+fn intersection<'a>(sets: &[Option<&'a Set>], limit: usize) -> Option<(Vec<Bytes>, &'a Set)> {
+    let mut present: Vec<&Set> = sets.iter().copied().collect::<Option<_>>()?;
     present.sort_by_key(|s| s.len());
     let first = present[0];
     let mut out = Vec::new();
-    for m in first.members() {
-        if present[1..].iter().all(|s| s.contains(&m)) {
-            out.push(m);
+    first.try_for_each(|m| {
+        if present[1..].iter().all(|s| s.contains(m)) {
+            out.push(Bytes::copy_from_slice(m));
             if limit != 0 && out.len() >= limit {
-                break;
+                return ControlFlow::Break(());
             }
         }
-    }
+        ControlFlow::Continue(())
+    });
     Some((out, first))
 }
 
@@ -63,7 +74,7 @@ fn intersection(sets: &[Option<Set>], limit: usize) -> Option<(Vec<Bytes>, &Set)
 fn store(db: &mut Db, dst: &[u8], result: Set, event: &'static str, argv: &[&[u8]]) -> Reply {
     let len = result.len();
     if len > 0 {
-        db.insert(Bytes::copy_from_slice(dst), Value::Set(Box::new(result)));
+        db.insert(Bytes::copy_from_slice(dst), Value::Set(result));
         db.notify(SET, event, dst);
         db.changed(1, argv);
     } else if db.remove(dst).is_some() {
@@ -88,7 +99,7 @@ fn build(mut start: Set, members: &[Bytes], lim: &Thresholds) -> Set {
 
 /// The union or difference of `sets`.
 fn union_or_diff(
-    sets: &[Option<Set>],
+    sets: &[Option<&Set>],
     keys: &[&[u8]],
     diff: bool,
     start: Set,
@@ -97,23 +108,23 @@ fn union_or_diff(
     let mut out = start;
     if !diff {
         for s in sets.iter().flatten() {
-            for m in s.members() {
-                out.add(&m, lim);
-            }
+            s.for_each(|m| {
+                out.add(m, lim);
+            });
         }
         return out;
     }
-    let Some(first) = &sets[0] else {
+    let Some(first) = sets[0] else {
         return out;
     };
     if keys[1..].contains(&keys[0]) {
         return out;
     }
-    for m in first.members() {
-        if !sets[1..].iter().flatten().any(|s| s.contains(&m)) {
-            out.add(&m, lim);
+    first.for_each(|m| {
+        if !sets[1..].iter().flatten().any(|s| s.contains(m)) {
+            out.add(m, lim);
         }
-    }
+    });
     out
 }
 
@@ -124,7 +135,8 @@ pub struct SAlgebra;
 impl SAlgebra {
     /// SINTER.
     pub fn run_inter(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let sets = sources(db, &argv[1..])?;
+        look_up(db, &argv[1..])?;
+        let sets = sources(db, &argv[1..]);
         Ok(set_reply(
             intersection(&sets, 0).map_or_else(Vec::new, |r| r.0),
         ))
@@ -132,7 +144,8 @@ impl SAlgebra {
 
     /// SINTERSTORE.
     pub fn run_interstore(db: &mut Db, snap: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let sets = sources(db, &argv[2..])?;
+        look_up(db, &argv[2..])?;
+        let sets = sources(db, &argv[2..]);
         let result = match intersection(&sets, 0) {
             None => Set::new_intset(),
             Some((members, first)) => {
@@ -172,7 +185,8 @@ impl SAlgebra {
                 return Err(Error::Syntax);
             }
         }
-        let sets = sources(db, &argv[2..2 + n])?;
+        look_up(db, &argv[2..2 + n])?;
+        let sets = sources(db, &argv[2..2 + n]);
         Ok(Reply::Int(
             intersection(&sets, limit).map_or(0, |r| r.0.len()) as i64,
         ))
@@ -180,8 +194,9 @@ impl SAlgebra {
 
     fn read(db: &mut Db, lim: &Thresholds, argv: &[&[u8]], diff: bool) -> Result<Reply> {
         let keys = &argv[1..];
-        let sets = sources(db, keys)?;
-        let all_intsets = sets.iter().flatten().all(Set::is_intset);
+        look_up(db, keys)?;
+        let sets = sources(db, keys);
+        let all_intsets = sets.iter().flatten().all(|s| s.is_intset());
         let start = if all_intsets {
             Set::new_intset()
         } else {
@@ -194,7 +209,8 @@ impl SAlgebra {
 
     fn write(db: &mut Db, lim: &Thresholds, argv: &[&[u8]], diff: bool) -> Result<Reply> {
         let keys = &argv[2..];
-        let sets = sources(db, keys)?;
+        look_up(db, keys)?;
+        let sets = sources(db, keys);
         let result = union_or_diff(&sets, keys, diff, Set::new_intset(), lim);
         let event = if diff { "sdiffstore" } else { "sunionstore" };
         Ok(store(db, argv[1], result, event, argv))

@@ -34,7 +34,7 @@ impl SAdd {
         if read_set(db, key)?.is_none() {
             db.insert(
                 Bytes::copy_from_slice(key),
-                Value::Set(Box::new(Set::for_members(members[0], members.len(), lim))),
+                Value::Set(Set::for_members(members[0], members.len(), lim)),
             );
         }
         let set = set_mut(db, key)?.ok_or(Error::NoSuchKey)?;

@@ -50,7 +50,7 @@ impl SMove {
         if !dst_exists {
             db.insert(
                 Bytes::copy_from_slice(dst),
-                Value::Set(Box::new(Set::for_members(member, 1, &snap.encoding))),
+                Value::Set(Set::for_members(member, 1, &snap.encoding)),
             );
         }
         db.touch(src);

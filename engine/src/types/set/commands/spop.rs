@@ -25,7 +25,6 @@ use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, SET};
 use crate::reply::Reply;
 use crate::types::hash::commands::hrandfield::PICKS_MAX;
-use crate::types::random;
 use crate::types::set::Set;
 
 use super::{read_set, set_mut, set_reply};
@@ -57,10 +56,9 @@ impl SPop {
         let Some(set) = set_mut(db, key)? else {
             return Ok(Reply::Null);
         };
-        let Some(member) = set.nth(random::below(set.len().max(1))) else {
+        let Some(member) = set.pop_random() else {
             return Ok(Reply::Null);
         };
-        set.remove(&member);
         let emptied = set.is_empty();
         db.notify(SET, "spop", key);
         if db.propagating() {
@@ -101,27 +99,23 @@ impl SPop {
             }
             return Ok(set_reply(members));
         }
-        let all = set.members();
-        let picked: Vec<Bytes> = random::distinct(size, count)
-            .into_iter()
-            .map(|i| all[i].clone())
-            .collect();
         let remaining = size - count;
-        if remaining * MOVE_STRATEGY_MUL > count || set.is_listpack() {
-            for m in &picked {
-                set.remove(m);
-            }
+        let picked: Vec<Bytes> = if remaining * MOVE_STRATEGY_MUL > count || set.is_listpack() {
+            (0..count).filter_map(|_| set.pop_random()).collect()
         } else {
-            let kept: Vec<&Bytes> = all.iter().filter(|m| !picked.contains(m)).collect();
-            let mut fresh = match kept.first() {
-                Some(first) => Set::for_members(first, 1, lim),
-                None => Set::new_intset(),
-            };
-            for m in kept {
-                fresh.add(m, lim);
+            // Most members go: draw the few that stay into a new set, whose encoding is
+            // picked again, and reply what is left of the old one.
+            let mut fresh: Option<Set> = None;
+            for _ in 0..remaining {
+                let Some(m) = set.pop_random() else { break };
+                fresh
+                    .get_or_insert_with(|| Set::for_members(&m, 1, lim))
+                    .add(&m, lim);
             }
-            *set = fresh;
-        }
+            let picked = set.members();
+            *set = fresh.unwrap_or_else(Set::new_intset);
+            picked
+        };
         db.notify(SET, "spop", key);
         db.add_dirty(count as u64);
         if db.propagating() {
@@ -149,12 +143,9 @@ impl SRandMember {
         let key = argv[1];
         if argv.len() == 2 {
             db.count_read(key, false);
-            return Ok(match read_set(db, key)? {
-                Some(set) if !set.is_empty() => set
-                    .nth(random::below(set.len()))
-                    .map_or(Reply::Null, Reply::Bulk),
-                _ => Reply::Null,
-            });
+            return Ok(read_set(db, key)?
+                .and_then(Set::random_member)
+                .map_or(Reply::Null, Reply::Bulk));
         }
         let n = parse_i64(argv[2])?;
         if n == i64::MIN {
@@ -169,21 +160,13 @@ impl SRandMember {
         if count == 0 || size == 0 {
             return Ok(Reply::Array(Vec::new()));
         }
-        let all = set.members();
-        let picked: Vec<usize> = if n < 0 || count == 1 {
-            (0..count.min(PICKS_MAX))
-                .map(|_| random::below(size))
-                .collect()
+        let picked = if n < 0 || count == 1 {
+            set.random_members(count.min(PICKS_MAX) as usize)
         } else if count >= size as u64 {
-            (0..size).collect()
+            set.members()
         } else {
-            random::distinct(size, count as usize)
+            set.random_distinct(count as usize)
         };
-        Ok(Reply::Array(
-            picked
-                .into_iter()
-                .map(|i| Reply::Bulk(all[i].clone()))
-                .collect(),
-        ))
+        Ok(Reply::Array(picked.into_iter().map(Reply::Bulk).collect()))
     }
 }

@@ -150,3 +150,63 @@ fn spop_propagates_as_redis() {
     assert_eq!(f.ks.dirty(), 5 + 5);
     f.ks.check_invariants().unwrap();
 }
+
+fn texts(reply: Result<Reply, String>) -> Vec<String> {
+    match reply {
+        Ok(Reply::Set(items) | Reply::Array(items)) => items
+            .into_iter()
+            .map(|r| match r {
+                Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+                other => panic!("{other:?}"),
+            })
+            .collect(),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn distinct(items: &[String]) -> usize {
+    items
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+/// Each of Redis's SRANDMEMBER and SPOP cases on a table: distinct members where they must
+/// be, repeats allowed for a negative count, the whole set past its size; SPOP taking most of
+/// a set moves what stays to a new set of the encoding its members get.
+#[test]
+fn random_picks_from_a_table_follow_redis_cases() {
+    let f = Fixture::new();
+    let all: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    f.run(&format!("SADD big {}", all.join(" "))).unwrap();
+    assert_eq!(encoding(&f, "big"), "hashtable");
+    for (count, want) in [(5, 5), (200, 200), (1000, 300)] {
+        let picked = texts(f.run(&format!("SRANDMEMBER big {count}")));
+        assert_eq!((picked.len(), distinct(&picked)), (want, want), "{count}");
+        assert!(picked.iter().all(|m| all.contains(m)));
+    }
+    let repeats = texts(f.run("SRANDMEMBER big -400"));
+    assert_eq!(repeats.len(), 400);
+    assert!(repeats.iter().all(|m| all.contains(m)));
+    f.propagated();
+
+    let popped = texts(f.run("SPOP big 10"));
+    assert_eq!(distinct(&popped), 10);
+    assert_eq!(f.run("SCARD big"), Ok(Reply::Int(290)));
+    assert_eq!(
+        f.propagated(),
+        vec![format!("SREM big {}", popped.join(" "))]
+    );
+    let most = texts(f.run("SPOP big 280"));
+    assert_eq!(distinct(&most), 280);
+    let mut left = texts(f.run("SMEMBERS big"));
+    assert_eq!(left.len(), 10);
+    assert_eq!(encoding(&f, "big"), "listpack");
+    left.extend(popped);
+    left.extend(most);
+    left.sort();
+    let mut want = all.clone();
+    want.sort();
+    assert_eq!(left, want);
+    f.ks.check_invariants().unwrap();
+}
