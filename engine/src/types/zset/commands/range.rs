@@ -307,7 +307,7 @@ mod tests {
                 .order()
                 .iter()
                 .filter(|e| range.gte_min(e.score) && range.lte_max(e.score))
-                .cloned()
+                .map(|e| e.to_entry())
                 .collect();
             if reverse {
                 want.reverse();
@@ -328,13 +328,13 @@ mod tests {
             let lex = LexRange { min: bound(lo * 7, minex), max: bound(hi * 7, maxex) };
             let mut flat = ZSet::create(0, 0, &lim);
             for e in z.order().iter() {
-                let _ = flat.add(0.0, &e.member, AddFlags::default(), &lim);
+                let _ = flat.add(0.0, e.member, AddFlags::default(), &lim);
             }
             let want: Vec<Entry> = flat
                 .order()
                 .iter()
-                .filter(|e| lex.gte_min(&e.member) && lex.lte_max(&e.member))
-                .cloned()
+                .filter(|e| lex.gte_min(e.member) && lex.lte_max(e.member))
+                .map(|e| e.to_entry())
                 .collect();
             let got = select(&flat, &Spec::Lex(lex), false, 0, -1);
             prop_assert_eq!(got, want);
