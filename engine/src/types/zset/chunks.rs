@@ -3,13 +3,18 @@
 //! items. What the order is belongs to the caller, who passes it as a predicate.
 //!
 //! A chunk holds at most [`CHUNK_MAX`] items and is never empty. A full chunk splits in two
-//! halves, except when the item goes past the end of the last chunk: then a new chunk starts,
-//! so a set filled in ascending order (a ZADD of growing scores) keeps its chunks full. A
+//! halves, except when the item goes after the last chunk's last item (a new chunk starts) or
+//! before a chunk's first (it ends the chunk before if that has room, or starts a new one), so
+//! a set filled in ascending or descending order (a ZADD of growing scores, the load of an
+//! RDB's entries, highest first) keeps its chunks full. A
 //! chunk's allocation grows by doubling up to [`CHUNK_MAX`] items, so it holds at most twice
 //! its items' bytes, and a full chunk none spare.
 
-/// The most items in a chunk.
+/// The most items in a chunk (few in tests, so small sets split and merge chunks).
+#[cfg(not(test))]
 pub(crate) const CHUNK_MAX: usize = 1024;
+#[cfg(test)]
+pub(crate) const CHUNK_MAX: usize = 16;
 
 /// Items in order (see the module doc).
 #[derive(Debug, Clone)]
@@ -95,6 +100,20 @@ impl<T> Chunks<T> {
             let mut next = vec_for(1);
             next.push(item);
             self.chunks.push(next);
+            return;
+        }
+        if at == 0 {
+            match c.checked_sub(1) {
+                Some(p) if self.chunks[p].len() < CHUNK_MAX => {
+                    grow(&mut self.chunks[p]);
+                    self.chunks[p].push(item);
+                }
+                _ => {
+                    let mut fresh = vec_for(1);
+                    fresh.push(item);
+                    self.chunks.insert(c, fresh);
+                }
+            }
             return;
         }
         let mut tail = vec_for(CHUNK_MAX / 2 + 1);
@@ -214,7 +233,7 @@ mod tests {
             c.insert(i, |&x| x < i);
         }
         c.check_invariants().unwrap();
-        assert_eq!(c.chunks.len(), 3);
+        assert_eq!(c.chunks.len(), 3000usize.div_ceil(CHUNK_MAX));
         assert_eq!(c.chunks[0].capacity(), CHUNK_MAX);
         assert_eq!(
             c.iter_from(0).copied().collect::<Vec<_>>(),
@@ -222,6 +241,20 @@ mod tests {
         );
         assert_eq!(c.get(2500), Some(&2500));
         assert_eq!(c.partition_point(|&x| x < 1777), 1777);
+    }
+
+    #[test]
+    fn descending_inserts_fill_whole_chunks() {
+        let mut c = Chunks::default();
+        for i in (0..3000u32).rev() {
+            c.insert(i, |&x| x < i);
+        }
+        c.check_invariants().unwrap();
+        assert_eq!(c.chunks.len(), 3000usize.div_ceil(CHUNK_MAX));
+        assert_eq!(
+            c.iter_from(0).copied().collect::<Vec<_>>(),
+            (0..3000).collect::<Vec<_>>()
+        );
     }
 
     #[test]
