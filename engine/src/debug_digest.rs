@@ -75,7 +75,7 @@ impl Value {
                 mix(digest, &TYPE_ZSET.to_be_bytes());
                 for e in z.order().iter() {
                     let mut element = Digest::default();
-                    mix(&mut element, &e.member);
+                    mix(&mut element, e.member);
                     mix(
                         &mut element,
                         crate::types::zset::score::dtoa(e.score).as_bytes(),

@@ -49,7 +49,13 @@ fn elements(value: Option<&Value>) -> Result<(Vec<Bytes>, bool)> {
         None => Ok((Vec::new(), true)),
         Some(Value::List(list)) => Ok((list.to_vec(), true)),
         Some(Value::Set(set)) => Ok((set.members(), false)),
-        Some(Value::ZSet(z)) => Ok((z.order().iter().map(|e| e.member.clone()).collect(), true)),
+        Some(Value::ZSet(z)) => Ok((
+            z.order()
+                .iter()
+                .map(|e| Bytes::copy_from_slice(e.member))
+                .collect(),
+            true,
+        )),
         Some(_) => Err(Error::WrongType),
     }
 }

@@ -49,14 +49,14 @@ pub fn write_zset(z: &ZSet, w: &mut Writer) {
     if z.is_listpack() {
         let mut lp = Builder::new();
         for e in z.order().iter() {
-            lp.string(&e.member);
+            lp.string(e.member);
             lp.string(score::format(e.score).as_bytes());
         }
         w.string(&lp.finish());
     } else {
         w.len(z.len() as u64);
         for e in z.order().iter().rev() {
-            w.string(&e.member);
+            w.string(e.member);
             w.raw(&e.score.to_le_bytes());
         }
     }

@@ -17,6 +17,10 @@
 //! the page is freed. So dead bytes are at most about as many as live ones, a page with no live
 //! record is freed at once, and a write never copies more than one page.
 //!
+//! An owner may keep records' positions beside the table (a sorted set's order does): a
+//! record stays where it is until a removal compacts its page, and the tracked removal
+//! reports each such move (see [`Records::remove_tracked`]).
+//!
 //! Invariants (checked by [`Records::check_invariants`]):
 //! - the index holds exactly one position per live record, found by that record's key, and
 //!   no two live records have the same key;
@@ -395,7 +399,7 @@ impl<K: Keyed> Records<K> {
                 } else {
                     let new = self.store.append(parts, len);
                     self.index.repoint(hash, old, new);
-                    self.release(old);
+                    self.release(old, None);
                 }
                 false
             }
@@ -410,12 +414,17 @@ impl<K: Keyed> Records<K> {
 
     /// Removes the record with key `key`; returns whether there was one.
     pub(crate) fn remove(&mut self, key: &[u8]) -> bool {
+        self.remove_record(key, None)
+    }
+
+    /// [`Records::remove`], pushing on `moves` the records it moved.
+    fn remove_record(&mut self, key: &[u8], moves: Option<&mut Vec<(u32, u32)>>) -> bool {
         let hash = self.hash(key);
         let Some(pos) = self.find(hash, key) else {
             return false;
         };
         self.index.remove(hash, pos);
-        self.release(pos);
+        self.release(pos, moves);
         if self.index.len() * 8 < self.index.capacity() && self.index.capacity() > SHRINK_SLOTS_MIN
         {
             self.index.shrink_to(self.index.len() * 2);
@@ -424,19 +433,22 @@ impl<K: Keyed> Records<K> {
     }
 
     /// Frees the bytes of a record no longer indexed, compacting its page if that is due.
-    fn release(&mut self, pos: u32) {
+    fn release(&mut self, pos: u32, moves: Option<&mut Vec<(u32, u32)>>) {
         if let Some(page) = self.store.kill(pos) {
-            self.compact(page);
+            self.compact(page, moves);
         }
     }
 
     /// Appends a page's live records again and frees the page.
-    fn compact(&mut self, page: u32) {
+    fn compact(&mut self, page: u32, mut moves: Option<&mut Vec<(u32, u32)>>) {
         let old = std::mem::take(&mut self.store.pages[page as usize]);
         for (at, record) in live_records(&old.bytes) {
             let hash = self.hash(K::key(record));
             let new = self.store.append(&[record], record.len());
             self.index.repoint(hash, small_pos(page, at), new);
+            if let Some(m) = moves.as_deref_mut() {
+                m.push((small_pos(page, at), new));
+            }
         }
         self.store.free_pages.push(page);
     }
@@ -579,6 +591,48 @@ impl<K: Keyed> Records<K> {
     }
 }
 
+/// Positions, for an owner that keeps them beside the table (a sorted set's order, see
+/// `types/zset`). Such an owner adds records with [`Records::insert_absent`], changes them in
+/// place with [`Records::get_at_mut`] and removes them with [`Records::remove_tracked`], which
+/// reports each record a compaction moved as `(old, new)`, so the owner can repoint what it
+/// keeps ([`Records::insert`] of another length moves a record without telling). Within one
+/// call no position moved to is one moved from, and a position moved from reads as nothing
+/// that call placed: its page is freed.
+impl<K: Keyed> Records<K> {
+    /// The position of the record with key `key`.
+    pub(crate) fn position(&self, key: &[u8]) -> Option<u32> {
+        self.find(self.hash(key), key)
+    }
+
+    /// The record at `pos` (a position this table gave and has not moved; any other reads as
+    /// empty or as another record).
+    pub(crate) fn get_at(&self, pos: u32) -> &[u8] {
+        self.store.get(pos)
+    }
+
+    /// The record at `pos`, mutably: the caller leaves its key's bytes as they are.
+    pub(crate) fn get_at_mut(&mut self, pos: u32) -> &mut [u8] {
+        self.store.get_mut(pos)
+    }
+
+    /// Stores a record with a key no record has (the caller has looked): one lookup fewer than
+    /// [`Records::insert`]. Returns its position; nothing moves.
+    pub(crate) fn insert_absent(&mut self, key: &[u8], parts: &[&[u8]]) -> u32 {
+        debug_assert!(!self.contains(key));
+        let len = parts.iter().map(|p| p.len()).sum();
+        let pos = self.store.append(parts, len);
+        debug_assert_eq!(K::key(self.store.get(pos)), key);
+        let hash = self.hash(key);
+        self.index.insert(hash, pos);
+        pos
+    }
+
+    /// [`Records::remove`], pushing on `moves` every record moved.
+    pub(crate) fn remove_tracked(&mut self, key: &[u8], moves: &mut Vec<(u32, u32)>) -> bool {
+        self.remove_record(key, Some(moves))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -634,6 +688,48 @@ mod tests {
                 sample.dedup();
                 prop_assert_eq!(sample.len(), count.min(model.len()));
                 prop_assert!(sample.iter().all(|k| model.contains_key(k)));
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn tracked_positions_follow_every_move(ops in proptest::collection::vec(
+            (0u8..3, any::<u8>(), prop_oneof![0usize..40, 3000usize..5000]), 1..400))
+        {
+            // The owner's side: each key's position, repointed by the reported moves.
+            let mut table: Records<FirstByte> = Records::new();
+            let mut kept: HashMap<u8, u32> = HashMap::new();
+            let mut moves = Vec::new();
+            for (op, key, len) in ops {
+                let v = value(len, key);
+                match op {
+                    0 | 1 => match kept.get(&key) {
+                        None => {
+                            kept.insert(key, table.insert_absent(&[key], &[&[key], &v]));
+                        }
+                        Some(&pos) => {
+                            // Same length, another value: in place.
+                            let record = table.get_at_mut(pos);
+                            record[1..].fill(op);
+                        }
+                    },
+                    _ => {
+                        let had = table.remove_tracked(&[key], &mut moves);
+                        prop_assert_eq!(had, kept.remove(&key).is_some());
+                    }
+                }
+                for (old, new) in moves.drain(..) {
+                    prop_assert_ne!(old, new);
+                    if let Some(p) = kept.values_mut().find(|p| **p == old) {
+                        *p = new;
+                    }
+                }
+                table.check_invariants().map_err(TestCaseError::fail)?;
+                for (&k, &pos) in &kept {
+                    prop_assert_eq!(table.position(&[k]), Some(pos));
+                    prop_assert_eq!(table.get_at(pos).first(), Some(&k));
+                }
             }
         }
     }

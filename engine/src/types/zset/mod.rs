@@ -5,9 +5,14 @@
 //!   `zset-max-listpack-value` bytes: the [`Thresholds`] of the command's snapshot), the
 //!   entries in order and nothing else: a member's score is found by a walk, as Redis's
 //!   `zzlFind` does.
-//! - **skiplist**: past those limits, the same ordered entries beside a hash table of member to
-//!   score (Redis's skiplist + dict). The order is a [`Ordered`] run of sorted chunks, so a
-//!   rank is a walk over chunk lengths and a search within one chunk (no O(n) scan per rank).
+//! - **skiplist**: past those limits, Redis's skiplist + dict as two parts (`skiplist.rs`):
+//!   each member with its score as a record in pages (`types/records.rs`), found by member
+//!   through a hash index, and the order as sorted chunks of 12-byte slots (the score and the
+//!   record's position), so a member's bytes are held once and a rank is a walk over chunk
+//!   lengths and a search within one chunk that reads members only on tied scores.
+//!
+//! Both keep their order in sorted chunks (`chunks.rs`); [`Order`] reads either as
+//! [`EntryRef`]s.
 //!
 //! As in Redis's `zsetAdd`, a listpack becomes a skiplist when an insert would pass a limit,
 //! and a skiplist never converts back except where Redis rebuilds a result (the STORE forms,
@@ -15,21 +20,26 @@
 //! broken by the members' bytes.
 //!
 //! Invariants (checked by [`ZSet::check_invariants`]): the entries are strictly ascending by
-//! (score, member), no score is NaN, no listpack score is `-0` (Redis stores it as the
-//! integer 0), every chunk is non-empty and within its bound, the
-//! counted length is exact, and a skiplist's table holds exactly the entries' members with
-//! their scores.
+//! (score, member) and no score is NaN; the chunks are non-empty, within their bound, and
+//! their counted length is exact; a listpack holds no member twice and no `-0` score (Redis
+//! stores it as the integer 0); a skiplist's slots each point at the record of their member,
+//! with the same score bit for bit, and there are as many records as slots (so the table and
+//! the order hold the same members), besides the records' own invariants.
 
+mod chunks;
 pub(crate) mod commands;
 pub mod geo;
 pub mod score;
+mod skiplist;
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use bytes::Bytes;
 
 use crate::config::Thresholds;
+use crate::types::random;
+use chunks::{ChunkIter, Chunks};
+use skiplist::Skiplist;
 
 /// One member and its score.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,178 +63,149 @@ fn is_negative_zero(score: f64) -> bool {
     score == 0.0 && score.is_sign_negative()
 }
 
-/// Entries per chunk before it splits.
-const CHUNK_MAX: usize = 512;
-
-/// Entries in ascending order, as a run of sorted chunks.
-#[derive(Debug, Clone, Default)]
-pub struct Ordered {
-    chunks: Vec<Vec<Entry>>,
-    len: usize,
+/// A member and its score, borrowed from the set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EntryRef<'a> {
+    /// The score (never NaN).
+    pub score: f64,
+    /// The member.
+    pub member: &'a [u8],
 }
 
-impl Ordered {
+impl EntryRef<'_> {
+    /// The entry, owned.
+    pub fn to_entry(self) -> Entry {
+        Entry {
+            score: self.score,
+            member: Bytes::copy_from_slice(self.member),
+        }
+    }
+}
+
+impl<'a> From<&'a Entry> for EntryRef<'a> {
+    fn from(e: &'a Entry) -> EntryRef<'a> {
+        EntryRef {
+            score: e.score,
+            member: &e.member,
+        }
+    }
+}
+
+/// The encoding and its data.
+#[derive(Debug, Clone)]
+enum Repr {
+    /// The entries in order.
+    Listpack(Chunks<Entry>),
+    /// Members in a table of records, ordered by score in chunks of compact slots.
+    Skiplist(Skiplist),
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Listpack(Chunks::default())
+    }
+}
+
+/// A set's entries in ascending (score, member) order, whatever the encoding.
+#[derive(Debug, Clone, Copy)]
+pub struct Order<'a>(&'a Repr);
+
+/// An [`Order`]'s entries from one rank on.
+#[derive(Debug, Clone)]
+pub struct Iter<'a>(IterRepr<'a>);
+
+#[derive(Debug, Clone)]
+enum IterRepr<'a> {
+    Listpack(ChunkIter<'a, Entry>),
+    Skiplist(skiplist::Iter<'a>),
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = EntryRef<'a>;
+
+    fn next(&mut self) -> Option<EntryRef<'a>> {
+        match &mut self.0 {
+            IterRepr::Listpack(it) => it.next().map(EntryRef::from),
+            IterRepr::Skiplist(it) => it.next(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            IterRepr::Listpack(it) => it.next_back().map(EntryRef::from),
+            IterRepr::Skiplist(it) => it.next_back(),
+        }
+    }
+}
+
+impl<'a> Order<'a> {
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.len
+        match self.0 {
+            Repr::Listpack(c) => c.len(),
+            Repr::Skiplist(s) => s.len(),
+        }
     }
 
     /// Whether none are held.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// The chunk and offset of index `i` (< len).
-    fn locate(&self, mut i: usize) -> (usize, usize) {
-        for (c, chunk) in self.chunks.iter().enumerate() {
-            if i < chunk.len() {
-                return (c, i);
-            }
-            i -= chunk.len();
+    /// The entry at rank `i`.
+    pub fn get(&self, i: usize) -> Option<EntryRef<'a>> {
+        match self.0 {
+            Repr::Listpack(c) => c.get(i).map(EntryRef::from),
+            Repr::Skiplist(s) => s.get(i),
         }
-        (self.chunks.len(), 0)
-    }
-
-    /// The entry at index `i`.
-    pub fn get(&self, i: usize) -> Option<&Entry> {
-        let (c, o) = self.locate(i);
-        self.chunks.get(c).and_then(|ch| ch.get(o))
     }
 
     /// The number of leading entries for which `pred` holds (`pred` true on a prefix).
-    pub fn partition_point(&self, pred: impl Fn(&Entry) -> bool) -> usize {
-        let c = self
-            .chunks
-            .partition_point(|ch| ch.last().is_some_and(&pred));
-        let before: usize = self.chunks[..c].iter().map(Vec::len).sum();
-        before + self.chunks.get(c).map_or(0, |ch| ch.partition_point(&pred))
-    }
-
-    /// The index of the entry (score, member), if held.
-    pub fn rank(&self, score: f64, member: &[u8]) -> Option<usize> {
-        let i = self.partition_point(|e| cmp(e.score, &e.member, score, member).is_lt());
-        self.get(i).filter(|e| e.member == member).map(|_| i)
-    }
-
-    /// Inserts an entry not held.
-    pub fn insert(&mut self, entry: Entry) {
-        let c = self.chunks.partition_point(|ch| {
-            ch.last()
-                .is_some_and(|l| cmp(l.score, &l.member, entry.score, &entry.member).is_lt())
-        });
-        let c = c.min(self.chunks.len().saturating_sub(1));
-        if self.chunks.is_empty() {
-            self.chunks.push(Vec::new());
+    pub fn partition_point(&self, pred: impl Fn(EntryRef<'_>) -> bool) -> usize {
+        match self.0 {
+            Repr::Listpack(c) => c.partition_point(|e| pred(e.into())),
+            Repr::Skiplist(s) => s.partition_point(pred),
         }
-        let chunk = &mut self.chunks[c];
-        let at =
-            chunk.partition_point(|e| cmp(e.score, &e.member, entry.score, &entry.member).is_lt());
-        chunk.insert(at, entry);
-        if chunk.len() > CHUNK_MAX * 2 {
-            let tail = chunk.split_off(CHUNK_MAX);
-            self.chunks.insert(c + 1, tail);
-        }
-        self.len += 1;
     }
 
-    /// Removes the entry at index `i`.
-    pub fn remove_at(&mut self, i: usize) -> Option<Entry> {
-        let (c, o) = self.locate(i);
-        let chunk = self.chunks.get_mut(c)?;
-        if o >= chunk.len() {
-            return None;
-        }
-        let e = chunk.remove(o);
-        if chunk.is_empty() {
-            self.chunks.remove(c);
-        }
-        self.len -= 1;
-        Some(e)
-    }
-
-    /// Removes the entries of indexes `start..end`.
-    pub fn remove_range(&mut self, start: usize, end: usize) -> Vec<Entry> {
-        let all: Vec<Entry> = self.chunks.drain(..).flatten().collect();
-        let mut all = all;
-        let removed: Vec<Entry> = all
-            .drain(start.min(all.len())..end.min(all.len()))
-            .collect();
-        *self = Ordered::from_sorted(all);
-        removed
-    }
-
-    /// Entries from index `start` on, ascending.
-    pub fn iter_from(&self, start: usize) -> impl DoubleEndedIterator<Item = &Entry> + '_ {
-        let (c, o) = if start >= self.len {
-            (self.chunks.len(), 0)
-        } else {
-            self.locate(start)
-        };
-        let first: &[Entry] = self.chunks.get(c).map_or(&[], |ch| &ch[o..]);
-        let rest = self.chunks.get(c + 1..).unwrap_or(&[]);
-        first.iter().chain(rest.iter().flatten())
+    /// Entries from rank `start` on, ascending.
+    pub fn iter_from(&self, start: usize) -> Iter<'a> {
+        Iter(match self.0 {
+            Repr::Listpack(c) => IterRepr::Listpack(c.iter_from(start)),
+            Repr::Skiplist(s) => IterRepr::Skiplist(s.iter_from(start)),
+        })
     }
 
     /// Every entry, ascending.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Entry> + '_ {
-        self.chunks.iter().flatten()
+    pub fn iter(&self) -> Iter<'a> {
+        self.iter_from(0)
     }
 
-    /// Entries of indexes `start..=end` (clamped), ascending.
+    /// Entries of ranks `start..=end` (clamped), ascending, owned.
     pub fn range(&self, start: usize, end: usize) -> Vec<Entry> {
-        if start > end || start >= self.len {
-            return Vec::new();
-        }
-        self.iter_from(start)
-            .take(end.min(self.len - 1) - start + 1)
-            .cloned()
+        self.range_refs(start, end)
+            .map(EntryRef::to_entry)
             .collect()
     }
 
-    /// An order from entries already ascending and distinct.
-    pub fn from_sorted(entries: Vec<Entry>) -> Ordered {
-        let len = entries.len();
-        let mut chunks = Vec::with_capacity(len / CHUNK_MAX + 1);
-        let mut it = entries.into_iter().peekable();
-        while it.peek().is_some() {
-            chunks.push(it.by_ref().take(CHUNK_MAX).collect());
-        }
-        Ordered { chunks, len }
-    }
-
-    fn check_invariants(&self) -> Result<(), String> {
-        let mut n = 0;
-        let mut prev: Option<&Entry> = None;
-        for ch in &self.chunks {
-            if ch.is_empty() || ch.len() > CHUNK_MAX * 2 {
-                return Err(format!("a chunk of {}", ch.len()));
-            }
-            for e in ch {
-                if e.score.is_nan() {
-                    return Err("a NaN score".into());
-                }
-                if let Some(p) = prev
-                    && !cmp(p.score, &p.member, e.score, &e.member).is_lt()
-                {
-                    return Err("entries out of order".into());
-                }
-                prev = Some(e);
-                n += 1;
-            }
-        }
-        if n != self.len {
-            return Err(format!("{n} entries held, {} counted", self.len));
-        }
-        Ok(())
+    /// Entries of ranks `start..=end` (clamped), ascending.
+    pub fn range_refs(&self, start: usize, end: usize) -> std::iter::Take<Iter<'a>> {
+        let len = self.len();
+        let n = if start > end || start >= len {
+            0
+        } else {
+            end.min(len - 1) - start + 1
+        };
+        self.iter_from(start).take(n)
     }
 }
 
 /// A sorted set value.
 #[derive(Debug, Clone, Default)]
 pub struct ZSet {
-    order: Ordered,
-    /// Member to score: present exactly for the skiplist encoding.
-    dict: Option<HashMap<Bytes, f64>>,
+    repr: Repr,
 }
 
 /// What [`ZSet::add`] did.
@@ -253,42 +234,42 @@ pub struct AddFlags {
     pub incr: bool,
 }
 
+/// A listpack's entries before (score, member).
+fn listpack_before(e: &Entry, score: f64, member: &[u8]) -> bool {
+    cmp(e.score, &e.member, score, member).is_lt()
+}
+
 impl ZSet {
     /// An empty sorted set in the encoding Redis's `zsetTypeCreate` picks for about
     /// `size_hint` members of up to `value_len` bytes.
     pub fn create(size_hint: usize, value_len: usize, lim: &Thresholds) -> ZSet {
-        let mut z = ZSet::default();
         if size_hint > lim.zset_entries || value_len > lim.zset_value {
-            z.dict = Some(HashMap::with_capacity(size_hint.min(1 << 16)));
+            ZSet::new_skiplist()
+        } else {
+            ZSet::default()
         }
-        z
     }
 
     /// An empty skiplist (where Redis builds a result before picking its encoding).
     pub fn new_skiplist() -> ZSet {
         ZSet {
-            order: Ordered::default(),
-            dict: Some(HashMap::new()),
+            repr: Repr::Skiplist(Skiplist::default()),
         }
     }
 
     /// Converts a listpack to a skiplist if about `size_hint` members are coming (Redis's
     /// `zsetTypeMaybeConvert`).
     pub fn maybe_convert(&mut self, size_hint: usize, lim: &Thresholds) {
-        if self.dict.is_none() && size_hint > lim.zset_entries {
+        if self.is_listpack() && size_hint > lim.zset_entries {
             self.to_skiplist();
         }
     }
 
     /// Turns the set into a skiplist.
     pub fn to_skiplist(&mut self) {
-        if self.dict.is_none() {
-            self.dict = Some(
-                self.order
-                    .iter()
-                    .map(|e| (e.member.clone(), e.score))
-                    .collect(),
-            );
+        if let Repr::Listpack(c) = &self.repr {
+            let s = Skiplist::from_sorted(c.iter_from(0).map(EntryRef::from));
+            self.repr = Repr::Skiplist(s);
         }
     }
 
@@ -296,31 +277,30 @@ impl ZSet {
     /// `zsetConvertToListpackIfNeeded`, for results the STORE forms build). A `-0` score
     /// becomes `0` on the way, as each entry goes through `zzlInsertAt`.
     pub fn maybe_to_listpack(&mut self, lim: &Thresholds) {
-        let widest = self.order.iter().map(|e| e.member.len()).max().unwrap_or(0);
-        if self.dict.is_some() && self.len() <= lim.zset_entries && widest <= lim.zset_value {
-            self.dict = None;
-            if self.order.iter().any(|e| is_negative_zero(e.score)) {
-                let entries = self
-                    .order
-                    .iter()
-                    .map(|e| Entry {
-                        score: if e.score == 0.0 { 0.0 } else { e.score },
-                        member: e.member.clone(),
-                    })
-                    .collect();
-                self.order = Ordered::from_sorted(entries);
-            }
+        let Repr::Skiplist(s) = &self.repr else {
+            return;
+        };
+        let widest = s.iter_from(0).map(|e| e.member.len()).max().unwrap_or(0);
+        if s.len() <= lim.zset_entries && widest <= lim.zset_value {
+            let entries = s
+                .iter_from(0)
+                .map(|e| Entry {
+                    score: if e.score == 0.0 { 0.0 } else { e.score },
+                    member: Bytes::copy_from_slice(e.member),
+                })
+                .collect();
+            self.repr = Repr::Listpack(Chunks::from_sorted(entries));
         }
     }
 
     /// Whether the encoding is listpack.
     pub fn is_listpack(&self) -> bool {
-        self.dict.is_none()
+        matches!(self.repr, Repr::Listpack(_))
     }
 
     /// The encoding's name, as OBJECT ENCODING reports it.
     pub fn encoding(&self) -> &'static str {
-        if self.dict.is_none() {
+        if self.is_listpack() {
             "listpack"
         } else {
             "skiplist"
@@ -329,43 +309,44 @@ impl ZSet {
 
     /// Members held.
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.order().len()
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.len() == 0
     }
 
     /// The ordered entries.
-    pub fn order(&self) -> &Ordered {
-        &self.order
+    pub fn order(&self) -> Order<'_> {
+        Order(&self.repr)
     }
 
     /// The score of `member`.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        match &self.dict {
-            Some(d) => d.get(member).copied(),
-            None => self
-                .order
-                .iter()
-                .find(|e| e.member == member)
-                .map(|e| e.score),
+        match &self.repr {
+            Repr::Skiplist(s) => s.score(member),
+            Repr::Listpack(c) => c.iter_from(0).find(|e| e.member == member).map(|e| e.score),
         }
     }
 
     /// The 0-based rank of `member` from the lowest score, with its score.
     pub fn rank(&self, member: &[u8]) -> Option<(usize, f64)> {
-        match &self.dict {
-            Some(d) => {
-                let s = *d.get(member)?;
-                self.order.rank(s, member).map(|r| (r, s))
-            }
-            None => self
-                .order
-                .iter()
-                .position(|e| e.member == member)
-                .and_then(|i| self.order.get(i).map(|e| (i, e.score))),
+        match &self.repr {
+            Repr::Skiplist(s) => s.rank(member),
+            Repr::Listpack(c) => c
+                .iter_from(0)
+                .enumerate()
+                .find(|(_, e)| e.member == member)
+                .map(|(i, e)| (i, e.score)),
+        }
+    }
+
+    /// A uniformly random entry.
+    pub fn random(&self) -> Option<EntryRef<'_>> {
+        match &self.repr {
+            Repr::Skiplist(s) => s.random(),
+            Repr::Listpack(c) => c.get(random::below(c.len().max(1))).map(EntryRef::from),
         }
     }
 
@@ -399,14 +380,21 @@ impl ZSet {
             if score == cur {
                 return Ok((Added::Nop, Some(score)));
             }
-            self.remove(member);
-            self.insert_new(score, member);
+            match &mut self.repr {
+                Repr::Skiplist(s) => {
+                    s.set_score(member, score);
+                }
+                Repr::Listpack(_) => {
+                    self.remove(member);
+                    self.insert_new(score, member);
+                }
+            }
             return Ok((Added::Updated, Some(score)));
         }
         if flags.xx {
             return Ok((Added::Nop, None));
         }
-        if self.dict.is_none()
+        if self.is_listpack()
             && (self.len() + 1 > lim.zset_entries || member.len() > lim.zset_value)
         {
             self.to_skiplist();
@@ -416,32 +404,40 @@ impl ZSet {
     }
 
     fn insert_new(&mut self, score: f64, member: &[u8]) {
-        self.insert_unchecked(score, Bytes::copy_from_slice(member));
+        match &mut self.repr {
+            Repr::Skiplist(s) => s.insert_new(score, member),
+            Repr::Listpack(_) => self.insert_unchecked(score, Bytes::copy_from_slice(member)),
+        }
     }
 
     /// Inserts a member known to be absent, keeping the encoding (loads, results). A listpack
     /// keeps an integral score as an integer, as Redis's `zzlInsertAt` does, so `-0` is
     /// stored as `0` there.
     pub fn insert_unchecked(&mut self, score: f64, member: Bytes) {
-        let score = if score == 0.0 && self.dict.is_none() {
-            0.0
-        } else {
-            score
-        };
-        if let Some(d) = &mut self.dict {
-            d.insert(member.clone(), score);
+        match &mut self.repr {
+            Repr::Skiplist(s) => s.insert_new(score, &member),
+            Repr::Listpack(c) => {
+                let score = if score == 0.0 { 0.0 } else { score };
+                let at = |e: &Entry| listpack_before(e, score, &member);
+                let entry = Entry {
+                    score,
+                    member: member.clone(),
+                };
+                c.insert(entry, at);
+            }
         }
-        self.order.insert(Entry { score, member });
     }
 
     /// Removes `member`; returns whether it was there.
     pub fn remove(&mut self, member: &[u8]) -> bool {
+        if let Repr::Skiplist(s) = &mut self.repr {
+            return s.remove(member);
+        }
         let Some((rank, _)) = self.rank(member) else {
             return false;
         };
-        self.order.remove_at(rank);
-        if let Some(d) = &mut self.dict {
-            d.remove(member);
+        if let Repr::Listpack(c) = &mut self.repr {
+            c.remove_at(rank);
         }
         true
     }
@@ -452,19 +448,13 @@ impl ZSet {
             return Vec::new();
         }
         let end = end.min(self.len() - 1);
-        let removed = if end - start < 16 {
-            (start..=end)
-                .filter_map(|_| self.order.remove_at(start))
-                .collect()
-        } else {
-            self.order.remove_range(start, end + 1)
-        };
-        if let Some(d) = &mut self.dict {
-            for e in &removed {
-                d.remove(&e.member);
+        match &mut self.repr {
+            Repr::Skiplist(s) => s.remove_ranks(start, end + 1),
+            Repr::Listpack(c) if end - start < 16 => {
+                (start..=end).filter_map(|_| c.remove_at(start)).collect()
             }
+            Repr::Listpack(c) => c.remove_range(start, end + 1),
         }
-        removed
     }
 
     /// A sorted set from loaded entries, in the encoding Redis loads them in.
@@ -479,41 +469,42 @@ impl ZSet {
         z
     }
 
-    /// The bytes the set holds (an estimate).
+    /// The bytes the set holds (an estimate for a listpack; a skiplist's allocations).
     pub fn memory_bytes(&self) -> usize {
-        let entries: usize = self.order.iter().map(|e| e.member.len() + 2 + 8).sum();
-        match &self.dict {
-            None => entries,
-            Some(d) => entries + d.len() * 64,
+        match &self.repr {
+            Repr::Listpack(c) => c.iter_from(0).map(|e| e.member.len() + 2 + 8).sum(),
+            Repr::Skiplist(s) => s.allocation_size(),
         }
     }
 
     /// Checks the invariants of the module doc.
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.order.check_invariants()?;
-        if let Some(d) = &self.dict {
-            if d.len() != self.order.len() {
-                return Err(format!(
-                    "{} in the table, {} ordered",
-                    d.len(),
-                    self.order.len()
-                ));
-            }
-            for e in self.order.iter() {
-                if d.get(&e.member).map(|s| s.to_bits()) != Some(e.score.to_bits()) {
-                    return Err("the table and the order disagree".into());
+        match &self.repr {
+            Repr::Skiplist(s) => s.check_invariants(),
+            Repr::Listpack(c) => {
+                c.check_invariants()?;
+                let mut prev: Option<&Entry> = None;
+                for e in c.iter_from(0) {
+                    if e.score.is_nan() {
+                        return Err("a NaN score".into());
+                    }
+                    if is_negative_zero(e.score) {
+                        return Err("a listpack holds a -0 score".into());
+                    }
+                    if let Some(p) = prev
+                        && !cmp(p.score, &p.member, e.score, &e.member).is_lt()
+                    {
+                        return Err("entries out of order".into());
+                    }
+                    prev = Some(e);
                 }
-            }
-        } else {
-            let mut seen = std::collections::HashSet::new();
-            if self.order.iter().any(|e| !seen.insert(&e.member)) {
-                return Err("a member held twice".into());
-            }
-            if self.order.iter().any(|e| is_negative_zero(e.score)) {
-                return Err("a listpack holds a -0 score".into());
+                let mut seen = std::collections::HashSet::new();
+                if c.iter_from(0).any(|e| !seen.insert(&e.member)) {
+                    return Err("a member held twice".into());
+                }
+                Ok(())
             }
         }
-        Ok(())
     }
 }
 

@@ -96,7 +96,7 @@ pub(crate) fn write_base(
                             argv.push(Bytes::from(echomq_engine::types::zset::score::format(
                                 e.score,
                             )));
-                            argv.push(e.member.clone());
+                            argv.push(Bytes::copy_from_slice(e.member));
                         }
                         encode(&argv, &mut buf);
                     }

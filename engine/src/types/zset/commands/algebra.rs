@@ -109,7 +109,7 @@ fn parse(
             Some(Value::ZSet(z)) => z
                 .order()
                 .iter()
-                .map(|e| (e.member.clone(), e.score))
+                .map(|e| (Bytes::copy_from_slice(e.member), e.score))
                 .collect(),
             Some(Value::Set(s)) => s.members().into_iter().map(|m| (m, 1.0)).collect(),
             Some(_) => return Err(Error::WrongType),

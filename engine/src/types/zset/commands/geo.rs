@@ -424,7 +424,7 @@ impl GeoSearch {
                     geo::distance(center.0, center.1, lon, lat)
                 }
             };
-            found.push((e.member.clone(), e.score, lon, lat, d));
+            found.push((Bytes::copy_from_slice(e.member), e.score, lon, lat, d));
             if any && found.len() >= limit {
                 break;
             }

@@ -252,8 +252,8 @@ impl LexRange {
         if self.empty() {
             return (0, 0);
         }
-        let first = z.order().partition_point(|e| !self.gte_min(&e.member));
-        let end = z.order().partition_point(|e| self.lte_max(&e.member));
+        let first = z.order().partition_point(|e| !self.gte_min(e.member));
+        let end = z.order().partition_point(|e| self.lte_max(e.member));
         (first, end.max(first))
     }
 }

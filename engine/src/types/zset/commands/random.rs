@@ -10,6 +10,8 @@
 //!
 //! Effects: a read lookup of the key.
 
+use bytes::Bytes;
+
 use crate::command::args::{is, parse_i64};
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
@@ -30,10 +32,9 @@ impl ZRandMember {
         if argv.len() == 2 {
             db.count_read(key, false);
             return Ok(match read_zset(db, key)? {
-                Some(z) if !z.is_empty() => z
-                    .order()
-                    .get(random::below(z.len()))
-                    .map_or(Reply::Null, |e| Reply::Bulk(e.member.clone())),
+                Some(z) => z.random().map_or(Reply::Null, |e| {
+                    Reply::Bulk(Bytes::copy_from_slice(e.member))
+                }),
                 _ => Reply::Null,
             });
         }
@@ -69,7 +70,7 @@ impl ZRandMember {
         };
         let entries = picked
             .into_iter()
-            .filter_map(|i| z.order().get(i).cloned())
+            .filter_map(|i| z.order().get(i).map(|e| e.to_entry()))
             .collect();
         Ok(entries_reply(entries, withscores, resp3(snap)))
     }

@@ -21,8 +21,10 @@ use crate::command::args::{is, parse_i64};
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, ZSET as ZSET_EVENTS};
-use crate::reply::Reply;
-use crate::types::zset::{AddFlags, Entry, ZSet};
+use crate::reply::{Bulks, Reply};
+#[cfg(test)]
+use crate::types::zset::Entry;
+use crate::types::zset::{AddFlags, EntryRef, ZSet};
 
 use super::{LexRange, ScoreRange, entries_reply, read_zset, resp3, store_result, zset_mut};
 
@@ -59,27 +61,30 @@ fn clamp(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, end as usize))
 }
 
-/// The entries `spec` selects in `z`, in reply order.
-fn select(z: &ZSet, spec: &Spec, reverse: bool, offset: i64, limit: i64) -> Vec<Entry> {
+/// The ranks `spec` selects in `z`, ascending (`lo..=hi`): the reply runs them backwards for
+/// REV.
+fn select_ranks(
+    z: &ZSet,
+    spec: &Spec,
+    reverse: bool,
+    offset: i64,
+    limit: i64,
+) -> Option<(usize, usize)> {
     let len = z.len();
     let (first, end) = match spec {
         Spec::Rank(s, e) => {
-            let Some((s, e)) = clamp(*s, *e, len) else {
-                return Vec::new();
-            };
-            return if reverse {
-                let mut v = z.order().range(len - 1 - e, len - 1 - s);
-                v.reverse();
-                v
+            let (s, e) = clamp(*s, *e, len)?;
+            return Some(if reverse {
+                (len - 1 - e, len - 1 - s)
             } else {
-                z.order().range(s, e)
-            };
+                (s, e)
+            });
         }
         Spec::Score(r) => r.ranks(z),
         Spec::Lex(r) => r.ranks(z),
     };
     if offset < 0 || first >= end {
-        return Vec::new();
+        return None;
     }
     let offset = offset as usize;
     let take = if limit < 0 {
@@ -89,20 +94,44 @@ fn select(z: &ZSet, spec: &Spec, reverse: bool, offset: i64, limit: i64) -> Vec<
     };
     let count = end - first;
     if offset >= count {
-        return Vec::new();
+        return None;
     }
     let n = take.min(count - offset);
     if n == 0 {
-        return Vec::new();
+        return None;
     }
-    if reverse {
-        let hi = end - offset;
-        let mut v = z.order().range(hi - n, hi - 1);
-        v.reverse();
-        v
+    Some(if reverse {
+        (end - offset - n, end - offset - 1)
     } else {
-        z.order().range(first + offset, first + offset + n - 1)
+        (first + offset, first + offset + n - 1)
+    })
+}
+
+/// The entries `spec` selects in `z`, in reply order.
+fn select_refs<'a>(
+    z: &'a ZSet,
+    spec: &Spec,
+    reverse: bool,
+    offset: i64,
+    limit: i64,
+) -> Vec<EntryRef<'a>> {
+    let Some((lo, hi)) = select_ranks(z, spec, reverse, offset, limit) else {
+        return Vec::new();
+    };
+    let mut v: Vec<EntryRef<'a>> = z.order().range_refs(lo, hi).collect();
+    if reverse {
+        v.reverse();
     }
+    v
+}
+
+/// [`select_refs`], owned.
+#[cfg(test)]
+fn select(z: &ZSet, spec: &Spec, reverse: bool, offset: i64, limit: i64) -> Vec<Entry> {
+    select_refs(z, spec, reverse, offset, limit)
+        .into_iter()
+        .map(EntryRef::to_entry)
+        .collect()
 }
 
 /// ZRANGE and its forms.
@@ -205,9 +234,19 @@ impl ZRange {
         db.count_read(key, false);
         let entries = match read_zset(db, key)? {
             None => Vec::new(),
-            Some(z) => select(z, &spec, reverse, offset, limit),
+            Some(z) => select_refs(z, &spec, reverse, offset, limit),
         };
+        if !store && !withscores {
+            // The members' bytes go straight into the reply's buffer.
+            let bytes = entries.iter().map(|e| e.member.len() + 16).sum();
+            let mut out = Bulks::with_capacity(bytes);
+            for e in &entries {
+                out.push(e.member);
+            }
+            return Ok(Reply::Bulks(out));
+        }
         if !store {
+            let entries = entries.into_iter().map(EntryRef::to_entry).collect();
             return Ok(entries_reply(entries, withscores, resp3(snap)));
         }
         let lim = &snap.encoding;
@@ -219,7 +258,7 @@ impl ZRange {
         let mut result = ZSet::create(size_hint, 0, lim);
         for e in entries {
             // Entries of one set: distinct, never NaN.
-            let _ = result.add(e.score, &e.member, AddFlags::default(), lim);
+            let _ = result.add(e.score, e.member, AddFlags::default(), lim);
         }
         Ok(store_result(db, argv[1], result, "zrangestore", argv))
     }
@@ -307,7 +346,7 @@ mod tests {
                 .order()
                 .iter()
                 .filter(|e| range.gte_min(e.score) && range.lte_max(e.score))
-                .cloned()
+                .map(|e| e.to_entry())
                 .collect();
             if reverse {
                 want.reverse();
@@ -328,13 +367,13 @@ mod tests {
             let lex = LexRange { min: bound(lo * 7, minex), max: bound(hi * 7, maxex) };
             let mut flat = ZSet::create(0, 0, &lim);
             for e in z.order().iter() {
-                let _ = flat.add(0.0, &e.member, AddFlags::default(), &lim);
+                let _ = flat.add(0.0, e.member, AddFlags::default(), &lim);
             }
             let want: Vec<Entry> = flat
                 .order()
                 .iter()
-                .filter(|e| lex.gte_min(&e.member) && lex.lte_max(&e.member))
-                .cloned()
+                .filter(|e| lex.gte_min(e.member) && lex.lte_max(e.member))
+                .map(|e| e.to_entry())
                 .collect();
             let got = select(&flat, &Spec::Lex(lex), false, 0, -1);
             prop_assert_eq!(got, want);

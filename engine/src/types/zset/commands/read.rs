@@ -10,6 +10,8 @@
 //!
 //! Effects: a read lookup of the key.
 
+use bytes::Bytes;
+
 use crate::error::{Error, Result};
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
@@ -121,8 +123,8 @@ impl ZRead {
         let (pattern, _) = scan_options(argv, false)?;
         let mut items = Vec::new();
         for e in z.order().iter() {
-            if pattern.is_none_or(|p| glob::matches(p, &e.member, false)) {
-                items.push(Reply::Bulk(e.member.clone()));
+            if pattern.is_none_or(|p| glob::matches(p, e.member, false)) {
+                items.push(Reply::Bulk(Bytes::copy_from_slice(e.member)));
                 items.push(score::bulk(e.score));
             }
         }
