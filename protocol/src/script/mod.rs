@@ -4,6 +4,7 @@
 //! - [`sandbox`]: the Lua 5.1 VM with the globals Redis allows and its protections.
 //! - [`convert`]: Lua values to RESP and replies to Lua values, as Redis converts them.
 //! - [`call`]: `redis.call`/`redis.pcall`, through the server's own command dispatch.
+//! - [`current`]: the run those functions reach, lent for its duration.
 //! - [`bit`], [`cjson`], [`cmsgpack`], [`lstruct`] (`struct`): the libraries scripts see.
 //!
 //! Invariants:
@@ -24,7 +25,7 @@
 //!   than overflow a worker thread's.
 //!
 //! FUNCTION/FCALL can reuse the pieces as they are: [`sandbox::Vm`] (the globals, the `redis`
-//! table whose `call`/`pcall` a run fills with scoped functions), [`convert`], and
+//! table whose `call`/`pcall` reach the run [`current`] lends), [`convert`], and
 //! [`call`] with its [`call::Limits`]; what is EVAL's own is here (KEYS/ARGV as globals, the
 //! `f_<sha>` cache, the error suffix naming the script).
 
@@ -35,6 +36,7 @@ pub(crate) mod call;
 mod cjson;
 mod cmsgpack;
 pub(crate) mod convert;
+pub(crate) mod current;
 pub(crate) mod function;
 mod lstruct;
 pub(crate) mod sandbox;
@@ -43,7 +45,7 @@ use std::cell::{Cell, RefCell};
 
 use bytes::{Bytes, BytesMut};
 use echomq_engine::Reply;
-use mlua::{MultiValue, Value};
+use mlua::Value;
 use parking_lot::Mutex;
 
 use crate::cmd::{Ctx, int_arg, is};
@@ -422,79 +424,11 @@ fn execute(
         }
     }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
-    let resp3 = &*vm.resp3;
-    resp3.set(false);
-    // `redis.set_repl`'s flags: REPL_AOF (1) and REPL_REPLICA (2); only the AOF receives
-    // what echomq propagates.
-    let repl = &*vm.repl;
-    repl.set(sandbox::REPL_ALL);
+    let calls = &*vm.calls;
+    calls.start();
     *vm.caller.borrow_mut() = crate::cmd::script_caller(ctx.state, ctx.client);
-    let ctx = RefCell::new(ctx);
-    let limits = Cell::new(limits);
-    let argv = RefCell::new(sandbox::CommandArgs::default());
-    let reply = RefCell::new(BytesMut::new());
-    let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
-        // `counted`: the error is in the error stats already (see `ScriptError`).
-        let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
-            if raise {
-                return Err(mlua::Error::external(sandbox::ScriptError {
-                    text,
-                    counted,
-                }));
-            }
-            let t = lua.create_table()?;
-            t.raw_set("err", lua.create_string(text)?)?;
-            if counted {
-                t.raw_set("ignore_error_stats_update", true)?;
-            }
-            Ok(Value::Table(t))
-        };
-        let recursive = || {
-            fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false)
-        };
-        let Ok(mut argv) = argv.try_borrow_mut() else {
-            return recursive();
-        };
-        if let Err(e) = argv.fill(&args) {
-            return match sandbox::script_error(&e) {
-                Some(refusal) => fail(refusal.text.clone(), false),
-                None => Err(e),
-            };
-        }
-        let Ok(mut ctx) = ctx.try_borrow_mut() else {
-            return recursive();
-        };
-        let mut now = limits.get();
-        let Ok(mut reply) = reply.try_borrow_mut() else {
-            return recursive();
-        };
-        let suppressed = repl.get() & sandbox::REPL_AOF == 0;
-        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
-        if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
-        }
-        let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv.argv(), &mut reply);
-        if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
-        }
-        if now.dirty && !limits.get().dirty {
-            busy::wrote();
-        }
-        limits.set(now);
-        match ran {
-            Ok(()) if reply.first() == Some(&b'-') => {
-                let end = reply.len().saturating_sub(2).max(1);
-                fail(convert::error_text(&reply[..end]), true)
-            }
-            Ok(()) => convert::reply_to_lua(lua, &reply),
-            Err(text) => fail(convert::error_text(text.as_bytes()), true),
-        }
-    };
-    let outcome = lua.scope(|scope| {
-        let call = scope.create_function(|lua, args: MultiValue| command(lua, args, true))?;
-        let pcall = scope.create_function(|lua, args: MultiValue| command(lua, args, false))?;
-        vm.redis.raw_set("call", call)?;
-        vm.redis.raw_set("pcall", pcall)?;
+    let mut run = current::Run { ctx, limits };
+    let outcome = current::enter(&mut run, || -> mlua::Result<Reply> {
         let (ok, value): (bool, Value) = match invocation {
             Invocation::Eval => vm.run.call(function)?,
             Invocation::Fcall => vm.run_with.call((function, keys_table, args_table))?,
@@ -503,7 +437,7 @@ fn execute(
         if ok {
             let enc = convert::Encoding {
                 client_resp3,
-                script_resp3: resp3.get(),
+                script_resp3: calls.resp3.get(),
             };
             convert::lua_to_resp(&value, enc, &mut out);
             if out.first() == Some(&b'-') && !already_counted(&value) {
@@ -520,10 +454,6 @@ fn execute(
         }
         Ok(Reply::Error(message))
     });
-    // The scoped functions are dead now; a script can no longer reach them.
-    for name in ["call", "pcall"] {
-        let _ = vm.redis.raw_set(name, Value::Nil);
-    }
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))
 }
 

@@ -16,13 +16,14 @@
 //! `return redis.call(...)` tail call keeps the script's frame, as Redis's C functions do;
 //! library errors (`bit`, `cjson`, ...) carry `luaL_error`'s `source:line: ` ([`located`]).
 //!
-//! What each run needs from the server (the command dispatch) is set in [`Vm::redis`] as
-//! functions scoped to the run, so the VM itself holds nothing of a request; `setresp` is the
-//! VM's own, writing [`Vm::resp3`], which the run reads. FUNCTION can build its libraries on
-//! the same VM setup. Scripts read globals through a proxy whose `__index` is the globals
+//! `redis.call` and `redis.pcall` are the VM's own functions, created with it like the rest
+//! of the `redis` table: they reach the running script's client and keyspace through the run
+//! [`super::current`] lends them for its duration, so the VM itself holds nothing of a
+//! request, and a run creates no function. FUNCTION can build its libraries on the same VM
+//! setup. Scripts read globals through a proxy whose `__index` is the globals
 //! table itself, so only a missing global costs a call (the one that raises).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use crate::acl::User;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
 
+use super::call::Calls;
 use super::{bit, cjson, cmsgpack, convert, lstruct};
 
 /// The chunk name of the wrappers below: their frames are skipped when an error is located.
@@ -171,16 +173,11 @@ pub(crate) struct Vm {
     pub lua: Lua,
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
-    /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call` and
-    /// `pcall` in it, functions scoped to the run.
+    /// The real `redis` table (scripts see a read-only proxy of it).
     pub redis: Table,
-    /// Whether the running script asked for RESP3 (`redis.setresp(3)`): a run clears it.
-    /// Shared with `redis.setresp`, a function of the VM's own, so a run creates only the
-    /// two functions that reach its client and keyspace.
-    pub resp3: Rc<Cell<bool>>,
-    /// `redis.set_repl`'s flags for the running script ([`REPL_ALL`] at its start), written
-    /// by that function of the VM's own.
-    pub repl: Rc<Cell<i32>>,
+    /// What `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl` share: the
+    /// running script's protocol and replication choices, the commands' buffers.
+    pub calls: Rc<Calls>,
     /// The user the running script's `redis.acl_check_cmd` answers for (set at its start;
     /// `None` while no user is restricted).
     pub caller: Rc<RefCell<Option<Arc<User>>>>,
@@ -337,8 +334,17 @@ impl Vm {
                 Ok(())
             })?,
         )?;
-        let repl = Rc::new(Cell::new(REPL_ALL));
-        let script_repl = Rc::clone(&repl);
+        let calls = Rc::new(Calls::default());
+        for (name, raise) in [("call", true), ("pcall", false)] {
+            let calls = Rc::clone(&calls);
+            redis.set(
+                name,
+                lua.create_function(move |lua, args: MultiValue| {
+                    super::call::script_command(lua, args, raise, &calls)
+                })?,
+            )?;
+        }
+        let script_calls = Rc::clone(&calls);
         redis.set(
             "set_repl",
             lua.create_function(move |_, args: MultiValue| {
@@ -351,7 +357,7 @@ impl Vm {
                         "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                     );
                 }
-                script_repl.set(flags);
+                script_calls.repl.set(flags);
                 Ok(())
             })?,
         )?;
@@ -411,8 +417,7 @@ impl Vm {
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;
         hooks.set("struct", lstruct::library(&lua)?)?;
-        let resp3 = Rc::new(Cell::new(false));
-        let script_resp3 = Rc::clone(&resp3);
+        let script_calls = Rc::clone(&calls);
         redis.set(
             "setresp",
             lua.create_function(move |_, args: MultiValue| {
@@ -423,7 +428,7 @@ impl Vm {
                 if resp != 2 && resp != 3 {
                     return raise("RESP version must be 2 or 3.");
                 }
-                script_resp3.set(resp == 3);
+                script_calls.resp3.set(resp == 3);
                 Ok(())
             })?,
         )?;
@@ -439,8 +444,7 @@ impl Vm {
             lua,
             env,
             redis,
-            resp3,
-            repl,
+            calls,
             caller,
             globals,
             run,
