@@ -567,7 +567,7 @@ mod tests {
             false,
         );
         assert!(
-            matches!(&reply, Some(Reply::Raw(r)) if r[..] == b":8099\r\n"[..]),
+            matches!(&reply, Some(Reply::Int(8099))),
             "{reply:?}"
         );
         state.disconnect(client);

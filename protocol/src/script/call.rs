@@ -165,7 +165,7 @@ pub(crate) fn script_command(
         if suppressed && propagating {
             ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
         }
-        let ran = call(ctx, &mut run.limits, resp3, &argv.argv(), &mut reply);
+        let ran = argv.with_argv(|argv| call(ctx, &mut run.limits, resp3, argv, &mut reply));
         if suppressed && propagating {
             ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
         }

@@ -667,11 +667,7 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
                     .collect();
                 fvm.sync(&libraries, generation);
             }
-            let function = fvm
-                .vm
-                .functions
-                .get(&name)
-                .map(|key| fvm.vm.lua.registry_value(key));
+            let function = fvm.vm.functions.get(&fvm.vm.lua, &name);
             let Some(Ok(function)) = function else {
                 return err("Function not found");
             };

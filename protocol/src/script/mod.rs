@@ -260,11 +260,21 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         return err("Number of keys can't be negative");
     }
     let numkeys = numkeys as usize;
-    let sha = if variant.by_sha {
-        String::from_utf8_lossy(argv[1]).to_ascii_lowercase()
+    let (named, created);
+    let sha: &str = if variant.by_sha {
+        match cache::lowercase_sha(argv[1]) {
+            Some(sha) => {
+                named = sha;
+                named.as_str()
+            }
+            None => return noscript(),
+        }
     } else {
         match create(ctx.state, argv[1], true) {
-            Ok(sha) => sha,
+            Ok(sha) => {
+                created = sha;
+                &created
+            }
             Err(reply) => return reply,
         }
     };
@@ -273,7 +283,7 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         let Some(script) = cache.get(sha.as_bytes()).cloned() else {
             return noscript();
         };
-        cache.touch(&sha);
+        cache.touch(sha);
         (script, cache.generation)
     };
     let limits = match prepare(ctx, script.flags, variant.read_only) {
@@ -286,18 +296,18 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         ctx.state.busy(),
         ctx.state.busy_reply_threshold_ms(),
         true,
-        &sha,
+        sha,
         argv,
     );
     as_script(ctx, |ctx| {
         let result = with_vm(generation, |vm| {
             prune(vm, ctx.state.scripts());
-            let function = match compiled(vm, &sha, &script) {
+            let function = match compiled(vm, sha, &script) {
                 Ok(f) => f,
                 Err(reply) => return reply,
             };
             let invocation = Invocation::Eval;
-            execute(vm, ctx, &sha, function, invocation, keys, args, limits)
+            execute(vm, ctx, sha, function, invocation, keys, args, limits)
         });
         match result {
             Ok(reply) | Err(reply) => reply,
@@ -320,11 +330,8 @@ fn as_script(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>) -> Reply) -> Reply 
 
 /// The compiled function of a cached script on `vm`, compiled now if this VM lacks it.
 fn compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<mlua::Function, Reply> {
-    if let Some(key) = vm.functions.get(sha) {
-        return vm
-            .lua
-            .registry_value(key)
-            .map_err(|e| err(format!("Lua VM: {e}")));
+    if let Some(f) = vm.functions.get(&vm.lua, sha) {
+        return f.map_err(|e| err(format!("Lua VM: {e}")));
     }
     let f = vm
         .compile(&script.body[script.code_start..])
@@ -343,7 +350,7 @@ fn prune(vm: &mut Vm, scripts: &Scripts) {
     let cache = scripts.cache.lock();
     if vm.pruned_at != cache.evicted {
         vm.functions
-            .retain(|sha, _| cache.get(sha.as_bytes()).is_some());
+            .retain(|sha| cache.get(sha.as_bytes()).is_some());
         vm.pruned_at = cache.evicted;
     }
 }
@@ -414,15 +421,6 @@ fn execute(
         Ok(tables) => tables,
         Err(e) => return err(format!("Lua VM: {e}")),
     };
-    if let Invocation::Eval = invocation {
-        let set = vm
-            .globals
-            .raw_set("KEYS", keys_table.clone())
-            .and_then(|()| vm.globals.raw_set("ARGV", args_table.clone()));
-        if let Err(e) = set {
-            return err(format!("Lua VM: {e}"));
-        }
-    }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
     let calls = &*vm.calls;
     calls.start();
@@ -430,11 +428,17 @@ fn execute(
     let mut run = current::Run { ctx, limits };
     let outcome = current::enter(&mut run, || -> mlua::Result<Reply> {
         let (ok, value): (bool, Value) = match invocation {
-            Invocation::Eval => vm.run.call(function)?,
+            Invocation::Eval => vm.run_eval.call((function, keys_table, args_table))?,
             Invocation::Fcall => vm.run_with.call((function, keys_table, args_table))?,
         };
-        let mut out = BytesMut::new();
         if ok {
+            // A number is an integer reply, in either protocol: no buffer to build.
+            match value {
+                Value::Integer(n) => return Ok(Reply::Int(n)),
+                Value::Number(n) => return Ok(Reply::Int(convert::truncate(n))),
+                _ => {}
+            }
+            let mut out = BytesMut::new();
             let enc = convert::Encoding {
                 client_resp3,
                 script_resp3: calls.resp3.get(),
@@ -569,11 +573,11 @@ mod tests {
             "rawset(_G, 'x', 1)",
         ] {
             let f = vm.compile(code.as_bytes()).unwrap();
-            let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+            let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
             assert!(!ok, "{code}");
         }
         let f = vm.compile(b"return x").unwrap();
-        let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+        let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
         assert!(!ok, "a global leaked");
     }
 }

@@ -155,10 +155,25 @@ load = function(...)
   return f, e
 end
 
-G.__redis__err__handler = I.handler
-I.run = function(f) return xpcall(f, I.handler) end
+local handler = I.handler
+G.__redis__err__handler = handler
+-- EVAL's KEYS and ARGV are set here rather than from Rust: two global assignments in Lua
+-- cost less than two table writes through the API (each interning its key's name).
+I.run_eval = function(f, keys, args)
+  KEYS, ARGV = keys, args
+  return xpcall(f, handler)
+end
+-- A library function's call, without a closure per call: the call's parts wait in upvalues
+-- (cleared before the call, so nothing outlives it; calls never nest).
+local call_f, call_keys, call_args
+local function call_with()
+  local f, keys, args = call_f, call_keys, call_args
+  call_f, call_keys, call_args = nil, nil, nil
+  return f(keys, args)
+end
 I.run_with = function(f, keys, args)
-  return xpcall(function() return f(keys, args) end, I.handler)
+  call_f, call_keys, call_args = f, keys, args
+  return xpcall(call_with, handler)
 end
 return env
 "#;
@@ -181,16 +196,15 @@ pub(crate) struct Vm {
     /// The user the running script's `redis.acl_check_cmd` answers for (set at its start;
     /// `None` while no user is restricted).
     pub caller: Rc<RefCell<Option<Arc<User>>>>,
-    /// The real globals (KEYS and ARGV are set here for each run).
+    /// The real globals (an EVAL's KEYS and ARGV are set here by `run_eval`).
     pub globals: Table,
-    /// `function(f) return xpcall(f, handler) end`.
-    pub run: Function,
-    /// `run` of `f(keys, args)` (a library function's call).
+    /// `function(f, keys, args)`: runs an EVAL script's function `f` with the error handler
+    /// (`xpcall`), KEYS and ARGV set; `ok, value`.
+    pub run_eval: Function,
+    /// `run_eval` of a library function: `f(keys, args)`.
     pub run_with: Function,
-    /// Compiled scripts by SHA1, kept in the Lua registry: a `Function` handle would take
-    /// one of the 8000 slots of mlua's reference stack, which loaded scripts (never evicted)
-    /// could fill.
-    pub functions: HashMap<String, RegistryKey>,
+    /// Compiled scripts by SHA1 (EVAL's VM) or library functions by name (FUNCTION's).
+    pub functions: Compiled,
     /// The script cache generation the compiled scripts belong to.
     pub generation: u64,
     /// The cache's eviction count when `functions` last dropped the evicted scripts (a script
@@ -203,6 +217,69 @@ impl std::fmt::Debug for Vm {
         f.debug_struct("Vm")
             .field("functions", &self.functions.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// A VM's compiled scripts or library functions by name, kept in the Lua registry: a
+/// `Function` handle would take one of the 8000 slots of mlua's reference stack, which
+/// loaded scripts (never evicted) could fill. The one called last is also held as a handle
+/// (one slot), so calling it again, the common case, costs no lookup.
+///
+/// Invariant: `last`, when set, is the function `keys` holds under its name.
+#[derive(Default)]
+pub(crate) struct Compiled {
+    keys: HashMap<String, RegistryKey>,
+    last: Option<(String, Function)>,
+}
+
+impl Compiled {
+    /// The function named `name`, if compiled on `lua`.
+    pub fn get(&mut self, lua: &Lua, name: &str) -> Option<mlua::Result<Function>> {
+        if let Some((last, f)) = &self.last
+            && last == name
+        {
+            return Some(Ok(f.clone()));
+        }
+        let f = lua.registry_value::<Function>(self.keys.get(name)?);
+        if let Ok(f) = &f {
+            self.last = Some((name.to_string(), f.clone()));
+        }
+        Some(f)
+    }
+
+    pub fn insert(&mut self, name: String, key: RegistryKey) {
+        self.forget_last(&name);
+        self.keys.insert(name, key);
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.forget_last(name);
+        self.keys.remove(name);
+    }
+
+    /// Keeps only the functions whose names `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.keys.retain(|name, _| keep(name));
+        if let Some((last, _)) = &self.last
+            && !self.keys.contains_key(last)
+        {
+            self.last = None;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.last = None;
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn forget_last(&mut self, name: &str) {
+        if self.last.as_ref().is_some_and(|(last, _)| last == name) {
+            self.last = None;
+        }
     }
 }
 
@@ -437,7 +514,7 @@ impl Vm {
             mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
             super::busy::hook,
         )?;
-        let run: Function = hooks.get("run")?;
+        let run_eval: Function = hooks.get("run_eval")?;
         let run_with: Function = hooks.get("run_with")?;
         let globals = lua.globals();
         Ok(Vm {
@@ -447,9 +524,9 @@ impl Vm {
             calls,
             caller,
             globals,
-            run,
+            run_eval,
             run_with,
-            functions: HashMap::new(),
+            functions: Compiled::default(),
             generation,
             pruned_at: 0,
         })
@@ -677,6 +754,22 @@ impl CommandArgs {
             self.ends.push(self.bytes.len());
         }
         Ok(())
+    }
+
+    /// Runs `f` on the arguments, in order: laid out on the stack when they are few, as a
+    /// script's command's usually are.
+    pub(crate) fn with_argv<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        const FEW: usize = 16;
+        if self.ends.len() > FEW {
+            return f(&self.argv());
+        }
+        let mut few: [&[u8]; FEW] = [&[]; FEW];
+        let mut start = 0;
+        for (slot, &end) in few.iter_mut().zip(&self.ends) {
+            *slot = &self.bytes[start..end];
+            start = end;
+        }
+        f(&few[..self.ends.len()])
     }
 
     /// The arguments, in order.
