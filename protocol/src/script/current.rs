@@ -22,6 +22,8 @@ use crate::cmd::Ctx;
 /// What a run lends the commands its script runs.
 pub(crate) struct Run<'c, 'a> {
     pub ctx: &'c mut Ctx<'a>,
+    /// The EVAL or FCALL itself.
+    pub call: &'c [&'c [u8]],
     /// What the run allows its commands (updated as it writes).
     pub limits: Limits,
 }

@@ -614,12 +614,13 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
     // MONITOR shows the call before the commands its function runs (Redis feeds it first).
     ctx.state
         .feed_monitors(&ctx.client.info, ctx.client.db, argv);
-    let name = String::from_utf8_lossy(argv[1]).into_owned();
+    let name = String::from_utf8_lossy(argv[1]);
+    let name: &str = &name;
     let found = {
         let registry = ctx.state.functions().registry.lock();
         registry
             .functions
-            .get(&name)
+            .get(name)
             .map(|(_, flags)| (*flags, registry.generation))
     };
     // Redis's `processCommand` refuses a function that may write over `maxmemory` before it
@@ -644,15 +645,7 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
         Ok(limits) => limits,
         Err(refusal) => return refusal,
     };
-    let keys = &argv[3..3 + numkeys];
-    let args = &argv[3 + numkeys..];
-    let _watch = super::busy::watch(
-        ctx.state.busy(),
-        ctx.state.busy_reply_threshold_ms(),
-        false,
-        &name,
-        argv,
-    );
+    let _watch = super::busy::watch(ctx.state.busy(), ctx.state.busy_reply_threshold_ms(), false);
     as_script(ctx, |ctx| {
         let ran = with_fvm(|fvm| {
             if fvm.vm.generation != generation {
@@ -667,18 +660,18 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
                     .collect();
                 fvm.sync(&libraries, generation);
             }
-            let function = fvm.vm.functions.get(&fvm.vm.lua, &name);
+            let function = fvm.vm.functions.get(&fvm.vm.lua, name);
             let Some(Ok(function)) = function else {
                 return err("Function not found");
             };
             execute(
                 &mut fvm.vm,
                 ctx,
-                &name,
+                name,
                 function,
                 Invocation::Fcall,
-                keys,
-                args,
+                argv,
+                numkeys,
                 limits,
             )
         });

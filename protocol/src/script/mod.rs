@@ -290,15 +290,7 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         Ok(limits) => limits,
         Err(refusal) => return refusal,
     };
-    let keys = &argv[3..3 + numkeys];
-    let args = &argv[3 + numkeys..];
-    let _watch = busy::watch(
-        ctx.state.busy(),
-        ctx.state.busy_reply_threshold_ms(),
-        true,
-        sha,
-        argv,
-    );
+    let _watch = busy::watch(ctx.state.busy(), ctx.state.busy_reply_threshold_ms(), true);
     as_script(ctx, |ctx| {
         let result = with_vm(generation, |vm| {
             prune(vm, ctx.state.scripts());
@@ -307,7 +299,7 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
                 Err(reply) => return reply,
             };
             let invocation = Invocation::Eval;
-            execute(vm, ctx, sha, function, invocation, keys, args, limits)
+            execute(vm, ctx, sha, function, invocation, argv, numkeys, limits)
         });
         match result {
             Ok(reply) | Err(reply) => reply,
@@ -403,10 +395,12 @@ fn execute(
     name: &str,
     function: mlua::Function,
     invocation: Invocation,
-    keys: &[&[u8]],
-    args: &[&[u8]],
+    call: &[&[u8]],
+    numkeys: usize,
     limits: call::Limits,
 ) -> Reply {
+    let keys = &call[3..3 + numkeys];
+    let args = &call[3 + numkeys..];
     let sha = name;
     let lua = &vm.lua;
     let array = |items: &[&[u8]]| -> mlua::Result<mlua::Table> {
@@ -425,7 +419,7 @@ fn execute(
     let calls = &*vm.calls;
     calls.start();
     *vm.caller.borrow_mut() = crate::cmd::script_caller(ctx.state, ctx.client);
-    let mut run = current::Run { ctx, limits };
+    let mut run = current::Run { ctx, call, limits };
     let outcome = current::enter(&mut run, || -> mlua::Result<Reply> {
         let (ok, value): (bool, Value) = match invocation {
             Invocation::Eval => vm.run_eval.call((function, keys_table, args_table))?,
