@@ -206,7 +206,6 @@ thread_local! {
 /// register function, `redis.log`, and the versions.
 const LIBRARY_ENV: &str = r#"
 local G, register, log, version, version_num = ...
-local loading = false
 local function strict(t)
   return setmetatable({}, {
     __index = function(_, k)
@@ -230,28 +229,27 @@ local api = {
   }),
 }
 local env = {}
-setmetatable(env, {
-  __index = function(_, k)
-    local v
-    if loading then
-      v = rawget(api, k)
-    elseif k == '_G' then
-      return env
-    else
-      v = rawget(G, k)
-    end
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
+local mt = {
   __newindex = function() error('Attempt to modify a readonly table', 2) end,
   __metatable = false,
-})
+}
+-- While a library loads, its code sees only the load API.
+local function load_index(_, k)
+  local v = rawget(api, k)
+  if v == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end
+  return v
+end
+-- Its functions read the globals through tables (a lookup, not a call): `_G` is this
+-- environment, any other name the globals', whose own `__index` raises for a missing one.
+local run_index = setmetatable({_G = env}, {__index = G})
+mt.__index = run_index
+setmetatable(env, mt)
 local function loader(chunk)
-  loading = true
+  mt.__index = load_index
   local ok, e = xpcall(chunk, function(e) return e end)
-  loading = false
+  mt.__index = run_index
   return ok, e
 end
 return env, loader
