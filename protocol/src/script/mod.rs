@@ -404,6 +404,14 @@ fn execute(
     let sha = name;
     let lua = &vm.lua;
     let array = |items: &[&[u8]]| -> mlua::Result<mlua::Table> {
+        // Text (nearly every key and argument) goes onto the Lua stack as it is; other bytes
+        // become a string handle each first.
+        if items.iter().all(|item| std::str::from_utf8(item).is_ok()) {
+            let texts = items
+                .iter()
+                .map(|item| std::str::from_utf8(item).unwrap_or_default());
+            return lua.create_sequence_from(texts);
+        }
         let t = lua.create_table_with_capacity(items.len(), 0)?;
         for (i, item) in items.iter().enumerate() {
             t.raw_set(i + 1, lua.create_string(item)?)?;
