@@ -112,11 +112,27 @@ impl Default for Calls {
     }
 }
 
+/// What the buffers may keep between runs: a run that passed a big argument or reply gives
+/// its memory back rather than hold it in a thread's VM for good.
+const KEPT_BUFFER: usize = 64 * 1024;
+
 impl Calls {
     /// Readies the VM for a new run.
     pub(crate) fn start(&self) {
         self.resp3.set(false);
         self.repl.set(sandbox::REPL_ALL);
+    }
+
+    /// Ends a run: buffers grown past [`KEPT_BUFFER`] are let go.
+    pub(crate) fn finish(&self) {
+        if let Ok(mut args) = self.args.try_borrow_mut() {
+            args.shrink(KEPT_BUFFER);
+        }
+        if let Ok(mut reply) = self.reply.try_borrow_mut()
+            && reply.capacity() > KEPT_BUFFER
+        {
+            *reply = BytesMut::new();
+        }
     }
 }
 

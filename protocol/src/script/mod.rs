@@ -460,6 +460,7 @@ fn execute(
         }
         Ok(Reply::Error(message))
     });
+    calls.finish();
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))
 }
 

@@ -756,6 +756,16 @@ impl CommandArgs {
         Ok(())
     }
 
+    /// Lets the buffer go if it grew past `max` bytes.
+    pub(crate) fn shrink(&mut self, max: usize) {
+        if self.bytes.capacity() > max {
+            self.bytes = Vec::new();
+        }
+        if self.ends.capacity() * std::mem::size_of::<usize>() > max {
+            self.ends = Vec::new();
+        }
+    }
+
     /// Runs `f` on the arguments, in order: laid out on the stack when they are few, as a
     /// script's command's usually are.
     pub(crate) fn with_argv<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
