@@ -566,10 +566,7 @@ mod tests {
             "EVAL",
             false,
         );
-        assert!(
-            matches!(&reply, Some(Reply::Raw(r)) if r[..] == b":8099\r\n"[..]),
-            "{reply:?}"
-        );
+        assert!(matches!(&reply, Some(Reply::Int(8099))), "{reply:?}");
         state.disconnect(client);
         execute_flush(&state);
     }

@@ -76,8 +76,6 @@ pub(crate) struct Watch {
     started: Instant,
     threshold: Duration,
     eval: bool,
-    name: String,
-    argv: Vec<Vec<u8>>,
 }
 
 thread_local! {
@@ -96,34 +94,19 @@ pub(crate) fn with_load_deadline<R>(limit: Duration, f: impl FnOnce() -> R) -> R
 }
 
 /// Watches the run about to start on this thread (`threshold` 0: never busy); ends when the
-/// returned guard drops. `argv` is the call (FUNCTION STATS shows it).
-pub(crate) fn watch(
-    busy: &Arc<Busy>,
-    threshold_ms: u64,
-    eval: bool,
-    name: &str,
-    argv: &[&[u8]],
-) -> Guard {
+/// returned guard drops.
+pub(crate) fn watch(busy: &Arc<Busy>, threshold_ms: u64, eval: bool) -> Guard {
     if threshold_ms == 0 {
         return Guard { watching: false };
     }
     busy.dirty.store(false, Ordering::Relaxed);
     busy.running.store(true, Ordering::Relaxed);
-    // Only a function's name and call are shown (FUNCTION STATS answers a busy EVAL with an
-    // error): an EVAL copies nothing.
-    let (name, argv) = if eval {
-        (String::new(), Vec::new())
-    } else {
-        (name.to_string(), argv.iter().map(|a| a.to_vec()).collect())
-    };
     WATCH.with(|w| {
         *w.borrow_mut() = Some(Watch {
             busy: Arc::clone(busy),
             started: Instant::now(),
             threshold: Duration::from_millis(threshold_ms),
             eval,
-            name,
-            argv,
         });
     });
     Guard { watching: true }
@@ -188,8 +171,12 @@ pub(crate) fn hook(_: &mlua::Lua, _: &mlua::Debug) -> mlua::Result<mlua::VmState
                         "FUNCTION KILL"
                     }
                 );
-                *watch.busy.running_call.lock() =
-                    Some((watch.name.clone(), watch.argv.clone(), watch.started));
+                let (name, argv) = if watch.eval {
+                    Default::default()
+                } else {
+                    running_call()
+                };
+                *watch.busy.running_call.lock() = Some((name, argv, watch.started));
                 let state = if watch.eval { BUSY_EVAL } else { BUSY_FUNCTION };
                 watch.busy.state.store(state, Ordering::Release);
                 release_worker();
@@ -203,6 +190,21 @@ pub(crate) fn hook(_: &mlua::Lua, _: &mlua::Debug) -> mlua::Result<mlua::VmState
         return super::sandbox::raise("Script killed by user with SCRIPT KILL...");
     }
     Ok(mlua::VmState::Continue)
+}
+
+/// The running function's name and call, as FUNCTION STATS shows them: copied only once
+/// the function turns busy (FUNCTION STATS answers a busy EVAL with an error), from the run
+/// [`super::current`] lends.
+fn running_call() -> (String, Vec<Vec<u8>>) {
+    super::current::with(|run| {
+        let name = run
+            .call
+            .get(1)
+            .map(|name| String::from_utf8_lossy(name).into_owned());
+        let argv = run.call.iter().map(|a| a.to_vec()).collect();
+        (name.unwrap_or_default(), argv)
+    })
+    .unwrap_or_default()
 }
 
 /// Hands this worker thread's share of the runtime (its task queue, and the I/O driver it may

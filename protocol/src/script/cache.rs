@@ -48,12 +48,14 @@ pub(crate) struct Cache {
 impl Cache {
     /// The script whose SHA1 is `sha` (any case).
     pub fn get(&self, sha: &[u8]) -> Option<&Script> {
-        let sha = std::str::from_utf8(sha).ok()?.to_ascii_lowercase();
-        self.scripts.get(&sha)
+        self.scripts.get(lowercase_sha(sha)?.as_str())
     }
 
     /// Marks an EVAL script as just used.
     pub fn touch(&mut self, sha: &str) {
+        if self.evicting.back().is_some_and(|last| last == sha) {
+            return;
+        }
         if let Some(at) = self.evicting.iter().position(|s| s == sha) {
             if let Some(s) = self.evicting.remove(at) {
                 self.evicting.push_back(s);
@@ -115,6 +117,26 @@ impl Cache {
             assert_eq!(*sha, sha1hex(&script.body));
         }
     }
+}
+
+/// A SHA1 as a script is named by: 40 characters, lower case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sha([u8; 40]);
+
+impl Sha {
+    pub fn as_str(&self) -> &str {
+        // Built only from valid UTF-8 (see `lowercase_sha`); never empty otherwise.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// `sha` in lower case, if it can name a script (40 bytes of text): without an allocation,
+/// as EVALSHA looks a script up on every call.
+pub(crate) fn lowercase_sha(sha: &[u8]) -> Option<Sha> {
+    let mut lower: [u8; 40] = sha.try_into().ok()?;
+    lower.make_ascii_lowercase();
+    std::str::from_utf8(&lower).ok()?;
+    Some(Sha(lower))
 }
 
 /// The lower-case hex SHA1 of `bytes` (Redis's `sha1hex`).

@@ -8,10 +8,15 @@
 //! ran it: the AOF receives them wrapped in MULTI/EXEC when there are several, as Redis's
 //! effects replication does. Blocking commands run as inside EXEC: they never block.
 
+use std::cell::{Cell, RefCell};
+
 use bytes::BytesMut;
 use echomq_engine::Reply;
 use echomq_engine::command::flags::{DENY_OOM, MAY_REPLICATE, WRITE};
+use mlua::{Lua, MultiValue, Value};
 
+use super::sandbox::{self, CommandArgs, ScriptError};
+use super::{busy, convert, current};
 use crate::cmd::{Ctx, execute_queued, find, lookup};
 use crate::resp::{Protocol, encode};
 use crate::state::stats::CallOutcome;
@@ -79,6 +84,121 @@ pub(crate) struct Limits {
     /// The script ran a write command already (Redis's `SCRIPT_WRITE_DIRTY`): past that,
     /// a write cannot be refused for memory.
     pub dirty: bool,
+}
+
+/// What `redis.call` and `redis.pcall` keep across runs, in the VM that created them: the
+/// running script's choices of protocol and replication (written by `redis.setresp` and
+/// `redis.set_repl`, set back at each run's start), and the buffers a command's arguments
+/// and reply pass through, so a command allocates nothing once the VM has run a few.
+#[derive(Debug)]
+pub(crate) struct Calls {
+    /// Whether the running script asked for RESP3 (`redis.setresp(3)`).
+    pub resp3: Cell<bool>,
+    /// `redis.set_repl`'s flags: REPL_AOF (1) and REPL_REPLICA (2); only the AOF receives
+    /// what echomq propagates.
+    pub repl: Cell<i32>,
+    args: RefCell<CommandArgs>,
+    reply: RefCell<BytesMut>,
+}
+
+impl Default for Calls {
+    fn default() -> Calls {
+        Calls {
+            resp3: Cell::new(false),
+            repl: Cell::new(sandbox::REPL_ALL),
+            args: RefCell::default(),
+            reply: RefCell::default(),
+        }
+    }
+}
+
+/// What the buffers may keep between runs: a run that passed a big argument or reply gives
+/// its memory back rather than hold it in a thread's VM for good.
+const KEPT_BUFFER: usize = 64 * 1024;
+
+impl Calls {
+    /// Readies the VM for a new run.
+    pub(crate) fn start(&self) {
+        self.resp3.set(false);
+        self.repl.set(sandbox::REPL_ALL);
+    }
+
+    /// Ends a run: buffers grown past [`KEPT_BUFFER`] are let go.
+    pub(crate) fn finish(&self) {
+        if let Ok(mut args) = self.args.try_borrow_mut() {
+            args.shrink(KEPT_BUFFER);
+        }
+        if let Ok(mut reply) = self.reply.try_borrow_mut()
+            && reply.capacity() > KEPT_BUFFER
+        {
+            *reply = BytesMut::new();
+        }
+    }
+}
+
+/// `redis.call` (`raise`: a failure raises Redis's error) and `redis.pcall` (a failure is
+/// returned as the error table): the script's command run on the run [`current`] lends,
+/// its reply as the Lua value Redis hands a script.
+pub(crate) fn script_command(
+    lua: &Lua,
+    args: MultiValue,
+    raise: bool,
+    calls: &Calls,
+) -> mlua::Result<Value> {
+    // `counted`: the error is in the error stats already (see `ScriptError`).
+    let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
+        if raise {
+            return Err(mlua::Error::external(ScriptError { text, counted }));
+        }
+        let t = lua.create_table()?;
+        t.raw_set("err", lua.create_string(text)?)?;
+        if counted {
+            t.raw_set("ignore_error_stats_update", true)?;
+        }
+        Ok(Value::Table(t))
+    };
+    let recursive = || {
+        fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false)
+    };
+    let Ok(mut argv) = calls.args.try_borrow_mut() else {
+        return recursive();
+    };
+    if let Err(e) = argv.fill(&args) {
+        return match sandbox::script_error(&e) {
+            Some(refusal) => fail(refusal.text.clone(), false),
+            None => Err(e),
+        };
+    }
+    let Ok(mut reply) = calls.reply.try_borrow_mut() else {
+        return recursive();
+    };
+    let resp3 = calls.resp3.get();
+    let suppressed = calls.repl.get() & sandbox::REPL_AOF == 0;
+    let ran = current::with(|run| {
+        let ctx = &mut *run.ctx;
+        let was_dirty = run.limits.dirty;
+        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
+        }
+        let ran = argv.with_argv(|argv| call(ctx, &mut run.limits, resp3, argv, &mut reply));
+        if suppressed && propagating {
+            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
+        }
+        if run.limits.dirty && !was_dirty {
+            busy::wrote();
+        }
+        ran
+    });
+    match ran {
+        None => recursive(),
+        Some(Ok(())) if reply.first() == Some(&b'-') => {
+            let end = reply.len().saturating_sub(2).max(1);
+            fail(convert::error_text(&reply[..end]), true)
+        }
+        Some(Ok(())) => convert::reply_to_lua(lua, &reply),
+        Some(Err(text)) => fail(convert::error_text(text.as_bytes()), true),
+    }
 }
 
 /// Runs one command for a script: its reply encoded in the script's protocol into `out`

@@ -206,7 +206,6 @@ thread_local! {
 /// register function, `redis.log`, and the versions.
 const LIBRARY_ENV: &str = r#"
 local G, register, log, version, version_num = ...
-local loading = false
 local function strict(t)
   return setmetatable({}, {
     __index = function(_, k)
@@ -230,28 +229,27 @@ local api = {
   }),
 }
 local env = {}
-setmetatable(env, {
-  __index = function(_, k)
-    local v
-    if loading then
-      v = rawget(api, k)
-    elseif k == '_G' then
-      return env
-    else
-      v = rawget(G, k)
-    end
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
+local mt = {
   __newindex = function() error('Attempt to modify a readonly table', 2) end,
   __metatable = false,
-})
+}
+-- While a library loads, its code sees only the load API.
+local function load_index(_, k)
+  local v = rawget(api, k)
+  if v == nil then
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end
+  return v
+end
+-- Its functions read the globals through tables (a lookup, not a call): `_G` is this
+-- environment, any other name the globals', whose own `__index` raises for a missing one.
+local run_index = setmetatable({_G = env}, {__index = G})
+mt.__index = run_index
+setmetatable(env, mt)
 local function loader(chunk)
-  loading = true
+  mt.__index = load_index
   local ok, e = xpcall(chunk, function(e) return e end)
-  loading = false
+  mt.__index = run_index
   return ok, e
 end
 return env, loader
@@ -614,12 +612,13 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
     // MONITOR shows the call before the commands its function runs (Redis feeds it first).
     ctx.state
         .feed_monitors(&ctx.client.info, ctx.client.db, argv);
-    let name = String::from_utf8_lossy(argv[1]).into_owned();
+    let name = String::from_utf8_lossy(argv[1]);
+    let name: &str = &name;
     let found = {
         let registry = ctx.state.functions().registry.lock();
         registry
             .functions
-            .get(&name)
+            .get(name)
             .map(|(_, flags)| (*flags, registry.generation))
     };
     // Redis's `processCommand` refuses a function that may write over `maxmemory` before it
@@ -644,15 +643,7 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
         Ok(limits) => limits,
         Err(refusal) => return refusal,
     };
-    let keys = &argv[3..3 + numkeys];
-    let args = &argv[3 + numkeys..];
-    let _watch = super::busy::watch(
-        ctx.state.busy(),
-        ctx.state.busy_reply_threshold_ms(),
-        false,
-        &name,
-        argv,
-    );
+    let _watch = super::busy::watch(ctx.state.busy(), ctx.state.busy_reply_threshold_ms(), false);
     as_script(ctx, |ctx| {
         let ran = with_fvm(|fvm| {
             if fvm.vm.generation != generation {
@@ -667,22 +658,18 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
                     .collect();
                 fvm.sync(&libraries, generation);
             }
-            let function = fvm
-                .vm
-                .functions
-                .get(&name)
-                .map(|key| fvm.vm.lua.registry_value(key));
+            let function = fvm.vm.functions.get(&fvm.vm.lua, name);
             let Some(Ok(function)) = function else {
                 return err("Function not found");
             };
             execute(
                 &mut fvm.vm,
                 ctx,
-                &name,
+                name,
                 function,
                 Invocation::Fcall,
-                keys,
-                args,
+                argv,
+                numkeys,
                 limits,
             )
         });

@@ -4,6 +4,7 @@
 //! - [`sandbox`]: the Lua 5.1 VM with the globals Redis allows and its protections.
 //! - [`convert`]: Lua values to RESP and replies to Lua values, as Redis converts them.
 //! - [`call`]: `redis.call`/`redis.pcall`, through the server's own command dispatch.
+//! - [`current`]: the run those functions reach, lent for its duration.
 //! - [`bit`], [`cjson`], [`cmsgpack`], [`lstruct`] (`struct`): the libraries scripts see.
 //!
 //! Invariants:
@@ -24,7 +25,7 @@
 //!   than overflow a worker thread's.
 //!
 //! FUNCTION/FCALL can reuse the pieces as they are: [`sandbox::Vm`] (the globals, the `redis`
-//! table whose `call`/`pcall` a run fills with scoped functions), [`convert`], and
+//! table whose `call`/`pcall` reach the run [`current`] lends), [`convert`], and
 //! [`call`] with its [`call::Limits`]; what is EVAL's own is here (KEYS/ARGV as globals, the
 //! `f_<sha>` cache, the error suffix naming the script).
 
@@ -35,6 +36,7 @@ pub(crate) mod call;
 mod cjson;
 mod cmsgpack;
 pub(crate) mod convert;
+pub(crate) mod current;
 pub(crate) mod function;
 mod lstruct;
 pub(crate) mod sandbox;
@@ -43,7 +45,7 @@ use std::cell::{Cell, RefCell};
 
 use bytes::{Bytes, BytesMut};
 use echomq_engine::Reply;
-use mlua::{MultiValue, Value};
+use mlua::Value;
 use parking_lot::Mutex;
 
 use crate::cmd::{Ctx, int_arg, is};
@@ -258,11 +260,21 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         return err("Number of keys can't be negative");
     }
     let numkeys = numkeys as usize;
-    let sha = if variant.by_sha {
-        String::from_utf8_lossy(argv[1]).to_ascii_lowercase()
+    let (named, created);
+    let sha: &str = if variant.by_sha {
+        match cache::lowercase_sha(argv[1]) {
+            Some(sha) => {
+                named = sha;
+                named.as_str()
+            }
+            None => return noscript(),
+        }
     } else {
         match create(ctx.state, argv[1], true) {
-            Ok(sha) => sha,
+            Ok(sha) => {
+                created = sha;
+                &created
+            }
             Err(reply) => return reply,
         }
     };
@@ -271,31 +283,23 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         let Some(script) = cache.get(sha.as_bytes()).cloned() else {
             return noscript();
         };
-        cache.touch(&sha);
+        cache.touch(sha);
         (script, cache.generation)
     };
     let limits = match prepare(ctx, script.flags, variant.read_only) {
         Ok(limits) => limits,
         Err(refusal) => return refusal,
     };
-    let keys = &argv[3..3 + numkeys];
-    let args = &argv[3 + numkeys..];
-    let _watch = busy::watch(
-        ctx.state.busy(),
-        ctx.state.busy_reply_threshold_ms(),
-        true,
-        &sha,
-        argv,
-    );
+    let _watch = busy::watch(ctx.state.busy(), ctx.state.busy_reply_threshold_ms(), true);
     as_script(ctx, |ctx| {
         let result = with_vm(generation, |vm| {
             prune(vm, ctx.state.scripts());
-            let function = match compiled(vm, &sha, &script) {
+            let function = match compiled(vm, sha, &script) {
                 Ok(f) => f,
                 Err(reply) => return reply,
             };
             let invocation = Invocation::Eval;
-            execute(vm, ctx, &sha, function, invocation, keys, args, limits)
+            execute(vm, ctx, sha, function, invocation, argv, numkeys, limits)
         });
         match result {
             Ok(reply) | Err(reply) => reply,
@@ -318,11 +322,8 @@ fn as_script(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>) -> Reply) -> Reply 
 
 /// The compiled function of a cached script on `vm`, compiled now if this VM lacks it.
 fn compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<mlua::Function, Reply> {
-    if let Some(key) = vm.functions.get(sha) {
-        return vm
-            .lua
-            .registry_value(key)
-            .map_err(|e| err(format!("Lua VM: {e}")));
+    if let Some(f) = vm.functions.get(&vm.lua, sha) {
+        return f.map_err(|e| err(format!("Lua VM: {e}")));
     }
     let f = vm
         .compile(&script.body[script.code_start..])
@@ -341,7 +342,7 @@ fn prune(vm: &mut Vm, scripts: &Scripts) {
     let cache = scripts.cache.lock();
     if vm.pruned_at != cache.evicted {
         vm.functions
-            .retain(|sha, _| cache.get(sha.as_bytes()).is_some());
+            .retain(|sha| cache.get(sha.as_bytes()).is_some());
         vm.pruned_at = cache.evicted;
     }
 }
@@ -394,13 +395,23 @@ fn execute(
     name: &str,
     function: mlua::Function,
     invocation: Invocation,
-    keys: &[&[u8]],
-    args: &[&[u8]],
+    call: &[&[u8]],
+    numkeys: usize,
     limits: call::Limits,
 ) -> Reply {
+    let keys = &call[3..3 + numkeys];
+    let args = &call[3 + numkeys..];
     let sha = name;
     let lua = &vm.lua;
     let array = |items: &[&[u8]]| -> mlua::Result<mlua::Table> {
+        // Text (nearly every key and argument) goes onto the Lua stack as it is; other bytes
+        // become a string handle each first.
+        if items.iter().all(|item| std::str::from_utf8(item).is_ok()) {
+            let texts = items
+                .iter()
+                .map(|item| std::str::from_utf8(item).unwrap_or_default());
+            return lua.create_sequence_from(texts);
+        }
         let t = lua.create_table_with_capacity(items.len(), 0)?;
         for (i, item) in items.iter().enumerate() {
             t.raw_set(i + 1, lua.create_string(item)?)?;
@@ -412,98 +423,27 @@ fn execute(
         Ok(tables) => tables,
         Err(e) => return err(format!("Lua VM: {e}")),
     };
-    if let Invocation::Eval = invocation {
-        let set = vm
-            .globals
-            .raw_set("KEYS", keys_table.clone())
-            .and_then(|()| vm.globals.raw_set("ARGV", args_table.clone()));
-        if let Err(e) = set {
-            return err(format!("Lua VM: {e}"));
-        }
-    }
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
-    let resp3 = &*vm.resp3;
-    resp3.set(false);
-    // `redis.set_repl`'s flags: REPL_AOF (1) and REPL_REPLICA (2); only the AOF receives
-    // what echomq propagates.
-    let repl = &*vm.repl;
-    repl.set(sandbox::REPL_ALL);
+    let calls = &*vm.calls;
+    calls.start();
     *vm.caller.borrow_mut() = crate::cmd::script_caller(ctx.state, ctx.client);
-    let ctx = RefCell::new(ctx);
-    let limits = Cell::new(limits);
-    let argv = RefCell::new(sandbox::CommandArgs::default());
-    let reply = RefCell::new(BytesMut::new());
-    let command = |lua: &mlua::Lua, args: MultiValue, raise: bool| -> mlua::Result<Value> {
-        // `counted`: the error is in the error stats already (see `ScriptError`).
-        let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
-            if raise {
-                return Err(mlua::Error::external(sandbox::ScriptError {
-                    text,
-                    counted,
-                }));
-            }
-            let t = lua.create_table()?;
-            t.raw_set("err", lua.create_string(text)?)?;
-            if counted {
-                t.raw_set("ignore_error_stats_update", true)?;
-            }
-            Ok(Value::Table(t))
-        };
-        let recursive = || {
-            fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false)
-        };
-        let Ok(mut argv) = argv.try_borrow_mut() else {
-            return recursive();
-        };
-        if let Err(e) = argv.fill(&args) {
-            return match sandbox::script_error(&e) {
-                Some(refusal) => fail(refusal.text.clone(), false),
-                None => Err(e),
-            };
-        }
-        let Ok(mut ctx) = ctx.try_borrow_mut() else {
-            return recursive();
-        };
-        let mut now = limits.get();
-        let Ok(mut reply) = reply.try_borrow_mut() else {
-            return recursive();
-        };
-        let suppressed = repl.get() & sandbox::REPL_AOF == 0;
-        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
-        if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
-        }
-        let ran = call::call(&mut ctx, &mut now, resp3.get(), &argv.argv(), &mut reply);
-        if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
-        }
-        if now.dirty && !limits.get().dirty {
-            busy::wrote();
-        }
-        limits.set(now);
-        match ran {
-            Ok(()) if reply.first() == Some(&b'-') => {
-                let end = reply.len().saturating_sub(2).max(1);
-                fail(convert::error_text(&reply[..end]), true)
-            }
-            Ok(()) => convert::reply_to_lua(lua, &reply),
-            Err(text) => fail(convert::error_text(text.as_bytes()), true),
-        }
-    };
-    let outcome = lua.scope(|scope| {
-        let call = scope.create_function(|lua, args: MultiValue| command(lua, args, true))?;
-        let pcall = scope.create_function(|lua, args: MultiValue| command(lua, args, false))?;
-        vm.redis.raw_set("call", call)?;
-        vm.redis.raw_set("pcall", pcall)?;
+    let mut run = current::Run { ctx, call, limits };
+    let outcome = current::enter(&mut run, || -> mlua::Result<Reply> {
         let (ok, value): (bool, Value) = match invocation {
-            Invocation::Eval => vm.run.call(function)?,
+            Invocation::Eval => vm.run_eval.call((function, keys_table, args_table))?,
             Invocation::Fcall => vm.run_with.call((function, keys_table, args_table))?,
         };
-        let mut out = BytesMut::new();
         if ok {
+            // A number is an integer reply, in either protocol: no buffer to build.
+            match value {
+                Value::Integer(n) => return Ok(Reply::Int(n)),
+                Value::Number(n) => return Ok(Reply::Int(convert::truncate(n))),
+                _ => {}
+            }
+            let mut out = BytesMut::new();
             let enc = convert::Encoding {
                 client_resp3,
-                script_resp3: resp3.get(),
+                script_resp3: calls.resp3.get(),
             };
             convert::lua_to_resp(&value, enc, &mut out);
             if out.first() == Some(&b'-') && !already_counted(&value) {
@@ -520,10 +460,7 @@ fn execute(
         }
         Ok(Reply::Error(message))
     });
-    // The scoped functions are dead now; a script can no longer reach them.
-    for name in ["call", "pcall"] {
-        let _ = vm.redis.raw_set(name, Value::Nil);
-    }
+    calls.finish();
     outcome.unwrap_or_else(|e| err(format!("Error running script {sha}, {e}")))
 }
 
@@ -639,11 +576,11 @@ mod tests {
             "rawset(_G, 'x', 1)",
         ] {
             let f = vm.compile(code.as_bytes()).unwrap();
-            let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+            let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
             assert!(!ok, "{code}");
         }
         let f = vm.compile(b"return x").unwrap();
-        let (ok, _): (bool, mlua::Value) = vm.run.call(f).unwrap();
+        let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
         assert!(!ok, "a global leaked");
     }
 }

@@ -16,13 +16,14 @@
 //! `return redis.call(...)` tail call keeps the script's frame, as Redis's C functions do;
 //! library errors (`bit`, `cjson`, ...) carry `luaL_error`'s `source:line: ` ([`located`]).
 //!
-//! What each run needs from the server (the command dispatch) is set in [`Vm::redis`] as
-//! functions scoped to the run, so the VM itself holds nothing of a request; `setresp` is the
-//! VM's own, writing [`Vm::resp3`], which the run reads. FUNCTION can build its libraries on
-//! the same VM setup. Scripts read globals through a proxy whose `__index` is the globals
+//! `redis.call` and `redis.pcall` are the VM's own functions, created with it like the rest
+//! of the `redis` table: they reach the running script's client and keyspace through the run
+//! [`super::current`] lends them for its duration, so the VM itself holds nothing of a
+//! request, and a run creates no function. FUNCTION can build its libraries on the same VM
+//! setup. Scripts read globals through a proxy whose `__index` is the globals
 //! table itself, so only a missing global costs a call (the one that raises).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use crate::acl::User;
 
 use mlua::{Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
 
+use super::call::Calls;
 use super::{bit, cjson, cmsgpack, convert, lstruct};
 
 /// The chunk name of the wrappers below: their frames are skipped when an error is located.
@@ -153,10 +155,25 @@ load = function(...)
   return f, e
 end
 
-G.__redis__err__handler = I.handler
-I.run = function(f) return xpcall(f, I.handler) end
+local handler = I.handler
+G.__redis__err__handler = handler
+-- EVAL's KEYS and ARGV are set here rather than from Rust: two global assignments in Lua
+-- cost less than two table writes through the API (each interning its key's name).
+I.run_eval = function(f, keys, args)
+  KEYS, ARGV = keys, args
+  return xpcall(f, handler)
+end
+-- A library function's call, without a closure per call: the call's parts wait in upvalues
+-- (cleared before the call, so nothing outlives it; calls never nest).
+local call_f, call_keys, call_args
+local function call_with()
+  local f, keys, args = call_f, call_keys, call_args
+  call_f, call_keys, call_args = nil, nil, nil
+  return f(keys, args)
+end
 I.run_with = function(f, keys, args)
-  return xpcall(function() return f(keys, args) end, I.handler)
+  call_f, call_keys, call_args = f, keys, args
+  return xpcall(call_with, handler)
 end
 return env
 "#;
@@ -171,29 +188,23 @@ pub(crate) struct Vm {
     pub lua: Lua,
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
-    /// The real `redis` table (scripts see a read-only proxy of it): a run sets `call` and
-    /// `pcall` in it, functions scoped to the run.
+    /// The real `redis` table (scripts see a read-only proxy of it).
     pub redis: Table,
-    /// Whether the running script asked for RESP3 (`redis.setresp(3)`): a run clears it.
-    /// Shared with `redis.setresp`, a function of the VM's own, so a run creates only the
-    /// two functions that reach its client and keyspace.
-    pub resp3: Rc<Cell<bool>>,
-    /// `redis.set_repl`'s flags for the running script ([`REPL_ALL`] at its start), written
-    /// by that function of the VM's own.
-    pub repl: Rc<Cell<i32>>,
+    /// What `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl` share: the
+    /// running script's protocol and replication choices, the commands' buffers.
+    pub calls: Rc<Calls>,
     /// The user the running script's `redis.acl_check_cmd` answers for (set at its start;
     /// `None` while no user is restricted).
     pub caller: Rc<RefCell<Option<Arc<User>>>>,
-    /// The real globals (KEYS and ARGV are set here for each run).
+    /// The real globals (an EVAL's KEYS and ARGV are set here by `run_eval`).
     pub globals: Table,
-    /// `function(f) return xpcall(f, handler) end`.
-    pub run: Function,
-    /// `run` of `f(keys, args)` (a library function's call).
+    /// `function(f, keys, args)`: runs an EVAL script's function `f` with the error handler
+    /// (`xpcall`), KEYS and ARGV set; `ok, value`.
+    pub run_eval: Function,
+    /// `run_eval` of a library function: `f(keys, args)`.
     pub run_with: Function,
-    /// Compiled scripts by SHA1, kept in the Lua registry: a `Function` handle would take
-    /// one of the 8000 slots of mlua's reference stack, which loaded scripts (never evicted)
-    /// could fill.
-    pub functions: HashMap<String, RegistryKey>,
+    /// Compiled scripts by SHA1 (EVAL's VM) or library functions by name (FUNCTION's).
+    pub functions: Compiled,
     /// The script cache generation the compiled scripts belong to.
     pub generation: u64,
     /// The cache's eviction count when `functions` last dropped the evicted scripts (a script
@@ -206,6 +217,69 @@ impl std::fmt::Debug for Vm {
         f.debug_struct("Vm")
             .field("functions", &self.functions.len())
             .finish_non_exhaustive()
+    }
+}
+
+/// A VM's compiled scripts or library functions by name, kept in the Lua registry: a
+/// `Function` handle would take one of the 8000 slots of mlua's reference stack, which
+/// loaded scripts (never evicted) could fill. The one called last is also held as a handle
+/// (one slot), so calling it again, the common case, costs no lookup.
+///
+/// Invariant: `last`, when set, is the function `keys` holds under its name.
+#[derive(Default)]
+pub(crate) struct Compiled {
+    keys: HashMap<String, RegistryKey>,
+    last: Option<(String, Function)>,
+}
+
+impl Compiled {
+    /// The function named `name`, if compiled on `lua`.
+    pub fn get(&mut self, lua: &Lua, name: &str) -> Option<mlua::Result<Function>> {
+        if let Some((last, f)) = &self.last
+            && last == name
+        {
+            return Some(Ok(f.clone()));
+        }
+        let f = lua.registry_value::<Function>(self.keys.get(name)?);
+        if let Ok(f) = &f {
+            self.last = Some((name.to_string(), f.clone()));
+        }
+        Some(f)
+    }
+
+    pub fn insert(&mut self, name: String, key: RegistryKey) {
+        self.forget_last(&name);
+        self.keys.insert(name, key);
+    }
+
+    pub fn remove(&mut self, name: &str) {
+        self.forget_last(name);
+        self.keys.remove(name);
+    }
+
+    /// Keeps only the functions whose names `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        self.keys.retain(|name, _| keep(name));
+        if let Some((last, _)) = &self.last
+            && !self.keys.contains_key(last)
+        {
+            self.last = None;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.keys.clear();
+        self.last = None;
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn forget_last(&mut self, name: &str) {
+        if self.last.as_ref().is_some_and(|(last, _)| last == name) {
+            self.last = None;
+        }
     }
 }
 
@@ -337,8 +411,17 @@ impl Vm {
                 Ok(())
             })?,
         )?;
-        let repl = Rc::new(Cell::new(REPL_ALL));
-        let script_repl = Rc::clone(&repl);
+        let calls = Rc::new(Calls::default());
+        for (name, raise) in [("call", true), ("pcall", false)] {
+            let calls = Rc::clone(&calls);
+            redis.set(
+                name,
+                lua.create_function(move |lua, args: MultiValue| {
+                    super::call::script_command(lua, args, raise, &calls)
+                })?,
+            )?;
+        }
+        let script_calls = Rc::clone(&calls);
         redis.set(
             "set_repl",
             lua.create_function(move |_, args: MultiValue| {
@@ -351,7 +434,7 @@ impl Vm {
                         "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                     );
                 }
-                script_repl.set(flags);
+                script_calls.repl.set(flags);
                 Ok(())
             })?,
         )?;
@@ -411,8 +494,7 @@ impl Vm {
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;
         hooks.set("struct", lstruct::library(&lua)?)?;
-        let resp3 = Rc::new(Cell::new(false));
-        let script_resp3 = Rc::clone(&resp3);
+        let script_calls = Rc::clone(&calls);
         redis.set(
             "setresp",
             lua.create_function(move |_, args: MultiValue| {
@@ -423,7 +505,7 @@ impl Vm {
                 if resp != 2 && resp != 3 {
                     return raise("RESP version must be 2 or 3.");
                 }
-                script_resp3.set(resp == 3);
+                script_calls.resp3.set(resp == 3);
                 Ok(())
             })?,
         )?;
@@ -432,20 +514,19 @@ impl Vm {
             mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
             super::busy::hook,
         )?;
-        let run: Function = hooks.get("run")?;
+        let run_eval: Function = hooks.get("run_eval")?;
         let run_with: Function = hooks.get("run_with")?;
         let globals = lua.globals();
         Ok(Vm {
             lua,
             env,
             redis,
-            resp3,
-            repl,
+            calls,
             caller,
             globals,
-            run,
+            run_eval,
             run_with,
-            functions: HashMap::new(),
+            functions: Compiled::default(),
             generation,
             pruned_at: 0,
         })
@@ -673,6 +754,32 @@ impl CommandArgs {
             self.ends.push(self.bytes.len());
         }
         Ok(())
+    }
+
+    /// Lets the buffer go if it grew past `max` bytes.
+    pub(crate) fn shrink(&mut self, max: usize) {
+        if self.bytes.capacity() > max {
+            self.bytes = Vec::new();
+        }
+        if self.ends.capacity() * std::mem::size_of::<usize>() > max {
+            self.ends = Vec::new();
+        }
+    }
+
+    /// Runs `f` on the arguments, in order: laid out on the stack when they are few, as a
+    /// script's command's usually are.
+    pub(crate) fn with_argv<R>(&self, f: impl FnOnce(&[&[u8]]) -> R) -> R {
+        const FEW: usize = 16;
+        if self.ends.len() > FEW {
+            return f(&self.argv());
+        }
+        let mut few: [&[u8]; FEW] = [&[]; FEW];
+        let mut start = 0;
+        for (slot, &end) in few.iter_mut().zip(&self.ends) {
+            *slot = &self.bytes[start..end];
+            start = end;
+        }
+        f(&few[..self.ends.len()])
     }
 
     /// The arguments, in order.

@@ -171,7 +171,12 @@ const CASES: &[&[&str]] = &[
          redis.register_function('raise', function() error('oops') end)\n\
          redis.register_function('stat', function() return redis.status_reply('FINE') end)\n\
          redis.register_function('g', function() return _G.redis ~= nil end)\n\
-         redis.register_function('setr', function() redis.setresp(3) return {map={a=1}} end)",
+         redis.register_function('setr', function() redis.setresp(3) return {map={a=1}} end)\n\
+         redis.register_function('miss', function() return nosuch_global end)\n\
+         redis.register_function('gmiss', function() return _G.nosuch end)\n\
+         redis.register_function('setg', function() x = 1 end)\n\
+         local saved\n\
+         redis.register_function('stash', function() saved = saved or redis.call return saved('incr', 'stashed') end)",
     ],
     &["FCALL", "late", "0"],
     &["FCALL", "bad", "0"],
@@ -179,6 +184,11 @@ const CASES: &[&[&str]] = &[
     &["FCALL", "stat", "0"],
     &["FCALL", "g", "0"],
     &["FCALL", "setr", "0"],
+    &["FCALL", "miss", "0"],
+    &["FCALL", "gmiss", "0"],
+    &["FCALL", "setg", "0"],
+    &["FCALL", "stash", "0"],
+    &["FCALL", "stash", "0"],
     &["FUNCTION", "DELETE", "rt"],
     &["FUNCTION", "RESTORE", "garbage"],
     &["FUNCTION", "RESTORE", "garbage", "BAD"],

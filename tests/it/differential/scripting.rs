@@ -932,6 +932,23 @@ fn scripting_matches_redis_8() {
         return;
     };
     let mut commands: Vec<_> = CASES.iter().map(|argv| words(argv)).collect();
+    // Keys and arguments that are not UTF-8 (KEYS and ARGV are built two ways: text, or any
+    // bytes) reach the script byte for byte, alone or beside text.
+    let binary: &[u8] = b"return {KEYS[1], ARGV[1], ARGV[2], #KEYS[1], #ARGV[1], \
+        redis.call('set', KEYS[1], ARGV[1]), redis.call('get', KEYS[1])}";
+    for (key, args) in [
+        (&b"k\xff\x00"[..], [&b"\xfe\x80v"[..], b"text"]),
+        (b"bk", [b"text", b"\xc3\x28"]),
+    ] {
+        let mut call = vec![
+            b"EVAL".to_vec(),
+            binary.to_vec(),
+            b"1".to_vec(),
+            key.to_vec(),
+        ];
+        call.extend(args.iter().map(|a| a.to_vec()));
+        commands.push(call);
+    }
     // Nesting at and past CJSON's limit of 1000, decoded and encoded (deep enough to overflow
     // a worker's stack without the recursion guard).
     let decode = "local v = cjson.decode(ARGV[1]); return cjson.encode(v)";
