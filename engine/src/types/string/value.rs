@@ -121,7 +121,10 @@ pub fn exact_i64(bytes: &[u8]) -> Option<i64> {
 
 /// The length of `n`'s decimal form, without forming it.
 fn int_len(n: i64) -> usize {
-    let digits = n.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+    let digits = n
+        .unsigned_abs()
+        .checked_ilog10()
+        .map_or(1, |d| d as usize + 1);
     digits + usize::from(n < 0)
 }
 
@@ -497,7 +500,19 @@ mod tests {
 
     #[test]
     fn int_digits_round_trip() {
-        for n in [0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN, 1234567890] {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            1234567890,
+        ] {
             let v = StringValue::from_int(n);
             assert_eq!(&*v.bytes(), n.to_string().as_bytes());
             assert_eq!(v.len(), n.to_string().len());
