@@ -70,10 +70,8 @@ pub(super) fn store(
     value: &[u8],
     at: Option<u64>,
 ) -> bool {
-    let (head, n) = header(field.len(), at.is_some());
-    let ttl = at.unwrap_or(0).to_le_bytes();
-    let ttl: &[u8] = if at.is_some() { &ttl } else { &[] };
-    records.insert(field, &[&head[..n], ttl, field, value])
+    let lookup = records.lookup(field);
+    store_at(records, lookup, field, value, at)
 }
 
 /// [`store`] with `field` already looked up.
