@@ -13,10 +13,15 @@
 //!
 //! `echomq serve` logs where `logfile` says (empty: stdout, as Redis) at `loglevel`; the other
 //! subcommands to stderr at `notice`. `RUST_LOG`, when set, picks the levels instead.
+//!
+//! A log file is opened for each line and closed after it, as Redis's `serverLogRaw` does: a
+//! file moved away by log rotation is followed by a new one at the path, and a relative path
+//! follows the working directory (`CONFIG SET dir`). A line that cannot be written (the file
+//! cannot be opened) is dropped, as Redis drops it.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::path::PathBuf;
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
@@ -39,8 +44,39 @@ pub enum Target {
     Stderr,
     /// Standard output (`logfile ""`).
     Stdout,
-    /// A file, appended to.
-    File(std::fs::File),
+    /// A file, appended to (opened for each line, see the module doc).
+    File(PathBuf),
+}
+
+/// The writer of one line to the log file: the file opened for it, or nothing when it
+/// cannot be opened.
+struct LogLine(Option<std::fs::File>);
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            Some(file) => file.write(buf),
+            None => Ok(buf.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.0 {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Opens `path` for appending one line.
+fn open_for_line(path: &std::path::Path) -> LogLine {
+    LogLine(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok(),
+    )
 }
 
 /// Logs to stderr at `notice` (the subcommands other than `serve`).
@@ -83,12 +119,12 @@ pub fn init_with(target: Target, loglevel: &str) {
                 .with_writer(std::io::stdout)
                 .try_init()
         }
-        Target::File(file) => builder
+        Target::File(path) => builder
             .event_format(RedisFormat {
                 colour: false,
                 zone,
             })
-            .with_writer(Mutex::new(file))
+            .with_writer(move || open_for_line(&path))
             .try_init(),
     };
 }

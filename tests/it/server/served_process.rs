@@ -394,3 +394,28 @@ fn log_times_are_local_time() {
     let off = (jiff::Timestamp::now().as_second() - written.as_second()).abs();
     assert!(off < 120, "{line} is not India's time (off by {off} s)");
 }
+
+/// As Redis opens its log file for each line: a file moved away by log rotation is followed
+/// by a new one at the path, and a relative path follows CONFIG SET dir.
+#[test]
+fn the_log_file_is_opened_for_each_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let mut command = echomq();
+    command.current_dir(dir.path());
+    let (_running, at) = serve(
+        command,
+        &["--logfile", "log", "--enable-protected-configs", "yes"],
+    );
+    wait_for_file(&log, "Ready to accept connections");
+    std::fs::rename(&log, dir.path().join("log.1")).unwrap();
+    let mut conn = Raw::connect(at);
+    assert_eq!(conn.call(&["SAVE"]), "+OK");
+    let text = wait_for_file(&log, "DB saved on disk");
+    assert!(!text.contains("Ready to accept connections"), "{text}");
+    let moved_to = other.path().to_str().unwrap();
+    assert_eq!(conn.call(&["CONFIG", "SET", "dir", moved_to]), "+OK");
+    assert_eq!(conn.call(&["SAVE"]), "+OK");
+    wait_for_file(&other.path().join("log"), "DB saved on disk");
+}
