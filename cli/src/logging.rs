@@ -16,12 +16,14 @@
 //!
 //! A log file is opened for each line and closed after it, as Redis's `serverLogRaw` does: a
 //! file moved away by log rotation is followed by a new one at the path, and a relative path
-//! follows the working directory (`CONFIG SET dir`). A line that cannot be written (the file
-//! cannot be opened) is dropped, as Redis drops it.
+//! follows the working directory (`CONFIG SET dir`). Where Redis drops a line when the file
+//! cannot be opened (out of descriptors, say), echomq writes it to the file it last opened,
+//! which it keeps open for that.
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
@@ -44,39 +46,57 @@ pub enum Target {
     Stderr,
     /// Standard output (`logfile ""`).
     Stdout,
-    /// A file, appended to (opened for each line, see the module doc).
-    File(PathBuf),
+    /// A file, appended to (opened for each line, see the module doc): its path and the file
+    /// opened there at start.
+    File(PathBuf, std::fs::File),
 }
 
-/// The writer of one line to the log file: the file opened for it, or nothing when it
-/// cannot be opened.
-struct LogLine(Option<std::fs::File>);
+/// The log file: its path, and the file last opened there (kept for the lines written while
+/// the path cannot be opened).
+struct LogFile {
+    path: PathBuf,
+    last: Arc<Mutex<std::fs::File>>,
+}
+
+impl LogFile {
+    /// The writer of one line: the file opened again, or the one last opened.
+    fn line(&self) -> LogLine {
+        let opened = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path);
+        match opened {
+            Ok(file) => {
+                if let (Ok(copy), Ok(mut last)) = (file.try_clone(), self.last.lock()) {
+                    *last = copy;
+                }
+                LogLine::Opened(file)
+            }
+            Err(_) => LogLine::Last(Arc::clone(&self.last)),
+        }
+    }
+}
+
+/// The writer of one line to the log file.
+enum LogLine {
+    Opened(std::fs::File),
+    Last(Arc<Mutex<std::fs::File>>),
+}
 
 impl std::io::Write for LogLine {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.0 {
-            Some(file) => file.write(buf),
-            None => Ok(buf.len()),
+        match self {
+            LogLine::Opened(file) => file.write(buf),
+            LogLine::Last(last) => match last.lock() {
+                Ok(mut file) => file.write(buf),
+                Err(_) => Ok(buf.len()),
+            },
         }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.0 {
-            Some(file) => file.flush(),
-            None => Ok(()),
-        }
+        Ok(())
     }
-}
-
-/// Opens `path` for appending one line.
-fn open_for_line(path: &std::path::Path) -> LogLine {
-    LogLine(
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .ok(),
-    )
 }
 
 /// Logs to stderr at `notice` (the subcommands other than `serve`).
@@ -119,13 +139,19 @@ pub fn init_with(target: Target, loglevel: &str) {
                 .with_writer(std::io::stdout)
                 .try_init()
         }
-        Target::File(path) => builder
-            .event_format(RedisFormat {
-                colour: false,
-                zone,
-            })
-            .with_writer(move || open_for_line(&path))
-            .try_init(),
+        Target::File(path, file) => {
+            let log = LogFile {
+                path,
+                last: Arc::new(Mutex::new(file)),
+            };
+            builder
+                .event_format(RedisFormat {
+                    colour: false,
+                    zone,
+                })
+                .with_writer(move || log.line())
+                .try_init()
+        }
     };
 }
 

@@ -140,7 +140,7 @@ fn configure(args: ServeArgs) -> Result<Option<(Flags, Startup, Option<PathBuf>)
         {
             // Opened here to refuse a path that cannot be, as Redis does at start; each line
             // opens it again.
-            Ok(_) => crate::logging::Target::File(startup.logfile.clone().into()),
+            Ok(file) => crate::logging::Target::File(startup.logfile.clone().into(), file),
             Err(e) => fatal(&Fatal::Config {
                 at: None,
                 reason: format!("Can't open the log file: {}", os_error_text(&e)),
