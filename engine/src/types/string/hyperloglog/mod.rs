@@ -18,6 +18,7 @@
 //! The commands are in `commands.rs`.
 
 pub(crate) mod commands;
+mod simd;
 
 /// Header bytes.
 pub const HEADER_BYTES: usize = 16;
@@ -336,22 +337,6 @@ pub fn set(hll: &mut Vec<u8>, index: usize, count: u8, max_bytes: u64) -> Result
     }
 }
 
-/// Calls `f` with each four dense registers in order: three bytes hold four 6-bit registers,
-/// least significant bits first (so the whole array is read a group at a time, not a
-/// register at a time with its shifts recomputed).
-#[inline]
-fn for_each_dense_group(registers: &[u8], mut f: impl FnMut([u8; 4])) {
-    for chunk in registers.chunks_exact(3).take(REGISTERS / 4) {
-        let v = u32::from(chunk[0]) | u32::from(chunk[1]) << 8 | u32::from(chunk[2]) << 16;
-        f([
-            (v & 63) as u8,
-            ((v >> 6) & 63) as u8,
-            ((v >> 12) & 63) as u8,
-            ((v >> 18) & 63) as u8,
-        ]);
-    }
-}
-
 /// The register histogram of a valid HLL (`hllDenseRegHisto`, `hllSparseRegHisto`); a sparse
 /// one that does not add up is `Err`.
 fn histogram(hll: &[u8]) -> Result<[u32; 64], Corrupt> {
@@ -359,11 +344,13 @@ fn histogram(hll: &[u8]) -> Result<[u32; 64], Corrupt> {
     if hll[4] == DENSE {
         // One histogram per register of a group, for the reason `count_raw` gives.
         let mut lanes = [[0u32; 64]; 4];
-        for_each_dense_group(&hll[HEADER_BYTES..], |group| {
-            for (lane, r) in lanes.iter_mut().zip(group) {
-                lane[usize::from(r)] += 1;
+        for packed in hll[HEADER_BYTES..].chunks_exact(12) {
+            for group in unpack16(packed).chunks_exact(4) {
+                for (lane, &r) in lanes.iter_mut().zip(group) {
+                    lane[usize::from(r & REGISTER_MAX)] += 1;
+                }
             }
-        });
+        }
         for lane in &lanes {
             for (total, n) in h.iter_mut().zip(lane) {
                 *total += n;
@@ -445,23 +432,53 @@ pub fn count_raw(registers: &[u8; REGISTERS]) -> u64 {
     estimate(&h)
 }
 
+/// Eight dense registers (the low 48 bits of `packed`, six bytes read little endian) one to a
+/// byte, the first lowest: the 24-bit halves move into 32-bit lanes, their 12-bit halves into
+/// 16-bit lanes, and theirs, the registers, into bytes. A dozen integer operations where a
+/// register at a time takes a shift and a mask each, with no vector instructions to ask for.
+#[inline]
+fn spread8(packed: u64) -> u64 {
+    let v = (packed & 0x00ff_ffff) | (packed & 0xffff_ff00_0000) << 8;
+    let v = (v & 0x0000_0fff_0000_0fff) | (v & 0x00ff_f000_00ff_f000) << 4;
+    (v & 0x003f_003f_003f_003f) | (v & 0x0fc0_0fc0_0fc0_0fc0) << 2
+}
+
+/// The inverse of [`spread8`]: eight registers of a byte each (the top two bits ignored)
+/// packed into the low 48 bits.
+#[inline]
+fn gather8(bytes: u64) -> u64 {
+    let v = (bytes & 0x003f_003f_003f_003f) | (bytes & 0x3f00_3f00_3f00_3f00) >> 2;
+    let v = (v & 0x0000_0fff_0000_0fff) | (v & 0x0fff_0000_0fff_0000) >> 4;
+    (v & 0x00ff_ffff) | (v & 0x00ff_ffff_0000_0000) >> 8
+}
+
+/// Sixteen dense registers (the twelve bytes of a `chunks_exact(12)` chunk) one to a byte.
+#[inline]
+fn unpack16(packed: &[u8]) -> [u8; 16] {
+    let six = |at: usize| {
+        let mut word = [0u8; 8];
+        word[..6].copy_from_slice(&packed[at..at + 6]);
+        u64::from_le_bytes(word)
+    };
+    let (low, high) = (six(0), six(6));
+    let mut registers = [0u8; 16];
+    registers[..8].copy_from_slice(&spread8(low).to_le_bytes());
+    registers[8..].copy_from_slice(&spread8(high).to_le_bytes());
+    registers
+}
+
 /// Raises each of `max` to the valid HLL's register (`hllMerge`).
 pub fn merge_into(max: &mut [u8; REGISTERS], hll: &[u8]) -> Result<(), Corrupt> {
     if hll[4] == DENSE {
-        // Sixteen registers (12 bytes) at a time: unpacked from one 128-bit word, then raised
-        // together, which the compiler turns into vector instructions.
+        let dense = &hll[HEADER_BYTES..];
+        let done = simd::merge_groups(max, dense);
         for (m, packed) in max
             .chunks_exact_mut(16)
-            .zip(hll[HEADER_BYTES..].chunks_exact(12))
+            .zip(dense.chunks_exact(12))
+            .skip(done)
         {
-            let mut word = [0u8; 16];
-            word[..12].copy_from_slice(packed);
-            let word = u128::from_le_bytes(word);
-            let mut registers = [0u8; 16];
-            for (j, r) in registers.iter_mut().enumerate() {
-                *r = ((word >> (6 * j)) & 63) as u8;
-            }
-            for (m, r) in m.iter_mut().zip(registers) {
+            // Sixteen at a time, so the compiler raises them with vector instructions.
+            for (m, r) in m.iter_mut().zip(unpack16(packed)) {
                 *m = (*m).max(r);
             }
         }
@@ -477,8 +494,11 @@ pub fn merge_into(max: &mut [u8; REGISTERS], hll: &[u8]) -> Result<(), Corrupt> 
 /// Writes unpacked registers into a dense HLL (`hllDenseCompress`).
 pub fn compress_into(hll: &mut [u8], max: &[u8; REGISTERS]) {
     let registers = &mut hll[HEADER_BYTES..];
-    for (i, &m) in max.iter().enumerate() {
-        dense_put(registers, i, m);
+    for (packed, m) in registers.chunks_exact_mut(6).zip(max.chunks_exact(8)) {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(m);
+        let bytes = gather8(u64::from_le_bytes(eight)).to_le_bytes();
+        packed.copy_from_slice(&bytes[..6]);
     }
 }
 
@@ -611,6 +631,27 @@ mod tests {
             if set(&mut hll, index, run, 3000).is_ok() {
                 prop_assert!(is_valid(&hll));
             }
+        }
+
+        /// Registers packed sixteen at a time read back one by one, and unpacked sixteen at
+        /// a time as they were.
+        #[test]
+        fn packing_registers_in_words_matches_one_at_a_time(
+            registers in proptest::collection::vec(0u8..=REGISTER_MAX, REGISTERS)
+        ) {
+            let mut raw = [0u8; REGISTERS];
+            raw.copy_from_slice(&registers);
+            let mut dense = new_sparse();
+            to_dense(&mut dense).map_err(|_| TestCaseError::fail("to_dense"))?;
+            compress_into(&mut dense, &raw);
+            prop_assert_eq!(dense.len(), DENSE_BYTES);
+            for (i, &r) in raw.iter().enumerate() {
+                prop_assert_eq!(dense_get(&dense[HEADER_BYTES..], i), r);
+            }
+            let mut merged = [0u8; REGISTERS];
+            merge_into(&mut merged, &dense).map_err(|_| TestCaseError::fail("merge"))?;
+            prop_assert_eq!(&merged[..], &raw[..]);
+            prop_assert_eq!(count(&dense), Ok(count_raw(&raw)));
         }
 
         #[test]
