@@ -255,6 +255,10 @@ async fn run<S: Transport>(
                 return Ok(());
             }
         }
+        // See `pipeline::LONG_BATCH_NS`.
+        if scratch.write_after_others && !output.is_empty() {
+            tokio::task::yield_now().await;
+        }
         client.info.pubsub.take_into(&mut output);
         if !output.is_empty() {
             out.flush(state, client, &mut output).await?;
