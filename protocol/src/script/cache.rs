@@ -9,6 +9,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
+use rustc_hash::FxBuildHasher;
 
 /// How many EVAL scripts the cache keeps before evicting the least recently used (Redis's
 /// `LRU_LIST_LENGTH`).
@@ -36,9 +37,14 @@ pub(crate) struct Script {
 }
 
 /// The cache (see the module docs).
+///
+/// The map hashes with Fx rather than SipHash: EVALSHA looks a script up on every call, and
+/// its key is a digest, which a client can only choose by grinding script bodies (a client
+/// that can load scripts can stall the server more simply with one).
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    scripts: HashMap<String, Script>,
+    /// Each script, and whether EVAL added it (it is then in `evicting`).
+    scripts: HashMap<String, (Script, bool), FxBuildHasher>,
     evicting: VecDeque<String>,
     pub generation: u64,
     /// Scripts evicted so far (INFO's `evicted_scripts`).
@@ -48,7 +54,18 @@ pub(crate) struct Cache {
 impl Cache {
     /// The script whose SHA1 is `sha` (any case).
     pub fn get(&self, sha: &[u8]) -> Option<&Script> {
-        self.scripts.get(lowercase_sha(sha)?.as_str())
+        self.scripts
+            .get(lowercase_sha(sha)?.as_str())
+            .map(|(script, _)| script)
+    }
+
+    /// The script whose SHA1 is `sha` (lower case), marked as just used (EVALSHA's lookup).
+    pub fn use_script(&mut self, sha: &str) -> Option<&Script> {
+        let by_eval = self.scripts.get(sha)?.1;
+        if by_eval {
+            self.touch(sha);
+        }
+        self.scripts.get(sha).map(|(script, _)| script)
     }
 
     /// Marks an EVAL script as just used.
@@ -80,7 +97,7 @@ impl Cache {
             }
             self.evicting.push_back(sha.clone());
         }
-        self.scripts.insert(sha, script);
+        self.scripts.insert(sha, (script, by_eval));
         evicted
     }
 
@@ -100,7 +117,7 @@ impl Cache {
     pub fn memory(&self) -> usize {
         self.scripts
             .iter()
-            .map(|(sha, s)| sha.len() + s.body.len())
+            .map(|(sha, (s, _))| sha.len() + s.body.len())
             .sum()
     }
 
@@ -113,8 +130,9 @@ impl Cache {
                 "{sha} listed but not cached"
             );
         }
-        for (sha, script) in &self.scripts {
+        for (sha, (script, by_eval)) in &self.scripts {
             assert_eq!(*sha, sha1hex(&script.body));
+            assert_eq!(*by_eval, self.evicting.contains(sha), "{sha}");
         }
     }
 }

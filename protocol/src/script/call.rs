@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell};
 use bytes::BytesMut;
 use echomq_engine::Reply;
 use echomq_engine::command::flags::{DENY_OOM, MAY_REPLICATE, WRITE};
-use mlua::{Lua, MultiValue, Value};
+use mlua::{Lua, Value};
 
 use super::sandbox::{self, CommandArgs, ScriptError};
 use super::{busy, convert, current};
@@ -139,11 +139,13 @@ impl Calls {
 /// `redis.call` (`raise`: a failure raises Redis's error) and `redis.pcall` (a failure is
 /// returned as the error table): the script's command run on the run [`current`] lends,
 /// its reply as the Lua value Redis hands a script.
+///
+/// `fill` puts the call's arguments into the buffer it is lent, or raises Redis's refusal.
 pub(crate) fn script_command(
     lua: &Lua,
-    args: MultiValue,
     raise: bool,
     calls: &Calls,
+    fill: impl FnOnce(&mut CommandArgs) -> mlua::Result<()>,
 ) -> mlua::Result<Value> {
     // `counted`: the error is in the error stats already (see `ScriptError`).
     let fail = |text: Vec<u8>, counted: bool| -> mlua::Result<Value> {
@@ -163,7 +165,7 @@ pub(crate) fn script_command(
     let Ok(mut argv) = calls.args.try_borrow_mut() else {
         return recursive();
     };
-    if let Err(e) = argv.fill(&args) {
+    if let Err(e) = fill(&mut argv) {
         return match sandbox::script_error(&e) {
             Some(refusal) => fail(refusal.text.clone(), false),
             None => Err(e),

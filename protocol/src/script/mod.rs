@@ -5,6 +5,7 @@
 //! - [`convert`]: Lua values to RESP and replies to Lua values, as Redis converts them.
 //! - [`call`]: `redis.call`/`redis.pcall`, through the server's own command dispatch.
 //! - [`current`]: the run those functions reach, lent for its duration.
+//! - [`raw`]: a run's protected call, with KEYS and ARGV built on Lua's stack.
 //! - [`bit`], [`cjson`], [`cmsgpack`], [`lstruct`] (`struct`): the libraries scripts see.
 //!
 //! Invariants:
@@ -39,6 +40,7 @@ pub(crate) mod convert;
 pub(crate) mod current;
 pub(crate) mod function;
 mod lstruct;
+mod raw;
 pub(crate) mod sandbox;
 
 use std::cell::{Cell, RefCell};
@@ -260,31 +262,26 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
         return err("Number of keys can't be negative");
     }
     let numkeys = numkeys as usize;
-    let (named, created);
-    let sha: &str = if variant.by_sha {
+    let sha = if variant.by_sha {
         match cache::lowercase_sha(argv[1]) {
-            Some(sha) => {
-                named = sha;
-                named.as_str()
-            }
+            Some(sha) => sha,
             None => return noscript(),
         }
     } else {
-        match create(ctx.state, argv[1], true) {
-            Ok(sha) => {
-                created = sha;
-                &created
-            }
+        // `create` names it by its hex digest, which is always a valid name.
+        match create(ctx.state, argv[1], true).map(|sha| cache::lowercase_sha(sha.as_bytes())) {
+            Ok(Some(sha)) => sha,
+            Ok(None) => return noscript(),
             Err(reply) => return reply,
         }
     };
-    let (script, generation) = {
+    let sha = sha.as_str();
+    let (script, generation, evicted) = {
         let mut cache = ctx.state.scripts().cache.lock();
-        let Some(script) = cache.get(sha.as_bytes()).cloned() else {
+        let Some(script) = cache.use_script(sha).cloned() else {
             return noscript();
         };
-        cache.touch(sha);
-        (script, cache.generation)
+        (script, cache.generation, cache.evicted)
     };
     let limits = match prepare(ctx, script.flags, variant.read_only) {
         Ok(limits) => limits,
@@ -293,7 +290,9 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
     let _watch = busy::watch(ctx.state.busy(), ctx.state.busy_reply_threshold_ms(), true);
     as_script(ctx, |ctx| {
         let result = with_vm(generation, |vm| {
-            prune(vm, ctx.state.scripts());
+            if vm.pruned_at != evicted {
+                prune(vm, ctx.state.scripts());
+            }
             let function = match compiled(vm, sha, &script) {
                 Ok(f) => f,
                 Err(reply) => return reply,
@@ -402,37 +401,17 @@ fn execute(
     let keys = &call[3..3 + numkeys];
     let args = &call[3 + numkeys..];
     let sha = name;
-    let lua = &vm.lua;
-    let array = |items: &[&[u8]]| -> mlua::Result<mlua::Table> {
-        // Text (nearly every key and argument) goes onto the Lua stack as it is; other bytes
-        // become a string handle each first.
-        if items.iter().all(|item| std::str::from_utf8(item).is_ok()) {
-            let texts = items
-                .iter()
-                .map(|item| std::str::from_utf8(item).unwrap_or_default());
-            return lua.create_sequence_from(texts);
-        }
-        let t = lua.create_table_with_capacity(items.len(), 0)?;
-        for (i, item) in items.iter().enumerate() {
-            t.raw_set(i + 1, lua.create_string(item)?)?;
-        }
-        Ok(t)
-    };
-    let tables = array(keys).and_then(|k| Ok((k, array(args)?)));
-    let (keys_table, args_table) = match tables {
-        Ok(tables) => tables,
-        Err(e) => return err(format!("Lua VM: {e}")),
-    };
     let client_resp3 = ctx.client.protocol == Protocol::Resp3;
     let calls = &*vm.calls;
     calls.start();
     *vm.caller.borrow_mut() = crate::cmd::script_caller(ctx.state, ctx.client);
     let mut run = current::Run { ctx, call, limits };
     let outcome = current::enter(&mut run, || -> mlua::Result<Reply> {
-        let (ok, value): (bool, Value) = match invocation {
-            Invocation::Eval => vm.run_eval.call((function, keys_table, args_table))?,
-            Invocation::Fcall => vm.run_with.call((function, keys_table, args_table))?,
+        let arrays = match invocation {
+            Invocation::Eval => raw::Arrays::Globals(&vm.globals, &vm.array_names),
+            Invocation::Fcall => raw::Arrays::Arguments,
         };
+        let (ok, value) = raw::protected_call(&vm.lua, &vm.handler, &function, keys, args, arrays)?;
         if ok {
             // A number is an integer reply, in either protocol: no buffer to build.
             match value {
@@ -565,6 +544,7 @@ const HELP: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
+    use super::raw::{Arrays, protected_call};
     use super::sandbox::Vm;
 
     #[test]
@@ -576,11 +556,25 @@ mod tests {
             "rawset(_G, 'x', 1)",
         ] {
             let f = vm.compile(code.as_bytes()).unwrap();
-            let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
-            assert!(!ok, "{code}");
+            let run = protected_call(
+                &vm.lua,
+                &vm.handler,
+                &f,
+                &[],
+                &[],
+                Arrays::Globals(&vm.globals, &vm.array_names),
+            );
+            assert!(!run.unwrap().0, "{code}");
         }
         let f = vm.compile(b"return x").unwrap();
-        let (ok, _): (bool, mlua::Value) = vm.run_eval.call(f).unwrap();
-        assert!(!ok, "a global leaked");
+        let run = protected_call(
+            &vm.lua,
+            &vm.handler,
+            &f,
+            &[],
+            &[],
+            Arrays::Globals(&vm.globals, &vm.array_names),
+        );
+        assert!(!run.unwrap().0, "a global leaked");
     }
 }

@@ -47,8 +47,8 @@ pub(crate) const USER_SCRIPT: &str = "@user_script";
 const PRELUDE: &str = r#"
 local I = ...
 local G = _G
-local error, type, select, rawget, rawset, tostring, unpack, setmetatable, xpcall =
-      error, type, select, rawget, rawset, tostring, unpack, setmetatable, xpcall
+local error, type, select, rawget, rawset, tostring, unpack, setmetatable =
+      error, type, select, rawget, rawset, tostring, unpack, setmetatable
 local rawpcall = pcall
 local rawsetfenv = setfenv
 
@@ -155,26 +155,7 @@ load = function(...)
   return f, e
 end
 
-local handler = I.handler
-G.__redis__err__handler = handler
--- EVAL's KEYS and ARGV are set here rather than from Rust: two global assignments in Lua
--- cost less than two table writes through the API (each interning its key's name).
-I.run_eval = function(f, keys, args)
-  KEYS, ARGV = keys, args
-  return xpcall(f, handler)
-end
--- A library function's call, without a closure per call: the call's parts wait in upvalues
--- (cleared before the call, so nothing outlives it; calls never nest).
-local call_f, call_keys, call_args
-local function call_with()
-  local f, keys, args = call_f, call_keys, call_args
-  call_f, call_keys, call_args = nil, nil, nil
-  return f(keys, args)
-end
-I.run_with = function(f, keys, args)
-  call_f, call_keys, call_args = f, keys, args
-  return xpcall(call_with, handler)
-end
+G.__redis__err__handler = I.handler
 return env
 "#;
 
@@ -196,13 +177,12 @@ pub(crate) struct Vm {
     /// The user the running script's `redis.acl_check_cmd` answers for (set at its start;
     /// `None` while no user is restricted).
     pub caller: Rc<RefCell<Option<Arc<User>>>>,
-    /// The real globals (an EVAL's KEYS and ARGV are set here by `run_eval`).
+    /// The real globals (an EVAL's KEYS and ARGV are set here).
     pub globals: Table,
-    /// `function(f, keys, args)`: runs an EVAL script's function `f` with the error handler
-    /// (`xpcall`), KEYS and ARGV set; `ok, value`.
-    pub run_eval: Function,
-    /// `run_eval` of a library function: `f(keys, args)`.
-    pub run_with: Function,
+    /// The error handler a script's function runs under (`__redis__err__handler`).
+    pub handler: Function,
+    /// `KEYS` and `ARGV`, the names an EVAL's arrays are set under in `globals`.
+    pub array_names: super::raw::GlobalNames,
     /// Compiled scripts by SHA1 (EVAL's VM) or library functions by name (FUNCTION's).
     pub functions: Compiled,
     /// The script cache generation the compiled scripts belong to.
@@ -413,13 +393,7 @@ impl Vm {
         )?;
         let calls = Rc::new(Calls::default());
         for (name, raise) in [("call", true), ("pcall", false)] {
-            let calls = Rc::clone(&calls);
-            redis.set(
-                name,
-                lua.create_function(move |lua, args: MultiValue| {
-                    super::call::script_command(lua, args, raise, &calls)
-                })?,
-            )?;
+            redis.set(name, super::raw::command_function(&lua, &calls, raise)?)?;
         }
         let script_calls = Rc::clone(&calls);
         redis.set(
@@ -514,9 +488,9 @@ impl Vm {
             mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
             super::busy::hook,
         )?;
-        let run_eval: Function = hooks.get("run_eval")?;
-        let run_with: Function = hooks.get("run_with")?;
+        let handler: Function = hooks.get("handler")?;
         let globals = lua.globals();
+        let array_names = super::raw::GlobalNames::new(&lua)?;
         Ok(Vm {
             lua,
             env,
@@ -524,8 +498,8 @@ impl Vm {
             calls,
             caller,
             globals,
-            run_eval,
-            run_with,
+            handler,
+            array_names,
             functions: Compiled::default(),
             generation,
             pruned_at: 0,
@@ -729,6 +703,12 @@ fn parse_lua_number(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
+/// `redis.call`'s refusal of a call without arguments.
+pub(crate) const NO_ARGUMENTS: &str =
+    "Please specify at least one argument for this redis lib call";
+/// `redis.call`'s refusal of an argument that is neither a string nor a number.
+pub(crate) const NOT_STRINGS: &str = "Lua redis lib command arguments must be strings or integers";
+
 /// `redis.call`'s arguments as a command (`luaArgsToRedisArgv`), or Redis's refusal raised.
 /// They are laid end to end in one buffer, kept by the caller across calls, so a command
 /// from a script costs no allocation per argument.
@@ -743,17 +723,35 @@ impl CommandArgs {
     /// Replaces the arguments with `args`'s, or raises Redis's refusal.
     pub(crate) fn fill(&mut self, args: &MultiValue) -> mlua::Result<()> {
         if args.is_empty() {
-            return raise("Please specify at least one argument for this redis lib call");
+            return raise(NO_ARGUMENTS);
         }
-        self.bytes.clear();
-        self.ends.clear();
+        self.clear();
         for arg in args.iter() {
             if convert::arg_bytes(arg, &mut self.bytes).is_none() {
-                return raise("Lua redis lib command arguments must be strings or integers");
+                return raise(NOT_STRINGS);
             }
             self.ends.push(self.bytes.len());
         }
         Ok(())
+    }
+
+    /// Drops every argument.
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Appends an argument.
+    pub(crate) fn push(&mut self, arg: &[u8]) {
+        self.bytes.extend_from_slice(arg);
+        self.ends.push(self.bytes.len());
+    }
+
+    /// Appends a number argument, written as Redis writes a Lua number it is passed.
+    pub(crate) fn push_number(&mut self, n: f64) {
+        self.bytes
+            .extend_from_slice(convert::format_number(n).as_bytes());
+        self.ends.push(self.bytes.len());
     }
 
     /// Lets the buffer go if it grew past `max` bytes.
