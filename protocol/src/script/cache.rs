@@ -143,7 +143,7 @@ pub(crate) struct Sha([u8; 40]);
 
 impl Sha {
     pub fn as_str(&self) -> &str {
-        // Built only from valid UTF-8 (see `lowercase_sha`); never empty otherwise.
+        // Built only from ASCII (see `lowercase_sha`); never empty otherwise.
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 }
@@ -152,8 +152,10 @@ impl Sha {
 /// as EVALSHA looks a script up on every call.
 pub(crate) fn lowercase_sha(sha: &[u8]) -> Option<Sha> {
     let mut lower: [u8; 40] = sha.try_into().ok()?;
+    if !lower.is_ascii() {
+        return None;
+    }
     lower.make_ascii_lowercase();
-    std::str::from_utf8(&lower).ok()?;
     Some(Sha(lower))
 }
 
