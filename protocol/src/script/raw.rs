@@ -269,11 +269,24 @@ mod tests {
 
     fn setup() -> (Lua, Function) {
         let lua = Lua::new();
-        let handler = lua
-            .load("return function(e) return 'handled: ' .. tostring(e) end")
-            .eval()
-            .unwrap();
+        let handler = function(&lua, "function(e) return 'handled: ' .. tostring(e) end");
         (lua, handler)
+    }
+
+    /// The function `source` evaluates to.
+    fn function(lua: &Lua, source: &str) -> Function {
+        lua.load(format!("return {source}")).eval().unwrap()
+    }
+
+    /// `f` called as a library function (the arrays as its arguments).
+    fn call(
+        lua: &Lua,
+        handler: &Function,
+        f: &Function,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+    ) -> (bool, Value) {
+        protected_call(lua, handler, f, keys, args, Arrays::Arguments).unwrap()
     }
 
     fn text(value: Value) -> Vec<u8> {
@@ -289,16 +302,11 @@ mod tests {
     #[test]
     fn a_library_function_gets_both_arrays_as_arguments() {
         let (lua, handler) = setup();
-        let f: Function = lua
-            .load(format!("return function(k, a) {SHOW} end"))
-            .eval()
-            .unwrap();
-        let keys: &[&[u8]] = &[b"k1", b"\xff\x00k"];
-        let (ok, value) =
-            protected_call(&lua, &handler, &f, keys, &[b"", b"a"], Arrays::Arguments).unwrap();
+        let f = function(&lua, &format!("function(k, a) {SHOW} end"));
+        let (ok, value) = call(&lua, &handler, &f, &[b"k1", b"\xff\x00k"], &[b"", b"a"]);
         assert!(ok);
         assert_eq!(text(value), b"2:k1,\xff\x00k|2:,a");
-        let (ok, value) = protected_call(&lua, &handler, &f, &[], &[], Arrays::Arguments).unwrap();
+        let (ok, value) = call(&lua, &handler, &f, &[], &[]);
         assert!(ok);
         assert_eq!(text(value), b"0:|0:");
     }
@@ -306,10 +314,12 @@ mod tests {
     #[test]
     fn a_script_gets_them_as_globals_and_no_arguments() {
         let (lua, handler) = setup();
-        let f: Function = lua
-            .load(format!("return function(...) local k, a = KEYS, ARGV assert(select('#', ...) == 0) {SHOW} end"))
-            .eval()
-            .unwrap();
+        let f = function(
+            &lua,
+            &format!(
+                "function(...) local k, a = KEYS, ARGV assert(select('#', ...) == 0) {SHOW} end"
+            ),
+        );
         let globals = lua.globals();
         let names = GlobalNames::new(&lua).unwrap();
         let arrays = Arrays::Globals(&globals, &names);
@@ -322,28 +332,19 @@ mod tests {
     #[test]
     fn an_error_goes_through_the_handler_and_only_the_first_result_comes_back() {
         let (lua, handler) = setup();
-        let fails: Function = lua
-            .load("return function() error('boom', 0) end")
-            .eval()
-            .unwrap();
-        let (ok, value) =
-            protected_call(&lua, &handler, &fails, &[], &[], Arrays::Arguments).unwrap();
+        let fails = function(&lua, "function() error('boom', 0) end");
+        let (ok, value) = call(&lua, &handler, &fails, &[], &[]);
         assert!(!ok);
         assert_eq!(text(value), b"handled: boom");
-        let two: Function = lua
-            .load("return function() return 1, 2 end")
-            .eval()
-            .unwrap();
-        let (ok, value) =
-            protected_call(&lua, &handler, &two, &[], &[], Arrays::Arguments).unwrap();
+        let two = function(&lua, "function() return 1, 2 end");
+        let (ok, value) = call(&lua, &handler, &two, &[], &[]);
         assert!(ok);
         assert!(
             matches!(value, Value::Integer(1)) || value == Value::Number(1.0),
             "{value:?}"
         );
-        let none: Function = lua.load("return function() end").eval().unwrap();
-        let (ok, value) =
-            protected_call(&lua, &handler, &none, &[], &[], Arrays::Arguments).unwrap();
+        let none = function(&lua, "function() end");
+        let (ok, value) = call(&lua, &handler, &none, &[], &[]);
         assert!(ok);
         assert_eq!(value, Value::Nil);
     }
