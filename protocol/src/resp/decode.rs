@@ -26,7 +26,7 @@ pub const UNAUTHENTICATED_MULTIBULK_MAX: i64 = 10;
 pub const UNAUTHENTICATED_BULK_MAX: i64 = 16 * 1024;
 
 /// Limits the decoder enforces.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeLimits {
     /// `proto-max-bulk-len`: the largest bulk argument.
     pub bulk_bytes_max: i64,

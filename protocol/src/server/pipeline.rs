@@ -12,6 +12,8 @@
 //! Requests are decoded into one argument vector kept across calls, and a multibulk request's
 //! arguments are slices of the input buffer, which moves on once, after the batch.
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -55,9 +57,67 @@ pub(crate) struct Scratch {
     pub(crate) write_after_others: bool,
     /// The requests decoded ahead to prefetch their keys, and the keys (kept empty between
     /// batches, as `argv`), and the table's scratch for their hashes.
-    ahead: Vec<Arg>,
+    ahead: Ahead,
     ahead_keys: Vec<&'static [u8]>,
     ahead_hashes: Vec<u64>,
+}
+
+/// The requests [`prefetch_ahead`] decoded after the one the loop is running, kept as the loop
+/// would decode them, so each is decoded once.
+///
+/// Invariant: `requests` are, in order, the requests that follow in the input the last one the
+/// loop took, each with its length, its arguments' range in `args` (spans of the request, as
+/// the decoder gives them) and the limits it was decoded under. Both are emptied when a batch
+/// ends, since the input moves on after it.
+#[derive(Debug, Default)]
+struct Ahead {
+    requests: VecDeque<Decoded>,
+    args: Vec<Arg>,
+    /// What one request is decoded into before it joins `args`.
+    one: Vec<Arg>,
+}
+
+#[derive(Debug)]
+struct Decoded {
+    used: usize,
+    args: Range<usize>,
+    limits: DecodeLimits,
+}
+
+impl Ahead {
+    /// Adds the request just decoded into `one`.
+    fn push(&mut self, used: usize, limits: DecodeLimits) {
+        let start = self.args.len();
+        self.args.append(&mut self.one);
+        let args = start..self.args.len();
+        self.requests.push_back(Decoded { used, args, limits });
+    }
+
+    /// The next request's length, its arguments moved into `args`, when it was decoded ahead
+    /// under `limits`. A request decoded under other limits (an AUTH or RESET ran since) is
+    /// forgotten with all after it, for the loop to decode again.
+    fn take_next(&mut self, limits: &DecodeLimits, args: &mut Vec<Arg>) -> Option<usize> {
+        let next = self.requests.pop_front()?;
+        if next.limits != *limits {
+            self.clear();
+            return None;
+        }
+        args.clear();
+        args.extend(
+            self.args[next.args]
+                .iter_mut()
+                .map(|arg| std::mem::replace(arg, Arg::Span(0, 0))),
+        );
+        if self.requests.is_empty() {
+            self.args.clear();
+        }
+        Some(next.used)
+    }
+
+    fn clear(&mut self) {
+        self.requests.clear();
+        self.args.clear();
+    }
 }
 
 /// A batch that ran longer than this, or ran more than one request, has its replies written
@@ -112,7 +172,11 @@ pub(crate) fn run_ready(
             unauthenticated: !client.authenticated,
         };
         let buf = &whole[consumed..];
-        let used = match decode_args_into(buf, &limits, &mut scratch.args) {
+        let decoded = match scratch.ahead.take_next(&limits, &mut scratch.args) {
+            Some(used) => Ok(Some(used)),
+            None => decode_args_into(buf, &limits, &mut scratch.args),
+        };
+        let used = match decoded {
             Ok(None) => break Step::NeedInput,
             Ok(Some(used)) => used,
             Err(e) => {
@@ -128,7 +192,7 @@ pub(crate) fn run_ready(
         client.info.count_batched(ran == 0);
         if ran >= prefetched_to && consumed + used < whole.len() {
             prefetched_to =
-                ran + prefetch_ahead(client.db, &mut batch, &whole[consumed..], &limits, scratch);
+                ran + prefetch_ahead(client.db, &mut batch, buf, used, &limits, scratch);
         }
         ran += 1;
         // Messages published before the command ran go out before its reply; those it
@@ -181,56 +245,62 @@ pub(crate) fn run_ready(
     scratch.write_after_others = ran > 1 || ended_ns.saturating_sub(now_ns) >= LONG_BATCH_NS;
     argv.clear();
     scratch.argv = reuse_empty(argv);
+    scratch.ahead.clear();
     batch.end();
     input.advance(consumed);
     step
 }
 
-/// Prefetches the keys of the next complete requests at the front of `buf` in database `db`
-/// (see `Batch::prefetch`): up to [`PREFETCH_REQUESTS`] requests or [`PREFETCH_KEYS`] keys,
-/// so their lookups overlap their cache misses. Only multibulk requests of known commands
-/// count, and only when the request about to run has a key (it locks the keyspace anyway) and
-/// the database is large enough to miss the cache. Returns how many requests it covered; it
-/// changes nothing.
+/// Prefetches the keys of the request about to run (its arguments in `scratch.args`, its
+/// `used` bytes at the front of `buf`) and of the complete requests after it, in database `db`
+/// (see `Batch::prefetch`): up to [`PREFETCH_REQUESTS`] requests or [`PREFETCH_KEYS`] keys, so
+/// their lookups overlap their cache misses. The requests after it are kept decoded
+/// (`scratch.ahead`) for the loop. Only multibulk requests of known commands count, and only
+/// when the request about to run has a key (it locks the keyspace anyway) and the database is
+/// large enough to miss the cache. Returns how many requests it covered, that one included;
+/// it changes nothing in the keyspace.
 fn prefetch_ahead(
     db: usize,
     batch: &mut echomq_engine::Batch<'_>,
     buf: &[u8],
+    used: usize,
     limits: &DecodeLimits,
     scratch: &mut Scratch,
 ) -> u64 {
-    let mut keys: Vec<&[u8]> = reuse_empty(std::mem::take(&mut scratch.ahead_keys));
-    let mut at = 0;
-    let mut covered = 0;
-    while covered < PREFETCH_REQUESTS {
-        let Ok(Some(used)) = decode_args_into(&buf[at..], limits, &mut scratch.ahead) else {
-            break;
-        };
-        let request = &buf[at..at + used];
-        at += used;
-        covered += 1;
-        push_keys(&scratch.ahead, request, &mut keys);
-        // The request about to run has no key when none is found yet: it may not lock the
-        // keyspace, so neither does the prefetch.
-        if keys.is_empty() {
-            break;
-        }
-        if covered == 1 && !batch.worth_prefetching(db) {
+    let Scratch {
+        args,
+        ahead,
+        ahead_keys,
+        ahead_hashes,
+        ..
+    } = scratch;
+    let mut keys: Vec<&[u8]> = reuse_empty(std::mem::take(ahead_keys));
+    push_keys(args, &buf[..used], &mut keys);
+    let mut covered = 1;
+    // A request without a key may not lock the keyspace, so neither does the prefetch.
+    if !keys.is_empty() {
+        if batch.worth_prefetching(db) {
+            let mut at = used;
+            while covered < PREFETCH_REQUESTS && keys.len() < PREFETCH_KEYS {
+                let Ok(Some(len)) = decode_args_into(&buf[at..], limits, &mut ahead.one) else {
+                    break;
+                };
+                push_keys(&ahead.one, &buf[at..at + len], &mut keys);
+                ahead.push(len, *limits);
+                at += len;
+                covered += 1;
+            }
+            if keys.len() > 1 {
+                batch.prefetch(db, &keys, ahead_hashes);
+            }
+        } else {
             // Checked again after the next window, not at every request.
-            keys.clear();
             covered = PREFETCH_REQUESTS;
-            break;
         }
-        if keys.len() >= PREFETCH_KEYS {
-            break;
-        }
-    }
-    if keys.len() > 1 {
-        batch.prefetch(db, &keys, &mut scratch.ahead_hashes);
     }
     keys.clear();
-    scratch.ahead_keys = reuse_empty(keys);
-    covered.max(1)
+    *ahead_keys = reuse_empty(keys);
+    covered
 }
 
 /// Pushes the keys of the decoded request `args` (spans of `request`) onto `keys`, up to
@@ -295,8 +365,8 @@ fn arg_bytes<'a>(arg: &'a Arg, buf: &'a [u8]) -> &'a [u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::{PREFETCH_KEYS, push_keys, reuse_empty};
-    use crate::resp::{DecodeLimits, decode_args_into};
+    use super::{Ahead, PREFETCH_KEYS, push_keys, reuse_empty};
+    use crate::resp::{Arg, DecodeLimits, decode_args_into};
 
     fn keys_of(request: &[u8]) -> Vec<Vec<u8>> {
         let mut args = Vec::new();
@@ -327,6 +397,44 @@ mod tests {
             mget.push_str("$1\r\nk\r\n");
         }
         assert_eq!(keys_of(mget.as_bytes()).len(), PREFETCH_KEYS);
+    }
+
+    #[test]
+    fn requests_decoded_ahead_come_back_in_order_under_the_same_limits_only() {
+        let limits = DecodeLimits {
+            bulk_bytes_max: 1 << 20,
+            unauthenticated: false,
+        };
+        let input = b"*2\r\n$3\r\nget\r\n$1\r\na\r\n*3\r\n$3\r\nset\r\n$1\r\nb\r\n$2\r\nvv\r\n";
+        let mut ahead = Ahead::default();
+        let mut at = 0;
+        let mut direct = Vec::new();
+        while let Ok(Some(used)) = decode_args_into(&input[at..], &limits, &mut ahead.one) {
+            let mut args = Vec::new();
+            decode_args_into(&input[at..], &limits, &mut args).unwrap();
+            direct.push((used, args));
+            ahead.push(used, limits);
+            at += used;
+        }
+        assert_eq!(direct.len(), 2);
+        let mut args = vec![Arg::Span(9, 9)];
+        for (used, expected) in &direct {
+            assert_eq!(ahead.take_next(&limits, &mut args), Some(*used));
+            assert_eq!(&args, expected);
+        }
+        assert_eq!(ahead.take_next(&limits, &mut args), None);
+        assert!(ahead.args.is_empty());
+
+        ahead.one.clone_from(&direct[0].1);
+        ahead.push(direct[0].0, limits);
+        ahead.one.clone_from(&direct[1].1);
+        ahead.push(direct[1].0, limits);
+        let after_auth = DecodeLimits {
+            unauthenticated: true,
+            ..limits
+        };
+        assert_eq!(ahead.take_next(&after_auth, &mut args), None);
+        assert!(ahead.requests.is_empty() && ahead.args.is_empty());
     }
 
     #[test]
