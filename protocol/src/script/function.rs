@@ -658,12 +658,14 @@ fn call(ctx: &mut Ctx<'_>, argv: &[&[u8]], read_only: bool) -> Reply {
                     .collect();
                 fvm.sync(&libraries, generation);
             }
-            let function = fvm.vm.functions.get(&fvm.vm.lua, name);
-            let Some(Ok(function)) = function else {
+            let Some(Ok(())) = fvm.vm.functions.select(&fvm.vm.lua, name) else {
+                return err("Function not found");
+            };
+            let Some(function) = fvm.vm.functions.selected() else {
                 return err("Function not found");
             };
             execute(
-                &mut fvm.vm,
+                &fvm.vm,
                 ctx,
                 name,
                 function,

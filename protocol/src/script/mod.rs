@@ -293,12 +293,23 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
             if vm.pruned_at != evicted {
                 prune(vm, ctx.state.scripts());
             }
-            let function = match compiled(vm, sha, &script) {
-                Ok(f) => f,
-                Err(reply) => return reply,
+            if let Err(reply) = select_compiled(vm, sha, &script) {
+                return reply;
+            }
+            let vm: &Vm = vm;
+            let Some(function) = vm.functions.selected() else {
+                return err("Lua VM: no function selected");
             };
-            let invocation = Invocation::Eval;
-            execute(vm, ctx, sha, function, invocation, argv, numkeys, limits)
+            execute(
+                vm,
+                ctx,
+                sha,
+                function,
+                Invocation::Eval,
+                argv,
+                numkeys,
+                limits,
+            )
         });
         match result {
             Ok(reply) | Err(reply) => reply,
@@ -319,20 +330,22 @@ fn as_script(ctx: &mut Ctx<'_>, f: impl FnOnce(&mut Ctx<'_>) -> Reply) -> Reply 
     reply
 }
 
-/// The compiled function of a cached script on `vm`, compiled now if this VM lacks it.
-fn compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<mlua::Function, Reply> {
-    if let Some(f) = vm.functions.get(&vm.lua, sha) {
-        return f.map_err(|e| err(format!("Lua VM: {e}")));
+/// Selects the compiled function of a cached script on `vm` ([`sandbox::Compiled::select`]),
+/// compiling it first if this VM lacks it.
+fn select_compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<(), Reply> {
+    let lua_error = |e: mlua::Error| err(format!("Lua VM: {e}"));
+    if let Some(selected) = vm.functions.select(&vm.lua, sha) {
+        return selected.map_err(lua_error);
     }
     let f = vm
         .compile(&script.body[script.code_start..])
         .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
-    let key = vm
-        .lua
-        .create_registry_value(f.clone())
-        .map_err(|e| err(format!("Lua VM: {e}")))?;
+    let key = vm.lua.create_registry_value(f).map_err(lua_error)?;
     vm.functions.insert(sha.to_string(), key);
-    Ok(f)
+    match vm.functions.select(&vm.lua, sha) {
+        Some(selected) => selected.map_err(lua_error),
+        None => Err(err("Lua VM: the compiled script was not kept")),
+    }
 }
 
 /// Drops the compiled scripts the cache evicted since this VM last looked, so a VM never
@@ -389,10 +402,10 @@ enum Invocation {
 /// errors name it by (the SHA1, or the function's name).
 #[allow(clippy::too_many_arguments)]
 fn execute(
-    vm: &mut Vm,
+    vm: &Vm,
     ctx: &mut Ctx<'_>,
     name: &str,
-    function: mlua::Function,
+    function: &mlua::Function,
     invocation: Invocation,
     call: &[&[u8]],
     numkeys: usize,
@@ -411,7 +424,7 @@ fn execute(
             Invocation::Eval => raw::Arrays::Globals(&vm.globals, &vm.array_names),
             Invocation::Fcall => raw::Arrays::Arguments,
         };
-        let (ok, value) = raw::protected_call(&vm.lua, &vm.handler, &function, keys, args, arrays)?;
+        let (ok, value) = raw::protected_call(&vm.lua, &vm.handler, function, keys, args, arrays)?;
         if ok {
             // A number is an integer reply, in either protocol: no buffer to build.
             match value {

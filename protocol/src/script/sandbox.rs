@@ -213,18 +213,25 @@ pub(crate) struct Compiled {
 }
 
 impl Compiled {
-    /// The function named `name`, if compiled on `lua`.
-    pub fn get(&mut self, lua: &Lua, name: &str) -> Option<mlua::Result<Function>> {
-        if let Some((last, f)) = &self.last
-            && last == name
-        {
-            return Some(Ok(f.clone()));
+    /// Makes the function named `name` the one [`Compiled::selected`] lends, if it is compiled
+    /// on `lua` (`None` when it is not).
+    pub fn select(&mut self, lua: &Lua, name: &str) -> Option<mlua::Result<()>> {
+        if self.last.as_ref().is_some_and(|(last, _)| last == name) {
+            return Some(Ok(()));
         }
-        let f = lua.registry_value::<Function>(self.keys.get(name)?);
-        if let Ok(f) = &f {
-            self.last = Some((name.to_string(), f.clone()));
+        match lua.registry_value::<Function>(self.keys.get(name)?) {
+            Ok(f) => {
+                self.last = Some((name.to_string(), f));
+                Some(Ok(()))
+            }
+            Err(e) => Some(Err(e)),
         }
-        Some(f)
+    }
+
+    /// The function [`Compiled::select`] last selected, lent rather than copied into a new
+    /// handle.
+    pub fn selected(&self) -> Option<&Function> {
+        self.last.as_ref().map(|(_, f)| f)
     }
 
     pub fn insert(&mut self, name: String, key: RegistryKey) {
