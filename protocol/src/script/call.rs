@@ -152,12 +152,7 @@ pub(crate) fn script_command(
         if raise {
             return Err(mlua::Error::external(ScriptError { text, counted }));
         }
-        let t = lua.create_table()?;
-        t.raw_set("err", lua.create_string(text)?)?;
-        if counted {
-            t.raw_set("ignore_error_stats_update", true)?;
-        }
-        Ok(Value::Table(t))
+        error_table(lua, &ScriptError { text, counted }).map(Value::Table)
     };
     let recursive = || {
         fail(convert::error_text(b"luaRedisGenericCommand() recursive call detected. Are you doing funny stuff with Lua debug hooks?"), false)
@@ -201,6 +196,17 @@ pub(crate) fn script_command(
         Some(Ok(())) => convert::reply_to_lua(lua, &reply),
         Some(Err(text)) => fail(convert::error_text(text.as_bytes()), true),
     }
+}
+
+/// The table Redis raises or returns for a script's error: `{err = "CODE msg"}`, with
+/// `ignore_error_stats_update` when the error was counted already.
+pub(crate) fn error_table(lua: &Lua, error: &ScriptError) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", lua.create_string(&error.text)?)?;
+    if error.counted {
+        t.raw_set("ignore_error_stats_update", true)?;
+    }
+    Ok(t)
 }
 
 /// Runs one command for a script: its reply encoded in the script's protocol into `out`

@@ -42,8 +42,8 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, Table, Value, ffi};
 
-use super::call::{Calls, script_command};
-use super::sandbox::{CommandArgs, NO_ARGUMENTS, NOT_STRINGS, raise};
+use super::call::{Calls, error_table, script_command};
+use super::sandbox::{CommandArgs, NO_ARGUMENTS, NOT_STRINGS, raise, script_error};
 
 /// How a run hands its keys and arguments to the script.
 pub(crate) enum Arrays<'t> {
@@ -206,7 +206,12 @@ unsafe fn run_command(state: *mut ffi::lua_State, raise: bool) -> bool {
         }));
         let (value, raised) = match outcome {
             Ok(Ok(value)) => (value, false),
-            Ok(Err(e)) => (Value::Error(Box::new(e)), true),
+            // Raised as the table itself, as Redis raises it: what a script catching it with
+            // `coroutine.resume` (which no wrapper converts) sees.
+            Ok(Err(e)) => match script_error(&e).map(|refusal| error_table(lua, refusal)) {
+                Some(Ok(table)) => (Value::Table(table), true),
+                _ => (Value::Error(Box::new(e)), true),
+            },
             Err(_) => {
                 let e = mlua::Error::runtime("redis.call failed unexpectedly");
                 (Value::Error(Box::new(e)), true)

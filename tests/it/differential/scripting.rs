@@ -106,6 +106,30 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return redis.call('get', {})", "0"],
     &["EVAL", "return redis.call('get', nil)", "0"],
     &["EVAL", "return redis.call('set', 'n', 1.5)", "0"],
+    // `redis.call` from a coroutine: its reply lands on the coroutine's stack, its error
+    // ends the coroutine, not the script.
+    &[
+        "EVAL",
+        "local co = coroutine.create(function() return redis.call('incr', KEYS[1]), redis.pcall('nosuch') end) local ok, a, b = coroutine.resume(co) return {tostring(ok), a, b['err']}",
+        "1",
+        "cok",
+    ],
+    &[
+        "EVAL",
+        "local ok, e = coroutine.resume(coroutine.create(function() return redis.call('nosuch') end)) return {tostring(ok), e['err']}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return coroutine.wrap(function() return redis.call('get', 'k') end)()",
+        "0",
+    ],
+    &["EVAL", "return pcall(redis.call, 'nosuch')", "0"],
+    &[
+        "EVAL",
+        "local ok, e = pcall(redis.call, 'incr', 'n') return e",
+        "0",
+    ],
     &[
         "EVAL",
         "redis.call('set', 'n', 3.0); return redis.call('get', 'n')",
