@@ -32,12 +32,11 @@ fn main() {
 }
 
 /// Whether this rustc links x86_64 Linux binaries with LLD unless told otherwise (1.90 on), and
-/// nothing in the build's flags names another linker.
+/// neither the build's flags nor Cargo's configuration names another linker.
 fn lld_by_default() -> bool {
+    // `RUSTC_LINKER`: the linker Cargo was configured to use for the target, if any.
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    if flags.contains("linker")
-        || env::var_os("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER").is_some()
-    {
+    if flags.contains("linker") || env::var_os("RUSTC_LINKER").is_some() {
         return false;
     }
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
