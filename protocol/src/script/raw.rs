@@ -78,24 +78,35 @@ pub(crate) fn protected_call(
             if ffi::lua_checkstack(state, 6) == 0 {
                 return Err(mlua::Error::StackError);
             }
-            raw.push(handler)?;
-            raw.push(function)?;
-            let nargs = match arrays {
-                Arrays::Globals(globals, names) => {
-                    raw.push(globals)?;
-                    raw.push(&names.keys)?;
-                    push_array(state, keys);
-                    ffi::lua_rawset(state, -3);
-                    raw.push(&names.argv)?;
-                    push_array(state, args);
-                    ffi::lua_rawset(state, -3);
-                    ffi::lua_pop(state, 1);
-                    0
-                }
-                Arrays::Arguments => {
-                    push_array(state, keys);
-                    push_array(state, args);
-                    2
+            // Pushing a handle cannot fail (only an error value's push allocates), but should
+            // one, the stack is still set back.
+            let pushed = (|| -> mlua::Result<c_int> {
+                raw.push(handler)?;
+                raw.push(function)?;
+                Ok(match arrays {
+                    Arrays::Globals(globals, names) => {
+                        raw.push(globals)?;
+                        raw.push(&names.keys)?;
+                        push_array(state, keys);
+                        ffi::lua_rawset(state, -3);
+                        raw.push(&names.argv)?;
+                        push_array(state, args);
+                        ffi::lua_rawset(state, -3);
+                        ffi::lua_pop(state, 1);
+                        0
+                    }
+                    Arrays::Arguments => {
+                        push_array(state, keys);
+                        push_array(state, args);
+                        2
+                    }
+                })
+            })();
+            let nargs = match pushed {
+                Ok(nargs) => nargs,
+                Err(e) => {
+                    ffi::lua_settop(state, top);
+                    return Err(e);
                 }
             };
             let status = ffi::lua_pcall(state, nargs, 1, top + 1);
