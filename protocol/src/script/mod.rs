@@ -340,12 +340,9 @@ fn select_compiled(vm: &mut Vm, sha: &str, script: &Script) -> Result<(), Reply>
     let f = vm
         .compile(&script.body[script.code_start..])
         .map_err(|e| err(format!("Error compiling script (new function): {e}")))?;
-    let key = vm.lua.create_registry_value(f).map_err(lua_error)?;
-    vm.functions.insert(sha.to_string(), key);
-    match vm.functions.select(&vm.lua, sha) {
-        Some(selected) => selected.map_err(lua_error),
-        None => Err(err("Lua VM: the compiled script was not kept")),
-    }
+    let key = vm.lua.create_registry_value(f.clone()).map_err(lua_error)?;
+    vm.functions.insert_selected(sha.to_string(), key, f);
+    Ok(())
 }
 
 /// Drops the compiled scripts the cache evicted since this VM last looked, so a VM never

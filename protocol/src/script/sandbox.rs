@@ -239,6 +239,12 @@ impl Compiled {
         self.keys.insert(name, key);
     }
 
+    /// Adds the function `f` compiled under `name` (kept at `key`) and selects it.
+    pub fn insert_selected(&mut self, name: String, key: RegistryKey, f: Function) {
+        self.keys.insert(name.clone(), key);
+        self.last = Some((name, f));
+    }
+
     pub fn remove(&mut self, name: &str) {
         self.forget_last(name);
         self.keys.remove(name);
