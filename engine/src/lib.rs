@@ -70,6 +70,7 @@ pub mod propagate;
 pub mod rdb;
 pub mod reply;
 pub mod reply_size;
+mod sip;
 pub mod slot;
 pub mod trim_hook;
 pub mod types;

@@ -29,7 +29,6 @@
 //!   it takes appends;
 //! - a free large slot is empty, and every large record is longer than [`SMALL_MAX`].
 
-use std::hash::{BuildHasher, RandomState};
 use std::marker::PhantomData;
 
 use crate::hash_index::Index;
@@ -76,7 +75,7 @@ impl Keyed for WholeKey {
 pub(crate) struct Records<K> {
     store: Store,
     index: Index,
-    hasher: RandomState,
+    hasher: crate::sip::SipKey,
     layout: PhantomData<K>,
 }
 
@@ -85,7 +84,7 @@ impl<K> Clone for Records<K> {
         Records {
             store: self.store.clone(),
             index: self.index.clone(),
-            hasher: self.hasher.clone(),
+            hasher: self.hasher,
             layout: PhantomData,
         }
     }
@@ -326,7 +325,7 @@ impl<K: Keyed> Records<K> {
         Records {
             store: Store::default(),
             index: Index::default(),
-            hasher: RandomState::new(),
+            hasher: crate::sip::SipKey::random(),
             layout: PhantomData,
         }
     }
@@ -342,7 +341,7 @@ impl<K: Keyed> Records<K> {
     }
 
     fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+        self.hasher.hash(key)
     }
 
     fn find(&self, hash: u64, key: &[u8]) -> Option<u32> {

@@ -33,16 +33,20 @@
 //! Positions are `u32`: a database holds fewer than 2^32 - 1 keys (at 48 bytes a key, over 200
 //! GB of table alone).
 
+use std::cell::Cell;
 use std::fmt;
-use std::hash::{BuildHasher, Hasher, RandomState};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::hash_index::{HASH_BITS, Index};
+use crate::sip::SipKey;
 use crate::types::Value;
 
 mod key;
+mod memo;
+mod short;
 
 pub use key::Key;
+use memo::{HashMemo, ShortKey};
+use short::same_bytes;
 
 /// An entry's expiry slot when it has no TTL.
 pub(crate) const NO_EXPIRY: u32 = u32::MAX;
@@ -107,11 +111,14 @@ pub(crate) struct Table {
     slabs: Vec<Vec<Entry>>,
     len: usize,
     volatile: Vec<Volatile>,
-    hasher: RandomState,
+    hasher: SipKey,
     /// The index slot (hash bits and position) of the last key found, or [`NO_MEMO`]: a
     /// command looks its key up several times (its read, the expiry check, the write), and
     /// only the first hashes it. See [`Table::find`] for why a match proves the hash bits.
-    last_found: AtomicU64,
+    last_found: Cell<u64>,
+    /// The hashes of the keys looked up or prefetched last, and which are known absent
+    /// (`memo.rs`).
+    hashes: HashMemo,
 }
 
 /// The memo of no key.
@@ -124,8 +131,9 @@ impl Default for Table {
             slabs: Vec::new(),
             len: 0,
             volatile: Vec::new(),
-            hasher: RandomState::new(),
-            last_found: AtomicU64::new(NO_MEMO),
+            hasher: SipKey::random(),
+            last_found: Cell::new(NO_MEMO),
+            hashes: HashMemo::default(),
         }
     }
 }
@@ -146,17 +154,16 @@ impl Clone for Table {
             slabs: self.slabs.clone(),
             len: self.len,
             volatile: self.volatile.clone(),
-            hasher: self.hasher.clone(),
-            last_found: AtomicU64::new(self.last_found.load(Ordering::Relaxed)),
+            hasher: self.hasher,
+            last_found: Cell::new(self.last_found.get()),
+            hashes: self.hashes.clone(),
         }
     }
 }
 
-/// The key's bytes alone, without the length prefix `Hash for [u8]` adds.
-fn hash(hasher: &RandomState, key: &[u8]) -> u64 {
-    let mut state = hasher.build_hasher();
-    state.write(key);
-    state.finish()
+/// The key's bytes alone (`engine/src/sip.rs`).
+fn hash(hasher: &SipKey, key: &[u8]) -> u64 {
+    hasher.hash(key)
 }
 
 /// A position as stored (see the module doc for the bound).
@@ -208,22 +215,28 @@ impl Table {
     /// [`Table::find`], with the hash of `key` (at least the bits the index reads), which a
     /// miss computes too.
     fn locate(&self, key: &[u8]) -> (u64, Option<usize>) {
-        let memo = self.last_found.load(Ordering::Relaxed);
+        let memo = self.last_found.get();
         if memo != NO_MEMO {
             let p = memo as u32 as usize;
-            if p < self.len && self.entry(p).key.as_bytes() == key {
+            if p < self.len && same_bytes(self.entry(p).key.as_bytes(), key) {
                 return (memo & HASH_BITS, Some(p));
             }
         }
-        let h = hash(&self.hasher, key);
+        let short = ShortKey::of(key);
+        let h = match short.and_then(|short| self.hashes.recall(short)) {
+            Some(recalled) if recalled.absent => return (recalled.hash, None),
+            Some(recalled) => recalled.hash,
+            None => hash(&self.hasher, key),
+        };
         let slabs = &self.slabs;
         let found = self.index.find(h, |p| {
             let p = p as usize;
-            slabs[p >> SLAB_BITS][p & (SLAB - 1)].key.as_bytes() == key
+            same_bytes(slabs[p >> SLAB_BITS][p & (SLAB - 1)].key.as_bytes(), key)
         });
-        if let Some(p) = found {
-            self.last_found
-                .store((h & HASH_BITS) | u64::from(p), Ordering::Relaxed);
+        match (found, short) {
+            (Some(p), _) => self.last_found.set((h & HASH_BITS) | u64::from(p)),
+            (None, Some(short)) => self.hashes.remember(short, h, true),
+            (None, None) => {}
         }
         (h, found.map(|p| p as usize))
     }
@@ -238,7 +251,20 @@ impl Table {
             return;
         }
         hashes.clear();
-        hashes.extend(keys.iter().map(|key| hash(&self.hasher, key)));
+        for key in keys {
+            let short = ShortKey::of(key);
+            let h = match short.and_then(|short| self.hashes.recall(short)) {
+                Some(recalled) => recalled.hash,
+                None => {
+                    let h = hash(&self.hasher, key);
+                    if let Some(short) = short {
+                        self.hashes.remember(short, h, false);
+                    }
+                    h
+                }
+            };
+            hashes.push(h);
+        }
         for &h in hashes.iter() {
             std::hint::black_box(self.index.home_slot(h));
         }
@@ -314,6 +340,9 @@ impl Table {
         }
         self.len += 1;
         self.index.insert(h, pos32(pos));
+        self.hashes.inserted();
+        // The command goes on with its key (its expiry, its notification).
+        *self.last_found.get_mut() = (h & HASH_BITS) | u64::from(pos32(pos));
         None
     }
 
@@ -525,6 +554,18 @@ impl Table {
                 return Err(format!("expiry record {slot} is not its key's"));
             }
         }
+        self.hashes.check()?;
+        for (key, recalled) in self.hashes.remembered() {
+            if recalled.hash != hash(&self.hasher, &key) {
+                return Err(format!("the hash remembered for {key:?} is not its hash"));
+            }
+            let held = self
+                .entries()
+                .any(|entry| entry.key.as_bytes() == key.as_slice());
+            if recalled.absent && held {
+                return Err(format!("{key:?} is held but remembered as absent"));
+            }
+        }
         Ok(())
     }
 }
@@ -556,6 +597,8 @@ mod tests {
         Remove(u16),
         Expire(u16, Option<u64>),
         Meta(u16, u32),
+        /// Prefetch then read: a key hashed ahead, or found absent, is read again.
+        Get(u16),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -565,15 +608,18 @@ mod tests {
             4 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
             3 => key.clone().prop_map(Op::Remove),
             2 => (key.clone(), proptest::option::of(any::<u64>())).prop_map(|(k, t)| Op::Expire(k, t)),
-            1 => (key, 0u32..1 << 24).prop_map(|(k, m)| Op::Meta(k, m)),
+            1 => (key.clone(), 0u32..1 << 24).prop_map(|(k, m)| Op::Meta(k, m)),
+            2 => key.prop_map(Op::Get),
         ]
     }
 
-    /// Keys of the three shapes: longer than inline, exactly inline, shorter.
+    /// Keys of the four shapes: longer than inline and than the hash memo's short keys
+    /// (`short.rs`), longer than inline only, exactly inline, shorter.
     fn key_of(k: u16) -> Vec<u8> {
-        match k % 3 {
+        match k % 4 {
             0 => format!("a-long-key-that-does-not-fit-inline:{k}").into_bytes(),
-            1 => format!("key:{k:012}").into_bytes(),
+            1 => format!("counter:{k:012}").into_bytes(),
+            2 => format!("key:{k:012}").into_bytes(),
             _ => format!("k:{k}").into_bytes(),
         }
     }
@@ -606,6 +652,13 @@ mod tests {
                 if let Some(e) = model.get_mut(&key) {
                     e.1 = at;
                 }
+            }
+            Op::Get(k) => {
+                let key = key_of(k);
+                table.prefetch(&[&key], &mut Vec::new());
+                let expected = model.get(&key).map(|e| e.0.to_string());
+                assert_eq!(text(table.get(&key)), expected);
+                assert_eq!(table.contains_key(&key), model.contains_key(&key));
             }
             Op::Meta(k, m) => {
                 let key = key_of(k);
