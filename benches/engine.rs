@@ -417,10 +417,7 @@ fn bench_xread_maxcount(c: &mut Criterion, scale: Scale) {
         let keys: Vec<String> = (0..streams).map(|i| format!("cap{i}")).collect();
         keyspace.run(|db, _| {
             for key in &keys {
-                db.insert(
-                    bytes::Bytes::copy_from_slice(key.as_bytes()),
-                    Value::Stream(Box::new(stream.clone())),
-                );
+                db.insert(key.as_bytes(), Value::Stream(Box::new(stream.clone())));
             }
         });
         drop(stream);

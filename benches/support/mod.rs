@@ -7,7 +7,6 @@ pub use counting_alloc::Window;
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use echomq::engine::{AddId, Keyspace, ManualClock, NodeLimits, Stream, StreamId, Value};
 
 /// The key every benchmark stream lives under.
@@ -49,7 +48,7 @@ pub fn entry_id(i: u64) -> StreamId {
 /// A keyspace on a manual clock holding `stream` under [`KEY`].
 pub fn keyspace_with(stream: Stream) -> Keyspace {
     let keyspace = Keyspace::new(Arc::new(ManualClock::new(START_MS)));
-    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(Box::new(stream))));
+    keyspace.run(|db, _| db.insert(KEY, Value::Stream(Box::new(stream))));
     keyspace
 }
 

@@ -21,7 +21,6 @@ mod counting_alloc;
 use std::hint::black_box;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use echomq_engine::{
     AddId, DeleteStrategy, Keyspace, ManualClock, NodeLimits, Reply, Stream, StreamId, Value,
 };
@@ -58,7 +57,7 @@ fn append(stream: &mut Stream, next: &mut u64, n: u64) {
 
 fn keyspace_with(stream: Stream, clock: Arc<ManualClock>) -> Keyspace {
     let keyspace = Keyspace::new(clock);
-    keyspace.run(|db, _| db.insert(Bytes::from_static(KEY), Value::Stream(Box::new(stream))));
+    keyspace.run(|db, _| db.insert(KEY, Value::Stream(Box::new(stream))));
     keyspace
 }
 

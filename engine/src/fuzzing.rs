@@ -515,7 +515,7 @@ impl Fuzz<'_> {
                         db.remove(key.as_bytes());
                     } else {
                         db.insert(
-                            Bytes::from(key),
+                            key.as_bytes(),
                             Value::String(Bytes::from_static(b"v").into()),
                         );
                     }

@@ -304,7 +304,7 @@ impl Sort {
         if n > 0 {
             let values: Vec<Bytes> = out.into_iter().map(Option::unwrap_or_default).collect();
             let list = List::from_quicklist_pushes(&values, snapshot.list);
-            db.insert(Bytes::copy_from_slice(dest), Value::List(list));
+            db.insert(dest, Value::List(list));
             db.notify(LIST, "sortstore", dest);
             db.changed(n as u64, argv);
         } else if db.remove(dest).is_some() {

@@ -65,12 +65,7 @@ fn unknown_command_text_is_one_line_and_bounded() {
 #[test]
 fn arity_is_checked_before_any_key_is_looked_at() {
     let ks = keyspace();
-    ks.run(|db, _| {
-        db.insert(
-            Bytes::from_static(b"s"),
-            Value::String(Bytes::from_static(b"x").into()),
-        )
-    });
+    ks.run(|db, _| db.insert(b"s", Value::String(Bytes::from_static(b"x").into())));
     // Fixed arity: too few and too many.
     assert_eq!(
         err(&ks, &[b"XLEN"]),

@@ -160,29 +160,29 @@ impl Db {
     /// a key of another type leaves its blocked readers waiting. Commands that replace a key by
     /// deleting it first (RENAME, COPY, RESTORE, MOVE) therefore signal as for a new key. Fires
     /// `new` for a new key, else `overwritten` (and `type_changed`), as Redis's `setKey`.
-    pub fn insert(&mut self, key: Bytes, value: Value) {
-        self.reap(&key);
+    pub fn insert(&mut self, key: &[u8], value: Value) {
+        self.reap(key);
         if self.effects.notify_flags != 0 {
-            match self.values.map.get(&key).map(Value::type_name) {
-                None => self.notify(events::NEW, "new", &key),
+            match self.values.map.get(key).map(Value::type_name) {
+                None => self.notify(events::NEW, "new", key),
                 Some(was) => {
-                    self.notify(events::OVERWRITTEN, "overwritten", &key);
+                    self.notify(events::OVERWRITTEN, "overwritten", key);
                     if was != value.type_name() {
-                        self.notify(events::TYPE_CHANGED, "type_changed", &key);
+                        self.notify(events::TYPE_CHANGED, "type_changed", key);
                     }
                 }
             }
         }
         let is_stream = matches!(value, Value::Stream(_));
         let is_list = matches!(value, Value::List(_) | Value::ZSet(_));
-        self.values.map.set_expiry(&key, None);
-        let previous = self.values.put(&key, value);
-        self.touch(&key);
+        self.values.map.set_expiry(key, None);
+        let previous = self.values.put(key, value);
+        self.touch(key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {
-            self.signal_deleted(&key);
+            self.signal_deleted(key);
         }
         if (is_stream || is_list) && previous.is_none() {
-            self.signal_ready(&key);
+            self.signal_ready(key);
         }
     }
 
@@ -191,7 +191,7 @@ impl Db {
     pub fn replace_value(&mut self, key: &[u8], value: Value) {
         self.reap(key);
         if !self.values.map.contains_key(key) {
-            self.insert(Bytes::copy_from_slice(key), value);
+            self.insert(key, value);
             return;
         }
         self.values.put(key, value);

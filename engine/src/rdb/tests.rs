@@ -45,10 +45,7 @@ pub(crate) fn rich_keyspace() -> (Arc<Keyspace>, Arc<ManualClock>) {
     run(&ks, "XADD s IDMP p2 i9 * a c");
     run(&ks, "XADD s IDMP p1 i1 * a b");
     ks.run(|db, _| {
-        db.insert(
-            Bytes::from_static(b"str"),
-            Value::String(Bytes::from_static(b"hello").into()),
-        );
+        db.insert(b"str", Value::String(Bytes::from_static(b"hello").into()));
         db.set_expiry(b"str", Some(NOW + 100_000));
     });
     (ks, clock)

@@ -23,7 +23,6 @@
 //! counting 1 change, when it changed something (COPY and MOVE replied 1; SWAPDB always, a
 //! database swapped with itself included).
 
-use bytes::Bytes;
 use echomq_engine::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
 use echomq_engine::{Db, Error, Reply};
 
@@ -103,7 +102,7 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         replaced = target.remove(new_key).map(|v| v.type_name());
     }
     let kind = value.type_name();
-    target.insert(Bytes::copy_from_slice(new_key), value);
+    target.insert(new_key, value);
     if expiry.is_some() {
         target.set_expiry(new_key, expiry);
     }
@@ -140,7 +139,7 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(value) = source.remove(key) else {
         return Reply::Int(0);
     };
-    target.insert(Bytes::copy_from_slice(key), value);
+    target.insert(key, value);
     if expiry.is_some() {
         target.set_expiry(key, expiry);
     }

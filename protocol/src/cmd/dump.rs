@@ -125,7 +125,7 @@ pub(crate) fn restore(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return Reply::OK;
     }
     let kind = value.type_name();
-    db.insert(Bytes::copy_from_slice(key), value);
+    db.insert(key, value);
     if expire_at.is_some() {
         db.set_expiry(key, expire_at);
     }

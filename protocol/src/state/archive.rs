@@ -296,7 +296,7 @@ impl ServerArchive {
                     Ok(None) => {
                         let mut live = Stream::new();
                         if live.set_id(w, Some(state.records), None).is_ok() {
-                            db.insert(Bytes::from(key), Value::Stream(Box::new(live)));
+                            db.insert(&key, Value::Stream(Box::new(live)));
                         }
                     }
                     // Another type under the key: not a stream this archive can guard.

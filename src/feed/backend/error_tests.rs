@@ -119,12 +119,9 @@ fn embedded_group_refusals_are_typed() {
 #[test]
 fn embedded_stream_refusals_are_typed() {
     let backend = embedded();
-    backend.keyspace().run(|db, _| {
-        db.insert(
-            Bytes::from_static(b"s"),
-            Value::String(Bytes::from_static(b"x").into()),
-        )
-    });
+    backend
+        .keyspace()
+        .run(|db, _| db.insert(b"s", Value::String(Bytes::from_static(b"x").into())));
     assert!(matches!(
         backend.add("s", StreamId::new(1, 0), &[b"f", b"v"]),
         Err(FeedError::WrongType(_))

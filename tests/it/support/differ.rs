@@ -356,7 +356,7 @@ impl Differ {
         };
         let (key, value) = (Bytes::from(key.clone()), Bytes::from(value.clone()));
         self.engine
-            .run(|db, _| db.insert(key, Value::String(value.into())));
+            .run(|db, _| db.insert(&key, Value::String(value.into())));
         Ok(Resp::Simple("OK".into()))
     }
 

@@ -7,8 +7,6 @@
 //! (and `type_changed`) when a key was replaced; WATCH touched on both; 1 change;
 //! propagated verbatim. A refused RENAMENX changes nothing.
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, OVERWRITTEN, TYPE_CHANGED};
@@ -60,7 +58,7 @@ impl Rename {
             return Err(Error::NoSuchKey);
         };
         let kind = value.type_name();
-        db.insert(Bytes::copy_from_slice(to), value);
+        db.insert(to, value);
         db.set_expiry(to, expiry);
         db.notify(GENERIC, "rename_from", from);
         db.notify(GENERIC, "rename_to", to);

@@ -27,7 +27,7 @@ pub(crate) fn store(dbs: &mut [Db], loaded: Vec<file::DbSnapshot>) {
     for (db, keys) in dbs.iter_mut().zip(loaded) {
         for (key, value, expiry) in keys {
             let name = key.clone();
-            db.insert(key, value);
+            db.insert(&key, value);
             if expiry.is_some() {
                 db.set_expiry(&name, expiry);
             }

@@ -61,7 +61,7 @@ pub(crate) fn hash_mut<'a>(db: &'a mut Db, key: &[u8]) -> Result<Option<&'a mut 
 /// The hash under `key`, created empty (firing `new`) if the key is missing.
 pub(crate) fn hash_or_create<'a>(db: &'a mut Db, key: &[u8]) -> Result<&'a mut Hash> {
     if read_hash(db, key)?.is_none() {
-        db.insert(Bytes::copy_from_slice(key), Value::Hash(Hash::default()));
+        db.insert(key, Value::Hash(Hash::default()));
     }
     hash_mut(db, key)?.ok_or(Error::NoSuchKey)
 }

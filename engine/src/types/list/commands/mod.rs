@@ -51,7 +51,7 @@ impl Db {
     /// Stores a new empty list under `key` (firing `new`, signalling the key ready), and
     /// returns it.
     pub(crate) fn list_create(&mut self, key: &[u8]) -> Result<&mut List> {
-        self.insert(Bytes::copy_from_slice(key), Value::List(List::default()));
+        self.insert(key, Value::List(List::default()));
         self.list_mut(key)?.ok_or(Error::NoSuchKey)
     }
 }

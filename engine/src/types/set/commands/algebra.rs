@@ -74,7 +74,7 @@ fn intersection<'a>(sets: &[Option<&'a Set>], limit: usize) -> Option<(Vec<Bytes
 fn store(db: &mut Db, dst: &[u8], result: Set, event: &'static str, argv: &[&[u8]]) -> Reply {
     let len = result.len();
     if len > 0 {
-        db.insert(Bytes::copy_from_slice(dst), Value::Set(result));
+        db.insert(dst, Value::Set(result));
         db.notify(SET, event, dst);
         db.changed(1, argv);
     } else if db.remove(dst).is_some() {

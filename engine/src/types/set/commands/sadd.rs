@@ -10,8 +10,6 @@
 //! one went: WATCH touched, `srem` fired, then the emptied set deleted (`del`), one change per
 //! member removed, propagated verbatim.
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, SET};
@@ -33,7 +31,7 @@ impl SAdd {
         let lim = &snap.encoding;
         if read_set(db, key)?.is_none() {
             db.insert(
-                Bytes::copy_from_slice(key),
+                key,
                 Value::Set(Set::for_members(members[0], members.len(), lim)),
             );
         }

@@ -9,8 +9,6 @@
 //! was new to the destination, 1 more change, WATCH touched and `sadd` fired there.
 //! Propagated verbatim.
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, SET};
@@ -48,10 +46,7 @@ impl SMove {
             db.notify(GENERIC, "del", src);
         }
         if !dst_exists {
-            db.insert(
-                Bytes::copy_from_slice(dst),
-                Value::Set(Set::for_members(member, 1, &snap.encoding)),
-            );
+            db.insert(dst, Value::Set(Set::for_members(member, 1, &snap.encoding)));
         }
         db.touch(src);
         let mut dirty = 1;

@@ -269,7 +269,7 @@ fn xcfgset_validates_in_redis_order_and_clears_only_on_change() {
     let (ks, _) = keyspace();
     assert_eq!(err(&ks, "XCFGSET nokey IDMP-DURATION 5"), "ERR no such key");
     assert_eq!(err(&ks, "XCFGSET nokey"), "ERR no such key");
-    ks.run(|db, _| db.insert("str".into(), crate::keyspace::Value::String("x".into())));
+    ks.run(|db, _| db.insert(b"str", crate::keyspace::Value::String("x".into())));
     assert_eq!(
         err(&ks, "XCFGSET str IDMP-DURATION 5"),
         "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -345,7 +345,7 @@ fn xcfgset_validates_in_redis_order_and_clears_only_on_change() {
 #[test]
 fn xidmprecord_checks_in_redis_order_then_records() {
     let (ks, _) = keyspace();
-    ks.run(|db, _| db.insert("str".into(), crate::keyspace::Value::String("x".into())));
+    ks.run(|db, _| db.insert(b"str", crate::keyspace::Value::String("x".into())));
     let cases = [
         (
             "XIDMPRECORD nokey p i bad",
@@ -473,7 +473,7 @@ fn the_map_lives_in_the_value_and_follows_it() {
     // RENAME moves the value: the map goes with it.
     ks.run(|db, _| {
         let value = db.remove(b"s").unwrap();
-        db.insert("t".into(), value);
+        db.insert(b"t", value);
     });
     assert_eq!(ok(&ks, "XADD t IDMP p i * f v"), first);
     // DEL (and FLUSHDB) drop it: a new stream starts empty.
@@ -495,7 +495,7 @@ fn idle_streams_free_expired_iids_at_the_next_command_a_second_on() {
     // Renamed: the value carries its state and the new key is tracked.
     ks.run(|db, _| {
         let value = db.remove(b"idle").unwrap();
-        db.insert("moved".into(), value);
+        db.insert(b"moved", value);
     });
     let held =
         |ks: &Keyspace| ks.run(|db, _| db.stream(b"moved").unwrap().unwrap().idmp().iids_tracked());

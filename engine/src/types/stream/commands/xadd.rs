@@ -19,7 +19,6 @@
 
 use crate::error::{Error, Result};
 use crate::id::{AddId, StreamId};
-use bytes::Bytes;
 
 use crate::keyspace::{Db, Snapshot, Value};
 use crate::notify::STREAM;
@@ -177,10 +176,7 @@ impl<'a> XAdd<'a> {
         let mut stream = Stream::with_idmp_config(snapshot.idmp);
         let (id, trimmed) = self.add_to(&mut stream, idmp, FreshIid::default(), snapshot, hook)?;
         // Inserting fires `new`, touches WATCH and signals blocked readers.
-        db.insert(
-            Bytes::copy_from_slice(self.key),
-            Value::Stream(Box::new(stream)),
-        );
+        db.insert(self.key, Value::Stream(Box::new(stream)));
         self.wrote(db, id, trimmed);
         Ok(Some(id))
     }

@@ -59,7 +59,7 @@ impl Harness {
         keyspace.config().set_node_bytes_max(0);
         keyspace.run(|db, _| {
             db.insert(
-                Bytes::from_static(STRING_KEY.as_bytes()),
+                STRING_KEY.as_bytes(),
                 Value::String(Bytes::from_static(b"v").into()),
             );
         });

@@ -19,8 +19,6 @@
 
 use std::borrow::Cow;
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::{GENERIC, STRING};
@@ -134,10 +132,7 @@ impl BitOp {
         };
         let len = result.len();
         if len > 0 {
-            db.insert(
-                Bytes::copy_from_slice(dest),
-                Value::String(StringValue::raw_from_vec(result)),
-            );
+            db.insert(dest, Value::String(StringValue::raw_from_vec(result)));
             db.notify(STRING, "set", dest);
             db.changed(1, argv);
         } else if db.remove(dest).is_some() {

@@ -40,10 +40,7 @@ impl GetSet {
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         let (key, value) = (argv[1], argv[2]);
         let old = read_string(db, key)?;
-        db.insert(
-            Bytes::copy_from_slice(key),
-            Value::String(StringValue::from_arg(value)),
-        );
+        db.insert(key, Value::String(StringValue::from_arg(value)));
         db.notify(STRING, "set", key);
         db.add_dirty(1);
         if db.propagating() {

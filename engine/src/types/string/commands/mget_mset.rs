@@ -8,8 +8,6 @@
 //!   command`, nothing stored.
 //! - MSETNX stores nothing and replies 0 when any key exists; otherwise as MSET, replying 1.
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
 use crate::notify::STRING;
@@ -61,10 +59,7 @@ impl MSet {
             return Ok(Reply::Int(0));
         }
         for pair in pairs {
-            db.insert(
-                Bytes::copy_from_slice(pair[0]),
-                Value::String(StringValue::from_arg(pair[1])),
-            );
+            db.insert(pair[0], Value::String(StringValue::from_arg(pair[1])));
             db.notify(STRING, "set", pair[0]);
         }
         db.changed((argv.len() as u64 - 1) / 2, argv);

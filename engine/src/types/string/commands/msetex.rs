@@ -56,10 +56,7 @@ impl MSetEx {
             } else {
                 None
             };
-            db.insert(
-                Bytes::copy_from_slice(key),
-                Value::String(StringValue::from_arg(pair[1])),
-            );
+            db.insert(key, Value::String(StringValue::from_arg(pair[1])));
             match expire {
                 Some((at, _)) if !options.keep_ttl => {
                     db.set_expiry(key, Some(at));

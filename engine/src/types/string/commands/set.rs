@@ -181,10 +181,7 @@ impl Set {
             None if self.keep_ttl => db.expiry(key),
             None => None,
         };
-        db.insert(
-            Bytes::copy_from_slice(key),
-            Value::String(StringValue::from_arg(value)),
-        );
+        db.insert(key, Value::String(StringValue::from_arg(value)));
         db.set_expiry(key, ttl);
         db.notify(STRING, "set", key);
         if self.expires_at.is_some() {

@@ -449,7 +449,7 @@ impl GeoSearch {
                 out.insert_unchecked(if storedist { d / conversion } else { s }, m);
             }
             out.maybe_to_listpack(&snap.encoding);
-            db.insert(Bytes::copy_from_slice(dst), Value::ZSet(Box::new(out)));
+            db.insert(dst, Value::ZSet(Box::new(out)));
             let event = if geosearch {
                 "geosearchstore"
             } else {

@@ -268,7 +268,7 @@ pub(crate) fn store_result(
 ) -> Reply {
     let len = result.len();
     if len > 0 {
-        db.insert(Bytes::copy_from_slice(dst), Value::ZSet(Box::new(result)));
+        db.insert(dst, Value::ZSet(Box::new(result)));
         db.notify(crate::notify::ZSET, event, dst);
         db.changed(1, argv);
     } else if db.remove(dst).is_some() {

@@ -15,8 +15,6 @@
 //! ZREM: WRONGTYPE; removes until the set is empty; effects when one went: `zrem`, then an
 //! emptied set deleted (`del`), one change per member, propagated verbatim.
 
-use bytes::Bytes;
-
 use crate::command::args::is;
 use crate::error::{Error, Result};
 use crate::keyspace::{Db, Snapshot};
@@ -112,7 +110,7 @@ impl ZAdd {
         match read_zset(db, key)? {
             None if flags.xx => return Ok(none()),
             None => db.insert(
-                Bytes::copy_from_slice(key),
+                key,
                 Value::ZSet(Box::new(ZSet::create(pairs, rest[1].len(), lim))),
             ),
             Some(_) => {}
