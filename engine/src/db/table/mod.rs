@@ -10,9 +10,9 @@
 //!   moving the last entry into its place, so the array has no holes and a uniform random
 //!   position is a uniform random key.
 //! - **index**: positions into the entries by key hash, each in an 8-byte slot with 32 bits of
-//!   the hash (`engine/src/hash_index.rs`), so a lookup reads one slot and then the entry. Keys are hashed with
-//!   SipHash under a per-table random key (as Redis seeds its dict hash) and compared through
-//!   the entry.
+//!   the hash (`engine/src/hash_index.rs`), so a lookup reads one slot and then the entry. Keys
+//!   are hashed with SipHash-1-3 (`engine/src/sip.rs`) under a per-table random key (as Redis
+//!   seeds its dict hash) and compared through the entry.
 //! - **volatile**: a dense array of `(position, expiry time)` for the keys with a TTL; an
 //!   entry with a TTL holds its slot there. Sampling it is O(1) too (volatile-* policies, the
 //!   active expiry cycle), and a key without a TTL pays 4 bytes for the slot field only.
@@ -22,6 +22,11 @@
 //!
 //! A pipelined batch reads its keys' slots, entries and long keys ahead of running
 //! ([`Table::prefetch`]), so their cache misses overlap.
+//!
+//! A command looks its key up several times (the expiry check, the read, the write): the last
+//! key found is remembered with its position, and the hashes of the short keys looked up or
+//! prefetched last with, for those not found, the fact until the next insert (`memo.rs`), so a
+//! key is hashed once and a missing key searched for once.
 //!
 //! Invariants (checked by [`Table::check_invariants`]):
 //! - the index holds exactly one position per entry, and looking up an entry's key finds its
