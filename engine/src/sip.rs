@@ -2,8 +2,8 @@
 //! collections hash their keys (Redis's `dict.c` hashes with SipHash under a random seed too, so
 //! that clients cannot choose keys that collide).
 //!
-//! It is the function the standard library's `RandomState` hashers compute (SipHash-1-3, the
-//! byte count's low byte in the last block), computed in one pass over a slice the caller
+//! SipHash-1-3 is what the standard library's `RandomState` hashers compute today (the byte
+//! count's low byte in the last block); here it is computed in one pass over a slice the caller
 //! already holds: the streaming `Hasher` buffers partial words between writes, which a key
 //! hashed whole never needs, and costs about twice the instructions on a 16-byte key.
 //!
