@@ -50,7 +50,7 @@ mod memo;
 mod short;
 
 pub use key::Key;
-use memo::{HashMemo, ShortKey};
+use memo::{HashMemo, Recalled, ShortKey};
 use short::same_bytes;
 
 /// An entry's expiry slot when it has no TTL.
@@ -166,11 +166,6 @@ impl Clone for Table {
     }
 }
 
-/// The key's bytes alone (`engine/src/sip.rs`).
-fn hash(hasher: &SipKey, key: &[u8]) -> u64 {
-    hasher.hash(key)
-}
-
 /// A position as stored (see the module doc for the bound).
 fn pos32(pos: usize) -> u32 {
     debug_assert!(pos < NO_EXPIRY as usize);
@@ -228,11 +223,11 @@ impl Table {
             }
         }
         let short = ShortKey::of(key);
-        let h = match short.and_then(|short| self.hashes.recall(short)) {
-            Some(recalled) if recalled.absent => return (recalled.hash, None),
-            Some(recalled) => recalled.hash,
-            None => hash(&self.hasher, key),
-        };
+        let recalled = self.hash_of(key, short, false);
+        let h = recalled.hash;
+        if recalled.absent {
+            return (h, None);
+        }
         let slabs = &self.slabs;
         let found = self.index.find(h, |p| {
             let p = p as usize;
@@ -246,6 +241,25 @@ impl Table {
         (h, found.map(|p| p as usize))
     }
 
+    /// The hash of `key` (`short` when it is short enough for the memo), and whether it is
+    /// known absent: from the memo when it holds the key, else computed, and with `remember`
+    /// remembered. A lookup does not remember the keys it finds (the last one found is
+    /// remembered apart): that would push out keys prefetched for the requests after it.
+    #[inline(always)]
+    fn hash_of(&self, key: &[u8], short: Option<ShortKey>, remember: bool) -> Recalled {
+        if let Some(recalled) = short.and_then(|short| self.hashes.recall(short)) {
+            return recalled;
+        }
+        let hash = self.hasher.hash(key);
+        if let Some(short) = short.filter(|_| remember) {
+            self.hashes.remember(short, hash, false);
+        }
+        Recalled {
+            hash,
+            absent: false,
+        }
+    }
+
     /// Brings into the cache what looking up `keys` will read: their index slots, then their
     /// entries, then the bytes of keys held out of line. Each stage reads every key's line
     /// before anything waits on one, so the cache misses of a pipelined batch's lookups
@@ -256,20 +270,10 @@ impl Table {
             return;
         }
         hashes.clear();
-        for key in keys {
-            let short = ShortKey::of(key);
-            let h = match short.and_then(|short| self.hashes.recall(short)) {
-                Some(recalled) => recalled.hash,
-                None => {
-                    let h = hash(&self.hasher, key);
-                    if let Some(short) = short {
-                        self.hashes.remember(short, h, false);
-                    }
-                    h
-                }
-            };
-            hashes.push(h);
-        }
+        hashes.extend(
+            keys.iter()
+                .map(|key| self.hash_of(key, ShortKey::of(key), true).hash),
+        );
         for &h in hashes.iter() {
             std::hint::black_box(self.index.home_slot(h));
         }
@@ -424,7 +428,7 @@ impl Table {
             popped
         } else {
             // The last entry takes the removed one's place.
-            let moved_hash = hash(&self.hasher, &popped.key);
+            let moved_hash = self.hasher.hash(&popped.key);
             self.index.repoint(moved_hash, pos32(last), pos32(pos));
             if popped.exp() != NO_EXPIRY {
                 self.volatile[popped.exp() as usize].pos = pos32(pos);
@@ -561,12 +565,16 @@ impl Table {
         }
         self.hashes.check()?;
         for (key, recalled) in self.hashes.remembered() {
-            if recalled.hash != hash(&self.hasher, &key) {
+            if recalled.hash != self.hasher.hash(&key) {
                 return Err(format!("the hash remembered for {key:?} is not its hash"));
             }
+            // The index alone, not `find`, which would trust the memo being checked.
             let held = self
-                .entries()
-                .any(|entry| entry.key.as_bytes() == key.as_slice());
+                .index
+                .find(recalled.hash, |p| {
+                    self.entry(p as usize).key.as_bytes() == key
+                })
+                .is_some();
             if recalled.absent && held {
                 return Err(format!("{key:?} is held but remembered as absent"));
             }
