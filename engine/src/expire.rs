@@ -189,12 +189,13 @@ pub fn command_keys<'a>(spec: &CommandSpec, argv: &[&'a [u8]]) -> Vec<&'a [u8]> 
 impl Db {
     /// Lazy expiry and the access update for one command (Redis's `lookupKey`): deletes those
     /// of its keys whose time has passed, and records an access to the others in their
-    /// metadata, except for the commands Redis looks up with `LOOKUP_NOTOUCH` and for a
-    /// CLIENT NO-TOUCH caller (whose TOUCH still counts).
+    /// metadata, except for the commands Redis looks up with `LOOKUP_NOTOUCH`, for a CLIENT
+    /// NO-TOUCH caller (whose TOUCH still counts), and while a forked child saves.
     pub fn expire_keys_of(&mut self, spec: &CommandSpec, argv: &[&[u8]]) {
         let touches = touches_its_keys(spec.name)
             && self.values.access.mode != crate::db::access::AccessMode::Lrm
-            && (!self.values.no_touch || spec.name == "touch");
+            && (!self.values.no_touch || spec.name == "touch")
+            && !crate::db::access::child_active();
         if !touches && self.values.map.volatile_len() == 0 {
             return;
         }

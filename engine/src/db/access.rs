@@ -10,6 +10,13 @@
 //!
 //! Switching policy at run time reinterprets the field, as in Redis. All times come from the
 //! running command's snapshot of the keyspace's injected clock.
+//!
+//! While a forked child saves the process's memory (BGSAVE, BGREWRITEAOF), lookups leave the
+//! field alone, as Redis's `lookupKey` does with a child active: each update would write a
+//! page the child shares, and copy it. The count of such children is process-wide, as a
+//! fork's copy is ([`child_started`], [`child_ended`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The LRU clock's range.
 pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
@@ -48,6 +55,27 @@ pub enum AccessMode {
     Lrm,
     /// Logarithmic access frequency (`*-lfu`).
     Lfu,
+}
+
+/// Forked children of this process that are saving its memory.
+static SAVING_CHILDREN: AtomicUsize = AtomicUsize::new(0);
+
+/// A forked child now shares this process's pages: lookups stop recording accesses until it
+/// ends ([`child_ended`]).
+pub fn child_started() {
+    SAVING_CHILDREN.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A child [`child_started`] announced has ended.
+pub fn child_ended() {
+    // Never below zero, whatever a caller does twice.
+    let _ =
+        SAVING_CHILDREN.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+}
+
+/// Whether a forked child is saving (Redis's `hasActiveChildProcess`).
+pub fn child_active() -> bool {
+    SAVING_CHILDREN.load(Ordering::Relaxed) != 0
 }
 
 /// The LRU clock at `now_ms`.

@@ -181,6 +181,7 @@ impl Slot {
         if let Some(pid) = pid {
             sys::kill(pid);
             let _ = sys::reap(pid);
+            echomq_engine::access::child_ended();
         }
     }
 
@@ -239,6 +240,7 @@ impl Slot {
             child(read, write, parent, temp, || work(saved));
         }
         let took = started.elapsed().as_micros() as u64;
+        echomq_engine::access::child_started();
         drop(write);
         *slot = Some(pid);
         self.running.store(pid, Ordering::Release);
@@ -282,6 +284,7 @@ impl Slot {
         *self.pid.lock() = None;
         self.running.store(0, Ordering::Release);
         let status = sys::reap(child.pid);
+        echomq_engine::access::child_ended();
         let aborted = self.aborted.swap(false, Ordering::AcqRel);
         let reported = (got == REPORT_BYTES).then(|| Report::decode(&report));
         if let Some(r) = &reported {

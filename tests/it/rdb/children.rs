@@ -191,3 +191,75 @@ fn bgsave_and_bgrewriteaof_run_one_child_at_a_time_as_redis8() {
         assert_eq!(ours, theirs);
     }
 }
+
+/// The LFU counters of `k0` and `k1` after the script's steps; its transcript.
+fn access_script(addr: SocketAddr) -> Vec<String> {
+    let mut c = Conn::open(addr);
+    let mut out = Vec::new();
+    // No decay: a first read takes a new key's counter from 5 to 6 with probability 1.
+    c.ok(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
+    c.ok(&["CONFIG", "SET", "lfu-decay-time", "0"]);
+    for i in 0..KEYS {
+        c.ok(&["SET", &format!("k{i}"), "v"]);
+    }
+    let freqs = |c: &mut Conn, out: &mut Vec<String>| {
+        let k0 = reply(c, &["OBJECT", "FREQ", "k0"]);
+        let k1 = reply(c, &["OBJECT", "FREQ", "k1"]);
+        out.push(format!("{k0} {k1}"));
+    };
+    reply(&mut c, &["GET", "k0"]);
+    freqs(&mut c, &mut out);
+    c.ok(&["CONFIG", "SET", "rdb-key-save-delay", DELAY_US]);
+    out.push(reply(&mut c, &["BGSAVE"]));
+    // While the child saves, reads and TOUCH leave the counters alone.
+    for args in [
+        &["GET", "k1"][..],
+        &["GET", "k0"],
+        &["TOUCH", "k1"],
+        &["EXISTS", "k1"],
+    ] {
+        out.push(reply(&mut c, args));
+    }
+    out.push(format!("{:?}", children(&mut c)));
+    freqs(&mut c, &mut out);
+    wait_for(&mut c, "the BGSAVE's end", |(rdb, _, _)| !rdb);
+    reply(&mut c, &["GET", "k1"]);
+    freqs(&mut c, &mut out);
+    out
+}
+
+#[test]
+fn lookups_leave_access_counters_alone_while_a_child_saves_as_redis8() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, addr) = serve_rdb(dir.path(), &["--save", ""]);
+    let redis = redis8();
+    let redis_dir = tempfile::tempdir().unwrap();
+    let peer = redis
+        .as_ref()
+        .map(|binary| start_redis(binary, redis_dir.path()));
+    let (ours, theirs) = std::thread::scope(|s| {
+        let theirs = peer.as_ref().map(|(_, raddr)| {
+            let raddr = *raddr;
+            s.spawn(move || access_script(raddr))
+        });
+        let ours = access_script(addr);
+        (ours, theirs.map(|t| t.join().unwrap()))
+    });
+    assert_eq!(
+        ours,
+        [
+            "6 5",
+            "Background saving started",
+            "v",
+            "v",
+            "1",
+            "1",
+            "(true, false, false)",
+            "6 5",
+            "6 6",
+        ]
+    );
+    if let Some(theirs) = theirs {
+        assert_eq!(ours, theirs);
+    }
+}
