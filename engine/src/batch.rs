@@ -21,7 +21,7 @@ use parking_lot::MutexGuard;
 use crate::blocking::Outcome;
 use crate::blocking::Wake;
 use crate::command;
-use crate::keyspace::{Db, Execution, Keyspace, Rerun, Snapshot, wake_all};
+use crate::keyspace::{Db, Dbs, Execution, Keyspace, Rerun, Snapshot, wake_all};
 use crate::reply_size::Protocol;
 
 /// Calls made under one acquisition of the keyspace lock (see the module docs).
@@ -91,8 +91,9 @@ impl<'a> Batch<'a> {
             .is_some_and(|db| db.values.map.len() >= crate::db::PREFETCH_KEYS_MIN)
     }
 
-    /// [`Keyspace::run_all`] within the batch.
-    pub fn run_all<R>(&mut self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
+    /// [`Keyspace::run_all`] within the batch, each database readied for the call when `f`
+    /// first reaches it through [`Dbs`].
+    pub fn run_all<R>(&mut self, f: impl FnOnce(Dbs<'_>, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
         let mut wakers = std::mem::take(&mut self.wakers);
         let result = keyspace.run_all_locked(self.dbs(), f, &mut wakers);

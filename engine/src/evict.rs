@@ -218,7 +218,8 @@ impl Batch<'_> {
         while freed < to_free {
             // One execution unit per eviction: the key is chosen and deleted in one call, whose
             // DEL is propagated alone.
-            let deleted = self.run_all(|dbs, _| {
+            let deleted = self.run_all(|mut dbs, _| {
+                let dbs = dbs.all();
                 let (db, key) = choose(dbs, &mut state, settings)?;
                 Some(dbs[db].evict_key(&key, memory))
             });

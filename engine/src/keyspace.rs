@@ -26,8 +26,9 @@ use crate::error::Result;
 use crate::reply::Reply;
 use crate::reply_size::Protocol;
 
+use crate::db::Readiness;
 pub(crate) use crate::db::Rerun;
-pub use crate::db::{Db, SIZE_CLASSES};
+pub use crate::db::{Db, Dbs, SIZE_CLASSES};
 use crate::invalidate::InvalidationSink;
 use crate::notify::{Notification, NotificationSink};
 pub use crate::propagate::PropagationSink;
@@ -257,7 +258,11 @@ impl Keyspace {
     /// Runs `f` over every database atomically (MULTI/EXEC, FLUSHALL) with one time snapshot.
     pub fn run_all<R>(&self, f: impl FnOnce(&mut [Db], &Snapshot) -> R) -> R {
         let mut wakers = Vec::new();
-        let result = self.run_all_locked(&mut self.dbs.lock(), f, &mut wakers);
+        let result = self.run_all_locked(
+            &mut self.dbs.lock(),
+            |mut dbs, snapshot| f(dbs.all(), snapshot),
+            &mut wakers,
+        );
         wake_all(wakers);
         result
     }
@@ -296,20 +301,21 @@ impl Keyspace {
     pub(crate) fn run_all_locked<R>(
         &self,
         dbs: &mut [Db],
-        f: impl FnOnce(&mut [Db], &Snapshot) -> R,
+        f: impl FnOnce(Dbs<'_>, &Snapshot) -> R,
         wakers: &mut Vec<Arc<dyn Wake>>,
     ) -> R {
         let snapshot = self.snapshot();
-        let propagating = self.propagating.load(Ordering::Acquire);
-        let notify_flags = self.notify_flags();
-        let tracking = self.key_tracking();
-        for db in dbs.iter_mut() {
-            db.prepare(&snapshot, propagating, notify_flags);
-            db.watch.tracking = tracking;
-        }
-        let result = f(dbs, &snapshot);
+        let readiness = Readiness::new(
+            &snapshot,
+            self.propagating.load(Ordering::Acquire),
+            self.notify_flags(),
+            self.key_tracking(),
+        );
+        let result = f(Dbs::new(dbs, &readiness), &snapshot);
+        // Only a database the call reached can have changed.
+        let reached = |(index, _): &(usize, &mut Db)| readiness.reached(*index);
         let mut propagated = Vec::new();
-        for (index, db) in dbs.iter_mut().enumerate() {
+        for (index, db) in dbs.iter_mut().enumerate().filter(reached) {
             if db.has_signals() {
                 wakers.extend(db.serve_signalled(&snapshot));
             }
@@ -331,7 +337,7 @@ impl Keyspace {
                     .collect(),
             );
         }
-        self.hand_over_events(dbs.iter_mut().enumerate());
+        self.hand_over_events(dbs.iter_mut().enumerate().filter(reached));
         result
     }
 

@@ -19,6 +19,7 @@ pub mod access;
 mod blocked;
 mod effects;
 mod keys;
+mod readied;
 mod stats;
 mod table;
 mod values;
@@ -33,6 +34,8 @@ use crate::keyspace::Snapshot;
 use crate::trim_hook::TrimHook;
 
 pub(crate) use effects::Effects;
+pub use readied::Dbs;
+pub(crate) use readied::Readiness;
 pub(crate) use stats::Stats;
 pub use table::Key;
 /// Bytes of one key's entry in the table (its share of the index not counted).

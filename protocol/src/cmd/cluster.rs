@@ -292,7 +292,7 @@ fn getkeysinslot(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// Up to `limit` keys of database 0 in `slot`, in byte order.
 fn keys_in_slot(ctx: &mut Ctx<'_>, slot: u16, limit: usize) -> Vec<Bytes> {
-    let mut keys: Vec<Bytes> = ctx.dbs[0]
+    let mut keys: Vec<Bytes> = ctx.dbs.all()[0]
         .keys()
         .filter(|key| key_slot(key) == slot)
         .map(Bytes::from)

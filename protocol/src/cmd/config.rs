@@ -45,7 +45,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             ctx.state.stats().reset();
             ctx.state.keyspace().reset_cycle_stats();
             ctx.state.reset_eviction_stats();
-            for db in ctx.dbs.iter_mut() {
+            for db in ctx.dbs.all().iter_mut() {
                 db.reset_expired_counts();
             }
             Reply::OK
@@ -235,7 +235,10 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         }
         return CommandError::ConfigRefused(text).into();
     }
-    if let Err(text) = ctx.state.apply_persistence(ctx.dbs, &current, &updated) {
+    if let Err(text) = ctx
+        .state
+        .apply_persistence(ctx.dbs.all(), &current, &updated)
+    {
         if chdir {
             let _ = crate::state::settings::change_directory(&current.dir);
         }

@@ -87,13 +87,13 @@ pub(crate) fn copy(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if src == dst && key == new_key {
         return CommandError::SameObject.into();
     }
-    let source = &mut ctx.dbs[src];
+    let source = &mut ctx.dbs.all()[src];
     source.count_read(key, false);
     let Some(value) = source.get(key).cloned() else {
         return Reply::Int(0);
     };
     let expiry = source.expiry(key);
-    let target = &mut ctx.dbs[dst];
+    let target = &mut ctx.dbs.all()[dst];
     let mut replaced = None;
     if target.get(new_key).is_some() {
         if !replace {
@@ -131,7 +131,7 @@ pub(crate) fn move_(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         return CommandError::SameObject.into();
     }
     let key = argv[1];
-    let (source, target) = pair(ctx.dbs, src, dst);
+    let (source, target) = pair(ctx.dbs.all(), src, dst);
     if source.get(key).is_none() || target.get(key).is_some() {
         return Reply::Int(0);
     }
@@ -165,7 +165,7 @@ pub(crate) fn swapdb(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         _ => return CommandError::DbIndexOutOfRange.into(),
     };
     if a != b {
-        let (one, other) = pair(ctx.dbs, a, b);
+        let (one, other) = pair(ctx.dbs.all(), a, b);
         one.swap_contents(other);
     }
     ctx.db().changed(1, argv);

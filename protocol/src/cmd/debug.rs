@@ -51,7 +51,7 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(argv[2]));
         Reply::OK
     } else if named("digest") && argc == 2 {
-        let line = hex(&dataset_digest(ctx.dbs));
+        let line = hex(&dataset_digest(ctx.dbs.all()));
         status(ctx, &line)
     } else if named("digest-value") {
         let db = ctx.db();
@@ -172,7 +172,7 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             return CommandError::DebugReloadOption.into();
         }
     }
-    if save && ctx.state.save_for_reload(ctx.dbs).is_err() {
+    if save && ctx.state.save_for_reload(ctx.dbs.all()).is_err() {
         return Reply::Error("ERR".into());
     }
     let (path, databases) = {
@@ -202,12 +202,13 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         }
     };
     if flush {
-        for db in ctx.dbs.iter_mut() {
+        for db in ctx.dbs.all().iter_mut() {
             db.clear();
         }
     } else if !merge {
         let duplicate = ctx
             .dbs
+            .all()
             .iter()
             .zip(&loaded.dbs)
             .any(|(db, keys)| keys.iter().any(|(key, _, _)| db.get(key).is_some()));
@@ -215,7 +216,7 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             return CommandError::DebugReloadFailed.into();
         }
     }
-    crate::persist::rdb::load::store(ctx.dbs, loaded.dbs);
+    crate::persist::rdb::load::store(ctx.dbs.all(), loaded.dbs);
     tracing::info!("DB reloaded by DEBUG RELOAD");
     Reply::OK
 }

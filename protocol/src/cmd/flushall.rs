@@ -18,7 +18,7 @@ pub(crate) fn flushall(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     if !FlushDb::mode_ok(argv) {
         return error(Error::Syntax);
     }
-    for db in ctx.dbs.iter_mut() {
+    for db in ctx.dbs.all().iter_mut() {
         db.clear();
     }
     ctx.state.rdb().kill_child();

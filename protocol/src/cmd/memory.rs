@@ -65,7 +65,7 @@ pub(crate) fn memory(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "purge" => Reply::OK,
         "stats" => {
             let used = ctx.state.memory_used() as i64;
-            let keys: usize = ctx.dbs.iter().map(|db| db.len()).sum();
+            let keys: usize = ctx.dbs.all().iter().map(|db| db.len()).sum();
             let field = |name: &'static str, n: i64| (Reply::bulk_static(name), Reply::Int(n));
             Reply::Map(vec![
                 field("peak.allocated", used),

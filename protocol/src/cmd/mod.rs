@@ -56,7 +56,7 @@ use echomq_engine::command::flags::{
     BLOCKING, DENY_OOM, MAY_REPLICATE, NO_AUTH, NO_MULTI, TX_CONTROL, WRITE,
 };
 use echomq_engine::command::{self as engine, CommandSpec, Subcommand};
-use echomq_engine::{Batch, Db, Error as EngineError, Execution, Reply, Snapshot, Wake};
+use echomq_engine::{Batch, Db, Dbs, Error as EngineError, Execution, Reply, Snapshot, Wake};
 
 use crate::error::CommandError;
 use crate::persist::aof::load::AOF_CLIENT_ID;
@@ -74,7 +74,8 @@ pub(crate) use table::{call_name, find, lookup};
 pub(crate) struct Ctx<'a> {
     pub state: &'a ServerState,
     pub client: &'a mut ClientState,
-    pub dbs: &'a mut [Db],
+    /// Every database, each readied for the call when first reached.
+    pub dbs: Dbs<'a>,
     pub snapshot: &'a Snapshot,
     /// Set by QUIT: close after replying.
     pub close: bool,
@@ -88,8 +89,7 @@ pub(crate) struct Ctx<'a> {
 impl Ctx<'_> {
     /// The client's database.
     pub fn db(&mut self) -> &mut Db {
-        let index = self.client.db.min(self.dbs.len() - 1);
-        &mut self.dbs[index]
+        self.dbs.clamped(self.client.db)
     }
 }
 

@@ -66,7 +66,7 @@ pub(crate) fn save(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     if ctx.state.rdb().bgsave_in_progress() {
         return CommandError::SaveInProgress.into();
     }
-    match ctx.state.save(ctx.dbs) {
+    match ctx.state.save(ctx.dbs.all()) {
         Ok(()) => Reply::OK,
         Err(e) => e.into(),
     }
@@ -90,7 +90,7 @@ pub(crate) fn bgsave(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         ctx.state.rdb().schedule();
         return Reply::Status("Background saving scheduled");
     }
-    match ctx.state.bgsave(ctx.dbs) {
+    match ctx.state.bgsave(ctx.dbs.all()) {
         Ok(()) => Reply::Status("Background saving started"),
         Err(e) => e.into(),
     }
@@ -165,7 +165,7 @@ pub(crate) fn bgrewriteaof(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
         ctx.state.aof().schedule_rewrite();
         return Reply::Status("Background append only file rewriting scheduled");
     }
-    match ctx.state.rewrite_aof(ctx.dbs) {
+    match ctx.state.rewrite_aof(ctx.dbs.all()) {
         Ok(()) => Reply::Status("Background append only file rewriting started"),
         Err(_) => CommandError::RewriteFailed.into(),
     }

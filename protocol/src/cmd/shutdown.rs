@@ -62,7 +62,7 @@ pub(crate) fn shutdown(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let wants_save = flags.save || !state.settings().save.is_empty();
     if wants_save && !flags.nosave && !state.loading() {
         tracing::info!("Saving the final RDB snapshot before exiting.");
-        if let Err(e) = state.save(ctx.dbs) {
+        if let Err(e) = state.save(ctx.dbs.all()) {
             if !flags.force {
                 tracing::warn!(error = %e, "Error trying to save the DB, can't exit.");
                 tracing::warn!(

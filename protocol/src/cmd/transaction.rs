@@ -41,7 +41,7 @@ pub(crate) fn abort(client: &mut ClientState, batch: &mut Batch<'_>) {
     client.info.set_watching(0);
     let watched = std::mem::take(&mut client.watched);
     if !watched.is_empty() {
-        batch.run_all(|dbs, _| {
+        batch.run_all(|mut dbs, _| {
             for (db, key, _) in watched {
                 if let Some(db) = dbs.get_mut(db) {
                     db.unwatch(&key);
@@ -89,7 +89,7 @@ pub(crate) fn exec(ctx: &mut Ctx<'_>, _: &[&[u8]]) -> Reply {
     let failed = std::mem::take(&mut ctx.client.multi_failed);
     let changed = ctx.client.watched.iter().any(|(db, key, version)| {
         ctx.dbs
-            .get(*db)
+            .get_mut(*db)
             .is_some_and(|db| db.version(key) != *version)
     });
     forget_watches(ctx);

@@ -174,13 +174,19 @@ pub(crate) fn script_command(
     let ran = current::with(|run| {
         let ctx = &mut *run.ctx;
         let was_dirty = run.limits.dirty;
-        let propagating = ctx.dbs.first().is_some_and(|db| db.propagating());
+        let propagating = ctx.db().propagating();
         if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(false));
+            ctx.dbs
+                .all()
+                .iter_mut()
+                .for_each(|db| db.set_propagating(false));
         }
         let ran = argv.with_argv(|argv| call(ctx, &mut run.limits, resp3, argv, &mut reply));
         if suppressed && propagating {
-            ctx.dbs.iter_mut().for_each(|db| db.set_propagating(true));
+            ctx.dbs
+                .all()
+                .iter_mut()
+                .for_each(|db| db.set_propagating(true));
         }
         if run.limits.dirty && !was_dirty {
             busy::wrote();

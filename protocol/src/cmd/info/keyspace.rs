@@ -9,7 +9,7 @@ use super::Lines;
 use crate::cmd::Ctx;
 
 pub(super) fn keyspace(ctx: &mut Ctx<'_>, out: &mut Lines) {
-    for (index, db) in ctx.dbs.iter().enumerate() {
+    for (index, db) in ctx.dbs.all().iter().enumerate() {
         let (keys, expires) = (db.len(), db.expires_count());
         if keys > 0 || expires > 0 {
             out.field(
@@ -34,7 +34,7 @@ fn class_label(class: usize) -> String {
 }
 
 pub(super) fn keysizes(ctx: &mut Ctx<'_>, out: &mut Lines) {
-    for (index, db) in ctx.dbs.iter().enumerate() {
+    for (index, db) in ctx.dbs.all().iter().enumerate() {
         if db.is_empty() {
             continue;
         }

@@ -129,10 +129,15 @@ pub(super) fn server(ctx: &mut Ctx<'_>, out: &mut Lines) {
 pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let state = ctx.state;
     let clients = state.clients();
-    let blocked: usize = ctx.dbs.iter().map(|db| db.blocked_count()).sum();
-    let in_timeout: usize = ctx.dbs.iter().map(|db| db.blocked_with_timeout()).sum();
-    let watched: usize = ctx.dbs.iter().map(|db| db.watched_count()).sum();
-    let (blocking, on_nokey) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+    let blocked: usize = ctx.dbs.all().iter().map(|db| db.blocked_count()).sum();
+    let in_timeout: usize = ctx
+        .dbs
+        .all()
+        .iter()
+        .map(|db| db.blocked_with_timeout())
+        .sum();
+    let watched: usize = ctx.dbs.all().iter().map(|db| db.watched_count()).sum();
+    let (blocking, on_nokey) = ctx.dbs.all().iter().fold((0, 0), |(a, b), db| {
         let (keys, nokey) = db.blocking_keys();
         (a + keys, b + nokey)
     });
@@ -283,7 +288,7 @@ pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let state = ctx.state;
     let aof = state.aof();
     let status = |failed: bool| if failed { "err" } else { "ok" };
-    let dirty: u64 = ctx.dbs.iter().map(|db| db.dirty()).sum();
+    let dirty: u64 = ctx.dbs.all().iter().map(|db| db.dirty()).sum();
     out.field("loading", u8::from(state.loading()));
     out.field("async_loading", 0);
     let rdb = state.rdb();

@@ -19,11 +19,11 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     // Under the keyspace lock: the databases' counts from the Ctx, the cycle's from its own
     // lock.
     let cycle = state.keyspace().cycle_stats();
-    let (expired, expired_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+    let (expired, expired_active) = ctx.dbs.all().iter().fold((0, 0), |(a, b), db| {
         let (all, active) = db.expired_counts();
         (a + all, b + active)
     });
-    let (subkeys, subkeys_active) = ctx.dbs.iter().fold((0, 0), |(a, b), db| {
+    let (subkeys, subkeys_active) = ctx.dbs.all().iter().fold((0, 0), |(a, b), db| {
         let (all, active) = db.expired_subkey_counts();
         (a + all, b + active)
     });
@@ -66,7 +66,7 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     let (total_exceeded, current_exceeded) = state.eviction_exceeded_ms();
     out.field("total_eviction_exceeded_time", total_exceeded);
     out.field("current_eviction_exceeded_time", current_exceeded);
-    let (hits, misses) = ctx.dbs.iter().fold((0, 0), |(h, m), db| {
+    let (hits, misses) = ctx.dbs.all().iter().fold((0, 0), |(h, m), db| {
         let (hits, misses) = db.hits_and_misses();
         (h + hits, m + misses)
     });
