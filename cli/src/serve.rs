@@ -76,6 +76,8 @@ struct Flags {
     /// Worker threads for connections (0 = half the cores, at least 1, at most 4). Commands
     /// run one at a time under the keyspace lock either way; more threads only parallelize
     /// reading, parsing and writing, and leave less CPU to everything else on the machine.
+    /// With one, connections run on tokio's current-thread scheduler, like Redis's one event
+    /// loop.
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Fold trimmed entries into an archive in DIR (default: ./echomq-archive) before trimming.
@@ -191,13 +193,16 @@ pub fn run(args: ServeArgs) -> Result<(), String> {
         }
         n => n,
     };
-    // The multi-threaded scheduler even for one worker: a script past `busy-reply-threshold`
-    // hands its worker's place to a new thread (`protocol/src/script/busy.rs`), so the other
-    // clients get `-BUSY` and SCRIPT KILL answers, which the current-thread scheduler cannot
-    // do while one task runs. With one worker it costs no measurable CPU per request
-    // (`docs/performance.md`).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
+    // One thread: the current-thread scheduler, as Redis's one event loop; a task woken by its
+    // socket runs on the thread that polled the socket, with no cross-thread queue or unpark.
+    let mut builder = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
+    };
+    let runtime = builder
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;

@@ -15,9 +15,8 @@
 //! EVAL, FUNCTION KILL for a function). A client that was already waiting for the keyspace
 //! lock when the threshold passed waits for the script's end (Redis would answer it `-BUSY`),
 //! and so does the cron if it took the lock's queue just as the script started (it skips its
-//! ticks while one runs). The answers need a worker thread the script does not occupy: once
-//! busy, the script hands its worker's place to a new thread ([`release_worker`]), which the
-//! multi-threaded scheduler `echomq serve` runs on allows with any number of workers.
+//! ticks while one runs). The answers need a worker thread the script does not occupy:
+//! `echomq serve --threads 2` or more (one thread runs the script and nothing else).
 
 use std::cell::RefCell;
 use std::sync::Arc;

@@ -3,8 +3,7 @@
 //! and FUNCTION KILL stop a script that has not written (each only its own kind), one that
 //! wrote is `-UNKILLABLE`, FUNCTION STATS names the running function, and SHUTDOWN NOSAVE
 //! stops the server. The thresholds are short (50 ms) to keep the test lean; echomq runs
-//! with one worker thread, the default on two or three cores: the busy script hands its
-//! place to a new thread.
+//! with two worker threads (the script occupies one).
 
 use std::net::SocketAddr;
 use std::thread;
@@ -87,7 +86,8 @@ fn scenario(addr: SocketAddr) -> Vec<String> {
 #[test]
 fn busy_scripts_are_answered_and_killed_as_redis8_does() {
     let Some(redis) = redis8() else { return };
-    let (_server, addr) = serve(echomq(), &["--threads", "1"]);
+    // One worker runs the script; the answers need another.
+    let (_server, addr) = serve(echomq(), &["--threads", "2"]);
     let ours = scenario(addr);
     let dir = tempfile::tempdir().unwrap();
     let (_redis, raddr) = crate::rdb::start_redis(&redis, dir.path());
