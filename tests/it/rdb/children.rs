@@ -132,8 +132,8 @@ fn script(addr: SocketAddr) -> Vec<String> {
     out
 }
 
-#[test]
-fn bgsave_and_bgrewriteaof_run_one_child_at_a_time_as_redis8() {
+/// Runs `script` on echomq and, at once, on Redis 8.8 (when present): both transcripts.
+fn on_both(script: fn(SocketAddr) -> Vec<String>) -> (Vec<String>, Option<Vec<String>>) {
     let dir = tempfile::tempdir().unwrap();
     let (_server, addr) = serve_rdb(dir.path(), &["--save", ""]);
     let redis = redis8();
@@ -141,14 +141,19 @@ fn bgsave_and_bgrewriteaof_run_one_child_at_a_time_as_redis8() {
     let peer = redis
         .as_ref()
         .map(|binary| start_redis(binary, redis_dir.path()));
-    let (ours, theirs) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let theirs = peer.as_ref().map(|(_, raddr)| {
             let raddr = *raddr;
             s.spawn(move || script(raddr))
         });
         let ours = script(addr);
         (ours, theirs.map(|t| t.join().unwrap()))
-    });
+    })
+}
+
+#[test]
+fn bgsave_and_bgrewriteaof_run_one_child_at_a_time_as_redis8() {
+    let (ours, theirs) = on_both(script);
     let expected = [
         "Background saving started",
         "-ERR Background save already in progress",
@@ -230,21 +235,7 @@ fn access_script(addr: SocketAddr) -> Vec<String> {
 
 #[test]
 fn lookups_leave_access_counters_alone_while_a_child_saves_as_redis8() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_server, addr) = serve_rdb(dir.path(), &["--save", ""]);
-    let redis = redis8();
-    let redis_dir = tempfile::tempdir().unwrap();
-    let peer = redis
-        .as_ref()
-        .map(|binary| start_redis(binary, redis_dir.path()));
-    let (ours, theirs) = std::thread::scope(|s| {
-        let theirs = peer.as_ref().map(|(_, raddr)| {
-            let raddr = *raddr;
-            s.spawn(move || access_script(raddr))
-        });
-        let ours = access_script(addr);
-        (ours, theirs.map(|t| t.join().unwrap()))
-    });
+    let (ours, theirs) = on_both(access_script);
     assert_eq!(
         ours,
         [
