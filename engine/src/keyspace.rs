@@ -279,12 +279,7 @@ impl Keyspace {
         let snapshot = self.snapshot();
         let index = if index < dbs.len() { index } else { 0 };
         let db = &mut dbs[index];
-        db.prepare(
-            &snapshot,
-            self.propagating.load(Ordering::Acquire),
-            self.notify_flags(),
-        );
-        db.watch.tracking = self.key_tracking();
+        self.readiness(&snapshot).ready(db);
         let result = f(db, &snapshot);
         if db.has_signals() {
             wakers.extend(db.serve_signalled(&snapshot));
@@ -297,6 +292,17 @@ impl Keyspace {
         result
     }
 
+    /// What readying a database for one call under `snapshot` takes: the settings in force.
+    #[inline]
+    fn readiness<'s>(&self, snapshot: &'s Snapshot) -> Readiness<'s> {
+        Readiness::new(
+            snapshot,
+            self.propagating.load(Ordering::Acquire),
+            self.notify_flags(),
+            self.key_tracking(),
+        )
+    }
+
     /// [`Keyspace::run_all`] on databases already locked (see [`Keyspace::run_db_locked`]).
     pub(crate) fn run_all_locked<R>(
         &self,
@@ -305,12 +311,7 @@ impl Keyspace {
         wakers: &mut Vec<Arc<dyn Wake>>,
     ) -> R {
         let snapshot = self.snapshot();
-        let readiness = Readiness::new(
-            &snapshot,
-            self.propagating.load(Ordering::Acquire),
-            self.notify_flags(),
-            self.key_tracking(),
-        );
+        let readiness = self.readiness(&snapshot);
         let result = f(Dbs::new(dbs, &readiness), &snapshot);
         // Only a database the call reached can have changed.
         let reached = |(index, _): &(usize, &mut Db)| readiness.reached(*index);

@@ -30,6 +30,7 @@ pub(crate) struct Readiness<'s> {
 }
 
 impl<'s> Readiness<'s> {
+    #[inline]
     pub(crate) fn new(
         snapshot: &'s Snapshot,
         propagating: bool,
@@ -51,7 +52,9 @@ impl<'s> Readiness<'s> {
         self.all.get() || (index < BITS && self.ready.get() & (1 << index) != 0)
     }
 
-    fn ready(&self, db: &mut Db) {
+    /// Readies `db` for the call (one database's call readies it with this too).
+    #[inline]
+    pub(crate) fn ready(&self, db: &mut Db) {
         db.prepare(self.snapshot, self.propagating, self.notify_flags);
         db.watch.tracking = self.tracking;
     }
