@@ -89,4 +89,42 @@ impl Fixture {
     pub(crate) fn events(&self) -> Vec<&'static str> {
         std::mem::take(&mut *self.events.0.lock())
     }
+
+    /// A SCAN-family call's cursor and elements.
+    pub(crate) fn scan_call(&self, line: &str) -> (String, Vec<String>) {
+        let text = |reply: Reply| match reply {
+            Reply::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("{line}: {other:?}"),
+        };
+        match self.run(line) {
+            Ok(Reply::Array(parts)) => {
+                let mut parts = parts.into_iter();
+                let (Some(cursor), Some(Reply::Array(items))) = (parts.next(), parts.next()) else {
+                    panic!("{line}")
+                };
+                (text(cursor), items.into_iter().map(text).collect())
+            }
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    /// Scans to the end with `command` (a SCAN-family call with `{}` for the cursor), running
+    /// `between(call)` after each call; the calls made and everything returned.
+    pub(crate) fn scan_through(
+        &self,
+        command: &str,
+        mut between: impl FnMut(usize),
+    ) -> (usize, Vec<String>) {
+        let (mut cursor, mut seen, mut calls) = ("0".to_string(), Vec::new(), 0);
+        loop {
+            let (next, items) = self.scan_call(&command.replace("{}", &cursor));
+            calls += 1;
+            seen.extend(items);
+            if next == "0" {
+                return (calls, seen);
+            }
+            between(calls);
+            cursor = next;
+        }
+    }
 }

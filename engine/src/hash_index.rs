@@ -19,6 +19,14 @@
 //! With `bits` bits of hash used for the home, the other `32 - bits` tell keys of one home
 //! apart before their entries are read: at 2^24 slots one comparison in 256 reads an entry for
 //! nothing.
+//!
+//! [`Index::scan`] walks the positions in the order of their 32 hash bits, a home bucket at a
+//! time, and its cursor is a point of that order. A slot moves (Robin Hood displacement,
+//! backward shift, a resize) but its hash bits do not, and a bucket at any size is a range of
+//! them (growing splits a bucket into the two halves of its range), so a scan resumed from a
+//! cursor visits every position held since the scan began at least once, whatever changed in
+//! between: SCAN's guarantee, which Redis's `dictScan` keeps with reversed cursor bits because
+//! its buckets are the low bits of the hash.
 
 /// A free slot. No real slot equals it: a position is below `u32::MAX`.
 const EMPTY: u64 = u64::MAX;
@@ -200,6 +208,58 @@ impl Index {
         true
     }
 
+    /// Visits the positions whose hash bits are at or after `cursor`, in the order of those
+    /// bits, a whole home bucket at a time, until `count` are visited or `count * 10` buckets
+    /// are walked (as Redis bounds a scan of a sparse table); returns the cursor to resume
+    /// from, or 0 once the last bucket is walked. A cursor past 32 bits visits nothing.
+    pub(crate) fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(u32)) -> u64 {
+        let Ok(from) = u32::try_from(cursor) else {
+            return 0;
+        };
+        let shift = 32 - self.bits;
+        let mut bucket = self.home(from);
+        let (mut visited, mut walked) = (0usize, 0usize);
+        let max_walked = count.saturating_mul(10);
+        loop {
+            self.scan_bucket(bucket, from, |pos| {
+                visit(pos);
+                visited += 1;
+            });
+            bucket += 1;
+            walked += 1;
+            if bucket == self.slots.len() {
+                return 0;
+            }
+            if visited >= count || walked >= max_walked {
+                return (bucket as u64) << shift;
+            }
+        }
+    }
+
+    /// Visits the positions whose home is `bucket` and whose hash bits are at least `from`.
+    /// They follow one another from the first slot at or after `bucket` that is not taken by
+    /// an earlier home (the Robin Hood order).
+    fn scan_bucket(&self, bucket: usize, from: u32, mut visit: impl FnMut(u32)) {
+        let mask = self.mask();
+        let mut i = bucket;
+        loop {
+            let slot = self.slots[i];
+            if slot == EMPTY {
+                return;
+            }
+            let (dist, from_bucket) = (self.distance(i, slot), i.wrapping_sub(bucket) & mask);
+            if dist == from_bucket {
+                if tag_of(slot) >= from {
+                    visit(pos_of(slot));
+                }
+            } else if dist < from_bucket {
+                // A later home: this bucket's slots are behind.
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// Changes the position stored for `hash` from `from` to `to`; returns whether `from` was
     /// there.
     pub(crate) fn repoint(&mut self, hash: u64, from: u32, to: u32) -> bool {
@@ -301,6 +361,105 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Scans `index` to the end from `cursor`, `count` at a time.
+    fn scan_all(index: &Index, mut cursor: u64, count: usize) -> Vec<u32> {
+        let mut seen = Vec::new();
+        loop {
+            cursor = index.scan(cursor, count, |pos| seen.push(pos));
+            if cursor == 0 {
+                return seen;
+            }
+        }
+    }
+
+    proptest! {
+        /// SCAN's guarantee: a scan interleaved with inserts, removals, growth and shrinking
+        /// visits every position held from its start to its end at least once.
+        #[test]
+        fn a_scan_visits_every_position_held_throughout(
+            start in 0u16..400,
+            steps in proptest::collection::vec(
+                (0usize..4, any::<bool>(), proptest::collection::vec(0u16..400, 0..120)),
+                1..20,
+            ),
+            count in 1usize..20,
+        ) {
+            let hasher = crate::sip::SipKey::random();
+            let hash = |key: u16| hasher.hash(&key.to_le_bytes());
+            let mut index = Index::default();
+            let mut model: HashMap<u16, u32> = HashMap::new();
+            let mut next = 0u32;
+            for key in 0..start {
+                index.insert(hash(key), next);
+                model.insert(key, next);
+                next += 1;
+            }
+            let mut throughout: HashMap<u16, u32> = model.clone();
+            let mut seen = std::collections::HashSet::new();
+            // The cursor to resume from, or None once a call returned 0.
+            let mut cursor = Some(0);
+            for (calls, adding, keys) in steps {
+                for _ in 0..calls {
+                    let Some(from) = cursor else { break };
+                    let next = index.scan(from, count, |pos| { seen.insert(pos); });
+                    cursor = (next != 0).then_some(next);
+                }
+                if cursor.is_none() {
+                    break;
+                }
+                for key in keys {
+                    if adding && !model.contains_key(&key) {
+                        index.insert(hash(key), next);
+                        model.insert(key, next);
+                        next += 1;
+                    } else if !adding {
+                        if let Some(pos) = model.remove(&key) {
+                            prop_assert!(index.remove(hash(key), pos));
+                            throughout.remove(&key);
+                            if model.len() * 8 < index.capacity() {
+                                index.shrink_to(model.len());
+                            }
+                        }
+                    }
+                }
+                index.check_invariants().map_err(TestCaseError::fail)?;
+            }
+            if let Some(from) = cursor {
+                seen.extend(scan_all(&index, from, count));
+            }
+            for (key, pos) in throughout {
+                prop_assert!(seen.contains(&pos), "key {} at {} never visited", key, pos);
+            }
+        }
+    }
+
+    #[test]
+    fn a_scan_visits_about_count_positions_a_call_and_each_once_without_changes() {
+        let (mut index, hasher) = (Index::default(), crate::sip::SipKey::random());
+        for pos in 0..10_000u32 {
+            index.insert(hasher.hash(&pos.to_le_bytes()), pos);
+        }
+        let (mut cursor, mut calls, mut seen) = (0, 0, Vec::new());
+        loop {
+            let before = seen.len();
+            cursor = index.scan(cursor, 100, |pos| seen.push(pos));
+            calls += 1;
+            // A call stops after the bucket that reaches the count.
+            assert!(
+                cursor == 0 || (100..110).contains(&(seen.len() - before)),
+                "{}",
+                seen.len() - before
+            );
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert!((95..=105).contains(&calls), "{calls} calls");
+        seen.sort_unstable();
+        assert_eq!(seen, (0..10_000).collect::<Vec<u32>>());
+        assert_eq!(index.scan(1 << 32, 10, |_| panic!("visited")), 0);
     }
 
     #[test]

@@ -452,6 +452,15 @@ impl<K: Keyed> Records<K> {
         self.store.free_pages.push(page);
     }
 
+    /// Visits about `count` records from `cursor`, in the order of their hash, and returns
+    /// the cursor to resume from, 0 at the end: a scan visits every record held from its
+    /// start to its end at least once, however the records moved meanwhile (a compaction
+    /// moves a record, never its hash: `Index::scan` in `engine/src/hash_index.rs`).
+    pub(crate) fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8])) -> u64 {
+        self.index
+            .scan(cursor, count, |pos| visit(self.store.get(pos)))
+    }
+
     /// Every record, in storage order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let small = self

@@ -67,6 +67,7 @@ mod lists_fuzz;
 mod lolwut;
 mod notify;
 mod pubsub;
+mod scan;
 mod scripting;
 mod server;
 mod sets;

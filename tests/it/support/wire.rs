@@ -214,6 +214,35 @@ impl WireDiffer {
         Ok((theirs.remove(0).0, ours.remove(0).0))
     }
 
+    /// Sends `theirs` to the real server and `ours` to echomq, uncompared: for requests that
+    /// differ by design, such as a scan's next call with each server's own cursor.
+    pub fn run_apart<A: AsRef<[u8]>>(
+        &mut self,
+        theirs: &[A],
+        ours: &[A],
+    ) -> Result<(Resp, Resp), Mismatch> {
+        let owned =
+            |argv: &[A]| -> Vec<Vec<u8>> { argv.iter().map(|a| a.as_ref().to_vec()).collect() };
+        let (theirs, ours) = (owned(theirs), owned(ours));
+        self.history
+            .push(format!("{} | {}", show_argv(&theirs), show_argv(&ours)));
+        if let Err(e) = self.theirs_conn.send(std::slice::from_ref(&theirs)) {
+            return Err(self.io_failed("peer", &e));
+        }
+        if let Err(e) = self.ours_conn.send(std::slice::from_ref(&ours)) {
+            return Err(self.io_failed("echomq", &e));
+        }
+        let theirs = self
+            .theirs_conn
+            .read()
+            .map_err(|e| self.io_failed("peer", &e))?;
+        let ours = self
+            .ours_conn
+            .read()
+            .map_err(|e| self.io_failed("echomq", &e))?;
+        Ok((theirs.0, ours.0))
+    }
+
     /// Sends the commands as one pipeline to both, then compares the replies one by one.
     /// Inside the batch, an EXEC's elements are normalized by the commands queued since the
     /// MULTI before it.

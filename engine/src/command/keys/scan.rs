@@ -1,13 +1,23 @@
-//! `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: one pass returns every match with
-//! cursor 0, which SCAN's guarantees allow (every key present for the whole scan is returned
-//! at least once).
+//! `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: about COUNT keys a call (10 by
+//! default), in the order of their hash, and the cursor to go on from (0 once the keyspace is
+//! walked); every key held from a scan's first call to its last is returned at least once,
+//! whatever is written, deleted or resized in between (`Index::scan` in
+//! `engine/src/hash_index.rs`), so a scan of a big keyspace costs each call a little, as
+//! Redis's does. A cursor is a point of the hash order: one from another server or database
+//! resumes there.
+//!
+//! Each key visited is matched against MATCH, then deleted if its time has passed (as any
+//! lookup would), then matched against TYPE, in Redis's order (`scanCallback` in `db.c`); an
+//! unknown TYPE matches no key.
 //!
 //! Errors, in Redis's order: `ERR invalid cursor` for a cursor that is no unsigned integer;
 //! then the options left to right: one without its value or an unknown one is `ERR syntax
 //! error`, a COUNT that is no integer is `ERR value is not an integer or out of range`, one
 //! below 1 `ERR syntax error`.
 //!
-//! Effects: none.
+//! Effects: the lazy expiry of the keys visited.
+
+use bytes::Bytes;
 
 use crate::command::args::is;
 use crate::command::parse_i64;
@@ -16,9 +26,16 @@ use crate::glob;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
 
+/// COUNT when none is given.
+const DEFAULT_COUNT: usize = 10;
+
 /// A parsed SCAN.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Scan<'a> {
+    /// Where to resume.
+    cursor: u64,
+    /// How many keys to visit.
+    count: usize,
     /// MATCH's glob.
     pattern: Option<&'a [u8]>,
     /// TYPE's type name, any case.
@@ -28,25 +45,30 @@ pub struct Scan<'a> {
 impl<'a> Scan<'a> {
     /// Parses `argv`.
     pub fn parse(argv: &[&'a [u8]]) -> Result<Scan<'a>> {
-        if std::str::from_utf8(argv[1])
+        let cursor = std::str::from_utf8(argv[1])
             .ok()
             .and_then(|c| c.parse::<u64>().ok())
-            .is_none()
-        {
-            return Err(Error::InvalidCursor);
-        }
-        let mut scan = Scan::default();
+            .ok_or(Error::InvalidCursor)?;
+        let mut scan = Scan {
+            cursor,
+            count: DEFAULT_COUNT,
+            pattern: None,
+            kind: None,
+        };
         let mut i = 2;
         while i < argv.len() {
             let Some(&value) = argv.get(i + 1) else {
                 return Err(Error::Syntax);
             };
             if is(argv[i], "match") {
-                scan.pattern = Some(value);
+                // "*" matches every key: no pattern to test.
+                scan.pattern = Some(value).filter(|p| *p != b"*");
             } else if is(argv[i], "count") {
-                if parse_i64(value)? < 1 {
+                let count = parse_i64(value)?;
+                if count < 1 {
                     return Err(Error::Syntax);
                 }
+                scan.count = usize::try_from(count).unwrap_or(usize::MAX);
             } else if is(argv[i], "type") {
                 scan.kind = Some(value);
             } else {
@@ -58,19 +80,27 @@ impl<'a> Scan<'a> {
     }
 
     /// Applies to `db`.
-    pub fn apply(&self, db: &Db) -> Reply {
-        let keys = db
-            .keys()
-            .filter(|k| self.pattern.is_none_or(|p| glob::matches(p, k, false)))
-            .filter(|k| {
-                self.kind.is_none_or(|t| {
-                    db.get(k)
-                        .is_some_and(|v| t.eq_ignore_ascii_case(v.type_name().as_bytes()))
-                })
-            })
-            .map(|k| Reply::Bulk(bytes::Bytes::copy_from_slice(k)))
-            .collect();
-        Reply::Array(vec![Reply::bulk_static("0"), Reply::Array(keys)])
+    pub fn apply(&self, db: &mut Db) -> Reply {
+        let mut keys = Vec::new();
+        let next = db.values.map.scan(self.cursor, self.count, |entry| {
+            let key = entry.key.as_bytes();
+            if self.pattern.is_none_or(|p| glob::matches(p, key, false)) {
+                keys.push(Bytes::copy_from_slice(key));
+            }
+        });
+        // Deleting a key moves another entry in the table, never an index slot's hash bits:
+        // the cursor stays good.
+        keys.retain(|key| !db.expire_if_due(key));
+        if let Some(kind) = self.kind {
+            keys.retain(|key| {
+                db.get(key)
+                    .is_some_and(|v| kind.eq_ignore_ascii_case(v.type_name().as_bytes()))
+            });
+        }
+        Reply::Array(vec![
+            Reply::Bulk(Bytes::from(next.to_string())),
+            Reply::Array(keys.into_iter().map(Reply::Bulk).collect()),
+        ])
     }
 
     /// Parses and applies.

@@ -154,3 +154,70 @@ fn flushdb_empties_the_database_and_propagates_verbatim() {
     assert_eq!(f.propagated(), ["FLUSHDB async"]);
     assert_eq!(f.ks.dirty(), dirty + 1);
 }
+
+#[test]
+fn scan_returns_about_count_keys_a_call_and_every_key_held_throughout() {
+    let f = Fixture::new();
+    for i in 0..1000 {
+        f.run(&format!("SET k{i} v")).unwrap();
+    }
+    // Writes between calls: new keys (which a scan may or may not return), deletions of keys
+    // not yet returned or returned, and enough of both to grow and shrink the table.
+    let (calls, seen) = f.scan_through("SCAN {} COUNT 20", |call| {
+        if call == 5 {
+            for i in 1000..3000 {
+                f.run(&format!("SET k{i} v")).unwrap();
+            }
+        }
+        if call == 10 {
+            for i in 1000..3000 {
+                f.run(&format!("DEL k{i}")).unwrap();
+            }
+            f.run("DEL k0 k1 k2").unwrap();
+        }
+    });
+    let (cursor, keys) = f.scan_call("SCAN 0 COUNT 20");
+    assert!(
+        cursor != "0" && (20..40).contains(&keys.len()),
+        "{} keys",
+        keys.len()
+    );
+    assert!(calls > 20, "{calls} calls");
+    for i in 3..1000 {
+        assert!(seen.contains(&format!("k{i}")), "k{i} never returned");
+    }
+}
+
+#[test]
+fn scan_deletes_the_expired_keys_it_visits_after_match_and_before_type() {
+    let f = Fixture::new();
+    f.run("SET a:1 v").unwrap();
+    f.run("SET a:2 v").unwrap();
+    f.run("SET b:1 v").unwrap();
+    f.run("RPUSH a:3 x").unwrap();
+    f.run("PEXPIRE a:2 10").unwrap();
+    f.run("PEXPIRE b:1 10").unwrap();
+    f.propagated();
+    f.events();
+    f.clock.advance(20);
+    let (cursor, mut keys) = f.scan_call("SCAN 0 MATCH a:* TYPE string COUNT 100");
+    keys.sort();
+    assert_eq!((cursor.as_str(), keys), ("0", vec!["a:1".to_string()]));
+    // b:1 does not match, so it is left for another lookup.
+    assert_eq!(f.propagated(), ["DEL a:2"]);
+    assert_eq!(f.events(), ["expired"]);
+    assert_eq!(
+        f.run("SCAN 0 TYPE nosuchtype"),
+        Ok(Reply::Array(vec![
+            Reply::bulk_static("0"),
+            Reply::Array(vec![]),
+        ]))
+    );
+    assert_eq!(
+        f.run("SCAN 18446744073709551615"),
+        Ok(Reply::Array(vec![
+            Reply::bulk_static("0"),
+            Reply::Array(vec![]),
+        ]))
+    );
+}

@@ -473,6 +473,14 @@ impl Table {
         self.volatile.iter().map(|v| v.at)
     }
 
+    /// Visits about `count` entries from `cursor` and returns the cursor to resume from, 0
+    /// at the end: a scan visits every key held from its start to its end at least once
+    /// (`Index::scan` in `engine/src/hash_index.rs`).
+    pub(crate) fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&Entry)) -> u64 {
+        self.index
+            .scan(cursor, count, |pos| visit(self.entry(pos as usize)))
+    }
+
     /// Every entry, in position order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = &Entry> + '_ {
         self.slabs.iter().flatten()

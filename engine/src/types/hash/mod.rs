@@ -201,6 +201,21 @@ impl Hash {
         }
     }
 
+    /// HSCAN's walk: the stored fields (expired or not) from `cursor`, about `count` of a
+    /// table in the order of their hash, and the cursor to resume from; a listpack's all at
+    /// once, with cursor 0, as Redis scans a listpack.
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(FieldRef<'_>)) -> u64 {
+        match self.view() {
+            View::Table(t) => t
+                .fields
+                .scan(cursor, count, |r| visit(field_record::parts(r))),
+            _ => {
+                self.entries().for_each(visit);
+                0
+            }
+        }
+    }
+
     /// A uniformly random stored field (expired or not).
     pub fn random_entry(&self) -> Option<FieldRef<'_>> {
         match self.view() {

@@ -222,6 +222,19 @@ impl Set {
         };
     }
 
+    /// SSCAN's walk: the members from `cursor`, about `count` of a table in the order of
+    /// their hash, and the cursor to resume from; an intset's or listpack's all at once, with
+    /// cursor 0, as Redis scans them.
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8])) -> u64 {
+        match self.view() {
+            View::Table(t) => t.scan(cursor, count, visit),
+            _ => {
+                self.for_each(&mut visit);
+                0
+            }
+        }
+    }
+
     /// The members, in the encoding's order.
     pub fn members(&self) -> Vec<Bytes> {
         let mut out = Vec::with_capacity(self.len());

@@ -322,6 +322,19 @@ impl ZSet {
         Order(&self.repr)
     }
 
+    /// ZSCAN's walk: the members and scores from `cursor`, about `count` of a skiplist in
+    /// the order of their hash, and the cursor to resume from; a listpack's all at once, in
+    /// order, with cursor 0, as Redis scans a listpack.
+    pub fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+        match &self.repr {
+            Repr::Skiplist(s) => s.scan(cursor, count, visit),
+            Repr::Listpack(c) => {
+                c.iter_from(0).for_each(|e| visit(&e.member, e.score));
+                0
+            }
+        }
+    }
+
     /// The score of `member`.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         match &self.repr {

@@ -168,6 +168,15 @@ impl Skiplist {
         self.order.partition_point(|s| pred(self.entry(s)))
     }
 
+    /// Visits about `count` members with their scores from `cursor`, in the order of their
+    /// hash; returns the cursor to resume from, 0 at the end (`Records::scan`).
+    pub(super) fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&[u8], f64)) -> u64 {
+        self.members.scan(cursor, count, |record| {
+            let (member, score) = parts(record);
+            visit(member, score);
+        })
+    }
+
     /// The score of `member`.
     pub(super) fn score(&self, member: &[u8]) -> Option<f64> {
         self.members.get(member).map(|r| parts(r).1)

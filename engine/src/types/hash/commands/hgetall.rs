@@ -71,25 +71,36 @@ impl HGetAll {
 }
 
 /// A SCAN-family cursor: an unsigned integer.
-pub(crate) fn parse_cursor(arg: &[u8]) -> Result<()> {
+pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64> {
     std::str::from_utf8(arg)
         .ok()
         .and_then(|c| c.parse::<u64>().ok())
-        .map(|_| ())
         .ok_or(Error::InvalidCursor)
 }
 
-/// HSCAN and SSCAN's options: MATCH's pattern and whether NOVALUES was given (`hash`
-/// says whether NOVALUES is allowed).
-pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<(Option<&'a [u8]>, bool)> {
-    let (mut pattern, mut no_values) = (None, false);
+/// HSCAN, SSCAN and ZSCAN's options.
+#[derive(Debug)]
+pub(crate) struct ScanOptions<'a> {
+    /// MATCH's glob (none for `*`).
+    pub(crate) pattern: Option<&'a [u8]>,
+    /// NOVALUES was given.
+    pub(crate) no_values: bool,
+    /// COUNT: how many elements of a big collection a call visits (10 unless given).
+    pub(crate) count: usize,
+}
+
+/// Parses HSCAN, SSCAN and ZSCAN's options (`hash` says whether NOVALUES is allowed).
+pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<ScanOptions<'a>> {
+    let (mut pattern, mut no_values, mut count) = (None, false, 10);
     let mut i = 3;
     while i < argv.len() {
         let more = argv.len() - i >= 2;
         if is(argv[i], "count") && more {
-            if parse_i64(argv[i + 1])? < 1 {
+            let n = parse_i64(argv[i + 1])?;
+            if n < 1 {
                 return Err(Error::Syntax);
             }
+            count = usize::try_from(n).unwrap_or(usize::MAX);
             i += 2;
         } else if is(argv[i], "match") && more {
             pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
@@ -104,12 +115,20 @@ pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<(Option<
             return Err(Error::Syntax);
         }
     }
-    Ok((pattern, no_values))
+    Ok(ScanOptions {
+        pattern,
+        no_values,
+        count,
+    })
 }
 
-/// The reply of a one-pass scan.
-pub(crate) fn scan_reply(items: Vec<Reply>) -> Reply {
-    Reply::Array(vec![Reply::bulk_static("0"), Reply::Array(items)])
+/// A scan's reply: the cursor to resume from (0 at the end) and the elements.
+pub(crate) fn scan_reply(cursor: u64, items: Vec<Reply>) -> Reply {
+    let cursor = match cursor {
+        0 => Reply::bulk_static("0"),
+        n => Reply::Bulk(Bytes::from(n.to_string())),
+    };
+    Reply::Array(vec![cursor, Reply::Array(items)])
 }
 
 /// HSCAN.
@@ -119,26 +138,28 @@ pub struct HScan;
 impl HScan {
     /// Parses and applies.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        parse_cursor(argv[2])?;
+        let cursor = parse_cursor(argv[2])?;
         let key = argv[1];
         db.count_read(key, false);
         if read_hash(db, key)?.is_none() {
-            return Ok(scan_reply(Vec::new()));
+            return Ok(scan_reply(0, Vec::new()));
         }
-        let (pattern, no_values) = scan_options(argv, true)?;
+        let options = scan_options(argv, true)?;
         let now = db.now_ms();
         let mut items = Vec::new();
+        let mut next = 0;
         if let Some(hash) = read_hash(db, key)? {
-            for (f, v, at) in hash.entries() {
-                if expired(at, now) || pattern.is_some_and(|p| !glob::matches(p, f, false)) {
-                    continue;
+            next = hash.scan(cursor, options.count, |(f, v, at)| {
+                if expired(at, now) || options.pattern.is_some_and(|p| !glob::matches(p, f, false))
+                {
+                    return;
                 }
                 items.push(Reply::bulk(f));
-                if !no_values {
+                if !options.no_values {
                     items.push(Reply::bulk(v));
                 }
-            }
+            });
         }
-        Ok(scan_reply(items))
+        Ok(scan_reply(next, items))
     }
 }

@@ -383,3 +383,56 @@ fn the_active_cycle_expires_due_fields_a_bounded_number_per_hold() {
     assert_eq!(hdels, 1501);
     f.ks.check_invariants().unwrap();
 }
+
+#[test]
+fn hscan_of_a_table_pages_by_count_and_returns_every_field_held_throughout() {
+    let f = Fixture::new();
+    for i in 0..600 {
+        f.run(&format!("HSET h f{i} v{i}")).unwrap();
+    }
+    assert_eq!(encoding(&f, "h"), "hashtable");
+    f.run("HPEXPIRE h 10 FIELDS 2 f0 f1").unwrap();
+    f.clock.advance(20);
+    let (calls, seen) = f.scan_through("HSCAN h {} COUNT 20", |call| {
+        if call == 3 {
+            for i in 600..1200 {
+                f.run(&format!("HSET h f{i} v{i}")).unwrap();
+            }
+        }
+        if call == 6 {
+            for i in 600..1200 {
+                f.run(&format!("HDEL h f{i}")).unwrap();
+            }
+        }
+    });
+    assert!(calls > 20, "{calls} calls");
+    let pairs: std::collections::HashMap<&str, &str> = seen
+        .chunks(2)
+        .map(|p| (p[0].as_str(), p[1].as_str()))
+        .collect();
+    for i in 2..600 {
+        assert_eq!(
+            pairs.get(format!("f{i}").as_str()),
+            Some(&format!("v{i}").as_str())
+        );
+    }
+    assert!(
+        !pairs.contains_key("f0") && !pairs.contains_key("f1"),
+        "expired fields"
+    );
+    let (cursor, fields) = f.scan_call("HSCAN h 0 COUNT 50 NOVALUES MATCH f1*");
+    assert_ne!(cursor, "0");
+    assert!(fields.iter().all(|f| f.starts_with("f1")), "{fields:?}");
+    // A listpack is scanned whole, whatever the cursor.
+    f.run("HSET small a 1 b 2").unwrap();
+    assert_eq!(
+        f.scan_call("HSCAN small 12345 COUNT 1"),
+        (
+            "0".to_string(),
+            vec!["a", "1", "b", "2"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
+    );
+}

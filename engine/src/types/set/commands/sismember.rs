@@ -8,6 +8,8 @@
 //!
 //! Effects: a read lookup of the key.
 
+use bytes::Bytes;
+
 use crate::error::Result;
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
@@ -82,18 +84,18 @@ pub struct SScan;
 impl SScan {
     /// Parses and applies.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        parse_cursor(argv[2])?;
+        let cursor = parse_cursor(argv[2])?;
         db.count_read(argv[1], false);
         let Some(set) = read_set(db, argv[1])? else {
-            return Ok(scan_reply(Vec::new()));
+            return Ok(scan_reply(0, Vec::new()));
         };
-        let (pattern, _) = scan_options(argv, false)?;
-        let items = set
-            .members()
-            .into_iter()
-            .filter(|m| pattern.is_none_or(|p| glob::matches(p, m, false)))
-            .map(Reply::Bulk)
-            .collect();
-        Ok(scan_reply(items))
+        let options = scan_options(argv, false)?;
+        let mut items = Vec::new();
+        let next = set.scan(cursor, options.count, |m| {
+            if options.pattern.is_none_or(|p| glob::matches(p, m, false)) {
+                items.push(Reply::Bulk(Bytes::copy_from_slice(m)));
+            }
+        });
+        Ok(scan_reply(next, items))
     }
 }

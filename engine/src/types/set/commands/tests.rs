@@ -210,3 +210,36 @@ fn random_picks_from_a_table_follow_redis_cases() {
     assert_eq!(left, want);
     f.ks.check_invariants().unwrap();
 }
+
+#[test]
+fn sscan_of_a_table_pages_by_count_and_returns_every_member_held_throughout() {
+    let f = Fixture::new();
+    for i in 0..600 {
+        f.run(&format!("SADD s m{i}")).unwrap();
+    }
+    let (calls, seen) = f.scan_through("SSCAN s {} COUNT 20", |call| {
+        if call == 3 {
+            for i in 600..1200 {
+                f.run(&format!("SADD s m{i}")).unwrap();
+            }
+        }
+        if call == 6 {
+            for i in 600..1200 {
+                f.run(&format!("SREM s m{i}")).unwrap();
+            }
+        }
+    });
+    assert!(calls > 20, "{calls} calls");
+    for i in 0..600 {
+        assert!(seen.contains(&format!("m{i}")), "m{i} never returned");
+    }
+    // An intset is scanned whole, whatever the cursor.
+    f.run("SADD ints 3 1 2").unwrap();
+    assert_eq!(
+        f.scan_call("SSCAN ints 99 COUNT 1"),
+        (
+            "0".to_string(),
+            vec!["1", "2", "3"].into_iter().map(String::from).collect()
+        )
+    );
+}

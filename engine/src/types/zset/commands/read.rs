@@ -115,19 +115,22 @@ impl ZRead {
 
     /// ZSCAN.
     pub fn run_zscan(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        parse_cursor(argv[2])?;
+        let cursor = parse_cursor(argv[2])?;
         db.count_read(argv[1], false);
         let Some(z) = read_zset(db, argv[1])? else {
-            return Ok(scan_reply(Vec::new()));
+            return Ok(scan_reply(0, Vec::new()));
         };
-        let (pattern, _) = scan_options(argv, false)?;
+        let options = scan_options(argv, false)?;
         let mut items = Vec::new();
-        for e in z.order().iter() {
-            if pattern.is_none_or(|p| glob::matches(p, e.member, false)) {
-                items.push(Reply::Bulk(Bytes::copy_from_slice(e.member)));
-                items.push(score::bulk(e.score));
+        let next = z.scan(cursor, options.count, |member, score| {
+            if options
+                .pattern
+                .is_none_or(|p| glob::matches(p, member, false))
+            {
+                items.push(Reply::Bulk(Bytes::copy_from_slice(member)));
+                items.push(score::bulk(score));
             }
-        }
-        Ok(scan_reply(items))
+        });
+        Ok(scan_reply(next, items))
     }
 }

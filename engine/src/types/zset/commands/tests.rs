@@ -116,3 +116,46 @@ fn a_store_over_an_existing_key_leaves_its_blocked_pop_waiting() {
         ])))
     );
 }
+
+#[test]
+fn zscan_of_a_skiplist_pages_by_count_and_returns_every_member_held_throughout() {
+    let f = Fixture::new();
+    for i in 0..600 {
+        f.run(&format!("ZADD z {i} m{i}")).unwrap();
+    }
+    let (calls, seen) = f.scan_through("ZSCAN z {} COUNT 20", |call| {
+        if call == 3 {
+            for i in 600..1200 {
+                f.run(&format!("ZADD z {i} m{i}")).unwrap();
+            }
+        }
+        if call == 6 {
+            for i in 600..1200 {
+                f.run(&format!("ZREM z m{i}")).unwrap();
+            }
+        }
+    });
+    assert!(calls > 20, "{calls} calls");
+    let scores: std::collections::HashMap<&str, &str> = seen
+        .chunks(2)
+        .map(|p| (p[0].as_str(), p[1].as_str()))
+        .collect();
+    for i in 0..600 {
+        assert_eq!(
+            scores.get(format!("m{i}").as_str()),
+            Some(&i.to_string().as_str())
+        );
+    }
+    // A listpack is scanned whole, in order, whatever the cursor.
+    f.run("ZADD small 2 b 1 a").unwrap();
+    assert_eq!(
+        f.scan_call("ZSCAN small 7 COUNT 1"),
+        (
+            "0".to_string(),
+            vec!["a", "1", "b", "2"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
+    );
+}
