@@ -99,8 +99,13 @@ impl Fixture {
         match self.run(line) {
             Ok(Reply::Array(parts)) => {
                 let mut parts = parts.into_iter();
-                let (Some(cursor), Some(Reply::Array(items))) = (parts.next(), parts.next()) else {
+                let (Some(cursor), Some(items)) = (parts.next(), parts.next()) else {
                     panic!("{line}")
+                };
+                let items = match items {
+                    Reply::Array(items) => items,
+                    Reply::Bulks(bulks) => bulks.to_replies(),
+                    other => panic!("{line}: {other:?}"),
                 };
                 (text(cursor), items.into_iter().map(text).collect())
             }

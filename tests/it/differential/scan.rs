@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::support::differ::Mismatch;
 use crate::support::peer::PeerKind;
 use crate::support::resp::Resp;
-use crate::support::differ::Mismatch;
 use crate::support::wire::WireDiffer;
 
 /// Elements a collection or the keyspace starts with: past every listpack limit.

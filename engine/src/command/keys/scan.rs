@@ -24,7 +24,7 @@ use crate::command::parse_i64;
 use crate::error::{Error, Result};
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
-use crate::reply::Reply;
+use crate::reply::{Bulks, Reply};
 
 /// COUNT when none is given.
 const DEFAULT_COUNT: usize = 10;
@@ -81,26 +81,32 @@ impl<'a> Scan<'a> {
 
     /// Applies to `db`.
     pub fn apply(&self, db: &mut Db) -> Reply {
-        let mut keys = Vec::new();
-        let next = db.values.map.scan(self.cursor, self.count, |entry| {
+        let now = db.now_ms();
+        let (mut keys, mut expired) = (Bulks::with_capacity(self.count.min(1024) * 24), Vec::new());
+        let next = db.values.map.scan(self.cursor, self.count, |entry, at| {
             let key = entry.key.as_bytes();
-            if self.pattern.is_none_or(|p| glob::matches(p, key, false)) {
-                keys.push(Bytes::copy_from_slice(key));
+            if self.pattern.is_some_and(|p| !glob::matches(p, key, false)) {
+                return;
+            }
+            if at.is_some_and(|at| at <= now) {
+                expired.push(Bytes::copy_from_slice(key));
+            } else if self
+                .kind
+                .is_none_or(|kind| kind.eq_ignore_ascii_case(entry.value.type_name().as_bytes()))
+            {
+                keys.push(key);
             }
         });
         // Deleting a key moves another entry in the table, never an index slot's hash bits:
         // the cursor stays good.
-        keys.retain(|key| !db.expire_if_due(key));
-        if let Some(kind) = self.kind {
-            keys.retain(|key| {
-                db.get(key)
-                    .is_some_and(|v| kind.eq_ignore_ascii_case(v.type_name().as_bytes()))
-            });
+        for key in expired {
+            db.expire_if_due(&key);
         }
-        Reply::Array(vec![
-            Reply::Bulk(Bytes::from(next.to_string())),
-            Reply::Array(keys.into_iter().map(Reply::Bulk).collect()),
-        ])
+        let cursor = match next {
+            0 => Reply::bulk_static("0"),
+            n => Reply::Bulk(Bytes::from(n.to_string())),
+        };
+        Reply::Array(vec![cursor, Reply::Bulks(keys)])
     }
 
     /// Parses and applies.

@@ -110,8 +110,10 @@ fn keys_and_scan_match_globs_and_types_and_check_in_redis_order() {
     f.run("SET user:2 b").unwrap();
     f.run("XADD user:s * f v").unwrap();
     let sorted = |reply: Reply| {
-        let Reply::Array(items) = reply else {
-            panic!("{reply:?}")
+        let items = match reply {
+            Reply::Array(items) => items,
+            Reply::Bulks(bulks) => bulks.to_replies(),
+            other => panic!("{other:?}"),
         };
         let mut keys: Vec<String> = items
             .into_iter()

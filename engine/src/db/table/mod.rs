@@ -473,12 +473,19 @@ impl Table {
         self.volatile.iter().map(|v| v.at)
     }
 
-    /// Visits about `count` entries from `cursor` and returns the cursor to resume from, 0
-    /// at the end: a scan visits every key held from its start to its end at least once
-    /// (`Index::scan` in `engine/src/hash_index.rs`).
-    pub(crate) fn scan(&self, cursor: u64, count: usize, mut visit: impl FnMut(&Entry)) -> u64 {
-        self.index
-            .scan(cursor, count, |pos| visit(self.entry(pos as usize)))
+    /// Visits about `count` entries, each with its expiry time, from `cursor` and returns the
+    /// cursor to resume from, 0 at the end: a scan visits every key held from its start to
+    /// its end at least once (`Index::scan` in `engine/src/hash_index.rs`).
+    pub(crate) fn scan(
+        &self,
+        cursor: u64,
+        count: usize,
+        mut visit: impl FnMut(&Entry, Option<u64>),
+    ) -> u64 {
+        self.index.scan(cursor, count, |pos| {
+            let pos = pos as usize;
+            visit(self.entry(pos), self.expiry_at(pos))
+        })
     }
 
     /// Every entry, in position order.
