@@ -152,7 +152,6 @@ fn debug_protocol_object_switches_and_errors_match_redis_8() {
         "CONFIG SET list-max-listpack-size -2",
         "DEBUG LISTPACK missing",
         "DEBUG QUICKLIST s",
-        "DEBUG STRINGMATCH-TEST",
         "DEBUG CHANGE-REPL-ID",
         "DEBUG SET-ALLOW-ACCESS-EXPIRED 0",
         "DEBUG RELOAD FOO",
@@ -162,6 +161,13 @@ fn debug_protocol_object_switches_and_errors_match_redis_8() {
     ] {
         same(&mut ours, &mut theirs, line);
     }
+    // Redis runs ten million random patterns for STRINGMATCH-TEST (`stringmatchlen_fuzz_test`
+    // in util.c): about 3 s, and on a loaded machine Redis 8.8 has crashed in it. Its reply when
+    // it survives is this status line (`debugCommand` in debug.c).
+    assert_eq!(
+        ours.command(&["DEBUG", "STRINGMATCH-TEST"]),
+        b"+Apparently Redis did not crash: test passed\r\n"
+    );
     for key in ["k", "s", "st"] {
         let field = |reply: &[u8], name: &str| {
             String::from_utf8_lossy(reply)
