@@ -8,8 +8,9 @@
 //!
 //! HSCAN: `ERR invalid cursor` first, then a missing key replies `0` and nothing (its options
 //! unread, as Redis), then WRONGTYPE, then the options left to right (`ERR syntax error` for
-//! an unknown one or COUNT below 1, the integer error for a COUNT that is none). One call
-//! returns every match with cursor 0, which SCAN's guarantees allow.
+//! an unknown one or COUNT below 1, the integer error for a COUNT that is none). A listpack
+//! is returned whole with cursor 0, as Redis does; a table about COUNT fields a call, with the
+//! cursor to go on from (`Hash::scan`). Expired fields are left out.
 //!
 //! Effects: a read lookup of the key.
 

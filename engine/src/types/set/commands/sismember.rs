@@ -4,7 +4,7 @@
 //! WRONGTYPE for another type; a missing key reads as an empty set. SMEMBERS replies a set in
 //! the encoding's order (ascending for an intset, insertion order for a listpack). SSCAN
 //! checks as HSCAN does (see [`crate::types::hash::commands::hgetall`]; NOVALUES is `ERR
-//! NOVALUES option can only be used in HSCAN`) and returns every match with cursor 0.
+//! NOVALUES option can only be used in HSCAN`) and pages as HSCAN does (`Set::scan`).
 //!
 //! Effects: a read lookup of the key.
 

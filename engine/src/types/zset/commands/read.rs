@@ -5,8 +5,8 @@
 //! WRONGTYPE for another type; a missing key reads as an empty set (ZRANK's nil is a null
 //! array with WITHSCORE). ZRANK checks its arity (more than 4 arguments) and then the
 //! WITHSCORE word (`ERR syntax error`) before the key; ZCOUNT and ZLEXCOUNT parse the range
-//! first. ZSCAN checks as HSCAN does and returns every match with cursor 0, member then
-//! score as bulk strings.
+//! first. ZSCAN checks and pages as HSCAN does (`ZSet::scan`), member then score as
+//! bulk strings.
 //!
 //! Effects: a read lookup of the key.
 
