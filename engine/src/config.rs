@@ -112,6 +112,8 @@ pub struct Config {
     lfu_decay_time: AtomicU32,
     /// `hll-sparse-max-bytes`.
     hll_sparse_max_bytes: AtomicU64,
+    /// Lazy freeing: its switches and counts (each database holds it too).
+    pub lazyfree: std::sync::Arc<crate::lazyfree::LazyFree>,
 }
 
 impl Default for Config {
@@ -132,6 +134,7 @@ impl Default for Config {
             lfu_log_factor: AtomicU32::new(LFU_LOG_FACTOR_DEFAULT),
             lfu_decay_time: AtomicU32::new(LFU_DECAY_TIME_DEFAULT),
             hll_sparse_max_bytes: AtomicU64::new(HLL_SPARSE_MAX_BYTES_DEFAULT),
+            lazyfree: std::sync::Arc::default(),
         }
     }
 }

@@ -178,10 +178,12 @@ impl Keyspace {
         databases: usize,
     ) -> Keyspace {
         let seq: Arc<std::sync::atomic::AtomicU64> = Arc::default();
+        let lazyfree = Arc::clone(&config.lazyfree);
         let dbs = (0..databases.max(1))
             .map(|index| {
                 let mut db = Db {
                     index,
+                    lazyfree: Arc::clone(&lazyfree),
                     ..Db::default()
                 };
                 db.effects.event_seq = Arc::clone(&seq);
@@ -202,6 +204,11 @@ impl Keyspace {
             eviction: Mutex::default(),
             evicted_keys: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Lazy freeing: `lazyfree-lazy-user-del` and `-user-flush`, and INFO's counts.
+    pub fn lazyfree(&self) -> &crate::lazyfree::LazyFree {
+        &self.config.lazyfree
     }
 
     /// The settings (changeable at run time).

@@ -65,6 +65,7 @@ mod fuzzing_caps;
 mod hash_index;
 mod heap_size;
 pub mod keyspace;
+pub mod lazyfree;
 pub mod notify;
 pub mod propagate;
 pub mod rdb;

@@ -246,25 +246,48 @@ impl Db {
         previous
     }
 
-    /// Removes every key (FLUSHDB), signalling deletions to blocked readers.
+    /// Removes every key, signalling deletions to blocked readers, and frees them here
+    /// (FLUSHDB and FLUSHALL use [`Db::flush`]).
     pub fn clear(&mut self) {
-        let streams: Vec<Bytes> = self
-            .values
-            .map
-            .entries()
-            .filter(|e| {
-                matches!(e.value, Value::Stream(_)) && self.watch.blocked.has_waiters(&e.key)
-            })
-            .map(|e| Bytes::copy_from_slice(&e.key))
-            .collect();
+        drop(self.clear_taking());
+    }
+
+    /// [`Db::clear`] for FLUSHDB and FLUSHALL: the old table goes to the lazy-free thread,
+    /// counted as its keys; unless `lazily` (ASYNC), the call returns once it is freed.
+    pub fn flush(&mut self, lazily: bool) {
+        let table = self.clear_taking();
+        let keys = table.len() as u64;
+        if lazily {
+            self.lazyfree.hand_over(table, keys);
+        } else {
+            self.lazyfree.hand_over_and_wait(table, keys);
+        }
+    }
+
+    /// Empties the database and returns its table, unfreed.
+    fn clear_taking(&mut self) -> super::table::Table {
+        // Walking every key is for the blocked readers: none, no walk (a flush stays O(1)).
+        let streams: Vec<Bytes> = if self.watch.blocked.len() == 0 {
+            Vec::new()
+        } else {
+            self.values
+                .map
+                .entries()
+                .filter(|e| {
+                    matches!(e.value, Value::Stream(_)) && self.watch.blocked.has_waiters(&e.key)
+                })
+                .map(|e| Bytes::copy_from_slice(&e.key))
+                .collect()
+        };
         if !self.values.map.is_empty() {
             self.watch.touch_all();
         }
         self.watch.flush_tracked();
-        self.values.clear();
+        let table = self.values.clear();
         for key in streams {
             self.signal_deleted(&key);
         }
+        table
     }
 
     /// Swaps this database's data (values, expiry times, keysizes, IDMP tracking) with

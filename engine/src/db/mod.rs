@@ -31,7 +31,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::keyspace::Snapshot;
+use crate::lazyfree::LazyFree;
 use crate::trim_hook::TrimHook;
+use crate::types::Value;
 
 pub(crate) use effects::Effects;
 pub use readied::Dbs;
@@ -62,6 +64,8 @@ pub struct Db {
     pub(crate) index: usize,
     /// The embedder's trim hook, if one is installed (see [`crate::trim_hook`]).
     pub(crate) trim_hook: Option<Arc<dyn TrimHook>>,
+    /// The keyspace's lazy freeing (shared by its databases).
+    pub(crate) lazyfree: Arc<LazyFree>,
 }
 
 impl fmt::Debug for Db {
@@ -74,6 +78,19 @@ impl fmt::Debug for Db {
 }
 
 impl Db {
+    /// The keyspace's lazy freeing settings and counts.
+    pub fn lazyfree(&self) -> &Arc<LazyFree> {
+        &self.lazyfree
+    }
+
+    /// Frees a removed value as UNLINK does: on the background thread when that costs more
+    /// than [`crate::lazyfree::THRESHOLD`] allocations, else here.
+    pub fn free_lazily(&self, value: Value) {
+        if value.free_effort() > crate::lazyfree::THRESHOLD {
+            self.lazyfree.hand_over(value, 1);
+        }
+    }
+
     /// Readies this database for one call: its time snapshot, whether writes propagate, the
     /// notification classes, the IDMP defaults, and the periodic IDMP sweep.
     pub(crate) fn prepare(&mut self, snapshot: &Snapshot, propagating: bool, notify_flags: u32) {

@@ -217,13 +217,14 @@ impl Values {
     }
 
     /// Removes every key, giving the tables' memory back (`HashMap::clear` keeps it).
-    pub(crate) fn clear(&mut self) {
-        self.map = Table::default();
+    pub(crate) fn clear(&mut self) -> Table {
+        let table = std::mem::take(&mut self.map);
         self.idmp_keys.clear();
         self.hash_ttl_keys.clear();
         self.expire_cursor = 0;
         self.avg_ttl_ms = 0;
         self.string_sizes = [0; SIZE_CLASSES];
+        table
     }
 
     /// Swaps the data (values, expiry times, keysizes, IDMP tracking) with `other`'s, as

@@ -36,6 +36,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// The allocations freeing it costs, as Redis counts them (`lazyfreeGetFreeEffort`):
+    /// above [`crate::lazyfree::THRESHOLD`] UNLINK frees it in the background.
+    pub fn free_effort(&self) -> usize {
+        match self {
+            Value::Stream(s) => s.free_effort(),
+            Value::String(_) => 1,
+            Value::List(l) => l.free_effort(),
+            Value::Hash(h) => h.free_effort(),
+            Value::Set(s) => s.free_effort(),
+            Value::ZSet(z) => z.free_effort(),
+        }
+    }
+
     /// The type name TYPE replies.
     pub fn type_name(&self) -> &'static str {
         match self {

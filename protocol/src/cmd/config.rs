@@ -44,6 +44,7 @@ pub(crate) fn config(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         "resetstat" => {
             ctx.state.stats().reset();
             ctx.state.keyspace().reset_cycle_stats();
+            ctx.state.keyspace().lazyfree().reset_freed();
             ctx.state.reset_eviction_stats();
             for db in ctx.dbs.all().iter_mut() {
                 db.reset_expired_counts();

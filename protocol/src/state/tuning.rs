@@ -8,8 +8,11 @@
 //!   `list-compress-depth`, `hll-sparse-max-bytes`), kept in the engine's `Config`;
 //! - the latency monitor (`latency-monitor-threshold`) and per-command latency tracking
 //!   (`latency-tracking`, `latency-tracking-info-percentiles`), read by LATENCY and INFO;
-//! - lazy freeing (`lazyfree-lazy-*`, `replica-lazy-flush`): accepted and shown; echomq frees
-//!   values when their last handle goes, so there is nothing to defer.
+//! - lazy freeing (`lazyfree-lazy-*`, `replica-lazy-flush`): `lazyfree-lazy-user-del` and
+//!   `-user-flush` are the engine's (`engine/src/lazyfree.rs`: DEL and the flushes free in
+//!   the background as UNLINK and ASYNC do); the others are accepted and shown, and echomq
+//!   frees what eviction, expiry and implicit deletions remove in place, as Redis does by
+//!   default.
 //!
 //! An alias is a parameter of its own here, as Redis lists both names in CONFIG GET *.
 
@@ -165,8 +168,14 @@ macro_rules! lazyfree_param {
         Param {
             name: $name,
             get: |s, _| yes_no_text(s.tuning.lazyfree[$index]),
-            set: Some(|s, _, v| {
-                s.tuning.lazyfree[$index] = yes_no($name, v)?;
+            set: Some(|s, e, v| {
+                let on = yes_no($name, v)?;
+                s.tuning.lazyfree[$index] = on;
+                match $name {
+                    "lazyfree-lazy-user-del" => e.lazyfree.set_user_del(on),
+                    "lazyfree-lazy-user-flush" => e.lazyfree.set_user_flush(on),
+                    _ => {}
+                }
                 Ok(())
             }),
         }

@@ -62,6 +62,7 @@ mod idmp;
 mod info;
 mod introspection;
 mod known_differences;
+mod lazyfree;
 mod lists;
 mod lists_fuzz;
 mod lolwut;

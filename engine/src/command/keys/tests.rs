@@ -223,3 +223,54 @@ fn scan_deletes_the_expired_keys_it_visits_after_match_and_before_type() {
         ]))
     );
 }
+
+/// Waits until the keyspace's lazy freeing has nothing pending.
+fn lazily_freed(f: &Fixture) -> u64 {
+    let lazyfree = f.ks.lazyfree();
+    for _ in 0..2000 {
+        if lazyfree.pending() == 0 {
+            return lazyfree.freed();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("{} objects still pending", lazyfree.pending());
+}
+
+#[test]
+fn unlink_and_async_flushes_free_big_values_in_the_background_and_count_them() {
+    let f = Fixture::new();
+    let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let sadd = |key: &str| f.run(&format!("SADD {key} {}", members.join(" "))).unwrap();
+    sadd("big");
+    f.run("SADD small a b c").unwrap();
+    assert_eq!(f.run("UNLINK big small nokey"), Ok(Reply::Int(2)));
+    // The big set went to the thread; the small one was freed in place.
+    assert_eq!(lazily_freed(&f), 1);
+    sadd("big");
+    assert_eq!(f.run("DEL big"), Ok(Reply::Int(1)));
+    assert_eq!(lazily_freed(&f), 1);
+    f.ks.lazyfree().set_user_del(true);
+    sadd("big");
+    assert_eq!(f.run("DEL big"), Ok(Reply::Int(1)));
+    assert_eq!(lazily_freed(&f), 2);
+    f.ks.lazyfree().set_user_del(false);
+    // Every flush hands its table over (counted as its keys); SYNC replies once it is freed.
+    for i in 0..5 {
+        f.run(&format!("SET k{i} v")).unwrap();
+    }
+    assert_eq!(f.run("FLUSHDB SYNC"), Ok(Reply::OK));
+    assert_eq!(f.ks.lazyfree().pending(), 0);
+    assert_eq!(lazily_freed(&f), 7);
+    for i in 0..5 {
+        f.run(&format!("SET k{i} v")).unwrap();
+    }
+    assert_eq!(f.run("FLUSHDB ASYNC"), Ok(Reply::OK));
+    assert_eq!(lazily_freed(&f), 12);
+    f.run("SET k v").unwrap();
+    assert_eq!(f.run("FLUSHDB"), Ok(Reply::OK));
+    assert_eq!(lazily_freed(&f), 13);
+    assert_eq!(f.run("DBSIZE"), Ok(Reply::Int(0)));
+    assert_eq!(f.run("FLUSHDB LATER"), Err("ERR syntax error".to_string()));
+    f.ks.lazyfree().reset_freed();
+    assert_eq!(lazily_freed(&f), 0);
+}

@@ -147,6 +147,14 @@ impl Hash {
         matches!(self.view(), View::ListpackEx(_))
     }
 
+    /// What freeing it costs, as Redis counts it (`lazyfreeGetFreeEffort`): a table's fields.
+    pub(crate) fn free_effort(&self) -> usize {
+        match self.view() {
+            View::Table(t) => t.fields.len(),
+            _ => 1,
+        }
+    }
+
     /// Fields stored, expired ones not yet deleted included.
     pub fn len(&self) -> usize {
         match self.view() {

@@ -124,6 +124,15 @@ impl List {
         self.len() == 0
     }
 
+    /// The allocations freeing it costs: a quicklist's nodes (Redis's
+    /// `lazyfreeGetFreeEffort`).
+    pub(crate) fn free_effort(&self) -> usize {
+        match &self.repr {
+            Repr::Listpack(_) => 1,
+            Repr::Quicklist(ql) => ql.node_count(),
+        }
+    }
+
     /// OBJECT ENCODING's name.
     pub fn encoding(&self) -> &'static str {
         match &self.repr {

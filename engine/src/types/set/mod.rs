@@ -179,6 +179,15 @@ impl Set {
         }
     }
 
+    /// What freeing it costs, as Redis counts it (`lazyfreeGetFreeEffort`): a table's
+    /// members.
+    pub(crate) fn free_effort(&self) -> usize {
+        match self.view() {
+            View::Table(t) => t.len(),
+            _ => 1,
+        }
+    }
+
     /// Members held.
     pub fn len(&self) -> usize {
         match self.view() {

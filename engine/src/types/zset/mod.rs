@@ -312,6 +312,15 @@ impl ZSet {
         self.order().len()
     }
 
+    /// What freeing it costs, as Redis counts it (`lazyfreeGetFreeEffort`): a skiplist's
+    /// members.
+    pub(crate) fn free_effort(&self) -> usize {
+        match &self.repr {
+            Repr::Skiplist(s) => s.len(),
+            Repr::Listpack(_) => 1,
+        }
+    }
+
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

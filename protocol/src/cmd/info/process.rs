@@ -280,8 +280,9 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("mem_allocator", "libc");
     out.field("mem_overhead_db_hashtable_rehashing", 0);
     out.field("active_defrag_running", 0);
-    out.field("lazyfree_pending_objects", 0);
-    out.field("lazyfreed_objects", 0);
+    let lazyfree = state.keyspace().lazyfree();
+    out.field("lazyfree_pending_objects", lazyfree.pending());
+    out.field("lazyfreed_objects", lazyfree.freed());
 }
 
 pub(super) fn persistence(ctx: &mut Ctx<'_>, out: &mut Lines) {

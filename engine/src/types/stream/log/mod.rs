@@ -114,6 +114,13 @@ impl Stream {
         self.nodes.len() as u64
     }
 
+    /// What freeing it costs, as Redis estimates it (`lazyfreeGetFreeEffort`): its nodes, and
+    /// each group with as many pending entries as the first.
+    pub(crate) fn free_effort(&self) -> usize {
+        let pending = self.groups.values().next().map_or(0, |g| g.pending_count());
+        self.nodes.len() + self.groups.len() * (1 + pending)
+    }
+
     /// Heap bytes held by node buffers plus a per-node estimate of the index, and the IDMP
     /// state's, for INFO and benchmarks.
     pub fn memory_bytes(&self) -> usize {
