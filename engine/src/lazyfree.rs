@@ -3,12 +3,16 @@
 //! more than [`THRESHOLD`] allocations, and FLUSHDB and FLUSHALL ASYNC hand over a database's
 //! whole table, so the command answers at once however big the data was; DEL, FLUSHDB and
 //! FLUSHALL do the same under `lazyfree-lazy-user-del` and `lazyfree-lazy-user-flush`, as
-//! Redis's do. Below the threshold a value is freed in place: handing it over costs more. A
+//! Redis's do, and so do expiry under `lazyfree-lazy-expire` and a write that replaces a value
+//! (SET over a big hash, say) under `lazyfree-lazy-server-del`. Below the threshold a value is
+//! freed in place: handing it over costs more. A
 //! SYNC flush hands its tables over too and waits until they are freed, as Redis 8.8 runs it
 //! ("blocking ASYNC", `flushCommandCommon` in db.c), so its reply means the memory is back and
 //! its keys count as lazily freed, as Redis counts them. (Redis frees a SYNC flush in place,
 //! uncounted, inside MULTI and scripts, where it cannot block the caller; echomq counts it
-//! there too.)
+//! there too. Eviction frees in place whatever `lazyfree-lazy-eviction` says, since it
+//! measures what each deletion freed; and the implicit deletions other than a replaced value,
+//! such as RENAME's of its destination, free in place under `lazyfree-lazy-server-del`.)
 //!
 //! One thread, started on first use and shared by every keyspace of the process, frees in
 //! the order handed over. Each keyspace counts what it handed over and what was freed
@@ -34,6 +38,10 @@ pub struct LazyFree {
     user_del: AtomicBool,
     /// `lazyfree-lazy-user-flush`: FLUSHDB and FLUSHALL without a mode free as with ASYNC.
     user_flush: AtomicBool,
+    /// `lazyfree-lazy-expire`: a key deleted by expiry frees as UNLINK does.
+    expire: AtomicBool,
+    /// `lazyfree-lazy-server-del`: a value a write replaces frees as UNLINK does.
+    server_del: AtomicBool,
     /// Objects handed over and not yet freed.
     pending: AtomicU64,
     /// Objects freed by the thread since the last reset.
@@ -67,6 +75,26 @@ impl LazyFree {
     /// Sets `lazyfree-lazy-user-flush`.
     pub fn set_user_flush(&self, on: bool) {
         self.user_flush.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether expiry frees lazily.
+    pub fn expire(&self) -> bool {
+        self.expire.load(Ordering::Relaxed)
+    }
+
+    /// Sets `lazyfree-lazy-expire`.
+    pub fn set_expire(&self, on: bool) {
+        self.expire.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether a replaced value frees lazily.
+    pub fn server_del(&self) -> bool {
+        self.server_del.load(Ordering::Relaxed)
+    }
+
+    /// Sets `lazyfree-lazy-server-del`.
+    pub fn set_server_del(&self, on: bool) {
+        self.server_del.store(on, Ordering::Relaxed);
     }
 
     /// INFO's `lazyfree_pending_objects`.

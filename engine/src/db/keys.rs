@@ -32,6 +32,9 @@ impl Db {
         if matches!(previous, Some(Value::Stream(_))) {
             self.signal_deleted(key);
         }
+        if let Some(value) = previous.filter(|_| self.lazyfree.expire()) {
+            self.free_lazily(value);
+        }
         self.notify(events::EXPIRED, "expired", key);
         true
     }
@@ -184,6 +187,7 @@ impl Db {
         if (is_stream || is_list) && previous.is_none() {
             self.signal_ready(key);
         }
+        self.free_replaced(previous);
     }
 
     /// Replaces the value of an existing `key`, keeping its expiry and firing nothing (Redis's
@@ -194,8 +198,16 @@ impl Db {
             self.insert(key, value);
             return;
         }
-        self.values.put(key, value);
+        let previous = self.values.put(key, value);
         self.touch(key);
+        self.free_replaced(previous);
+    }
+
+    /// Frees a value a write replaced: as UNLINK does under `lazyfree-lazy-server-del`.
+    fn free_replaced(&self, previous: Option<Value>) {
+        if let Some(value) = previous.filter(|_| self.lazyfree.server_del()) {
+            self.free_lazily(value);
+        }
     }
 
     /// Sets when an existing `key` expires (Unix ms), or clears it with `None`.

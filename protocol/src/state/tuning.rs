@@ -8,11 +8,10 @@
 //!   `list-compress-depth`, `hll-sparse-max-bytes`), kept in the engine's `Config`;
 //! - the latency monitor (`latency-monitor-threshold`) and per-command latency tracking
 //!   (`latency-tracking`, `latency-tracking-info-percentiles`), read by LATENCY and INFO;
-//! - lazy freeing (`lazyfree-lazy-*`, `replica-lazy-flush`): `lazyfree-lazy-user-del` and
-//!   `-user-flush` are the engine's (`engine/src/lazyfree.rs`: DEL and the flushes free in
-//!   the background as UNLINK and ASYNC do); the others are accepted and shown, and echomq
-//!   frees what eviction, expiry and implicit deletions remove in place, as Redis does by
-//!   default.
+//! - lazy freeing (`lazyfree-lazy-*`, `replica-lazy-flush`): `lazyfree-lazy-user-del`,
+//!   `-user-flush`, `-expire` and `-server-del` are the engine's (`engine/src/lazyfree.rs`,
+//!   which says what each frees in the background); `lazyfree-lazy-eviction` and
+//!   `replica-lazy-flush` are accepted and shown.
 //!
 //! An alias is a parameter of its own here, as Redis lists both names in CONFIG GET *.
 
@@ -174,6 +173,8 @@ macro_rules! lazyfree_param {
                 match $name {
                     "lazyfree-lazy-user-del" => e.lazyfree.set_user_del(on),
                     "lazyfree-lazy-user-flush" => e.lazyfree.set_user_flush(on),
+                    "lazyfree-lazy-expire" => e.lazyfree.set_expire(on),
+                    "lazyfree-lazy-server-del" => e.lazyfree.set_server_del(on),
                     _ => {}
                 }
                 Ok(())

@@ -1,7 +1,9 @@
 //! Lazy freeing against Redis 8.8 over the wire: INFO's `lazyfreed_objects` after UNLINK of
 //! big and small values of every type (a value counts when freeing it costs more than 64
 //! allocations), DEL and the flushes with and without `lazyfree-lazy-user-del` and
-//! `-user-flush`, FLUSHALL ASYNC (a database counts its keys), and CONFIG RESETSTAT. Each
+//! `-user-flush`, FLUSHALL ASYNC (a database counts its keys), a SET over a big value with
+//! and without `lazyfree-lazy-server-del`, an expiry under `lazyfree-lazy-expire`, and CONFIG
+//! RESETSTAT. Each
 //! figure is read once both servers have nothing pending.
 
 use crate::support::differ::Mismatch;
@@ -124,6 +126,30 @@ fn lazily_freed_objects_count_as_on_redis_8() {
         differ.run(&line_words("MSET a 1 b 2"))?;
         differ.run(&line_words("FLUSHDB SYNC"))?;
         check(&mut differ, "FLUSHDB SYNC")?;
+        differ.run(&line_words("CONFIG SET lazyfree-lazy-server-del yes"))?;
+        fill(&mut differ, "SADD", "big", 1000)?;
+        differ.run(&line_words("SET big now-a-string"))?;
+        check(
+            &mut differ,
+            "SET over a big set under lazyfree-lazy-server-del",
+        )?;
+        differ.run(&line_words("CONFIG SET lazyfree-lazy-server-del no"))?;
+        fill(&mut differ, "SADD", "big2", 1000)?;
+        differ.run(&line_words("SET big2 now-a-string"))?;
+        check(&mut differ, "SET over a big set")?;
+        differ.run(&line_words("CONFIG SET lazyfree-lazy-expire yes"))?;
+        fill(&mut differ, "HSET", "doomed", 1000)?;
+        differ.run(&line_words("PEXPIRE doomed 50"))?;
+        // Past its time on both: Redis's wall clock, echomq's manual one.
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        differ.ours().clock().advance(60);
+        // A read deletes it on both (the lazy expiry).
+        differ.run(&line_words("EXISTS doomed"))?;
+        check(
+            &mut differ,
+            "expiry of a big hash under lazyfree-lazy-expire",
+        )?;
+        differ.run(&line_words("CONFIG SET lazyfree-lazy-expire no"))?;
         differ.run(&line_words("CONFIG RESETSTAT"))?;
         check(&mut differ, "CONFIG RESETSTAT")?;
         differ.run(&line_words("CONFIG SET lazyfree-lazy-user-del no"))?;
