@@ -113,6 +113,30 @@ impl Fixture {
         }
     }
 
+    /// Scans to the end with `command` (a SCAN-family call with `{}` for the cursor, COUNT
+    /// 20) while, after the third call, `add(i)` runs for `i` in 600..1200, and after the
+    /// sixth `remove(i)` for the same: enough to grow and shrink any index and compact record
+    /// pages mid-scan. The calls made and everything returned.
+    pub(crate) fn scan_with_churn(
+        &self,
+        command: &str,
+        add: impl Fn(usize) -> String,
+        remove: impl Fn(usize) -> String,
+    ) -> (usize, Vec<String>) {
+        self.scan_through(command, |call| {
+            let step: &dyn Fn(usize) -> String = match call {
+                3 => &add,
+                6 => &remove,
+                _ => return,
+            };
+            for i in 600..1200 {
+                if let Err(e) = self.run(&step(i)) {
+                    panic!("{}: {e}", step(i));
+                }
+            }
+        })
+    }
+
     /// Scans to the end with `command` (a SCAN-family call with `{}` for the cursor), running
     /// `between(call)` after each call; the calls made and everything returned.
     pub(crate) fn scan_through(

@@ -393,18 +393,11 @@ fn hscan_of_a_table_pages_by_count_and_returns_every_field_held_throughout() {
     assert_eq!(encoding(&f, "h"), "hashtable");
     f.run("HPEXPIRE h 10 FIELDS 2 f0 f1").unwrap();
     f.clock.advance(20);
-    let (calls, seen) = f.scan_through("HSCAN h {} COUNT 20", |call| {
-        if call == 3 {
-            for i in 600..1200 {
-                f.run(&format!("HSET h f{i} v{i}")).unwrap();
-            }
-        }
-        if call == 6 {
-            for i in 600..1200 {
-                f.run(&format!("HDEL h f{i}")).unwrap();
-            }
-        }
-    });
+    let (calls, seen) = f.scan_with_churn(
+        "HSCAN h {} COUNT 20",
+        |i| format!("HSET h f{i} v{i}"),
+        |i| format!("HDEL h f{i}"),
+    );
     assert!(calls > 20, "{calls} calls");
     let pairs: std::collections::HashMap<&str, &str> = seen
         .chunks(2)

@@ -217,18 +217,11 @@ fn sscan_of_a_table_pages_by_count_and_returns_every_member_held_throughout() {
     for i in 0..600 {
         f.run(&format!("SADD s m{i}")).unwrap();
     }
-    let (calls, seen) = f.scan_through("SSCAN s {} COUNT 20", |call| {
-        if call == 3 {
-            for i in 600..1200 {
-                f.run(&format!("SADD s m{i}")).unwrap();
-            }
-        }
-        if call == 6 {
-            for i in 600..1200 {
-                f.run(&format!("SREM s m{i}")).unwrap();
-            }
-        }
-    });
+    let (calls, seen) = f.scan_with_churn(
+        "SSCAN s {} COUNT 20",
+        |i| format!("SADD s m{i}"),
+        |i| format!("SREM s m{i}"),
+    );
     assert!(calls > 20, "{calls} calls");
     for i in 0..600 {
         assert!(seen.contains(&format!("m{i}")), "m{i} never returned");

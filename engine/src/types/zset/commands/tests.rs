@@ -123,18 +123,11 @@ fn zscan_of_a_skiplist_pages_by_count_and_returns_every_member_held_throughout()
     for i in 0..600 {
         f.run(&format!("ZADD z {i} m{i}")).unwrap();
     }
-    let (calls, seen) = f.scan_through("ZSCAN z {} COUNT 20", |call| {
-        if call == 3 {
-            for i in 600..1200 {
-                f.run(&format!("ZADD z {i} m{i}")).unwrap();
-            }
-        }
-        if call == 6 {
-            for i in 600..1200 {
-                f.run(&format!("ZREM z m{i}")).unwrap();
-            }
-        }
-    });
+    let (calls, seen) = f.scan_with_churn(
+        "ZSCAN z {} COUNT 20",
+        |i| format!("ZADD z {i} m{i}"),
+        |i| format!("ZREM z m{i}"),
+    );
     assert!(calls > 20, "{calls} calls");
     let scores: std::collections::HashMap<&str, &str> = seen
         .chunks(2)
