@@ -27,7 +27,37 @@ use crate::keyspace::{Db, Snapshot};
 use crate::reply::{Bulks, Reply};
 
 /// COUNT when none is given.
-const DEFAULT_COUNT: usize = 10;
+pub(crate) const DEFAULT_COUNT: usize = 10;
+
+/// A SCAN-family cursor: an unsigned integer.
+pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64> {
+    std::str::from_utf8(arg)
+        .ok()
+        .and_then(|c| c.parse::<u64>().ok())
+        .ok_or(Error::InvalidCursor)
+}
+
+/// A SCAN-family COUNT: an integer, at least 1.
+pub(crate) fn parse_count(arg: &[u8]) -> Result<usize> {
+    match parse_i64(arg)? {
+        n if n < 1 => Err(Error::Syntax),
+        n => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+    }
+}
+
+/// A SCAN-family MATCH: none for `*`, which matches everything.
+pub(crate) fn pattern_of(arg: &[u8]) -> Option<&[u8]> {
+    Some(arg).filter(|p| *p != b"*")
+}
+
+/// A SCAN-family reply: the cursor to resume from (0 at the end) and the elements.
+pub(crate) fn scan_reply(cursor: u64, items: Reply) -> Reply {
+    let cursor = match cursor {
+        0 => Reply::bulk_static("0"),
+        n => Reply::Bulk(Bytes::from(n.to_string())),
+    };
+    Reply::Array(vec![cursor, items])
+}
 
 /// A parsed SCAN.
 #[derive(Debug)]
@@ -45,12 +75,8 @@ pub struct Scan<'a> {
 impl<'a> Scan<'a> {
     /// Parses `argv`.
     pub fn parse(argv: &[&'a [u8]]) -> Result<Scan<'a>> {
-        let cursor = std::str::from_utf8(argv[1])
-            .ok()
-            .and_then(|c| c.parse::<u64>().ok())
-            .ok_or(Error::InvalidCursor)?;
         let mut scan = Scan {
-            cursor,
+            cursor: parse_cursor(argv[1])?,
             count: DEFAULT_COUNT,
             pattern: None,
             kind: None,
@@ -61,14 +87,9 @@ impl<'a> Scan<'a> {
                 return Err(Error::Syntax);
             };
             if is(argv[i], "match") {
-                // "*" matches every key: no pattern to test.
-                scan.pattern = Some(value).filter(|p| *p != b"*");
+                scan.pattern = pattern_of(value);
             } else if is(argv[i], "count") {
-                let count = parse_i64(value)?;
-                if count < 1 {
-                    return Err(Error::Syntax);
-                }
-                scan.count = usize::try_from(count).unwrap_or(usize::MAX);
+                scan.count = parse_count(value)?;
             } else if is(argv[i], "type") {
                 scan.kind = Some(value);
             } else {
@@ -102,11 +123,7 @@ impl<'a> Scan<'a> {
         for key in expired {
             db.expire_if_due(&key);
         }
-        let cursor = match next {
-            0 => Reply::bulk_static("0"),
-            n => Reply::Bulk(Bytes::from(n.to_string())),
-        };
-        Reply::Array(vec![cursor, Reply::Bulks(keys)])
+        scan_reply(next, Reply::Bulks(keys))
     }
 
     /// Parses and applies.

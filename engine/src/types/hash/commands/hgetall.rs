@@ -17,7 +17,9 @@
 use bytes::Bytes;
 
 use crate::command::args::is;
-use crate::command::parse_i64;
+use crate::command::keys::scan::{
+    DEFAULT_COUNT, parse_count, parse_cursor, pattern_of, scan_reply,
+};
 use crate::error::{Error, Result};
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
@@ -71,14 +73,6 @@ impl HGetAll {
     }
 }
 
-/// A SCAN-family cursor: an unsigned integer.
-pub(crate) fn parse_cursor(arg: &[u8]) -> Result<u64> {
-    std::str::from_utf8(arg)
-        .ok()
-        .and_then(|c| c.parse::<u64>().ok())
-        .ok_or(Error::InvalidCursor)
-}
-
 /// HSCAN, SSCAN and ZSCAN's options.
 #[derive(Debug)]
 pub(crate) struct ScanOptions<'a> {
@@ -92,19 +86,15 @@ pub(crate) struct ScanOptions<'a> {
 
 /// Parses HSCAN, SSCAN and ZSCAN's options (`hash` says whether NOVALUES is allowed).
 pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<ScanOptions<'a>> {
-    let (mut pattern, mut no_values, mut count) = (None, false, 10);
+    let (mut pattern, mut no_values, mut count) = (None, false, DEFAULT_COUNT);
     let mut i = 3;
     while i < argv.len() {
         let more = argv.len() - i >= 2;
         if is(argv[i], "count") && more {
-            let n = parse_i64(argv[i + 1])?;
-            if n < 1 {
-                return Err(Error::Syntax);
-            }
-            count = usize::try_from(n).unwrap_or(usize::MAX);
+            count = parse_count(argv[i + 1])?;
             i += 2;
         } else if is(argv[i], "match") && more {
-            pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
+            pattern = pattern_of(argv[i + 1]);
             i += 2;
         } else if is(argv[i], "novalues") {
             if !hash {
@@ -123,15 +113,6 @@ pub(crate) fn scan_options<'a>(argv: &[&'a [u8]], hash: bool) -> Result<ScanOpti
     })
 }
 
-/// A scan's reply: the cursor to resume from (0 at the end) and the elements.
-pub(crate) fn scan_reply(cursor: u64, items: Vec<Reply>) -> Reply {
-    let cursor = match cursor {
-        0 => Reply::bulk_static("0"),
-        n => Reply::Bulk(Bytes::from(n.to_string())),
-    };
-    Reply::Array(vec![cursor, Reply::Array(items)])
-}
-
 /// HSCAN.
 #[derive(Debug)]
 pub struct HScan;
@@ -143,7 +124,7 @@ impl HScan {
         let key = argv[1];
         db.count_read(key, false);
         if read_hash(db, key)?.is_none() {
-            return Ok(scan_reply(0, Vec::new()));
+            return Ok(scan_reply(0, Reply::Array(Vec::new())));
         }
         let options = scan_options(argv, true)?;
         let now = db.now_ms();
@@ -161,6 +142,6 @@ impl HScan {
                 }
             });
         }
-        Ok(scan_reply(next, items))
+        Ok(scan_reply(next, Reply::Array(items)))
     }
 }

@@ -10,11 +10,12 @@
 
 use bytes::Bytes;
 
+use crate::command::keys::scan::{parse_cursor, scan_reply};
 use crate::error::Result;
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
-use crate::types::hash::commands::hgetall::{parse_cursor, scan_options, scan_reply};
+use crate::types::hash::commands::hgetall::scan_options;
 
 use super::{read_set, set_reply};
 
@@ -87,7 +88,7 @@ impl SScan {
         let cursor = parse_cursor(argv[2])?;
         db.count_read(argv[1], false);
         let Some(set) = read_set(db, argv[1])? else {
-            return Ok(scan_reply(0, Vec::new()));
+            return Ok(scan_reply(0, Reply::Array(Vec::new())));
         };
         let options = scan_options(argv, false)?;
         let mut items = Vec::new();
@@ -96,6 +97,6 @@ impl SScan {
                 items.push(Reply::Bulk(Bytes::copy_from_slice(m)));
             }
         });
-        Ok(scan_reply(next, items))
+        Ok(scan_reply(next, Reply::Array(items)))
     }
 }

@@ -12,11 +12,12 @@
 
 use bytes::Bytes;
 
+use crate::command::keys::scan::{parse_cursor, scan_reply};
 use crate::error::{Error, Result};
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
 use crate::reply::Reply;
-use crate::types::hash::commands::hgetall::{parse_cursor, scan_options, scan_reply};
+use crate::types::hash::commands::hgetall::scan_options;
 use crate::types::zset::score;
 
 use super::{LexRange, ScoreRange, read_zset};
@@ -118,7 +119,7 @@ impl ZRead {
         let cursor = parse_cursor(argv[2])?;
         db.count_read(argv[1], false);
         let Some(z) = read_zset(db, argv[1])? else {
-            return Ok(scan_reply(0, Vec::new()));
+            return Ok(scan_reply(0, Reply::Array(Vec::new())));
         };
         let options = scan_options(argv, false)?;
         let mut items = Vec::new();
@@ -131,6 +132,6 @@ impl ZRead {
                 items.push(score::bulk(score));
             }
         });
-        Ok(scan_reply(next, items))
+        Ok(scan_reply(next, Reply::Array(items)))
     }
 }
