@@ -104,7 +104,14 @@ pub(crate) fn decode(lp: &[u8], pos: usize) -> (Element<'_>, usize) {
 
 /// The position after the element at `pos`, if it is not the last.
 pub(crate) fn next(lp: &[u8], pos: usize) -> Option<usize> {
-    let after = pos + decode(lp, pos).1;
+    skip(lp, pos, decode(lp, pos).1)
+}
+
+/// The position after the element at `pos` of `size` bytes (as [`decode`] measured it), if
+/// it is not the last: a forward walk decodes each element once.
+#[inline]
+pub(crate) fn skip(lp: &[u8], pos: usize, size: usize) -> Option<usize> {
+    let after = pos + size;
     (after < lp.len() - 1).then_some(after)
 }
 

@@ -287,13 +287,14 @@ impl List {
             Repr::Listpack(data) => {
                 let mut pos = lp::seek(data, start as i64);
                 while let Some(p) = pos {
-                    if !f(lp::decode(data, p).0) {
+                    let (element, size) = lp::decode(data, p);
+                    if !f(element) {
                         return;
                     }
                     pos = if reverse {
                         lp::prev(data, p)
                     } else {
-                        lp::next(data, p)
+                        lp::skip(data, p, size)
                     };
                 }
             }

@@ -420,13 +420,14 @@ impl Quicklist {
                     (None, true) => lp::last(&bytes),
                 };
                 while let Some(p) = pos {
-                    if !f(lp::decode(&bytes, p).0) {
+                    let (element, size) = lp::decode(&bytes, p);
+                    if !f(element) {
                         return;
                     }
                     pos = if reverse {
                         lp::prev(&bytes, p)
                     } else {
-                        lp::next(&bytes, p)
+                        lp::skip(&bytes, p, size)
                     };
                 }
             }
