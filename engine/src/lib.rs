@@ -97,7 +97,7 @@ pub use keyspace::{BlockedHandle, Db, Execution, Keyspace, Snapshot, Value};
 pub use node::{Entry, EntryRef, Fields};
 pub use notify::{Notification, NotificationSink};
 pub use propagate::PropagationSink;
-pub use reply::{Bulks, Entries, EntryView, Reply};
+pub use reply::{Bulks, BulksShape, Entries, EntryView, Reply};
 pub use reply_size::{Protocol, encoded_len};
 pub use stream::{DeleteStrategy, Stream, Trim, TrimPreview, TrimStrategy};
 pub use trim_hook::{TrimDone, TrimHook};

@@ -46,8 +46,9 @@ pub enum Reply {
     /// An array of stream entries, `[[id, [f1, v1, ...]], ...]`, kept in one buffer so the
     /// server writes it without building a tree of small values (XRANGE, XREAD, XREADGROUP).
     Entries(Entries),
-    /// An array of bulk strings kept in one buffer, encoded the same in RESP2 and RESP3
-    /// (LRANGE): the server writes it with one copy, with no value per element.
+    /// Bulk strings kept in one buffer (LRANGE, HGETALL, SMEMBERS), sent as an array, a set or
+    /// a map as their [`BulksShape`] says: the server writes them with one copy, with no
+    /// value per element.
     Bulks(Bulks),
     /// A reply already encoded in the caller's protocol: a script's, whose Lua values have
     /// shapes (a status of any text, a boolean, a big number, a verbatim string of any
@@ -63,9 +64,7 @@ impl PartialEq for Reply {
                 matches!(other, Reply::Array(items) if *items == a.to_replies())
             }
             (Reply::Bulks(a), Reply::Bulks(b)) => a == b,
-            (Reply::Bulks(a), other) | (other, Reply::Bulks(a)) => {
-                matches!(other, Reply::Array(items) if *items == a.to_replies())
-            }
+            (Reply::Bulks(a), other) | (other, Reply::Bulks(a)) => *other == a.to_reply(),
             (Reply::Status(a), Reply::Status(b)) => a == b,
             (Reply::Int(a), Reply::Int(b)) => a == b,
             (Reply::Bulk(a), Reply::Bulk(b))
@@ -138,20 +137,47 @@ pub struct Entries {
     deleted: usize,
 }
 
-/// Bulk strings encoded back to back (`$<len>\r\n<bytes>\r\n` each), and how many.
+/// What a [`Bulks`] is sent as. The elements are encoded the same in every shape; only the
+/// header differs, and only in RESP3.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum BulksShape {
+    /// An array (LRANGE, HKEYS, SCAN's keys).
+    #[default]
+    Array,
+    /// A set: `~` in RESP3, an array in RESP2 (SMEMBERS).
+    Set,
+    /// A map of the elements taken two by two, key then value: `%` in RESP3, the flat array
+    /// in RESP2 (HGETALL).
+    Map,
+}
+
+/// Bulk strings encoded back to back (`$<len>\r\n<bytes>\r\n` each), how many, and what
+/// they are sent as. A map's elements are pushed key, value, key, value.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bulks {
     data: Vec<u8>,
     count: usize,
+    shape: BulksShape,
 }
 
 impl Bulks {
     /// An empty array with room for `bytes` bytes of encoded elements.
     pub fn with_capacity(bytes: usize) -> Bulks {
+        Bulks::shaped(BulksShape::Array, bytes)
+    }
+
+    /// An empty `shape` with room for `bytes` bytes of encoded elements.
+    pub fn shaped(shape: BulksShape, bytes: usize) -> Bulks {
         Bulks {
             data: Vec::with_capacity(bytes),
             count: 0,
+            shape,
         }
+    }
+
+    /// What the elements are sent as.
+    pub fn shape(&self) -> BulksShape {
+        self.shape
     }
 
     /// Appends one bulk string.
@@ -200,6 +226,23 @@ impl Bulks {
     /// The encoded elements, without the array's header.
     pub fn encoded(&self) -> &[u8] {
         &self.data
+    }
+
+    /// The reply the elements stand for, in their shape (a map's pairs in order).
+    pub fn to_reply(&self) -> Reply {
+        let items = self.to_replies();
+        match self.shape {
+            BulksShape::Array => Reply::Array(items),
+            BulksShape::Set => Reply::Set(items),
+            BulksShape::Map => {
+                let mut items = items.into_iter();
+                let mut pairs = Vec::with_capacity(self.count / 2);
+                while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                    pairs.push((k, v));
+                }
+                Reply::Map(pairs)
+            }
+        }
     }
 
     /// The elements as bulk replies.

@@ -7,7 +7,7 @@
 //! the server's encoder will produce for it, byte for byte (the protocol crate's encoder tests
 //! hold the two to each other).
 
-use crate::reply::Reply;
+use crate::reply::{BulksShape, Reply};
 
 /// The protocol version a connection speaks (HELLO 2 or HELLO 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,7 +65,13 @@ pub fn encoded_len(reply: &Reply, protocol: Protocol) -> usize {
         }
         Reply::Error(text) => text.len() + 3,
         Reply::Raw(bytes) => bytes.len(),
-        Reply::Bulks(bulks) => header_len(bulks.len()) + bulks.encoded().len(),
+        Reply::Bulks(bulks) => {
+            let n = match bulks.shape() {
+                BulksShape::Map if resp3 => bulks.len() / 2,
+                _ => bulks.len(),
+            };
+            header_len(n) + bulks.encoded().len()
+        }
         Reply::Entries(entries) => header_len(entries.len()) + entries.encoded_len(protocol),
     }
 }

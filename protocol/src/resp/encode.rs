@@ -7,7 +7,7 @@
 //! `~` in RESP3 and arrays in RESP2.
 
 use bytes::{BufMut, BytesMut};
-use echomq_engine::Reply;
+use echomq_engine::{BulksShape, Reply};
 
 /// The protocol version a connection speaks: the engine's, so a command can size its reply
 /// for it (`echomq_engine::encoded_len` matches [`encode`] byte for byte).
@@ -91,7 +91,12 @@ pub fn encode(reply: &Reply, protocol: Protocol, out: &mut BytesMut) {
         Reply::Error(text) => encode_error(text, out),
         Reply::Raw(bytes) => out.put_slice(bytes),
         Reply::Bulks(bulks) => {
-            put_int_line(out, b'*', bulks.len() as i64);
+            let n = bulks.len() as i64;
+            match (bulks.shape(), resp3) {
+                (BulksShape::Set, true) => put_int_line(out, b'~', n),
+                (BulksShape::Map, true) => put_int_line(out, b'%', n / 2),
+                _ => put_int_line(out, b'*', n),
+            }
             out.put_slice(bulks.encoded());
         }
         Reply::Entries(entries) => {

@@ -14,8 +14,6 @@
 //!
 //! Effects: a read lookup of the key.
 
-use bytes::Bytes;
-
 use crate::command::args::is;
 use crate::command::keys::scan::{
     DEFAULT_COUNT, parse_count, parse_cursor, pattern_of, scan_reply,
@@ -23,21 +21,45 @@ use crate::command::keys::scan::{
 use crate::error::{Error, Result};
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
-use crate::reply::Reply;
+use crate::reply::{Bulks, BulksShape, Reply};
 use crate::types::hash::expired;
 
 use super::read_hash;
 
-/// The live fields of the hash under `key` with their values.
-fn live_pairs(db: &mut Db, key: &[u8]) -> Result<Vec<(Bytes, Bytes)>> {
+/// Which parts of each live field a reply holds.
+#[derive(Clone, Copy)]
+enum Parts {
+    Both,
+    Fields,
+    Values,
+}
+
+/// The live fields of the hash under `key`, their values or both, encoded in one buffer.
+fn live_bulks(db: &mut Db, key: &[u8], parts: Parts) -> Result<Bulks> {
     db.count_read(key, false);
     let now = db.now_ms();
-    Ok(read_hash(db, key)?.map_or_else(Vec::new, |h| {
-        h.entries()
-            .filter(|e| !expired(e.2, now))
-            .map(|(f, v, _)| (Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)))
-            .collect()
-    }))
+    let shape = match parts {
+        Parts::Both => BulksShape::Map,
+        Parts::Fields | Parts::Values => BulksShape::Array,
+    };
+    let Some(hash) = read_hash(db, key)? else {
+        return Ok(Bulks::shaped(shape, 0));
+    };
+    let mut out = Bulks::shaped(shape, hash.len() * 32);
+    for (field, value, ttl) in hash.entries() {
+        if expired(ttl, now) {
+            continue;
+        }
+        match parts {
+            Parts::Both => {
+                out.push(field);
+                out.push(value);
+            }
+            Parts::Fields => out.push(field),
+            Parts::Values => out.push(value),
+        }
+    }
+    Ok(out)
 }
 
 /// HGETALL, HKEYS and HVALS.
@@ -47,29 +69,17 @@ pub struct HGetAll;
 impl HGetAll {
     /// HGETALL.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let pairs = live_pairs(db, argv[1])?;
-        Ok(Reply::Map(
-            pairs
-                .into_iter()
-                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
-                .collect(),
-        ))
+        live_bulks(db, argv[1], Parts::Both).map(Reply::Bulks)
     }
 
     /// HKEYS.
     pub fn run_keys(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let pairs = live_pairs(db, argv[1])?;
-        Ok(Reply::Array(
-            pairs.into_iter().map(|(f, _)| Reply::Bulk(f)).collect(),
-        ))
+        live_bulks(db, argv[1], Parts::Fields).map(Reply::Bulks)
     }
 
     /// HVALS.
     pub fn run_vals(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
-        let pairs = live_pairs(db, argv[1])?;
-        Ok(Reply::Array(
-            pairs.into_iter().map(|(_, v)| Reply::Bulk(v)).collect(),
-        ))
+        live_bulks(db, argv[1], Parts::Values).map(Reply::Bulks)
     }
 }
 

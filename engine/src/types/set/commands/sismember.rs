@@ -14,10 +14,10 @@ use crate::command::keys::scan::{parse_cursor, scan_reply};
 use crate::error::Result;
 use crate::glob;
 use crate::keyspace::{Db, Snapshot};
-use crate::reply::Reply;
+use crate::reply::{Bulks, BulksShape, Reply};
 use crate::types::hash::commands::hgetall::scan_options;
 
-use super::{read_set, set_reply};
+use super::read_set;
 
 /// SCARD.
 #[derive(Debug)]
@@ -72,9 +72,12 @@ impl SMembers {
     /// Parses and applies.
     pub fn run(db: &mut Db, _: &Snapshot, argv: &[&[u8]]) -> Result<Reply> {
         db.count_read(argv[1], false);
-        Ok(set_reply(
-            read_set(db, argv[1])?.map_or_else(Vec::new, |s| s.members()),
-        ))
+        let Some(set) = read_set(db, argv[1])? else {
+            return Ok(Reply::Bulks(Bulks::shaped(BulksShape::Set, 0)));
+        };
+        let mut members = Bulks::shaped(BulksShape::Set, set.len() * 24);
+        set.for_each(|m| members.push(m));
+        Ok(Reply::Bulks(members))
     }
 }
 

@@ -152,6 +152,10 @@ fn spop_propagates_as_redis() {
 }
 
 fn texts(reply: Result<Reply, String>) -> Vec<String> {
+    let reply = match reply {
+        Ok(Reply::Bulks(bulks)) => Ok(bulks.to_reply()),
+        other => other,
+    };
     match reply {
         Ok(Reply::Set(items) | Reply::Array(items)) => items
             .into_iter()
