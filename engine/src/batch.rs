@@ -29,6 +29,8 @@ pub struct Batch<'a> {
     keyspace: &'a Arc<Keyspace>,
     dbs: Option<MutexGuard<'a, Vec<Db>>>,
     wakers: Vec<Arc<dyn Wake>>,
+    /// The time of day the next call takes, if the clock takes it ([`Batch::set_wall_ms`]).
+    wall_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for Batch<'_> {
@@ -47,6 +49,7 @@ impl Keyspace {
             keyspace: self,
             dbs: None,
             wakers: Vec::new(),
+            wall_ms: None,
         }
     }
 }
@@ -64,11 +67,21 @@ impl<'a> Batch<'a> {
         self.dbs.get_or_insert_with(|| keyspace.dbs.lock())
     }
 
+    /// Gives the next call ([`Batch::run_db`], [`Batch::run_all`]) its time of day, `ms`, in
+    /// place of a reading of the keyspace's clock, if that is the system clock (see
+    /// [`crate::Clock::now_ms_or`]): a server that read the wall clock once for a batch of
+    /// requests carries that reading forward along the monotonic clock it times the calls
+    /// with. The call after it reads the clock again unless given one too.
+    pub fn set_wall_ms(&mut self, ms: Option<u64>) {
+        self.wall_ms = ms;
+    }
+
     /// [`Keyspace::run_db`] within the batch.
     pub fn run_db<R>(&mut self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
         let mut wakers = std::mem::take(&mut self.wakers);
-        let result = keyspace.run_db_locked(self.dbs(), index, f, &mut wakers);
+        let wall_ms = self.wall_ms.take();
+        let result = keyspace.run_db_locked(self.dbs(), index, wall_ms, f, &mut wakers);
         self.wakers = wakers;
         result
     }
@@ -96,7 +109,8 @@ impl<'a> Batch<'a> {
     pub fn run_all<R>(&mut self, f: impl FnOnce(Dbs<'_>, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
         let mut wakers = std::mem::take(&mut self.wakers);
-        let result = keyspace.run_all_locked(self.dbs(), f, &mut wakers);
+        let wall_ms = self.wall_ms.take();
+        let result = keyspace.run_all_locked(self.dbs(), wall_ms, f, &mut wakers);
         self.wakers = wakers;
         result
     }
@@ -153,5 +167,32 @@ impl Drop for Batch<'_> {
     fn drop(&mut self) {
         self.dbs = None;
         wake_all(std::mem::take(&mut self.wakers));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{Keyspace, ManualClock, SystemClock};
+
+    #[test]
+    fn a_call_given_a_time_of_day_takes_it_once_on_the_system_clock() {
+        let keyspace = Arc::new(Keyspace::new(Arc::new(SystemClock)));
+        let mut batch = keyspace.batch();
+        batch.set_wall_ms(Some(42));
+        assert_eq!(batch.run_db(0, |_, snapshot| snapshot.now_ms), 42);
+        // The next call was given none: it reads the clock.
+        assert!(batch.run_db(0, |_, snapshot| snapshot.now_ms) > 42);
+        batch.set_wall_ms(Some(43));
+        assert_eq!(batch.run_all(|_, snapshot| snapshot.now_ms), 43);
+    }
+
+    #[test]
+    fn a_manual_clock_is_read_whatever_time_a_call_is_given() {
+        let keyspace = Arc::new(Keyspace::new(Arc::new(ManualClock::new(5_000))));
+        let mut batch = keyspace.batch();
+        batch.set_wall_ms(Some(42));
+        assert_eq!(batch.run_db(0, |_, snapshot| snapshot.now_ms), 5_000);
     }
 }

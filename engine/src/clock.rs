@@ -14,6 +14,15 @@ pub trait Clock: Send + Sync + Debug {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
 
+    /// [`Clock::now_ms`], or `extrapolated` when the caller has it: a recent reading of the
+    /// wall clock carried forward along the monotonic clock (a server reads the wall clock
+    /// once per batch of pipelined requests, see `Batch::set_wall_ms`). Only the system
+    /// clock takes it; any other clock moves only as it is told, so it is read.
+    fn now_ms_or(&self, extrapolated: Option<u64>) -> u64 {
+        let _ = extrapolated;
+        self.now_ms()
+    }
+
     /// This clock as a [`ManualClock`], when it is one: what lets a server started on a
     /// manual clock move it for its clients (`EMQ.CLOCK`).
     fn as_manual(&self) -> Option<&ManualClock> {
@@ -32,6 +41,10 @@ pub trait Clock: Send + Sync + Debug {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    fn now_ms_or(&self, extrapolated: Option<u64>) -> u64 {
+        extrapolated.unwrap_or_else(|| self.now_ms())
+    }
+
     #[cfg(unix)]
     fn now_ms(&self) -> u64 {
         let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
@@ -137,5 +150,14 @@ mod tests {
         let ours = SystemClock.now_ms();
         let after = std_now_ms();
         assert!(before <= ours && ours <= after, "{before} {ours} {after}");
+    }
+
+    #[test]
+    fn only_the_system_clock_takes_an_extrapolated_time() {
+        assert_eq!(SystemClock.now_ms_or(Some(1234)), 1234);
+        let before = std_now_ms();
+        let read = SystemClock.now_ms_or(None);
+        assert!(before <= read && read <= std_now_ms());
+        assert_eq!(ManualClock::new(77).now_ms_or(Some(1234)), 77);
     }
 }

@@ -235,8 +235,14 @@ impl Keyspace {
     }
 
     pub(crate) fn snapshot(&self) -> Snapshot {
+        self.snapshot_at(None)
+    }
+
+    /// [`Keyspace::snapshot`] at `wall_ms` when the clock takes an extrapolated time (see
+    /// [`Clock::now_ms_or`]).
+    pub(crate) fn snapshot_at(&self, wall_ms: Option<u64>) -> Snapshot {
         Snapshot {
-            now_ms: self.clock.now_ms(),
+            now_ms: self.clock.now_ms_or(wall_ms),
             limits: self.config.node_limits(),
             idmp: self.config.idmp_defaults(),
             list: self.config.list_config(),
@@ -257,7 +263,7 @@ impl Keyspace {
     /// Runs `f` on database `index` (which must exist; out of range means database 0).
     pub fn run_db<R>(&self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
         let mut wakers = Vec::new();
-        let result = self.run_db_locked(&mut self.dbs.lock(), index, f, &mut wakers);
+        let result = self.run_db_locked(&mut self.dbs.lock(), index, None, f, &mut wakers);
         wake_all(wakers);
         result
     }
@@ -267,6 +273,7 @@ impl Keyspace {
         let mut wakers = Vec::new();
         let result = self.run_all_locked(
             &mut self.dbs.lock(),
+            None,
             |mut dbs, snapshot| f(dbs.all(), snapshot),
             &mut wakers,
         );
@@ -274,16 +281,18 @@ impl Keyspace {
         result
     }
 
-    /// [`Keyspace::run_db`] on databases already locked: the blocked readers it serves are
-    /// added to `wakers`, to be woken once the lock is released.
+    /// [`Keyspace::run_db`] on databases already locked, at `wall_ms` if the clock takes it
+    /// ([`Keyspace::snapshot_at`]): the blocked readers it serves are added to `wakers`, to be
+    /// woken once the lock is released.
     pub(crate) fn run_db_locked<R>(
         &self,
         dbs: &mut [Db],
         index: usize,
+        wall_ms: Option<u64>,
         f: impl FnOnce(&mut Db, &Snapshot) -> R,
         wakers: &mut Vec<Arc<dyn Wake>>,
     ) -> R {
-        let snapshot = self.snapshot();
+        let snapshot = self.snapshot_at(wall_ms);
         let index = if index < dbs.len() { index } else { 0 };
         let db = &mut dbs[index];
         self.readiness(&snapshot).ready(db);
@@ -314,10 +323,11 @@ impl Keyspace {
     pub(crate) fn run_all_locked<R>(
         &self,
         dbs: &mut [Db],
+        wall_ms: Option<u64>,
         f: impl FnOnce(Dbs<'_>, &Snapshot) -> R,
         wakers: &mut Vec<Arc<dyn Wake>>,
     ) -> R {
-        let snapshot = self.snapshot();
+        let snapshot = self.snapshot_at(wall_ms);
         let readiness = self.readiness(&snapshot);
         let result = f(Dbs::new(dbs, &readiness), &snapshot);
         // Only a database the call reached can have changed.

@@ -167,7 +167,10 @@ pub(crate) fn execute(
     argv: &[&[u8]],
     waker: &Arc<dyn Wake>,
 ) -> Action {
-    let started = client.clock_mark.unwrap_or_else(crate::monotonic::now_ns);
+    let started = client
+        .clock_mark
+        .map_or_else(crate::monotonic::now_ns, |mark| mark.ns);
+    batch.set_wall_ms(client.clock_mark.and_then(crate::monotonic::Mark::wall_ms));
     let Some((found, id)) = rename::find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
@@ -361,8 +364,8 @@ pub(crate) fn execute(
     tracking::after_call(state, client, spec, argv, false);
     let action = tracking::flush_push_first(client, name, argv, action);
     let ended = crate::monotonic::now_ns();
-    if client.clock_mark.is_some() {
-        client.clock_mark = Some(ended);
+    if let Some(mark) = client.clock_mark {
+        client.clock_mark = Some(mark.at(ended));
     }
     let ns = ended.saturating_sub(started);
     let usec = ns / 1000;

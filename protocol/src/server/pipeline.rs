@@ -155,8 +155,9 @@ pub(crate) fn run_ready(
 ) -> Step {
     let bulk_bytes_max = i64::try_from(state.proto_max_bulk_len()).unwrap_or(i64::MAX);
     let mut batch = state.keyspace().batch();
-    let now_ns = crate::monotonic::now_ns();
-    client.clock_mark = Some(now_ns);
+    let mark = crate::monotonic::Mark::now();
+    let now_ns = mark.ns;
+    client.clock_mark = Some(mark);
     if std::mem::take(&mut scratch.read_since_batch) {
         client.info.mark_active_at(now_ns);
     }
@@ -241,7 +242,7 @@ pub(crate) fn run_ready(
             break Step::Flush;
         }
     };
-    let ended_ns = client.clock_mark.take().unwrap_or(now_ns);
+    let ended_ns = client.clock_mark.take().map_or(now_ns, |mark| mark.ns);
     scratch.write_after_others = ran > 1 || ended_ns.saturating_sub(now_ns) >= LONG_BATCH_NS;
     argv.clear();
     scratch.argv = reuse_empty(argv);

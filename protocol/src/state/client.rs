@@ -397,10 +397,10 @@ pub struct ClientState {
     /// Watched keys: database, key, version when watched.
     pub watched: Vec<(usize, Bytes, u64)>,
     /// Within a batch of pipelined requests, when the previous call ended (or the batch
-    /// began): the next call's duration (INFO commandstats, SLOWLOG) is measured from it, so
-    /// a call reads the clock once, not twice ([`crate::monotonic`] nanoseconds). `None` outside
-    /// a batch.
-    pub clock_mark: Option<u64>,
+    /// began): the next call's duration (INFO commandstats, SLOWLOG) is measured from it, and
+    /// its time of day is the mark's, so a call reads the monotonic clock once and the wall
+    /// clock not at all ([`crate::monotonic::Mark`]). `None` outside a batch.
+    pub clock_mark: Option<crate::monotonic::Mark>,
     /// Where this connection's calls are counted (its thread's shard of the server's
     /// counters), taken at its first call.
     pub counter: Option<super::stats::Counter>,
