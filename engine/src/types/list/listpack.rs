@@ -35,7 +35,7 @@ pub(crate) fn count(lp: &[u8]) -> usize {
 }
 
 /// Rewrites the header for `count` elements.
-fn set_header(lp: &mut [u8], count: usize) {
+pub(crate) fn set_header(lp: &mut [u8], count: usize) {
     let total = lp.len() as u32;
     lp[..4].copy_from_slice(&total.to_le_bytes());
     let c = count.min(usize::from(u16::MAX)) as u16;

@@ -79,8 +79,13 @@ pub(crate) fn is_large(sz: usize, fill: i32) -> bool {
 /// One node.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
-    /// A listpack, a plain element, or either LZF compressed.
+    /// A listpack, a plain element, or either LZF compressed; the head node's listpack may
+    /// start `front` bytes in, after room kept for pushes at the front.
     data: Vec<u8>,
+    /// Bytes of `data` before the listpack: room for elements pushed at the front, which then
+    /// move only the listpack's header rather than every element after it (Redis moves the
+    /// whole listpack). Only the head node keeps any, only while packed and uncompressed.
+    front: u32,
     /// Elements held.
     count: u32,
     /// The uncompressed length of `data`.
@@ -95,6 +100,7 @@ impl Node {
         Node {
             raw_len: data.len() as u32,
             data,
+            front: 0,
             count,
             flags: 0,
         }
@@ -103,6 +109,7 @@ impl Node {
     fn plain(value: &[u8]) -> Node {
         Node {
             data: value.to_vec(),
+            front: 0,
             count: 1,
             raw_len: value.len() as u32,
             flags: PLAIN,
@@ -117,29 +124,98 @@ impl Node {
         self.flags & LZF != 0
     }
 
+    /// The stored bytes past the room at the front: the listpack or plain element, or their
+    /// LZF compression.
+    fn held(&self) -> &[u8] {
+        &self.data[self.front as usize..]
+    }
+
     /// The raw bytes (decompressed into a copy if compressed).
     fn bytes(&self) -> Cow<'_, [u8]> {
         if self.is_compressed() {
             let raw = lzf::decompress(&self.data, self.raw_len as usize).unwrap_or_default();
             Cow::Owned(raw)
         } else {
-            Cow::Borrowed(&self.data)
+            Cow::Borrowed(self.held())
         }
     }
 
-    /// The raw bytes, decompressed in place, for a change.
+    /// The raw bytes, decompressed in place and without room at the front, for a change.
     fn open(&mut self) -> &mut Vec<u8> {
         if self.is_compressed() {
             self.data = lzf::decompress(&self.data, self.raw_len as usize).unwrap_or_default();
+        } else {
+            self.give_up_front();
         }
         self.flags &= !(LZF | REFUSED);
         &mut self.data
     }
 
+    /// Drops the room at the front: `data` is the listpack alone, in an allocation of its
+    /// size (a node no longer the head keeps no room).
+    fn give_up_front(&mut self) {
+        if self.front != 0 {
+            self.data.drain(..self.front as usize);
+            self.data.shrink_to_fit();
+            self.front = 0;
+        }
+    }
+
     /// Re-reads the lengths after a change of a packed node.
     fn update(&mut self) {
-        self.raw_len = self.data.len() as u32;
-        self.count = lp::count(&self.data) as u32;
+        self.raw_len = self.held().len() as u32;
+        self.count = lp::count(self.held()) as u32;
+    }
+
+    /// Prepends `value` to this packed node: its element goes into the room at the front
+    /// (made first if too small, about as large as the node, so each byte is copied O(1)
+    /// times on average, and no larger than `grows_to`, the bytes the node may reach), and the
+    /// header moves back by its length; no other element moves.
+    fn push_front(&mut self, value: &[u8], grows_to: usize) {
+        if self.is_compressed() {
+            self.open();
+        }
+        self.flags &= !REFUSED;
+        let element = lp::encoded(value);
+        let need = element.len();
+        if (self.front as usize) < need {
+            let raw = self.held().len();
+            let room = need.max(raw.min(grows_to.saturating_sub(raw)));
+            let mut data = Vec::with_capacity(room + raw);
+            data.resize(room, 0);
+            data.extend_from_slice(self.held());
+            self.data = data;
+            self.front = room as u32;
+        }
+        let old = self.front as usize;
+        let new = old - need;
+        self.data.copy_within(old..old + lp::HEADER, new);
+        self.data[new + lp::HEADER..old + lp::HEADER].copy_from_slice(&element);
+        self.front = new as u32;
+        self.count += 1;
+        lp::set_header(&mut self.data[new..], self.count as usize);
+        self.raw_len = self.held().len() as u32;
+    }
+
+    /// Removes and returns the first element of this packed node, which holds more than one:
+    /// the header moves forward over it, and its bytes join the room at the front.
+    fn pop_front(&mut self) -> Option<Bytes> {
+        if self.is_compressed() {
+            self.open();
+        }
+        self.flags &= !REFUSED;
+        let listpack = self.held();
+        let first = lp::first(listpack)?;
+        let value = lp::bytes_at(listpack, first);
+        let second = lp::next(listpack, first)?;
+        let old = self.front as usize;
+        let new = old + (second - first);
+        self.data.copy_within(old..old + lp::HEADER, new);
+        self.front = new as u32;
+        self.count -= 1;
+        lp::set_header(&mut self.data[new..], self.count as usize);
+        self.raw_len = self.held().len() as u32;
+        Some(value)
     }
 
     fn decompress(&mut self) {
@@ -152,6 +228,7 @@ impl Node {
         if self.flags & (LZF | REFUSED) != 0 {
             return;
         }
+        self.give_up_front();
         let raw = self.data.len();
         if raw < MIN_COMPRESS_BYTES {
             self.flags |= REFUSED;
@@ -175,7 +252,7 @@ impl Node {
     /// The element as Redis stores it in an RDB node: the listpack or plain bytes, and
     /// whether they are compressed.
     pub(crate) fn stored(&self) -> (&[u8], bool, bool) {
-        (&self.data, self.is_plain(), self.is_compressed())
+        (self.held(), self.is_plain(), self.is_compressed())
     }
 
     /// Uncompressed length.
@@ -280,6 +357,17 @@ impl Quicklist {
         }
     }
 
+    /// Puts `node` at `at`; a node put at the head takes over from the old head, which gives
+    /// up its room (only the head keeps any).
+    fn insert_node(&mut self, at: usize, node: Node) {
+        if at == 0 {
+            if let Some(head) = self.nodes.front_mut() {
+                head.give_up_front();
+            }
+        }
+        self.nodes.insert(at, node);
+    }
+
     fn allow_insert(&self, at: Option<usize>, sz: usize) -> bool {
         let Some(node) = at.and_then(|i| self.nodes.get(i)) else {
             return false;
@@ -314,12 +402,14 @@ impl Quicklist {
     /// Prepends `value`.
     pub(crate) fn push_front(&mut self, value: &[u8]) {
         if !is_large(value.len(), self.fill) && self.allow_insert(Some(0), value.len()) {
-            let node = &mut self.nodes[0];
-            lp::push_front(node.open(), value);
-            node.update();
+            let grows_to = match limits(self.fill).0 {
+                usize::MAX => SIZE_SAFETY_LIMIT,
+                size_limit => size_limit,
+            };
+            self.nodes[0].push_front(value, grows_to);
         } else {
             let node = self.new_node(value);
-            self.nodes.push_front(node);
+            self.insert_node(0, node);
         }
         self.count += 1;
         self.settle();
@@ -351,6 +441,8 @@ impl Quicklist {
                 node.count = 0;
                 let raw = node.bytes().into_owned();
                 Bytes::from(raw)
+            } else if front && node.count > 1 {
+                node.pop_front()?
             } else {
                 let data = node.open();
                 let pos = if front {
@@ -559,6 +651,7 @@ impl Quicklist {
         } else if node.is_plain() {
             if large {
                 node.data = value.to_vec();
+                node.front = 0;
                 node.raw_len = value.len() as u32;
                 node.flags = PLAIN;
             } else {
@@ -572,9 +665,9 @@ impl Quicklist {
             let mut at = ni;
             if off != count - 1 {
                 let rest = self.split(ni, off, true);
-                self.nodes.insert(ni + 1, rest);
+                self.insert_node(ni + 1, rest);
             }
-            self.nodes.insert(ni + 1, Node::plain(value));
+            self.insert_node(ni + 1, Node::plain(value));
             self.count += 1;
             let node = &mut self.nodes[at];
             if node.count == 1 {
@@ -655,15 +748,15 @@ impl Quicklist {
         if is_large(sz, fill) {
             let plain = Node::plain(value);
             if self.nodes[ni].is_plain() || at_tail || at_head {
-                self.nodes.insert(if after { ni + 1 } else { ni }, plain);
+                self.insert_node(if after { ni + 1 } else { ni }, plain);
             } else {
                 let rest = self.split(ni, off, after);
                 if after {
-                    self.nodes.insert(ni + 1, plain);
-                    self.nodes.insert(ni + 2, rest);
+                    self.insert_node(ni + 1, plain);
+                    self.insert_node(ni + 2, rest);
                 } else {
-                    self.nodes.insert(ni, plain);
-                    self.nodes.insert(ni, rest);
+                    self.insert_node(ni, plain);
+                    self.insert_node(ni, rest);
                 }
             }
         } else if !full {
@@ -688,7 +781,7 @@ impl Quicklist {
             node.update();
         } else if at_tail || at_head {
             let node = self.new_node(value);
-            self.nodes.insert(if after { ni + 1 } else { ni }, node);
+            self.insert_node(if after { ni + 1 } else { ni }, node);
         } else {
             let mut rest = self.split(ni, off, after);
             if after {
@@ -698,10 +791,10 @@ impl Quicklist {
             }
             rest.update();
             let center = if after {
-                self.nodes.insert(ni + 1, rest);
+                self.insert_node(ni + 1, rest);
                 ni
             } else {
-                self.nodes.insert(ni, rest);
+                self.insert_node(ni, rest);
                 ni + 1
             };
             self.merge_around(center);
@@ -752,6 +845,12 @@ impl Quicklist {
             if node.is_compressed() && (depth == 0 || i < depth || i + depth >= len) {
                 return Err(format!("node {i} is compressed within depth {depth}"));
             }
+            if node.front != 0 && (i != 0 || node.is_plain() || node.is_compressed()) {
+                return Err(format!(
+                    "node {i} keeps {} bytes of room at its front",
+                    node.front
+                ));
+            }
             total += node.count as usize;
         }
         if total != self.count {
@@ -800,4 +899,58 @@ pub(crate) fn remove_in_listpack(
         }
     }
     removed
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::{Quicklist, lp};
+
+    fn elements(list: &Quicklist) -> Vec<Vec<u8>> {
+        let mut all = Vec::new();
+        list.walk(0, false, |e| {
+            all.push(lp::element_bytes(e).to_vec());
+            true
+        });
+        all
+    }
+
+    #[test]
+    fn pushes_and_pops_at_the_head_move_only_the_header_and_keep_the_room_bounded() {
+        let mut list = Quicklist::new(-2, 0);
+        let mut model = VecDeque::new();
+        for i in 0..20_000u32 {
+            let value = format!("element:{i}").into_bytes();
+            list.push_front(&value);
+            model.push_front(value);
+            if i % 7 == 0 {
+                assert_eq!(list.pop(true).map(|b| b.to_vec()), model.pop_front());
+            }
+            if i % 11 == 0 {
+                assert_eq!(list.pop(false).map(|b| b.to_vec()), model.pop_back());
+            }
+            if i % 1_000 == 0 {
+                list.check_invariants().unwrap();
+            }
+            // The room is about the node's bytes at most, and never past the 8 KiB a node
+            // reaches: a long list pays for it once.
+            if let Some(head) = list.nodes.front() {
+                assert!(head.data.len() <= 2 * 8192, "{} bytes", head.data.len());
+            }
+        }
+        list.check_invariants().unwrap();
+        assert_eq!(elements(&list), Vec::from(model.clone()));
+        // What a save writes is the listpack alone, as Redis's.
+        let (stored, plain, compressed) = list.nodes[0].stored();
+        assert!(!plain && !compressed);
+        assert_eq!(lp::check(stored), Ok(list.nodes[0].count as usize));
+        assert!(list.nodes[0].front > 0, "the head keeps room at its front");
+        // An edit elsewhere in the head gives the room up.
+        list.insert(1, b"inserted", false);
+        model.insert(1, b"inserted".to_vec());
+        assert_eq!(list.nodes[0].front, 0);
+        list.check_invariants().unwrap();
+        assert_eq!(elements(&list), Vec::from(model));
+    }
 }

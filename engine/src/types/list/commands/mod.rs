@@ -74,6 +74,11 @@ pub(crate) fn pop_elements(db: &mut Db, key: &[u8], front: bool, count: usize) -
         return Vec::new();
     };
     let n = count.min(list.len());
+    // One element, the common pop, takes the list's own pop (at the head of a long list it
+    // moves the node's header, not its elements).
+    if n == 1 {
+        return list.pop(front).into_iter().collect();
+    }
     let out = if front {
         list.range(0, n, false)
     } else {
