@@ -10,12 +10,20 @@
 //! With `list-compress-depth` d > 0, every node but the d first and d last is kept LZF
 //! compressed when that saves at least 8 bytes (nodes under 48 bytes are not tried).
 //!
+//! The head node keeps room before its listpack, so an element pushed at the front (LPUSH,
+//! the producer's end of a queue) or popped from it (LPOP) moves the listpack's 6-byte header
+//! rather than every element after it, which Redis's `lpInsert` and `lpDelete` move. The room
+//! is made about as large as the node when it runs out (each byte is copied O(1) times on
+//! average) and never past the node's size limit; any other edit of the node, or a new node
+//! taking over the head, gives it up. What is saved (`Node::stored`) is the listpack alone.
+//!
 //! Invariants (checked by [`Quicklist::check_invariants`]):
 //! - no node is empty; `count` is the sum of the nodes' counts;
 //! - a packed node's bytes (decompressed) are a valid listpack holding `count` elements, and
 //!   `raw_len` is their length; a plain node holds one element;
 //! - only nodes farther than `depth` from both ends are compressed, and a compressed node's
-//!   bytes decompress to `raw_len` bytes.
+//!   bytes decompress to `raw_len` bytes;
+//! - only the head node keeps room at its front, and only while packed and uncompressed.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
