@@ -7,6 +7,7 @@
 //! - `OBJECT key`: Redis's line (`Value at:… refcount:1 encoding:… serializedlength:… lru:…
 //!   lru_seconds_idle:…`), the serialized length being the value's RDB form;
 //! - `PROTOCOL type`: one reply of each RESP type, as Redis sends them;
+//! - `POPULATE count [prefix] [size]`: Redis's test keys (`key:0` … holding `value:0` …);
 //! - `SLEEP seconds`, `SET-ACTIVE-EXPIRE 0|1` (the cron's active expiry off or on), `LOG`,
 //!   `CHANGE-REPL-ID`;
 //! - switches of internals echomq does not have, accepted as no-ops so the tests that set
@@ -21,7 +22,7 @@ use std::sync::atomic::Ordering;
 
 use echomq_engine::debug_digest::{dataset_digest, hex};
 use echomq_engine::rdb::file::{self, LoadOptions};
-use echomq_engine::{Db, Reply};
+use echomq_engine::{Db, Reply, StringValue, Value};
 
 use super::{Ctx, error, int_arg, is};
 use crate::error::CommandError;
@@ -67,6 +68,8 @@ pub(crate) fn debug(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
         object(ctx, argv[2])
     } else if named("protocol") && argc == 3 {
         protocol(ctx, argv[2])
+    } else if named("populate") && (3..=5).contains(&argc) {
+        populate(ctx, argv)
     } else if named("set-active-expire") && argc == 3 {
         ctx.state
             .active_expire()
@@ -220,6 +223,66 @@ fn reload(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     tracing::info!("DB reloaded by DEBUG RELOAD");
     Reply::OK
 }
+
+/// A count DEBUG POPULATE takes: an integer, not negative; anything else is refused with
+/// one message (Redis's `getPositiveLongFromObjectOrReply`, which passes its message on to the
+/// integer parse too).
+fn positive(arg: &[u8]) -> Result<u64, Reply> {
+    echomq_engine::command::parse_i64(arg)
+        .ok()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| error(echomq_engine::Error::MustBePositive))
+}
+
+/// `DEBUG POPULATE count [prefix] [size]`: string keys `prefix:0` to `prefix:<count - 1>`
+/// (`key` without a prefix) holding `value:N`, or with a size that text cut or padded with
+/// zero bytes to `size` bytes; a key that exists is left as it is. As Redis's
+/// (`debugCommand`), the prefix is read up to a zero byte and the key formatted into 128
+/// bytes, so a longer one is cut at 127; no keyspace event but `new`, nothing propagated.
+fn populate(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
+    let count = match positive(argv[2]) {
+        Ok(count) => count,
+        Err(reply) => return reply,
+    };
+    // Redis sizes its table for the keys first and refuses what it cannot allocate; a
+    // database holds fewer than 2^32 keys here.
+    if count.saturating_add(ctx.db().len() as u64) >= u64::from(u32::MAX) {
+        return CommandError::PopulateOutOfMemory.into();
+    }
+    let size = match argv.get(4).map(|arg| positive(arg)) {
+        None => 0,
+        Some(Ok(size)) => usize::try_from(size).unwrap_or(usize::MAX),
+        Some(Err(reply)) => return reply,
+    };
+    let prefix = argv.get(3).map_or(&b"key"[..], |prefix| {
+        prefix.split(|b| *b == 0).next().unwrap_or_default()
+    });
+    let db = ctx.db();
+    let mut key = Vec::with_capacity(KEY_BYTES_MAX + 21);
+    for j in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.extend_from_slice(format!(":{j}").as_bytes());
+        key.truncate(KEY_BYTES_MAX);
+        if db.get(&key).is_some() {
+            continue;
+        }
+        let text = format!("value:{j}");
+        let value = if size == 0 {
+            StringValue::from_arg(text.as_bytes())
+        } else {
+            let mut bytes = vec![0; size];
+            let n = size.min(text.len());
+            bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
+            StringValue::from_arg(&bytes)
+        };
+        db.insert(&key, Value::String(value));
+    }
+    Reply::OK
+}
+
+/// The longest key DEBUG POPULATE makes: Redis formats it into 128 bytes.
+const KEY_BYTES_MAX: usize = 127;
 
 /// `DEBUG OBJECT key`: Redis's line. echomq has no object addresses, reference counts or
 /// access clock: the address is the key's hash, the count 1, the LRU the current LRU clock

@@ -227,6 +227,9 @@ pub enum CommandError {
     /// WAITAOF's numlocal not 0 or 1.
     #[error("ERR value is out of range, value must between 0 and 1")]
     NumLocalOutOfRange,
+    /// DEBUG POPULATE of more keys than a database can hold (Redis's failed table expansion).
+    #[error("ERR OOM in dictTryExpand")]
+    PopulateOutOfMemory,
     /// WAITAOF's numreplicas negative.
     #[error("ERR value is out of range, must be positive")]
     NumReplicasNegative,

@@ -190,6 +190,45 @@ fn debug_protocol_object_switches_and_errors_match_redis_8() {
 }
 
 #[test]
+fn debug_populate_makes_redis_8s_keys_and_errors() {
+    let Some(peer) = redis() else {
+        return;
+    };
+    let server = TestServer::start().unwrap();
+    let mut ours = Wire::connect(&server);
+    let mut theirs = Wire::connect_to(peer.addr());
+    let long_prefix = "p".repeat(130);
+    for line in [
+        "FLUSHALL",
+        "SET key:5 mine",
+        "DEBUG POPULATE 100",
+        "DEBUG POPULATE 12 short 3",
+        "DEBUG POPULATE 3 padded 20",
+        "DEBUG POPULATE 0 none",
+        &format!("DEBUG POPULATE 2 {long_prefix}"),
+        "GET key:5",
+        "GET key:99",
+        "GET short:11",
+        "GET padded:2",
+        "STRLEN padded:0",
+        "OBJECT ENCODING key:1",
+        "DBSIZE",
+        "DEBUG DIGEST",
+        "DEBUG POPULATE -1",
+        "DEBUG POPULATE abc",
+        "DEBUG POPULATE 1.5",
+        "DEBUG POPULATE 1 k -5",
+        "DEBUG POPULATE 1 k x",
+        "DEBUG POPULATE -1 k x",
+        "DEBUG POPULATE",
+        "DEBUG POPULATE 1 k 2 3",
+        "DBSIZE",
+    ] {
+        same(&mut ours, &mut theirs, line);
+    }
+}
+
+#[test]
 fn debug_reload_keeps_the_dataset_and_its_digest() {
     let server = TestServer::start().unwrap();
     let mut c = Wire::connect(&server);
