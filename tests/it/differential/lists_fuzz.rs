@@ -3,8 +3,11 @@
 //! waited key) while blocker connections wait in BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP on
 //! random keys. After every step the set of blockers still blocked (CLIENT LIST's `b` flag)
 //! must be the same on both servers, and every blocker served must have received the same
-//! reply bytes; at the end every key's elements are compared. A few hundred steps run in CI;
-//! `ECHOMQ_LIST_FUZZ_STEPS` (and `ECHOMQ_LIST_FUZZ_SEED`) run it longer or elsewhere.
+//! reply bytes; every tenth step every key's DUMP payload (its nodes, byte for byte) is
+//! compared, and at the end its elements. The last three quarters of the steps run with
+//! `list-max-listpack-size 3`, so the lists become quicklists of many nodes. A few hundred
+//! steps run in CI; `ECHOMQ_LIST_FUZZ_STEPS` (and `ECHOMQ_LIST_FUZZ_SEED`) run it longer or
+//! elsewhere.
 
 use echomq::testing::TestServer;
 
@@ -99,6 +102,11 @@ fn lists_with_blocked_clients_match_redis_8_step_by_step() {
         let fail = |run: &Lockstep, what: String| -> ! {
             panic!("seed {seed:#x} step {step}: {what}\n{}", tail(&run.log))
         };
+        // The last three quarters run with nodes of three elements, so the lists grow into many
+        // nodes (quicklists) and pushes and pops at either end cross node boundaries.
+        if step == steps / 4 {
+            run.call(&["CONFIG", "SET", "list-max-listpack-size", "3"]);
+        }
         // Idle blockers may start waiting (one at a time, so the order of blocking is known).
         for i in 0..BLOCKERS {
             if !run.waiting[i] && rng.one_in(3) {
@@ -132,6 +140,16 @@ fn lists_with_blocked_clients_match_redis_8_step_by_step() {
         }
         if let Err(what) = run.serve_blockers() {
             fail(&run, what);
+        }
+        // Now and then the keys' DUMP payloads: the same nodes, byte for byte, as a save
+        // writes them.
+        if step % 10 == 9 {
+            for key in KEYS {
+                let (t, m) = run.call(&["DUMP", key]);
+                if m != t {
+                    fail(&run, format!("DUMP of {key} differs: echomq {}", show(&m)));
+                }
+            }
         }
     }
     for key in KEYS {
