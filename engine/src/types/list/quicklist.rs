@@ -53,6 +53,9 @@ const REFUSED: u8 = 4;
 
 thread_local! {
     static COMPRESSOR: RefCell<lzf::Compressor> = RefCell::new(lzf::Compressor::new());
+    /// An element pushed at the front, encoded before it is copied into the node's room (a
+    /// buffer kept, so a push allocates nothing).
+    static ELEMENT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The byte and element limits of a node (or of a listpack-encoded list) for `fill`.
@@ -184,7 +187,15 @@ impl Node {
             self.open();
         }
         self.flags &= !REFUSED;
-        let element = lp::encoded(value);
+        ELEMENT.with_borrow_mut(|element| {
+            element.clear();
+            crate::rdb::listpack::put_str(element, value);
+            self.push_front_encoded(element, grows_to);
+        });
+    }
+
+    /// [`Node::push_front`] of an element already encoded.
+    fn push_front_encoded(&mut self, element: &[u8], grows_to: usize) {
         let need = element.len();
         if (self.front as usize) < need {
             let raw = self.held().len();
@@ -198,7 +209,7 @@ impl Node {
         let old = self.front as usize;
         let new = old - need;
         self.data.copy_within(old..old + lp::HEADER, new);
-        self.data[new + lp::HEADER..old + lp::HEADER].copy_from_slice(&element);
+        self.data[new + lp::HEADER..old + lp::HEADER].copy_from_slice(element);
         self.front = new as u32;
         self.count += 1;
         lp::set_header(&mut self.data[new..], self.count as usize);
