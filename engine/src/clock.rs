@@ -40,6 +40,26 @@ pub trait Clock: Send + Sync + Debug {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
+impl SystemClock {
+    /// Unix time in nanoseconds, read from the same clock; `None` before 1970 or past `u64`
+    /// (what a server pairs with its monotonic readings, `protocol/src/monotonic.rs`).
+    #[cfg(unix)]
+    pub fn unix_ns() -> Option<u64> {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+        u64::try_from(t.tv_sec)
+            .ok()?
+            .checked_mul(1_000_000_000)?
+            .checked_add(t.tv_nsec as u64)
+    }
+
+    /// Unix time in nanoseconds; `None` before 1970 or past `u64`.
+    #[cfg(not(unix))]
+    pub fn unix_ns() -> Option<u64> {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
+        u64::try_from(since.as_nanos()).ok()
+    }
+}
+
 impl Clock for SystemClock {
     fn now_ms_or(&self, extrapolated: Option<u64>) -> u64 {
         extrapolated.unwrap_or_else(|| self.now_ms())

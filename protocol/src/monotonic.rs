@@ -27,7 +27,8 @@ impl Mark {
         let ns = now_ns();
         Mark {
             ns,
-            wall_offset_ns: unix_ns().and_then(|wall| wall.checked_sub(ns)),
+            wall_offset_ns: echomq_engine::SystemClock::unix_ns()
+                .and_then(|wall| wall.checked_sub(ns)),
         }
     }
 
@@ -42,24 +43,6 @@ impl Mark {
             .and_then(|offset| self.ns.checked_add(offset))
             .map(|ns| ns / 1_000_000)
     }
-}
-
-/// Unix time in nanoseconds; `None` before 1970 or past `u64`.
-#[cfg(unix)]
-fn unix_ns() -> Option<u64> {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    u64::try_from(t.tv_sec)
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(t.tv_nsec as u64)
-}
-
-/// Unix time in nanoseconds; `None` before 1970 or past `u64`.
-#[cfg(not(unix))]
-fn unix_ns() -> Option<u64> {
-    use std::time::{SystemTime, UNIX_EPOCH};
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
-    u64::try_from(since.as_nanos()).ok()
 }
 
 /// Nanoseconds on the monotonic clock since an arbitrary fixed point.
