@@ -195,9 +195,18 @@ fn debug_populate_makes_redis_8s_keys_and_errors() {
         return;
     };
     let server = TestServer::start().unwrap();
-    let mut ours = Wire::connect(&server);
-    let mut theirs = Wire::connect_to(peer.addr());
     let long_prefix = "p".repeat(130);
+    for protocol in ["2", "3"] {
+        let mut ours = Wire::connect(&server);
+        let mut theirs = Wire::connect_to(peer.addr());
+        ours.command(&["HELLO", protocol]);
+        theirs.command(&["HELLO", protocol]);
+        populate_lines(&mut ours, &mut theirs, &long_prefix);
+    }
+}
+
+/// The DEBUG POPULATE requests of [`debug_populate_makes_redis_8s_keys_and_errors`].
+fn populate_lines(ours: &mut Wire, theirs: &mut Wire, long_prefix: &str) {
     for line in [
         "FLUSHALL",
         "SET key:5 mine",
@@ -224,7 +233,7 @@ fn debug_populate_makes_redis_8s_keys_and_errors() {
         "DEBUG POPULATE 1 k 2 3",
         "DBSIZE",
     ] {
-        same(&mut ours, &mut theirs, line);
+        same(ours, theirs, line);
     }
 }
 
