@@ -257,7 +257,7 @@ async fn run<S: Transport>(
         }
         // See `pipeline::LONG_BATCH_NS`.
         if scratch.write_after_others && !output.is_empty() {
-            tokio::task::yield_now().await;
+            super::turn::after_ready_tasks().await;
         }
         client.info.pubsub.take_into(&mut output);
         if !output.is_empty() {

@@ -22,6 +22,7 @@ pub mod protected;
 pub(crate) mod sockets;
 pub(crate) mod tls;
 mod transport;
+mod turn;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
