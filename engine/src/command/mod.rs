@@ -29,6 +29,7 @@
 //! once per key while checking ids and once per key while serving.
 
 pub(crate) mod args;
+mod by_name;
 pub(crate) mod keys;
 mod sort;
 mod spec;
@@ -1090,20 +1091,7 @@ pub fn is_engine_command(name: &[u8]) -> bool {
 }
 
 fn find(name: &[u8]) -> Option<&'static Entry> {
-    /// Longer than every command's name (`georadiusbymember_ro` is 20).
-    const NAME_MAX: usize = 24;
-    if name.len() > NAME_MAX {
-        return None;
-    }
-    // Lower-cased once, then compared as plain bytes (the names in the table are lower case).
-    let mut lower = [0u8; NAME_MAX];
-    for (to, from) in lower.iter_mut().zip(name) {
-        *to = from.to_ascii_lowercase();
-    }
-    let lower = &lower[..name.len()];
-    COMMANDS
-        .iter()
-        .find(|entry| entry.spec.name.as_bytes() == lower)
+    by_name::find(name)
 }
 
 /// A container's subcommand (`argv[1]`), checked against its table row: the subcommand's
