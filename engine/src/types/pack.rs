@@ -172,12 +172,14 @@ impl Pack {
 
     /// Inserts one tuple at byte offset `at` (a tuple boundary).
     pub fn insert(&mut self, at: usize, tuple: &[&[u8]]) {
-        let mut encoded = Vec::with_capacity(encoded_len(tuple));
-        encode(tuple, &mut encoded);
         let at = at.max(HEADER);
-        self.edit(encoded.len(), tuple.len() as isize, |buf| {
+        self.edit(encoded_len(tuple), tuple.len() as isize, |buf| {
             let at = at.min(buf.len());
-            buf.splice(at..at, encoded);
+            // Encoded at the end, then turned into place (no buffer of its own).
+            let end = buf.len();
+            encode(tuple, buf);
+            let added = buf.len() - end;
+            buf[at..].rotate_right(added);
         });
     }
 

@@ -214,9 +214,13 @@ pub(crate) fn insert(lp: &mut Vec<u8>, pos: usize, value: &[u8]) {
         put_str(lp, value);
         lp.push(0xff);
     } else {
-        let enc = encoded(value);
-        reserve(lp, enc.len());
-        lp.splice(pos..pos, enc);
+        // Encoded at the end, then turned into place: no buffer of its own, one move of the
+        // elements after `pos`.
+        reserve(lp, encoded_len_max(value));
+        let end = lp.len();
+        put_str(lp, value);
+        let added = lp.len() - end;
+        lp[pos..].rotate_right(added);
     }
     set_header(lp, n + 1);
 }
