@@ -13,7 +13,7 @@ use std::cell::{Cell, RefCell};
 use bytes::BytesMut;
 use echomq_engine::Reply;
 use echomq_engine::command::flags::{DENY_OOM, MAY_REPLICATE, WRITE};
-use mlua::{Lua, Value};
+use mlua::{Lua, Value, WeakLua};
 
 use super::sandbox::{self, CommandArgs, ScriptError};
 use super::{busy, convert, current};
@@ -90,7 +90,6 @@ pub(crate) struct Limits {
 /// running script's choices of protocol and replication (written by `redis.setresp` and
 /// `redis.set_repl`, set back at each run's start), and the buffers a command's arguments
 /// and reply pass through, so a command allocates nothing once the VM has run a few.
-#[derive(Debug)]
 pub(crate) struct Calls {
     /// Whether the running script asked for RESP3 (`redis.setresp(3)`).
     pub resp3: Cell<bool>,
@@ -99,24 +98,43 @@ pub(crate) struct Calls {
     pub repl: Cell<i32>,
     args: RefCell<CommandArgs>,
     reply: RefCell<BytesMut>,
-}
-
-impl Default for Calls {
-    fn default() -> Calls {
-        Calls {
-            resp3: Cell::new(false),
-            repl: Cell::new(sandbox::REPL_ALL),
-            args: RefCell::default(),
-            reply: RefCell::default(),
-        }
-    }
+    /// The VM's Lua, for `redis.call` to reach without a lookup in the Lua registry (a weak
+    /// handle: the VM's own functions hold these buffers, and must not hold the VM).
+    lua: WeakLua,
 }
 
 /// What the buffers may keep between runs: a run that passed a big argument or reply gives
 /// its memory back rather than hold it in a thread's VM for good.
 const KEPT_BUFFER: usize = 64 * 1024;
 
+impl std::fmt::Debug for Calls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calls")
+            .field("resp3", &self.resp3)
+            .field("repl", &self.repl)
+            .field("args", &self.args)
+            .field("reply", &self.reply)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Calls {
+    /// The buffers and flags of `lua`'s calls.
+    pub(crate) fn new(lua: &Lua) -> Calls {
+        Calls {
+            resp3: Cell::new(false),
+            repl: Cell::new(sandbox::REPL_ALL),
+            args: RefCell::default(),
+            reply: RefCell::default(),
+            lua: lua.weak(),
+        }
+    }
+
+    /// The VM's Lua, while it exists.
+    pub(crate) fn lua(&self) -> Option<Lua> {
+        self.lua.try_upgrade()
+    }
+
     /// Readies the VM for a new run.
     pub(crate) fn start(&self) {
         self.resp3.set(false);

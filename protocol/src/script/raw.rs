@@ -206,12 +206,17 @@ unsafe fn command(state: *mut ffi::lua_State, raise: bool) -> c_int {
 #[allow(unsafe_code)]
 unsafe fn run_command(state: *mut ffi::lua_State, raise: bool) -> bool {
     // SAFETY: the upvalue is the pointer `command_function` stored, to `Calls` the VM keeps
-    // alive (see the module's invariants); the `Lua` is the one whose state this is, alive
-    // while its code runs. Arguments are read from this frame only, and the result goes
-    // onto mlua's current state first (as every mlua push does), then to this one.
+    // alive (see the module's invariants); its `Lua` is the one whose state this is, alive
+    // while its code runs (the handle taken here is dropped when this function returns).
+    // Arguments are read from this frame only, and the result goes onto mlua's current state
+    // first (as every mlua push does), then to this one.
     unsafe {
         let calls = &*ffi::lua_touserdata(state, ffi::lua_upvalueindex(1)).cast::<Calls>();
-        let lua = Lua::get_or_init_from_ptr(state);
+        let Some(lua) = calls.lua() else {
+            ffi::lua_pushstring(state, c"redis.call ran without its VM".as_ptr());
+            return true;
+        };
+        let lua = &lua;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             script_command(lua, raise, calls, |args| read_arguments(state, args))
         }));

@@ -404,7 +404,7 @@ impl Vm {
                 Ok(())
             })?,
         )?;
-        let calls = Rc::new(Calls::default());
+        let calls = Rc::new(Calls::new(&lua));
         for (name, raise) in [("call", true), ("pcall", false)] {
             redis.set(name, super::raw::command_function(&lua, &calls, raise)?)?;
         }
