@@ -81,10 +81,7 @@ impl Parser<'_> {
 
     fn int(&mut self) -> mlua::Result<i64> {
         let line = self.line()?;
-        std::str::from_utf8(line)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(Self::malformed)
+        parse_int(line).ok_or_else(Self::malformed)
     }
 
     fn blob(&mut self, len: i64) -> mlua::Result<&[u8]> {
@@ -208,6 +205,30 @@ impl Parser<'_> {
             _ => return Err(Self::malformed()),
         })
     }
+}
+
+/// The value of an integer line (a count, a length or an integer reply): an optional `-`,
+/// then decimal digits, within `i64`.
+fn parse_int(line: &[u8]) -> Option<i64> {
+    let (negative, digits) = match line.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, line),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0i64, |value, &byte| {
+        let digit = i64::from(byte.wrapping_sub(b'0'));
+        if !(0..=9).contains(&digit) {
+            return None;
+        }
+        let shifted = value.checked_mul(10)?;
+        if negative {
+            shifted.checked_sub(digit)
+        } else {
+            shifted.checked_add(digit)
+        }
+    })
 }
 
 fn parse_double(text: &[u8]) -> Option<f64> {
@@ -546,6 +567,26 @@ pub(crate) fn arg_vec(value: &Value) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn integer_lines_parse_as_redis_writes_them_and_nothing_else() {
+        for (line, value) in [
+            (&b"0"[..], Some(0)),
+            (b"42", Some(42)),
+            (b"-1", Some(-1)),
+            (b"9223372036854775807", Some(i64::MAX)),
+            (b"-9223372036854775808", Some(i64::MIN)),
+            (b"9223372036854775808", None),
+            (b"-9223372036854775809", None),
+            (b"", None),
+            (b"-", None),
+            (b"1a", None),
+            (b" 1", None),
+            (b"--1", None),
+        ] {
+            assert_eq!(parse_int(line), value, "{}", String::from_utf8_lossy(line));
+        }
+    }
     use super::*;
 
     fn resp(value: Value, client_resp3: bool, script_resp3: bool) -> String {
