@@ -126,6 +126,17 @@ for _, name in ipairs({'string', 'math', 'table', 'os', 'coroutine', 'bit', 'cjs
   if rawget(G, name) ~= nil then rawset(G, name, readonly(rawget(G, name))) end
 end
 
+-- Redis's strings share a read-only metatable whose `__index` is the read-only `string`; stock
+-- Lua's is a plain table, through which a script could keep values from one call to the next.
+-- Scripts are shown a read-only stand-in (the VM itself still indexes strings through the real
+-- one).
+local rawgetmetatable = getmetatable
+local string_meta = readonly({__index = G.string})
+G.getmetatable = function(v)
+  if type(v) == 'string' then return string_meta end
+  return rawgetmetatable(v)
+end
+
 -- Scripts see `env`, an empty proxy whose reads fall through to the real globals as a table
 -- (a lookup, not a call), and only a missing global reaches the function that raises:
 -- every `redis.call` reads two globals.

@@ -872,6 +872,32 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return next(redis) ~= nil", "0"],
     &["EVAL", "return _VERSION", "0"],
     &["EVAL", "return type(getmetatable('x').__index)", "0"],
+    // Strings' metatable is read-only too, so no script keeps a value in it for the next.
+    &["EVAL", "getmetatable('').kept = KEYS", "1", "k"],
+    &["EVAL", "return getmetatable('').kept", "0"],
+    &["EVAL", "getmetatable('').__index = nil", "0"],
+    &["EVAL", "getmetatable('').__index.x = 1", "0"],
+    &["EVAL", "rawset(getmetatable(''), 'x', 1)", "0"],
+    &[
+        "EVAL",
+        "return {getmetatable('') == getmetatable('x'), getmetatable('').__index == string, rawget(getmetatable(''), '__index') == string}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "local ks = {} for k in pairs(getmetatable('')) do ks[#ks+1] = k end return ks",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return {('abc'):upper(), ('x'):rep(3), getmetatable({}) == nil}",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "return getmetatable(setmetatable({}, {__metatable = 'mine'}))",
+        "0",
+    ],
     &[
         "EVAL",
         "return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision(), tostring(cjson.encode_keep_buffer()), tostring(cjson.encode_invalid_numbers()), tostring(cjson.decode_invalid_numbers()), tostring(cjson.decode_array_with_array_mt())}",
