@@ -7,7 +7,8 @@
 //! environment of its own, an empty proxy over the globals: reading a name the globals lack
 //! raises Redis's `Script attempted to access nonexistent global variable`, and assigning
 //! any global raises `Attempt to modify a readonly table`. The library tables are proxied the
-//! same way, so `redis.call = nil` fails as in Redis.
+//! same way, so `redis.call = nil` fails as in Redis, and so is strings' metatable as
+//! `getmetatable` shows it, so no script keeps a value there for the next.
 //!
 //! Errors follow Redis's model: `redis.call` raises Redis's error (a [`ScriptError`], which
 //! the error handler turns into the table `{err = "CODE msg"}`), the handler adds the `source`
