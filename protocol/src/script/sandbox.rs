@@ -131,12 +131,7 @@ end
 -- Lua's is a plain table, through which a script could keep values from one call to the next.
 -- Scripts are shown a read-only stand-in (the VM itself still indexes strings through the real
 -- one).
-local rawgetmetatable = getmetatable
-local string_meta = readonly({__index = G.string})
-G.getmetatable = function(v)
-  if type(v) == 'string' then return string_meta end
-  return rawgetmetatable(v)
-end
+G.getmetatable = I.getmetatable(readonly({__index = G.string}))
 
 -- Scripts see `env`, an empty proxy whose reads fall through to the real globals as a table
 -- (a lookup, not a call), and only a missing global reaches the function that raises:
@@ -489,6 +484,7 @@ impl Vm {
             "handler",
             lua.create_function(|lua, err: Value| locate_error(lua, err))?,
         )?;
+        hooks.set("getmetatable", super::raw::metatable_function(&lua)?)?;
         hooks.set("bit", bit::library(&lua)?)?;
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;

@@ -872,7 +872,15 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return next(redis) ~= nil", "0"],
     &["EVAL", "return _VERSION", "0"],
     &["EVAL", "return type(getmetatable('x').__index)", "0"],
-    // Strings' metatable is read-only too, so no script keeps a value in it for the next.
+    // Strings' metatable is read-only too, so no script keeps a value in it for the next;
+    // `getmetatable` is otherwise Lua's own, argument errors included.
+    &["EVAL", "return getmetatable()", "0"],
+    &["EVAL", "local ok, e = pcall(getmetatable) return e", "0"],
+    &[
+        "EVAL",
+        "return {getmetatable(nil), getmetatable(1), getmetatable(redis)}",
+        "0",
+    ],
     &["EVAL", "getmetatable('').kept = KEYS", "1", "k"],
     &["EVAL", "return getmetatable('').kept", "0"],
     &["EVAL", "getmetatable('').__index = nil", "0"],
