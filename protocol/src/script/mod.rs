@@ -30,6 +30,7 @@
 //! [`call`] with its [`call::Limits`]; what is EVAL's own is here (KEYS/ARGV as globals, the
 //! `f_<sha>` cache, the error suffix naming the script).
 
+mod base;
 mod bit;
 pub(crate) mod busy;
 pub(crate) mod cache;

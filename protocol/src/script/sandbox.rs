@@ -68,15 +68,8 @@ local function readonly(real)
   real_of[proxy] = real
   return proxy
 end
-local rawnext, rawpairs, rawipairs, rawgetf, rawsetf = next, pairs, ipairs, rawget, rawset
-G.next = function(t, k) return rawnext(real_of[t] or t, k) end
-G.pairs = function(t) return rawpairs(real_of[t] or t) end
-G.ipairs = function(t) return rawipairs(real_of[t] or t) end
-G.rawget = function(t, k) return rawgetf(real_of[t] or t, k) end
-G.rawset = function(t, k, v)
-  if real_of[t] then error('Attempt to modify a readonly table', 0) end
-  return rawsetf(t, k, v)
-end
+-- C functions like the base library's own, which see through the proxies (`script/base.rs`).
+G.next, G.pairs, G.ipairs, G.rawget, G.rawset, G.setmetatable = I.base(real_of)
 
 local function pack(...) return select('#', ...), {...} end
 
@@ -485,6 +478,7 @@ impl Vm {
             lua.create_function(|lua, err: Value| locate_error(lua, err))?,
         )?;
         hooks.set("getmetatable", super::raw::metatable_function(&lua)?)?;
+        hooks.set("base", super::base::maker(&lua)?)?;
         hooks.set("bit", bit::library(&lua)?)?;
         hooks.set("cjson", cjson::library(&lua)?)?;
         hooks.set("cmsgpack", cmsgpack::library(&lua)?)?;

@@ -872,6 +872,32 @@ const CASES: &[&[&str]] = &[
     &["EVAL", "return next(redis) ~= nil", "0"],
     &["EVAL", "return _VERSION", "0"],
     &["EVAL", "return type(getmetatable('x').__index)", "0"],
+    // The base functions that see through the read-only tables keep Lua's own argument
+    // errors (named as called, `'?'` through `pcall`) and hand out no writable table.
+    &["EVAL", "rawset(1, 'x', 1)", "0"],
+    &["EVAL", "rawset({})", "0"],
+    &["EVAL", "return rawget()", "0"],
+    &["EVAL", "return next(1)", "0"],
+    &["EVAL", "return next({}, 'nokey')", "0"],
+    &["EVAL", "for k in pairs(1) do end", "0"],
+    &["EVAL", "return ipairs()", "0"],
+    &["EVAL", "local ok, e = pcall(rawset, 1) return e", "0"],
+    &["EVAL", "return {pcall(pairs)}", "0"],
+    &["EVAL", "setmetatable(_G, nil)", "0"],
+    &["EVAL", "return {pcall(setmetatable, string, nil)}", "0"],
+    &["EVAL", "setmetatable({}, 1)", "0"],
+    &[
+        "EVAL",
+        "local t = setmetatable({}, {__metatable = 'no'}) setmetatable(t, {})",
+        "0",
+    ],
+    &["EVAL", "local f, s = pairs(string) s.x = 1", "0"],
+    &["EVAL", "local f, s = ipairs(string) s.x = 1", "0"],
+    &[
+        "EVAL",
+        "local r = {} for i, v in ipairs({10, 20, 30}) do r[#r+1] = v end return {r, pairs({}) == next, rawset({}, 'a', 1).a}",
+        "0",
+    ],
     // Strings' metatable is read-only too, so no script keeps a value in it for the next;
     // `getmetatable` is otherwise Lua's own, argument errors included.
     &["EVAL", "return getmetatable()", "0"],
