@@ -205,7 +205,7 @@ thread_local! {
 /// Sets up the libraries' environment on a sandbox VM; `...` is the real globals, the
 /// register function, `redis.log`, and the versions.
 const LIBRARY_ENV: &str = r#"
-local G, register, log, version, version_num = ...
+local G, register, log, version, version_num, protect = ...
 local function strict(t)
   return setmetatable({}, {
     __index = function(_, k)
@@ -246,6 +246,10 @@ end
 local run_index = setmetatable({_G = env}, {__index = G})
 mt.__index = run_index
 setmetatable(env, mt)
+-- As EVAL's: `rawset(_G, ...)` refused, `pairs(_G)` the globals; Redis's function VM has no
+-- `__redis__err__handler` among them (the handler runs from its handle, not by name).
+protect(env, G)
+rawset(G, '__redis__err__handler', nil)
 local function loader(chunk)
   mt.__index = load_index
   local ok, e = xpcall(chunk, function(e) return e end)
@@ -282,11 +286,15 @@ impl FnVm {
         let log: Value = vm.redis.raw_get("log")?;
         let version = crate::REDIS_VERSION;
         let version_num: Value = vm.redis.raw_get("REDIS_VERSION_NUM")?;
-        let (env, loader): (Table, Function) = vm
-            .lua
-            .load(LIBRARY_ENV)
-            .set_name(sandbox::INTERNAL)
-            .call((vm.globals.clone(), register, log, version, version_num))?;
+        let (env, loader): (Table, Function) =
+            vm.lua.load(LIBRARY_ENV).set_name(sandbox::INTERNAL).call((
+                vm.globals.clone(),
+                register,
+                log,
+                version,
+                version_num,
+                vm.protect.clone(),
+            ))?;
         Ok(FnVm {
             vm,
             env,

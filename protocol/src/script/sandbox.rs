@@ -156,7 +156,10 @@ load = function(...)
 end
 
 G.__redis__err__handler = I.handler
-return env
+-- Another read-only view of a real table (FUNCTION's environment over these globals) made
+-- known to the functions above, so they see through it and refuse to write to it.
+local function protect(proxy, real) real_of[proxy] = real end
+return env, protect
 "#;
 
 /// `redis.REPL_AOF`: the script's commands reach the AOF.
@@ -169,6 +172,9 @@ pub(crate) struct Vm {
     pub lua: Lua,
     /// The environment scripts run in (the read-only proxy).
     pub env: Table,
+    /// Registers another read-only view of a real table (`protect(proxy, real)`), which the
+    /// base functions then see through and refuse to write to (`script/base.rs`).
+    pub protect: Function,
     /// The real `redis` table (scripts see a read-only proxy of it).
     pub redis: Table,
     /// What `redis.call`, `redis.pcall`, `redis.setresp` and `redis.set_repl` share: the
@@ -498,7 +504,8 @@ impl Vm {
                 Ok(())
             })?,
         )?;
-        let env: Table = lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
+        let (env, protect): (Table, Function) =
+            lua.load(PRELUDE).set_name(INTERNAL).call(hooks.clone())?;
         lua.set_hook(
             mlua::HookTriggers::new().every_nth_instruction(super::busy::HOOK_INSTRUCTIONS),
             super::busy::hook,
@@ -509,6 +516,7 @@ impl Vm {
         Ok(Vm {
             lua,
             env,
+            protect,
             redis,
             calls,
             caller,

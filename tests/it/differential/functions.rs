@@ -190,6 +190,25 @@ const CASES: &[&[&str]] = &[
     &["FCALL", "stash", "0"],
     &["FCALL", "stash", "0"],
     &["FUNCTION", "DELETE", "rt"],
+    // A function's `_G` is read-only to the base functions too: nothing kept for the next call.
+    &[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=ro
+redis.register_function('keep', function() rawset(_G, 'kept', 1) end)
+         redis.register_function('kept', function() return kept end)
+         redis.register_function('meta', function() setmetatable(_G, nil) end)
+         redis.register_function('strmeta', function() getmetatable('').kept = 1 end)
+         redis.register_function('names', function() local ks = {} for k in pairs(_G) do ks[#ks+1] = k end table.sort(ks) return ks end)
+         redis.register_function('raw', function() return {rawget(_G, 'redis') ~= nil, next(_G) ~= nil} end)",
+    ],
+    &["FCALL", "keep", "0"],
+    &["FCALL", "kept", "0"],
+    &["FCALL", "meta", "0"],
+    &["FCALL", "strmeta", "0"],
+    &["FCALL", "names", "0"],
+    &["FCALL", "raw", "0"],
+    &["FUNCTION", "DELETE", "ro"],
     &["FUNCTION", "RESTORE", "garbage"],
     &["FUNCTION", "RESTORE", "garbage", "BAD"],
     &["FUNCTION", "RESTORE", "garbage", "FLUSH", "x"],
