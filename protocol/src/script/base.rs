@@ -1,12 +1,13 @@
 //! The base library's functions that meet the sandbox's read-only proxies (`sandbox.rs`):
-//! `next`, `pairs`, `ipairs`, `rawget`, `rawset` and `setmetatable`, as C functions like
-//! Lua 5.1's own (`lbaselib.c`), so their argument errors read as Redis's do
+//! `next`, `pairs`, `ipairs`, `rawget`, `rawset`, `setmetatable` and `getmetatable`, as C
+//! functions like Lua 5.1's own (`lbaselib.c`), so their argument errors read as Redis's do
 //! (`user_script:1: bad argument #1 to 'rawset' (table expected, got number)`, and `'?'` for
 //! a call through `pcall`), where functions written in Lua around the originals named their
 //! own locals and lines.
 //!
-//! Each is a closure over the table of proxies (`real_of`: a proxy's real table by the proxy,
-//! weak-keyed). Reading through a proxy reads its real table; the real table is never handed
+//! The first six are closures over the table of proxies (`real_of`: a proxy's real table by
+//! the proxy, weak-keyed); `getmetatable` over the read-only stand-in it shows for strings'
+//! metatable. Reading through a proxy reads its real table; the real table is never handed
 //! to a script (`pairs` and `ipairs` return the proxy as their state, and their iterators see
 //! through it), so no script can write around a proxy. Writing to a proxy raises Redis's
 //! `Attempt to modify a readonly table`, after the argument checks, as Redis's patched
@@ -211,6 +212,52 @@ unsafe extern "C-unwind" fn setmetatable(state: *mut ffi::lua_State) -> c_int {
         }
         ffi::lua_settop(state, 2);
         ffi::lua_setmetatable(state, 1);
+    }
+    1
+}
+
+/// A function that takes the table scripts are to see as strings' metatable and returns
+/// Lua's `getmetatable` showing it (see [`get_metatable`]).
+pub(crate) fn metatable_function(lua: &Lua) -> mlua::Result<Function> {
+    // SAFETY: `make_get_metatable` is a C function of Lua's calling convention.
+    #[allow(unsafe_code)]
+    unsafe {
+        lua.create_c_function(make_get_metatable)
+    }
+}
+
+#[allow(unsafe_code)]
+unsafe extern "C-unwind" fn make_get_metatable(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua; keeps its first argument (nil if none) as the closure's upvalue.
+    unsafe {
+        ffi::lua_settop(state, 1);
+        ffi::lua_pushcclosure(state, get_metatable, 1);
+    }
+    1
+}
+
+/// Lua's own `getmetatable` (`luaB_getmetatable`: the `__metatable` field if the metatable
+/// has one, else the metatable), except that a string's is the table in its upvalue: Redis's
+/// strings share a read-only metatable, stock Lua's is a plain table through which a script
+/// could keep values from one call to the next. A C function like the original, so its
+/// argument error reads as the original's (`user_script:1: bad argument #1 to
+/// 'getmetatable' (value expected)`).
+#[allow(unsafe_code)]
+unsafe extern "C-unwind" fn get_metatable(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua as the closure `make_get_metatable` made; this frame owns nothing,
+    // so `luaL_checkany`'s error (a long jump) skips no destructor.
+    unsafe {
+        ffi::luaL_checkany(state, 1);
+        if ffi::lua_type(state, 1) == ffi::LUA_TSTRING {
+            ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+            return 1;
+        }
+        if ffi::lua_getmetatable(state, 1) == 0 {
+            ffi::lua_pushnil(state);
+            return 1;
+        }
+        // Pushes the field over the metatable if there is one: the top is the answer.
+        ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr());
     }
     1
 }

@@ -150,52 +150,6 @@ unsafe fn push_array(state: *mut ffi::lua_State, items: &[&[u8]]) {
     }
 }
 
-/// A function that takes the table scripts are to see as strings' metatable and returns
-/// Lua's `getmetatable` showing it (see [`get_metatable`]).
-pub(crate) fn metatable_function(lua: &Lua) -> mlua::Result<Function> {
-    // SAFETY: `make_get_metatable` is a C function of Lua's calling convention.
-    #[allow(unsafe_code)]
-    unsafe {
-        lua.create_c_function(make_get_metatable)
-    }
-}
-
-#[allow(unsafe_code)]
-unsafe extern "C-unwind" fn make_get_metatable(state: *mut ffi::lua_State) -> c_int {
-    // SAFETY: called by Lua; keeps its first argument (nil if none) as the closure's upvalue.
-    unsafe {
-        ffi::lua_settop(state, 1);
-        ffi::lua_pushcclosure(state, get_metatable, 1);
-    }
-    1
-}
-
-/// Lua's own `getmetatable` (`luaB_getmetatable`: the `__metatable` field if the metatable
-/// has one, else the metatable), except that a string's is the table in its upvalue: Redis's
-/// strings share a read-only metatable, stock Lua's is a plain table through which a script
-/// could keep values from one call to the next. A C function like the original, so its
-/// argument error reads as the original's (`user_script:1: bad argument #1 to
-/// 'getmetatable' (value expected)`).
-#[allow(unsafe_code)]
-unsafe extern "C-unwind" fn get_metatable(state: *mut ffi::lua_State) -> c_int {
-    // SAFETY: called by Lua as the closure `make_get_metatable` made; this frame owns nothing,
-    // so `luaL_checkany`'s error (a long jump) skips no destructor.
-    unsafe {
-        ffi::luaL_checkany(state, 1);
-        if ffi::lua_type(state, 1) == ffi::LUA_TSTRING {
-            ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
-            return 1;
-        }
-        if ffi::lua_getmetatable(state, 1) == 0 {
-            ffi::lua_pushnil(state);
-            return 1;
-        }
-        // Pushes the field over the metatable if there is one: the top is the answer.
-        ffi::luaL_getmetafield(state, 1, c"__metatable".as_ptr());
-    }
-    1
-}
-
 /// `redis.call` (`raise`: a failed command raises its error) or `redis.pcall` (it is
 /// returned as an error table), running its commands with `calls`' buffers and flags.
 pub(crate) fn command_function(

@@ -483,7 +483,7 @@ impl Vm {
             "handler",
             lua.create_function(|lua, err: Value| locate_error(lua, err))?,
         )?;
-        hooks.set("getmetatable", super::raw::metatable_function(&lua)?)?;
+        hooks.set("getmetatable", super::base::metatable_function(&lua)?)?;
         hooks.set("base", super::base::maker(&lua)?)?;
         hooks.set("bit", bit::library(&lua)?)?;
         hooks.set("cjson", cjson::library(&lua)?)?;
