@@ -229,6 +229,12 @@ fn getkeys(request: &[&[u8]], with_flags: bool) -> Reply {
     }
     let keys = crate::slot::keys_of(spec, request);
     if keys.is_empty() {
+        // EVAL's and FCALL's keys may be none: Redis's `CMD_NO_MANDATORY_KEYS`.
+        let optional = command_rows::find_lower(full_name)
+            .is_some_and(|row| row.flags.contains(&"no_mandatory_keys"));
+        if optional {
+            return Reply::Array(Vec::new());
+        }
         return CommandError::InvalidArguments.into();
     }
     Reply::Array(

@@ -1,7 +1,8 @@
 //! COMMAND GETKEYS, GETKEYSANDFLAGS, LIST FILTERBY and HELP against Redis 8.8 over the wire,
 //! RESP2 and RESP3: the keys and key-spec flags of requests of every shape echomq has (one
 //! key, ranges, two key specs, SET's and DELEX's option-dependent flags, XREAD's STREAMS,
-//! a container's subcommand), the errors in Redis's order, and filtered lists that hold one
+//! a container's subcommand; EVAL and FCALL, whose keys may be none), the errors in Redis's
+//! order, and filtered lists that hold one
 //! name (a list's order is Redis's dict order).
 
 use crate::support::peer::PeerKind;
@@ -40,6 +41,13 @@ fn lines() -> Vec<String> {
             "GET",
             "NOSUCH k",
             "XREAD STREAMS s",
+            "EVAL x 0",
+            "EVAL x 2 a b",
+            "EVALSHA_RO x 0",
+            "FCALL f 0",
+            "FCALL f 1 k",
+            "ZUNION 1 z",
+            "LMPOP 1 l LEFT",
         ] {
             lines.push(format!("COMMAND {sub} {request}"));
         }
