@@ -207,28 +207,10 @@ impl Parser<'_> {
     }
 }
 
-/// The value of an integer line (a count, a length or an integer reply): an optional `-`,
-/// then decimal digits, within `i64`.
+/// The value of an integer line (a count, a length or an integer reply), read strictly as
+/// Redis's `string2ll` reads it (the engine's parser).
 fn parse_int(line: &[u8]) -> Option<i64> {
-    let (negative, digits) = match line.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, line),
-    };
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0i64, |value, &byte| {
-        let digit = i64::from(byte.wrapping_sub(b'0'));
-        if !(0..=9).contains(&digit) {
-            return None;
-        }
-        let shifted = value.checked_mul(10)?;
-        if negative {
-            shifted.checked_sub(digit)
-        } else {
-            shifted.checked_add(digit)
-        }
-    })
+    echomq_engine::command::parse_i64(line).ok()
 }
 
 fn parse_double(text: &[u8]) -> Option<f64> {
