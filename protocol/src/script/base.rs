@@ -58,42 +58,50 @@ unsafe extern "C-unwind" fn make(state: *mut ffi::lua_State) -> c_int {
     6
 }
 
-/// Replaces the table at `index` (positive) of this frame with its real table if it is a
-/// proxy; whether it was.
+/// Pushes the real table of the value at `index` (positive) of this frame, or nil if it is
+/// not a proxy; whether it is one.
 ///
 /// # Safety
 /// `state` is a frame of a closure `make` made, with two free slots.
 #[allow(unsafe_code)]
-unsafe fn see_through(state: *mut ffi::lua_State, index: c_int) -> bool {
+unsafe fn push_real(state: *mut ffi::lua_State, index: c_int) -> bool {
     // SAFETY: as the caller promises; the upvalue is the table of proxies.
     unsafe {
         ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
         ffi::lua_pushvalue(state, index);
         ffi::lua_rawget(state, -2);
-        let proxy = ffi::lua_isnil(state, -1) == 0;
-        if proxy {
+        ffi::lua_remove(state, -2);
+        ffi::lua_isnil(state, -1) == 0
+    }
+}
+
+/// Replaces the table at `index` (positive) of this frame with its real table if it is a
+/// proxy.
+///
+/// # Safety
+/// As [`push_real`].
+#[allow(unsafe_code)]
+unsafe fn see_through(state: *mut ffi::lua_State, index: c_int) {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if push_real(state, index) {
             ffi::lua_replace(state, index);
-            ffi::lua_pop(state, 1);
         } else {
-            ffi::lua_pop(state, 2);
+            ffi::lua_pop(state, 1);
         }
-        proxy
     }
 }
 
 /// Whether the value at `index` is a proxy.
 ///
 /// # Safety
-/// As [`see_through`].
+/// As [`push_real`].
 #[allow(unsafe_code)]
 unsafe fn is_proxy(state: *mut ffi::lua_State, index: c_int) -> bool {
     // SAFETY: as the caller promises.
     unsafe {
-        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
-        ffi::lua_pushvalue(state, index);
-        ffi::lua_rawget(state, -2);
-        let proxy = ffi::lua_isnil(state, -1) == 0;
-        ffi::lua_pop(state, 2);
+        let proxy = push_real(state, index);
+        ffi::lua_pop(state, 1);
         proxy
     }
 }
