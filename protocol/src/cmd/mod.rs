@@ -67,7 +67,8 @@ pub(crate) use acl::{
     acl_calls, acl_find, acl_has_keys, acl_key_flags, script_caller, user_permits,
 };
 pub(crate) use cluster::new_node_id;
-use table::{Command, Found, Run};
+pub(crate) use table::Found;
+use table::{Command, Run};
 pub(crate) use table::{call_name, find, lookup};
 
 /// What a server command sees.
@@ -396,19 +397,25 @@ pub(crate) fn execute(
     action
 }
 
-/// Runs a queued command inside EXEC (already under the lock, blocking impossible). The call
-/// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// The spec of the command called `name` (any case), server or engine; `None` if unknown.
 pub(crate) fn spec_of(name: &[u8]) -> Option<&'static CommandSpec> {
     table::lookup(name).map(Found::spec)
 }
 
+/// Runs a queued command inside EXEC (already under the lock, blocking impossible). The call
+/// is counted under the command's own name (`xgroup`, where a call outside MULTI counts as
 /// `xgroup|create`).
 pub(crate) fn execute_queued(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let started = crate::monotonic::now_ns();
     let Some((found, id)) = rename::find(argv[0]) else {
         return error(engine::unknown_command(argv[0], &[]));
     };
+    execute_found(ctx, argv, found, id)
+}
+
+/// [`execute_queued`] of a command already looked up: `found` and `id` are what
+/// `rename::find(argv[0])` answers.
+pub(crate) fn execute_found(ctx: &mut Ctx<'_>, argv: &[&[u8]], found: Found, id: CallId) -> Reply {
+    let started = crate::monotonic::now_ns();
     let name = found.spec().name;
     // The rules may have changed since the command was queued: Redis checks again.
     if ctx.state.acl().restricted()

@@ -17,9 +17,9 @@ use mlua::{Lua, Value, WeakLua};
 
 use super::sandbox::{self, CommandArgs, ScriptError};
 use super::{busy, convert, current};
-use crate::cmd::{Ctx, execute_queued, find, lookup};
+use crate::cmd::{Ctx, Found, execute_found, find, lookup, rename};
 use crate::resp::{Protocol, encode};
-use crate::state::stats::CallOutcome;
+use crate::state::stats::{CallId, CallOutcome};
 
 /// Whether Redis marks the command (or `container|subcommand`) `noscript`: a script may not
 /// run it. A `match`, so the check is a comparison by length and bytes, not a list walk.
@@ -244,20 +244,23 @@ pub(crate) fn call(
     args: &[&[u8]],
     out: &mut BytesMut,
 ) -> Result<(), &'static str> {
-    match check(*limits, args) {
-        Ok(writes) => limits.dirty |= writes,
+    let (found, id) = match check(*limits, args) {
+        Ok(checked) => {
+            limits.dirty |= checked.writes;
+            (checked.found, checked.id)
+        }
         Err(refusal) => {
             count_refusal(ctx, args, refusal);
             return Err(refusal);
         }
-    }
+    };
     let protocol = if resp3 {
         Protocol::Resp3
     } else {
         Protocol::Resp2
     };
     let caller = std::mem::replace(&mut ctx.client.protocol, protocol);
-    let reply = execute_queued(ctx, args);
+    let reply = execute_found(ctx, args, found, id);
     ctx.client.protocol = caller;
     out.clear();
     match reply {
@@ -281,11 +284,19 @@ fn count_refusal(ctx: &Ctx<'_>, argv: &[&[u8]], refusal: &str) {
     }
 }
 
-/// Redis's checks before a script's command runs, in its order: the command exists with its
-/// arity, may run from a script, writes only where the script may write, and grows memory
-/// only where it may. Whether the command writes, when it may run.
-pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<bool, &'static str> {
-    let Some(found) = argv.first().and_then(|name| lookup(name)) else {
+/// A command a script may run: what it is, and whether it writes.
+#[derive(Clone, Copy)]
+pub(crate) struct Checked {
+    pub found: Found,
+    pub id: CallId,
+    pub writes: bool,
+}
+
+/// Redis's checks before a script's command runs, in its order: the command exists (under
+/// its name after `rename-command`) with its arity, may run from a script, writes only where
+/// the script may write, and grows memory only where it may.
+pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<Checked, &'static str> {
+    let Some((found, id)) = argv.first().and_then(|name| rename::find(name)) else {
         return Err("Unknown Redis command called from script");
     };
     let spec = found.spec();
@@ -312,7 +323,11 @@ pub(crate) fn check(limits: Limits, argv: &[&[u8]]) -> Result<bool, &'static str
     if limits.deny_oom && !limits.dirty && flags & DENY_OOM != 0 {
         return Err("-OOM command not allowed when used memory > 'maxmemory'.");
     }
-    Ok(flags & WRITE != 0)
+    Ok(Checked {
+        found,
+        id,
+        writes: flags & WRITE != 0,
+    })
 }
 
 /// `redis.acl_check_cmd`: whether the caller's user may run `argv`, or Redis's refusal of a
@@ -369,11 +384,11 @@ mod tests {
         };
         let set: [&[u8]; 3] = [b"set", b"k", b"v"];
         assert_eq!(
-            check(limits, &set),
+            check(limits, &set).map(|c| c.writes),
             Err("-OOM command not allowed when used memory > 'maxmemory'.")
         );
-        assert_eq!(check(limits, &[b"del", b"k"]), Ok(true));
+        assert_eq!(check(limits, &[b"del", b"k"]).map(|c| c.writes), Ok(true));
         limits.dirty = true;
-        assert_eq!(check(limits, &set), Ok(true));
+        assert_eq!(check(limits, &set).map(|c| c.writes), Ok(true));
     }
 }

@@ -196,6 +196,7 @@ fn includes_quoting_save_lines_and_renamed_commands() {
         format!(
             "include {}/conf.d/*.conf\nsave 60 10000\nrequirepass 'its'\n\
              rename-command CONFIG MYCONFIG\nrename-command FLUSHALL \"\"\n\
+             rename-command INCR MYINCR\n\
              notify-keyspace-events \"Ex\"\nslaveof-nothing-here 1 2\n",
             dir.path().display()
         ),
@@ -266,6 +267,20 @@ fn includes_quoting_save_lines_and_renamed_commands() {
         .query(&mut conn)
         .unwrap();
     assert_eq!(pair, ["hz", "10"]);
+    // A script calls a renamed command by its new name; the old name is unknown to it.
+    let script = |conn: &mut redis::Connection, name: &str| {
+        redis::cmd("EVAL")
+            .arg(format!("return redis.call('{name}', KEYS[1])"))
+            .arg(1)
+            .arg("counter")
+            .query::<i64>(conn)
+    };
+    assert_eq!(script(&mut conn, "myincr").unwrap(), 1);
+    let refused = script(&mut conn, "incr").unwrap_err().to_string();
+    assert!(
+        refused.contains("Unknown Redis command called from script"),
+        "{refused}"
+    );
     // The save points are written back one per line.
     let () = redis::cmd("MYCONFIG")
         .arg("REWRITE")
