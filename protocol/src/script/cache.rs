@@ -60,12 +60,13 @@ impl Cache {
     }
 
     /// The script whose SHA1 is `sha` (lower case), marked as just used (EVALSHA's lookup).
-    pub fn use_script(&mut self, sha: &str) -> Option<&Script> {
-        let by_eval = self.scripts.get(sha)?.1;
+    pub fn use_script(&mut self, sha: &str) -> Option<Script> {
+        let (script, by_eval) = self.scripts.get(sha)?;
+        let (script, by_eval) = (script.clone(), *by_eval);
         if by_eval {
             self.touch(sha);
         }
-        self.scripts.get(sha).map(|(script, _)| script)
+        Some(script)
     }
 
     /// Marks an EVAL script as just used.
@@ -143,8 +144,13 @@ pub(crate) struct Sha([u8; 40]);
 
 impl Sha {
     pub fn as_str(&self) -> &str {
-        // Built only from ASCII (see `lowercase_sha`); never empty otherwise.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        // SAFETY: a `Sha` is built only by `lowercase_sha`, which accepts ASCII bytes only,
+        // and ASCII is UTF-8. EVALSHA reads its SHA this way on every call, so it is not
+        // validated twice.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::str::from_utf8_unchecked(&self.0)
+        }
     }
 }
 

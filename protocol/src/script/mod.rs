@@ -279,7 +279,7 @@ fn run(ctx: &mut Ctx<'_>, argv: &[&[u8]], variant: Variant) -> Reply {
     let sha = sha.as_str();
     let (script, generation, evicted) = {
         let mut cache = ctx.state.scripts().cache.lock();
-        let Some(script) = cache.use_script(sha).cloned() else {
+        let Some(script) = cache.use_script(sha) else {
             return noscript();
         };
         (script, cache.generation, cache.evicted)
