@@ -195,12 +195,14 @@ pub enum Error {
     /// An unknown XCLAIM option.
     #[error("ERR Unrecognized XCLAIM option '{0}'")]
     UnrecognizedClaimOption(String),
-    /// An unknown command name (lower-cased arguments are Redis's own formatting).
-    #[error("ERR unknown command '{name}', with args beginning with: {args}")]
+    /// An unknown command name, and its first arguments when it has any (Redis 8.8's
+    /// `commandCheckExistence`: a call without arguments gets no "with args" part).
+    #[error("ERR unknown command '{name}'{}", with_args(.args))]
     UnknownCommand {
         /// The command name as sent.
         name: String,
-        /// The first arguments, each as `'arg' `, as Redis prints them.
+        /// The first arguments, each as `'arg' `, as Redis prints them; empty when the call
+        /// has none (an empty argument shows as `'' `).
         args: String,
     },
     /// XADD with IDMP or IDMPAUTO given twice (in any combination).
@@ -508,4 +510,13 @@ pub enum RdbError {
         /// What is wrong.
         what: String,
     },
+}
+
+/// The part of an unknown command's error that shows its first arguments, if it has any.
+fn with_args(args: &str) -> String {
+    if args.is_empty() {
+        String::new()
+    } else {
+        format!(", with args beginning with: {args}")
+    }
 }

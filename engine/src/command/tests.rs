@@ -38,10 +38,12 @@ fn an_unknown_command_quotes_its_name_and_first_arguments() {
         err(&ks, &[b"NOSUCH", b"k", b"x"]),
         "ERR unknown command 'NOSUCH', with args beginning with: 'k' 'x' "
     );
-    // A name that starts with X but is not a stream command.
+    // A name that starts with X but is not a stream command; without arguments, no "with
+    // args" part (Redis 8.8).
+    assert_eq!(err(&ks, &[b"XNOPE"]), "ERR unknown command 'XNOPE'");
     assert_eq!(
-        err(&ks, &[b"XNOPE"]),
-        "ERR unknown command 'XNOPE', with args beginning with: "
+        err(&ks, &[b"XNOPE", b""]),
+        "ERR unknown command 'XNOPE', with args beginning with: '' "
     );
     assert!(matches!(
         ks.execute::<&[u8]>(&[]),

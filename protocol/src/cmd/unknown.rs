@@ -19,7 +19,10 @@ fn c_string(bytes: &[u8], max: usize) -> &[u8] {
 pub(crate) fn unknown_command_line(argv: &[&[u8]]) -> Vec<u8> {
     let mut text = b"ERR unknown command '".to_vec();
     text.extend_from_slice(c_string(argv[0], SHOWN_BYTES_MAX));
-    text.extend_from_slice(b"', with args beginning with: ");
+    text.push(b'\'');
+    if argv.len() > 1 {
+        text.extend_from_slice(b", with args beginning with: ");
+    }
     let mut shown = 0usize;
     for arg in &argv[1..] {
         if shown >= SHOWN_BYTES_MAX {
@@ -61,6 +64,10 @@ mod tests {
         assert_eq!(
             unknown_command_line(&[b"a\r\nb\0c", b"\x80"]),
             b"-ERR unknown command 'a  b', with args beginning with: '\x80' \r\n".to_vec()
+        );
+        assert_eq!(
+            unknown_command_line(&[b"\xff"]),
+            b"-ERR unknown command '\xff'\r\n".to_vec()
         );
         let long = vec![b'z'; 300];
         let line = unknown_command_line(&[&long, &long, b"never"]);

@@ -145,7 +145,7 @@ fn cases() -> Vec<WireCase> {
             .cmd("EXISTS s"),
         WireCase::new("errors before and while running")
             .cmd("FOO a b")
-            .cmd("xfoo")
+            .cmd("xfoo x")
             .cmd("XADD s")
             .cmd("GET")
             .cmd("DEL")
@@ -215,7 +215,7 @@ fn cases() -> Vec<WireCase> {
                 "XACK s g 1-0 2-0",
                 "SET str x",
                 "XLEN str",
-                "NOSUCHCOMMAND",
+                "NOSUCHCOMMAND x",
                 "XLEN",
                 "TYPE s",
                 "EXISTS s str",
@@ -252,7 +252,7 @@ fn cases() -> Vec<WireCase> {
             ]),
         WireCase::new("MULTI/EXEC: queue-time errors abort, DISCARD, nesting, WATCH")
             .pipeline(&["MULTI", "XADD s 3-0 f v", "XADD s", "EXEC", "XLEN s"])
-            .pipeline(&["MULTI", "XADD s 3-0 f v", "FOO", "EXEC", "XLEN s"])
+            .pipeline(&["MULTI", "XADD s 3-0 f v", "FOO x", "EXEC", "XLEN s"])
             .pipeline(&["MULTI", "XADD s 9-0 f v", "DISCARD", "XLEN s"])
             .pipeline(&["EXEC", "DISCARD"])
             .pipeline(&["WATCH s", "XADD s 5-0 f v", "MULTI", "XLEN s", "EXEC"])
@@ -339,6 +339,25 @@ fn run_these(kind: PeerKind, all: &[WireCase]) {
 #[test]
 fn wire_cases_match_redis() {
     run_cases(PeerKind::Redis, false);
+}
+
+/// Unknown commands: Redis 8.8 shows the first arguments only of a call that has some (7.0
+/// and Valkey 8.1 add an empty "with args beginning with:" to a call without).
+fn unknown_command_cases() -> Vec<WireCase> {
+    vec![
+        WireCase::new("unknown commands with and without arguments")
+            .cmd("xfoo")
+            .cmd("xfoo ''")
+            .cmd("NOSUCH a b")
+            .pipeline(&["PING", "NOSUCH", "NOSUCH x", "PING"])
+            .multi(&["SET k 1", "NOSUCH"])
+            .cmd("GET k"),
+    ]
+}
+
+#[test]
+fn unknown_commands_match_redis8() {
+    run_these(PeerKind::Redis8, &unknown_command_cases());
 }
 
 #[test]

@@ -321,7 +321,7 @@ fn errors_carry_redis_codes_and_exact_texts() {
         b"FOO a b\r\n*3\r\n$3\r\nfoo\r\n$1\r\na\r\n$5\r\nb c d\r\n*1\r\n$3\r\nbar\r\n",
         b"-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n\
           -ERR unknown command 'foo', with args beginning with: 'a' 'b c d' \r\n\
-          -ERR unknown command 'bar', with args beginning with: \r\n",
+          -ERR unknown command 'bar'\r\n",
     );
     // CR and LF inside an error become spaces: a reply can never break the framing.
     wire.expect(
