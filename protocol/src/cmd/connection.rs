@@ -7,7 +7,7 @@ use super::{Ctx, error, int_arg, is, subcommand_of, subcommand_syntax, unknown_s
 use crate::REDIS_VERSION;
 use crate::error::CommandError;
 use crate::resp::Protocol;
-use crate::state::client::valid_client_name;
+use crate::state::client::{ClientInfo, valid_client_name};
 use crate::state::{ClientState, ServerState};
 
 /// `PING [message]`: in RESP2 pub/sub mode `["pong", message or ""]`, as Redis.
@@ -377,37 +377,82 @@ fn unblock(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
 
 /// `CLIENT LIST [TYPE type] [ID id [id ...]]`.
 fn list(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
-    let argc = argv.len();
     let clients = ctx.state.clients();
-    let mut ids: Option<Vec<u64>> = None;
-    let mut i = 2;
-    while i < argc {
-        if is(argv[i], "type") && i + 1 < argc {
-            i += 2;
-        } else if is(argv[i], "id") && i + 1 < argc {
-            let mut list = Vec::new();
-            for arg in &argv[i + 1..] {
-                match int_arg(arg) {
-                    Ok(id) if id > 0 => list.push(id as u64),
-                    _ => return CommandError::InvalidClientId.into(),
+    let line = |c: &ClientInfo| format!("{}\n", c.line(super::call_name));
+    // Redis's forms: no filter, `TYPE type` alone, or `ID id...` (each id's line in the
+    // order given, an id not connected skipped).
+    let text: String = match argv.len() {
+        2 => clients.iter().map(|c| line(c)).collect(),
+        4 if is(argv[2], "type") => {
+            let kind = match client_type(argv[3]) {
+                Ok(kind) => kind,
+                Err(reply) => return reply,
+            };
+            clients
+                .iter()
+                .filter(|c| kind.matches(c))
+                .map(|c| line(c))
+                .collect()
+        }
+        n if n > 3 && is(argv[2], "id") => {
+            let mut text = String::new();
+            for arg in &argv[3..] {
+                let Ok(id) = int_arg(arg) else {
+                    return CommandError::InvalidClientId.into();
+                };
+                if let Some(c) = clients.iter().find(|c| id >= 0 && c.id == id as u64) {
+                    text.push_str(&line(c));
                 }
             }
-            ids = Some(list);
-            i = argc;
-        } else {
-            return error(echomq_engine::Error::Syntax);
+            text
         }
-    }
-    let text: String = clients
-        .iter()
-        .filter(|c| ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-        .map(|c| format!("{}\n", c.line(super::call_name)))
-        .collect();
+        _ => return error(echomq_engine::Error::Syntax),
+    };
     Reply::Verbatim(Bytes::from(text))
 }
 
-/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [ADDR ip:port] [LADDR ip:port] [USER name]
-/// [SKIPME yes|no]`.
+/// A client type CLIENT LIST and CLIENT KILL filter by (Redis's `getClientTypeByName`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    /// `replica` or `slave`.
+    Replica,
+    PubSub,
+    Master,
+}
+
+impl ClientType {
+    /// Whether `client` is of this type: a client with a subscription is a pub/sub client,
+    /// any other a normal one (this server has no replicas or masters among its clients).
+    fn matches(self, client: &ClientInfo) -> bool {
+        match self {
+            ClientType::Normal => !client.pubsub.is_subscribed(),
+            ClientType::PubSub => client.pubsub.is_subscribed(),
+            ClientType::Replica | ClientType::Master => false,
+        }
+    }
+}
+
+/// The client type called `name` (any case), or Redis's error.
+fn client_type(name: &[u8]) -> Result<ClientType, Reply> {
+    Ok(if is(name, "normal") {
+        ClientType::Normal
+    } else if is(name, "slave") || is(name, "replica") {
+        ClientType::Replica
+    } else if is(name, "pubsub") {
+        ClientType::PubSub
+    } else if is(name, "master") {
+        ClientType::Master
+    } else {
+        return Err(Reply::Error(format!(
+            "ERR Unknown client type '{}'",
+            String::from_utf8_lossy(name)
+        )));
+    })
+}
+
+/// `CLIENT KILL ip:port` or `CLIENT KILL [ID id] [TYPE type] [ADDR ip:port] [LADDR ip:port]
+/// [USER name] [SKIPME yes|no] [MAXAGE seconds]`: the clients every filter given matches.
 fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let clients = ctx.state.clients();
     let me = ctx.client.info.id;
@@ -423,6 +468,7 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     }
     let (mut id, mut addr, mut laddr, mut skip_me) = (None, None, None, true);
     let mut user: Option<&[u8]> = None;
+    let (mut kind, mut max_age) = (None, None);
     let mut i = 2;
     while i + 1 < argv.len() {
         let value = &argv[i + 1];
@@ -451,8 +497,19 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 ));
             }
             user = Some(value);
-        } else if is(argv[i], "type") || is(argv[i], "maxage") {
-            // Every client here is a normal client.
+        } else if is(argv[i], "maxage") {
+            match int_arg(value) {
+                Ok(n) if n > 0 => max_age = Some(n as u64),
+                Ok(_) => return Reply::Error("ERR maxage should be greater than 0".into()),
+                Err(_) => {
+                    return Reply::Error("ERR maxage is not an integer or out of range".into());
+                }
+            }
+        } else if is(argv[i], "type") {
+            match client_type(value) {
+                Ok(k) => kind = Some(k),
+                Err(reply) => return reply,
+            }
         } else {
             return error(echomq_engine::Error::Syntax);
         }
@@ -472,6 +529,8 @@ fn kill(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 .as_ref()
                 .is_some_and(|a| Some(a.clone()) != c.laddr.as_ref().map(|l| l.to_string()))
             || user.is_some_and(|u| c.user()[..] != *u)
+            || kind.is_some_and(|k| !k.matches(&c))
+            || max_age.is_some_and(|age| c.age_s() < age)
         {
             continue;
         }

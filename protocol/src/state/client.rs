@@ -294,6 +294,11 @@ impl ClientInfo {
         self.no_touch.store(on, Ordering::Relaxed);
     }
 
+    /// Whole seconds since the client connected (CLIENT LIST's `age`).
+    pub fn age_s(&self) -> u64 {
+        crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000
+    }
+
     /// The CLIENT LIST / CLIENT INFO line for this client (without the newline);
     /// `call_name` names its last command (the command table's, which this layer does not
     /// know).
@@ -346,7 +351,7 @@ impl ClientInfo {
                 .map(|a| a.to_string())
                 .unwrap_or_default(),
             text(&names.name),
-            crate::monotonic::now_ns().saturating_sub(self.created_ns) / 1_000_000_000,
+            self.age_s(),
             self.idle_s(),
             flags,
             self.db.load(Ordering::Relaxed),

@@ -1,7 +1,8 @@
 //! CLIENT's subcommands against Redis 8.8 over the wire, RESP2 and RESP3: REPLY's errors
 //! (what a silenced client gets is in `server::client_command`: the differ reads a reply per
 //! command), SETINFO's checks, UNBLOCK's errors and its
-//! answer for a client that is not blocked, NO-EVICT, each subcommand's arity error, and HELP.
+//! answer for a client that is not blocked, NO-EVICT, LIST's and KILL's filters and their
+//! errors, each subcommand's arity error, and HELP.
 
 use crate::support::peer::PeerKind;
 use crate::support::wire::{WireDiffer, line_words as argv};
@@ -31,6 +32,23 @@ fn lines() -> Vec<&'static str> {
         "CLIENT NO-EVICT on",
         "CLIENT NO-EVICT off",
         "CLIENT TRACKINGINFO x",
+        "CLIENT KILL MAXAGE 0",
+        "CLIENT KILL MAXAGE -5",
+        "CLIENT KILL MAXAGE x",
+        "CLIENT KILL TYPE foo",
+        "CLIENT KILL TYPE master",
+        "CLIENT KILL TYPE pubsub",
+        "CLIENT KILL TYPE replica MAXAGE 1000",
+        "CLIENT KILL MAXAGE 100000",
+        "CLIENT KILL ID 0",
+        "CLIENT LIST TYPE foo",
+        "CLIENT LIST TYPE master",
+        "CLIENT LIST TYPE pubsub",
+        "CLIENT LIST TYPE",
+        "CLIENT LIST TYPE normal ID 1",
+        "CLIENT LIST ID x",
+        "CLIENT LIST ID 0 -1 99999",
+        "CLIENT LIST foo",
     ]
 }
 

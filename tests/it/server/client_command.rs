@@ -1,11 +1,12 @@
 //! CLIENT subcommands whose effect shows over the wire rather than in their reply: REPLY
 //! OFF and SKIP silence replies (the bytes are those Redis 8.8 sends for the same pipeline),
 //! UNBLOCK ends another client's blocking read as a timeout or an error, NO-EVICT and
-//! SETINFO show in CLIENT LIST, and CLIENT LIST counts a client's traffic and watched keys.
+//! SETINFO show in CLIENT LIST, CLIENT LIST counts a client's traffic and watched keys, and
+//! CLIENT LIST and CLIENT KILL filter by TYPE (a subscribed client is `pubsub`) and MAXAGE.
 
 use echomq::testing::TestServer;
 
-use super::{Wire, wait_blocked_clients};
+use super::{Wire, wait_blocked_clients, wait_until};
 
 fn field<'a>(line: &'a str, name: &str) -> &'a str {
     line.split([' ', '\r', '\n'])
@@ -112,4 +113,42 @@ fn latency_histogram_reports_each_commands_cumulative_calls() {
     assert!(reply.ends_with(":2\r\n"), "{reply}");
     c.expect(b"CONFIG SET latency-tracking no\r\n", b"+OK\r\n");
     c.expect(b"LATENCY HISTOGRAM\r\n", b"%0\r\n");
+}
+
+#[test]
+fn list_and_kill_filter_by_type_and_age() {
+    let server = TestServer::start().unwrap();
+    let mut admin = Wire::connect(&server);
+    let mut subscriber = Wire::connect(&server);
+    subscriber.send(b"SUBSCRIBE news\r\n");
+    subscriber.expect_replies(
+        b"SUBSCRIBE news\r\n",
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
+    );
+    let normal = Wire::connect(&server);
+    let ids = |wire: &mut Wire, kind: &str| -> Vec<String> {
+        let list = String::from_utf8(wire.command(&["CLIENT", "LIST", "TYPE", kind])).unwrap();
+        list.lines()
+            .filter(|l| l.contains("id="))
+            .map(|l| field(l, "id").to_string())
+            .collect()
+    };
+    assert_eq!(ids(&mut admin, "pubsub").len(), 1);
+    assert_eq!(ids(&mut admin, "normal").len(), 2);
+    assert!(ids(&mut admin, "master").is_empty());
+    // Every client is younger than a minute: none is old enough to go.
+    admin.expect(b"CLIENT KILL MAXAGE 60\r\n", b":0\r\n");
+    admin.expect(b"CLIENT KILL TYPE replica\r\n", b":0\r\n");
+    // Only the subscriber is a pub/sub client.
+    admin.expect(b"CLIENT KILL TYPE pubsub\r\n", b":1\r\n");
+    subscriber.read_until_closed();
+    wait_until("the subscriber is gone", || {
+        ids(&mut admin, "pubsub").is_empty()
+    });
+    assert_eq!(ids(&mut admin, "normal").len(), 2);
+    admin.expect(b"CLIENT KILL TYPE normal\r\n", b":1\r\n");
+    wait_until("only the admin is left", || {
+        ids(&mut admin, "normal").len() == 1
+    });
+    normal.close();
 }
