@@ -140,6 +140,38 @@ fn rewrite_failed(e: &std::io::Error) -> Reply {
     CommandError::ConfigRewriteFailed(why).into()
 }
 
+/// Whether `settings` turn on per-key memory tracking (`key-memory-histograms`, or the `mem`
+/// flag of `cluster-slot-stats-enabled`).
+fn memory_tracking(settings: &crate::state::Settings) -> bool {
+    let value = |name: &str| settings.accepted.get(name).map(String::as_str);
+    value("key-memory-histograms") == Some("yes")
+        || value("cluster-slot-stats-enabled")
+            .is_some_and(|v| v == "yes" || v.split(' ').any(|w| w == "mem"))
+}
+
+/// Redis's `updateMemoryTrackingEnabled`: memory tracking is set up at start-up only, so
+/// CONFIG SET may keep or turn it off but not turn it on. The refusal names the first of
+/// `accepted` that bears on it.
+fn memory_tracking_refusal(
+    before: &crate::state::Settings,
+    after: &crate::state::Settings,
+    accepted: &[(&'static Directive, String)],
+) -> Option<crate::error::ConfigRefusal> {
+    if memory_tracking(before) || !memory_tracking(after) {
+        return None;
+    }
+    let (d, _) = accepted.iter().find(|(d, _)| {
+        matches!(
+            d.name,
+            "key-memory-histograms" | "cluster-slot-stats-enabled"
+        )
+    })?;
+    Some(crate::error::ConfigRefusal::new(
+        d.name,
+        crate::error::ConfigWhy::Other("memory tracking cannot be enabled at runtime".into()),
+    ))
+}
+
 fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
     // Every name is checked before any value, as Redis does: an unknown, immutable, protected
     // or repeated parameter refuses the whole command whatever the values are.
@@ -185,6 +217,9 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
                 return CommandError::ConfigRefused(refusal).into();
             }
         }
+    }
+    if let Some(refusal) = memory_tracking_refusal(&ctx.state.settings(), &updated, &accepted) {
+        return CommandError::ConfigRefused(refusal).into();
     }
     let engine = ctx.state.engine_config();
     let before = engine.node_limits();

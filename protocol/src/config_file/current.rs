@@ -51,8 +51,67 @@ pub(crate) fn accept(
         Kind::Memory => parse_memory(value)
             .map(|n| n.to_string())
             .ok_or(ConfigWhy::NotMemory),
+        Kind::Enum => match directives::enum_words(d.name) {
+            Some(words) => enum_value(d, words, value),
+            None => Ok(value.to_string()),
+        },
         _ => Ok(value.to_string()),
     }
+}
+
+/// An enumerated directive's value, as Redis's `enumConfigSet` takes it and `enumConfigGet`
+/// shows it: each word (any case; a [`MULTI`](directives::MULTI) directive's words are split
+/// at single spaces and OR-ed) must be one of `words`; the value shows as the first word
+/// standing for exactly it, else as the flags' words in table order.
+fn enum_value(
+    d: &Directive,
+    words: &directives::EnumWords,
+    value: &str,
+) -> Result<String, crate::error::ConfigWhy> {
+    use crate::error::ConfigWhy;
+    let given: Vec<&str> = if d.multi() {
+        if value.is_empty() {
+            Vec::new()
+        } else {
+            value.split(' ').collect()
+        }
+    } else {
+        vec![value]
+    };
+    let refused = ConfigWhy::NotOneOf(words.listed);
+    if given.is_empty() {
+        return Err(refused);
+    }
+    let mut bits = 0;
+    for word in given {
+        let mut matched = false;
+        for (name, v) in words.words {
+            if name.eq_ignore_ascii_case(word) {
+                bits |= v;
+                matched = true;
+            }
+        }
+        if !matched {
+            return Err(refused);
+        }
+    }
+    if d.name.starts_with("shutdown-on-sig") && bits & 1 != 0 && bits & 2 != 0 {
+        return Err(ConfigWhy::Other(
+            "shutdown options SAVE and NOSAVE can't be used simultaneously".into(),
+        ));
+    }
+    if let Some((name, _)) = words.words.iter().find(|(_, v)| *v == bits) {
+        return Ok(name.to_string());
+    }
+    let mut unmatched = bits;
+    let mut shown: Vec<&str> = Vec::new();
+    for (name, v) in words.words {
+        if *v != 0 && v & unmatched == *v {
+            shown.push(name);
+            unmatched &= !v;
+        }
+    }
+    Ok(shown.join(" "))
 }
 
 /// Bytes as Redis's rewrite writes them: the largest unit (`gb`, `mb`, `kb`) dividing them.

@@ -85,6 +85,95 @@ pub const DEPRECATED: &[(&str, usize)] = &[
     ("io-threads-do-reads", 2),
 ];
 
+/// The words an enumerated directive echomq accepts without implementing takes, with the
+/// value each stands for (Redis 8.8's `configEnum` tables in `config.c`, in their order),
+/// and that list as its refusal shows it. A directive with [`MULTI`] takes several words,
+/// whose values are bit flags OR-ed together.
+#[derive(Debug)]
+pub struct EnumWords {
+    pub words: &'static [(&'static str, u32)],
+    pub listed: &'static str,
+}
+
+/// The [`EnumWords`] of the enumerated directive called `name` (its canonical name).
+pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
+    const SHUTDOWN_ON_SIGNAL: EnumWords = EnumWords {
+        words: &[
+            ("default", 0),
+            ("save", 1),
+            ("nosave", 2),
+            ("now", 4),
+            ("force", 8),
+        ],
+        listed: "default, save, nosave, now, force",
+    };
+    static TABLE: &[(&str, EnumWords)] = &[
+        (
+            "cluster-slot-stats-enabled",
+            EnumWords {
+                words: &[("no", 0), ("yes", 7), ("cpu", 1), ("net", 2), ("mem", 4)],
+                listed: "no, yes, cpu, net, mem",
+            },
+        ),
+        (
+            "repl-diskless-load",
+            EnumWords {
+                words: &[
+                    ("disabled", 0),
+                    ("on-empty-db", 1),
+                    ("swapdb", 2),
+                    ("flushdb", 3),
+                ],
+                listed: "disabled, on-empty-db, swapdb, flushdb",
+            },
+        ),
+        (
+            "loglevel",
+            EnumWords {
+                words: &[
+                    ("debug", 0),
+                    ("verbose", 1),
+                    ("notice", 2),
+                    ("warning", 3),
+                    ("nothing", 4),
+                ],
+                listed: "debug, verbose, notice, warning, nothing",
+            },
+        ),
+        (
+            "oom-score-adj",
+            EnumWords {
+                words: &[("no", 0), ("yes", 1), ("relative", 1), ("absolute", 2)],
+                listed: "no, yes, relative, absolute",
+            },
+        ),
+        (
+            "sanitize-dump-payload",
+            EnumWords {
+                words: &[("no", 0), ("yes", 1), ("clients", 2)],
+                listed: "no, yes, clients",
+            },
+        ),
+        (
+            "cluster-preferred-endpoint-type",
+            EnumWords {
+                words: &[("ip", 0), ("hostname", 1), ("unknown-endpoint", 2)],
+                listed: "ip, hostname, unknown-endpoint",
+            },
+        ),
+        (
+            "propagation-error-behavior",
+            EnumWords {
+                words: &[("ignore", 0), ("panic", 1), ("panic-on-replicas", 2)],
+                listed: "ignore, panic, panic-on-replicas",
+            },
+        ),
+        ("shutdown-on-sigint", SHUTDOWN_ON_SIGNAL),
+        ("shutdown-on-sigterm", SHUTDOWN_ON_SIGNAL),
+    ];
+    TABLE.iter().find(|(n, _)| *n == name).map(|(_, w)| w)
+}
+
 /// The standard directive called `name` (or aliased so), any case.
 pub fn lookup(name: &str) -> Option<&'static Directive> {
     DIRECTIVES.iter().find(|d| {
@@ -1561,3 +1650,21 @@ pub const DIRECTIVES: &[Directive] = &[
         default: "50 99 99.9",
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_enumerated_directive_lists_its_words_in_order() {
+        for d in DIRECTIVES.iter().filter(|d| matches!(d.kind, Kind::Enum)) {
+            let Some(words) = enum_words(d.name) else {
+                continue;
+            };
+            let names: Vec<&str> = words.words.iter().map(|(n, _)| *n).collect();
+            assert_eq!(words.listed, names.join(", "), "{}", d.name);
+            assert!(names.contains(&d.default), "{}", d.name);
+        }
+        assert!(enum_words("loglevel").is_some());
+    }
+}

@@ -598,7 +598,7 @@ pub const PARAMS: &[Param] = &[
             let Some(fsync) = crate::persist::aof::Fsync::parse(v) else {
                 return Err(ConfigRefusal::new(
                     "appendfsync",
-                    ConfigWhy::NotOneOf("always, everysec, no"),
+                    ConfigWhy::NotOneOf("everysec, always, no"),
                 ));
             };
             s.appendfsync = fsync.name().into();
