@@ -44,19 +44,114 @@ pub(crate) fn accept(
             v @ ("yes" | "no") => Ok(v.to_string()),
             _ => Err(ConfigWhy::NotYesNo),
         },
-        Kind::Int => value
-            .parse::<i64>()
-            .map(|n| n.to_string())
-            .map_err(|_| ConfigWhy::NotInteger),
-        Kind::Memory => parse_memory(value)
-            .map(|n| n.to_string())
-            .ok_or(ConfigWhy::NotMemory),
+        Kind::Int => {
+            let n = echomq_engine::command::parse_i64(value.as_bytes())
+                .map_err(|_| ConfigWhy::NotInteger)?;
+            within(d, i128::from(n))?;
+            Ok(n.to_string())
+        }
+        Kind::Memory => {
+            let n = parse_memory(value).ok_or(ConfigWhy::NotMemory)?;
+            within(d, i128::from(n))?;
+            // Redis's `resizeReplicationBacklog` raises a smaller backlog to 16 KB.
+            const REPL_BACKLOG_MIN: u64 = 16 * 1024;
+            let n = if d.name == "repl-backlog-size" {
+                n.max(REPL_BACKLOG_MIN)
+            } else {
+                n
+            };
+            Ok(n.to_string())
+        }
+        Kind::Percent => percent_value(d, value),
+        Kind::Special if d.name == "oom-score-adj-values" => oom_score_adj_values(value),
         Kind::Enum => match directives::enum_words(d.name) {
             Some(words) => enum_value(d, words, value),
             None => Ok(value.to_string()),
         },
         _ => Ok(value.to_string()),
     }
+}
+
+/// `oom-score-adj-values`: three integers from -2000 to 2000, read as `strtoll` reads them
+/// (Redis's `setConfigOOMScoreAdjValuesOption`).
+fn oom_score_adj_values(value: &str) -> Result<String, crate::error::ConfigWhy> {
+    use crate::error::ConfigWhy;
+    let words: Vec<&str> = if value.is_empty() {
+        Vec::new()
+    } else {
+        value.split(' ').collect()
+    };
+    if words.len() != 3 {
+        return Err(ConfigWhy::Other("wrong number of arguments".into()));
+    }
+    let invalid = || {
+        ConfigWhy::Other(
+            "Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into(),
+        )
+    };
+    let mut shown = Vec::with_capacity(3);
+    for word in words {
+        let text = word.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let (negative, digits) = match text.as_bytes().first() {
+            Some(b'-') => (true, &text[1..]),
+            Some(b'+') => (false, &text[1..]),
+            _ => (false, text),
+        };
+        // `strtoll` reads no digits as 0 and stops at the first byte that is not one.
+        if !digits.bytes().all(|b| b.is_ascii_digit()) || (digits.is_empty() && !text.is_empty()) {
+            return Err(invalid());
+        }
+        let magnitude: i64 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().unwrap_or(i64::MAX)
+        };
+        let n = if negative { -magnitude } else { magnitude };
+        if !(-2000..=2000).contains(&n) {
+            return Err(invalid());
+        }
+        shown.push(n.to_string());
+    }
+    Ok(shown.join(" "))
+}
+
+/// Redis's `numericBoundaryCheck` of `n` against `d`'s bounds.
+fn within(d: &Directive, n: i128) -> Result<(), crate::error::ConfigWhy> {
+    match directives::numeric_bounds(d.name) {
+        Some((lo, hi)) if n < lo || n > hi => Err(crate::error::ConfigWhy::Other(format!(
+            "argument must be between {lo} and {hi} inclusive"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A value of bytes or a percentage (`10%`), as Redis's `numericParseString` reads a
+/// parameter that takes either; a percentage is shown as given.
+fn percent_value(d: &Directive, value: &str) -> Result<String, crate::error::ConfigWhy> {
+    use crate::error::ConfigWhy;
+    if let Some(n) = parse_memory(value) {
+        within(d, i128::from(n))?;
+        return Ok(n.to_string());
+    }
+    let percent = value
+        .strip_suffix('%')
+        .filter(|digits| !digits.is_empty())
+        .and_then(|digits| echomq_engine::command::parse_i64(digits.as_bytes()).ok())
+        .filter(|&p| p >= 0);
+    let Some(p) = percent else {
+        return Err(ConfigWhy::Other(
+            "argument must be a memory or percent value".into(),
+        ));
+    };
+    if let Some((lo, _)) = directives::numeric_bounds(d.name)
+        && -i128::from(p) < lo
+    {
+        return Err(ConfigWhy::Other(format!(
+            "percentage argument must be less or equal to {}",
+            -lo
+        )));
+    }
+    Ok(format!("{p}%"))
 }
 
 /// An enumerated directive's value, as Redis's `enumConfigSet` takes it and `enumConfigGet`

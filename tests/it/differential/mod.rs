@@ -50,7 +50,7 @@ mod client;
 mod collections_fuzz;
 mod command_info;
 mod command_keys;
-mod config_enums;
+mod config_values;
 mod debug;
 mod eviction;
 mod expiry;
