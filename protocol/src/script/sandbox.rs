@@ -826,6 +826,10 @@ pub(crate) fn lua_number_text(n: f64) -> String {
         return if n < 0.0 { "-inf" } else { "inf" }.into();
     }
     if n == n.trunc() && n.abs() < 1e14 {
+        // `%g` keeps the sign of a negative zero.
+        if n == 0.0 && n.is_sign_negative() {
+            return "-0".into();
+        }
         return format!("{}", n as i64);
     }
     // %.14g: 14 significant digits, trailing zeros dropped, exponent form outside 1e-5..1e14.
@@ -875,6 +879,7 @@ mod tests {
     fn lua_numbers_print_as_lua_prints_them() {
         assert_eq!(lua_number_text(1.0), "1");
         assert_eq!(lua_number_text(0.1), "0.1");
+        assert_eq!(lua_number_text(-0.0), "-0");
         assert_eq!(lua_number_text(1e100), "1e+100");
         assert_eq!(lua_number_text(1.0 / 3.0), "0.33333333333333");
     }

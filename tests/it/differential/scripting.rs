@@ -276,6 +276,9 @@ const CASES: &[&[&str]] = &[
         "0",
     ],
     &["EVAL", "return cjson.encode('a/b\"c')", "0"],
+    // A negative zero keeps its sign, in JSON and as a command's argument (`%.14g`).
+    &["EVAL", "return cjson.encode({-0, 0, -0.5})", "0"],
+    &["EVAL", "return redis.call('echo', -0)", "0"],
     &["EVAL", "return cjson.decode('[1,2,3]')", "0"],
     &[
         "EVAL",
