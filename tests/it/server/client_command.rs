@@ -125,7 +125,9 @@ fn list_and_kill_filter_by_type_and_age() {
         b"SUBSCRIBE news\r\n",
         b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
     );
-    let normal = Wire::connect(&server);
+    let mut normal = Wire::connect(&server);
+    // A round trip: the server has registered the connection.
+    normal.expect(b"PING\r\n", b"+PONG\r\n");
     let ids = |wire: &mut Wire, kind: &str| -> Vec<String> {
         let list = String::from_utf8(wire.command(&["CLIENT", "LIST", "TYPE", kind])).unwrap();
         list.lines()
