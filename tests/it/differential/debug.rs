@@ -1,7 +1,8 @@
 //! DEBUG against Redis 8.8 (started with `enable-debug-command yes`), byte for byte: DEBUG
 //! DIGEST and DIGEST-VALUE of the same strings, streams and sorted sets (expiry, deleted entries, several
 //! databases) are Redis's digests, DEBUG PROTOCOL's replies in both protocols, DEBUG OBJECT's
-//! encoding and serialized length, the no-op switches and the errors.
+//! encoding and serialized length, the no-op switches and the errors, and the encodings
+//! collections come back in from DEBUG RELOAD under changed thresholds.
 
 use echomq::testing::TestServer;
 
@@ -265,4 +266,76 @@ fn debug_reload_keeps_the_dataset_and_its_digest() {
         b"+OK\r\n+OK\r\n",
     );
     assert_eq!(show(&c.command(&["DEBUG", "DIGEST"])), show(&before));
+}
+
+/// The encodings collections take when DEBUG RELOAD loads them back under thresholds lower or
+/// higher than the ones they were written under (Redis's `rdbLoadObject` rules: a plain set
+/// record with more members than an intset holds loads as a table).
+#[test]
+fn reloaded_collections_take_redis_8s_encodings() {
+    // DEBUG RELOAD writes dump.rdb: each server into a directory of its own, never the
+    // working directory other tests start their peers in.
+    let dir = tempfile::tempdir().unwrap();
+    let Some(peer) = Peer::start_with(
+        PeerKind::Redis8,
+        &Launch {
+            args: vec![
+                "--enable-debug-command".into(),
+                "yes".into(),
+                "--dir".into(),
+                dir.path().display().to_string(),
+            ],
+            ..Launch::default()
+        },
+    ) else {
+        return;
+    };
+    let server = TestServer::start().unwrap();
+    let mut ours = Wire::connect(&server);
+    let ours_dir = tempfile::tempdir().unwrap();
+    let ours_dir = ours_dir.path().to_str().unwrap();
+    ours.expect(
+        format!("CONFIG SET dir {ours_dir}\r\n").as_bytes(),
+        b"+OK\r\n",
+    );
+    let mut theirs = Wire::connect_to(peer.addr());
+    let keys = "s sa sm sb h h2 h3 z z2 l l2";
+    let encodings = |ours: &mut Wire, theirs: &mut Wire| {
+        for key in keys.split(' ') {
+            same(ours, theirs, &format!("OBJECT ENCODING {key}"));
+        }
+    };
+    for line in [
+        "CONFIG SET set-max-intset-entries 2",
+        "SADD s 1 2 3",
+        "SADD sa a b c",
+        "SADD sm 1 a",
+        "CONFIG SET set-max-listpack-entries 2",
+        "SADD sb a b",
+        "CONFIG SET hash-max-listpack-entries 2",
+        "HSET h a 1 b 2 c 3",
+        "HSET h2 a 1 b 2",
+        "CONFIG SET zset-max-listpack-entries 2",
+        "ZADD z 1 a 2 b 3 c",
+        "ZADD z2 1 a 2 b",
+        "CONFIG SET hash-max-listpack-value 2",
+        "HSET h3 a 123",
+        "CONFIG SET list-max-listpack-size 2",
+        "RPUSH l a b c d e",
+        "RPUSH l2 a",
+    ] {
+        same(&mut ours, &mut theirs, line);
+    }
+    encodings(&mut ours, &mut theirs);
+    same(&mut ours, &mut theirs, "DEBUG RELOAD");
+    encodings(&mut ours, &mut theirs);
+    same(
+        &mut ours,
+        &mut theirs,
+        "CONFIG SET set-max-intset-entries 512 set-max-listpack-entries 128 \
+         hash-max-listpack-entries 128 zset-max-listpack-entries 128 \
+         hash-max-listpack-value 64 list-max-listpack-size -2",
+    );
+    same(&mut ours, &mut theirs, "DEBUG RELOAD");
+    encodings(&mut ours, &mut theirs);
 }

@@ -412,11 +412,16 @@ impl Set {
         }
     }
 
-    /// A set from loaded members in the encoding Redis loads them in.
+    /// A set from the members of a plain set record, in the encoding Redis's `rdbLoadObject`
+    /// gives it: a table when they outnumber `set-max-intset-entries`, else an intset each
+    /// member converts as SADD would (so a few strings make a listpack, but a few more
+    /// integers than an intset holds make a table, whatever the listpack limits).
     pub fn from_members(members: Vec<Bytes>, lim: &Thresholds) -> Set {
-        let mut set = match members.first() {
-            Some(first) => Set::for_members(first, members.len(), lim),
-            None => Set::new_intset(),
+        const INTSET_ENTRIES_MAX: usize = 1 << 30;
+        let mut set = if members.len() > lim.set_intset_entries.min(INTSET_ENTRIES_MAX) {
+            Set::new_table()
+        } else {
+            Set::new_intset()
         };
         for m in members {
             set.add(&m, lim);

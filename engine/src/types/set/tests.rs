@@ -138,3 +138,34 @@ fn encodings_follow_redis_thresholds() {
     assert_eq!(s.encoding(), "hashtable");
     assert_eq!(Set::for_members(b"a", 200, &LIM).encoding(), "hashtable");
 }
+
+#[test]
+fn a_plain_set_record_loads_as_redis_loads_it() {
+    let members = |names: &[&str]| -> Vec<Bytes> {
+        names
+            .iter()
+            .map(|n| Bytes::copy_from_slice(n.as_bytes()))
+            .collect()
+    };
+    let small_intsets = Thresholds {
+        set_intset_entries: 2,
+        ..LIM
+    };
+    // More members than an intset holds: a table, though a listpack would hold them.
+    let set = Set::from_members(members(&["1", "2", "3"]), &small_intsets);
+    assert_eq!(set.encoding(), "hashtable");
+    let set = Set::from_members(members(&["a", "b", "c"]), &small_intsets);
+    assert_eq!(set.encoding(), "hashtable");
+    // Few enough: an intset, made a listpack by the first member that is not an integer.
+    assert_eq!(
+        Set::from_members(members(&["1", "a"]), &small_intsets).encoding(),
+        "listpack"
+    );
+    assert_eq!(
+        Set::from_members(members(&["1", "2"]), &small_intsets).encoding(),
+        "intset"
+    );
+    let set = Set::from_members(members(&["a", "b", "c"]), &LIM);
+    assert_eq!(set.encoding(), "listpack");
+    set.check_invariants().unwrap();
+}
