@@ -118,9 +118,9 @@ fn oom_score_adj_values(value: &str) -> Result<String, crate::error::ConfigWhy> 
 /// Redis's `numericBoundaryCheck` of `n` against `d`'s bounds.
 fn within(d: &Directive, n: i128) -> Result<(), crate::error::ConfigWhy> {
     match directives::numeric_bounds(d.name) {
-        Some((lo, hi)) if n < lo || n > hi => Err(crate::error::ConfigWhy::Other(format!(
-            "argument must be between {lo} and {hi} inclusive"
-        ))),
+        Some((min, max)) if n < min || n > max => {
+            Err(crate::error::ConfigWhy::OutOfRange { min, max })
+        }
         _ => Ok(()),
     }
 }

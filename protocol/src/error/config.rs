@@ -34,9 +34,9 @@ pub enum ConfigWhy {
     #[error("argument must be between {min} and {max} inclusive")]
     OutOfRange {
         /// The least value.
-        min: u64,
+        min: i128,
         /// The greatest value.
-        max: u64,
+        max: i128,
     },
     /// Not a memory value (an integer with an optional unit).
     #[error("argument must be a memory value")]

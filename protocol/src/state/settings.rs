@@ -242,6 +242,7 @@ pub(super) fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64,
         .parse()
         .map_err(|_| ConfigRefusal::new(name, ConfigWhy::NotInteger))?;
     if n < i128::from(min) || n > i128::from(max) {
+        let (min, max) = (min.into(), max.into());
         return Err(ConfigRefusal::new(name, ConfigWhy::OutOfRange { min, max }));
     }
     Ok(n as u64)
@@ -250,7 +251,7 @@ pub(super) fn int_in(name: &str, value: &str, min: u64, max: u64) -> Result<u64,
 pub(super) fn memory_in(name: &str, value: &str, min: u64) -> Result<u64, ConfigRefusal> {
     let n = parse_memory(value).ok_or_else(|| ConfigRefusal::new(name, ConfigWhy::NotMemory))?;
     if n < min {
-        let max = i64::MAX as u64;
+        let (min, max) = (min.into(), i64::MAX.into());
         return Err(ConfigRefusal::new(name, ConfigWhy::OutOfRange { min, max }));
     }
     Ok(n)

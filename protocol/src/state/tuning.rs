@@ -122,10 +122,12 @@ macro_rules! encoding_param {
             set: Some(|_, e, v| {
                 let n = memory_in($name, v, 0)?;
                 if n > i64::MAX as u64 {
-                    let max = i64::MAX as u64;
                     return Err(ConfigRefusal::new(
                         $name,
-                        ConfigWhy::OutOfRange { min: 0, max },
+                        ConfigWhy::OutOfRange {
+                            min: 0,
+                            max: i64::MAX.into(),
+                        },
                     ));
                 }
                 e.encoding.$field.store(n, Ordering::Relaxed);
@@ -213,10 +215,12 @@ pub const TUNING_PARAMS: &[Param] = &[
         set: Some(|_, e, v| {
             let n = memory_in("hll-sparse-max-bytes", v, 0)?;
             if n > i64::MAX as u64 {
-                let max = i64::MAX as u64;
                 return Err(ConfigRefusal::new(
                     "hll-sparse-max-bytes",
-                    ConfigWhy::OutOfRange { min: 0, max },
+                    ConfigWhy::OutOfRange {
+                        min: 0,
+                        max: i64::MAX.into(),
+                    },
                 ));
             }
             e.set_hll_sparse_max_bytes(n);
