@@ -190,10 +190,10 @@ fn enum_value(
             return Err(refused);
         }
     }
-    if d.name.starts_with("shutdown-on-sig") && bits & 1 != 0 && bits & 2 != 0 {
-        return Err(ConfigWhy::Other(
-            "shutdown options SAVE and NOSAVE can't be used simultaneously".into(),
-        ));
+    if let Some((flags, refusal)) = words.exclusive
+        && bits & flags == flags
+    {
+        return Err(ConfigWhy::Other(refusal.into()));
     }
     if let Some((name, _)) = words.words.iter().find(|(_, v)| *v == bits) {
         return Ok(name.to_string());

@@ -93,6 +93,8 @@ pub const DEPRECATED: &[(&str, usize)] = &[
 pub struct EnumWords {
     pub words: &'static [(&'static str, u32)],
     pub listed: &'static str,
+    /// Flags that may not be given together, with Redis's refusal (its `is_valid_fn`).
+    pub exclusive: Option<(u32, &'static str)>,
 }
 
 /// The [`EnumWords`] of the enumerated directive called `name` (its canonical name).
@@ -106,6 +108,10 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             ("force", 8),
         ],
         listed: "default, save, nosave, now, force",
+        exclusive: Some((
+            1 | 2,
+            "shutdown options SAVE and NOSAVE can't be used simultaneously",
+        )),
     };
     static TABLE: &[(&str, EnumWords)] = &[
         (
@@ -113,6 +119,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             EnumWords {
                 words: &[("no", 0), ("yes", 7), ("cpu", 1), ("net", 2), ("mem", 4)],
                 listed: "no, yes, cpu, net, mem",
+                exclusive: None,
             },
         ),
         (
@@ -125,6 +132,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
                     ("flushdb", 3),
                 ],
                 listed: "disabled, on-empty-db, swapdb, flushdb",
+                exclusive: None,
             },
         ),
         (
@@ -138,6 +146,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
                     ("nothing", 4),
                 ],
                 listed: "debug, verbose, notice, warning, nothing",
+                exclusive: None,
             },
         ),
         (
@@ -145,6 +154,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             EnumWords {
                 words: &[("no", 0), ("yes", 1), ("relative", 1), ("absolute", 2)],
                 listed: "no, yes, relative, absolute",
+                exclusive: None,
             },
         ),
         (
@@ -152,6 +162,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             EnumWords {
                 words: &[("no", 0), ("yes", 1), ("clients", 2)],
                 listed: "no, yes, clients",
+                exclusive: None,
             },
         ),
         (
@@ -159,6 +170,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             EnumWords {
                 words: &[("ip", 0), ("hostname", 1), ("unknown-endpoint", 2)],
                 listed: "ip, hostname, unknown-endpoint",
+                exclusive: None,
             },
         ),
         (
@@ -166,6 +178,7 @@ pub fn enum_words(name: &str) -> Option<&'static EnumWords> {
             EnumWords {
                 words: &[("ignore", 0), ("panic", 1), ("panic-on-replicas", 2)],
                 listed: "ignore, panic, panic-on-replicas",
+                exclusive: None,
             },
         ),
         ("shutdown-on-sigint", SHUTDOWN_ON_SIGNAL),
