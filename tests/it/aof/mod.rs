@@ -24,9 +24,11 @@ impl Conn {
     pub(crate) fn open(addr: SocketAddr) -> Conn {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
+            // DBSIZE rather than PING: Redis answers PING while it still loads its files and
+            // refuses the commands after it with LOADING.
             let tried = redis::Client::open(format!("redis://{addr}/"))
                 .and_then(|c| c.get_connection())
-                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c).map(|_| c));
+                .and_then(|mut c| redis::cmd("DBSIZE").query::<i64>(&mut c).map(|_| c));
             match tried {
                 Ok(c) => return Conn(c),
                 Err(e) if Instant::now() < deadline => {
