@@ -1,4 +1,4 @@
-//! [`CountingAlloc`]: the system allocator, counting the bytes the process holds on the heap,
+//! [`CountingAlloc`]: an allocator (the system's unless told another), counting the bytes the process holds on the heap,
 //! so `used_memory` and the `maxmemory` check see what the dataset and the server's buffers
 //! hold, exactly and at once, and see it go down when data is freed (Redis counts the same way
 //! in `zmalloc`). A binary opts in with `#[global_allocator]`; [`heap_bytes`] is `None` when it
@@ -19,6 +19,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 
 /// Threads that get a slot of their own: the server's runtime workers, its background threads
@@ -71,6 +72,21 @@ fn count<const INSTALL: bool>(delta: i64) {
     }
 }
 
+/// What INFO's `mem_allocator` names: set once by the binary that chose the allocator.
+static ALLOCATOR_NAME: OnceLock<&'static str> = OnceLock::new();
+
+/// Names the process's allocator for INFO's `mem_allocator` (as Redis's `jemalloc-5.3.0`); a
+/// second call changes nothing.
+pub fn name_allocator(name: &'static str) {
+    // Only the first name counts: the allocator cannot change while the process runs.
+    let _ = ALLOCATOR_NAME.set(name);
+}
+
+/// The allocator's name: what [`name_allocator`] set, else `libc` (the system's).
+pub fn allocator_name() -> &'static str {
+    ALLOCATOR_NAME.get().copied().unwrap_or("libc")
+}
+
 /// Bytes held on the heap through [`CountingAlloc`], or `None` if it is not the global
 /// allocator.
 pub fn heap_bytes() -> Option<u64> {
@@ -88,26 +104,27 @@ pub fn heap_bytes() -> Option<u64> {
     Some(u64::try_from(sum).unwrap_or(0))
 }
 
-/// The system allocator, counting what it holds (see the module doc). Install it in a binary:
+/// An allocator `A` (the system's by default), counting what it holds (see the module doc).
+/// Install it in a binary:
 ///
 /// ```ignore
 /// #[global_allocator]
-/// static ALLOC: echomq_protocol::CountingAlloc = echomq_protocol::CountingAlloc;
+/// static ALLOC: echomq_protocol::CountingAlloc = echomq_protocol::CountingAlloc(std::alloc::System);
 /// ```
 #[derive(Debug, Default, Clone, Copy)]
-pub struct CountingAlloc;
+pub struct CountingAlloc<A = System>(pub A);
 
-// SAFETY: every method forwards to `System` with the caller's own pointer and layout, so
-// `System`'s guarantees (alignment, size, validity until dealloc) are exactly those required;
+// SAFETY: every method forwards to `A` with the caller's own pointer and layout, so
+// `A`'s guarantees (alignment, size, validity until dealloc) are exactly those required;
 // the only other work is the bookkeeping in `count`, which neither allocates (its thread local
 // is const-initialised and has no destructor) nor unwinds, so it cannot re-enter the allocator
 // or leave it in a half-done state.
 #[allow(unsafe_code)]
-unsafe impl GlobalAlloc for CountingAlloc {
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's layout, whose contract the caller upholds.
-        let ptr = unsafe { System.alloc(layout) };
+        let ptr = unsafe { self.0.alloc(layout) };
         if !ptr.is_null() {
             count::<true>(layout.size() as i64);
         }
@@ -117,7 +134,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
+        let ptr = unsafe { self.0.alloc_zeroed(layout) };
         if !ptr.is_null() {
             count::<true>(layout.size() as i64);
         }
@@ -126,16 +143,16 @@ unsafe impl GlobalAlloc for CountingAlloc {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation of this
-        // allocator is `System`'s), as the caller guarantees.
-        unsafe { System.dealloc(ptr, layout) };
+        // SAFETY: `ptr` was allocated by `A` with `layout` (every allocation of this
+        // allocator is `A`'s), as the caller guarantees.
+        unsafe { self.0.dealloc(ptr, layout) };
         count::<true>(-(layout.size() as i64));
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as `dealloc`; `new_size` is the caller's, checked by the caller.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        let new = unsafe { self.0.realloc(ptr, layout, new_size) };
         if !new.is_null() {
             count::<true>(new_size as i64 - layout.size() as i64);
         }

@@ -23,7 +23,7 @@
 /// The counting allocator `echomq serve` installs, so in-process servers account memory as
 /// the binary does.
 #[global_allocator]
-static ALLOC: echomq::protocol::CountingAlloc = echomq::protocol::CountingAlloc;
+static ALLOC: echomq::protocol::CountingAlloc = echomq::protocol::CountingAlloc(std::alloc::System);
 
 mod aof;
 mod archive;

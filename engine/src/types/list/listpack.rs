@@ -42,13 +42,27 @@ pub(crate) fn set_header(lp: &mut [u8], count: usize) {
     lp[4..6].copy_from_slice(&c.to_le_bytes());
 }
 
-/// Grows the capacity to hold `extra` more bytes, in steps of about 1/16 (as an allocator's
-/// size classes would round), not doubling: a list's memory stays near its bytes.
+/// Grows the capacity to hold `extra` more bytes, up to the allocator's size class of the need,
+/// not doubling: a list's memory stays near its bytes, and a node of at most 8 KB is never held
+/// in a bigger class than its bytes take.
 fn reserve(lp: &mut Vec<u8>, extra: usize) {
     let need = lp.len() + extra;
     if need > lp.capacity() {
-        lp.reserve_exact(need + need / 16 - lp.len());
+        lp.reserve_exact(size_class(need) - lp.len());
     }
+}
+
+/// The smallest of jemalloc's size classes (as `echomq serve` builds it: 16-byte quantum)
+/// holding `n` bytes: 8, then multiples of 16 to 64, then four classes between powers of two.
+fn size_class(n: usize) -> usize {
+    if n <= 8 {
+        return 8;
+    }
+    if n <= 64 {
+        return n.next_multiple_of(16);
+    }
+    let log2 = usize::BITS - 1 - (n - 1).leading_zeros();
+    n.next_multiple_of(1 << (log2 - 2))
 }
 
 /// The first element's position.
@@ -299,4 +313,21 @@ pub(crate) fn check(lp: &[u8]) -> Result<usize, String> {
     }
     cursor.finish().map_err(|e| e.to_string())?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_are_jemallocs() {
+        let classes: Vec<usize> = [1, 8, 9, 32, 33, 64, 65, 100, 129, 8000, 8192, 8193]
+            .into_iter()
+            .map(size_class)
+            .collect();
+        assert_eq!(
+            classes,
+            [8, 8, 16, 32, 48, 64, 80, 112, 160, 8192, 8192, 10240]
+        );
+    }
 }

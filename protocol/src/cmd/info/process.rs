@@ -277,7 +277,7 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     ] {
         out.field(name, 0);
     }
-    out.field("mem_allocator", "libc");
+    out.field("mem_allocator", crate::alloc::allocator_name());
     out.field("mem_overhead_db_hashtable_rehashing", 0);
     out.field("active_defrag_running", 0);
     let lazyfree = state.keyspace().lazyfree();
