@@ -5,9 +5,10 @@
 //!
 //! This package (`echomq-cli`) holds the binary and nothing a library user links: the
 //! subcommands are one file each ([`serve`] with its [`config`] and [`service`], [`archive`]
-//! with [`replica`]'s S3 options, [`logging`]), and `bench` is the `echomq-bench` crate. It also owns the integration tests
+//! with [`replica`]'s S3 options, [`logging`]; the server's [`allocator`]), and `bench` is the `echomq-bench` crate. It also owns the integration tests
 //! (`tests/it` at the repository root), which start this binary.
 
+mod allocator;
 mod archive;
 mod config;
 mod logging;
@@ -20,12 +21,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 /// jemalloc, as Redis's allocator (its size classes hold small values tighter than glibc's
-/// malloc, which adds a header and rounds to 16 bytes), counting what the process holds:
-/// INFO's `used_memory` and the `maxmemory` check read it (see `echomq_protocol::alloc`). How
-/// it is built: `.cargo/config.toml`.
+/// malloc, which adds a header and rounds to 16 bytes; see [`allocator`]), counting what the
+/// process holds: INFO's `used_memory` and the `maxmemory` check read it (see
+/// `echomq_protocol::alloc`).
 #[global_allocator]
-static ALLOC: echomq_protocol::CountingAlloc<tikv_jemallocator::Jemalloc> =
-    echomq_protocol::CountingAlloc(tikv_jemallocator::Jemalloc);
+static ALLOC: echomq_protocol::CountingAlloc<allocator::Jemalloc8> =
+    echomq_protocol::CountingAlloc(allocator::Jemalloc8);
 
 /// A pure-Rust stream engine that speaks Redis Streams natively.
 #[derive(Debug, Parser)]

@@ -52,14 +52,11 @@ fn reserve(lp: &mut Vec<u8>, extra: usize) {
     }
 }
 
-/// The smallest of jemalloc's size classes (as `echomq serve` builds it: 16-byte quantum)
-/// holding `n` bytes: 8, then multiples of 16 to 64, then four classes between powers of two.
+/// The smallest of jemalloc's size classes (as `echomq serve` and Redis build it: 8-byte
+/// quantum) holding `n` bytes: multiples of 8 to 64, then four classes between powers of two.
 fn size_class(n: usize) -> usize {
-    if n <= 8 {
-        return 8;
-    }
     if n <= 64 {
-        return n.next_multiple_of(16);
+        return n.max(1).next_multiple_of(8);
     }
     let log2 = usize::BITS - 1 - (n - 1).leading_zeros();
     n.next_multiple_of(1 << (log2 - 2))
@@ -327,7 +324,7 @@ mod tests {
             .collect();
         assert_eq!(
             classes,
-            [8, 8, 16, 32, 48, 64, 80, 112, 160, 8192, 8192, 10240]
+            [8, 8, 16, 32, 40, 64, 80, 112, 160, 8192, 8192, 10240]
         );
     }
 }
