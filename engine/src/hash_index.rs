@@ -52,6 +52,24 @@ fn within_load(held: usize, capacity: usize) -> bool {
     held * MAX_LOAD.1 <= capacity * MAX_LOAD.0
 }
 
+/// The home bucket of a tag among `capacity` buckets: where the tag falls among their equal
+/// ranges.
+#[inline(always)]
+fn home_among(tag: u32, capacity: usize) -> usize {
+    // Below the capacity: `tag < 2^32`. The capacity is far below 2^32 (positions are u32).
+    ((u64::from(tag) * capacity as u64) >> 32) as usize
+}
+
+/// How far `i` is after `from` in a cycle of `capacity` (both below it).
+#[inline(always)]
+fn cyclic_after(i: usize, from: usize, capacity: usize) -> usize {
+    if i >= from {
+        i - from
+    } else {
+        i + capacity - from
+    }
+}
+
 /// The ladder's smallest step holding `n` slots or more.
 fn step_at_least(n: usize) -> usize {
     let n = n.max(MIN_SLOTS);
@@ -124,11 +142,10 @@ impl Index {
         std::mem::size_of_val(&*self.slots)
     }
 
-    /// The home bucket of a tag: where the tag falls among the capacity's equal ranges.
+    /// The home bucket of a tag.
     #[inline]
     fn home(&self, tag: u32) -> usize {
-        // Below the capacity: `tag < 2^32`. The capacity is far below 2^32 (positions are u32).
-        ((u64::from(tag) * self.slots.len() as u64) >> 32) as usize
+        home_among(tag, self.slots.len())
     }
 
     /// The first tag whose home is `bucket` (at most the capacity): 2^32 for the capacity.
@@ -145,11 +162,7 @@ impl Index {
     /// How far slot `i` is after `home`, cyclically.
     #[inline]
     fn after(&self, i: usize, home: usize) -> usize {
-        if i >= home {
-            i - home
-        } else {
-            i + self.slots.len() - home
-        }
+        cyclic_after(i, home, self.slots.len())
     }
 
     #[inline]
@@ -438,12 +451,7 @@ impl Layer<'_> {
     #[inline(always)]
     fn home(&self, slot: u64) -> usize {
         let n = self.slots.len();
-        let home = ((u64::from(tag_of(slot)) * n as u64) >> 32) as usize;
-        if home >= self.base {
-            home - self.base
-        } else {
-            home + n - self.base
-        }
+        cyclic_after(home_among(tag_of(slot), n), self.base, n)
     }
 
     #[inline(always)]
