@@ -178,7 +178,7 @@ impl Db {
         }
         let is_stream = matches!(value, Value::Stream(_));
         let is_list = matches!(value, Value::List(_) | Value::ZSet(_));
-        self.values.map.set_expiry(key, None);
+        self.values.map.clear_expiry(key);
         let previous = self.values.put(key, value);
         self.touch(key);
         if matches!(previous, Some(Value::Stream(_))) && !is_stream {

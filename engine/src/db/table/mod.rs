@@ -381,6 +381,14 @@ impl Table {
         true
     }
 
+    /// Removes `key`'s expiry, if it has one: [`Table::set_expiry`] with `None`, without the
+    /// lookup when no key of the table has an expiry.
+    pub(crate) fn clear_expiry(&mut self, key: &[u8]) {
+        if !self.volatile.is_empty() {
+            self.set_expiry(key, None);
+        }
+    }
+
     /// Removes volatile record `slot`, moving the last one into its place.
     fn drop_volatile(&mut self, slot: usize) {
         self.volatile.swap_remove(slot);
@@ -624,6 +632,7 @@ mod tests {
         Insert(u16, u64),
         Remove(u16),
         Expire(u16, Option<u64>),
+        ClearExpiry(u16),
         Meta(u16, u32),
         /// Prefetch then read: a key hashed ahead, or found absent, is read again.
         Get(u16),
@@ -636,6 +645,7 @@ mod tests {
             4 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
             3 => key.clone().prop_map(Op::Remove),
             2 => (key.clone(), proptest::option::of(any::<u64>())).prop_map(|(k, t)| Op::Expire(k, t)),
+            1 => key.clone().prop_map(Op::ClearExpiry),
             1 => (key.clone(), 0u32..1 << 24).prop_map(|(k, m)| Op::Meta(k, m)),
             2 => key.prop_map(Op::Get),
         ]
@@ -687,6 +697,13 @@ mod tests {
                 let expected = model.get(&key).map(|e| e.0.to_string());
                 assert_eq!(text(table.get(&key)), expected);
                 assert_eq!(table.contains_key(&key), model.contains_key(&key));
+            }
+            Op::ClearExpiry(k) => {
+                let key = key_of(k);
+                table.clear_expiry(&key);
+                if let Some(e) = model.get_mut(&key) {
+                    e.1 = None;
+                }
             }
             Op::Meta(k, m) => {
                 let key = key_of(k);

@@ -121,8 +121,10 @@ impl Set {
         if self.get {
             db.count_read(key, false);
         }
-        // The old string matters only to GET's reply; another type is only "there".
-        let old = match db.get(key) {
+        // The old string matters only to GET's reply; another type is only "there". A SET
+        // with neither GET nor a condition overwrites whatever is there, unread.
+        let reads_old = self.get || self.nx || self.xx || self.condition.is_some();
+        let old = match reads_old.then(|| db.get(key)).flatten() {
             None => None,
             Some(Value::String(s)) if self.get => Some(Some(s.to_bytes())),
             Some(Value::String(_)) => Some(None),
@@ -182,7 +184,10 @@ impl Set {
             None => None,
         };
         db.insert(key, Value::String(StringValue::from_arg(value)));
-        db.set_expiry(key, ttl);
+        // The insert left the key without an expiry.
+        if ttl.is_some() {
+            db.set_expiry(key, ttl);
+        }
         db.notify(STRING, "set", key);
         if self.expires_at.is_some() {
             db.notify(GENERIC, "expire", key);
