@@ -5,7 +5,6 @@
 //! with `--queues 3` puts its queues on the cluster's three masters and reports aggregates.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -62,10 +61,12 @@ fn bench(args: &[&str]) -> Output {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("echomq-bench-it-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A directory of the test's own, removed when the test ends (passing or not).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("echomq-bench-it-")
+        .tempdir()
+        .unwrap()
 }
 
 fn dbsize(peer: &mut Peer) -> i64 {
@@ -96,7 +97,8 @@ fn bench_all_on_three_targets_writes_every_figure_and_a_plot() {
     };
     let (_serve, serve_url) = serve();
     let redis_url = format!("redis://{}", redis.addr());
-    let (json, svg) = (scratch("all.json"), scratch("all.svg"));
+    let dir = scratch();
+    let (json, svg) = (dir.path().join("all.json"), dir.path().join("all.svg"));
     let out = bench(&[
         "all",
         "--entries",
@@ -218,8 +220,6 @@ fn bench_all_on_three_targets_writes_every_figure_and_a_plot() {
     }
 
     assert_eq!(dbsize(&mut redis), 0, "the bench left keys on Redis");
-    let _ = std::fs::remove_file(json);
-    let _ = std::fs::remove_file(svg);
 }
 
 /// Every node of a cluster is empty once the bench is done. Replicas apply their masters'
@@ -318,7 +318,8 @@ fn bench_all_on_a_redis_cluster_measures_every_operation_and_leaves_no_keys() {
         "redis-cluster://127.0.0.1:{},127.0.0.1:{}",
         ports[0], ports[1]
     );
-    let json = scratch("cluster.json");
+    let dir = scratch();
+    let json = dir.path().join("cluster.json");
     let out = bench(&[
         "all",
         "--entries",
@@ -355,7 +356,6 @@ fn bench_all_on_a_redis_cluster_measures_every_operation_and_leaves_no_keys() {
         assert!(count(row, "consumed") >= 100, "{row}");
     }
     assert_no_keys_left(&ports);
-    let _ = std::fs::remove_file(json);
 }
 
 #[test]
@@ -365,7 +365,8 @@ fn bench_queues_on_a_cluster_sit_on_three_masters_and_report_an_aggregate() {
     };
     let ports = cluster.live_ports();
     let target = format!("redis-cluster://127.0.0.1:{}", ports[0]);
-    let json = scratch("cluster-queues.json");
+    let dir = scratch();
+    let json = dir.path().join("cluster-queues.json");
     let out = bench(&[
         "all",
         "--entries",
@@ -434,7 +435,6 @@ fn bench_queues_on_a_cluster_sit_on_three_masters_and_report_an_aggregate() {
     }
     assert!(stdout.contains(" all 3 "), "{stdout}");
     assert_no_keys_left(&ports);
-    let _ = std::fs::remove_file(json);
 }
 
 #[test]
@@ -566,7 +566,8 @@ fn ctrl_c_mid_run_removes_the_bench_keys_from_redis() {
 
 #[test]
 fn streams_smaller_than_a_node_or_a_batch_are_measured_too() {
-    let json = scratch("tiny.json");
+    let dir = scratch();
+    let json = dir.path().join("tiny.json");
     let out = bench(&[
         "all",
         "--entries",
@@ -633,5 +634,4 @@ fn streams_smaller_than_a_node_or_a_batch_are_measured_too() {
         first_consume < second_load,
         "tables held back to the end:\n{stdout}"
     );
-    let _ = std::fs::remove_file(json);
 }
