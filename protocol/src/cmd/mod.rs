@@ -157,6 +157,7 @@ fn refuse(
             .record(id, name, 0, CallOutcome::Rejected(text)),
         None => state.stats().record_error(text),
     }
+    client.info.set_multi(client.multi.as_ref().map(Vec::len));
     Action::Reply(reply)
 }
 
@@ -292,6 +293,7 @@ pub(crate) fn execute(
         && !spec.has(TX_CONTROL)
     {
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
+        client.info.set_multi(Some(queue.len()));
         return Action::Reply(Reply::Status("QUEUED"));
     }
     if let Some(reply) = persistence::refusal(state, client, spec) {
@@ -394,6 +396,9 @@ pub(crate) fn execute(
     if !matches!(action, Action::Block(_)) {
         client.info.count_command();
     }
+    // MULTI, EXEC, DISCARD, RESET and a refused EXEC open or end a transaction; during EXEC
+    // the client still shows what it queued, as Redis's does.
+    client.info.set_multi(client.multi.as_ref().map(Vec::len));
     action
 }
 

@@ -7,6 +7,7 @@
 //! binding and when the server stops, as Redis does.
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -122,7 +123,12 @@ pub(super) enum Door {
 }
 
 /// Counts a new connection and admits it, or not: `maxclients` first, then protected mode.
-pub(super) fn door(state: &ServerState, peer: ClientAddr, local: Option<ClientAddr>) -> Door {
+pub(super) fn door(
+    state: &ServerState,
+    peer: ClientAddr,
+    local: Option<ClientAddr>,
+    fd: std::os::fd::RawFd,
+) -> Door {
     state.stats().connection_received();
     let denied = {
         let protected_mode = state.settings().protected_mode;
@@ -140,7 +146,9 @@ pub(super) fn door(state: &ServerState, peer: ClientAddr, local: Option<ClientAd
         tracing::debug!(%peer, "protected mode: refused a client not on loopback");
         return Door::Denied;
     }
-    Door::Enter(state.connect(peer, local))
+    let client = state.connect(peer, local);
+    client.info.set_fd(fd);
+    Door::Enter(client)
 }
 
 /// Serves a connection the door decided on.
@@ -178,6 +186,7 @@ pub(super) async fn serve_tls(
             return;
         }
     };
-    let door = door(&state, ClientAddr::Tcp(peer), local);
+    let fd = stream.get_ref().0.as_raw_fd();
+    let door = door(&state, ClientAddr::Tcp(peer), local, fd);
     enter(door, stream, state, execute).await;
 }

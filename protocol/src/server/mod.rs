@@ -25,6 +25,7 @@ mod transport;
 mod turn;
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
 use echomq_archive::Archive;
@@ -478,14 +479,16 @@ impl Server {
                     }
                     let _ = socket.set_nodelay(true);
                     let local = socket.local_addr().ok().map(ClientAddr::Tcp);
-                    let door = listeners::door(&state, ClientAddr::Tcp(peer), local);
+                    let fd = socket.as_raw_fd();
+                    let door = listeners::door(&state, ClientAddr::Tcp(peer), local, fd);
                     connections.spawn(listeners::enter(door, socket, Arc::clone(&state), EXECUTE));
                 }
                 accepted = listeners::accept_unix(more.unix_listener()) => match accepted {
                     Ok(socket) => {
                         accept_errors.succeeded();
                         let path = more.unix_path();
-                        let door = listeners::door(&state, path.clone(), Some(path));
+                        let fd = socket.as_raw_fd();
+                        let door = listeners::door(&state, path.clone(), Some(path), fd);
                         connections.spawn(listeners::enter(door, socket, Arc::clone(&state), EXECUTE));
                     }
                     Err(e) => {

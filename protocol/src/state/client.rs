@@ -7,7 +7,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
@@ -48,6 +48,11 @@ pub struct ClientInfo {
     no_evict: AtomicBool,
     /// How many keys it watches (CLIENT LIST's `watch`; INFO's `watching_clients`).
     watching: AtomicUsize,
+    /// How many commands its open transaction queued, -1 outside MULTI (CLIENT LIST's
+    /// `multi` and `x` flag); the connection's own state mirrored after each command.
+    multi: AtomicI64,
+    /// Its socket's descriptor, -1 for a client without one (the AOF's, a test's).
+    fd: AtomicI32,
     /// Traffic and work, for CLIENT LIST: bytes read and written, reads, commands run, and
     /// the batches of requests run with their commands (Redis's average pipeline length).
     traffic: Traffic,
@@ -113,6 +118,8 @@ impl ClientInfo {
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             watching: AtomicUsize::new(0),
+            multi: AtomicI64::new(-1),
+            fd: AtomicI32::new(-1),
             traffic: Traffic::default(),
             unblock: KillSignal::default(),
             unblock_error: AtomicBool::new(false),
@@ -220,6 +227,17 @@ impl ClientInfo {
         self.unblock_error.load(Ordering::Relaxed)
     }
 
+    /// Mirrors its transaction: how many commands it queued, `None` outside MULTI.
+    pub(crate) fn set_multi(&self, queued: Option<usize>) {
+        let n = queued.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        self.multi.store(n, Ordering::Relaxed);
+    }
+
+    /// Notes its socket's descriptor.
+    pub(crate) fn set_fd(&self, fd: i32) {
+        self.fd.store(fd, Ordering::Relaxed);
+    }
+
     /// Records how many keys it watches (0: none).
     pub fn set_watching(&self, keys: usize) {
         self.watching.store(keys, Ordering::Relaxed);
@@ -310,9 +328,17 @@ impl ClientInfo {
                 .unwrap_or_default()
         };
         let tracking = self.tracking.lock().clone();
+        let multi = self.multi.load(Ordering::Relaxed);
+        // In Redis's order (`catClientInfoString`).
         let mut flags = String::new();
+        if self.pubsub.is_monitoring() {
+            flags.push('O');
+        }
         if self.pubsub.is_subscribed() {
             flags.push('P');
+        }
+        if multi >= 0 {
+            flags.push('x');
         }
         if self.blocked.load(Ordering::Relaxed) {
             flags.push('b');
@@ -325,6 +351,9 @@ impl ClientInfo {
             if tracking.bcast {
                 flags.push('B');
             }
+        }
+        if matches!(self.addr, ClientAddr::Unix(_)) {
+            flags.push('U');
         }
         if self.no_evict.load(Ordering::Relaxed) {
             flags.push('e');
@@ -343,13 +372,14 @@ impl ClientInfo {
         let traffic = &self.traffic;
         let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
         format!(
-            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
             self.laddr
                 .as_ref()
                 .map(|a| a.to_string())
                 .unwrap_or_default(),
+            self.fd.load(Ordering::Relaxed),
             text(&names.name),
             self.age_s(),
             self.idle_s(),
@@ -358,6 +388,7 @@ impl ClientInfo {
             self.pubsub.count(Kind::Channel),
             self.pubsub.count(Kind::Pattern),
             self.pubsub.count(Kind::Shard),
+            multi,
             self.watching.load(Ordering::Relaxed),
             call_name(self.last_command.load(Ordering::Relaxed)),
             String::from_utf8_lossy(names.user.as_deref().unwrap_or(b"default")),

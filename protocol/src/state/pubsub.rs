@@ -142,6 +142,11 @@ impl Subscriber {
         self.counts[Kind::Channel.index()].store(n, Ordering::Relaxed);
     }
 
+    /// Whether it is a MONITOR (CLIENT LIST's `O` flag).
+    pub(crate) fn is_monitoring(&self) -> bool {
+        self.monitoring.load(Ordering::Relaxed)
+    }
+
     /// Marks it a MONITOR, or no longer.
     pub(crate) fn set_monitoring(&self, on: bool) {
         self.monitoring.store(on, Ordering::Relaxed);

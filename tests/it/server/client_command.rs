@@ -1,7 +1,8 @@
 //! CLIENT subcommands whose effect shows over the wire rather than in their reply: REPLY
 //! OFF and SKIP silence replies (the bytes are those Redis 8.8 sends for the same pipeline),
 //! UNBLOCK ends another client's blocking read as a timeout or an error, NO-EVICT and
-//! SETINFO show in CLIENT LIST, CLIENT LIST counts a client's traffic and watched keys, and
+//! SETINFO show in CLIENT LIST, CLIENT LIST counts a client's traffic and watched keys and
+//! shows its transaction (`x`, `multi`), a MONITOR (`O`) and the socket's descriptor, and
 //! CLIENT LIST and CLIENT KILL filter by TYPE (a subscribed client is `pubsub`) and MAXAGE.
 
 use echomq::testing::TestServer;
@@ -91,6 +92,52 @@ fn client_list_shows_flags_names_watches_and_traffic() {
     assert_eq!(field(&line, "flags"), "N");
     assert_eq!(field(&line, "lib-ver"), "");
     assert_eq!(field(&line, "watch"), "0");
+}
+
+#[test]
+fn client_list_shows_a_transaction_a_monitor_and_the_socket() {
+    let server = TestServer::start().unwrap();
+    let mut c = Wire::connect(&server);
+    let mut other = Wire::connect(&server);
+    let own = String::from_utf8_lossy(&c.command(&["CLIENT", "INFO"])).into_owned();
+    assert_eq!(field(&own, "multi"), "-1");
+    assert_eq!(field(&own, "flags"), "N");
+    let fd: i32 = field(&own, "fd").parse().unwrap();
+    assert!(
+        fd > 2,
+        "a socket's descriptor, not a standard stream's: {own}"
+    );
+    // Queued commands count, seen from another client and from inside EXEC, as Redis 8.8
+    // shows them (`flags=x multi=3` for MULTI, SET, GET, CLIENT INFO, EXEC).
+    c.expect(
+        b"MULTI\r\nSET a 1\r\nGET a\r\n",
+        b"+OK\r\n+QUEUED\r\n+QUEUED\r\n",
+    );
+    let id = field(&own, "id").to_string();
+    let listed = String::from_utf8(other.command(&["CLIENT", "LIST", "ID", &id])).unwrap();
+    assert_eq!(field(&listed, "flags"), "x");
+    assert_eq!(field(&listed, "multi"), "2");
+    c.expect(b"CLIENT INFO\r\n", b"+QUEUED\r\n");
+    let exec = String::from_utf8_lossy(&c.command(&["EXEC"])).into_owned();
+    assert_eq!(field(&exec, "flags"), "x");
+    assert_eq!(field(&exec, "multi"), "3");
+    let after = String::from_utf8_lossy(&c.command(&["CLIENT", "INFO"])).into_owned();
+    assert_eq!(field(&after, "flags"), "N");
+    assert_eq!(field(&after, "multi"), "-1");
+    c.expect(b"MULTI\r\nDISCARD\r\n", b"+OK\r\n+OK\r\n");
+    let listed = String::from_utf8(other.command(&["CLIENT", "LIST", "ID", &id])).unwrap();
+    assert_eq!(field(&listed, "multi"), "-1");
+    c.expect(b"MONITOR\r\n", b"+OK\r\n");
+    let listed = String::from_utf8(other.command(&["CLIENT", "LIST", "ID", &id])).unwrap();
+    assert_eq!(field(&listed, "flags"), "O");
+    let others: Vec<i32> = String::from_utf8(other.command(&["CLIENT", "LIST"]))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("id="))
+        .map(|l| field(l, "fd").parse().unwrap())
+        .collect();
+    assert_eq!(others.len(), 2);
+    assert_ne!(others[0], others[1], "each connection its own descriptor");
 }
 
 #[test]

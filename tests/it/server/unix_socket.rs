@@ -1,5 +1,5 @@
 //! The unix socket (`unixsocket`, `unixsocketperm`): redis-cli `-s` and redis-rs
-//! (`redis+unix://`, `unix://`) connect, CLIENT LIST shows `addr=PATH:0` as Redis does,
+//! (`redis+unix://`, `unix://`) connect, CLIENT LIST shows `addr=PATH:0` and the flag `U` as Redis does,
 //! protected mode counts the socket as local, the file gets the mode asked for, `port 0` leaves
 //! the socket alone, and the file is removed when the server stops.
 
@@ -48,6 +48,8 @@ fn unix_socket_serves_redis_cli_and_redis_rs_and_is_removed_at_shutdown() {
         list.contains(&format!("addr={socket}:0 laddr={socket}:0 ")),
         "{list}"
     );
+    // Redis flags a client on the Unix socket `U`.
+    assert!(list.contains(" flags=U "), "{list}");
     assert_eq!(
         cli_unix(&socket, &["CONFIG", "GET", "unixsocket*"]),
         format!("unixsocket\n{socket}\nunixsocketperm\n700\n")
