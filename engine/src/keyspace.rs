@@ -304,7 +304,10 @@ impl Keyspace {
             let propagated = db.take_propagated();
             self.feed(propagated.into_iter().map(|argv| (index, argv)).collect());
         }
-        self.hand_over_events(std::iter::once((index, db)));
+        // Most calls have nothing to hand over: no event fired and no client tracks keys.
+        if db.effects.has_events() || db.watch.tracking {
+            self.hand_over_events(std::iter::once((index, db)));
+        }
         result
     }
 
