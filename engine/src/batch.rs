@@ -79,11 +79,9 @@ impl<'a> Batch<'a> {
     /// [`Keyspace::run_db`] within the batch.
     pub fn run_db<R>(&mut self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
-        let mut wakers = std::mem::take(&mut self.wakers);
         let wall_ms = self.wall_ms.take();
-        let result = keyspace.run_db_locked(self.dbs(), index, wall_ms, f, &mut wakers);
-        self.wakers = wakers;
-        result
+        let dbs = self.dbs.get_or_insert_with(|| keyspace.dbs.lock());
+        keyspace.run_db_locked(dbs, index, wall_ms, f, &mut self.wakers)
     }
 
     /// Brings into the cache what the lookups of `keys` in database `index` will read (see
@@ -108,11 +106,9 @@ impl<'a> Batch<'a> {
     /// first reaches it through [`Dbs`].
     pub fn run_all<R>(&mut self, f: impl FnOnce(Dbs<'_>, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
-        let mut wakers = std::mem::take(&mut self.wakers);
         let wall_ms = self.wall_ms.take();
-        let result = keyspace.run_all_locked(self.dbs(), wall_ms, f, &mut wakers);
-        self.wakers = wakers;
-        result
+        let dbs = self.dbs.get_or_insert_with(|| keyspace.dbs.lock());
+        keyspace.run_all_locked(dbs, wall_ms, f, &mut self.wakers)
     }
 
     /// [`Keyspace::execute_blocking_in`] within the batch.

@@ -37,6 +37,7 @@ mod object;
 mod pause;
 mod persistence;
 mod pubsub;
+mod recent;
 pub(crate) mod rename;
 pub(crate) mod replay;
 mod role;
@@ -67,6 +68,7 @@ pub(crate) use acl::{
     acl_calls, acl_find, acl_has_keys, acl_key_flags, script_caller, user_permits,
 };
 pub(crate) use cluster::new_node_id;
+pub(crate) use recent::RecentCommand;
 pub(crate) use table::Found;
 use table::{Command, Run};
 pub(crate) use table::{call_name, find, lookup};
@@ -173,7 +175,7 @@ pub(crate) fn execute(
         .clock_mark
         .map_or_else(crate::monotonic::now_ns, |mark| mark.ns);
     batch.set_wall_ms(client.clock_mark.and_then(crate::monotonic::Mark::wall_ms));
-    let Some((found, id)) = rename::find(argv[0]) else {
+    let Some((found, id)) = client.recent_command.find(argv[0]) else {
         // An HTTP request's lines (a browser tricked into talking to the port): Redis closes.
         if security::is_attack(argv[0]) {
             security::warn(&client.info.addr);

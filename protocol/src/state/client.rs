@@ -424,6 +424,8 @@ pub struct ClientState {
     /// The ACL user it runs as, and the users' generation it was read at (a cache: `None`
     /// after AUTH or RESET).
     pub acl_user: Option<(u64, Arc<crate::acl::User>)>,
+    /// The command it called last, by name (what most requests call again).
+    pub(crate) recent_command: crate::cmd::RecentCommand,
     /// Commands queued since MULTI, if in a transaction.
     pub multi: Option<Vec<Vec<Bytes>>>,
     /// A command failed to queue: EXEC must abort.
@@ -460,6 +462,7 @@ impl ClientState {
             db: 0,
             authenticated,
             acl_user: None,
+            recent_command: crate::cmd::RecentCommand::default(),
             multi: None,
             multi_failed: false,
             in_exec: false,
