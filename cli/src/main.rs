@@ -11,6 +11,7 @@
 mod allocator;
 mod archive;
 mod config;
+mod jemalloc_stats;
 mod logging;
 mod replica;
 mod serve;
@@ -50,6 +51,7 @@ enum Command {
 
 fn main() -> ExitCode {
     echomq_protocol::alloc::name_allocator("jemalloc-5.3.0");
+    echomq_protocol::alloc::introspect_allocator(&jemalloc_stats::JemallocStats);
     let args = Args::parse();
     // `serve` sets its log up from its configuration (`logfile`, `loglevel`).
     if !matches!(args.command, Command::Serve(_)) {

@@ -87,6 +87,45 @@ pub fn allocator_name() -> &'static str {
     ALLOCATOR_NAME.get().copied().unwrap_or("libc")
 }
 
+/// What the allocator tells of its heap, in bytes (Redis's `zmalloc_get_allocator_info`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AllocatorStats {
+    /// In the blocks handed out.
+    pub allocated: u64,
+    /// In the pages those blocks occupy.
+    pub active: u64,
+    /// Resident pages the allocator holds, free ones kept for reuse included.
+    pub resident: u64,
+    /// Given back with `MADV_FREE`: resident until the kernel takes them.
+    pub muzzy: u64,
+    /// In the free slots of the small-block pages in use (Redis's `frag_smallbins_bytes`).
+    pub small_free: u64,
+}
+
+/// What an allocator can tell of itself and do on request; the binary that installs one
+/// registers it with [`introspect_allocator`].
+pub trait AllocatorIntrospection: Sync {
+    /// Its figures now, `None` if it keeps none.
+    fn stats(&self) -> Option<AllocatorStats>;
+    /// Its own report of its state (MEMORY MALLOC-STATS), `None` if it has none.
+    fn report(&self) -> Option<String>;
+    /// Gives its free pages back to the system now (MEMORY PURGE).
+    fn purge(&self);
+}
+
+/// Set once by the binary that chose the allocator.
+static INTROSPECTION: OnceLock<&'static dyn AllocatorIntrospection> = OnceLock::new();
+
+/// Registers the process's allocator's introspection; a second call changes nothing.
+pub fn introspect_allocator(introspection: &'static dyn AllocatorIntrospection) {
+    let _ = INTROSPECTION.set(introspection);
+}
+
+/// The registered allocator's introspection, `None` for the system's allocator.
+pub fn allocator_introspection() -> Option<&'static dyn AllocatorIntrospection> {
+    INTROSPECTION.get().copied()
+}
+
 /// Bytes held on the heap through [`CountingAlloc`], or `None` if it is not the global
 /// allocator.
 pub fn heap_bytes() -> Option<u64> {

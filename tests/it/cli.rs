@@ -1,5 +1,6 @@
 //! The `echomq` binary: `echomq serve` starts, prints its address, applies a config file, and
-//! answers clients; it stops on SIGTERM.
+//! answers clients; it stops on SIGTERM. INFO memory and MEMORY MALLOC-STATS report its
+//! allocator (jemalloc) as Redis reports its own, and an embedded server its heap count.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -68,4 +69,79 @@ fn serve_prints_its_address_and_applies_a_config_file() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A field of INFO's text, parsed.
+fn info_field(info: &str, name: &str) -> String {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {name} in {info}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn serve_reports_its_allocators_figures_as_redis_does() {
+    let (_running, addr) = crate::support::process::serve(crate::support::process::echomq(), &[]);
+    let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let mut value = String::new();
+    for i in 0..2000 {
+        value.push('x');
+        let _: () = redis::cmd("SET")
+            .arg(format!("k{i}"))
+            .arg(&value)
+            .query(&mut c)
+            .unwrap();
+    }
+    let info: String = redis::cmd("INFO").arg("memory").query(&mut c).unwrap();
+    assert_eq!(info_field(&info, "mem_allocator"), "jemalloc-5.3.0");
+    let number = |name: &str| -> u64 { info_field(&info, name).parse().unwrap() };
+    let (allocated, active, resident) = (
+        number("allocator_allocated"),
+        number("allocator_active"),
+        number("allocator_resident"),
+    );
+    // 2,000 values of 1 to 2,000 bytes: 2 MB held.
+    assert!(allocated > 2_000_000, "{info}");
+    assert!(active >= allocated && resident >= active, "{info}");
+    // The ratios are Redis's: the small pages' free slots over the blocks held, plus one;
+    // resident over active; the process's resident size over the allocator's.
+    let free = number("allocator_frag_bytes");
+    assert_eq!(
+        info_field(&info, "allocator_frag_ratio"),
+        format!("{:.2}", free as f64 / allocated as f64 + 1.0)
+    );
+    assert_eq!(
+        info_field(&info, "allocator_rss_ratio"),
+        format!("{:.2}", resident as f64 / active as f64)
+    );
+    assert_eq!(number("allocator_rss_bytes"), resident - active);
+    let report: String = redis::cmd("MEMORY")
+        .arg("MALLOC-STATS")
+        .query(&mut c)
+        .unwrap();
+    assert!(report.contains("Allocated:"), "{report}");
+    let purged: String = redis::cmd("MEMORY").arg("PURGE").query(&mut c).unwrap();
+    assert_eq!(purged, "OK");
+}
+
+#[test]
+fn an_embedded_server_reports_its_heap_count_as_the_allocators() {
+    // No allocator figures in process (the system's allocator): what Redis reports for one.
+    let server = echomq::testing::TestServer::start().unwrap();
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let info: String = redis::cmd("INFO").arg("memory").query(&mut c).unwrap();
+    assert_eq!(
+        info_field(&info, "allocator_active"),
+        info_field(&info, "allocator_resident")
+    );
+    assert_eq!(info_field(&info, "allocator_frag_ratio"), "1.00");
+    assert_eq!(info_field(&info, "allocator_frag_bytes"), "0");
+    let report: String = redis::cmd("MEMORY")
+        .arg("MALLOC-STATS")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(report, "Stats not supported for the current allocator");
 }

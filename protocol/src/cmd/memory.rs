@@ -59,10 +59,20 @@ pub(crate) fn memory(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
             }
         }
         "doctor" => Reply::Verbatim(Bytes::from_static(DOCTOR_EMPTY.as_bytes())),
-        "malloc-stats" => Reply::Verbatim(Bytes::from_static(
-            b"Stats not supported for the current allocator",
-        )),
-        "purge" => Reply::OK,
+        "malloc-stats" => Reply::Verbatim(
+            crate::alloc::allocator_introspection()
+                .and_then(|a| a.report())
+                .map_or_else(
+                    || Bytes::from_static(b"Stats not supported for the current allocator"),
+                    Bytes::from,
+                ),
+        ),
+        "purge" => {
+            if let Some(allocator) = crate::alloc::allocator_introspection() {
+                allocator.purge();
+            }
+            Reply::OK
+        }
         "stats" => {
             let used = ctx.state.memory_used() as i64;
             let keys: usize = ctx.dbs.all().iter().map(|db| db.len()).sum();

@@ -215,14 +215,21 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("used_memory_startup", startup);
     out.field("used_memory_dataset", dataset);
     out.field("used_memory_dataset_perc", percent(dataset, used));
-    for name in [
-        "allocator_allocated",
-        "allocator_active",
-        "allocator_resident",
-        "allocator_muzzy",
-    ] {
-        out.field(name, 0);
-    }
+    // An allocator that keeps no figures reports the heap counted and the resident size, as
+    // Redis does for one (`cron_malloc_stats` in server.c).
+    let allocator = crate::alloc::allocator_introspection()
+        .and_then(|a| a.stats())
+        .unwrap_or(crate::alloc::AllocatorStats {
+            allocated: used,
+            active: rss,
+            resident: rss,
+            muzzy: 0,
+            small_free: 0,
+        });
+    out.field("allocator_allocated", allocator.allocated);
+    out.field("allocator_active", allocator.active);
+    out.field("allocator_resident", allocator.resident);
+    out.field("allocator_muzzy", allocator.muzzy);
     out.field("total_system_memory", system);
     out.field("total_system_memory_human", human(system));
     let lua = crate::script::vm_memory() as u64;
@@ -246,12 +253,31 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("maxmemory", settings.maxmemory);
     out.field("maxmemory_human", human(settings.maxmemory));
     out.field("maxmemory_policy", &settings.maxmemory_policy);
-    out.field("allocator_frag_ratio", "1.00");
-    out.field("allocator_frag_bytes", 0);
-    out.field("allocator_rss_ratio", "1.00");
-    out.field("allocator_rss_bytes", 0);
-    out.field("rss_overhead_ratio", "1.00");
-    out.field("rss_overhead_bytes", 0);
+    // Redis's `getMemoryOverheadData` (object.c): the small pages' free slots against the
+    // blocks held, the allocator's resident pages against its active ones, the process's
+    // resident size against the allocator's.
+    let difference = |a: u64, b: u64| i128::from(a) - i128::from(b);
+    out.field(
+        "allocator_frag_ratio",
+        format!(
+            "{:.2}",
+            ratio(allocator.small_free, allocator.allocated) + 1.0
+        ),
+    );
+    out.field("allocator_frag_bytes", allocator.small_free);
+    out.field(
+        "allocator_rss_ratio",
+        format!("{:.2}", ratio(allocator.resident, allocator.active)),
+    );
+    out.field(
+        "allocator_rss_bytes",
+        difference(allocator.resident, allocator.active),
+    );
+    out.field(
+        "rss_overhead_ratio",
+        format!("{:.2}", ratio(rss, allocator.resident)),
+    );
+    out.field("rss_overhead_bytes", difference(rss, allocator.resident));
     out.field(
         "mem_fragmentation_ratio",
         format!("{:.2}", ratio(rss, heap)),
