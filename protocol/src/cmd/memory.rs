@@ -25,9 +25,6 @@ const MEMORY_HELP: &[&str] = &[
     "    Print this help.",
 ];
 
-/// Redis's answer on a server with too little data to diagnose.
-const DOCTOR_EMPTY: &str = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.";
-
 /// `MEMORY USAGE key [SAMPLES n]|STATS|DOCTOR|MALLOC-STATS|PURGE|HELP`.
 pub(crate) fn memory(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
     let Some(sub) = subcommand_of(argv) else {
@@ -58,7 +55,7 @@ pub(crate) fn memory(ctx: &mut Ctx<'_>, argv: &[&[u8]]) -> Reply {
                 Some(value) => Reply::Int(usage(key, value) as i64),
             }
         }
-        "doctor" => Reply::Verbatim(Bytes::from_static(DOCTOR_EMPTY.as_bytes())),
+        "doctor" => Reply::Verbatim(Bytes::from(super::memory_doctor::report(ctx.state))),
         "malloc-stats" => Reply::Verbatim(
             crate::alloc::allocator_introspection()
                 .and_then(|a| a.report())

@@ -1,5 +1,5 @@
 //! Introspection against Redis 8.8 over the wire, RESP2 and RESP3: OBJECT, MEMORY USAGE of
-//! strings (exact) and streams (within 20%), MEMORY HELP, SLOWLOG (entries' arguments and
+//! strings (exact) and streams (within 20%), MEMORY HELP, MEMORY DOCTOR of a small instance, SLOWLOG (entries' arguments and
 //! counts; times, ids and client addresses differ by nature), LATENCY, WAIT, COMMAND GETKEYS
 //! and WAITAOF with the AOF off, and the slow log's CONFIG parameters.
 
@@ -52,6 +52,7 @@ const CASES: &[&str] = &[
     "MEMORY USAGE a foo",
     "MEMORY USAGE",
     "MEMORY HELP",
+    "MEMORY DOCTOR",
     "MEMORY frob",
     "SLOWLOG HELP",
     "SLOWLOG RESET",

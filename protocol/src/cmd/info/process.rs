@@ -8,6 +8,7 @@
 use super::{Lines, human};
 use crate::REDIS_VERSION;
 use crate::cmd::Ctx;
+use crate::cmd::overhead::Overhead;
 
 /// `/proc/<pid>/stat` clock ticks per second.
 const TICKS_PER_S: u64 = 100;
@@ -192,17 +193,13 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     // binary, the runtime and the empty tables count nothing), so the startup figure is 0 and
     // the dataset is everything counted; the fragmentation ratio compares the resident size
     // with the whole heap, the empty process included, as the allocator holds it.
-    let used = state.memory_used();
-    let heap = state.memory_measure();
-    let rss = crate::state::resident_bytes();
+    let overhead = Overhead::now(state);
+    let (used, rss) = (overhead.used, overhead.rss);
     let identity = state.identity();
     let (peak, peak_time) = *identity.memory_peak.lock();
     let startup = 0;
     let dataset = used;
     let system = system_memory();
-    let ratio = |a: u64, b: u64| {
-        if b == 0 { 0.0 } else { a as f64 / b as f64 }
-    };
     out.field("used_memory", used);
     out.field("used_memory_human", human(used));
     out.field("used_memory_rss", rss);
@@ -215,17 +212,7 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("used_memory_startup", startup);
     out.field("used_memory_dataset", dataset);
     out.field("used_memory_dataset_perc", percent(dataset, used));
-    // An allocator that keeps no figures reports the heap counted and the resident size, as
-    // Redis does for one (`cron_malloc_stats` in server.c).
-    let allocator = crate::alloc::allocator_introspection()
-        .and_then(|a| a.stats())
-        .unwrap_or(crate::alloc::AllocatorStats {
-            allocated: used,
-            active: rss,
-            resident: rss,
-            muzzy: 0,
-            small_free: 0,
-        });
+    let allocator = overhead.allocator;
     out.field("allocator_allocated", allocator.allocated);
     out.field("allocator_active", allocator.active);
     out.field("allocator_resident", allocator.resident);
@@ -253,39 +240,15 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("maxmemory", settings.maxmemory);
     out.field("maxmemory_human", human(settings.maxmemory));
     out.field("maxmemory_policy", &settings.maxmemory_policy);
-    // Redis's `getMemoryOverheadData` (object.c): the small pages' free slots against the
-    // blocks held, the allocator's resident pages against its active ones, the process's
-    // resident size against the allocator's.
-    let difference = |a: u64, b: u64| i128::from(a) - i128::from(b);
-    out.field(
-        "allocator_frag_ratio",
-        format!(
-            "{:.2}",
-            ratio(allocator.small_free, allocator.allocated) + 1.0
-        ),
-    );
+    let two = |r: f64| format!("{r:.2}");
+    out.field("allocator_frag_ratio", two(overhead.allocator_frag()));
     out.field("allocator_frag_bytes", allocator.small_free);
-    out.field(
-        "allocator_rss_ratio",
-        format!("{:.2}", ratio(allocator.resident, allocator.active)),
-    );
-    out.field(
-        "allocator_rss_bytes",
-        difference(allocator.resident, allocator.active),
-    );
-    out.field(
-        "rss_overhead_ratio",
-        format!("{:.2}", ratio(rss, allocator.resident)),
-    );
-    out.field("rss_overhead_bytes", difference(rss, allocator.resident));
-    out.field(
-        "mem_fragmentation_ratio",
-        format!("{:.2}", ratio(rss, heap)),
-    );
-    out.field(
-        "mem_fragmentation_bytes",
-        i128::from(rss) - i128::from(heap),
-    );
+    out.field("allocator_rss_ratio", two(overhead.allocator_rss()));
+    out.field("allocator_rss_bytes", overhead.allocator_rss_bytes());
+    out.field("rss_overhead_ratio", two(overhead.rss_extra()));
+    out.field("rss_overhead_bytes", overhead.rss_extra_bytes());
+    out.field("mem_fragmentation_ratio", two(overhead.total_frag()));
+    out.field("mem_fragmentation_bytes", overhead.total_frag_bytes());
     for name in [
         "mem_not_counted_for_evict",
         "mem_replication_backlog",
