@@ -71,13 +71,9 @@ fn serve_prints_its_address_and_applies_a_config_file() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// A field of INFO's text, parsed.
+/// A field of INFO's text.
 fn info_field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .trim()
-        .to_string()
+    crate::support::field_of_info(info, name).unwrap_or_else(|| panic!("no {name} in {info}"))
 }
 
 #[test]

@@ -20,6 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use std::{env, thread};
 
+use super::field_of_info;
 use echomq::feed::ClusterBackend;
 use redis::Value;
 use tempfile::TempDir;
@@ -103,13 +104,6 @@ pub fn text(value: &Value) -> String {
         Value::VerbatimString { text, .. } => text.clone(),
         other => format!("{other:?}"),
     }
-}
-
-/// A field of an INFO-style `name:value` reply.
-fn info_field(info: &str, name: &str) -> Option<String> {
-    info.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-        .map(|v| v.trim().to_string())
 }
 
 /// Polls `done` until it holds; panics with `what` after [`SETTLE_TIMEOUT`].
@@ -295,8 +289,9 @@ impl Cluster {
         let ports = self.live_ports();
         settle("cluster_state:ok on every node", || {
             ports.iter().all(|&p| {
-                call(p, &["CLUSTER", "INFO"])
-                    .is_ok_and(|v| info_field(&text(&v), "cluster_state").as_deref() == Some("ok"))
+                call(p, &["CLUSTER", "INFO"]).is_ok_and(|v| {
+                    field_of_info(&text(&v), "cluster_state").as_deref() == Some("ok")
+                })
             })
         });
         settle("every node agreeing on the slot map", || {
@@ -307,8 +302,8 @@ impl Cluster {
             ports.iter().all(|&p| {
                 call(p, &["INFO", "replication"]).is_ok_and(|v| {
                     let info = text(&v);
-                    info_field(&info, "role").as_deref() == Some("master")
-                        || info_field(&info, "master_link_status").as_deref() == Some("up")
+                    field_of_info(&info, "role").as_deref() == Some("master")
+                        || field_of_info(&info, "master_link_status").as_deref() == Some("up")
                 })
             })
         });
@@ -435,7 +430,7 @@ impl Cluster {
     /// The port of the (first) replica of the master on `port`.
     pub fn replica_of(&self, port: u16) -> u16 {
         let info = text(&call(port, &["INFO", "replication"]).unwrap());
-        info_field(&info, "slave0")
+        field_of_info(&info, "slave0")
             .and_then(|v| {
                 v.split(',')
                     .find_map(|kv| kv.strip_prefix("port=")?.parse().ok())
@@ -450,7 +445,7 @@ impl Cluster {
             || {
                 self.live_ports().iter().all(|&p| {
                     call(p, &["CLUSTER", "INFO"]).is_ok_and(|v| {
-                        info_field(&text(&v), "cluster_state").as_deref() == Some(state)
+                        field_of_info(&text(&v), "cluster_state").as_deref() == Some(state)
                     })
                 })
             },
@@ -481,8 +476,9 @@ impl Cluster {
                     })
                 })
             }) && self.live_ports().iter().all(|&p| {
-                call(p, &["CLUSTER", "INFO"])
-                    .is_ok_and(|v| info_field(&text(&v), "cluster_state").as_deref() == Some("ok"))
+                call(p, &["CLUSTER", "INFO"]).is_ok_and(|v| {
+                    field_of_info(&text(&v), "cluster_state").as_deref() == Some("ok")
+                })
             })
         });
     }

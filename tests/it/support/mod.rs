@@ -32,3 +32,10 @@ pub mod proxy;
 pub mod resp;
 pub mod tmpfs;
 pub mod wire;
+
+/// A field of an INFO-style `name:value` text, trimmed.
+pub fn field_of_info(info: &str, name: &str) -> Option<String> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string())
+}
