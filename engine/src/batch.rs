@@ -63,8 +63,16 @@ impl<'a> Batch<'a> {
     /// The databases, locking the keyspace on first use. A caller that also takes another of
     /// the keyspace's locks (the eviction state) takes this one first: always the same order.
     pub(crate) fn dbs(&mut self) -> &mut Vec<Db> {
+        let (dbs, _) = self.dbs_and_wakers();
+        dbs
+    }
+
+    /// [`Batch::dbs`], and beside it the wakers the calls collect (borrowed apart, so a call
+    /// adds to them in place).
+    fn dbs_and_wakers(&mut self) -> (&mut Vec<Db>, &mut Vec<Arc<dyn Wake>>) {
         let keyspace = self.keyspace;
-        self.dbs.get_or_insert_with(|| keyspace.dbs.lock())
+        let dbs = self.dbs.get_or_insert_with(|| keyspace.dbs.lock());
+        (dbs, &mut self.wakers)
     }
 
     /// Gives the next call ([`Batch::run_db`], [`Batch::run_all`]) its time of day, `ms`, in
@@ -80,8 +88,8 @@ impl<'a> Batch<'a> {
     pub fn run_db<R>(&mut self, index: usize, f: impl FnOnce(&mut Db, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
         let wall_ms = self.wall_ms.take();
-        let dbs = self.dbs.get_or_insert_with(|| keyspace.dbs.lock());
-        keyspace.run_db_locked(dbs, index, wall_ms, f, &mut self.wakers)
+        let (dbs, wakers) = self.dbs_and_wakers();
+        keyspace.run_db_locked(dbs, index, wall_ms, f, wakers)
     }
 
     /// Brings into the cache what the lookups of `keys` in database `index` will read (see
@@ -107,8 +115,8 @@ impl<'a> Batch<'a> {
     pub fn run_all<R>(&mut self, f: impl FnOnce(Dbs<'_>, &Snapshot) -> R) -> R {
         let keyspace = self.keyspace;
         let wall_ms = self.wall_ms.take();
-        let dbs = self.dbs.get_or_insert_with(|| keyspace.dbs.lock());
-        keyspace.run_all_locked(dbs, wall_ms, f, &mut self.wakers)
+        let (dbs, wakers) = self.dbs_and_wakers();
+        keyspace.run_all_locked(dbs, wall_ms, f, wakers)
     }
 
     /// [`Keyspace::execute_blocking_in`] within the batch.

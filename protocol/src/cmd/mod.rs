@@ -161,12 +161,26 @@ fn refuse(
             .record(id, name, 0, CallOutcome::Rejected(text)),
         None => state.stats().record_error(text),
     }
-    client.info.set_multi(client.multi.as_ref().map(Vec::len));
     Action::Reply(reply)
 }
 
 /// Runs one request from a client, in the connection's keyspace batch.
 pub(crate) fn execute(
+    state: &ServerState,
+    client: &mut ClientState,
+    batch: &mut Batch<'_>,
+    argv: &[&[u8]],
+    waker: &Arc<dyn Wake>,
+) -> Action {
+    let action = run_request(state, client, batch, argv, waker);
+    // MULTI, a queued command, EXEC, DISCARD, RESET and a refused EXEC open, grow or end a
+    // transaction; during EXEC the client still shows what it queued, as Redis's does.
+    client.info.set_multi(client.multi.as_ref().map(Vec::len));
+    action
+}
+
+/// [`execute`], but for the transaction CLIENT LIST shows.
+fn run_request(
     state: &ServerState,
     client: &mut ClientState,
     batch: &mut Batch<'_>,
@@ -297,7 +311,6 @@ pub(crate) fn execute(
         && !spec.has(TX_CONTROL)
     {
         queue.push(argv.iter().map(|a| Bytes::copy_from_slice(a)).collect());
-        client.info.set_multi(Some(queue.len()));
         return Action::Reply(Reply::Status("QUEUED"));
     }
     if let Some(reply) = persistence::refusal(state, client, spec) {
@@ -400,9 +413,6 @@ pub(crate) fn execute(
     if !matches!(action, Action::Block(_)) {
         client.info.count_command();
     }
-    // MULTI, EXEC, DISCARD, RESET and a refused EXEC open or end a transaction; during EXEC
-    // the client still shows what it queued, as Redis's does.
-    client.info.set_multi(client.multi.as_ref().map(Vec::len));
     action
 }
 
