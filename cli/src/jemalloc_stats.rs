@@ -1,7 +1,9 @@
 //! What jemalloc tells of the server's heap, read through its `mallctl` interface as Redis
 //! reads it (`zmalloc_get_allocator_info` and `zmalloc_get_frag_smallbins` in zmalloc.c):
 //! INFO memory's `allocator_*` fields, MEMORY MALLOC-STATS (jemalloc's own report) and
-//! MEMORY PURGE.
+//! MEMORY PURGE; and what Redis asks of it to give memory back (`jemalloc_purge` and
+//! `set_jemalloc_bg_thread` in zmalloc.c): [`release`] after a flush, and the background
+//! thread that purges freed pages while the server is idle (`jemalloc-bg-thread`).
 //!
 //! jemalloc caches its statistics; writing `epoch` refreshes them, so every read of the
 //! figures starts with that write. A name jemalloc does not know, or a value of another
@@ -85,6 +87,29 @@ unsafe extern "C" fn append(out: *mut c_void, text: *const c_char) {
     out.push_str(&text.to_string_lossy());
 }
 
+/// Runs the `mallctl` command `name`, which reads and writes no value.
+fn run(name: &CStr) {
+    // SAFETY: a NUL-terminated name; the command reads and writes no value (null, 0).
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
+}
+
+/// Gives the pages a flush freed back to the system, on the thread that freed them, as Redis
+/// does after a flush (`flushallSyncBgDone` in db.c): this thread's cache returns its blocks to
+/// their slabs, and every arena purges its free pages. Registered with
+/// `echomq_engine::lazyfree::set_release`.
+pub fn release() {
+    run(c"thread.tcache.flush");
+    JemallocStats.purge();
+}
+
 impl AllocatorIntrospection for JemallocStats {
     fn stats(&self) -> Option<AllocatorStats> {
         refresh();
@@ -115,18 +140,28 @@ impl AllocatorIntrospection for JemallocStats {
     }
 
     fn purge(&self) {
-        let name = format!("arena.{ALL_ARENAS}.purge");
-        let Ok(name) = CString::new(name) else { return };
-        // SAFETY: a NUL-terminated name; the purge reads and writes no value.
+        if let Ok(name) = CString::new(format!("arena.{ALL_ARENAS}.purge")) {
+            run(&name);
+        }
+    }
+
+    fn set_background_thread(&self, on: bool) {
+        let mut value = on;
+        // SAFETY: `background_thread` is a `bool`, as jemalloc documents it; it is written from
+        // a valid local of that size and nothing is read (null).
         unsafe {
             tikv_jemalloc_sys::mallctl(
-                name.as_ptr(),
+                c"background_thread".as_ptr(),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
+                (&raw mut value).cast::<c_void>(),
+                std::mem::size_of::<bool>(),
             );
         }
+    }
+
+    fn background_thread(&self) -> Option<bool> {
+        read(c"background_thread")
     }
 }
 
@@ -153,16 +188,7 @@ mod tests {
     /// Hands the blocks this thread's cache keeps back to their slabs, where the figures
     /// count them free.
     fn flush_thread_cache() {
-        // SAFETY: a NUL-terminated name; the flush reads and writes no value.
-        unsafe {
-            tikv_jemalloc_sys::mallctl(
-                c"thread.tcache.flush".as_ptr(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            );
-        }
+        run(c"thread.tcache.flush");
     }
 
     #[test]
@@ -202,6 +228,29 @@ mod tests {
             "free small slots {full} then {holed}"
         );
         free_all(kept.into_iter().map(|(_, b)| b).collect());
+    }
+
+    #[test]
+    fn the_background_thread_is_turned_on_and_off() {
+        JemallocStats.set_background_thread(true);
+        assert_eq!(JemallocStats.background_thread(), Some(true));
+        JemallocStats.set_background_thread(false);
+        assert_eq!(JemallocStats.background_thread(), Some(false));
+    }
+
+    #[test]
+    fn a_release_gives_freed_pages_back() {
+        let blocks = held(1 << 16);
+        let during = JemallocStats.stats().expect("figures");
+        free_all(blocks);
+        release();
+        let after = JemallocStats.stats().expect("figures");
+        assert!(
+            after.resident + 32 * (1 << 16) <= during.resident,
+            "resident {} then {}",
+            during.resident,
+            after.resident
+        );
     }
 
     #[test]

@@ -52,6 +52,7 @@ enum Command {
 fn main() -> ExitCode {
     echomq_protocol::alloc::name_allocator("jemalloc-5.3.0");
     echomq_protocol::alloc::introspect_allocator(&jemalloc_stats::JemallocStats);
+    echomq_engine::lazyfree::set_release(jemalloc_stats::release);
     let args = Args::parse();
     // `serve` sets its log up from its configuration (`logfile`, `loglevel`).
     if !matches!(args.command, Command::Serve(_)) {

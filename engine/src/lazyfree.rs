@@ -20,6 +20,12 @@
 //! one, a table its keys, as Redis counts. If the thread cannot be started, everything is
 //! freed in place (and counted alike).
 //!
+//! A flushed database's pages go back to the system once its table is freed: the allocator
+//! keeps freed pages for reuse and, with no traffic to prompt it, would keep them for good.
+//! The binary that chose the allocator says how ([`set_release`]); Redis purges jemalloc at
+//! the same point (`lazyfreeFreeDatabase` in lazyfree.c, `flushallSyncBgDone` in db.c), and a
+//! SYNC flush answers after it.
+//!
 //! A forked child (`protocol/src/persist/fork.rs`) frees nothing and takes no allocator lock,
 //! so this thread holding one at the fork is harmless.
 
@@ -54,6 +60,19 @@ struct Job {
     objects: u64,
     owner: Arc<LazyFree>,
     done: Option<SyncSender<()>>,
+    /// A flushed database with keys: [`RELEASE`] runs once it is freed.
+    release: bool,
+}
+
+/// Hands the freed pages back to the system, on the thread that freed them (see
+/// [`set_release`]).
+static RELEASE: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what runs after a flushed database's table is freed, on the thread that freed it: the
+/// allocator's own way of giving its free pages back to the system (jemalloc: flush the
+/// thread's cache, purge every arena). Set once, by the binary; a second call changes nothing.
+pub fn set_release(release: fn()) {
+    let _ = RELEASE.set(release);
 }
 
 impl LazyFree {
@@ -115,18 +134,24 @@ impl LazyFree {
     /// Frees `garbage`, counted as `objects`, on the background thread (in place if there is
     /// none).
     pub(crate) fn hand_over<T: Send + 'static>(self: &Arc<Self>, garbage: T, objects: u64) {
-        self.send(Box::new(garbage), objects, None);
+        self.send(Box::new(garbage), objects, None, false);
     }
 
-    /// [`LazyFree::hand_over`], returning once the thread has freed `garbage` and everything
-    /// handed over before it.
-    pub(crate) fn hand_over_and_wait<T: Send + 'static>(
+    /// Frees a flushed database's `table` of `keys` keys on the background thread, and then
+    /// gives the freed pages back to the system (see [`set_release`]); with `wait`, returns
+    /// once that is done, and everything handed over before it freed.
+    pub(crate) fn hand_over_database<T: Send + 'static>(
         self: &Arc<Self>,
-        garbage: T,
-        objects: u64,
+        table: T,
+        keys: u64,
+        wait: bool,
     ) {
+        if !wait {
+            self.send(Box::new(table), keys, None, keys > 0);
+            return;
+        }
         let (done, freed) = sync_channel(1);
-        self.send(Box::new(garbage), objects, Some(done));
+        self.send(Box::new(table), keys, Some(done), keys > 0);
         // Sent back after the free, or dropped with the job if the thread died: either ends
         // the wait.
         let _ = freed.recv();
@@ -137,6 +162,7 @@ impl LazyFree {
         garbage: Box<dyn Any + Send>,
         objects: u64,
         done: Option<SyncSender<()>>,
+        release: bool,
     ) {
         self.pending.fetch_add(objects, Ordering::Relaxed);
         let job = Job {
@@ -144,6 +170,7 @@ impl LazyFree {
             objects,
             owner: Arc::clone(self),
             done,
+            release,
         };
         match freeing_thread() {
             Some(thread) => {
@@ -164,8 +191,12 @@ fn free(job: Job) {
         objects,
         owner,
         done,
+        release,
     } = job;
     drop(garbage);
+    if release && let Some(release) = RELEASE.get() {
+        release();
+    }
     owner.pending.fetch_sub(objects, Ordering::Relaxed);
     owner.freed.fetch_add(objects, Ordering::Relaxed);
     if let Some(done) = done {
@@ -225,5 +256,40 @@ mod tests {
         assert_eq!((a.freed(), b.freed()), (1, 7));
         a.reset_freed();
         assert_eq!((a.freed(), b.freed()), (0, 7));
+    }
+
+    /// What the freeing thread did, in order (each test runs in a process of its own).
+    static FREEING_LOG: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+    fn log(what: &'static str) {
+        FREEING_LOG.lock().expect("not poisoned").push(what);
+    }
+
+    #[test]
+    fn a_flushed_database_with_keys_is_released_after_it_is_freed() {
+        struct Table(&'static str);
+        impl Drop for Table {
+            fn drop(&mut self) {
+                log(self.0);
+            }
+        }
+        set_release(|| log("released"));
+        let lazy = Arc::new(LazyFree::default());
+        lazy.hand_over_database(Table("table with keys"), 3, true);
+        lazy.hand_over_database(Table("empty table"), 0, true);
+        lazy.hand_over(Table("value"), 1);
+        lazy.hand_over_database(Table("table freed lazily"), 2, false);
+        settled(&lazy);
+        assert_eq!(
+            *FREEING_LOG.lock().expect("not poisoned"),
+            [
+                "table with keys",
+                "released",
+                "empty table",
+                "value",
+                "table freed lazily",
+                "released"
+            ]
+        );
     }
 }

@@ -111,6 +111,13 @@ pub trait AllocatorIntrospection: Sync {
     fn report(&self) -> Option<String>;
     /// Gives its free pages back to the system now (MEMORY PURGE).
     fn purge(&self);
+    /// Turns its background purging thread on or off (`jemalloc-bg-thread`); an allocator
+    /// without one ignores it.
+    fn set_background_thread(&self, _on: bool) {}
+    /// Whether its background purging thread is on, `None` if it has none.
+    fn background_thread(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// Set once by the binary that chose the allocator.

@@ -1,6 +1,7 @@
 //! The `echomq` binary: `echomq serve` starts, prints its address, applies a config file, and
 //! answers clients; it stops on SIGTERM. INFO memory and MEMORY MALLOC-STATS report its
-//! allocator (jemalloc) as Redis reports its own, and an embedded server its heap count.
+//! allocator (jemalloc) as Redis reports its own, a flush gives its pages back, and an
+//! embedded server reports its heap count.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -120,6 +121,56 @@ fn serve_reports_its_allocators_figures_as_redis_does() {
     assert!(report.contains("Allocated:"), "{report}");
     let purged: String = redis::cmd("MEMORY").arg("PURGE").query(&mut c).unwrap();
     assert_eq!(purged, "OK");
+}
+
+#[test]
+fn a_flush_gives_its_pages_back_and_jemallocs_purging_thread_follows_its_setting() {
+    let (_running, addr) = crate::support::process::serve(crate::support::process::echomq(), &[]);
+    let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let purging_thread = |c: &mut redis::Connection| -> bool {
+        let report: String = redis::cmd("MEMORY").arg("MALLOC-STATS").query(c).unwrap();
+        let on = report.contains("(background_thread: true)");
+        assert!(
+            on || report.contains("(background_thread: false)"),
+            "{report}"
+        );
+        on
+    };
+    // On by default, as Redis turns it on.
+    assert!(purging_thread(&mut c));
+    for (value, on) in [("no", false), ("yes", true)] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("jemalloc-bg-thread")
+            .arg(value)
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(
+            purging_thread(&mut c),
+            on,
+            "after jemalloc-bg-thread {value}"
+        );
+    }
+    let resident = |c: &mut redis::Connection| -> u64 {
+        let info: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
+        info_field(&info, "allocator_resident").parse().unwrap()
+    };
+    // 20,000 values of 1,000 bytes, then a FLUSHALL: its reply comes once their pages are
+    // back with the system, not kept by the allocator for a traffic that may never come.
+    let value = "x".repeat(1000);
+    let mut pipe = redis::pipe();
+    for i in 0..20_000 {
+        pipe.cmd("SET").arg(format!("key:{i}")).arg(&value).ignore();
+    }
+    let _: () = pipe.query(&mut c).unwrap();
+    let full = resident(&mut c);
+    let _: () = redis::cmd("FLUSHALL").arg("SYNC").query(&mut c).unwrap();
+    let flushed = resident(&mut c);
+    assert!(
+        flushed + 15_000_000 < full,
+        "allocator_resident {full} with the values, {flushed} after FLUSHALL"
+    );
 }
 
 #[test]

@@ -269,11 +269,7 @@ impl Db {
     pub fn flush(&mut self, lazily: bool) {
         let table = self.clear_taking();
         let keys = table.len() as u64;
-        if lazily {
-            self.lazyfree.hand_over(table, keys);
-        } else {
-            self.lazyfree.hand_over_and_wait(table, keys);
-        }
+        self.lazyfree.hand_over_database(table, keys, !lazily);
     }
 
     /// Empties the database and returns its table, unfreed.

@@ -442,6 +442,7 @@ impl Server {
             if let Some(warning) = warning {
                 tracing::warn!("{warning}");
             }
+            settings.tuning.apply_allocator_settings();
         }
         let cron = tokio::spawn(cron::run(Arc::clone(&state)));
         let mut connections = JoinSet::new();

@@ -13,6 +13,10 @@
 //!   which says what each frees in the background); `lazyfree-lazy-eviction` and
 //!   `replica-lazy-flush` are accepted and shown.
 //!
+//! - `jemalloc-bg-thread`: the allocator's background purging thread, which gives freed pages
+//!   back to the system while no traffic prompts it (Redis's `set_jemalloc_bg_thread`); set
+//!   when the server starts serving and on every CONFIG SET.
+//!
 //! An alias is a parameter of its own here, as Redis lists both names in CONFIG GET *.
 
 use std::sync::atomic::Ordering;
@@ -32,6 +36,18 @@ pub struct Tuning {
     /// `lazyfree-lazy-eviction`, `-expire`, `-server-del`, `-user-del`, `-user-flush`, and
     /// `replica-lazy-flush`, in that order.
     pub lazyfree: [bool; 6],
+    /// `jemalloc-bg-thread`.
+    pub jemalloc_bg_thread: bool,
+}
+
+impl Tuning {
+    /// Turns the allocator's background purging thread on or off as `jemalloc-bg-thread`
+    /// says (nothing for an allocator without one).
+    pub fn apply_allocator_settings(&self) {
+        if let Some(allocator) = crate::alloc::allocator_introspection() {
+            allocator.set_background_thread(self.jemalloc_bg_thread);
+        }
+    }
 }
 
 impl Default for Tuning {
@@ -41,6 +57,7 @@ impl Default for Tuning {
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             lazyfree: [false; 6],
+            jemalloc_bg_thread: true,
         }
     }
 }
@@ -248,6 +265,15 @@ pub const TUNING_PARAMS: &[Param] = &[
         get: |s, _| percentiles_text(&s.tuning.latency_tracking_info_percentiles),
         set: Some(|s, _, v| {
             s.tuning.latency_tracking_info_percentiles = parse_percentiles(v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "jemalloc-bg-thread",
+        get: |s, _| yes_no_text(s.tuning.jemalloc_bg_thread),
+        set: Some(|s, _, v| {
+            s.tuning.jemalloc_bg_thread = yes_no("jemalloc-bg-thread", v)?;
+            s.tuning.apply_allocator_settings();
             Ok(())
         }),
     },
