@@ -43,6 +43,10 @@ pub(crate) enum Step {
     Drop,
 }
 
+/// A request alone in its batch has its keys prefetched when it has more arguments than this:
+/// a command, a key and a value have one key, which a prefetch would not overlap with any.
+const PREFETCH_ALONE_ARGS: usize = 3;
+
 /// What a connection keeps from one batch to the next.
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
@@ -191,7 +195,10 @@ pub(crate) fn run_ready(
             continue;
         }
         client.info.count_batched(ran == 0);
-        if ran >= prefetched_to && consumed + used < whole.len() {
+        // Worth it with requests behind this one, or for this one alone when it may name
+        // several keys (MSET, MGET, DEL …: more arguments than a command and two).
+        let several = consumed + used < whole.len() || scratch.args.len() > PREFETCH_ALONE_ARGS;
+        if ran >= prefetched_to && several {
             prefetched_to =
                 ran + prefetch_ahead(client.db, &mut batch, buf, used, &limits, scratch);
         }
