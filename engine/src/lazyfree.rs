@@ -146,15 +146,18 @@ impl LazyFree {
         keys: u64,
         wait: bool,
     ) {
-        if !wait {
-            self.send(Box::new(table), keys, None, keys > 0);
-            return;
-        }
-        let (done, freed) = sync_channel(1);
-        self.send(Box::new(table), keys, Some(done), keys > 0);
+        let (done, freed) = if wait {
+            let (done, freed) = sync_channel(1);
+            (Some(done), Some(freed))
+        } else {
+            (None, None)
+        };
+        self.send(Box::new(table), keys, done, keys > 0);
         // Sent back after the free, or dropped with the job if the thread died: either ends
         // the wait.
-        let _ = freed.recv();
+        if let Some(freed) = freed {
+            let _ = freed.recv();
+        }
     }
 
     fn send(
