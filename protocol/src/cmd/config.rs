@@ -290,5 +290,7 @@ fn set(ctx: &mut Ctx<'_>, pairs: &[&[u8]]) -> Reply {
         crate::server::sockets::commit(ctx.state, ports);
     }
     ctx.state.replace_settings(updated);
+    // A lower `maxmemory-clients` (or `maxmemory` under a percentage) evicts at once.
+    ctx.state.evict_clients();
     Reply::OK
 }

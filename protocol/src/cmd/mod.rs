@@ -176,6 +176,7 @@ pub(crate) fn execute(
     // MULTI, a queued command, EXEC, DISCARD, RESET and a refused EXEC open, grow or end a
     // transaction; during EXEC the client still shows what it queued, as Redis's does.
     client.info.set_multi(client.multi.as_ref().map(Vec::len));
+    client.info.memory.note_queue(client.multi.as_deref());
     action
 }
 

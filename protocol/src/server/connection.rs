@@ -17,6 +17,10 @@
 //!
 //! The loop knows no command: it hands each request to the [`Execute`] function it was given
 //! and acts on the [`Action`] that comes back.
+//!
+//! Before each wait for input the connection publishes what its buffers hold (CLIENT LIST's
+//! memory fields, `maxmemory-clients`: `crate::state::client_memory`) and gives back buffers
+//! it outgrew ([`buffers`](super::buffers)).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +31,7 @@ use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
+use super::buffers::{BUFFER_BYTES, IDLE_TRIM, Trim};
 use super::pipeline::{self, Scratch, Step};
 use super::transport::{Transport, WriteHalf};
 use crate::persist::aof::Commit;
@@ -34,8 +39,6 @@ use crate::resp::encode;
 use crate::state::output_limit::{self, OutputGuard};
 use crate::state::{ClientInfo, ClientState, Execute, ServerState};
 
-/// Initial read buffer.
-const READ_BUFFER_BYTES: usize = 16 * 1024;
 /// Longest wait between deadline checks of a blocked command: the clock may be a manual one.
 const BLOCK_POLL_MS_MAX: u64 = 100;
 
@@ -64,6 +67,7 @@ async fn write_out<W: WriteHalf>(
     guard: &mut OutputGuard,
 ) -> std::io::Result<()> {
     let mut written = 0;
+    let mut waited = false;
     let subscriber = &client.info.pubsub;
     loop {
         // A subscribed client is in Redis's `pubsub` class; its mailbox counts too.
@@ -95,6 +99,9 @@ async fn write_out<W: WriteHalf>(
                 }
             }
             subscriber.written();
+            if waited {
+                client.info.memory.note_pending(0);
+            }
             return Ok(());
         }
         let soft_deadline = async {
@@ -108,6 +115,9 @@ async fn write_out<W: WriteHalf>(
             written += wrote;
             continue;
         }
+        // Waiting for the socket: the bytes it has not taken show in CLIENT LIST.
+        client.info.memory.note_pending(output.len() - written);
+        waited = true;
         // A publisher drops a subscriber over its limit by killing it: stop writing then.
         let wrote = tokio::select! {
             biased;
@@ -182,8 +192,8 @@ async fn run<S: Transport>(
     execute: Execute,
 ) -> std::io::Result<()> {
     let (mut reader, mut writer) = socket.split();
-    let mut input = BytesMut::with_capacity(READ_BUFFER_BYTES);
-    let mut output = BytesMut::with_capacity(READ_BUFFER_BYTES);
+    let mut input = BytesMut::with_capacity(BUFFER_BYTES);
+    let mut output = BytesMut::with_capacity(BUFFER_BYTES);
     let mut scratch = Scratch::default();
     let task_wake = Arc::new(TaskWake(Notify::new()));
     let waker: Arc<dyn Wake> = task_wake.clone();
@@ -191,6 +201,7 @@ async fn run<S: Transport>(
         writer: &mut writer,
         guard: OutputGuard::default(),
         fed_before: state.aof().fed(),
+        trim: Trim::default(),
     };
     loop {
         if output.is_empty() {
@@ -263,6 +274,18 @@ async fn run<S: Transport>(
         if !output.is_empty() {
             out.flush(state, client, &mut output).await?;
         }
+        out.trim.on_busy(&mut input, &mut output);
+        let memory = &client.info.memory;
+        memory.note_query(input.len(), input.capacity());
+        memory.note_reply(output.capacity(), out.trim.reply_peak());
+        state.publish_client_memory(&client.info);
+        let oversized = Trim::oversized(&input, &output);
+        let trim_when_idle = async {
+            if !oversized {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(IDLE_TRIM).await;
+        };
         let (query_limit, timeout_s) = state.connection_limits();
         let idle = async {
             if timeout_s == 0 {
@@ -283,8 +306,13 @@ async fn run<S: Transport>(
                 state.stats().read_processed_in(client.counter.as_ref(), read);
                 client.info.count_read(read);
                 scratch.read_since_batch = true;
+                out.trim.note_query(input.len());
             }
             () = idle => return Ok(()),
+            () = trim_when_idle => {
+                out.trim.on_idle(&mut input, &mut output);
+                continue;
+            }
             // A message arrived in the empty mailbox: let the tasks ready to run go first (a
             // burst of publishers appends meanwhile), then write all of it at the top of the
             // loop, once, as Redis writes a client's buffer once per event-loop turn.
@@ -311,6 +339,8 @@ struct Out<'a, W> {
     /// has not moved, none of them (nor anyone's) propagated a write, so the replies
     /// acknowledge nothing the AOF lacks.
     fed_before: u64,
+    /// The buffers' peaks, for giving back what they outgrew.
+    trim: Trim,
 }
 
 impl<W: WriteHalf> Out<'_, W> {
@@ -331,6 +361,7 @@ impl<W: WriteHalf> Out<'_, W> {
                 return Err(e);
             }
         }
+        self.trim.note_reply(output.len());
         write_out(self.writer, output, state, client, &mut self.guard).await?;
         state
             .stats()

@@ -52,6 +52,9 @@ pub(super) async fn run(state: Arc<ServerState>) {
             let mut batch = keyspace.batch();
             state.make_room(&mut batch);
         }
+        // Clients over `maxmemory-clients` that no growth of their own has evicted (Redis
+        // evicts from its cron too).
+        state.evict_clients();
         if let Err(e) = state.commit_tick() {
             tracing::debug!(error = %e, "the cron's commit failed");
         }

@@ -14,6 +14,7 @@
 //! a storage failure and archived streams start at their W.
 
 pub mod accept;
+mod buffers;
 mod connection;
 mod cron;
 mod listeners;

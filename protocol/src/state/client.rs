@@ -13,6 +13,7 @@ use bytes::Bytes;
 use parking_lot::Mutex;
 
 use super::addr::ClientAddr;
+use super::client_memory::ClientMemory;
 use super::kill_signal::KillSignal;
 use super::pubsub::{Kind, Subscriber};
 use super::stats::CallId;
@@ -67,6 +68,8 @@ pub struct ClientInfo {
     pub(crate) tracking: Mutex<TrackingOptions>,
     /// Whether tracking is on (read on every call without the lock).
     tracking_on: AtomicBool,
+    /// What its connection holds in memory ([`super::client_memory`]).
+    pub(crate) memory: ClientMemory,
 }
 
 /// A client's traffic counters (CLIENT LIST's `tot-net-in`, `tot-net-out`, `read-events`,
@@ -127,6 +130,7 @@ impl ClientInfo {
             pubsub: Subscriber::default(),
             tracking: Mutex::new(TrackingOptions::default()),
             tracking_on: AtomicBool::new(false),
+            memory: ClientMemory::default(),
         }
     }
 
@@ -177,6 +181,11 @@ impl ClientInfo {
     /// CLIENT NO-EVICT ON or OFF.
     pub(crate) fn set_no_evict(&self, on: bool) {
         self.no_evict.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether CLIENT NO-EVICT is on.
+    pub(crate) fn no_evict(&self) -> bool {
+        self.no_evict.load(Ordering::Relaxed)
     }
 
     /// CLIENT KILL: its connection closes at its next wait.
@@ -241,6 +250,11 @@ impl ClientInfo {
     /// Records how many keys it watches (0: none).
     pub fn set_watching(&self, keys: usize) {
         self.watching.store(keys, Ordering::Relaxed);
+    }
+
+    /// How many keys it watches.
+    pub fn watching(&self) -> usize {
+        self.watching.load(Ordering::Relaxed)
     }
 
     /// Whether it watches keys.
@@ -371,8 +385,9 @@ impl ClientInfo {
         };
         let traffic = &self.traffic;
         let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        let memory = self.memory.fields();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf={} qbuf-free={} argv-mem=0 multi-mem={} rbs={} rbp={} obl={} oll={} omem={} omem-shared=0 omem-unshared={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} tot-net-out={} tot-cmds={} read-events={} avg-pipeline-len-sum={} avg-pipeline-len-cnt={}",
             self.id,
             self.addr,
             self.laddr
@@ -390,6 +405,16 @@ impl ClientInfo {
             self.pubsub.count(Kind::Shard),
             multi,
             self.watching.load(Ordering::Relaxed),
+            memory.qbuf,
+            memory.qbuf_free,
+            memory.multi_mem,
+            memory.rbs,
+            memory.rbp,
+            memory.obl,
+            memory.oll,
+            memory.omem,
+            memory.omem,
+            memory.tot_mem,
             call_name(self.last_command.load(Ordering::Relaxed)),
             String::from_utf8_lossy(names.user.as_deref().unwrap_or(b"default")),
             redir,

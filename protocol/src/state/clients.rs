@@ -11,12 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use super::client::ClientInfo;
+use super::client_memory::ClientsMemory;
 
 /// Connected clients by id, and the next id.
 #[derive(Debug)]
 pub(crate) struct Clients {
     by_id: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
     next_id: AtomicU64,
+    /// Their memory ([`super::client_memory`]).
+    memory: ClientsMemory,
 }
 
 impl Default for Clients {
@@ -24,6 +27,7 @@ impl Default for Clients {
         Clients {
             by_id: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
+            memory: ClientsMemory::default(),
         }
     }
 }
@@ -32,6 +36,11 @@ impl Clients {
     /// A fresh client id (CLIENT ID counts from 1).
     pub(crate) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Their memory.
+    pub(crate) fn memory(&self) -> &ClientsMemory {
+        &self.memory
     }
 
     /// Adds a client.

@@ -21,6 +21,9 @@ pub(crate) struct HotSettings {
     slowlog_log_slower_than: AtomicI64,
     slowlog_max_len: AtomicU64,
     maxmemory: AtomicU64,
+    /// `maxmemory-clients` in bytes under `maxmemory` (0: none), read when a client's memory
+    /// grows.
+    client_eviction_limit: AtomicU64,
     cluster_enabled: AtomicBool,
     proto_max_bulk_len: AtomicU64,
     client_query_buffer_limit: AtomicU64,
@@ -58,6 +61,8 @@ impl HotSettings {
             .store(s.slowlog_log_slower_than, relaxed);
         self.slowlog_max_len.store(s.slowlog_max_len, relaxed);
         self.maxmemory.store(s.maxmemory, relaxed);
+        self.client_eviction_limit
+            .store(s.maxmemory_clients.limit(s.maxmemory), relaxed);
         self.cluster_enabled.store(s.cluster_enabled, relaxed);
         self.proto_max_bulk_len.store(s.proto_max_bulk_len, relaxed);
         self.client_query_buffer_limit
@@ -123,6 +128,11 @@ impl HotSettings {
     /// `maxmemory` (0: no limit).
     pub fn maxmemory(&self) -> u64 {
         self.maxmemory.load(Ordering::Relaxed)
+    }
+
+    /// The clients' eviction limit in bytes (0: none).
+    pub fn client_eviction_limit(&self) -> u64 {
+        self.client_eviction_limit.load(Ordering::Relaxed)
     }
 
     /// `cluster-enabled`.

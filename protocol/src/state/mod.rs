@@ -33,6 +33,7 @@ pub(crate) mod addr;
 pub(crate) mod archive;
 mod archive_sync;
 pub(crate) mod client;
+pub(crate) mod client_memory;
 pub(crate) mod clients;
 pub(crate) mod fd_limit;
 mod hot_settings;
@@ -552,7 +553,56 @@ impl ServerState {
         self.pubsub.forget(&client.info);
         self.monitors.remove(client.info.id);
         self.disable_tracking(&client.info);
+        client.info.memory.withdraw(self.clients.memory(), false);
         self.clients.remove(client.info.id);
+    }
+
+    /// Every client's memory, and how many were evicted.
+    pub(crate) fn clients_memory(&self) -> &client_memory::ClientsMemory {
+        self.clients.memory()
+    }
+
+    /// Publishes `client`'s memory (see [`client_memory`]) and, if it grew the clients' total
+    /// to the eviction limit, evicts clients.
+    pub(crate) fn publish_client_memory(&self, client: &ClientInfo) {
+        let grew = client.memory.publish(
+            self.clients.memory(),
+            client.watching(),
+            client.pubsub.total(),
+        );
+        if grew {
+            self.evict_clients();
+        }
+    }
+
+    /// While the clients' memory is at or over `maxmemory-clients`, closes the largest
+    /// clients without CLIENT NO-EVICT, largest first (Redis's `evictClients`).
+    pub(crate) fn evict_clients(&self) {
+        let limit = self.hot.client_eviction_limit();
+        let memory = self.clients.memory();
+        if limit == 0 || memory.total() < limit {
+            return;
+        }
+        let mut candidates: Vec<(u64, Arc<ClientInfo>)> = self
+            .clients
+            .list()
+            .into_iter()
+            .filter(|c| !c.no_evict() && !c.memory.is_evicted())
+            .map(|c| (c.memory.total(), c))
+            .collect();
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        for (_, client) in candidates {
+            if memory.total() < limit {
+                return;
+            }
+            tracing::info!("Evicting client: {}", self.client_line(&client));
+            client.memory.withdraw(memory, true);
+            client.kill();
+            memory.count_evicted();
+        }
+        if memory.total() >= limit {
+            tracing::warn!("Over client maxmemory after evicting all evictable clients");
+        }
     }
 
     /// Whether the cron runs active expiry (DEBUG SET-ACTIVE-EXPIRE turns it off).

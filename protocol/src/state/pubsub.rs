@@ -110,6 +110,11 @@ impl Subscriber {
         self.counts[kind.index()].load(Ordering::Relaxed)
     }
 
+    /// Every subscription, of every kind.
+    pub(crate) fn total(&self) -> usize {
+        self.channels_and_patterns() + self.count(Kind::Shard)
+    }
+
     /// Channels and patterns together: what (un)subscribe confirmations report.
     fn channels_and_patterns(&self) -> usize {
         self.count(Kind::Channel) + self.count(Kind::Pattern)

@@ -32,6 +32,9 @@ pub struct Settings {
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
+    /// `maxmemory-clients`: when clients' memory makes them evicted
+    /// ([`super::client_memory`]).
+    pub maxmemory_clients: super::client_memory::MaxmemoryClients,
     /// `maxmemory-policy`, mirrored in the engine's settings (which eviction and the keys'
     /// access metadata read).
     pub maxmemory_policy: String,
@@ -154,6 +157,7 @@ impl Default for Settings {
             requirepass: String::new(),
             maxclients: MAXCLIENTS_DEFAULT,
             maxmemory: 0,
+            maxmemory_clients: Default::default(),
             maxmemory_policy: "noeviction".into(),
             proto_max_bulk_len: PROTO_MAX_BULK_LEN_DEFAULT,
             client_query_buffer_limit: CLIENT_QUERY_BUFFER_LIMIT_DEFAULT,
@@ -321,6 +325,15 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.maxmemory.to_string(),
         set: Some(|s, _, v| {
             s.maxmemory = memory_in("maxmemory", v, 0)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-clients",
+        get: |s, _| s.maxmemory_clients.to_string(),
+        set: Some(|s, _, v| {
+            s.maxmemory_clients = super::client_memory::MaxmemoryClients::parse(v)
+                .map_err(|why| ConfigRefusal::new("maxmemory-clients", ConfigWhy::Other(why)))?;
             Ok(())
         }),
     },

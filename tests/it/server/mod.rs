@@ -44,6 +44,7 @@ mod blocking;
 mod blocking_lists;
 mod busy_scripts;
 mod client_command;
+mod client_memory;
 mod clients;
 mod clock;
 mod cluster_mode;

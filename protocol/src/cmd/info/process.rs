@@ -145,8 +145,13 @@ pub(super) fn clients(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("connected_clients", clients.len());
     out.field("cluster_connections", 0);
     out.field("maxclients", state.settings().maxclients);
-    out.field("client_recent_max_input_buffer", 0);
-    out.field("client_recent_max_output_buffer", 0);
+    // The largest buffers held now (Redis: the largest of the last few seconds).
+    let (max_in, max_out) = clients.iter().fold((0, 0), |(i, o), c| {
+        let (input, output) = c.memory.buffers();
+        (i.max(input), o.max(output))
+    });
+    out.field("client_recent_max_input_buffer", max_in);
+    out.field("client_recent_max_output_buffer", max_out);
     out.field("blocked_clients", blocked);
     out.field("tracking_clients", state.tracking().clients_on());
     out.field("pubsub_clients", state.pubsub().clients());
@@ -249,22 +254,25 @@ pub(super) fn memory(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("rss_overhead_bytes", overhead.rss_extra_bytes());
     out.field("mem_fragmentation_ratio", two(overhead.total_frag()));
     out.field("mem_fragmentation_bytes", overhead.total_frag_bytes());
-    for name in [
-        "mem_not_counted_for_evict",
-        "mem_replication_backlog",
-        "mem_total_replication_buffers",
-        "mem_replica_full_sync_buffer",
-        "mem_clients_slaves",
-        "mem_clients_normal",
-        "mem_clients_normal_shared",
-        "mem_clients_normal_unshared",
-        "mem_cluster_slot_migration_output_buffer",
-        "mem_cluster_slot_migration_input_buffer",
-        "mem_cluster_slot_migration_input_buffer_peak",
-        "mem_cluster_links",
-        "mem_aof_buffer",
+    // echomq has no replicas, cluster links or AOF buffer; its clients are normal clients,
+    // sharing nothing.
+    let clients_memory = state.clients_memory().total();
+    for (name, value) in [
+        ("mem_not_counted_for_evict", 0),
+        ("mem_replication_backlog", 0),
+        ("mem_total_replication_buffers", 0),
+        ("mem_replica_full_sync_buffer", 0),
+        ("mem_clients_slaves", 0),
+        ("mem_clients_normal", clients_memory),
+        ("mem_clients_normal_shared", 0),
+        ("mem_clients_normal_unshared", clients_memory),
+        ("mem_cluster_slot_migration_output_buffer", 0),
+        ("mem_cluster_slot_migration_input_buffer", 0),
+        ("mem_cluster_slot_migration_input_buffer_peak", 0),
+        ("mem_cluster_links", 0),
+        ("mem_aof_buffer", 0),
     ] {
-        out.field(name, 0);
+        out.field(name, value);
     }
     out.field("mem_allocator", crate::alloc::allocator_name());
     out.field("mem_overhead_db_hashtable_rehashing", 0);

@@ -60,8 +60,7 @@ pub(super) fn stats(ctx: &mut Ctx<'_>, out: &mut Lines) {
     out.field("expired_time_cap_reached_count", cycle.time_cap_reached);
     out.field("expire_cycle_cpu_milliseconds", cycle.time_used_us / 1000);
     out.field("evicted_keys", state.keyspace().evicted_keys());
-    // No client is evicted (`maxmemory-clients` is not implemented).
-    out.field("evicted_clients", 0);
+    out.field("evicted_clients", state.clients_memory().evicted());
     out.field("evicted_scripts", state.scripts().evicted());
     let (total_exceeded, current_exceeded) = state.eviction_exceeded_ms();
     out.field("total_eviction_exceeded_time", total_exceeded);
