@@ -101,6 +101,7 @@ async fn write_out<W: WriteHalf>(
             subscriber.written();
             if waited {
                 client.info.memory.note_pending(0);
+                state.publish_client_memory(&client.info);
             }
             return Ok(());
         }
@@ -115,8 +116,13 @@ async fn write_out<W: WriteHalf>(
             written += wrote;
             continue;
         }
-        // Waiting for the socket: the bytes it has not taken show in CLIENT LIST.
-        client.info.memory.note_pending(output.len() - written);
+        // Waiting for the socket: the bytes it has not taken (and the messages waiting behind
+        // them) show in CLIENT LIST and count towards `maxmemory-clients`.
+        client
+            .info
+            .memory
+            .note_pending(output.len() - written + mailbox);
+        state.publish_client_memory(&client.info);
         waited = true;
         // A publisher drops a subscriber over its limit by killing it: stop writing then.
         let wrote = tokio::select! {

@@ -59,7 +59,10 @@ fn a_big_request_shows_in_the_clients_memory_until_an_idle_client_gives_it_back(
     big.send(&rest);
     big.send(b"\r\n");
     assert_eq!(big.read_reply(), b"+OK\r\n");
-    assert_eq!(listed(&mut observer, &id, "qbuf"), 0);
+    // Published once the reply is out.
+    wait_until("the request is consumed", || {
+        listed(&mut observer, &id, "qbuf") == 0
+    });
     assert!(listed(&mut observer, &id, "tot-mem") > 4 << 20);
     wait_until("the idle client gives its buffer back", || {
         listed(&mut observer, &id, "tot-mem") < 64 * 1024
@@ -128,4 +131,25 @@ fn maxmemory_clients_evicts_the_largest_clients_but_not_those_with_no_evict() {
     control.expect(b"CONFIG SET maxmemory-clients 512kb\r\n", b"+OK\r\n");
     holding.read_until_closed();
     assert_eq!(info_field(&mut control, "stats", "evicted_clients"), "3");
+}
+
+#[test]
+fn a_client_that_does_not_read_its_replies_is_evicted_past_the_limit() {
+    let server = TestServer::start().unwrap();
+    let mut control = Wire::connect(&server);
+    control.expect(b"CLIENT NO-EVICT ON\r\n", b"+OK\r\n");
+    // A 16 MB value from a small request, so no query buffer grows for it.
+    assert_eq!(
+        control.command(&["SETRANGE", "big", "16777215", "x"]),
+        b":16777216\r\n"
+    );
+    control.expect(b"CONFIG SET maxmemory-clients 4mb\r\n", b"+OK\r\n");
+    let mut reader = Wire::connect(&server);
+    reader.send(b"GET big\r\n");
+    // More than the sockets take stays with the server, past the limit.
+    wait_until("the client that does not read is evicted", || {
+        info_field(&mut control, "stats", "evicted_clients") == "1"
+    });
+    reader.read_until_closed();
+    control.expect(b"PING\r\n", b"+PONG\r\n");
 }
