@@ -1,8 +1,7 @@
 //! MEMORY DOCTOR: Redis's report of what looks wrong with the server's memory
 //! (`getMemoryDoctorReport` in object.c), from the figures INFO memory shows, in its words.
 //!
-//! Not reported, having no figure here: big client output buffers (no per-client memory is
-//! counted) and big replica buffers (no replicas).
+//! Not reported, having no figure here: big replica buffers (no replicas).
 
 use super::overhead::Overhead;
 use crate::state::ServerState;
@@ -13,6 +12,8 @@ const EMPTY_BELOW: u64 = 5 * 1024 * 1024;
 const SIGNIFICANT_BYTES: i128 = 10 << 20;
 /// More cached EVAL scripts than this reports.
 const MANY_SCRIPTS: usize = 1000;
+/// More client memory than this per client, on average, reports.
+const BIG_CLIENT_BYTES: u64 = 200 * 1024;
 
 const NO_ISSUE: &str = "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n";
 const EMPTY: &str = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
@@ -21,6 +22,7 @@ const BIG_PEAK: &str = " * Peak memory: In the past this instance used more than
 const HIGH_ALLOCATOR_FRAG: &str = " * High allocator fragmentation: This instance has an allocator external fragmentation greater than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment memory a lot. You can try enabling 'activedefrag' config option.\n\n";
 const HIGH_ALLOCATOR_RSS: &str = " * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the allocator is much larger than the sum what the allocator actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n";
 const HIGH_PROCESS_RSS: &str = " * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the allocator holds). This problem may be due to Lua scripts or Modules.\n\n";
+const BIG_CLIENT_BUFFERS: &str = " * Big client buffers: The clients output buffers in this instance are greater than 200K per client (on average). This may result from different causes, like Pub/Sub clients subscribed to channels bot not receiving data fast enough, so that data piles on the Redis instance output buffer, or clients sending commands with large replies or very large sequences of commands in the same pipeline. Please use the CLIENT LIST command in order to investigate the issue if it causes problems in your instance, or to understand better why certain clients are using a big amount of memory.\n\n";
 const MANY_SCRIPTS_TEXT: &str = " * Many scripts: There seem to be many cached scripts in this instance (more than 1000). This may be because scripts are generated and `EVAL`ed, instead of being parameterized (with KEYS and ARGV), `SCRIPT LOAD`ed and `EVALSHA`ed. Unless `SCRIPT FLUSH` is called periodically, the scripts' caches may end up consuming most of your memory.\n\n";
 const SIGN_OFF: &str = "I'm here to keep you safe, Sam. I want to help you.\n";
 
@@ -33,15 +35,26 @@ fn high_total_rss(allocator: &str) -> String {
 
 /// The report for the server now.
 pub(crate) fn report(state: &ServerState) -> String {
+    let clients = Clients {
+        memory: state.clients_memory().total(),
+        count: state.clients().len() as u64,
+    };
     report_of(
         &Overhead::now(state),
+        &clients,
         state.scripts().count(),
         crate::alloc::allocator_name(),
     )
 }
 
-/// The report for these figures, `scripts` EVAL scripts cached, under `allocator`.
-fn report_of(m: &Overhead, scripts: usize, allocator: &str) -> String {
+/// The clients' memory together, and how many there are.
+struct Clients {
+    memory: u64,
+    count: u64,
+}
+
+/// The report for these figures, `clients`, `scripts` EVAL scripts cached, under `allocator`.
+fn report_of(m: &Overhead, clients: &Clients, scripts: usize, allocator: &str) -> String {
     if m.used < EMPTY_BELOW {
         return EMPTY.to_string();
     }
@@ -64,6 +77,9 @@ fn report_of(m: &Overhead, scripts: usize, allocator: &str) -> String {
     if significant(m.rss_extra(), 1.1, m.rss_extra_bytes()) {
         items.push(HIGH_PROCESS_RSS.to_string());
     }
+    if clients.count > 0 && clients.memory / clients.count > BIG_CLIENT_BYTES {
+        items.push(BIG_CLIENT_BUFFERS.to_string());
+    }
     if scripts > MANY_SCRIPTS {
         items.push(MANY_SCRIPTS_TEXT.to_string());
     }
@@ -82,6 +98,14 @@ mod tests {
     use crate::alloc::AllocatorStats;
 
     const MB: u64 = 1 << 20;
+
+    /// Two clients of usual size.
+    fn few() -> Clients {
+        Clients {
+            memory: 2 * 35 * 1024,
+            count: 2,
+        }
+    }
 
     /// A healthy 100 MB server: every ratio near 1.
     fn healthy() -> Overhead {
@@ -106,8 +130,8 @@ mod tests {
             used: 4 * MB,
             ..healthy()
         };
-        assert_eq!(report_of(&small, 0, "libc"), EMPTY);
-        assert_eq!(report_of(&healthy(), 1000, "libc"), NO_ISSUE);
+        assert_eq!(report_of(&small, &few(), 0, "libc"), EMPTY);
+        assert_eq!(report_of(&healthy(), &few(), 1000, "libc"), NO_ISSUE);
     }
 
     #[test]
@@ -116,7 +140,11 @@ mod tests {
         m.peak = 151 * MB;
         m.rss = 200 * MB;
         m.allocator.small_free = 20 * MB;
-        let report = report_of(&m, 1001, "jemalloc-5.3.0");
+        let big = Clients {
+            memory: 2 * 200 * 1024 + 2,
+            count: 2,
+        };
+        let report = report_of(&m, &big, 1001, "jemalloc-5.3.0");
         assert!(report.starts_with(ISSUES), "{report}");
         assert!(report.ends_with(SIGN_OFF), "{report}");
         let at = |text: &str| {
@@ -127,7 +155,8 @@ mod tests {
         assert!(at("* Peak memory") < at("* High total RSS"));
         assert!(at("\"jemalloc-5.3.0\"") < at("* High allocator fragmentation"));
         assert!(at("* High allocator fragmentation") < at("* High process RSS overhead"));
-        assert!(at("* High process RSS overhead") < at("* Many scripts"));
+        assert!(at("* High process RSS overhead") < at("* Big client buffers"));
+        assert!(at("* Big client buffers") < at("* Many scripts"));
         assert!(!report.contains("High allocator RSS overhead"), "{report}");
     }
 
@@ -147,9 +176,24 @@ mod tests {
                 small_free: 0,
             },
         };
-        assert_eq!(report_of(&m, 0, "libc"), NO_ISSUE);
+        assert_eq!(report_of(&m, &few(), 0, "libc"), NO_ISSUE);
         let mut m = healthy();
         m.allocator.resident = 130 * MB;
-        assert!(report_of(&m, 0, "libc").contains("* High allocator RSS overhead"));
+        assert!(report_of(&m, &few(), 0, "libc").contains("* High allocator RSS overhead"));
+    }
+
+    #[test]
+    fn client_buffers_report_past_200k_a_client_on_average() {
+        let at_limit = Clients {
+            memory: 3 * 200 * 1024,
+            count: 3,
+        };
+        assert_eq!(report_of(&healthy(), &at_limit, 0, "libc"), NO_ISSUE);
+        let past = Clients {
+            memory: 3 * 201 * 1024,
+            count: 3,
+        };
+        let report = report_of(&healthy(), &past, 0, "libc");
+        assert_eq!(report, format!("{ISSUES}{BIG_CLIENT_BUFFERS}{SIGN_OFF}"));
     }
 }
