@@ -5,8 +5,9 @@
 //! request path reads per call (the slow log's threshold and length, `maxmemory`,
 //! `cluster-enabled`; per batch of requests `proto-max-bulk-len`, the query buffer limit
 //! and `timeout`; per AOF commit the automatic rewrite's thresholds; per write to a client its output
-//! buffer limit, also read by publishes under the keyspace lock) are copied here whenever the
-//! settings change. Invariant: every change
+//! buffer limit, also read by publishes under the keyspace lock; whenever a client's memory
+//! grows the clients' eviction limit, `maxmemory-clients` under `maxmemory`) are copied here
+//! whenever the settings change. Invariant: every change
 //! of the settings ends with [`HotSettings::refresh`] while the write lock is still held, so a
 //! reader sees either the old or the new value of each, as with the lock.
 

@@ -32,7 +32,7 @@ pub struct Settings {
     pub maxclients: u64,
     /// `maxmemory` in bytes; 0 = no limit.
     pub maxmemory: u64,
-    /// `maxmemory-clients`: when clients' memory makes them evicted
+    /// `maxmemory-clients`: the clients' memory at which the largest are evicted
     /// ([`super::client_memory`]).
     pub maxmemory_clients: super::client_memory::MaxmemoryClients,
     /// `maxmemory-policy`, mirrored in the engine's settings (which eviction and the keys'
