@@ -1,8 +1,9 @@
-//! CONFIG parameters echomq keeps without implementing, against Redis 8.8 over the wire (RESP2
-//! and RESP3): each enumerated one's refusal (its words listed in Redis's order), words in any
-//! case, the several words of `shutdown-on-sig*` and `cluster-slot-stats-enabled` and how
-//! CONFIG GET shows them, SAVE with NOSAVE refused, memory tracking (which CONFIG SET cannot
-//! turn on), numeric bounds, a percentage or bytes, and `oom-score-adj-values`.
+//! CONFIG parameters' values and refusals against Redis 8.8 over the wire (RESP2 and RESP3),
+//! mostly of parameters echomq keeps without implementing: each enumerated one's refusal (its
+//! words listed in Redis's order), words in any case, the several words of `shutdown-on-sig*`
+//! and `cluster-slot-stats-enabled` and how CONFIG GET shows them, SAVE with NOSAVE refused,
+//! memory tracking (which CONFIG SET cannot turn on), numeric bounds, a percentage or bytes
+//! (`maxmemory-clients`, which echomq implements), and `oom-score-adj-values`.
 
 use crate::support::peer::PeerKind;
 use crate::support::wire::WireDiffer;
@@ -67,7 +68,14 @@ const LINES: &[&str] = &[
     "CONFIG SET maxmemory-clients %",
     "CONFIG SET maxmemory-clients 1mb",
     "CONFIG GET maxmemory-clients",
+    "CONFIG SET maxmemory-clients 100%",
+    "CONFIG GET maxmemory-clients",
+    "CONFIG SET maxmemory-clients 101%",
+    // Under Redis's 128 KB floor: kept as given, the floor applies to the limit.
+    "CONFIG SET maxmemory-clients 1024",
+    "CONFIG GET maxmemory-clients",
     "CONFIG SET maxmemory-clients 0",
+    "CONFIG GET maxmemory-clients",
     "CONFIG SET active-expire-effort 0",
     "CONFIG SET active-expire-effort 11",
     "CONFIG SET active-expire-effort +5",
