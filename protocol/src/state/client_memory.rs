@@ -54,32 +54,23 @@ pub enum MaxmemoryClients {
 }
 
 impl MaxmemoryClients {
-    /// Reads a CONFIG value: a memory value (`0` for none) or `N%` with N from 0 to 100.
-    /// The error is Redis's reason text.
-    pub fn parse(value: &str) -> Result<MaxmemoryClients, String> {
-        if let Some(bytes) = super::settings::parse_memory(value) {
-            if bytes > i64::MAX as u64 {
-                return Err(format!(
-                    "argument must be between -100 and {} inclusive",
-                    i64::MAX
-                ));
-            }
-            return Ok(match bytes {
-                0 => MaxmemoryClients::Off,
-                n => MaxmemoryClients::Bytes(n),
-            });
-        }
-        let percent = value
-            .strip_suffix('%')
-            .filter(|digits| !digits.is_empty())
-            .and_then(|digits| echomq_engine::command::parse_i64(digits.as_bytes()).ok())
-            .filter(|&p| p >= 0);
-        match percent {
-            None => Err("argument must be a memory or percent value".into()),
-            Some(p) if p > 100 => Err("percentage argument must be less or equal to 100".into()),
-            Some(0) => Ok(MaxmemoryClients::Off),
-            Some(p) => Ok(MaxmemoryClients::Percent(p as u64)),
-        }
+    /// Reads a CONFIG value as Redis does, through the directives' shared parsing of a memory
+    /// value or `N%` (its bounds and refusal texts: `crate::config_file::current::accept`).
+    pub fn parse(value: &str) -> Result<MaxmemoryClients, crate::error::ConfigWhy> {
+        let directive = crate::config_file::directives::lookup("maxmemory-clients")
+            .ok_or_else(|| crate::error::ConfigWhy::Other("unknown directive".into()))?;
+        let normal = crate::config_file::current::accept(directive, value)?;
+        // Normalised: digits, with `%` for a percentage.
+        let (digits, percent) = match normal.strip_suffix('%') {
+            Some(digits) => (digits, true),
+            None => (normal.as_str(), false),
+        };
+        let n: u64 = digits.parse().unwrap_or(0);
+        Ok(match (n, percent) {
+            (0, _) => MaxmemoryClients::Off,
+            (n, true) => MaxmemoryClients::Percent(n),
+            (n, false) => MaxmemoryClients::Bytes(n),
+        })
     }
 
     /// The limit in bytes under `maxmemory` (0: none), as Redis's `getClientEvictionLimit`.
@@ -316,13 +307,14 @@ mod tests {
             MaxmemoryClients::parse("10%"),
             Ok(MaxmemoryClients::Percent(10))
         );
+        let why = |v: &str| MaxmemoryClients::parse(v).unwrap_err().to_string();
         assert_eq!(
-            MaxmemoryClients::parse("101%").unwrap_err(),
+            why("101%"),
             "percentage argument must be less or equal to 100"
         );
         for bad in ["%", "-1%", "abc", "1.5%", "-5"] {
             assert_eq!(
-                MaxmemoryClients::parse(bad).unwrap_err(),
+                why(bad),
                 "argument must be a memory or percent value",
                 "{bad}"
             );

@@ -333,7 +333,7 @@ pub const PARAMS: &[Param] = &[
         get: |s, _| s.maxmemory_clients.to_string(),
         set: Some(|s, _, v| {
             s.maxmemory_clients = super::client_memory::MaxmemoryClients::parse(v)
-                .map_err(|why| ConfigRefusal::new("maxmemory-clients", ConfigWhy::Other(why)))?;
+                .map_err(|why| ConfigRefusal::new("maxmemory-clients", why))?;
             Ok(())
         }),
     },
