@@ -194,10 +194,9 @@ impl Index {
         }
     }
 
-    /// The slot at the home bucket of `hash`, read for its cache line alone (see
-    /// `Table::prefetch` in `db/table`).
-    pub(crate) fn home_slot(&self, hash: u64) -> u64 {
-        self.slots[self.home(tag(hash))]
+    /// Hints the line of `hash`'s home slot into the cache (`crate::prefetch`).
+    pub(crate) fn prefetch_home(&self, hash: u64) {
+        crate::prefetch::line(std::ptr::from_ref(&self.slots[self.home(tag(hash))]).cast());
     }
 
     /// The first position stored with `hash`'s bits, without comparing keys: the entry a

@@ -67,6 +67,7 @@ mod heap_size;
 pub mod keyspace;
 pub mod lazyfree;
 pub mod notify;
+mod prefetch;
 pub mod propagate;
 pub mod rdb;
 pub mod reply;

@@ -42,6 +42,7 @@ use std::cell::Cell;
 use std::fmt;
 
 use crate::hash_index::{HASH_BITS, Index};
+use crate::prefetch::{self, prefetch};
 use crate::sip::SipKey;
 use crate::types::Value;
 
@@ -261,10 +262,11 @@ impl Table {
     }
 
     /// Brings into the cache what looking up `keys` will read: their index slots, then their
-    /// entries, then the bytes of keys held out of line. Each stage reads every key's line
-    /// before anything waits on one, so the cache misses of a pipelined batch's lookups
-    /// overlap instead of following one another (Redis prefetches a batch's keys for the same
-    /// reason: `memory_prefetch.c`). Reads only; `hashes` is scratch space.
+    /// entries, then the bytes of keys held out of line. Each stage hints every key's line
+    /// (`crate::prefetch`) before anything waits on one, so the cache misses of a pipelined
+    /// batch's lookups overlap instead of following one another, and the last stage's
+    /// arrive while the batch runs (Redis prefetches a batch's keys for the same reason:
+    /// `memory_prefetch.c`). Reads only; `hashes` is scratch space.
     pub(crate) fn prefetch(&self, keys: &[&[u8]], hashes: &mut Vec<u64>) {
         if self.len == 0 {
             return;
@@ -275,17 +277,19 @@ impl Table {
                 .map(|key| self.hash_of(key, ShortKey::of(key), true).hash),
         );
         for &h in hashes.iter() {
-            std::hint::black_box(self.index.home_slot(h));
+            self.index.prefetch_home(h);
         }
+        // Reading a slot waits for it; the hints before gave every slot the same start.
         for &h in hashes.iter() {
             if let Some(p) = self.index.candidate(h) {
-                // Any field of the entry brings its line; this one follows no pointer.
-                std::hint::black_box(self.entry(p as usize).key.exp());
+                prefetch(self.entry(p as usize));
             }
         }
-        for &h in hashes.iter() {
-            if let Some(p) = self.index.candidate(h) {
-                std::hint::black_box(self.entry(p as usize).key.as_bytes().first().copied());
+        for (key, &h) in keys.iter().zip(hashes.iter()) {
+            if key.len() > INLINE_KEY
+                && let Some(p) = self.index.candidate(h)
+            {
+                prefetch::line(self.entry(p as usize).key.as_bytes().as_ptr());
             }
         }
     }
