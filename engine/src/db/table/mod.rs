@@ -272,14 +272,14 @@ impl Table {
             return;
         }
         hashes.clear();
-        hashes.extend(
-            keys.iter()
-                .map(|key| self.hash_of(key, ShortKey::of(key), true).hash),
-        );
-        for &h in hashes.iter() {
-            self.index.prefetch_home(h);
-        }
-        // Reading a slot waits for it; the hints before gave every slot the same start.
+        // Each slot is hinted as soon as its key is hashed: the hashing of the keys after it
+        // hides its latency.
+        hashes.extend(keys.iter().map(|key| {
+            let hash = self.hash_of(key, ShortKey::of(key), true).hash;
+            self.index.prefetch_home(hash);
+            hash
+        }));
+        // Reading a slot waits for it (the hints gave every slot a head start).
         for &h in hashes.iter() {
             if let Some(p) = self.index.candidate(h) {
                 prefetch(self.entry(p as usize));
