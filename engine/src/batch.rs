@@ -101,6 +101,24 @@ impl<'a> Batch<'a> {
         }
     }
 
+    /// Brings into the cache what looking up `elements` in the collection under `key` in
+    /// database `index` will read (see `Value::prefetch_elements`), locking the keyspace if
+    /// the batch has not yet. A hint: it changes nothing (the key's lookup is not counted as
+    /// a read, and an expired key is not deleted). Returns whether the collection was one
+    /// big enough for it.
+    pub fn prefetch_elements(
+        &mut self,
+        index: usize,
+        key: &[u8],
+        elements: &[&[u8]],
+        scratch: &mut Vec<u64>,
+    ) -> bool {
+        self.dbs()
+            .get(index)
+            .and_then(|db| db.values.map.get(key))
+            .is_some_and(|value| value.prefetch_elements(elements, scratch))
+    }
+
     /// Whether database `index` holds enough keys for their lookups to miss the cache (a
     /// smaller table stays in it, and prefetching its keys only costs), locking the keyspace
     /// if the batch has not yet.

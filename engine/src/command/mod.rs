@@ -500,35 +500,44 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("hset", -4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 2),
         hash_cmds::hset::HSet::run,
     ),
     Entry::plain(
         CommandSpec::new("hsetnx", 4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         hash_cmds::hset::HSetNx::run,
     ),
     Entry::plain(
         CommandSpec::new("hmset", -4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 2),
         hash_cmds::hset::HSet::run_hmset,
     ),
     Entry::plain(
-        CommandSpec::new("hget", 3).keys(1, 1, 1),
+        CommandSpec::new("hget", 3).keys(1, 1, 1).elements(2, 2, 1),
         hash_cmds::hget::HGet::run,
     ),
     Entry::plain(
-        CommandSpec::new("hmget", -3).keys(1, 1, 1),
+        CommandSpec::new("hmget", -3)
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         hash_cmds::hget::HMGet::run,
     ),
     Entry::plain(
-        CommandSpec::new("hexists", 3).keys(1, 1, 1),
+        CommandSpec::new("hexists", 3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         hash_cmds::hget::HExists::run,
     ),
     Entry::plain(
-        CommandSpec::new("hstrlen", 3).keys(1, 1, 1),
+        CommandSpec::new("hstrlen", 3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         hash_cmds::hget::HStrLen::run,
     ),
     Entry::plain(
@@ -554,7 +563,8 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("hdel", -3)
             .flags(flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         hash_cmds::hdel::HDel::run,
     ),
     Entry::plain(
@@ -566,13 +576,15 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("hincrby", 4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         hash_cmds::hincr::HIncrBy::run,
     ),
     Entry::plain(
         CommandSpec::new("hincrbyfloat", 4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         hash_cmds::hincr::HIncrBy::run_float,
     ),
     Entry::plain(
@@ -640,13 +652,15 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("sadd", -3)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         set_cmds::sadd::SAdd::run,
     ),
     Entry::plain(
         CommandSpec::new("srem", -3)
             .flags(flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         set_cmds::sadd::SRem::run,
     ),
     Entry::plain(
@@ -654,11 +668,15 @@ static COMMANDS: &[Entry] = &[
         set_cmds::sismember::SCard::run,
     ),
     Entry::plain(
-        CommandSpec::new("sismember", 3).keys(1, 1, 1),
+        CommandSpec::new("sismember", 3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         set_cmds::sismember::SIsMember::run,
     ),
     Entry::plain(
-        CommandSpec::new("smismember", -3).keys(1, 1, 1),
+        CommandSpec::new("smismember", -3)
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         set_cmds::sismember::SMIsMember::run,
     ),
     Entry::plain(
@@ -729,13 +747,15 @@ static COMMANDS: &[Entry] = &[
     Entry::plain(
         CommandSpec::new("zincrby", 4)
             .flags(flags::DENY_OOM | flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(3, 3, 1),
         zset_cmds::zadd::ZAdd::run_incrby,
     ),
     Entry::plain(
         CommandSpec::new("zrem", -3)
             .flags(flags::WRITE)
-            .keys(1, 1, 1),
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         zset_cmds::zadd::ZRem::run,
     ),
     Entry::plain(
@@ -743,19 +763,27 @@ static COMMANDS: &[Entry] = &[
         zset_cmds::read::ZRead::run_zcard,
     ),
     Entry::plain(
-        CommandSpec::new("zscore", 3).keys(1, 1, 1),
+        CommandSpec::new("zscore", 3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         zset_cmds::read::ZRead::run_zscore,
     ),
     Entry::plain(
-        CommandSpec::new("zmscore", -3).keys(1, 1, 1),
+        CommandSpec::new("zmscore", -3)
+            .keys(1, 1, 1)
+            .elements(2, -1, 1),
         zset_cmds::read::ZRead::run_zmscore,
     ),
     Entry::plain(
-        CommandSpec::new("zrank", -3).keys(1, 1, 1),
+        CommandSpec::new("zrank", -3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         zset_cmds::read::ZRead::run_zrank,
     ),
     Entry::plain(
-        CommandSpec::new("zrevrank", -3).keys(1, 1, 1),
+        CommandSpec::new("zrevrank", -3)
+            .keys(1, 1, 1)
+            .elements(2, 2, 1),
         zset_cmds::read::ZRead::run_zrevrank,
     ),
     Entry::plain(

@@ -44,6 +44,30 @@ pub struct KeyPositions {
     pub step: i64,
 }
 
+impl KeyPositions {
+    /// No key.
+    pub const NONE: KeyPositions = KeyPositions {
+        first: 0,
+        last: 0,
+        step: 0,
+    };
+
+    /// The argument indexes these positions name in a call of `argc` arguments (name
+    /// included), in order; none past the last argument.
+    pub fn indexes(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let n = argc as i64;
+        let last = if self.last < 0 {
+            n + self.last
+        } else {
+            self.last
+        };
+        let first = if self.first >= 1 { self.first } else { n };
+        (first..=last.min(n - 1))
+            .step_by(self.step.max(1) as usize)
+            .map(|i| i as usize)
+    }
+}
+
 /// One subcommand of a container command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Subcommand {
@@ -104,6 +128,10 @@ pub struct CommandSpec {
     pub flags: u8,
     /// COMMAND INFO's key positions.
     pub keys: KeyPositions,
+    /// Where the elements it looks up in its key's collection are (a hash's fields, a set's
+    /// or a sorted set's members), in the same terms; `(0, 0, 0)` for none. A hint only: a
+    /// pipelined batch brings their records into the cache before it runs.
+    pub elements: KeyPositions,
     /// The subcommands of a container command; empty for others.
     pub subcommands: &'static [Subcommand],
     /// A container's upper-case name, as `Try XGROUP HELP.` shows it; empty for others.
@@ -117,11 +145,8 @@ impl CommandSpec {
             name,
             arity,
             flags: 0,
-            keys: KeyPositions {
-                first: 0,
-                last: 0,
-                step: 0,
-            },
+            keys: KeyPositions::NONE,
+            elements: KeyPositions::NONE,
             subcommands: &[],
             container: "",
         }
@@ -139,6 +164,14 @@ impl CommandSpec {
     pub const fn keys(self, first: i64, last: i64, step: i64) -> CommandSpec {
         CommandSpec {
             keys: KeyPositions { first, last, step },
+            ..self
+        }
+    }
+
+    /// The same with these element positions.
+    pub const fn elements(self, first: i64, last: i64, step: i64) -> CommandSpec {
+        CommandSpec {
+            elements: KeyPositions { first, last, step },
             ..self
         }
     }
@@ -245,6 +278,25 @@ mod tests {
             Subcommand::new("xgroup|help", 2),
         ],
     );
+
+    #[test]
+    fn positions_name_the_arguments_a_call_has() {
+        let pairs = KeyPositions {
+            first: 2,
+            last: -1,
+            step: 2,
+        };
+        assert_eq!(pairs.indexes(6).collect::<Vec<_>>(), [2, 4]);
+        assert_eq!(pairs.indexes(2).count(), 0, "a call too short has none");
+        let one = KeyPositions {
+            first: 3,
+            last: 3,
+            step: 1,
+        };
+        assert_eq!(one.indexes(4).collect::<Vec<_>>(), [3]);
+        assert_eq!(one.indexes(9).collect::<Vec<_>>(), [3]);
+        assert_eq!(KeyPositions::NONE.indexes(5).count(), 0);
+    }
 
     #[test]
     fn arity_is_exact_when_positive_and_a_minimum_when_negative() {

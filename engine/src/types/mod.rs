@@ -36,6 +36,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// Brings into the cache what looking up `elements` in this collection will read (a
+    /// hash's fields, a set's or a sorted set's members), when it is a table big enough to
+    /// miss the cache (`records::Records::prefetch`); for other values, nothing. Returns
+    /// whether it was such a table. A hint: it reads only.
+    pub(crate) fn prefetch_elements(&self, elements: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        match self {
+            Value::Hash(h) => h.prefetch_fields(elements, hashes),
+            Value::Set(s) => s.prefetch_members(elements, hashes),
+            Value::ZSet(z) => z.prefetch_members(elements, hashes),
+            Value::Stream(_) | Value::String(_) | Value::List(_) => false,
+        }
+    }
+
     /// The allocations freeing it costs, as Redis counts them (`lazyfreeGetFreeEffort`):
     /// above [`crate::lazyfree::THRESHOLD`] UNLINK frees it in the background.
     pub fn free_effort(&self) -> usize {

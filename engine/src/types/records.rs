@@ -32,6 +32,7 @@
 use std::marker::PhantomData;
 
 use crate::hash_index::Index;
+use crate::prefetch;
 use crate::types::random;
 
 /// The most bytes of records a page holds.
@@ -70,6 +71,10 @@ impl Keyed for WholeKey {
         record
     }
 }
+
+/// How far past a record's start its second line is hinted: records of a few dozen bytes may
+/// cross into the next line, longer ones are read from their start first.
+const NEXT_LINE: usize = 32;
 
 /// Records found by key (see the module doc).
 pub(crate) struct Records<K> {
@@ -168,6 +173,24 @@ fn split(pos: u32) -> (usize, usize) {
 }
 
 impl Store {
+    /// Hints the start of the record at `pos` into the cache, and the line after it for a
+    /// small record's second line (`crate::prefetch`); a large record's own bytes are not.
+    fn prefetch(&self, pos: u32) {
+        if pos & LARGE != 0 {
+            if let Some(record) = self.large.get((pos & !LARGE) as usize) {
+                prefetch::line(record.as_ptr());
+            }
+            return;
+        }
+        let (page, at) = split(pos);
+        if let Some(bytes) = self.pages.get(page).map(|p| &p.bytes)
+            && let Some(start) = bytes.get(at..)
+        {
+            prefetch::line(start.as_ptr());
+            prefetch::line(start.as_ptr().wrapping_add(NEXT_LINE.min(start.len() - 1)));
+        }
+    }
+
     fn get(&self, pos: u32) -> &[u8] {
         if pos & LARGE != 0 {
             return self.large.get((pos & !LARGE) as usize).map_or(&[], |r| r);
@@ -358,6 +381,28 @@ impl<K: Keyed> Records<K> {
     /// Whether a record has key `key`.
     pub(crate) fn contains(&self, key: &[u8]) -> bool {
         self.find(self.hash(key), key).is_some()
+    }
+
+    /// Brings into the cache what looking up `keys` will read: their index slots, then their
+    /// records (as the keyspace's `Table::prefetch` does for keys), when the table is big
+    /// enough to miss the cache; returns whether it was. Reads only; `hashes` is scratch
+    /// space.
+    pub(crate) fn prefetch(&self, keys: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        if self.len() < crate::db::PREFETCH_KEYS_MIN {
+            return false;
+        }
+        hashes.clear();
+        hashes.extend(keys.iter().map(|key| {
+            let hash = self.hash(key);
+            self.index.prefetch_home(hash);
+            hash
+        }));
+        for &hash in hashes.iter() {
+            if let Some(pos) = self.index.candidate(hash) {
+                self.store.prefetch(pos);
+            }
+        }
+        true
     }
 
     /// Looks `key` up, for [`Records::found`] and [`Records::insert_at`] to read and then
@@ -660,6 +705,27 @@ mod tests {
 
     fn value(len: usize, fill: u8) -> Vec<u8> {
         vec![fill; len]
+    }
+
+    #[test]
+    fn only_a_table_big_enough_to_miss_the_cache_is_prefetched() {
+        let mut table: Records<WholeKey> = Records::new();
+        let members: Vec<Vec<u8>> = (0..crate::db::PREFETCH_KEYS_MIN)
+            .map(|i| format!("member:{i}").into_bytes())
+            .collect();
+        let mut hashes = Vec::new();
+        for (i, member) in members.iter().enumerate() {
+            assert!(
+                !table.prefetch(&[member], &mut hashes),
+                "prefetched at {i} records"
+            );
+            table.insert(member, &[member]);
+        }
+        let asked: Vec<&[u8]> = vec![&members[7], b"absent", &members[99]];
+        assert!(table.prefetch(&asked, &mut hashes));
+        assert_eq!(table.len(), members.len());
+        assert!(table.contains(&members[7]) && !table.contains(b"absent"));
+        table.check_invariants().unwrap();
     }
 
     proptest! {

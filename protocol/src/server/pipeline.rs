@@ -64,6 +64,13 @@ pub(crate) struct Scratch {
     ahead: Ahead,
     ahead_keys: Vec<&'static [u8]>,
     ahead_hashes: Vec<u64>,
+    /// The requests' elements (kept empty between batches, as `argv`), in groups that
+    /// each start with their collection's key (see [`push_elements`]).
+    ahead_elements: Vec<&'static [u8]>,
+    ahead_groups: Vec<Range<usize>>,
+    /// Windows left before elements are looked at again, after a window whose collections
+    /// were all too small to prefetch (finding them costs a lookup a request).
+    elements_idle: u32,
 }
 
 /// The requests [`prefetch_ahead`] decoded after the one the loop is running, kept as the loop
@@ -137,6 +144,10 @@ const LONG_BATCH_NS: u64 = 4_000;
 const PREFETCH_REQUESTS: u64 = 16;
 /// At most this many keys are prefetched together (an MSET's keys count one each).
 const PREFETCH_KEYS: usize = 32;
+/// Windows of requests whose elements are not looked at after a window that found no
+/// collection big enough to prefetch: a connection to small collections pays the lookups on
+/// one window in this many and one.
+const ELEMENTS_IDLE_WINDOWS: u32 = 16;
 
 /// An empty vector of another lifetime's slices in `v`'s allocation. `v` is empty, so the map
 /// never runs; collecting an exact-size `vec::IntoIter` of a same-layout type into a `Vec`
@@ -275,11 +286,13 @@ fn consume(input: &mut BytesMut, used: usize) {
 /// Prefetches the keys of the request about to run (its arguments in `scratch.args`, its
 /// `used` bytes at the front of `buf`) and of the complete requests after it, in database `db`
 /// (see `Batch::prefetch`): up to [`PREFETCH_REQUESTS`] requests or [`PREFETCH_KEYS`] keys, so
-/// their lookups overlap their cache misses. The requests after it are kept decoded
-/// (`scratch.ahead`) for the loop. Only multibulk requests of known commands count, and only
-/// when the request about to run has a key (it locks the keyspace anyway) and the database is
-/// large enough to miss the cache. Returns how many requests it covered, that one included;
-/// it changes nothing in the keyspace.
+/// their lookups overlap their cache misses. In a database too small for that, the elements
+/// the requests look up in their collections (HSET's fields, SADD's members ...) are
+/// prefetched instead (`Batch::prefetch_elements`: a no-op but for big ones). The requests
+/// after it are kept decoded (`scratch.ahead`) for the loop. Only multibulk requests of known
+/// commands count, and only when the request about to run has a key (it locks the keyspace
+/// anyway). Returns how many requests it covered, that one included; it changes nothing in
+/// the keyspace.
 fn prefetch_ahead(
     db: usize,
     batch: &mut echomq_engine::Batch<'_>,
@@ -293,26 +306,51 @@ fn prefetch_ahead(
         ahead,
         ahead_keys,
         ahead_hashes,
+        ahead_elements,
+        ahead_groups,
+        elements_idle,
         ..
     } = scratch;
     let mut keys: Vec<&[u8]> = reuse_empty(std::mem::take(ahead_keys));
+    let mut elements: Vec<&[u8]> = reuse_empty(std::mem::take(ahead_elements));
     push_keys(args, &buf[..used], &mut keys);
     let mut covered = 1;
     // A request without a key may not lock the keyspace, so neither does the prefetch.
     if !keys.is_empty() {
-        if batch.worth_prefetching(db) {
+        let keys_worth = batch.worth_prefetching(db);
+        let with_elements = !keys_worth && *elements_idle == 0;
+        *elements_idle = elements_idle.saturating_sub(1);
+        if with_elements {
+            push_elements(args, &buf[..used], &mut elements, ahead_groups);
+        }
+        if keys_worth || !ahead_groups.is_empty() {
             let mut at = used;
-            while covered < PREFETCH_REQUESTS && keys.len() < PREFETCH_KEYS {
+            while covered < PREFETCH_REQUESTS
+                && keys.len() < PREFETCH_KEYS
+                && elements.len() < PREFETCH_KEYS
+            {
                 let Ok(Some(len)) = decode_args_into(&buf[at..], limits, &mut ahead.one) else {
                     break;
                 };
-                push_keys(&ahead.one, &buf[at..at + len], &mut keys);
+                let request = &buf[at..at + len];
+                push_keys(&ahead.one, request, &mut keys);
+                if with_elements {
+                    push_elements(&ahead.one, request, &mut elements, ahead_groups);
+                }
                 ahead.push(len, *limits);
                 at += len;
                 covered += 1;
             }
-            if keys.len() > 1 {
+            if keys_worth && keys.len() > 1 {
                 batch.prefetch(db, &keys, ahead_hashes);
+            }
+            let mut any_big = false;
+            for group in ahead_groups.drain(..) {
+                let (key, members) = (elements[group.start], &elements[group.start + 1..group.end]);
+                any_big |= batch.prefetch_elements(db, key, members, ahead_hashes);
+            }
+            if with_elements && !any_big {
+                *elements_idle = ELEMENTS_IDLE_WINDOWS;
             }
         } else {
             // Checked again after the next window, not at every request.
@@ -321,7 +359,57 @@ fn prefetch_ahead(
     }
     keys.clear();
     *ahead_keys = reuse_empty(keys);
+    elements.clear();
+    *ahead_elements = reuse_empty(elements);
     covered
+}
+
+/// Pushes the key and the elements of the decoded request `args` (spans of `request`) onto
+/// `elements` as a group in `groups` (see `CommandSpec::elements`), or onto the last group
+/// when it is the same key's, up to [`PREFETCH_KEYS`] elements: nothing for an inline
+/// request, an unknown command or one without elements.
+fn push_elements<'a>(
+    args: &[Arg],
+    request: &'a [u8],
+    elements: &mut Vec<&'a [u8]>,
+    groups: &mut Vec<Range<usize>>,
+) {
+    let Some(Arg::Span(start, end)) = args.first() else {
+        return;
+    };
+    let Some(spec) = crate::cmd::spec_of(&request[*start..*end]) else {
+        return;
+    };
+    let span = |i: usize| match args.get(i) {
+        Some(Arg::Span(start, end)) => Some(&request[*start..*end]),
+        _ => None,
+    };
+    let mut indexes = spec.elements.indexes(args.len()).peekable();
+    let key_at = usize::try_from(spec.keys.first).unwrap_or(0);
+    let (Some(&first), Some(key)) = (indexes.peek(), span(key_at).filter(|_| key_at >= 1)) else {
+        return;
+    };
+    if span(first).is_none() {
+        return;
+    }
+    match groups.last() {
+        Some(last) if elements[last.start] == key => {}
+        _ => {
+            groups.push(elements.len()..elements.len());
+            elements.push(key);
+        }
+    }
+    for i in indexes {
+        if elements.len() > PREFETCH_KEYS {
+            break;
+        }
+        if let Some(element) = span(i) {
+            elements.push(element);
+        }
+    }
+    if let Some(last) = groups.last_mut() {
+        last.end = elements.len();
+    }
 }
 
 /// Pushes the keys of the decoded request `args` (spans of `request`) onto `keys`, up to
@@ -388,7 +476,7 @@ fn arg_bytes<'a>(arg: &'a Arg, buf: &'a [u8]) -> &'a [u8] {
 mod tests {
     use bytes::BytesMut;
 
-    use super::{Ahead, PREFETCH_KEYS, consume, push_keys, reuse_empty};
+    use super::{Ahead, PREFETCH_KEYS, consume, push_elements, push_keys, reuse_empty};
     use crate::resp::{Arg, DecodeLimits, decode_args_into};
 
     fn keys_of(request: &[u8]) -> Vec<Vec<u8>> {
@@ -401,6 +489,52 @@ mod tests {
         let mut keys = Vec::new();
         push_keys(&args, request, &mut keys);
         keys.into_iter().map(<[u8]>::to_vec).collect()
+    }
+
+    /// The element groups of `requests` in order: each its key, then its elements.
+    fn element_groups_of(requests: &[&[u8]]) -> Vec<Vec<Vec<u8>>> {
+        let limits = DecodeLimits {
+            bulk_bytes_max: i64::MAX,
+            unauthenticated: false,
+        };
+        let (mut elements, mut groups) = (Vec::new(), Vec::new());
+        let mut args = Vec::new();
+        for request in requests {
+            decode_args_into(request, &limits, &mut args).unwrap();
+            push_elements(&args, request, &mut elements, &mut groups);
+        }
+        groups
+            .iter()
+            .map(|g| elements[g.clone()].iter().map(|e| e.to_vec()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_elements_prefetched_are_the_commands_fields_and_members_by_key() {
+        let hset =
+            b"*6\r\n$4\r\nHSET\r\n$1\r\nh\r\n$2\r\nf1\r\n$2\r\nv1\r\n$2\r\nf2\r\n$2\r\nv2\r\n";
+        let hget = b"*3\r\n$4\r\nhget\r\n$1\r\nh\r\n$2\r\nf3\r\n";
+        let sadd = b"*4\r\n$4\r\nsadd\r\n$1\r\ns\r\n$1\r\na\r\n$1\r\nb\r\n";
+        let zincrby = b"*4\r\n$7\r\nzincrby\r\n$1\r\nz\r\n$1\r\n2\r\n$1\r\nm\r\n";
+        let g = |parts: &[&str]| {
+            parts
+                .iter()
+                .map(|p| p.as_bytes().to_vec())
+                .collect::<Vec<_>>()
+        };
+        // A key's requests one after another make one group; another key starts another.
+        assert_eq!(
+            element_groups_of(&[hset, hget, sadd, zincrby]),
+            [
+                g(&["h", "f1", "f2", "f3"]),
+                g(&["s", "a", "b"]),
+                g(&["z", "m"])
+            ]
+        );
+        // No elements: a command without them, one too short for them, an inline request.
+        let get = b"*2\r\n$3\r\nget\r\n$1\r\nk\r\n";
+        let short = b"*2\r\n$4\r\nhget\r\n$1\r\nh\r\n";
+        assert!(element_groups_of(&[get, short, b"hget h f\r\n"]).is_empty());
     }
 
     #[test]

@@ -137,6 +137,15 @@ impl Hash {
         }
     }
 
+    /// Brings into the cache what looking up `fields` will read (see
+    /// [`Value::prefetch_elements`](crate::types::Value::prefetch_elements)).
+    pub(crate) fn prefetch_fields(&self, fields: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        match &self.repr {
+            Repr::Table(t) => t.fields.prefetch(fields, hashes),
+            Repr::Pack(_) => false,
+        }
+    }
+
     /// Whether the hash is a table.
     pub fn is_table(&self) -> bool {
         matches!(self.repr, Repr::Table(_))

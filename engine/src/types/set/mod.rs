@@ -87,6 +87,15 @@ impl Set {
         }
     }
 
+    /// Brings into the cache what looking up `members` will read (see
+    /// [`Value::prefetch_elements`](crate::types::Value::prefetch_elements)).
+    pub(crate) fn prefetch_members(&self, members: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        match &self.repr {
+            Repr::Table(t) => t.prefetch(members, hashes),
+            Repr::Pack(_) => false,
+        }
+    }
+
     fn set_intset(&mut self, blob: &[u8]) {
         self.repr = Repr::Pack(intset_pack(blob));
     }

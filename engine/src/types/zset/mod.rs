@@ -240,6 +240,15 @@ fn listpack_before(e: &Entry, score: f64, member: &[u8]) -> bool {
 }
 
 impl ZSet {
+    /// Brings into the cache what looking up `members` will read (see
+    /// [`Value::prefetch_elements`](crate::types::Value::prefetch_elements)).
+    pub(crate) fn prefetch_members(&self, members: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        match &self.repr {
+            Repr::Skiplist(s) => s.prefetch_members(members, hashes),
+            Repr::Listpack(_) => false,
+        }
+    }
+
     /// An empty sorted set in the encoding Redis's `zsetTypeCreate` picks for about
     /// `size_hint` members of up to `value_len` bytes.
     pub fn create(size_hint: usize, value_len: usize, lim: &Thresholds) -> ZSet {

@@ -123,6 +123,11 @@ impl DoubleEndedIterator for Iter<'_> {
 }
 
 impl Skiplist {
+    /// Brings into the cache what looking up `members` will read.
+    pub(super) fn prefetch_members(&self, members: &[&[u8]], hashes: &mut Vec<u64>) -> bool {
+        self.members.prefetch(members, hashes)
+    }
+
     /// Members held.
     pub(super) fn len(&self) -> usize {
         self.order.len()
