@@ -345,11 +345,15 @@ fn prefetch_ahead(
                 batch.prefetch(db, &keys, ahead_hashes);
             }
             let mut any_big = false;
+            // One element alone has no miss to overlap with.
+            if covered == 1 && elements.len() <= 2 {
+                ahead_groups.clear();
+            }
             for group in ahead_groups.drain(..) {
                 let (key, members) = (elements[group.start], &elements[group.start + 1..group.end]);
                 any_big |= batch.prefetch_elements(db, key, members, ahead_hashes);
             }
-            if with_elements && !any_big {
+            if with_elements && !any_big && covered > 1 {
                 *elements_idle = ELEMENTS_IDLE_WINDOWS;
             }
         } else {
