@@ -173,8 +173,8 @@ fn split(pos: u32) -> (usize, usize) {
 }
 
 impl Store {
-    /// Hints the start of the record at `pos` into the cache, and the line after it for a
-    /// small record's second line (`crate::prefetch`); a large record's own bytes are not.
+    /// Hints the line holding the start of the record at `pos` into the cache
+    /// (`crate::prefetch`), and for a small record the line [`NEXT_LINE`] bytes on.
     fn prefetch(&self, pos: u32) {
         if pos & LARGE != 0 {
             if let Some(record) = self.large.get((pos & !LARGE) as usize) {
@@ -187,7 +187,8 @@ impl Store {
             && let Some(start) = bytes.get(at..)
         {
             prefetch::line(start.as_ptr());
-            prefetch::line(start.as_ptr().wrapping_add(NEXT_LINE.min(start.len() - 1)));
+            let last = NEXT_LINE.min(start.len().saturating_sub(1));
+            prefetch::line(start.as_ptr().wrapping_add(last));
         }
     }
 
