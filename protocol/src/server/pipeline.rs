@@ -425,18 +425,13 @@ fn push_keys<'a>(args: &[Arg], request: &'a [u8], keys: &mut Vec<&'a [u8]>) {
     let Some(spec) = crate::cmd::spec_of(&request[*start..*end]) else {
         return;
     };
-    let n = args.len() as i64;
-    let last = match spec.keys.last {
-        last if last < 0 => n + last,
-        last => last,
-    };
-    let step = spec.keys.step.max(1);
-    let mut i = spec.keys.first;
-    while i >= 1 && i <= last.min(n - 1) && keys.len() < PREFETCH_KEYS {
-        if let Some(Arg::Span(start, end)) = args.get(i as usize) {
+    for i in spec.keys.indexes(args.len()) {
+        if keys.len() >= PREFETCH_KEYS {
+            break;
+        }
+        if let Some(Arg::Span(start, end)) = args.get(i) {
             keys.push(&request[*start..*end]);
         }
-        i += step;
     }
 }
 
